@@ -1,0 +1,15 @@
+/**
+ * The whole database schema as kysely sees it: one interface per domain, each kept beside its
+ * domain's migration in `migrations/`. Conventions, so both dialects behave the same:
+ * - timestamps are integer epoch seconds (`bigint` on PostgreSQL, INTEGER on SQLite);
+ * - money is an integer in atomic units stored as a decimal string (TEXT) and handled as `bigint`
+ *   in code — never a float, never a JS number;
+ * - booleans are integers 0/1.
+ */
+import type { CatalogueTables } from './migrations/0001_catalogue.js'
+import type { LoginTables } from './migrations/0002_login.js'
+import type { ShadowTables } from './migrations/0003_shadow.js'
+import type { StorageTables } from './migrations/0004_storage.js'
+import type { BatchTables } from './migrations/0005_batches.js'
+
+export interface Database extends CatalogueTables, LoginTables, ShadowTables, StorageTables, BatchTables {}

@@ -1,0 +1,15 @@
+import type { Migration } from 'kysely'
+import { migration as m0001 } from './0001_catalogue.js'
+import { migration as m0002 } from './0002_login.js'
+import { migration as m0003 } from './0003_shadow.js'
+import { migration as m0004 } from './0004_storage.js'
+import { migration as m0005 } from './0005_batches.js'
+
+/** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
+export const migrations: Record<string, Migration> = {
+  '0001_catalogue': m0001,
+  '0002_login': m0002,
+  '0003_shadow': m0003,
+  '0004_storage': m0004,
+  '0005_batches': m0005,
+}

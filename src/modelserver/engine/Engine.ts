@@ -1,0 +1,194 @@
+/**
+ * The inference engine of the model server: a framework-free wrapper around node-llama-cpp.
+ *
+ * The HTTP layer talks only to these types. One `Engine` per process (one llama.cpp backend,
+ * CPU only, an explicit thread count). `loadModel` returns an `EngineModel`; the server decides
+ * residency (keep_alive, memory budget) and calls `unload()`.
+ *
+ * Concurrency: each `EngineModel` serialises its requests in a FIFO (one context, one sequence);
+ * `pending` tells the server how many requests are queued or running, so it can apply its own bound
+ * and answer 503 `server busy` past it. Aborting (`signal`) a queued request removes it from the queue;
+ * aborting a running one stops generation at the next token and resolves with what was produced so far
+ * (`doneReason: 'stop'`, `aborted: true`) — the server stops streaming anyway.
+ */
+
+export type ModelKind = 'completion' | 'embedding'
+
+export type Capability = 'completion' | 'embedding' | 'tools' | 'insert' | 'vision' | 'thinking'
+
+/** Runtime options, Ollama's `options` object (unknown keys are ignored). */
+export type EngineOptions = {
+  seed?: number | undefined
+  temperature?: number | undefined
+  top_k?: number | undefined
+  top_p?: number | undefined
+  min_p?: number | undefined
+  stop?: string | string[] | undefined
+  /** Context window for this request; the model's context is (re)created at this size if it differs. */
+  num_ctx?: number | undefined
+  /** Max tokens to generate; -1 / undefined = unlimited (bounded by the context). */
+  num_predict?: number | undefined
+  [key: string]: unknown
+}
+
+/** `'json'` (any JSON value... an object, as Ollama) or a JSON schema object, enforced by grammar. */
+export type EngineFormat = 'json' | Record<string, unknown>
+
+export type ThinkOption = boolean | 'high' | 'medium' | 'low'
+
+export type ToolDefinition = {
+  type: 'function'
+  function: {
+    name: string
+    description?: string
+    parameters?: Record<string, unknown>
+  }
+}
+
+export type ToolCall = {
+  type?: 'function'
+  function: {
+    index?: number
+    name: string
+    arguments: Record<string, unknown>
+  }
+}
+
+export type ChatMessage = {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string
+  thinking?: string | undefined
+  images?: string[] | undefined
+  tool_calls?: ToolCall[] | undefined
+  tool_name?: string | undefined
+}
+
+/** One Ollama `logprobs` entry. */
+export type TokenLogprob = {
+  token: string
+  logprob: number
+  bytes?: number[]
+  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] }>
+}
+
+/** Streaming callback payload: exactly one of content/thinking is set (plus logprob when requested). */
+export type TokenChunk = {
+  content?: string
+  thinking?: string
+  logprobs?: TokenLogprob[]
+}
+
+export type CommonGenerateParams = {
+  format?: EngineFormat | undefined
+  think?: ThinkOption | undefined
+  options?: EngineOptions | undefined
+  logprobs?: boolean | undefined
+  /** Number of alternatives per position (0–20) when `logprobs` is true. */
+  topLogprobs?: number | undefined
+  signal?: AbortSignal | undefined
+  onToken?: ((chunk: TokenChunk) => void) | undefined
+}
+
+export type CompleteParams = CommonGenerateParams & {
+  prompt: string
+  /** Fill-in-the-middle; throws `EngineInsertUnsupportedError` when the model lacks the `insert` capability. */
+  suffix?: string | undefined
+  /** Overrides the model's default system prompt (ignored with `raw`). */
+  system?: string | undefined
+  /** Skip the chat template: the prompt is tokenised as is. */
+  raw?: boolean | undefined
+}
+
+export type ChatParams = CommonGenerateParams & {
+  messages: ChatMessage[]
+  tools?: ToolDefinition[] | undefined
+}
+
+export type GenerationResult = {
+  content: string
+  thinking?: string | undefined
+  toolCalls?: ToolCall[] | undefined
+  doneReason: 'stop' | 'length'
+  /** True when the request's signal aborted the generation. */
+  aborted?: boolean
+  promptEvalCount: number
+  evalCount: number
+  promptEvalDurationNs: number
+  evalDurationNs: number
+  /** Total time in the engine for this request including queue wait. */
+  totalDurationNs: number
+  logprobs?: TokenLogprob[] | undefined
+}
+
+export type EmbedParams = {
+  inputs: string[]
+  /** Default true: over-long inputs are cut to the context; false → `EngineInputTooLongError`. */
+  truncate?: boolean | undefined
+  /** Truncate each vector to this length, then re-normalise. */
+  dimensions?: number | undefined
+  options?: EngineOptions | undefined
+  signal?: AbortSignal | undefined
+}
+
+export type EmbedResult = {
+  /** L2-normalised, one per input, in order. */
+  embeddings: number[][]
+  promptEvalCount: number
+  totalDurationNs: number
+}
+
+export type ModelInfo = {
+  architecture: string
+  /** Total number of weights (from `general.parameter_count` or counted from tensors). */
+  parameterCount: number
+  /** Ollama-style label, e.g. `"1.7B"`, `"210.50K"`. */
+  parameterSize: string
+  /** Trained context length. */
+  contextLength: number
+  embeddingLength: number
+  blockCount: number
+  /** Ollama-style quantization level, e.g. `F32`, `Q4_K_M`. */
+  quantizationLevel: string
+  fileType: number | undefined
+  capabilities: Capability[]
+  /** The chat template from the GGUF (`tokenizer.chat_template`), '' if none. */
+  template: string
+  /** The full GGUF metadata flattened to dotted keys (`general.architecture`, `llama.block_count`...).
+   *  Large arrays (tokenizer vocab) are included; the server trims them unless `verbose`. */
+  metadata: Record<string, unknown>
+}
+
+export type LoadModelParams = {
+  path: string
+  /** Default 2048; capped at the trained context. */
+  numCtx?: number | undefined
+  /** Default: 'embedding' if the GGUF declares pooling / is an encoder, else 'completion'. */
+  kind?: ModelKind | undefined
+  signal?: AbortSignal | undefined
+}
+
+export interface EngineModel {
+  readonly path: string
+  readonly kind: ModelKind
+  readonly info: ModelInfo
+  /** Active context size in tokens. */
+  readonly contextLength: number
+  /** Bytes held in memory for weights + context (for /api/ps `size` and the memory budget). */
+  readonly sizeBytes: number
+  readonly loadDurationNs: number
+  /** Requests queued or running on this model. */
+  readonly pending: number
+  complete(params: CompleteParams): Promise<GenerationResult>
+  chat(params: ChatParams): Promise<GenerationResult>
+  embed(params: EmbedParams): Promise<EmbedResult>
+  /** Frees the context(s) and weights; further calls throw `EngineModelUnloadedError`. */
+  unload(): Promise<void>
+}
+
+export interface Engine {
+  readonly threads: number
+  loadModel(params: LoadModelParams): Promise<EngineModel>
+  /** Reads a GGUF's metadata without loading weights (for /api/show on an unloaded model, /api/create). */
+  inspect(path: string): Promise<ModelInfo>
+  dispose(): Promise<void>
+}

@@ -1,0 +1,135 @@
+/**
+ * Starts the Anvil binary from `@foundry-rs/anvil-linux-amd64` (the binary itself, never `npx anvil`,
+ * which leaves an orphan on SIGTERM). Port 0 picks a free port: Anvil prints `Listening on host:port`.
+ * Readiness is a plain-fetch poll of `eth_chainId`. `close()` sends SIGTERM, then SIGKILL after 2 s; an
+ * exit hook kills any child still running if the parent process exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+
+const require = createRequire(import.meta.url)
+
+export function anvilBinary(): string {
+  return join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
+}
+
+export interface AnvilOptions {
+  port?: number
+  host?: string
+  chainId: number
+  /** Interval mining in seconds (default: automine each transaction). */
+  blockTime?: number
+  accounts?: number
+  balanceEth?: number
+}
+
+export interface AnvilInstance {
+  url: string
+  port: number
+  chainId: number
+  pid: number
+  close(): Promise<void>
+}
+
+const live = new Set<ChildProcess>()
+let hooked = false
+function hookExit(): void {
+  if (hooked) return
+  hooked = true
+  process.on('exit', () => {
+    for (const c of live) {
+      try {
+        c.kill('SIGKILL')
+      } catch {
+        /* already gone */
+      }
+    }
+  })
+}
+
+export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
+  const body = (await res.json()) as { result?: T; error?: { message: string } }
+  if (body.error) throw new Error(`${method}: ${body.error.message}`)
+  return body.result as T
+}
+
+export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
+  hookExit()
+  const host = opts.host ?? '127.0.0.1'
+  const args = [
+    '--host', host,
+    '--port', String(opts.port ?? 0),
+    '--chain-id', String(opts.chainId),
+    '--accounts', String(opts.accounts ?? 10),
+    '--balance', String(opts.balanceEth ?? 10000),
+  ]
+  if (opts.blockTime) args.push('--block-time', String(opts.blockTime))
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(child)
+  let exited = false
+  const exitP = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true
+      live.delete(child)
+      resolve()
+    }),
+  )
+
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    let err = ''
+    const onOut = (c: Buffer): void => {
+      out += c.toString()
+      const m = /Listening on [^\s:]+:(\d+)/.exec(out)
+      if (m) {
+        child.stdout?.off('data', onOut)
+        child.stdout?.resume() // keep draining the per-call log
+        resolve(Number(m[1]))
+      }
+    }
+    child.stdout?.on('data', onOut)
+    child.stderr?.on('data', (c: Buffer) => (err += c.toString()))
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`anvil exited (${code}) before listening: ${err.trim() || out.slice(-500)}`)))
+  })
+  child.stderr?.resume()
+
+  const url = `http://${host}:${port}`
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    try {
+      const id = await rpc<string>(url, 'eth_chainId')
+      if (Number(id) !== opts.chainId) throw new Error(`anvil on ${url} reports chain ${Number(id)}`)
+      break
+    } catch (e) {
+      if ((e as Error).message.includes('reports chain')) throw e
+      if (Date.now() > deadline || exited) {
+        child.kill('SIGKILL')
+        throw new Error(`anvil on ${url} not ready: ${(e as Error).message}`)
+      }
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+
+  let closing: Promise<void> | undefined
+  return {
+    url,
+    port,
+    chainId: opts.chainId,
+    pid: child.pid as number,
+    close: () =>
+      (closing ??= (async () => {
+        if (exited) return
+        child.kill('SIGTERM')
+        const t = setTimeout(() => child.kill('SIGKILL'), 2_000)
+        await exitP
+        clearTimeout(t)
+      })()),
+  }
+}

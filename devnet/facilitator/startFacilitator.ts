@@ -1,0 +1,177 @@
+/**
+ * x402 v2 facilitator for the local chains, built on the reference packages: `x402Facilitator`
+ * (@x402/core/facilitator) with one `ExactEvmScheme` (@x402/evm/exact/facilitator) per chain, each with a
+ * viem wallet client for that chain as its signer (account 1 of the Anvil mnemonic pays the gas).
+ *
+ *   GET  /supported                 → {kinds: [{x402Version, scheme, network}], extensions, signers}
+ *   POST /verify {x402Version, paymentPayload, paymentRequirements} → VerifyResponse
+ *   POST /settle {x402Version, paymentPayload, paymentRequirements} → SettleResponse
+ *
+ * Every route requires `Authorization: Bearer <token>` (401 otherwise). Invalid payments answer 200 with
+ * `isValid: false` / `success: false` like the reference facilitator; malformed bodies answer 400.
+ * Settles of one authorization (payer, nonce, network) are serialised, and a payload whose authorization
+ * was already settled is rejected (`invalid_exact_evm_nonce_already_used`) — on chain the token also
+ * refuses it (`FiatTokenV2: authorization is used or canceled`).
+ */
+import { timingSafeEqual } from 'node:crypto'
+import { x402Facilitator } from '@x402/core/facilitator'
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { toFacilitatorEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
+import { createWalletClient, http, publicActions } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { localChain } from '../chains/startChain.js'
+import { HttpError, Router, sendJson, serve } from '../http.js'
+
+export interface FacilitatorChain {
+  chainId: number
+  rpcUrl: string
+}
+
+export interface FacilitatorOptions {
+  port?: number
+  token: string
+  chains: FacilitatorChain[]
+  /** Private key of the account that submits settlements (needs ETH on every chain). */
+  signerPrivateKey: `0x${string}`
+}
+
+export interface FacilitatorPeer {
+  url: string
+  port: number
+  signer: `0x${string}`
+  close(): Promise<void>
+}
+
+function bearerOk(header: string | undefined, token: string): boolean {
+  if (!header) return false
+  const m = /^Bearer\s+(.+)$/i.exec(header.trim())
+  if (!m) return false
+  const a = Buffer.from(m[1] as string)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+interface Body {
+  x402Version: number
+  paymentPayload: PaymentPayload
+  paymentRequirements: PaymentRequirements
+}
+
+function parseBody(buf: Buffer): Body {
+  let v: unknown
+  try {
+    v = JSON.parse(buf.toString('utf8'))
+  } catch {
+    throw new HttpError(400, 'body is not JSON', { error: 'invalid_request', message: 'body is not JSON' })
+  }
+  const o = v as Partial<Body>
+  const missing = (['x402Version', 'paymentPayload', 'paymentRequirements'] as const).filter(
+    (k) => o?.[k] === undefined || o?.[k] === null,
+  )
+  if (missing.length > 0 || typeof o.paymentPayload !== 'object' || typeof o.paymentRequirements !== 'object') {
+    const message = `missing or invalid field(s): ${missing.join(', ') || 'paymentPayload/paymentRequirements'}`
+    throw new HttpError(400, message, { error: 'invalid_request', message })
+  }
+  return o as Body
+}
+
+function authorizationKey(p: PaymentPayload, r: PaymentRequirements): string | undefined {
+  const auth = (p.payload as { authorization?: { from?: string; nonce?: string } } | undefined)?.authorization
+  if (!auth?.from || !auth.nonce) return undefined
+  return `${r.network}|${String(r.asset).toLowerCase()}|${auth.from.toLowerCase()}|${auth.nonce.toLowerCase()}`
+}
+
+export async function startFacilitator(opts: FacilitatorOptions): Promise<FacilitatorPeer> {
+  const account = privateKeyToAccount(opts.signerPrivateKey)
+  const facilitator = new x402Facilitator()
+  for (const c of opts.chains) {
+    const client = createWalletClient({
+      account,
+      chain: localChain(c.chainId, c.rpcUrl),
+      transport: http(c.rpcUrl, { retryCount: 0 }),
+      pollingInterval: 100,
+    }).extend(publicActions)
+    const signer = toFacilitatorEvmSigner(Object.assign(client, { address: account.address }) as never, {
+      confirmationTimeoutMs: 30_000,
+    })
+    facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer))
+  }
+
+  const settled = new Map<string, string>() // authorization key → settlement tx hash
+  const inflight = new Map<string, Promise<unknown>>()
+
+  const router = new Router()
+  router.before = (req) => {
+    if (!bearerOk(req.headers.authorization, opts.token)) {
+      throw new HttpError(401, 'missing or invalid bearer token', {
+        error: 'unauthorized',
+        message: 'Authorization: Bearer <FACILITATOR_TOKEN> required',
+      })
+    }
+  }
+  router.get('/supported', (_req, res) => sendJson(res, 200, facilitator.getSupported()))
+  router.post('/verify', async (req, res) => {
+    const { paymentPayload, paymentRequirements } = parseBody(await req.body(1 << 20))
+    const key = authorizationKey(paymentPayload, paymentRequirements)
+    if (key && settled.has(key)) {
+      const payer = (paymentPayload.payload as { authorization: { from: string } }).authorization.from
+      sendJson(res, 200, { isValid: false, invalidReason: 'invalid_exact_evm_nonce_already_used', payer })
+      return
+    }
+    try {
+      sendJson(res, 200, await facilitator.verify(paymentPayload, paymentRequirements))
+    } catch (e) {
+      sendJson(res, 400, { isValid: false, invalidReason: 'invalid_payload', invalidMessage: (e as Error).message })
+    }
+  })
+  router.post('/settle', async (req, res) => {
+    const { paymentPayload, paymentRequirements } = parseBody(await req.body(1 << 20))
+    const key = authorizationKey(paymentPayload, paymentRequirements)
+    const payer = (paymentPayload.payload as { authorization?: { from?: string } })?.authorization?.from ?? ''
+    const run = async (): Promise<{ status: number; body: unknown }> => {
+      if (key && settled.has(key)) {
+        return {
+          status: 200,
+          body: {
+            success: false,
+            errorReason: 'invalid_exact_evm_nonce_already_used',
+            payer,
+            transaction: '',
+            network: paymentRequirements.network,
+          },
+        }
+      }
+      try {
+        const result = await facilitator.settle(paymentPayload, paymentRequirements)
+        if (key && result.success && result.transaction) settled.set(key, result.transaction)
+        return { status: 200, body: result }
+      } catch (e) {
+        return {
+          status: 400,
+          body: {
+            success: false,
+            errorReason: 'invalid_payload',
+            errorMessage: (e as Error).message,
+            payer,
+            transaction: '',
+            network: paymentRequirements.network,
+          },
+        }
+      }
+    }
+    // Serialise settles of the same authorization so concurrent duplicates cannot both broadcast.
+    const prev = key ? inflight.get(key) : undefined
+    const p = (prev ?? Promise.resolve()).catch(() => undefined).then(run)
+    if (key) inflight.set(key, p)
+    try {
+      const { status, body } = await p
+      sendJson(res, status, body)
+    } finally {
+      if (key && inflight.get(key) === p) inflight.delete(key)
+    }
+  })
+
+  const listening = await serve(router, { port: opts.port, name: 'facilitator' })
+  return { url: listening.url, port: listening.port, signer: account.address, close: listening.close }
+}

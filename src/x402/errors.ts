@@ -1,0 +1,64 @@
+import { BaseError } from '../shared/errors/BaseError.js'
+import { ErrorCodes, type InvalidPaymentReason } from './reasons.js'
+
+/** 400: the payment header could not be decoded (bad base64, bad JSON, missing or mistyped fields). */
+export class PaymentHeaderInvalidError extends BaseError<'invalid_payment_header'> {
+  override name = 'PaymentHeaderInvalidError'
+  constructor(what: string) {
+    super(ErrorCodes.invalidPaymentHeader, `malformed payment header: ${what}`)
+  }
+}
+
+/** 400 `unsupported network <network>` (seed 4.6 step 4). */
+export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
+  override name = 'UnsupportedNetworkError'
+  constructor(readonly network: string) {
+    super(ErrorCodes.unsupportedNetwork, `unsupported network ${network}`)
+  }
+}
+
+/** 402 `invalid_payment`, with a reason code in `meta.reason`. */
+export class InvalidPaymentError extends BaseError<'invalid_payment'> {
+  override name = 'InvalidPaymentError'
+  constructor(
+    readonly reason: InvalidPaymentReason | string,
+    message: string,
+  ) {
+    super(ErrorCodes.invalidPayment, message, { meta: { reason } })
+  }
+}
+
+/** 402: the Algorand note is not the SHA-256 of the request binding. */
+export class RequestHashMismatchError extends BaseError<'request_hash_mismatch'> {
+  override name = 'RequestHashMismatchError'
+  constructor() {
+    super(
+      ErrorCodes.requestHashMismatch,
+      'transaction note is not SHA-256(<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>) of this request',
+    )
+  }
+}
+
+/** 402: the Algorand transaction was not confirmed within the polling window. */
+export class ExpiredPaymentError extends BaseError<'expired_payment'> {
+  override name = 'ExpiredPaymentError'
+  constructor(txId: string, seconds: number) {
+    super(ErrorCodes.expiredPayment, `transaction ${txId} was not confirmed within ${seconds} s`)
+  }
+}
+
+/** 502: the facilitator could not be reached or answered garbage. Nothing was settled by us. */
+export class FacilitatorUnavailableError extends BaseError<'facilitator_unavailable'> {
+  override name = 'FacilitatorUnavailableError'
+  constructor(step: string, cause?: unknown) {
+    super(ErrorCodes.facilitatorUnavailable, `payment facilitator failed during ${step}`, { cause })
+  }
+}
+
+/** 502: the Algorand node could not be reached. */
+export class LedgerNodeUnavailableError extends BaseError<'ledger_node_unavailable'> {
+  override name = 'LedgerNodeUnavailableError'
+  constructor(cause?: unknown) {
+    super(ErrorCodes.ledgerNodeUnavailable, 'Algorand node unavailable', { cause })
+  }
+}

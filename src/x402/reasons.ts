@@ -1,0 +1,45 @@
+/**
+ * Wire reason codes of the x402 layer. `error` codes travel in the `{error, message}` body; `reason`
+ * codes refine an `invalid_payment` in `details.reason` so a client can tell what to fix.
+ */
+export const ErrorCodes = {
+  emptyBody: 'empty_body',
+  invalidMultipart: 'invalid_multipart',
+  payloadTooLarge: 'payload_too_large',
+  invalidPaymentHeader: 'invalid_payment_header',
+  unsupportedNetwork: 'unsupported_network',
+  invalidPayment: 'invalid_payment',
+  requestHashMismatch: 'request_hash_mismatch',
+  expiredPayment: 'expired_payment',
+  facilitatorUnavailable: 'facilitator_unavailable',
+  ledgerNodeUnavailable: 'ledger_node_unavailable',
+  storageUpstreamFailed: 'storage_upstream_failed',
+  uploadNotFound: 'upload_not_found',
+} as const
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]
+
+export const InvalidPaymentReasons = {
+  schemeMismatch: 'scheme_mismatch',
+  networkMismatch: 'network_mismatch',
+  assetMismatch: 'asset_mismatch',
+  payToMismatch: 'pay_to_mismatch',
+  receiverMismatch: 'receiver_mismatch',
+  amountInsufficient: 'amount_insufficient',
+  expired: 'authorization_expired',
+  notYetValid: 'authorization_not_yet_valid',
+  malformedSignature: 'malformed_signature',
+  wrongTransactionType: 'wrong_transaction_type',
+  rejectedByLedger: 'rejected_by_ledger',
+  facilitatorRejected: 'facilitator_rejected',
+  settlementFailed: 'settlement_failed',
+  replayed: 'payment_replayed',
+} as const
+export type InvalidPaymentReason = (typeof InvalidPaymentReasons)[keyof typeof InvalidPaymentReasons]
+
+export const X402_VERSION = 2
+export const HEADER_PAYMENT_REQUIRED = 'PAYMENT-REQUIRED'
+export const HEADER_PAYMENT_SIGNATURE = 'PAYMENT-SIGNATURE'
+export const HEADER_X_PAYMENT = 'X-PAYMENT'
+export const HEADER_PAYMENT_RESPONSE = 'PAYMENT-RESPONSE'
+/** Algorand Standard Asset id of USDC accepted on the Algorand rail (seed 2.7). */
+export const ALGORAND_USDC_ASSET_ID = 31566704n

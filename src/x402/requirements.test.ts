@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { buildPaymentRequired, requestBindingNote, requestBindingText } from './requirements.js'
+
+const input = {
+  resourceUrl: 'http://localhost:8000/store',
+  sizeBytes: 11n,
+  sha256Hex: 'ab'.repeat(32),
+  mimeType: 'text/plain',
+  priceAtomic: 5_000n,
+  priceUsd: '0.005',
+  evm: [
+    { network: 'eip155:8453', asset: '0x' + '1'.repeat(40), payTo: '0x' + '2'.repeat(40), name: 'USD Coin', version: '2' },
+    { network: 'eip155:1', asset: '0x' + '3'.repeat(40), payTo: '0x' + '2'.repeat(40), name: 'USD Coin', version: '2' },
+  ],
+  algorand: { network: 'algorand:GENESIS', payTo: 'ALGOADDR' },
+}
+
+describe('buildPaymentRequired', () => {
+  const body = buildPaymentRequired(input)
+  it('lists the three rails in order with both amount names', () => {
+    expect(body.x402Version).toBe(2)
+    expect(body.error).toBeNull()
+    expect(body.accepts.map((a) => a.network)).toEqual(['eip155:8453', 'eip155:1', 'algorand:GENESIS'])
+    for (const a of body.accepts) {
+      expect(a.amount).toBe('5000')
+      expect(a.maxAmountRequired).toBe('5000')
+      expect(a.scheme).toBe('exact')
+      expect(a.resource).toBe('http://localhost:8000/store')
+      expect(a.maxTimeoutSeconds).toBe(60)
+      expect(a.description).toContain('11 bytes')
+      expect(a.mimeType).toBe('text/plain')
+    }
+    expect(body.resource.url).toBe('http://localhost:8000/store')
+  })
+  it('carries the domain on EVM entries and the binding on Algorand', () => {
+    expect(body.accepts[0]!.extra).toEqual({ name: 'USD Coin', version: '2' })
+    expect(body.accepts[2]!.asset).toBe('31566704')
+    expect(body.accepts[2]!.extra).toMatchObject({ requestHashBinding: true, priceUsd: '0.005' })
+    const expected = createHash('sha256').update(`http://localhost:8000/store|${'ab'.repeat(32)}|11|0.005`).digest('hex')
+    expect(body.accepts[2]!.extra!.requestHash).toBe(expected)
+  })
+  it('builds the binding text and note', () => {
+    expect(requestBindingText('u', 'h', 3n, '0.005')).toBe('u|h|3|0.005')
+    expect(requestBindingNote('u', 'h', 3n, '0.005')).toHaveLength(32)
+  })
+})

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto'
+import { ALGORAND_USDC_ASSET_ID, X402_VERSION } from './reasons.js'
+
+/** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
+export type PaymentRequirement = {
+  scheme: 'exact'
+  network: string
+  amount: string
+  maxAmountRequired: string
+  resource: string
+  description: string
+  mimeType: string
+  payTo: string
+  maxTimeoutSeconds: number
+  asset: string
+  extra: Record<string, unknown> | null
+}
+
+export type ResourceInfo = { url: string; description: string; mimeType: string }
+
+/** The 402 body: seed fields plus v2's top-level `resource`, so stock v2 clients can pay. */
+export type PaymentRequired = {
+  x402Version: number
+  error: string | null
+  resource: ResourceInfo
+  accepts: PaymentRequirement[]
+}
+
+export type EvmRailConfig = {
+  /** CAIP-2 network, `eip155:<chainId>`. */
+  network: string
+  /** Token contract (EIP-3009). */
+  asset: string
+  payTo: string
+  /** EIP-712 domain of the token. */
+  name: string
+  version: string
+}
+
+export type AlgorandRailConfig = {
+  /** `algorand:<genesis_hash>`. */
+  network: string
+  payTo: string
+  assetId?: bigint
+}
+
+export type RequirementsInput = {
+  resourceUrl: string
+  sizeBytes: bigint
+  sha256Hex: string
+  mimeType: string
+  priceAtomic: bigint
+  priceUsd: string
+  /** In order: `eip155:8453`, `eip155:1`. */
+  evm: EvmRailConfig[]
+  algorand: AlgorandRailConfig
+  maxTimeoutSeconds?: number
+}
+
+export function describeUpload(sizeBytes: bigint): string {
+  return `Permanent storage of ${sizeBytes} bytes on Arweave`
+}
+
+/** The text whose SHA-256 an Algorand payment carries as its note: `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>`. */
+export function requestBindingText(resourceUrl: string, sha256Hex: string, sizeBytes: bigint, priceUsd: string): string {
+  return `${resourceUrl}|${sha256Hex}|${sizeBytes}|${priceUsd}`
+}
+
+/** The raw 32-byte note an Algorand payment must carry for this request. */
+export function requestBindingNote(resourceUrl: string, sha256Hex: string, sizeBytes: bigint, priceUsd: string): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(requestBindingText(resourceUrl, sha256Hex, sizeBytes, priceUsd)).digest())
+}
+
+export function buildRequirements(input: RequirementsInput): PaymentRequirement[] {
+  const amount = input.priceAtomic.toString()
+  const common = {
+    scheme: 'exact' as const,
+    amount,
+    maxAmountRequired: amount,
+    resource: input.resourceUrl,
+    description: describeUpload(input.sizeBytes),
+    mimeType: input.mimeType || 'application/octet-stream',
+    maxTimeoutSeconds: input.maxTimeoutSeconds ?? 60,
+  }
+  const evm = input.evm.map((rail) => ({
+    ...common,
+    network: rail.network,
+    payTo: rail.payTo,
+    asset: rail.asset,
+    extra: { name: rail.name, version: rail.version },
+  }))
+  const note = requestBindingNote(input.resourceUrl, input.sha256Hex, input.sizeBytes, input.priceUsd)
+  const algorand: PaymentRequirement = {
+    ...common,
+    network: input.algorand.network,
+    payTo: input.algorand.payTo,
+    asset: (input.algorand.assetId ?? ALGORAND_USDC_ASSET_ID).toString(),
+    // `requestHashBinding` is the seed's; `priceUsd` and `requestHash` spare clients from re-deriving the binding.
+    extra: { requestHashBinding: true, priceUsd: input.priceUsd, requestHash: Buffer.from(note).toString('hex') },
+  }
+  return [...evm, algorand]
+}
+
+export function buildPaymentRequired(input: RequirementsInput, error: string | null = null): PaymentRequired {
+  return {
+    x402Version: X402_VERSION,
+    error,
+    resource: {
+      url: input.resourceUrl,
+      description: describeUpload(input.sizeBytes),
+      mimeType: input.mimeType || 'application/octet-stream',
+    },
+    accepts: buildRequirements(input),
+  }
+}

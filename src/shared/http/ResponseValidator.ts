@@ -1,0 +1,123 @@
+import type { ValidateFunction } from 'ajv'
+import { createAjv } from './createAjv.js'
+import type { HttpResult } from './types.js'
+
+type ResponseObject = {
+  headers?: Record<string, { required?: boolean; schema?: Record<string, unknown> }>
+  content?: Record<string, { schema?: Record<string, unknown> }>
+}
+
+type OperationObject = { responses?: Record<string, ResponseObject> }
+
+/** Media types whose bodies are JSON values. */
+export function isJsonMediaType(mediaType: string): boolean {
+  const base = mediaType.split(';')[0]!.trim().toLowerCase()
+  return base === 'application/json' || base.endsWith('+json')
+}
+
+function baseType(mediaType: string): string {
+  return mediaType.split(';')[0]!.trim().toLowerCase()
+}
+
+function mediaMatches(documented: string, sent: string): boolean {
+  const d = baseType(documented)
+  const s = baseType(sent)
+  if (d === s || d === '*/*') return true
+  if (d.endsWith('/*')) return s.startsWith(d.slice(0, -1))
+  return false
+}
+
+/** Finds the response object for a status: exact code, then `4XX`-style range, then `default`. */
+export function findResponse<T>(responses: Record<string, T> | undefined, status: number): T | undefined {
+  if (!responses) return undefined
+  return responses[String(status)] ?? responses[`${Math.floor(status / 100)}XX`] ?? responses.default
+}
+
+/**
+ * Checks a response against the (dereferenced) document: the status is documented, the media type is one of
+ * the documented ones, a JSON body matches its schema (JSON Schema 2020-12), a string media type gets a string,
+ * and documented `required` headers are present and match their schemas. Returns human-readable errors.
+ */
+export class ResponseValidator {
+  private readonly ajv = createAjv()
+  private readonly cache = new Map<unknown, ValidateFunction>()
+
+  constructor(private readonly document: { components?: { schemas?: Record<string, unknown> } }) {}
+
+  private compile(schema: unknown): ValidateFunction {
+    let validate = this.cache.get(schema)
+    if (!validate) {
+      validate = this.ajv.compile(schema as object)
+      this.cache.set(schema, validate)
+    }
+    return validate
+  }
+
+  validate(operation: OperationObject, result: HttpResult, method = 'get'): string[] {
+    const errors: string[] = []
+    const response = findResponse(operation.responses, result.status)
+    if (!response) return [`status ${result.status} is not documented`]
+    const headers = lowerCaseKeys(result.headers)
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      const value = headers[name.toLowerCase()]
+      if (value === undefined) {
+        if (header.required) errors.push(`required header ${name} is missing`)
+        continue
+      }
+      if (header.schema) {
+        const validate = this.compile(header.schema)
+        const coerced = coerceHeader(value, header.schema)
+        if (!validate(coerced)) errors.push(`header ${name}: ${this.ajv.errorsText(validate.errors)}`)
+      }
+    }
+    const content = response.content
+    const hasBody = result.stream !== undefined || (result.body !== undefined && result.body !== null && result.body !== '')
+    if (!content || Object.keys(content).length === 0) {
+      if (hasBody && method !== 'head') errors.push(`status ${result.status} documents no body but one was sent`)
+      return errors
+    }
+    if (!hasBody) {
+      if (method !== 'head' && result.status !== 204 && result.status !== 304)
+        errors.push(`status ${result.status} documents a body but none was sent`)
+      return errors
+    }
+    const sentType = result.contentType ?? (typeof result.body === 'string' || Buffer.isBuffer(result.body) ? 'text/plain' : 'application/json')
+    const documentedType = Object.keys(content).find((d) => mediaMatches(d, sentType))
+    if (!documentedType) {
+      errors.push(`media type ${baseType(sentType)} is not documented for status ${result.status} (documented: ${Object.keys(content).join(', ')})`)
+      return errors
+    }
+    if (result.stream !== undefined) return errors
+    const schema = content[documentedType]?.schema
+    if (!schema) return errors
+    if (isJsonMediaType(sentType)) {
+      const validate = this.compile(schema)
+      if (!validate(result.body)) errors.push(`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}`)
+    } else if (schema.type === 'string' && typeof result.body !== 'string' && !Buffer.isBuffer(result.body)) {
+      errors.push('body: expected a string')
+    }
+    return errors
+  }
+
+  /** Validates a JSON value against `#/components/schemas/<name>` (for responses outside any operation). */
+  validateComponent(name: string, value: unknown): string[] {
+    const schema = this.document.components?.schemas?.[name]
+    if (!schema) return [`schema ${name} is not in the document`]
+    const validate = this.compile(schema)
+    return validate(value) ? [] : [`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}`]
+  }
+}
+
+function lowerCaseKeys(headers: HttpResult['headers']): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(headers ?? {})) out[k.toLowerCase()] = v
+  return out
+}
+
+function coerceHeader(value: unknown, schema: Record<string, unknown>): unknown {
+  const type = schema.type
+  if (typeof value === 'number' && (type === 'string' || (Array.isArray(type) && type.includes('string')))) return String(value)
+  if (typeof value === 'string' && (type === 'integer' || type === 'number') && value.trim() !== '' && !Number.isNaN(Number(value)))
+    return Number(value)
+  return value
+}

@@ -1,0 +1,439 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express'
+import { type Context, type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
+import type { Logger } from '../logger.js'
+import { createAjv } from './createAjv.js'
+import { isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
+import type {
+  HttpResult,
+  OperationHandler,
+  OperationInfo,
+  RequestContext,
+  ResponseValidationReport,
+  SecurityRequirements,
+  UnroutedRequest,
+} from './types.js'
+
+/** `off`: never check; `warn`: log and report mismatches, send as is; `error`: replace a mismatching response with 500. */
+export type ResponseValidationMode = 'off' | 'warn' | 'error'
+
+export type UnroutedResult = HttpResult & {
+  /** `components.schemas` name the JSON body must match (responses outside any operation are validated against it). */
+  component?: string
+}
+
+export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record<string, unknown>> = {
+  /** The OpenAPI 3.1 document as a plain object (not yet dereferenced; it is cloned). */
+  document: Record<string, unknown>
+  /** Handlers by operationId. An operation without one answers 501. */
+  handlers: Partial<Record<string, OperationHandler<Locals>>>
+  /**
+   * Per security scheme name: returns a truthy value when the request satisfies the scheme (stored in
+   * `context.security[name]`); falsy or a throw means not satisfied. Runs before the body is read.
+   */
+  securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
+  /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
+  unauthorized?: (context: RequestContext<Locals>) => HttpResult | Promise<HttpResult>
+  /** Response for a path or method the document does not have (default 404 `not_found` / 405 `method_not_allowed`). */
+  unrouted?: (request: UnroutedRequest) => UnroutedResult | Promise<UnroutedResult>
+  /** Response for a request that fails validation (default 400 `invalid_request` with the errors in `details`). */
+  invalidRequest?: (context: RequestContext<Locals>, errors: string[]) => HttpResult
+  /** Response for an error a handler threw (default 500 `internal_error`). */
+  mapError?: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult
+  /** Whether to validate this request against the document (default: always). */
+  validateRequest?: (context: RequestContext<Locals>) => boolean
+  responseValidation?: ResponseValidationMode
+  /** Called for every response that does not match the document (tests collect these). */
+  onResponseValidationError?: (report: ResponseValidationReport) => void
+  /** Called once per request when the response is finished (metrics, access log). */
+  onResponse?: (info: ResponseInfo) => void
+  /** Creates the per-request `locals`. */
+  createLocals?: () => Locals
+  /** Largest JSON body accepted (default `1mb`). */
+  jsonLimit?: string | number
+  logger?: Logger
+}
+
+export type ResponseInfo = {
+  operationId: string | undefined
+  method: string
+  path: string
+  status: number
+  durationMs: number
+  requestBytes: number
+  responseBytes: number
+}
+
+export type OpenApiRouter = {
+  /** Express middleware answering every request (mount last, after CORS and rate limiting). */
+  handler: RequestHandler
+  api: OpenAPIBackend
+  /** The dereferenced document. */
+  document: Document
+  operations: OperationInfo[]
+  /** The operation a method and raw path route to, if any. */
+  matchOperation(method: string, path: string): OperationInfo | undefined
+  /** Validates a result against the document and sends it — for responses produced outside the router. */
+  send(req: IncomingMessage, res: ServerResponse, result: UnroutedResult, operation?: OperationInfo): Promise<void>
+  responseValidator: ResponseValidator
+}
+
+type RequestState<Locals extends Record<string, unknown>> = {
+  req: Request
+  res: Response
+  obRequest: { method: string; path: string; query: string; headers: Record<string, string | string[]>; body?: unknown }
+  controller: AbortController
+  locals: Locals
+  early?: HttpResult
+  query?: Record<string, unknown>
+  context?: RequestContext<Locals>
+}
+
+export class RouterSetupError extends Error {}
+
+function errorBody(error: string, message: string, details?: Record<string, unknown>) {
+  return details ? { error, message, details } : { error, message }
+}
+
+function toOperationInfo(operation: Operation): OperationInfo {
+  return {
+    operationId: operation.operationId ?? '',
+    method: operation.method,
+    pathTemplate: operation.path,
+    security: (operation.security ?? []) as SecurityRequirements,
+    definition: operation as unknown as Record<string, unknown>,
+  }
+}
+
+function mediaTypeOf(headers: IncomingMessage['headers']): string {
+  return String(headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase()
+}
+
+function formatAjvErrors(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }>): string[] {
+  return errors.map((e) => {
+    const where = (e.instancePath ?? '').replace(/^\/requestBody/, 'body').replace(/^\//, '') || 'request'
+    const params = e.params && typeof e.params === 'object' ? e.params : {}
+    const extra =
+      'additionalProperty' in params ? ` (${String((params as { additionalProperty: unknown }).additionalProperty)})` : ''
+    return `${where.replaceAll('/', '.')} ${e.message ?? 'is invalid'}${extra}`
+  })
+}
+
+/**
+ * Builds an Express 5 request handler that routes every request by operationId through openapi-backend (OpenAPI
+ * 3.1: `quick` init, Ajv 2020-12 + formats), runs per-scheme security handlers, reads a JSON body only once the
+ * request is authorised (any other media type — multipart, octet-stream — is left on `raw` for the handler),
+ * validates the request, calls the handler and validates the response against the document before sending it.
+ */
+export function createOpenApiRouter<Locals extends Record<string, unknown> = Record<string, unknown>>(
+  options: OpenApiRouterOptions<Locals>,
+): OpenApiRouter {
+  const mode = options.responseValidation ?? 'error'
+  const logger = options.logger
+  const api = new OpenAPIBackend({
+    definition: structuredClone(options.document) as unknown as Document,
+    quick: true,
+    strict: false,
+    coerceTypes: true,
+    ignoreTrailingSlashes: true,
+    validate: () => false, // validation runs in postSecurityHandler, after the body is read
+    customizeAjv: (_ajv, ajvOptions) =>
+      createAjv({ ...(ajvOptions as object), strict: false }) as unknown as ReturnType<NonNullable<import('openapi-backend').Options['customizeAjv']>>,
+  })
+  api.init()
+  const document = api.definition
+  const responseValidator = new ResponseValidator(document as never)
+  const operations = api.router.getOperations().map(toOperationInfo)
+  const operationsById = new Map(operations.map((o) => [o.operationId, o]))
+  const jsonParser = express.json({ limit: options.jsonLimit ?? '1mb', type: (req) => isJsonMediaType(mediaTypeOf(req.headers)) })
+
+  const contextOf = (c: Context, state: RequestState<Locals>): RequestContext<Locals> => {
+    const operation = operationsById.get(c.operation.operationId ?? '')!
+    const ctx: RequestContext<Locals> = {
+      operation,
+      operationId: operation.operationId,
+      method: state.req.method,
+      path: state.obRequest.path,
+      url: state.req.originalUrl,
+      params: (c.request.params ?? {}) as Record<string, string>,
+      query: state.query ?? ((c.request.query ?? {}) as Record<string, unknown>),
+      headers: state.req.headers,
+      body: state.obRequest.body,
+      security: (c.security ?? {}) as Record<string, unknown>,
+      ip: state.req.ip ?? state.req.socket.remoteAddress ?? '',
+      raw: state.req,
+      signal: state.controller.signal,
+      locals: state.locals,
+    }
+    state.context = ctx
+    return ctx
+  }
+
+  const readJson = (state: RequestState<Locals>) =>
+    new Promise<HttpResult | undefined>((resolve) => {
+      jsonParser(state.req, state.res, (err?: unknown) => {
+        if (!err) return resolve(undefined)
+        const e = err as { type?: string; message?: string }
+        if (e.type === 'entity.too.large')
+          return resolve({ status: 413, body: errorBody('payload_too_large', 'The request body is too large.') })
+        if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+          return resolve({ status: 415, body: errorBody('unsupported_media_type', e.message ?? 'Unsupported encoding.') })
+        if (e.type === 'request.aborted') return resolve({ status: 400, body: errorBody('request_aborted', 'The request was aborted.') })
+        return resolve({ status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') })
+      })
+    })
+
+  const invalidRequest =
+    options.invalidRequest ??
+    ((_ctx: RequestContext<Locals>, errors: string[]): HttpResult => ({
+      status: 400,
+      body: errorBody('invalid_request', `The request does not match the API: ${errors[0] ?? 'invalid'}`, { errors }),
+    }))
+
+  const mapError =
+    options.mapError ??
+    ((error: unknown): HttpResult => {
+      logger?.error({ err: error }, 'unhandled error in handler')
+      return { status: 500, body: errorBody('internal_error', 'Internal error.') }
+    })
+
+  const wrapSecurity = (fn: (ctx: RequestContext<Locals>) => unknown) => (c: Context, state: RequestState<Locals>) =>
+    fn(contextOf(c, state))
+
+  const securityHandlers: Record<string, (c: Context, state: RequestState<Locals>) => unknown> = {}
+  for (const [name, fn] of Object.entries(options.securityHandlers ?? {})) securityHandlers[name] = wrapSecurity(fn)
+  // openapi-backend treats a scheme without a handler as unsatisfied; make that explicit for every declared scheme.
+  const declaredSchemes = Object.keys(((document as { components?: { securitySchemes?: object } }).components?.securitySchemes ?? {}) as object)
+  for (const name of declaredSchemes) securityHandlers[name] ??= () => undefined
+
+  api.register({
+    notFound: async (_c: Context, state: RequestState<Locals>) => unrouted('not_found', state),
+    methodNotAllowed: async (_c: Context, state: RequestState<Locals>) => unrouted('method_not_allowed', state),
+    notImplemented: (c: Context) => ({
+      status: 501,
+      body: errorBody('not_implemented', `Operation ${c.operation.operationId} is not implemented yet.`),
+    }),
+    unauthorizedHandler: async (c: Context, state: RequestState<Locals>) => {
+      const ctx = contextOf(c, state)
+      if (options.unauthorized) return options.unauthorized(ctx)
+      return { status: 401, body: errorBody('unauthorized', 'Authentication required.') }
+    },
+    postSecurityHandler: async (c: Context, state: RequestState<Locals>) => {
+      const requirements = c.operation.security ?? []
+      if (requirements.length > 0 && !c.security.authorized) return
+      const problem = await readJson(state)
+      if (problem) {
+        state.early = problem
+        return
+      }
+      const media = mediaTypeOf(state.req.headers)
+      const isJson = isJsonMediaType(media)
+      if (isJson) state.obRequest.body = (state.req as { body?: unknown }).body
+      const ctx = contextOf(c, state)
+      if (options.validateRequest && !options.validateRequest(ctx)) return
+      const result = api.validator.validateRequest(
+        { ...state.obRequest, body: isJson ? state.obRequest.body : undefined } as never,
+        c.operation,
+      )
+      const documentedMedia = Object.keys(
+        ((c.operation as { requestBody?: { content?: object } }).requestBody?.content ?? {}) as object,
+      ).map((m) => m.toLowerCase())
+      // A non-JSON body the operation documents (multipart, octet-stream…) is read by the handler from `raw`.
+      const rawBody = !isJson && media !== '' && documentedMedia.some((m) => m === media || (m.endsWith('/*') && media.startsWith(m.slice(0, -1))))
+      const errors = (result.errors ?? []).filter(
+        (e) =>
+          // Unknown query parameters are ignored (tracking parameters, cache busters), not rejected.
+          !(e.instancePath === '/query' && e.keyword === 'additionalProperties') &&
+          !(
+            rawBody &&
+            ((e.instancePath ?? '').startsWith('/requestBody') ||
+              (e.params as { missingProperty?: string } | undefined)?.missingProperty === 'requestBody')
+          ),
+      )
+      if (!isJson && documentedMedia.length > 0 && media !== '' && !rawBody) {
+        state.early = {
+          status: 415,
+          body: errorBody('unsupported_media_type', `Content-Type ${media} is not accepted; use ${documentedMedia.join(' or ')}.`),
+        }
+        return
+      }
+      if (errors.length > 0) {
+        state.early = invalidRequest(ctx, formatAjvErrors(errors))
+        return
+      }
+      state.query = (result.coerced?.query ?? ctx.query) as Record<string, unknown>
+      ctx.query = state.query
+    },
+  })
+
+  for (const [operationId, handler] of Object.entries(options.handlers)) {
+    if (!handler) continue
+    if (!operationsById.has(operationId)) throw new RouterSetupError(`Handler for unknown operationId ${operationId}`)
+    api.register(operationId, async (c: Context, state: RequestState<Locals>) => {
+      if (state.early) return state.early
+      const ctx = state.context ?? contextOf(c, state)
+      return handler(ctx)
+    })
+  }
+  for (const [name, fn] of Object.entries(securityHandlers)) api.registerSecurityHandler(name, fn)
+
+  async function unrouted(reason: UnroutedRequest['reason'], state: RequestState<Locals>): Promise<UnroutedResult> {
+    const request: UnroutedRequest = {
+      reason,
+      method: state.req.method,
+      path: state.obRequest.path,
+      url: state.req.originalUrl,
+      headers: state.req.headers,
+      ip: state.req.ip ?? '',
+      raw: state.req,
+    }
+    if (options.unrouted) return options.unrouted(request)
+    return reason === 'not_found'
+      ? { status: 404, body: errorBody('not_found', `No route for ${request.method} ${request.path}.`) }
+      : { status: 405, body: errorBody('method_not_allowed', `${request.method} is not allowed on ${request.path}.`) }
+  }
+
+  function checkResponse(
+    req: IncomingMessage,
+    result: UnroutedResult,
+    operation: OperationInfo | undefined,
+  ): UnroutedResult {
+    if (mode === 'off') return result
+    let errors: string[] = []
+    const method = (req.method ?? 'GET').toLowerCase()
+    if (operation) errors = responseValidator.validate(operation.definition as never, result, method)
+    else if (result.component && result.body !== undefined && !result.stream) errors = responseValidator.validateComponent(result.component, result.body)
+    if (errors.length === 0) return result
+    const report: ResponseValidationReport = {
+      operationId: operation?.operationId,
+      method: req.method ?? 'GET',
+      url: req.url ?? '',
+      status: result.status,
+      errors,
+    }
+    options.onResponseValidationError?.(report)
+    logger?.warn({ responseValidation: report }, 'response does not match the OpenAPI document')
+    if (mode === 'warn') return result
+    return {
+      status: 500,
+      body: errorBody('response_validation_failed', `The ${result.status} response does not match the API document.`, {
+        errors,
+      }),
+    }
+  }
+
+  async function send(req: IncomingMessage, res: ServerResponse, input: UnroutedResult, operation?: OperationInfo): Promise<void> {
+    const result = checkResponse(req, input, operation)
+    if (res.headersSent) return
+    res.statusCode = result.status
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value as string | number | string[])
+    const isHead = req.method === 'HEAD'
+    if (result.stream) {
+      if (!res.hasHeader('content-type')) res.setHeader('content-type', result.contentType ?? 'application/octet-stream')
+      if (isHead) {
+        res.end()
+        return
+      }
+      try {
+        await pipeline(Readable.from(result.stream), res)
+      } catch (error) {
+        logger?.debug({ err: error }, 'response stream ended early')
+        if (!res.writableEnded) res.destroy()
+      }
+      return
+    }
+    let payload: string | Buffer | undefined
+    if (result.body === undefined) payload = undefined
+    else if (typeof result.body === 'string' || Buffer.isBuffer(result.body)) {
+      payload = result.body
+      if (!res.hasHeader('content-type')) res.setHeader('content-type', result.contentType ?? 'text/plain; charset=utf-8')
+    } else {
+      payload = JSON.stringify(result.body)
+      if (!res.hasHeader('content-type')) res.setHeader('content-type', result.contentType ?? 'application/json; charset=utf-8')
+    }
+    if (payload !== undefined) res.setHeader('content-length', Buffer.byteLength(payload))
+    res.end(isHead ? undefined : payload)
+  }
+
+  const handler: RequestHandler = async (req: Request, res: Response, _next: NextFunction) => {
+    const started = performance.now()
+    const controller = new AbortController()
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort()
+    })
+    const queryIndex = req.originalUrl.indexOf('?')
+    const state: RequestState<Locals> = {
+      req,
+      res,
+      obRequest: {
+        method: req.method === 'HEAD' ? 'GET' : req.method,
+        path: req.path,
+        query: queryIndex >= 0 ? req.originalUrl.slice(queryIndex + 1) : '',
+        headers: req.headers as Record<string, string | string[]>,
+      },
+      controller,
+      locals: options.createLocals?.() ?? ({} as Locals),
+    }
+    let operation: OperationInfo | undefined
+    let result: UnroutedResult
+    try {
+      result = (await api.handleRequest(state.obRequest as never, state)) as UnroutedResult
+      operation = state.context?.operation
+    } catch (error) {
+      operation = state.context?.operation
+      if (error instanceof URIError) result = { status: 400, body: errorBody('invalid_request', 'Malformed percent-encoding in the URL.') }
+      else {
+        try {
+          result = mapError(error, state.context)
+        } catch (mapperError) {
+          logger?.error({ err: mapperError }, 'error mapper failed')
+          result = { status: 500, body: errorBody('internal_error', 'Internal error.') }
+        }
+      }
+    }
+    if (!operation) {
+      try {
+        const matched = api.router.matchOperation(state.obRequest as never)
+        operation = matched ? operationsById.get(matched.operationId ?? '') : undefined
+      } catch {
+        operation = undefined
+      }
+    }
+    if (options.onResponse) {
+      res.once('finish', () =>
+        options.onResponse!({
+          operationId: operation?.operationId,
+          method: req.method,
+          path: state.obRequest.path,
+          status: res.statusCode,
+          durationMs: performance.now() - started,
+          requestBytes: Number(req.headers['content-length'] ?? 0) || 0,
+          responseBytes: Number(res.getHeader('content-length') ?? 0) || 0,
+        }),
+      )
+    }
+    await send(req, res, result, operation)
+  }
+
+  return {
+    handler,
+    api,
+    document,
+    operations,
+    matchOperation(method: string, path: string) {
+      try {
+        const op = api.router.matchOperation({ method: method === 'HEAD' ? 'GET' : method, path, headers: {} } as never)
+        return op ? operationsById.get(op.operationId ?? '') : undefined
+      } catch {
+        return undefined
+      }
+    },
+    send,
+    responseValidator,
+  }
+}

@@ -1,0 +1,65 @@
+import { Writable } from 'node:stream'
+import { pino, type Logger, type LoggerOptions } from 'pino'
+
+export type { Logger } from 'pino'
+
+export type CreateLoggerParameters = {
+  /** Logger name (`name` field of every line). */
+  name?: string
+  /** pino level; default `info`, or `LOG_LEVEL` when set. */
+  level?: string
+  /** Where lines go; default stdout. */
+  destination?: NodeJS.WritableStream
+}
+
+/** Field paths never written by any logger (defence in depth: code should not log them in the first place). */
+export const redactedPaths = [
+  'req.headers["x-session-token"]',
+  'req.headers.authorization',
+  'req.headers["payment-signature"]',
+  'req.headers["x-payment"]',
+  '*.privateKey',
+  '*.private_key',
+  '*.session_token',
+]
+
+export function createLogger({ name, level, destination }: CreateLoggerParameters = {}): Logger {
+  const options: LoggerOptions = {
+    name,
+    level: level ?? process.env.LOG_LEVEL ?? 'info',
+    redact: { paths: redactedPaths, censor: '[redacted]' },
+    base: undefined,
+  }
+  return destination ? pino(options, destination) : pino(options)
+}
+
+export type CapturedLogger = {
+  logger: Logger
+  /** Every line written so far, parsed. */
+  lines: Record<string, unknown>[]
+  /** Every line written so far, as raw text (what would have reached stdout). */
+  text: () => string
+}
+
+/** A logger that keeps every line in memory (tests assert on it and scan it for secrets). */
+export function createCapturingLogger(parameters: Omit<CreateLoggerParameters, 'destination'> = {}): CapturedLogger {
+  const raw: string[] = []
+  const lines: Record<string, unknown>[] = []
+  const destination = new Writable({
+    write(chunk, _encoding, callback) {
+      const text = chunk.toString()
+      for (const line of text.split('\n')) {
+        if (!line) continue
+        raw.push(line)
+        try {
+          lines.push(JSON.parse(line))
+        } catch {
+          lines.push({ msg: line })
+        }
+      }
+      callback()
+    },
+  })
+  const logger = createLogger({ level: 'trace', ...parameters, destination })
+  return { logger, lines, text: () => raw.join('\n') }
+}

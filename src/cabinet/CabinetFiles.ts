@@ -1,0 +1,76 @@
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { writeFileAtomic, writeJsonAtomic } from '../vault/writeFileAtomic.js'
+import type { CabinetRole } from './members.js'
+
+/** A member as kept in the registry file. `vault_pk_id` is internal and never part of the public roster. */
+export type RegistryMember = {
+  role: CabinetRole
+  label: string
+  address: string
+  entity_id: string
+  boardroom_weight: number
+  vault_pk_id: string
+}
+
+export type RegistryBlock = { company: string; provisioned_at: number; members: RegistryMember[] }
+export type RegistryFile = { version: 1; companies: Record<string, RegistryBlock> }
+
+export type AgentMapEntry = { company: string; role: CabinetRole; address: string | null }
+export type AgentMapFile = { version: 1; agents: Record<string, AgentMapEntry> }
+
+/**
+ * The production registry file (one public block per company) and the agent-map file (soldier addresses),
+ * JSON in the data dir, always written atomically (temp + fsync + rename).
+ */
+export class CabinetFiles {
+  readonly registryPath: string
+  readonly agentMapPath: string
+
+  constructor(dataDir: string) {
+    this.registryPath = join(dataDir, 'cabinet_registry.json')
+    this.agentMapPath = join(dataDir, 'agent_map.json')
+  }
+
+  async readRegistry(): Promise<RegistryFile> {
+    const text = await readOptional(this.registryPath)
+    return text === null ? { version: 1, companies: {} } : (JSON.parse(text) as RegistryFile)
+  }
+
+  async writeRegistry(file: RegistryFile): Promise<void> {
+    await writeJsonAtomic(this.registryPath, file, 0o644)
+  }
+
+  async readAgentMap(): Promise<AgentMapFile> {
+    const text = await readOptional(this.agentMapPath)
+    return text === null ? { version: 1, agents: {} } : (JSON.parse(text) as AgentMapFile)
+  }
+
+  async writeAgentMap(file: AgentMapFile): Promise<void> {
+    await writeJsonAtomic(this.agentMapPath, file, 0o644)
+  }
+
+  /** Raw bytes of both files (null = absent): the pre-operation snapshot. */
+  async snapshot(): Promise<{ registry: string | null; agentMap: string | null }> {
+    return { registry: await readOptional(this.registryPath), agentMap: await readOptional(this.agentMapPath) }
+  }
+
+  async restore(snapshot: { registry: string | null; agentMap: string | null }): Promise<void> {
+    await restoreFile(this.registryPath, snapshot.registry)
+    await restoreFile(this.agentMapPath, snapshot.agentMap)
+  }
+}
+
+async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+}
+
+async function restoreFile(path: string, content: string | null): Promise<void> {
+  if (content === null) await rm(path, { force: true })
+  else await writeFileAtomic(path, content, 0o644)
+}

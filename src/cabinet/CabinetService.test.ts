@@ -1,0 +1,190 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { recoverMessageAddress } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { describe, expect, it } from 'vitest'
+import { ShadowError } from '../shadow/ShadowError.js'
+import { CollectingEventSink, tempDir, testOverlord } from '../shadow/testSupport.js'
+import { unlockMessageFor, Vault } from '../vault/Vault.js'
+import { CabinetFiles } from './CabinetFiles.js'
+import { CabinetRollbackError, CabinetService, type FaultHook } from './CabinetService.js'
+import { CABINET_MEMBERS } from './members.js'
+
+const overlord = testOverlord()
+const message = unlockMessageFor('http://cabinet.test')
+const unlockSignature = await overlord.account.signMessage({ message })
+
+async function setup(faults?: FaultHook) {
+  const dir = tempDir('cabinet-')
+  const vault = new Vault({ path: join(dir, 'vault.json'), overlordAddress: () => overlord.account.address, unlockMessage: message })
+  await vault.unlock({ address: overlord.account.address, signature: unlockSignature, message })
+  const files = new CabinetFiles(dir)
+  const events = new CollectingEventSink()
+  const cabinets = new CabinetService({ vault, files, events, faults })
+  return { dir, vault, files, events, cabinets }
+}
+
+function readState(dir: string) {
+  const read = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : null)
+  return { vault: read('vault.json'), registry: read('cabinet_registry.json'), agentMap: read('agent_map.json') }
+}
+
+describe('CabinetService (machine 3.3)', () => {
+  it('absent → present: 8 wallets in fixed order, exactly 16 vault entries, registry block, agent map, event', async () => {
+    const { dir, vault, files, events, cabinets } = await setup()
+    const result = await cabinets.provision('ACME')
+    expect(result.created).toBe(true)
+    expect(result.members.map((m) => m.role)).toEqual(CABINET_MEMBERS.map((m) => m.role))
+    expect(result.members.map((m) => m.entity_id)[0]).toBe('company:ACME:cabinet:ceo')
+    expect(result.ceo_address).toBe(result.members[0]!.address)
+    expect(result.soldiers).toHaveLength(7)
+    expect(new Set(result.members.map((m) => m.address)).size).toBe(8)
+    expect(result.members.reduce((s, m) => s + m.boardroom_weight, 0)).toBe(100)
+    expect(vault.list()).toHaveLength(16)
+    expect(vault.list('company:ACME:cabinet:')).toHaveLength(16)
+    for (const m of result.members) {
+      expect(vault.context(`${m.entity_id}:pk`)).toBe('cabinet_private_key')
+      expect(vault.context(`${m.entity_id}:address`)).toBe('cabinet_public')
+      expect(await vault.withSecret(`${m.entity_id}:address`, (b) => b.toString())).toBe(m.address)
+      expect(await vault.withSecret(`${m.entity_id}:pk`, (b) => privateKeyToAccount(`0x${b.toString('hex')}`).address)).toBe(m.address)
+    }
+    const registry = await files.readRegistry()
+    expect(registry.companies.ACME!.members[0]!.vault_pk_id).toBe('company:ACME:cabinet:ceo:pk')
+    const agents = (await files.readAgentMap()).agents
+    expect(Object.keys(agents)).toHaveLength(7)
+    expect(agents['company:ACME:cabinet:cro_risk']!.address).toBe(result.members[7]!.address)
+    expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
+    expect(events.ofKind('admin.cabinet.provisioned')[0]!.payload).toMatchObject({ company: 'ACME', ceo_address: result.ceo_address, vault_entries: 16 })
+    // Roster and result never carry vault_pk_id; nothing on disk outside the vault holds a key.
+    expect(JSON.stringify(result)).not.toContain('vault_pk_id')
+    expect(JSON.stringify(await cabinets.roster('ACME'))).not.toContain('vault_pk_id')
+    const keys = await Promise.all(result.members.map((m) => vault.withSecret(`${m.entity_id}:pk`, (b) => b.toString('hex'))))
+    const state = readState(dir)
+    for (const key of keys) for (const text of [state.vault, state.registry, state.agentMap, JSON.stringify(events.events)]) expect(text).not.toContain(key!)
+  })
+
+  it('present → present: provisioning again is idempotent and mints nothing', async () => {
+    const { dir, events, cabinets } = await setup()
+    const first = await cabinets.provision('ACME')
+    const before = readState(dir)
+    const again = await cabinets.provision('ACME')
+    expect(again.created).toBe(false)
+    expect(again.members).toEqual(first.members)
+    expect(readState(dir)).toEqual(before)
+    expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
+  })
+
+  it('company names are case-preserving namespaces', async () => {
+    const { vault, cabinets } = await setup()
+    await cabinets.provision('acme')
+    await cabinets.provision('ACME')
+    expect(vault.list()).toHaveLength(32)
+  })
+
+  it('present → absent: clear deletes the 16 entries, removes the block, nulls soldier addresses', async () => {
+    const { vault, files, events, cabinets } = await setup()
+    await cabinets.provision('KEEP')
+    await cabinets.provision('ACME')
+    const cleared = await cabinets.clear('ACME')
+    expect(cleared).toEqual({ company: 'ACME', cleared: true, vault_entries_deleted: 16, soldiers_nulled: 7 })
+    expect(vault.list('company:ACME:')).toHaveLength(0)
+    expect(vault.list()).toHaveLength(16)
+    expect((await files.readRegistry()).companies.ACME).toBeUndefined()
+    expect((await files.readRegistry()).companies.KEEP).toBeDefined()
+    const agents = (await files.readAgentMap()).agents
+    expect(Object.entries(agents).filter(([id]) => id.startsWith('company:ACME:')).every(([, a]) => a.address === null)).toBe(true)
+    expect(Object.entries(agents).filter(([id]) => id.startsWith('company:KEEP:')).every(([, a]) => a.address !== null)).toBe(true)
+    expect(events.ofKind('admin.cabinet.cleared')[0]!.payload).toEqual({ company: 'ACME', vault_entries_deleted: 16, soldiers_nulled: 7 })
+    await expect(cabinets.roster('ACME')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'cabinet_not_found')
+    expect((await cabinets.preflight('ACME')).soldiers_with_address).toBe(0)
+  })
+
+  it('absent → absent: clear of a cabinet without a registry block is 404', async () => {
+    const { cabinets } = await setup()
+    await expect(cabinets.clear('NOPE')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'cabinet_not_found' && e.status === 404)
+  })
+
+  it('preflight reports existence, vault lock and soldiers with an address', async () => {
+    const { vault, cabinets } = await setup()
+    expect(await cabinets.preflight('ACME')).toEqual({ company: 'ACME', exists: false, vault_unlocked: true, soldiers_total: 7, soldiers_with_address: 0 })
+    await cabinets.provision('ACME')
+    expect(await cabinets.preflight('ACME')).toMatchObject({ exists: true, soldiers_with_address: 7 })
+    vault.lock()
+    expect(await cabinets.preflight('ACME')).toMatchObject({ exists: true, vault_unlocked: false })
+    await expect(cabinets.provision('OTHER')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'vault_locked')
+  })
+
+  it('signs as a member: the signature recovers to the member address; release returns the matching key', async () => {
+    const { cabinets } = await setup()
+    const { members } = await cabinets.provision('ACME')
+    const cfo = members.find((m) => m.role === 'cfo_finance')!
+    const signed = await cabinets.sign(cfo.entity_id, 'pay 10 USDC')
+    expect(signed.address).toBe(cfo.address)
+    expect(Object.keys(signed).sort()).toEqual(['address', 'signature'])
+    expect(await recoverMessageAddress({ message: 'pay 10 USDC', signature: signed.signature })).toBe(cfo.address)
+    const released = await cabinets.releaseKey(cfo.entity_id)
+    expect(privateKeyToAccount(released.private_key).address).toBe(cfo.address)
+    await expect(cabinets.sign('company:ACME:cabinet:cmo_marketing', 'x')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'agent_not_found')
+    await expect(cabinets.sign('company:NOPE:cabinet:ceo', 'x')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'agent_not_found')
+  })
+
+  describe('a failure at any step restores vault, registry and agent map', () => {
+    const recorded: string[] = []
+    it('records the steps of provision and clear', async () => {
+      const { cabinets } = await setup((step) => void recorded.push(step))
+      await cabinets.provision('ACME')
+      await cabinets.clear('ACME')
+      expect(recorded.filter((s) => s.startsWith('mint:'))).toHaveLength(8)
+      expect(recorded.filter((s) => s.startsWith('vault.put:'))).toHaveLength(16)
+      expect(recorded.filter((s) => s.startsWith('vault.delete:'))).toHaveLength(16)
+      expect(recorded).toContain('event.provisioned')
+      expect(recorded).toContain('event.cleared')
+    })
+
+    it('provision: every one of the injected failures leaves the pre-operation state (absent)', async () => {
+      const steps = recorded.slice(0, recorded.indexOf('event.provisioned') + 1)
+      expect(steps.length).toBe(8 + 16 + 3)
+      for (const failAt of steps) {
+        let armed = false
+        const { dir, vault, cabinets } = await setup((step) => {
+          if (armed && step === failAt) throw new Error(`injected at ${step}`)
+        })
+        await cabinets.provision('KEEP') // pre-existing state that must survive
+        armed = true
+        const before = readState(dir)
+        await expect(cabinets.provision('ACME')).rejects.toBeInstanceOf(CabinetRollbackError)
+        expect(readState(dir), failAt).toEqual(before)
+        expect(vault.list(), failAt).toHaveLength(16)
+        expect((await cabinets.preflight('ACME')).exists).toBe(false)
+        armed = false
+        expect((await cabinets.provision('ACME')).created, failAt).toBe(true) // retry works
+      }
+    })
+
+    it('provision: a failing catalogue (audit) rolls back too', async () => {
+      const { dir, events, cabinets } = await setup()
+      const before = readState(dir)
+      events.failWith = new Error('catalogue down')
+      await expect(cabinets.provision('ACME')).rejects.toBeInstanceOf(CabinetRollbackError)
+      expect(readState(dir)).toEqual(before)
+    })
+
+    it('clear: every one of the injected failures leaves the cabinet present', async () => {
+      const steps = recorded.slice(recorded.indexOf('event.provisioned') + 1)
+      expect(steps.length).toBe(16 + 3)
+      for (const failAt of steps) {
+        let armed = false
+        const { dir, vault, cabinets } = await setup((step) => {
+          if (armed && step === failAt) throw new Error(`injected at ${step}`)
+        })
+        const { members } = await cabinets.provision('ACME')
+        armed = true
+        const before = readState(dir)
+        await expect(cabinets.clear('ACME')).rejects.toBeInstanceOf(CabinetRollbackError)
+        expect(readState(dir), failAt).toEqual(before)
+        expect(vault.list(), failAt).toHaveLength(16)
+        expect((await cabinets.sign(members[3]!.entity_id, 'still here')).address).toBe(members[3]!.address)
+      }
+    })
+  })
+})

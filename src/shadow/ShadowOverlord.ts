@@ -1,0 +1,211 @@
+import type { Address } from 'viem'
+import type { CabinetService, ClearResult, Preflight, ProvisionResult, ReleasedKey, Roster, SignResult } from '../cabinet/CabinetService.js'
+import type { EventSink } from '../catalogue/EventSink.js'
+import { readUnlockProof, type UnlockProof, type Vault } from '../vault/Vault.js'
+import type { BearerTokens } from './BearerTokens.js'
+import type { IssuedChallenge, ShadowChallenges } from './ShadowChallenges.js'
+import { ShadowError } from './ShadowError.js'
+import { AGENT_ID_PATTERN, COMPANY_PATTERN, type ShadowScope } from './scopes.js'
+
+/** What a handler passes about the caller: the raw `Authorization` header and whether a session token came. */
+export type Caller = { authorization?: string | undefined; hasSessionToken?: boolean }
+
+export type SignedBody = { nonce?: unknown; signature?: unknown; confirm?: unknown; message?: unknown }
+
+export type ShadowOverlordOptions = {
+  challenges: ShadowChallenges
+  bearer: BearerTokens | undefined
+  vault: Vault
+  cabinets: CabinetService
+  events: EventSink
+  overlordAddress: () => Address | undefined
+  unlockProofPath: string
+  /** Called when an audit event of a rejection cannot be written (the rejection itself still stands). */
+  onAuditFailure?: (error: unknown) => void
+}
+
+type AuditContext = { operation: string; scope: ShadowScope | null; target: string | null; actor: string | null; nonce?: string }
+
+/**
+ * The shadow-overlord tier as one framework-free facade: every operation authenticates, runs the consume
+ * rules, touches the vault last, and writes an `admin.shadow_overlord_action` audit event whatever the
+ * outcome (payload: actor, scope, operation, target, outcome, reason, nonce — never a key, signature or
+ * token). Audit is fail-closed for successes, like HashiCorp Vault: when the success event cannot be
+ * written the caller gets 503 `audit_unavailable` and, for release-key and sign, no secret-derived output.
+ */
+export class ShadowOverlord {
+  constructor(private readonly o: ShadowOverlordOptions) {}
+
+  get unlockMessage(): string {
+    return this.o.vault.unlockMessage
+  }
+
+  challenge(body: { scope?: unknown; params?: unknown }): Promise<IssuedChallenge> {
+    const scope = typeof body?.scope === 'string' ? (body.scope as ShadowScope) : null
+    const params = body?.params && typeof body.params === 'object' ? (body.params as Record<string, unknown>) : {}
+    const target = typeof params.company === 'string' ? params.company : typeof params.agent_id === 'string' ? params.agent_id : null
+    return this.#audited({ operation: 'createShadowChallenge', scope, target, actor: null }, async () => {
+      const issued = await this.o.challenges.issue(body?.scope, body?.params)
+      return { nonce: issued.nonce, message: issued.message, expires_at: issued.expires_at }
+    })
+  }
+
+  verify(body: SignedBody): Promise<{ jwt: string; exp: number }> {
+    return this.#audited({ operation: 'verifyShadowChallenge', scope: 'auth', target: null, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+      const bearer = this.#bearer()
+      await this.o.challenges.consume({ scope: 'auth', nonce: body?.nonce, signature: body?.signature, params: {} })
+      const overlord = this.o.challenges.requireOverlord()
+      ctx.actor = overlord
+      return bearer.issue(overlord)
+    })
+  }
+
+  preflight(caller: Caller, company: string): Promise<Preflight> {
+    return this.#audited({ operation: 'getCabinetPreflight', scope: null, target: company, actor: null }, async (ctx) => {
+      ctx.actor = await this.#authenticate(caller)
+      checkCompany(company)
+      return this.o.cabinets.preflight(company)
+    })
+  }
+
+  provision(caller: Caller, company: string, body: SignedBody): Promise<ProvisionResult> {
+    return this.#audited({ operation: 'provisionCabinet', scope: 'cabinet.provision', target: company, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+      ctx.actor = await this.#authenticate(caller)
+      checkCompany(company)
+      await this.o.challenges.consume({ scope: 'cabinet.provision', nonce: body?.nonce, signature: body?.signature, params: { company } })
+      return this.o.cabinets.provision(company)
+    })
+  }
+
+  clear(caller: Caller, company: string, body: SignedBody): Promise<ClearResult> {
+    return this.#audited({ operation: 'clearCabinet', scope: 'cabinet.clear', target: company, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+      ctx.actor = await this.#authenticate(caller)
+      checkCompany(company)
+      await this.o.challenges.consume({
+        scope: 'cabinet.clear',
+        nonce: body?.nonce,
+        signature: body?.signature,
+        params: { company, confirm: typeof body?.confirm === 'string' ? body.confirm : undefined },
+      })
+      return this.o.cabinets.clear(company)
+    })
+  }
+
+  sign(caller: Caller, agentId: string, body: SignedBody): Promise<SignResult> {
+    return this.#audited({ operation: 'vaultSign', scope: 'vault.sign', target: agentId, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+      ctx.actor = await this.#authenticate(caller)
+      checkAgentId(agentId)
+      if (typeof body?.message !== 'string') throw new ShadowError('invalid_params', 'message must be a string.')
+      await this.o.challenges.consume({ scope: 'vault.sign', nonce: body.nonce, signature: body.signature, params: { agent_id: agentId }, message: body.message })
+      return this.o.cabinets.sign(agentId, body.message)
+    })
+  }
+
+  releaseKey(caller: Caller, agentId: string, body: SignedBody): Promise<ReleasedKey> {
+    return this.#audited({ operation: 'releaseKey', scope: 'release.key', target: agentId, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+      ctx.actor = await this.#authenticate(caller)
+      checkAgentId(agentId)
+      await this.o.challenges.consume({
+        scope: 'release.key',
+        nonce: body?.nonce,
+        signature: body?.signature,
+        params: { agent_id: agentId, confirm: typeof body?.confirm === 'string' ? body.confirm : undefined },
+      })
+      const released = await this.o.cabinets.releaseKey(agentId)
+      try {
+        await this.o.events.emit({
+          kind: 'admin.shadow_overlord_release_key',
+          severity: 'critical',
+          payload: { actor: ctx.actor, agent_id: agentId, address: released.address, nonce: ctx.nonce ?? null },
+        })
+      } catch (cause) {
+        throw new ShadowError('audit_unavailable', 'The audit log cannot be written; the key was not released.', { cause })
+      }
+      return released
+    })
+  }
+
+  /** Flow B when `body` carries `{address, signature, message}`; flow A (proof file) when the body is empty. */
+  reunlock(body: UnlockProof | undefined): Promise<{ vault_unlocked: true; initialised: boolean; flow: 'A' | 'B' }> {
+    const flowB = body !== undefined && body !== null && typeof body === 'object' && Object.keys(body).length > 0
+    return this.#audited({ operation: 'reunlockVault', scope: null, target: 'vault', actor: null }, async (ctx) => {
+      const proof = flowB ? body : await readUnlockProof(this.o.unlockProofPath)
+      const result = await this.o.vault.unlock(proof)
+      ctx.actor = this.o.overlordAddress() ?? null
+      return { ...result, flow: flowB ? 'B' : 'A' }
+    })
+  }
+
+  /** Public read (no audit: not an overlord operation, and unauthenticated reads must not flood the log). */
+  async roster(company: string): Promise<Roster> {
+    checkCompany(company)
+    return this.o.cabinets.roster(company)
+  }
+
+  async #authenticate(caller: Caller): Promise<Address> {
+    const overlord = this.o.challenges.requireOverlord()
+    const bearer = this.#bearer()
+    const header = caller.authorization?.trim()
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null
+    if (!match) {
+      if (caller.hasSessionToken) throw new ShadowError('insufficient_privilege', 'A session token does not grant the shadow-overlord tier.')
+      throw new ShadowError('bearer_required', 'Authorization: Bearer <jwt> from POST /admin/shadow/verify is required.')
+    }
+    return (await bearer.verify(match[1]!, overlord)).sub
+  }
+
+  #bearer(): BearerTokens {
+    this.o.challenges.requireOverlord()
+    if (!this.o.bearer) throw new ShadowError('overlord_not_configured', 'SHADOW_JWT_SECRET is not configured on this server.')
+    return this.o.bearer
+  }
+
+  async #audited<T>(ctx: AuditContext, run: (ctx: AuditContext) => Promise<T>): Promise<T> {
+    let result: T
+    try {
+      result = await run(ctx)
+    } catch (error) {
+      const reason = error instanceof ShadowError ? error.code : ((error as { code?: unknown })?.code as string | undefined) ?? 'internal_error'
+      try {
+        await this.#emitAction(ctx, error instanceof ShadowError ? 'rejected' : 'failed', typeof reason === 'string' ? reason : 'internal_error')
+      } catch (auditError) {
+        this.o.onAuditFailure?.(auditError)
+      }
+      throw error
+    }
+    try {
+      await this.#emitAction(ctx, 'ok', null)
+    } catch (cause) {
+      throw new ShadowError('audit_unavailable', 'The audit log cannot be written; the operation result is withheld.', { cause })
+    }
+    return result
+  }
+
+  #emitAction(ctx: AuditContext, outcome: 'ok' | 'rejected' | 'failed', reason: string | null) {
+    return this.o.events.emit({
+      kind: 'admin.shadow_overlord_action',
+      severity: outcome === 'ok' ? 'info' : 'warning',
+      payload: {
+        actor: ctx.actor,
+        scope: ctx.scope,
+        operation: ctx.operation,
+        target: ctx.target,
+        outcome,
+        reason,
+        nonce: ctx.nonce ?? null,
+      },
+    })
+  }
+}
+
+function nonceOf(body: SignedBody | undefined): string | undefined {
+  return typeof body?.nonce === 'string' && /^0x[0-9a-fA-F]{64}$/.test(body.nonce) ? body.nonce.toLowerCase() : undefined
+}
+
+function checkCompany(company: string): void {
+  if (!COMPANY_PATTERN.test(company)) throw new ShadowError('invalid_params', 'company must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$.')
+}
+
+function checkAgentId(agentId: string): void {
+  if (!AGENT_ID_PATTERN.test(agentId)) throw new ShadowError('invalid_params', 'agent_id must be 1-200 printable characters without spaces.')
+}

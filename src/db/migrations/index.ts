@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely'
+import type { Migration } from 'kysely/migration'
 import { migration as m0001 } from './0001_catalogue.js'
 import { migration as m0002 } from './0002_login.js'
 import { migration as m0003 } from './0003_shadow.js'

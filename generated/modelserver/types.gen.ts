@@ -990,6 +990,10 @@ export type PushBlobError = PushBlobErrors[keyof PushBlobErrors];
 
 export type PushBlobResponses = {
     /**
+     * The blob was already present (empty body), as Ollama.
+     */
+    200: unknown;
+    /**
      * Created (empty body).
      */
     201: unknown;

@@ -1,0 +1,54 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/Database.js'
+import { BaseError } from '../shared/errors/BaseError.js'
+
+export class QuotaExceededError extends BaseError<'quota_exceeded'> {
+  override name = 'QuotaExceededError'
+}
+
+export type QuotaState = { limit: number; used: number; resets_at: number }
+
+/**
+ * Calls of cost endpoints per wallet per UTC day (seed 000 §4.2: "402 after quota"). One statement both
+ * checks and counts — `INSERT … ON CONFLICT DO UPDATE SET calls = calls + 1 WHERE calls < limit RETURNING` —
+ * so concurrent calls can never exceed the limit.
+ */
+export class CostQuota {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly limit: number,
+    private readonly now: () => number = () => Math.floor(Date.now() / 1000),
+  ) {}
+
+  private day(): { day: string; resetsAt: number } {
+    const now = this.now()
+    const dayStart = now - (now % 86_400)
+    return { day: new Date(dayStart * 1000).toISOString().slice(0, 10), resetsAt: dayStart + 86_400 }
+  }
+
+  /** Counts one call; throws `quota_exceeded` (with the quota in `meta`) when the day's calls are used up. */
+  async consume(wallet: string): Promise<QuotaState> {
+    const { day, resetsAt } = this.day()
+    const key = wallet.toLowerCase()
+    const row =
+      this.limit > 0
+        ? await this.db
+            .insertInto('cost_usage')
+            .values({ wallet: key, day, calls: 1 })
+            .onConflict((oc) =>
+              oc
+                .columns(['wallet', 'day'])
+                .doUpdateSet((eb) => ({ calls: eb('cost_usage.calls', '+', 1) }))
+                .where('cost_usage.calls', '<', this.limit),
+            )
+            .returning('calls')
+            .executeTakeFirst()
+        : undefined
+    if (!row) {
+      throw new QuotaExceededError('quota_exceeded', `daily quota of ${this.limit} cost calls used up; it resets at ${new Date(resetsAt * 1000).toISOString()}`, {
+        meta: { limit: this.limit, used: this.limit, resets_at: resetsAt },
+      })
+    }
+    return { limit: this.limit, used: Number(row.calls), resets_at: resetsAt }
+  }
+}

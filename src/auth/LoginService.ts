@@ -1,0 +1,184 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { getAddress, isAddress, verifyMessage } from 'viem'
+import { createSiweMessage, generateSiweNonce, parseSiweMessage } from 'viem/siwe'
+import type { EventSink } from '../catalogue/EventSink.js'
+import type { Database } from '../db/Database.js'
+import { LoginError } from './LoginError.js'
+
+export type LoginServiceParameters = {
+  db: Kysely<Database>
+  /** Origin the messages name (`SERVICE_PUBLIC_ORIGIN`): its host is the EIP-4361 `domain`, itself the `uri`. */
+  publicOrigin: string
+  chainId: number
+  statement: string
+  challengeTtlS: number
+  sessionTtlS: number
+  events?: EventSink | undefined
+  /** Epoch seconds (tests move time). */
+  now?: () => number
+  /** Overlord address, if configured (the permissions view reports it). */
+  overlordAddress?: () => string | undefined
+}
+
+export type LoginChallenge = { challenge: string; nonce: string; issued_at: number; expires_at: number }
+export type Session = { session_token: string; wallet: string; expires_at: number }
+export type ValidSession = { wallet: string; expires_at: number }
+export type WalletPermissions = {
+  wallet: string
+  tier: 'public' | 'session' | 'overlord'
+  registered: boolean
+  has_session: boolean
+  view: 'sign_in' | 'welcome_back'
+}
+
+/** SHA-256 hex of a session token: the only form in which a token is stored. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+/** Normalises an address for comparison and storage (lower-case); throws `invalid_wallet`. */
+export function normalizeWallet(wallet: string): string {
+  if (typeof wallet !== 'string' || !isAddress(wallet, { strict: false }))
+    throw new LoginError('invalid_wallet', 'wallet must be a 0x-prefixed 20-byte hex address')
+  return wallet.toLowerCase()
+}
+
+/**
+ * Wallet login on Sign-In with Ethereum (EIP-4361) messages (seed 000 §4.3, §5.1).
+ * 1. `createChallenge(wallet)`: an EIP-4361 message (domain and URI from the public origin, chain id, a
+ *    single-use nonce, issued-at, expiration) stored server-side.
+ * 2. `register(wallet, challenge, signature)`: the challenge must be the stored text byte for byte, issued for
+ *    this wallet, unexpired and unconsumed; the EIP-191 signature must recover to the wallet; the nonce is then
+ *    consumed by one conditional UPDATE (two concurrent registrations cannot both succeed) and a random session
+ *    token is issued — stored only as its SHA-256.
+ * 3. `validate(token)`, `logout(token)`, `permissions(wallet, token?)`.
+ */
+export class LoginService {
+  private readonly db: Kysely<Database>
+  private readonly now: () => number
+  private readonly domain: string
+
+  constructor(private readonly parameters: LoginServiceParameters) {
+    this.db = parameters.db
+    this.now = parameters.now ?? (() => Math.floor(Date.now() / 1000))
+    this.domain = new URL(parameters.publicOrigin).host
+  }
+
+  async createChallenge(wallet: string): Promise<LoginChallenge> {
+    const normalized = normalizeWallet(wallet)
+    const issuedAt = this.now()
+    const expiresAt = issuedAt + this.parameters.challengeTtlS
+    const nonce = generateSiweNonce()
+    const message = createSiweMessage({
+      domain: this.domain,
+      address: getAddress(normalized),
+      statement: this.parameters.statement,
+      uri: this.parameters.publicOrigin,
+      version: '1',
+      chainId: this.parameters.chainId,
+      nonce,
+      issuedAt: new Date(issuedAt * 1000),
+      expirationTime: new Date(expiresAt * 1000),
+    })
+    await this.db
+      .insertInto('login_challenges')
+      .values({ nonce, wallet: normalized, message, issued_at: issuedAt, expires_at: expiresAt, consumed_at: null })
+      .execute()
+    await this.prune(issuedAt)
+    return { challenge: message, nonce, issued_at: issuedAt, expires_at: expiresAt }
+  }
+
+  async register(wallet: string, challenge: string, signature: string): Promise<Session> {
+    const normalized = normalizeWallet(wallet)
+    let nonce: string | undefined
+    try {
+      nonce = parseSiweMessage(challenge).nonce
+    } catch {
+      nonce = undefined
+    }
+    if (!nonce) throw new LoginError('challenge_invalid', 'challenge unknown or already used')
+    const record = await this.db.selectFrom('login_challenges').selectAll().where('nonce', '=', nonce).executeTakeFirst()
+    if (!record || record.message !== challenge) throw new LoginError('challenge_invalid', 'challenge unknown or already used')
+    if (record.wallet !== normalized) throw new LoginError('challenge_invalid', 'challenge was issued for another wallet')
+    if (record.consumed_at !== null) throw new LoginError('challenge_invalid', 'challenge unknown or already used')
+    const now = this.now()
+    if (Number(record.expires_at) <= now) throw new LoginError('challenge_expired', 'challenge expired; request a new one')
+    let valid = false
+    try {
+      valid = await verifyMessage({ address: getAddress(normalized), message: challenge, signature: signature as `0x${string}` })
+    } catch {
+      valid = false
+    }
+    if (!valid) throw new LoginError('signature_invalid', 'signature does not recover to the wallet')
+    const consumed = await this.db
+      .updateTable('login_challenges')
+      .set({ consumed_at: now })
+      .where('nonce', '=', nonce)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst()
+    if (Number(consumed.numUpdatedRows) !== 1) throw new LoginError('challenge_invalid', 'challenge unknown or already used')
+    const token = `st_${randomBytes(32).toString('base64url')}`
+    const expiresAt = now + this.parameters.sessionTtlS
+    await this.db
+      .insertInto('sessions')
+      .values({ token_hash: hashToken(token), wallet: normalized, created_at: now, expires_at: expiresAt, revoked_at: null })
+      .execute()
+    await this.db
+      .insertInto('wallets')
+      .values({ wallet: normalized, first_login_at: now, last_login_at: now })
+      .onConflict((oc) => oc.column('wallet').doUpdateSet({ last_login_at: now }))
+      .execute()
+    const checksummed = getAddress(normalized)
+    await this.parameters.events?.emit({ kind: 'auth.login', payload: { wallet: checksummed } })
+    return { session_token: token, wallet: checksummed, expires_at: expiresAt }
+  }
+
+  /** The session a token belongs to, or `undefined` when unknown, expired or revoked. */
+  async validate(token: string | undefined): Promise<ValidSession | undefined> {
+    if (!token || token.length > 256) return undefined
+    const row = await this.db
+      .selectFrom('sessions')
+      .select(['wallet', 'expires_at', 'revoked_at'])
+      .where('token_hash', '=', hashToken(token))
+      .executeTakeFirst()
+    if (!row || row.revoked_at !== null || Number(row.expires_at) <= this.now()) return undefined
+    return { wallet: getAddress(row.wallet), expires_at: Number(row.expires_at) }
+  }
+
+  /** Revokes a token; true when it was an active session. */
+  async logout(token: string): Promise<boolean> {
+    const now = this.now()
+    const result = await this.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('token_hash', '=', hashToken(token))
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows) === 1
+  }
+
+  async permissions(wallet: string, token?: string): Promise<WalletPermissions> {
+    const normalized = normalizeWallet(wallet)
+    const registered = (await this.db.selectFrom('wallets').select('wallet').where('wallet', '=', normalized).executeTakeFirst()) !== undefined
+    const session = await this.validate(token)
+    const hasSession = session !== undefined && session.wallet.toLowerCase() === normalized
+    const overlord = this.parameters.overlordAddress?.()?.toLowerCase()
+    const tier: WalletPermissions['tier'] = hasSession ? 'session' : overlord && overlord === normalized ? 'overlord' : 'public'
+    return {
+      wallet: getAddress(normalized),
+      tier,
+      registered,
+      has_session: hasSession,
+      view: hasSession || registered ? 'welcome_back' : 'sign_in',
+    }
+  }
+
+  /** Drops challenges expired for more than a day and sessions expired for more than a week. */
+  private async prune(now: number): Promise<void> {
+    if (Math.random() > 0.05) return
+    await this.db.deleteFrom('login_challenges').where('expires_at', '<', now - 86_400).execute()
+    await this.db.deleteFrom('sessions').where('expires_at', '<', now - 7 * 86_400).execute()
+  }
+}

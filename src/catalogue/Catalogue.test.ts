@@ -1,0 +1,59 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, dialects, type TestDatabase } from '../db/testing.js'
+import { Catalogue, summarizeEvent } from './Catalogue.js'
+
+describe.each(dialects)('catalogue on %s', (dialect) => {
+  let handle: TestDatabase
+  let dir: string
+  let catalogue: Catalogue
+  let nowMs = 1_795_000_000_000
+  beforeAll(async () => {
+    handle = await createTestDatabase(dialect)
+    dir = mkdtempSync(join(tmpdir(), 'gw-cat-'))
+    catalogue = new Catalogue({ db: handle.db, logPath: join(dir, 'logs', 'catalogue.jsonl'), now: () => nowMs })
+  })
+  afterAll(async () => {
+    await handle?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('appends each event as one JSON line and indexes it', async () => {
+    const event = await catalogue.emit({ kind: 'auth.gate.redirect', payload: { path: '/journal', reason: 'no_session', ip_hash: 'sha256:ab' } })
+    expect(event).toMatchObject({ kind: 'auth.gate.redirect', actor: 'service.gateway', at: 1_795_000_000, severity: 'info' })
+    expect(event.source_log).toBe(join(dir, 'logs', 'catalogue.jsonl'))
+    const lines = readFileSync(event.source_log, 'utf8').trim().split('\n')
+    expect(JSON.parse(lines.at(-1)!)).toEqual(event)
+    expect(await catalogue.recent({ kind: 'auth.gate.redirect' })).toEqual([event])
+  })
+
+  it('keeps lines whole under concurrent emits and lists newest first, filtered by kind', async () => {
+    const emitted = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => {
+        nowMs += 1000
+        return catalogue.emit({ kind: i % 2 ? 'a.odd' : 'a.even', payload: { i, text: 'x'.repeat(5000) } })
+      }),
+    )
+    const lines = readFileSync(emitted[0]!.source_log, 'utf8').trim().split('\n')
+    expect(lines).toHaveLength(51)
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow()
+    const odd = await catalogue.recent({ kind: 'a.odd', limit: 3 })
+    expect(odd.map((e) => e.payload.i)).toEqual([49, 47, 45])
+    const all = await catalogue.recent({ limit: 500 })
+    expect(all).toHaveLength(51)
+    const ids = all.map((e) => e.event_id)
+    expect(new Set(ids).size).toBe(51)
+  })
+
+  it('summarises events for humans', () => {
+    expect(
+      summarizeEvent({ event_id: 'e', kind: 'auth.gate.redirect', actor: 'service.gateway', at: 0, severity: 'info', payload: { path: '/journal', reason: 'no_session', ip_hash: 'sha256:0123456789abcdef0123' }, source_log: '' }),
+    ).toMatch(/\/journal/)
+  })
+
+  it('reports whether the log is writable', async () => {
+    await expect(catalogue.checkWritable()).resolves.toBeUndefined()
+  })
+})

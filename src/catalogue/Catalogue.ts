@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { access, appendFile, mkdir } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/Database.js'
+import type { Logger } from '../shared/logger.js'
+import type { CatalogueEvent, CatalogueEventInput, EventSink } from './EventSink.js'
+
+export type CatalogueParameters = {
+  db: Kysely<Database>
+  /** The append-only JSON-lines log (created when missing). */
+  logPath: string
+  logger?: Logger | undefined
+  /** Epoch milliseconds (tests move time). */
+  now?: () => number
+}
+
+export type RecentQuery = { kind?: string | undefined; limit?: number | undefined }
+
+let lastMs = 0
+let counter = 0
+/** Sortable unique id: `evt_` + milliseconds (base 36, fixed width) + a per-ms counter + randomness. */
+export function newEventId(nowMs: number): string {
+  if (nowMs === lastMs) counter++
+  else {
+    lastMs = nowMs
+    counter = 0
+  }
+  return `evt_${nowMs.toString(36).padStart(9, '0')}${counter.toString(36).padStart(3, '0')}${randomBytes(5).toString('hex')}`
+}
+
+/**
+ * The catalogue (seed 000 §2.6, §6.1): every event is first appended as one JSON line to the log — the
+ * record — and then indexed in the database for queries. Appends are serialised in this process so lines
+ * never interleave; `O_APPEND` keeps whole lines when several processes share one log.
+ */
+export class Catalogue implements EventSink {
+  readonly logPath: string
+  private readonly db: Kysely<Database>
+  private readonly logger: Logger | undefined
+  private readonly now: () => number
+  private tail: Promise<unknown> = Promise.resolve()
+  private dirReady: Promise<unknown> | undefined
+
+  constructor({ db, logPath, logger, now = Date.now }: CatalogueParameters) {
+    this.db = db
+    this.logPath = resolve(logPath)
+    this.logger = logger
+    this.now = now
+  }
+
+  async emit(input: CatalogueEventInput): Promise<CatalogueEvent> {
+    const nowMs = this.now()
+    const event: CatalogueEvent = {
+      event_id: newEventId(nowMs),
+      kind: input.kind,
+      actor: input.actor ?? 'service.gateway',
+      at: Math.floor(nowMs / 1000),
+      severity: input.severity ?? 'info',
+      payload: input.payload,
+      source_log: this.logPath,
+    }
+    const line = `${JSON.stringify(event)}\n`
+    this.dirReady ??= mkdir(dirname(this.logPath), { recursive: true })
+    const write = this.tail.then(async () => {
+      await this.dirReady
+      await appendFile(this.logPath, line, { flag: 'a' })
+    })
+    this.tail = write.catch(() => undefined)
+    await write
+    try {
+      await this.db
+        .insertInto('catalogue_events')
+        .values({ ...event, payload: JSON.stringify(event.payload) })
+        .execute()
+    } catch (error) {
+      // The log holds the event; a failed index write is repaired by re-indexing from the log.
+      this.logger?.error({ err: error, event_id: event.event_id, kind: event.kind }, 'catalogue index write failed')
+    }
+    return event
+  }
+
+  /** Newest first. */
+  async recent({ kind, limit = 50 }: RecentQuery = {}): Promise<CatalogueEvent[]> {
+    let query = this.db.selectFrom('catalogue_events').selectAll()
+    if (kind) query = query.where('kind', '=', kind)
+    const rows = await query.orderBy('at', 'desc').orderBy('event_id', 'desc').limit(limit).execute()
+    return rows.map((row) => ({
+      event_id: row.event_id,
+      kind: row.kind,
+      actor: row.actor,
+      at: Number(row.at),
+      severity: row.severity as CatalogueEvent['severity'],
+      payload: JSON.parse(row.payload) as Record<string, unknown>,
+      source_log: row.source_log,
+    }))
+  }
+
+  /** Whether the log can be appended to (the file, or its directory when it does not exist yet). */
+  async checkWritable(): Promise<void> {
+    try {
+      await access(this.logPath, constants.W_OK)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      await mkdir(dirname(this.logPath), { recursive: true })
+      await access(dirname(this.logPath), constants.W_OK)
+    }
+  }
+}
+
+/** One line a human reads (`h=true`). */
+export function summarizeEvent(event: CatalogueEvent): string {
+  const p = event.payload
+  switch (event.kind) {
+    case 'auth.gate.redirect':
+      return `Gate redirected ${String(p.path)} to /login (${String(p.reason)}) for ${String(p.ip_hash).slice(0, 19)}…`
+    case 'auth.login':
+      return `Wallet ${String(p.wallet)} logged in`
+    case 'auth.logout':
+      return `Wallet ${String(p.wallet)} logged out`
+    case 'admin.shadow_overlord_action':
+      return `Shadow overlord ${String(p.scope ?? p.action ?? 'action')} on ${String(p.target ?? '-')}: ${String(p.outcome ?? '')}`.trim()
+    case 'admin.cabinet.provisioned':
+      return `Cabinet ${String(p.company)} provisioned`
+    case 'admin.cabinet.cleared':
+      return `Cabinet ${String(p.company)} cleared`
+    default:
+      return `${event.kind} by ${event.actor}`
+  }
+}

@@ -1,0 +1,88 @@
+import { isAbsolute, join, resolve } from 'node:path'
+import { ConfigError } from './ConfigError.js'
+import { type Env, envBool, envEnum, envHttpUrl, envInt, envList, envOptionalString, envString } from './env.js'
+
+export type ResponseValidationSetting = 'off' | 'warn' | 'error'
+
+/** The gateway core's configuration. Other domains read their own sections (`src/<domain>/config.ts`). */
+export type GatewayConfig = {
+  port: number
+  host: string
+  dataDir: string
+  /** `postgres://…` selects PostgreSQL; otherwise a SQLite file path. */
+  databaseUrl: string
+  /** Origin used in login messages and resource URLs, e.g. `http://localhost:8000` (no trailing slash). */
+  publicOrigin: string
+  /** `SERVICE_HARD_GATE_ENABLED`, read on every call (default on). */
+  hardGateEnabled: () => boolean
+  modelServer: { baseUrl: string; chatModel: string; embedModel: string; timeoutMs: number }
+  login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string }
+  /** Calls of cost endpoints per wallet per UTC day. */
+  quota: { costCallsPerDay: number }
+  rateLimit: { windowS: number; max: number }
+  /** Express `trust proxy` (hops); 0 = use the socket address. */
+  trustProxy: number
+  /** Origins allowed by CORS (`*` = any). Default: the public origin. */
+  corsOrigins: string[]
+  catalogueLogPath: string
+  /** Secret that keys the `ip_hash` of gate events; default: generated once and kept in the data dir. */
+  ipHashSalt: string | undefined
+  responseValidation: ResponseValidationSetting
+  logLevel: string
+  version: string
+}
+
+/** Parses the environment. Throws `ConfigError` naming the first bad variable. */
+export function loadConfig(env: Env = process.env): GatewayConfig {
+  const port = envInt(env, 'SERVICE_PORT', 8000, { min: 0, max: 65535 })
+  const dataDirRaw = envString(env, 'SERVICE_DATA_DIR', './data')
+  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(dataDirRaw)
+  const databaseUrl = envString(env, 'SERVICE_DATABASE_URL', `sqlite:${join(dataDir, 'gateway.sqlite')}`)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !/^postgres(ql)?:\/\//i.test(databaseUrl))
+    throw new ConfigError('SERVICE_DATABASE_URL', `must be a postgres:// URL or a SQLite path (got "${databaseUrl}")`)
+  const publicOrigin = envHttpUrl(env, 'SERVICE_PUBLIC_ORIGIN', `http://localhost:${port || 8000}`)
+  if (new URL(publicOrigin).pathname !== '/' || publicOrigin !== new URL(publicOrigin).origin)
+    throw new ConfigError('SERVICE_PUBLIC_ORIGIN', `must be an origin like https://example.com (no path) (got "${publicOrigin}")`)
+  // Validated now so a bad value stops the start; re-read on every request afterwards.
+  envBool(env, 'SERVICE_HARD_GATE_ENABLED', true)
+  const hardGateEnabled = () => {
+    try {
+      return envBool(env, 'SERVICE_HARD_GATE_ENABLED', true)
+    } catch {
+      return true // a bad value at runtime fails closed
+    }
+  }
+  const config: GatewayConfig = {
+    port,
+    host: envString(env, 'SERVICE_HOST', '0.0.0.0'),
+    dataDir,
+    databaseUrl,
+    publicOrigin,
+    hardGateEnabled,
+    modelServer: {
+      baseUrl: envHttpUrl(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434'),
+      chatModel: envString(env, 'SERVICE_LLM__MODELSERVER__CHAT_MODEL', 'svc-tiny-chat:latest'),
+      embedModel: envString(env, 'SERVICE_LLM__MODELSERVER__EMBED_MODEL', 'svc-tiny-embed:latest'),
+      timeoutMs: envInt(env, 'SERVICE_LLM__MODELSERVER__TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
+    },
+    login: {
+      challengeTtlS: envInt(env, 'SERVICE_LOGIN__CHALLENGE_TTL_S', 300, { min: 10, max: 3600 }),
+      sessionTtlS: envInt(env, 'SERVICE_LOGIN__SESSION_TTL_S', 86_400, { min: 60, max: 30 * 86_400 }),
+      chainId: envInt(env, 'SERVICE_LOGIN__CHAIN_ID', 1, { min: 1 }),
+      statement: envString(env, 'SERVICE_LOGIN__STATEMENT', 'Sign in to the gateway. This request costs nothing.'),
+    },
+    quota: { costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }) },
+    rateLimit: {
+      windowS: envInt(env, 'SERVICE_RATE_LIMIT__WINDOW_S', 60, { min: 1, max: 86_400 }),
+      max: envInt(env, 'SERVICE_RATE_LIMIT__MAX', 600, { min: 1 }),
+    },
+    trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
+    corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
+    catalogueLogPath: envString(env, 'SERVICE_CATALOGUE__LOG_PATH', join(dataDir, 'catalogue.jsonl')),
+    ipHashSalt: envOptionalString(env, 'SERVICE_GATE__IP_HASH_SALT'),
+    responseValidation: envEnum(env, 'SERVICE_HTTP__RESPONSE_VALIDATION', ['off', 'warn', 'error'] as const, 'warn'),
+    logLevel: envEnum(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
+    version: '1.0.0',
+  }
+  return config
+}

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDatabase } from './createDatabase.js'
+import { createTestDatabase, dialects, type TestDatabase } from './testing.js'
+
+describe.each(dialects)('database on %s', (dialect) => {
+  let handle: TestDatabase
+  beforeAll(async () => {
+    handle = await createTestDatabase(dialect)
+  })
+  afterAll(async () => {
+    await handle?.close()
+  })
+
+  it('applies every migration and records them', async () => {
+    const rows = await handle.db.selectFrom('kysely_migration' as never).select('name' as never).execute()
+    const names = rows.map((r) => (r as { name: string }).name)
+    expect(names).toContain('0001_catalogue')
+    expect(names).toContain('0002_login')
+  })
+
+  it('is idempotent: opening the same database again migrates nothing and keeps rows', async () => {
+    await handle.db.insertInto('wallets').values({ wallet: '0xabc', first_login_at: 1, last_login_at: 2 }).execute()
+    const second = await createDatabase({ url: handle.url })
+    try {
+      const row = await second.db.selectFrom('wallets').selectAll().where('wallet', '=', '0xabc').executeTakeFirst()
+      expect(row).toEqual({ wallet: '0xabc', first_login_at: 1, last_login_at: 2 })
+    } finally {
+      await second.close()
+    }
+  })
+
+  it('returns epoch seconds as numbers on both dialects', async () => {
+    await handle.db
+      .insertInto('sessions')
+      .values({ token_hash: 'h'.repeat(64), wallet: '0xabc', created_at: 1_795_435_200, expires_at: 1_795_521_600, revoked_at: null })
+      .execute()
+    const row = await handle.db.selectFrom('sessions').selectAll().executeTakeFirstOrThrow()
+    expect(typeof row.expires_at).toBe('number')
+    expect(row.expires_at).toBe(1_795_521_600)
+  })
+})

@@ -1,0 +1,58 @@
+/**
+ * The gate's public set, derived from the OpenAPI document (design.md, seed 000 §4.1 rule 2):
+ * - an operation is public when one of its security requirements does not need `sessionToken`
+ *   (`security: []`, `[{overlordBearer: []}]`, `[{}, {x402Payment: []}]`…);
+ * - paths without an operation are public when they equal an `x-public-exact-paths` entry or start with an
+ *   `x-public-prefixes` entry (static assets, `/doc/`, `/cms-json/`…);
+ * - with the hard gate off, `x-pre-rollout-public-paths` / `x-pre-rollout-public-prefixes` are public as well.
+ */
+export type SecurityRequirementList = ReadonlyArray<Record<string, readonly string[]>>
+
+export const SESSION_SCHEME = 'sessionToken'
+
+export function requiresSession(security: SecurityRequirementList): boolean {
+  if (security.length === 0) return false
+  return security.every((requirement) => SESSION_SCHEME in requirement)
+}
+
+export type PublicSetLists = {
+  exact: string[]
+  prefixes: string[]
+  preRolloutExact: string[]
+  preRolloutPrefixes: string[]
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
+}
+
+export function publicSetFromDocument(document: Record<string, unknown>): PublicSetLists {
+  return {
+    exact: stringList(document['x-public-exact-paths']),
+    prefixes: stringList(document['x-public-prefixes']),
+    preRolloutExact: stringList(document['x-pre-rollout-public-paths']),
+    preRolloutPrefixes: stringList(document['x-pre-rollout-public-prefixes']),
+  }
+}
+
+function matches(path: string, exact: string[], prefixes: string[]): boolean {
+  const withSlash = path.endsWith('/') ? path : `${path}/`
+  const withoutSlash = path.length > 1 ? path.replace(/\/+$/, '') : path
+  if (exact.includes(path) || exact.includes(withoutSlash)) return true
+  // `/autocore/` also covers `/autocore` (trailing slashes are not significant for routing).
+  return prefixes.some((prefix) => path.startsWith(prefix) || withSlash === prefix)
+}
+
+export class PublicSet {
+  constructor(private readonly lists: PublicSetLists) {}
+
+  /** Public by the listed paths (rule 2), independent of any operation. */
+  isListedPublic(path: string): boolean {
+    return matches(path, this.lists.exact, this.lists.prefixes)
+  }
+
+  /** Public only while the hard gate is off (rule 6). */
+  isPreRolloutPublic(path: string): boolean {
+    return matches(path, this.lists.preRolloutExact, this.lists.preRolloutPrefixes)
+  }
+}

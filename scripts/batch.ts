@@ -1,0 +1,62 @@
+/**
+ * `npm run batch`: runs the receipt batch now — finishes any batch an earlier run left half-done, then
+ * batches every stored, paid upload not yet in a batch (paid before `--cutoff <epoch seconds>`, default
+ * now): tree file stored through the storage upstream, `commitBatch` on the configured chain, proofs
+ * recorded. Configuration: `SERVICE_BATCH__*` (src/batch/config.ts), `SERVICE_STORAGE__*` for the upstream
+ * and Arweave key, `SERVICE_DATABASE_URL` / `SERVICE_DATA_DIR`. Exits non-zero when a step fails.
+ */
+import { createBatchRunner, readBatchConfig, upstreamTreeUploader } from '../src/batch/index.js'
+import { loadConfig } from '../src/config/loadConfig.js'
+import { createDatabase } from '../src/db/createDatabase.js'
+import { readStorageConfig } from '../src/storage/config.js'
+import { UpstreamClient } from '../src/storage/UpstreamClient.js'
+import { loadArweaveSigner } from '../src/storage/signDataItem.js'
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? process.argv[i + 1] : undefined
+}
+
+async function main(): Promise<void> {
+  const cutoffText = flag('--cutoff')
+  if (cutoffText !== undefined && !/^\d+$/.test(cutoffText)) throw new Error('--cutoff must be epoch seconds')
+  const batchConfig = readBatchConfig()
+  const storage = readStorageConfig()
+  const { databaseUrl } = loadConfig()
+  const handle = await createDatabase({ url: databaseUrl })
+  try {
+    const upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
+    const signer = await loadArweaveSigner(storage.arweaveJwkPath)
+    const run = await createBatchRunner(batchConfig, {
+      db: handle.db,
+      uploader: upstreamTreeUploader(upstream, signer),
+      log: {
+        info: (o, m) => console.error(m ?? '', JSON.stringify(o)),
+        warn: (o, m) => console.error(`warning: ${m ?? ''}`, JSON.stringify(o)),
+        error: (o, m) => console.error(`error: ${m ?? ''}`, JSON.stringify(o)),
+      },
+    })
+    const result = await run({ cutoff: cutoffText === undefined ? undefined : Number(cutoffText) })
+    const batches = [...result.resumed, ...result.created]
+    if (process.argv.includes('--json')) {
+      console.log(JSON.stringify(result, null, 2))
+    } else if (batches.length === 0) {
+      console.log('no receipts to batch')
+    } else {
+      for (const b of batches) {
+        console.log(
+          `epoch ${b.epoch ?? '-'} · ${b.leafCount} receipts · root ${b.root} · tree ${b.treeArTxId} · tx ${b.commitTxHash} · ${b.status}`,
+        )
+      }
+    }
+    for (const s of result.skipped) console.error(`left out ${s.arTxId}: ${s.reason}`)
+  } finally {
+    await handle.close()
+  }
+}
+
+main().catch((err: unknown) => {
+  const e = err as { shortMessage?: string; message?: string }
+  console.error(`batch failed: ${e.shortMessage ?? e.message ?? String(err)}`)
+  process.exit(1)
+})

@@ -1,0 +1,27 @@
+/**
+ * Where the batch finds settled, stored uploads. The storage ledger implements it
+ * (`ledgerReceiptSource.ts`); tests can pass a list.
+ */
+export type SettledReceipt = {
+  arTxId: string
+  uploadId: string
+  depositId: string
+  /** `eip155:8453`, `eip155:1` or `algorand:<genesis_hash>`. */
+  network: string
+  /** Asset as the rail recorded it (token address, `31566704` or `ALGO`). */
+  asset: string
+  /** Payer as the rail recorded it (EVM address or Algorand address). */
+  payer: string
+  sizeBytes: bigint
+  /** What the payer paid, in atomic units. */
+  paidAtomics: bigint
+  /** When the upload was paid (epoch seconds). */
+  paidAt: number
+}
+
+export interface ReceiptSource {
+  /** Stored uploads paid before `cutoff` (epoch seconds) that are in no batch yet, oldest first. */
+  unbatched(cutoff: number, limit: number): Promise<SettledReceipt[]>
+  /** One stored upload by storage id, batched or not. */
+  byArTxId(arTxId: string): Promise<SettledReceipt | undefined>
+}

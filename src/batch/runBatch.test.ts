@@ -1,0 +1,194 @@
+import { StandardMerkleTree } from '@openzeppelin/merkle-tree'
+import type { Hex } from 'viem'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type DatabaseHandle, createDatabase } from '../db/createDatabase.js'
+import { ReceiptNotFoundError } from './errors.js'
+import { getReceiptProof } from './getReceiptProof.js'
+import { ledgerReceiptSource } from './ledgerReceiptSource.js'
+import { LEAF_ENCODING, type LeafTuple, arTxIdToBytes32 } from './receiptLeaf.js'
+import { runBatch } from './runBatch.js'
+import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from './testing.js'
+
+const PAYERS = [
+  '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+  '0x90F79bf6EB2c4f870365E785982E1f101E93b906',
+] as const
+
+describe('receipt batch (ledger → tree → tree file → commit → proofs)', () => {
+  let h: DatabaseHandle
+  let uploader: FakeUploader
+  let committer: FakeCommitter
+  beforeEach(async () => {
+    h = await createDatabase({ url: ':memory:' })
+    uploader = new FakeUploader()
+    committer = new FakeCommitter()
+  })
+  afterEach(async () => {
+    await h.close()
+  })
+  const run = (over: Partial<Parameters<typeof runBatch>[0]> = {}) =>
+    runBatch({ db: h.db, source: ledgerReceiptSource(h.db), uploader, committer, now: () => 1_800_000_000, ...over })
+
+  it('batches settled, stored uploads and records a proof per receipt that verifies against the root', async () => {
+    const ids = [
+      await insertLedgerRow(h.db, { payer: PAYERS[0], amountAtomic: 5000n, sizeBytes: 10 }),
+      await insertLedgerRow(h.db, { payer: PAYERS[1], network: 'eip155:1', amountAtomic: 7000n, sizeBytes: 20, uploadStatus: 'verified' }),
+      await insertLedgerRow(h.db, { payer: PAYERS[2], amountAtomic: 12_345_678_901_234_567_890n, sizeBytes: 30 }),
+    ]
+    // not receipts: queued upload, unsettled deposit, failed verification
+    await insertLedgerRow(h.db, { payer: PAYERS[0], uploadStatus: 'queued' })
+    await insertLedgerRow(h.db, { payer: PAYERS[0], depositStatus: 'claimed' })
+    const failed = await insertLedgerRow(h.db, { payer: PAYERS[0], uploadStatus: 'verify_failed' })
+
+    const result = await run()
+    expect(result.created).toHaveLength(1)
+    const batch = result.created[0]!
+    expect(batch).toMatchObject({ status: 'committed', epoch: 1, leafCount: 3, chainId: 31337 })
+    expect(committer.sent).toHaveLength(1)
+    expect(committer.sent[0]).toMatchObject({ root: batch.root, leafCount: 3, arweaveTx: arTxIdToBytes32(batch.treeArTxId!) })
+
+    // the stored tree file is the library's dump, with the committed root
+    const file = uploader.files[0]!
+    expect(file.arTxId).toBe(batch.treeArTxId)
+    const tree = StandardMerkleTree.load<LeafTuple>(JSON.parse(new TextDecoder().decode(file.data)))
+    expect(tree.root).toBe(batch.root)
+    expect(file.tags).toContainEqual({ name: 'SVC-Batch-Root', value: batch.root })
+    expect(file.tags).toContainEqual({ name: 'Content-Type', value: 'application/json' })
+
+    for (const [i, id] of ids.entries()) {
+      const view = await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)
+      expect(view.status).toBe('committed')
+      expect(view.receipt.payer).toBe(PAYERS[i])
+      expect(view.receipt.arTxid).toBe(arTxIdToBytes32(id))
+      expect(view.batch?.epoch).toBe(1)
+      expect(view.batch?.commitTxHash).toBe(committer.sent[0]!.hash)
+      const tuple: LeafTuple = [view.receipt.payer, view.receipt.arTxid, view.receipt.sizeBytes, view.receipt.paidAtomics, view.receipt.currency]
+      expect(StandardMerkleTree.verify(batch.root, [...LEAF_ENCODING], tuple, view.batch!.proof)).toBe(true)
+      expect(view.batch!.leaf).toBe(tree.leafHash(tuple))
+    }
+    const second = await getReceiptProof(h.db, ledgerReceiptSource(h.db), ids[1]!)
+    expect(second.receipt).toMatchObject({ currency: 2, sizeBytes: '20', paidAtomics: '7000', network: 'eip155:1' })
+    const third = await getReceiptProof(h.db, ledgerReceiptSource(h.db), ids[2]!)
+    expect(third.receipt.paidAtomics).toBe('12345678901234567890')
+    await expect(getReceiptProof(h.db, ledgerReceiptSource(h.db), failed)).rejects.toBeInstanceOf(ReceiptNotFoundError)
+    await expect(getReceiptProof(h.db, ledgerReceiptSource(h.db), randomArTxId())).rejects.toBeInstanceOf(ReceiptNotFoundError)
+
+    // a second run finds nothing new and commits nothing
+    const again = await run()
+    expect(again).toEqual({ resumed: [], created: [], skipped: [] })
+    expect(committer.sent).toHaveLength(1)
+
+    // a later upload goes into epoch 2 on its own
+    const later = await insertLedgerRow(h.db, { payer: PAYERS[0], createdAt: 1_700_000_100 })
+    const next = await run()
+    expect(next.created.map((b) => [b.epoch, b.leafCount])).toEqual([[2, 1]])
+    const lone = await getReceiptProof(h.db, ledgerReceiptSource(h.db), later)
+    expect(lone.batch).toMatchObject({ epoch: 2, proof: [], root: lone.batch?.leaf })
+  })
+
+  it('reports a stored upload not yet batched as pending, and only batches uploads paid before the cutoff', async () => {
+    const early = await insertLedgerRow(h.db, { payer: PAYERS[0], createdAt: 1000 })
+    const late = await insertLedgerRow(h.db, { payer: PAYERS[1], createdAt: 2000 })
+    const pending = await getReceiptProof(h.db, ledgerReceiptSource(h.db), late)
+    expect(pending).toMatchObject({ status: 'pending', batch: null, receipt: { payer: PAYERS[1], currency: 1 } })
+    const result = await run({ cutoff: 2000 })
+    expect(result.created[0]?.leafCount).toBe(1)
+    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), early)).status).toBe('committed')
+    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), late)).status).toBe('pending')
+  })
+
+  it('resumes after the tree upload failed, without rebuilding or re-reserving receipts', async () => {
+    const id = await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    uploader.failNext = 1
+    await expect(run()).rejects.toThrow(/tree file upload failed/)
+    const stuck = await h.db.selectFrom('receipt_batches').selectAll().executeTakeFirstOrThrow()
+    expect(stuck).toMatchObject({ status: 'built', tree_ar_tx_id: null })
+    expect(stuck.last_error).toMatch(/upstream down/)
+    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)).status).toBe('batched')
+    expect(committer.sent).toHaveLength(0)
+
+    const result = await run()
+    expect(result.created).toHaveLength(0)
+    expect(result.resumed).toMatchObject([{ batchId: stuck.batch_id, status: 'committed', epoch: 1 }])
+    expect(await h.db.selectFrom('receipt_batches').select('batch_id').execute()).toHaveLength(1)
+  })
+
+  it('resumes after the commit could not be sent', async () => {
+    await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    committer.failSend = 1
+    await expect(run()).rejects.toThrow(/rpc down/)
+    expect(await h.db.selectFrom('receipt_batches').select(['status', 'commit_tx_hash']).executeTakeFirst()).toEqual({
+      status: 'stored',
+      commit_tx_hash: null,
+    })
+    const result = await run()
+    expect(result.resumed[0]).toMatchObject({ status: 'committed', epoch: 1 })
+    expect(uploader.files).toHaveLength(1) // the tree file was not uploaded twice
+  })
+
+  it('follows a sent commit by its hash instead of sending it again', async () => {
+    await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    committer.failWait = 1
+    await expect(run()).rejects.toThrow(/rpc timeout/)
+    const row = await h.db.selectFrom('receipt_batches').selectAll().executeTakeFirstOrThrow()
+    expect(row.status).toBe('committing')
+    expect(row.commit_tx_hash).toBe(committer.sent[0]!.hash)
+    const result = await run()
+    expect(result.resumed[0]).toMatchObject({ status: 'committed', epoch: 1, commitTxHash: row.commit_tx_hash })
+    expect(committer.sent).toHaveLength(1)
+    expect(committer.waited).toEqual([row.commit_tx_hash, row.commit_tx_hash])
+  })
+
+  it('splits more receipts than maxLeaves into several batches in one run', async () => {
+    for (let i = 0; i < 5; i++) await insertLedgerRow(h.db, { payer: PAYERS[i % 3]!, createdAt: 1000 + i })
+    const result = await run({ maxLeaves: 2 })
+    expect(result.created.map((b) => [b.epoch, b.leafCount])).toEqual([
+      [1, 2],
+      [2, 2],
+      [3, 1],
+    ])
+    const counts = await h.db.selectFrom('batch_receipts').select(['ar_tx_id']).execute()
+    expect(new Set(counts.map((c) => c.ar_tx_id)).size).toBe(5)
+  })
+
+  it('leaves out a receipt that cannot become a leaf and reports it, batching the rest', async () => {
+    const bad = await insertLedgerRow(h.db, { payer: 'not-an-address' })
+    const good = await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    const result = await run({ maxLeaves: 1 })
+    expect(result.skipped).toEqual([{ arTxId: bad, reason: expect.stringMatching(/not an EVM address/) }])
+    expect(result.created).toHaveLength(1)
+    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), good)).status).toBe('committed')
+  })
+
+  it('maps Algorand receipts with their currency code', async () => {
+    const payer = 'VCMJKWOY5P5P7SKMZFFOCEROPJCZOTIJMNIYNUCKH7LRO45JMJP6UYBIJA'
+    const asa = await insertLedgerRow(h.db, { payer, network: 'algorand:genesis', asset: '31566704' })
+    const algo = await insertLedgerRow(h.db, { payer, network: 'algorand:genesis', asset: 'ALGO' })
+    await run()
+    const a = await getReceiptProof(h.db, ledgerReceiptSource(h.db), asa)
+    const b = await getReceiptProof(h.db, ledgerReceiptSource(h.db), algo)
+    expect([a.receipt.currency, b.receipt.currency]).toEqual([3, 4])
+    expect(a.receipt.payer).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect(a.receipt.payer).toBe(b.receipt.payer)
+  })
+
+  it('emits a catalogue event when a batch is committed', async () => {
+    await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    const events: { kind: string; payload: Record<string, unknown> }[] = []
+    await run({
+      events: {
+        emit: async (e) => {
+          events.push(e)
+          return { ...e, event_id: 'x', actor: 'service.gateway', at: 0, severity: 'info', source_log: '' }
+        },
+      },
+    })
+    expect(events).toEqual([
+      {
+        kind: 'storage.batch.committed',
+        payload: expect.objectContaining({ epoch: 1, leaf_count: 1, commit_tx_hash: committer.sent[0]!.hash as Hex }),
+      },
+    ])
+  })
+})

@@ -1,0 +1,21 @@
+import { Readable } from 'node:stream'
+import { type ArweaveSigner, createData } from '@dha-team/arbundles/node'
+import type { UpstreamClient } from '../storage/UpstreamClient.js'
+import type { TreeUploader } from './TreeUploader.js'
+
+/**
+ * Stores the tree file through the prepaid storage upstream as an ANS-104 data item signed with the
+ * service's Arweave key — the same path paid uploads take (src/storage). The file is small (a few hundred
+ * bytes per receipt), so the item is built in memory.
+ */
+export function upstreamTreeUploader(upstream: Pick<UpstreamClient, 'uploadDataItem'>, signer: ArweaveSigner): TreeUploader {
+  return {
+    async upload(data, tags) {
+      const item = createData(data, signer, { tags })
+      await item.sign(signer)
+      const raw = Buffer.from(item.getRaw())
+      const result = await upstream.uploadDataItem(Readable.from([raw]), BigInt(raw.length))
+      return { arTxId: result.id || item.id }
+    },
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * algod-compatible devnet node for what algosdk (3.x) calls, replies encoded with algosdk's own model classes:
+ *   POST /v2/transactions                          raw msgpack signed txn(s) → {txId}; 400 {message} like algod
+ *   GET  /v2/transactions/params                   → TransactionParametersResponse
+ *   GET  /v2/transactions/pending/{txid}[?format=msgpack|json] → PendingTransactionResponse; 404 unknown
+ *   GET  /v2/status, /v2/status/wait-for-block-after/{round}   → NodeStatusResponse
+ *   GET  /v2/accounts/{addr}, /v2/accounts/{addr}/assets/{id}, /v2/assets/{id}
+ *   GET  /health, /versions, /genesis (no token, as on algod)
+ * Every /v2 route requires `X-Algo-API-Token` (401 "Invalid API Token"). Rounds advance every
+ * `roundIntervalMs`; a transaction is confirmed `confirmRounds` rounds after submission.
+ */
+import algosdk from 'algosdk'
+import type { ServerResponse } from 'node:http'
+import { timingSafeEqual } from 'node:crypto'
+import { HttpError, Router, sendBytes, sendJson, serve, type Request } from '../http.js'
+import { AlgoLedger, CONSENSUS_VERSION, devnetGenesis, MIN_FEE, TxnRejected, USDC_ASA_ID, type PooledTxn } from './AlgoLedger.js'
+
+const { modelsv2 } = algosdk
+
+export interface AlgodAccountFunding {
+  address: string
+  microAlgos: bigint
+  /** USDC ASA units (6 decimals); the account is opted in when this is set (0 = opted in, empty). */
+  usdc?: bigint
+}
+
+export interface AlgodOptions {
+  port?: number
+  token: string
+  genesisId?: string
+  /** Round interval (ms), default 1000. */
+  roundIntervalMs?: number
+  /** Rounds from submission to confirmation, default 1. */
+  confirmRounds?: number
+  /** Address of the USDC ASA creator/reserve (holds the unallocated supply). */
+  assetCreator: string
+  accounts?: AlgodAccountFunding[]
+  /** Longest wait-for-block-after hold (ms), default 60000 like algod. */
+  maxWaitMs?: number
+}
+
+export interface AlgodPeer {
+  url: string
+  port: number
+  token: string
+  genesisId: string
+  genesisHash: string
+  ledger: AlgoLedger
+  /** Produces a round now. */
+  advance(): bigint
+  close(): Promise<void>
+}
+
+export const USDC_TOTAL = 10n ** 16n // 10 billion USDC at 6 decimals
+
+function wantsMsgpack(req: Request): boolean {
+  return req.query.get('format') === 'msgpack'
+}
+
+function reply(req: Request, res: ServerResponse, model: algosdk.Encodable, status = 200): void {
+  if (wantsMsgpack(req)) {
+    sendBytes(res, status, algosdk.encodeMsgpack(model), 'application/msgpack')
+    return
+  }
+  const text = algosdk.encodeJSON(model)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+const algodError = (status: number, message: string) => new HttpError(status, message, { message })
+
+export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
+  const genesis = devnetGenesis(opts.genesisId ?? 'devnet-v1')
+  const ledger = new AlgoLedger(genesis, opts.assetCreator, USDC_TOTAL)
+  for (const a of opts.accounts ?? []) {
+    ledger.fund(a.address, a.microAlgos)
+    if (a.usdc !== undefined) ledger.allocateAsset(a.address, a.usdc)
+  }
+  const confirmRounds = BigInt(opts.confirmRounds ?? 1)
+  const maxWaitMs = opts.maxWaitMs ?? 60_000
+  const waiters = new Set<() => void>()
+  const advance = (): bigint => {
+    const r = ledger.nextRound()
+    for (const w of [...waiters]) w()
+    return r
+  }
+  const timer = setInterval(advance, opts.roundIntervalMs ?? 1000)
+  timer.unref()
+
+  const status = () => {
+    const last = ledger.round
+    const since = BigInt(Date.now() - (ledger.roundTimes.get(last) ?? Date.now())) * 1_000_000n
+    return new modelsv2.NodeStatusResponse({
+      catchupTime: 0,
+      lastRound: last,
+      lastVersion: CONSENSUS_VERSION,
+      nextVersion: CONSENSUS_VERSION,
+      nextVersionRound: last + 1n,
+      nextVersionSupported: true,
+      stoppedAtUnsupportedRound: false,
+      timeSinceLastRound: since,
+    })
+  }
+
+  const pendingModel = (p: PooledTxn) => {
+    const t = p.stxn.txn
+    return new modelsv2.PendingTransactionResponse({
+      poolError: p.poolError ?? '',
+      txn: p.stxn,
+      confirmedRound: p.confirmedRound,
+      assetIndex: undefined,
+      closingAmount: p.confirmedRound !== undefined && t.type === algosdk.TransactionType.pay ? 0 : undefined,
+      assetClosingAmount: p.confirmedRound !== undefined && t.type === algosdk.TransactionType.axfer ? 0 : undefined,
+      senderRewards: p.confirmedRound !== undefined ? 0 : undefined,
+      receiverRewards: p.confirmedRound !== undefined ? 0 : undefined,
+      closeRewards: p.confirmedRound !== undefined ? 0 : undefined,
+    })
+  }
+
+  const parseAddress = (s: string): string => {
+    if (!algosdk.isValidAddress(s)) throw algodError(400, `failed to parse the address: ${s}`)
+    return s
+  }
+
+  const router = new Router()
+  router.before = (req) => {
+    if (!req.path.startsWith('/v2/')) return
+    const got = req.headers['x-algo-api-token']
+    const tok = Array.isArray(got) ? got[0] : got
+    const a = Buffer.from(tok ?? '')
+    const b = Buffer.from(opts.token)
+    if (a.length !== b.length || !timingSafeEqual(a, b)) throw algodError(401, 'Invalid API Token')
+  }
+  router.get('/health', (_req, res) => {
+    res.writeHead(200).end()
+  })
+  router.get('/ready', (_req, res) => {
+    res.writeHead(200).end()
+  })
+  router.get('/genesis', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(genesis.json)
+  })
+  router.get('/versions', (_req, res) =>
+    sendJson(res, 200, {
+      versions: ['v2'],
+      genesis_id: genesis.id,
+      genesis_hash_b64: genesis.hashB64,
+      build: { major: 4, minor: 0, build_number: 0, commit_hash: 'devnet', branch: 'devnet', channel: 'devnet' },
+    }),
+  )
+  router.get('/v2/status', (req, res) => reply(req, res, status()))
+  router.get('/v2/status/wait-for-block-after/{round}', async (req, res) => {
+    const r = req.params.round as string
+    if (!/^\d+$/.test(r)) throw algodError(400, `invalid round: ${r}`)
+    const round = BigInt(r)
+    if (ledger.round <= round && round <= ledger.round + 1000n) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          if (ledger.round > round) finish()
+        }
+        const finish = () => {
+          waiters.delete(done)
+          clearTimeout(t)
+          req.raw.off('close', finish)
+          resolve()
+        }
+        const t = setTimeout(finish, maxWaitMs)
+        waiters.add(done)
+        req.raw.once('close', finish)
+      })
+    }
+    if (res.destroyed) return
+    reply(req, res, status())
+  })
+  router.get('/v2/transactions/params', (req, res) =>
+    reply(
+      req,
+      res,
+      new modelsv2.TransactionParametersResponse({
+        consensusVersion: CONSENSUS_VERSION,
+        fee: 0,
+        genesisHash: genesis.hash,
+        genesisId: genesis.id,
+        lastRound: ledger.round,
+        minFee: MIN_FEE,
+      }),
+    ),
+  )
+  router.post('/v2/transactions', async (req, res) => {
+    const body = await req.body(5 * 1024 * 1024)
+    let group: algosdk.SignedTransaction[]
+    try {
+      group = AlgoLedger.decodeGroup(body)
+    } catch (e) {
+      throw algodError(400, `msgpack decode error [pos ${0}]: ${(e as Error).message}`)
+    }
+    try {
+      const txId = ledger.submit(group, confirmRounds)
+      reply(req, res, new modelsv2.PostTransactionsResponse({ txid: txId }))
+    } catch (e) {
+      if (e instanceof TxnRejected) throw algodError(400, `TransactionPool.Remember: ${e.message}`)
+      throw e
+    }
+  })
+  router.get('/v2/transactions/pending/{txid}', (req, res) => {
+    const p = ledger.lookup(req.params.txid as string)
+    if (!p) throw algodError(404, 'txn does not exist')
+    reply(req, res, pendingModel(p))
+  })
+  router.get('/v2/accounts/{addr}', (req, res) => {
+    const address = parseAddress(req.params.addr as string)
+    const a = ledger.peek(address) ?? { amount: 0n, assets: new Map<bigint, bigint>() }
+    const assets = [...a.assets].map(([assetId, amount]) => new modelsv2.AssetHolding({ amount, assetId, isFrozen: false }))
+    const created = address === ledger.assetCreator ? 1 : 0
+    reply(
+      req,
+      res,
+      new modelsv2.Account({
+        address,
+        amount: a.amount,
+        amountWithoutPendingRewards: a.amount,
+        minBalance: ledger.minBalance(a),
+        pendingRewards: 0,
+        rewards: 0,
+        round: ledger.round,
+        status: 'Offline',
+        totalAppsOptedIn: 0,
+        totalAssetsOptedIn: assets.length,
+        totalCreatedApps: 0,
+        totalCreatedAssets: created,
+        assets,
+        sigType: a.amount > 0n ? 'sig' : undefined,
+      }),
+    )
+  })
+  const assetParams = () =>
+    new modelsv2.AssetParams({
+      creator: ledger.assetCreator,
+      decimals: 6,
+      total: USDC_TOTAL,
+      defaultFrozen: false,
+      name: 'USDC',
+      unitName: 'USDC',
+      url: 'https://www.centre.io/usdc',
+      manager: ledger.assetCreator,
+      reserve: ledger.assetCreator,
+    })
+  router.get('/v2/accounts/{addr}/assets/{id}', (req, res) => {
+    const address = parseAddress(req.params.addr as string)
+    const id = BigInt(/^\d+$/.test(req.params.id as string) ? (req.params.id as string) : '0')
+    const held = id === USDC_ASA_ID ? ledger.peek(address)?.assets.get(id) : undefined
+    if (held === undefined) throw algodError(404, 'account asset info not found')
+    reply(
+      req,
+      res,
+      new modelsv2.AccountAssetResponse({
+        round: ledger.round,
+        assetHolding: new modelsv2.AssetHolding({ amount: held, assetId: id, isFrozen: false }),
+        createdAsset: address === ledger.assetCreator ? assetParams() : undefined,
+      }),
+    )
+  })
+  router.get('/v2/assets/{id}', (req, res) => {
+    if (req.params.id !== USDC_ASA_ID.toString()) throw algodError(404, 'asset does not exist')
+    reply(req, res, new modelsv2.Asset({ index: USDC_ASA_ID, params: assetParams() }))
+  })
+
+  const listening = await serve(router, { port: opts.port, name: 'algod' })
+  return {
+    url: listening.url,
+    port: listening.port,
+    token: opts.token,
+    genesisId: genesis.id,
+    genesisHash: genesis.hashB64,
+    ledger,
+    advance,
+    close: async () => {
+      clearInterval(timer)
+      for (const w of [...waiters]) w()
+      await listening.close()
+    },
+  }
+}

@@ -1,0 +1,252 @@
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import type { Logger } from 'pino'
+import {
+  createOpenApiRouter,
+  isJsonMediaType,
+  loadOpenApiDocument,
+  type HttpResult,
+  type OpenApiRouter,
+  type RequestContext,
+  type ResponseValidationMode,
+  type ResponseValidationReport,
+} from '../shared/http/index.js'
+import type { OperationId } from '../../generated/modelserver/operationIds.js'
+import type { ModelServerConfig } from './config.js'
+import type { Engine } from './engine/Engine.js'
+import { EngineError, engineErrorStatus } from './engine/errors.js'
+import { ModelServerError } from './errors.js'
+import { checkBlob, pushBlob } from './handlers/blobs.js'
+import { createModel } from './handlers/create.js'
+import { chat, embed, generate } from './handlers/generation.js'
+import { copyModel, deleteModel, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
+import { RegistryServer } from './handlers/registryServer.js'
+import { transfer } from './handlers/transfer.js'
+import { installDefaultModels } from './installDefaultModels.js'
+import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
+import { createFindModel, createInspector, type ModelServerContext } from './ModelServerContext.js'
+import { RegistryClient } from './registry/RegistryClient.js'
+import { ResidencyManager } from './residency/ResidencyManager.js'
+import { ModelStore } from './store/ModelStore.js'
+
+export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
+
+export type ModelServerOptions = {
+  config: ModelServerConfig
+  /** The inference engine (one per process); created from `config.threads` when absent. */
+  engine?: Engine
+  logger?: Logger
+  /** Default `warn`; tests use `error`. */
+  responseValidation?: ResponseValidationMode
+  onResponseValidationError?: (report: ResponseValidationReport) => void
+  /** Process metrics (CPU, heap) in /metrics; default true. */
+  processMetrics?: boolean
+}
+
+export type ModelServer = {
+  app: express.Express
+  ctx: ModelServerContext
+  router: OpenApiRouter
+  /** Unloads every model and frees the engine (when it was created here). */
+  close(): Promise<void>
+}
+
+type Handler = (req: RequestContext) => HttpResult | Promise<HttpResult>
+
+/** Operations whose body is raw bytes (read from `req.raw` by the handler, not validated as JSON). */
+const rawBodyOperations = new Set<string>(['pushBlob', 'registryPatchUpload', 'registryCompleteUpload'])
+
+export async function createModelServer(options: ModelServerOptions): Promise<ModelServer> {
+  const { config, logger } = options
+  const ownEngine = !options.engine
+  const engine = options.engine ?? (await (await import('./engine/createEngine.js')).createEngine({ threads: config.threads }))
+  const store = new ModelStore(config.modelsDir)
+  await store.init()
+  if (config.installDefaults) {
+    const installed = await installDefaultModels(store)
+    if (installed.length > 0) logger?.info({ installed }, 'installed default models')
+  }
+  const metrics = new ModelServerMetrics({ processMetrics: options.processMetrics ?? true })
+  const residency = new ResidencyManager({
+    engine,
+    maxLoadedBytes: config.maxLoadedBytes,
+    maxQueue: config.maxQueue,
+    defaultNumCtx: config.defaultNumCtx,
+    events: {
+      onLoad: (model, ns) => {
+        metrics.loads.inc({ model })
+        metrics.loadSeconds.observe({ model }, ns / 1e9)
+        logger?.info({ model, loadMs: Math.round(ns / 1e6) }, 'model loaded')
+      },
+      onUnload: (model) => {
+        metrics.unloads.inc({ model })
+        logger?.info({ model }, 'model unloaded')
+      },
+      onChange: (residents) => metrics.setResidents(residents),
+    },
+  })
+  const ctx: ModelServerContext = {
+    config,
+    engine,
+    store,
+    residency,
+    metrics,
+    inspect: createInspector(engine),
+    findModel: createFindModel(store),
+  }
+  const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl })
+  const registry = new RegistryServer(ctx)
+
+  const handlers: Record<OperationId, Handler> = {
+    generate: (r) => generate(ctx, r),
+    chat: (r) => chat(ctx, r),
+    embed: (r) => embed(ctx, r),
+    listRunningModels: () => listRunningModels(ctx),
+    getVersion: () => getVersion(ctx),
+    listModels: () => listModels(ctx),
+    showModel: (r) => showModel(ctx, r),
+    createModel: (r) => createModel(ctx, r),
+    copyModel: (r) => copyModel(ctx, r),
+    deleteModel: (r) => deleteModel(ctx, r),
+    pullModel: (r) => transfer('pull', ctx, registryClient, r),
+    pushModel: (r) => transfer('push', ctx, registryClient, r),
+    checkBlob: (r) => checkBlob(ctx, r),
+    pushBlob: (r) => pushBlob(ctx, r),
+    getMetrics: async () => ({ status: 200, contentType: metrics.registry.contentType, body: await metrics.text() }),
+    registryCheck: () => registry.check(),
+    registryGetManifest: (r) => (r.method === 'HEAD' ? registry.headManifest(r) : registry.getManifest(r)),
+    registryHeadManifest: (r) => registry.headManifest(r),
+    registryPutManifest: (r) => registry.putManifest(r),
+    registryGetBlob: (r) => (r.method === 'HEAD' ? registry.headBlob(r) : registry.getBlob(r)),
+    registryHeadBlob: (r) => registry.headBlob(r),
+    registryStartUpload: (r) => registry.startUpload(r),
+    registryPatchUpload: (r) => registry.patchUpload(r),
+    registryCompleteUpload: (r) => registry.completeUpload(r),
+  }
+
+  const router = createOpenApiRouter({
+    document: loadOpenApiDocument(modelServerSpecPath),
+    handlers,
+    logger,
+    responseValidation: options.responseValidation ?? 'warn',
+    onResponseValidationError: options.onResponseValidationError,
+    validateRequest: (r) => !rawBodyOperations.has(r.operationId),
+    invalidRequest: (_r, errors) => ({ status: 400, body: { error: ollamaValidationMessage(errors) } }),
+    mapError: (error) => mapError(error, logger),
+    unrouted: (r) =>
+      r.reason === 'not_found'
+        ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
+        : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } },
+    onResponse: (info) => {
+      const operation = info.operationId ?? 'unrouted'
+      metrics.requests.inc({ operation, status: String(info.status) })
+      metrics.requestDuration.observe({ operation }, info.durationMs / 1000)
+    },
+    jsonLimit: '512mb',
+  })
+
+  const app = express()
+  app.disable('x-powered-by')
+  // JSON is parsed here (large limit for base64 images, raw bytes kept for registry manifests, Ollama-style
+  // errors); the shared router then sees the body as already read.
+  app.use(
+    express.json({
+      limit: '512mb',
+      type: (req) => isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0] ?? ''),
+      verify: (req, _res, buf) => {
+        ;(req as { rawBody?: Buffer }).rawBody = buf
+      },
+    }),
+  )
+  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (!error) return next()
+    const e = error as { type?: string; status?: number; message?: string }
+    const status = e.type === 'entity.too.large' ? 413 : 400
+    res.status(status).json({ error: e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request' })
+  })
+  app.use(headHandler(router, handlers, logger))
+  app.use(router.handler)
+
+  return {
+    app,
+    ctx,
+    router,
+    close: async () => {
+      await residency.dispose()
+      if (ownEngine) await engine.dispose()
+    },
+  }
+}
+
+/**
+ * The shared router answers HEAD with the GET operation; the document has HEAD operations of its own
+ * (`checkBlob`, registry HEADs), so HEAD requests are matched here first.
+ */
+function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handler>, logger: Logger | undefined) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'HEAD') return next()
+    const request = { method: 'head', path: req.path, headers: req.headers as Record<string, string>, query: {} }
+    let op
+    try {
+      op = router.api.router.matchOperation(request as never)
+    } catch {
+      op = undefined
+    }
+    const info = op ? router.operations.find((o) => o.operationId === op.operationId) : undefined
+    if (!op || !info || info.method !== 'head') return next()
+    const parsed = router.api.router.parseRequest(request as never, op)
+    const controller = new AbortController()
+    res.on('close', () => controller.abort())
+    const context: RequestContext = {
+      operation: info,
+      operationId: info.operationId,
+      method: 'HEAD',
+      path: req.path,
+      url: req.originalUrl,
+      params: Object.fromEntries(Object.entries(parsed.params ?? {}).map(([k, v]) => [k, decodeURIComponent(String(v))])),
+      query: {},
+      headers: req.headers,
+      body: undefined,
+      security: {},
+      ip: req.ip ?? '',
+      raw: req,
+      signal: controller.signal,
+      locals: {},
+    }
+    let result: HttpResult
+    try {
+      result = await handlers[info.operationId as OperationId](context)
+    } catch (error) {
+      result = mapError(error, logger)
+      if (result.status >= 400) result = { status: result.status }
+    }
+    await router.send(req, res, result, info)
+  }
+}
+
+export function mapError(error: unknown, logger?: Logger): HttpResult {
+  if (error instanceof ModelServerError) {
+    if (error.status >= 500) logger?.error({ err: error }, error.shortMessage)
+    return { status: error.status, body: { error: error.shortMessage } }
+  }
+  if (error instanceof EngineError) {
+    const status = engineErrorStatus[error.code] ?? 500
+    if (status >= 500) logger?.error({ err: error }, error.shortMessage)
+    return { status, body: { error: error.shortMessage } }
+  }
+  logger?.error({ err: error }, 'unhandled error')
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
+  return { status: 500, body: { error: message || 'internal error' } }
+}
+
+/** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */
+function ollamaValidationMessage(issues: ReadonlyArray<{ location: string; path: string; message: string }>): string {
+  const first = issues[0]
+  if (!first) return 'invalid request'
+  const text = `${first.location}${first.path ? ` ${first.path}` : ''}: ${first.message}`
+  if (/required property 'model'/.test(first.message) || (first.path === 'model' && /required/.test(first.message))) {
+    return 'model is required'
+  }
+  return text
+}

@@ -1,0 +1,53 @@
+import os from 'node:os'
+import path from 'node:path'
+import { parseKeepAlive } from './residency/parseKeepAlive.js'
+
+export type ModelServerConfig = {
+  host: string
+  port: number
+  /** Ollama's models directory (`blobs/`, `manifests/`). */
+  modelsDir: string
+  /** Memory budget of resident models, bytes (default 3 GB). */
+  maxLoadedBytes: number
+  /** Requests per model queued or running before 503 (Ollama's OLLAMA_MAX_QUEUE, default 512). */
+  maxQueue: number
+  /** Default keep_alive, ms (5m). */
+  keepAliveMs: number
+  defaultNumCtx: number
+  /** Base URL of the default registry host (`registry.ollama.ai`). */
+  registryUrl: string
+  /** Install the default tiny models when missing (first run). */
+  installDefaults: boolean
+  /** llama.cpp CPU threads (undefined = engine default). */
+  threads: number | undefined
+  version: string
+}
+
+const GB = 1024 ** 3
+
+/** Reads `MODELSERVER_*` (and Ollama's `OLLAMA_MODELS` / `OLLAMA_KEEP_ALIVE` / `OLLAMA_MAX_QUEUE` as fallbacks). */
+export function loadModelServerConfig(env: NodeJS.ProcessEnv = process.env): ModelServerConfig {
+  const dataDir = env.SERVICE_DATA_DIR ?? path.join(process.cwd(), 'data')
+  return {
+    host: env.MODELSERVER_HOST ?? '127.0.0.1',
+    port: int(env.MODELSERVER_PORT, 11434),
+    modelsDir: env.MODELSERVER_MODELS ?? env.OLLAMA_MODELS ?? path.join(dataDir, 'models'),
+    maxLoadedBytes: int(env.MODELSERVER_MAX_LOADED_BYTES, 3 * GB),
+    maxQueue: int(env.MODELSERVER_MAX_QUEUE ?? env.OLLAMA_MAX_QUEUE, 512),
+    keepAliveMs: parseKeepAlive(env.MODELSERVER_KEEP_ALIVE ?? env.OLLAMA_KEEP_ALIVE, 5 * 60_000),
+    defaultNumCtx: int(env.MODELSERVER_NUM_CTX, 2048),
+    registryUrl: (env.MODELSERVER_REGISTRY_URL ?? 'https://registry.ollama.ai').replace(/\/+$/, ''),
+    installDefaults: env.MODELSERVER_INSTALL_DEFAULTS !== '0',
+    threads: env.MODELSERVER_THREADS ? int(env.MODELSERVER_THREADS, 1) : undefined,
+    version: '0.12.6',
+  }
+}
+
+function int(value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === '') return fallback
+  const n = Number(value)
+  if (!Number.isFinite(n) || n < 0) throw new Error(`invalid number ${value}`)
+  return Math.floor(n)
+}
+
+export const defaultThreads = (): number => Math.max(1, Math.min(os.availableParallelism(), 4))

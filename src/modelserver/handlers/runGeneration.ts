@@ -1,0 +1,107 @@
+import type { EngineModel, EngineOptions, GenerationResult, ModelKind, TokenChunk } from '../engine/Engine.js'
+import { toModelServerError, type ModelServerContext } from '../ModelServerContext.js'
+import { NDJSON, NdjsonChannel } from '../http/NdjsonChannel.js'
+import type { HttpResult } from '../../shared/http/index.js'
+import type { ModelRecord } from '../store/ModelStore.js'
+
+export type RunGenerationParams = {
+  ctx: ModelServerContext
+  record: ModelRecord
+  /** The model name as the client sent it (echoed in responses). */
+  name: string
+  keepAliveMs: number
+  stream: boolean
+  signal: AbortSignal
+  kind?: ModelKind
+  run: (model: EngineModel, onToken: ((chunk: TokenChunk) => void) | undefined) => Promise<GenerationResult>
+  /** A streamed chunk for one token piece. */
+  chunk: (piece: TokenChunk, createdAt: string) => Record<string, unknown>
+  /** The final object (streamed: the last line; otherwise the whole body). */
+  final: (result: GenerationResult, metrics: FinalMetrics, streamed: boolean) => Record<string, unknown>
+}
+
+export type FinalMetrics = {
+  created_at: string
+  total_duration: number
+  load_duration: number
+  prompt_eval_count: number
+  prompt_eval_duration: number
+  eval_count: number
+  eval_duration: number
+}
+
+/**
+ * Acquires the model (loading it on demand), runs one generation and answers either with one JSON object or
+ * with NDJSON chunks. An error before the first token is thrown (proper status); after it, the stream ends with
+ * an `{error}` line. The lease is released with the request's keep_alive in every case.
+ */
+export async function runGeneration(p: RunGenerationParams): Promise<HttpResult> {
+  const started = process.hrtime.bigint()
+  const lease = await p.ctx.residency.acquire(p.record, { keepAliveMs: p.keepAliveMs, kind: p.kind, signal: p.signal })
+  p.ctx.metrics.queueDepth.set({ model: lease.resident.name }, p.ctx.residency.queueDepth(p.record))
+  const finish = async () => {
+    await lease.release(p.keepAliveMs)
+    p.ctx.metrics.queueDepth.set({ model: lease.resident.name }, p.ctx.residency.queueDepth(p.record))
+  }
+  const metricsOf = (result: GenerationResult): FinalMetrics => {
+    p.ctx.metrics.promptTokens.inc({ model: lease.resident.name }, result.promptEvalCount)
+    p.ctx.metrics.generatedTokens.inc({ model: lease.resident.name }, result.evalCount)
+    return {
+      created_at: new Date().toISOString(),
+      total_duration: Number(process.hrtime.bigint() - started),
+      load_duration: lease.loadDurationNs,
+      prompt_eval_count: result.promptEvalCount,
+      prompt_eval_duration: Math.round(result.promptEvalDurationNs),
+      eval_count: result.evalCount,
+      eval_duration: Math.round(result.evalDurationNs),
+    }
+  }
+
+  if (!p.stream) {
+    try {
+      const result = await p.run(lease.model, undefined)
+      return { status: 200, body: p.final(result, metricsOf(result), false) }
+    } catch (error) {
+      throw toModelServerError(error, p.name)
+    } finally {
+      await finish()
+    }
+  }
+
+  const channel = new NdjsonChannel()
+  let firstToken: () => void = () => {}
+  const started$ = new Promise<void>((resolve) => (firstToken = resolve))
+  const onToken = (piece: TokenChunk) => {
+    if (p.signal.aborted) return
+    channel.push(p.chunk(piece, new Date().toISOString()))
+    firstToken()
+  }
+  const running = p.run(lease.model, onToken)
+  const outcome = await Promise.race([
+    started$.then(() => 'streaming' as const),
+    running.then(
+      () => 'done' as const,
+      (error: unknown) => ({ error }),
+    ),
+  ])
+  if (typeof outcome === 'object') {
+    await finish()
+    throw toModelServerError(outcome.error, p.name)
+  }
+  running
+    .then((result) => {
+      channel.push(p.final(result, metricsOf(result), true))
+      channel.end()
+    })
+    .catch((error: unknown) => {
+      const mapped = toModelServerError(error, p.name) as Error
+      channel.fail(mapped?.message?.split('\n')[0] ?? 'generation failed')
+    })
+    .finally(() => void finish())
+  return { status: 200, contentType: NDJSON, stream: channel }
+}
+
+/** The model's stored parameters overlaid with the request's `options`. */
+export function mergeOptions(record: ModelRecord, options: Record<string, unknown> | undefined): EngineOptions {
+  return { ...(record.parameters ?? {}), ...(options ?? {}) } as EngineOptions
+}

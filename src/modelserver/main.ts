@@ -1,0 +1,29 @@
+import { createLogger } from '../shared/logger.js'
+import { createModelServer } from './app.js'
+import { defaultThreads, loadModelServerConfig } from './config.js'
+
+/** `npm run modelserver`: the Ollama-compatible model server on MODELSERVER_HOST:MODELSERVER_PORT (127.0.0.1:11434). */
+const logger = createLogger({ name: 'modelserver' })
+const config = loadModelServerConfig()
+config.threads ??= defaultThreads()
+const server = await createModelServer({ config, logger })
+const http = server.app.listen(config.port, config.host, () => {
+  logger.info({ host: config.host, port: config.port, models: config.modelsDir, threads: config.threads }, 'model server listening')
+})
+http.on('error', (error) => {
+  logger.error({ err: error }, 'cannot listen')
+  process.exit(1)
+})
+
+let stopping = false
+async function stop(signal: string) {
+  if (stopping) return
+  stopping = true
+  logger.info({ signal }, 'stopping')
+  http.close()
+  http.closeAllConnections()
+  await server.close().catch((error) => logger.error({ err: error }, 'close failed'))
+  process.exit(0)
+}
+process.on('SIGINT', () => void stop('SIGINT'))
+process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -1,0 +1,203 @@
+import { createReadStream } from 'node:fs'
+import { Readable } from 'node:stream'
+import { ModelServerError } from '../errors.js'
+import { digestPattern } from '../store/BlobStore.js'
+import { DEFAULT_REGISTRY_HOST, fullName, type ModelName } from '../store/ModelName.js'
+import { MANIFEST_MEDIA_TYPE, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
+
+export type Progress = { status: string; digest?: string; total?: number; completed?: number }
+
+export type RegistryClientOptions = {
+  store: ModelStore
+  /** Base URL used for names on the default host (`registry.ollama.ai`). */
+  registryUrl: string
+  fetch?: typeof fetch
+  /** Bytes per PATCH when pushing. */
+  chunkBytes?: number
+}
+
+const PROGRESS_STEP = 1 << 20
+
+function isLoopback(host: string): boolean {
+  const h = host.replace(/:[0-9]+$/, '')
+  return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\./.test(h)
+}
+
+/**
+ * Pull and push over the OCI distribution protocol (what Ollama's registry speaks):
+ * `GET/PUT /v2/<ns>/<name>/manifests/<tag>`, `GET/HEAD /v2/<ns>/<name>/blobs/<digest>`,
+ * `POST /v2/<ns>/<name>/blobs/uploads/` then `PATCH` and `PUT ?digest=`.
+ */
+export class RegistryClient {
+  private readonly fetch: typeof fetch
+  private readonly chunkBytes: number
+
+  constructor(private readonly options: RegistryClientOptions) {
+    this.fetch = options.fetch ?? globalThis.fetch
+    this.chunkBytes = options.chunkBytes ?? 8 << 20
+  }
+
+  /** `https://host`, `http://host` for loopback hosts or with `insecure`, the configured URL for the default host. */
+  baseUrl(name: ModelName, insecure: boolean): string {
+    if (name.host === DEFAULT_REGISTRY_HOST) return this.options.registryUrl
+    if (!insecure && !isLoopback(name.host)) return `https://${name.host}`
+    return `http://${name.host}`
+  }
+
+  private repoUrl(name: ModelName, insecure: boolean): string {
+    return `${this.baseUrl(name, insecure)}/v2/${name.namespace}/${name.model}`
+  }
+
+  private async request(url: string, init: RequestInit, what: string): Promise<Response> {
+    try {
+      return await this.fetch(url, init)
+    } catch (error) {
+      if ((error as Error)?.name === 'AbortError') throw error
+      const cause = (error as { cause?: { message?: string } })?.cause?.message ?? (error as Error).message
+      throw new ModelServerError('registry_unreachable', `${what}: ${cause}`, 500, { cause: error })
+    }
+  }
+
+  async pull(name: ModelName, params: { insecure: boolean; signal?: AbortSignal; onProgress: (p: Progress) => void }): Promise<void> {
+    const { onProgress, signal } = params
+    const store = this.options.store
+    onProgress({ status: 'pulling manifest' })
+    const base = this.repoUrl(name, params.insecure)
+    const res = await this.request(
+      `${base}/manifests/${name.tag}`,
+      { headers: { accept: MANIFEST_MEDIA_TYPE }, signal },
+      'pull model manifest',
+    )
+    if (res.status === 404) {
+      await res.body?.cancel()
+      throw new ModelServerError('manifest_unknown', 'pull model manifest: file does not exist', 404)
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => '')
+      throw new ModelServerError('registry_error', `pull model manifest: ${res.status} ${text}`.trim(), 500)
+    }
+    const manifestBytes = Buffer.from(await res.arrayBuffer())
+    let manifest: Manifest
+    try {
+      manifest = JSON.parse(manifestBytes.toString('utf8')) as Manifest
+      if (!manifest.config || !Array.isArray(manifest.layers)) throw new Error('missing config or layers')
+      for (const d of [manifest.config, ...manifest.layers]) if (!digestPattern.test(d.digest)) throw new Error(`bad digest ${d.digest}`)
+    } catch (error) {
+      throw new ModelServerError('invalid_manifest', `pull model manifest: invalid manifest (${(error as Error).message})`, 500)
+    }
+    const downloaded: Array<{ tmp: string; digest: string }> = []
+    try {
+      for (const layer of [...manifest.layers, manifest.config]) {
+        const status = `downloading ${layer.digest}`
+        if (await store.blobs.has(layer.digest)) {
+          onProgress({ status, digest: layer.digest, total: layer.size, completed: layer.size })
+          continue
+        }
+        onProgress({ status, digest: layer.digest, total: layer.size, completed: 0 })
+        const blob = await this.request(`${base}/blobs/${layer.digest}`, { signal }, `pull ${layer.digest}`)
+        if (!blob.ok || !blob.body) {
+          await blob.body?.cancel()
+          throw new ModelServerError('registry_error', `pull ${layer.digest}: registry answered ${blob.status}`, 500)
+        }
+        let reported = 0
+        const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), (completed) => {
+          if (completed - reported >= PROGRESS_STEP) {
+            reported = completed
+            onProgress({ status, digest: layer.digest, total: layer.size, completed })
+          }
+        })
+        downloaded.push({ tmp: path, digest: layer.digest })
+        if (reported !== size) onProgress({ status, digest: layer.digest, total: layer.size, completed: size })
+      }
+      onProgress({ status: 'verifying sha256 digest' })
+      while (downloaded.length > 0) {
+        const { tmp, digest } = downloaded[0]!
+        try {
+          await store.blobs.commit(tmp, digest)
+        } catch (error) {
+          if (error instanceof ModelServerError && error.code === 'digest_mismatch') {
+            throw new ModelServerError('digest_mismatch', `digest mismatch, file must be downloaded again: ${error.shortMessage}`, 500)
+          }
+          throw error
+        }
+        downloaded.shift()
+      }
+    } finally {
+      for (const d of downloaded) await store.blobs.discard(d.tmp)
+    }
+    onProgress({ status: 'writing manifest' })
+    await store.putRaw(name, manifestBytes)
+    onProgress({ status: 'success' })
+  }
+
+  async push(name: ModelName, params: { insecure: boolean; signal?: AbortSignal; onProgress: (p: Progress) => void }): Promise<void> {
+    const { onProgress, signal } = params
+    const store = this.options.store
+    const entry = await store.get(name)
+    if (!entry) throw new ModelServerError('model_not_found', `model '${fullName(name)}' not found`, 404)
+    onProgress({ status: 'retrieving manifest' })
+    const manifestBytes = await store.readManifestBytes(entry.name)
+    const base = this.repoUrl(name, params.insecure)
+    for (const layer of [...entry.manifest.layers, entry.manifest.config]) {
+      await this.pushBlob(base, layer, signal, onProgress)
+    }
+    onProgress({ status: 'pushing manifest' })
+    const res = await this.request(
+      `${base}/manifests/${name.tag}`,
+      { method: 'PUT', headers: { 'content-type': MANIFEST_MEDIA_TYPE }, body: new Uint8Array(manifestBytes), signal },
+      'push manifest',
+    )
+    if (!res.ok) {
+      const text = await res.text().catch(() => '')
+      throw new ModelServerError('registry_error', `push manifest: registry answered ${res.status} ${text}`.trim(), 500)
+    }
+    await res.body?.cancel()
+    onProgress({ status: 'success' })
+  }
+
+  private async pushBlob(base: string, layer: Descriptor, signal: AbortSignal | undefined, onProgress: (p: Progress) => void) {
+    const status = `pushing ${layer.digest}`
+    const head = await this.request(`${base}/blobs/${layer.digest}`, { method: 'HEAD', signal }, `push ${layer.digest}`)
+    await head.body?.cancel()
+    if (head.ok) {
+      onProgress({ status, digest: layer.digest, total: layer.size, completed: layer.size })
+      return
+    }
+    onProgress({ status, digest: layer.digest, total: layer.size, completed: 0 })
+    const start = await this.request(`${base}/blobs/uploads/`, { method: 'POST', signal }, `push ${layer.digest}`)
+    await start.body?.cancel()
+    let location = start.headers.get('location')
+    if (start.status !== 202 || !location) {
+      throw new ModelServerError('registry_error', `push ${layer.digest}: upload not started (${start.status})`, 500)
+    }
+    let completed = 0
+    const file = createReadStream(this.options.store.blobs.path(layer.digest), { highWaterMark: this.chunkBytes })
+    for await (const chunk of file as AsyncIterable<Buffer>) {
+      const url = new URL(location, base).toString()
+      const res = await this.request(
+        url,
+        {
+          method: 'PATCH',
+          headers: {
+            'content-type': 'application/octet-stream',
+            'content-range': `${completed}-${completed + chunk.length - 1}`,
+          },
+          body: new Uint8Array(chunk),
+          signal,
+        },
+        `push ${layer.digest}`,
+      )
+      await res.body?.cancel()
+      if (res.status !== 202) throw new ModelServerError('registry_error', `push ${layer.digest}: chunk rejected (${res.status})`, 500)
+      location = res.headers.get('location') ?? location
+      completed += chunk.length
+      onProgress({ status, digest: layer.digest, total: layer.size, completed })
+    }
+    const done = new URL(location, base)
+    done.searchParams.set('digest', layer.digest)
+    const put = await this.request(done.toString(), { method: 'PUT', signal }, `push ${layer.digest}`)
+    const text = put.ok ? '' : await put.text().catch(() => '')
+    await put.body?.cancel().catch(() => {})
+    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${put.status} ${text}`.trim(), 500)
+  }
+}

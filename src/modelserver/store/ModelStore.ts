@@ -1,0 +1,252 @@
+import { mkdir, readdir, readFile, rm, rmdir, stat, writeFile, rename } from 'node:fs/promises'
+import path from 'node:path'
+import { BlobStore, sha256Digest } from './BlobStore.js'
+import { displayName, fullName, nameKey, parseModelName, type ModelName } from './ModelName.js'
+
+export const MANIFEST_MEDIA_TYPE = 'application/vnd.docker.distribution.manifest.v2+json'
+export const CONFIG_MEDIA_TYPE = 'application/vnd.docker.container.image.v1+json'
+export const LAYER = {
+  model: 'application/vnd.ollama.image.model',
+  template: 'application/vnd.ollama.image.template',
+  system: 'application/vnd.ollama.image.system',
+  params: 'application/vnd.ollama.image.params',
+  license: 'application/vnd.ollama.image.license',
+  messages: 'application/vnd.ollama.image.messages',
+  projector: 'application/vnd.ollama.image.projector',
+  adapter: 'application/vnd.ollama.image.adapter',
+} as const
+
+export type Descriptor = { mediaType: string; digest: string; size: number; from?: string }
+
+export type Manifest = {
+  schemaVersion: 2
+  mediaType: string
+  config: Descriptor
+  layers: Descriptor[]
+}
+
+/** The config blob, in the shape Ollama writes (`model_format`, `model_family`...). */
+export type ModelConfig = {
+  model_format: string
+  model_family: string
+  model_families: string[]
+  model_type: string
+  file_type: string
+  architecture: string
+  os: string
+  rootfs: { type: 'layers'; diff_ids: string[] }
+  /** Ours: capabilities detected when the model was created (also re-detected by /api/show). */
+  capabilities?: string[]
+}
+
+export type ManifestEntry = {
+  name: ModelName
+  manifest: Manifest
+  /** sha256 of the manifest bytes, `sha256:<hex>`. */
+  digest: string
+  modifiedAt: Date
+  /** Sum of the config and layer sizes. */
+  size: number
+}
+
+/** What the server needs of an installed model to run and describe it. */
+export type ModelRecord = ManifestEntry & {
+  config: ModelConfig | undefined
+  modelPath: string | undefined
+  modelDigest: string | undefined
+  template: string | undefined
+  system: string | undefined
+  parameters: Record<string, unknown> | undefined
+  license: string[]
+  messages: Array<{ role: string; content: string }>
+}
+
+/** Manifests in Ollama's layout: `<root>/manifests/<host>/<namespace>/<model>/<tag>`. */
+export class ModelStore {
+  readonly blobs: BlobStore
+  readonly manifestsDir: string
+
+  constructor(readonly modelsDir: string) {
+    this.blobs = new BlobStore(modelsDir)
+    this.manifestsDir = path.join(modelsDir, 'manifests')
+  }
+
+  async init(): Promise<void> {
+    await this.blobs.init()
+    await mkdir(this.manifestsDir, { recursive: true })
+  }
+
+  manifestPath(name: ModelName): string {
+    return path.join(this.manifestsDir, name.host, name.namespace, name.model, name.tag)
+  }
+
+  async list(): Promise<ManifestEntry[]> {
+    const out: ManifestEntry[] = []
+    for (const host of await dirs(this.manifestsDir)) {
+      for (const namespace of await dirs(path.join(this.manifestsDir, host))) {
+        for (const model of await dirs(path.join(this.manifestsDir, host, namespace))) {
+          const modelDir = path.join(this.manifestsDir, host, namespace, model)
+          for (const tag of await files(modelDir)) {
+            const entry = await this.readEntry({ host, namespace, model, tag }).catch(() => undefined)
+            if (entry) out.push(entry)
+          }
+        }
+      }
+    }
+    return out.sort((a, b) => b.modifiedAt.getTime() - a.modifiedAt.getTime())
+  }
+
+  /** The installed model for a name (exact path first, then case-insensitively). */
+  async get(input: string | ModelName): Promise<ManifestEntry | undefined> {
+    const name = typeof input === 'string' ? parseModelName(input) : input
+    const exact = await this.readEntry(name).catch(() => undefined)
+    if (exact) return exact
+    const key = nameKey(name)
+    return (await this.list()).find((e) => nameKey(e.name) === key)
+  }
+
+  async put(name: ModelName, manifest: Manifest): Promise<ManifestEntry> {
+    const file = this.manifestPath(name)
+    await mkdir(path.dirname(file), { recursive: true })
+    const tmp = `${file}.tmp-${process.pid}-${Date.now()}`
+    await writeFile(tmp, JSON.stringify(manifest))
+    await rename(tmp, file)
+    return (await this.readEntry(name))!
+  }
+
+  /** Stores manifest bytes as received (pull, registry PUT) so its digest is preserved. */
+  async putRaw(name: ModelName, bytes: Uint8Array): Promise<ManifestEntry> {
+    const manifest = JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest
+    if (!manifest || manifest.schemaVersion !== 2 || !manifest.config || !Array.isArray(manifest.layers)) {
+      throw new Error('not a schema 2 manifest')
+    }
+    const file = this.manifestPath(name)
+    await mkdir(path.dirname(file), { recursive: true })
+    const tmp = `${file}.tmp-${process.pid}-${Date.now()}`
+    await writeFile(tmp, bytes)
+    await rename(tmp, file)
+    return (await this.readEntry(name))!
+  }
+
+  async remove(name: ModelName): Promise<boolean> {
+    const entry = await this.get(name)
+    if (!entry) return false
+    await rm(this.manifestPath(entry.name), { force: true })
+    // Prune empty directories up to manifests/.
+    let dir = path.dirname(this.manifestPath(entry.name))
+    while (dir.startsWith(this.manifestsDir) && dir !== this.manifestsDir) {
+      try {
+        await rmdir(dir)
+      } catch {
+        break
+      }
+      dir = path.dirname(dir)
+    }
+    await this.pruneBlobs(entry.manifest)
+    return true
+  }
+
+  /** Removes the blobs of `manifest` that no remaining manifest references. */
+  async pruneBlobs(manifest: Manifest): Promise<void> {
+    const used = new Set<string>()
+    for (const e of await this.list()) for (const d of [e.manifest.config, ...e.manifest.layers]) used.add(d.digest)
+    for (const d of [manifest.config, ...manifest.layers]) if (!used.has(d.digest)) await this.blobs.remove(d.digest)
+  }
+
+  async readManifestBytes(name: ModelName): Promise<Buffer> {
+    return readFile(this.manifestPath(name))
+  }
+
+  private async readEntry(name: ModelName): Promise<ManifestEntry> {
+    const file = this.manifestPath(name)
+    const [bytes, st] = await Promise.all([readFile(file), stat(file)])
+    const manifest = JSON.parse(bytes.toString('utf8')) as Manifest
+    if (!manifest || !Array.isArray(manifest.layers) || !manifest.config) throw new Error('not a manifest')
+    const size = [manifest.config, ...manifest.layers].reduce((n, d) => n + (d.size ?? 0), 0)
+    return { name, manifest, digest: sha256Digest(bytes), modifiedAt: st.mtime, size }
+  }
+
+  /** Reads the layers the server uses (model path, template, system, params, license, messages). */
+  async resolve(entry: ManifestEntry): Promise<ModelRecord> {
+    const text = async (d: Descriptor) => (await readFile(this.blobs.path(d.digest))).toString('utf8')
+    let config: ModelConfig | undefined
+    try {
+      config = JSON.parse(await text(entry.manifest.config)) as ModelConfig
+    } catch {
+      config = undefined
+    }
+    const record: ModelRecord = {
+      ...entry,
+      config,
+      modelPath: undefined,
+      modelDigest: undefined,
+      template: undefined,
+      system: undefined,
+      parameters: undefined,
+      license: [],
+      messages: [],
+    }
+    for (const layer of entry.manifest.layers) {
+      switch (layer.mediaType) {
+        case LAYER.model:
+          record.modelPath = this.blobs.path(layer.digest)
+          record.modelDigest = layer.digest
+          break
+        case LAYER.template:
+          record.template = await text(layer)
+          break
+        case LAYER.system:
+          record.system = await text(layer)
+          break
+        case LAYER.params:
+          record.parameters = JSON.parse(await text(layer)) as Record<string, unknown>
+          break
+        case LAYER.license:
+          record.license.push(await text(layer))
+          break
+        case LAYER.messages:
+          record.messages = JSON.parse(await text(layer)) as ModelRecord['messages']
+          break
+        default:
+          break
+      }
+    }
+    return record
+  }
+
+  /** Writes a config blob and returns its descriptor. */
+  async putConfig(config: ModelConfig): Promise<Descriptor> {
+    const { digest, size } = await this.blobs.putBytes(JSON.stringify(config))
+    return { mediaType: CONFIG_MEDIA_TYPE, digest, size }
+  }
+
+  /** Writes a small layer (JSON or text) and returns its descriptor. */
+  async putLayer(mediaType: string, content: string): Promise<Descriptor> {
+    const { digest, size } = await this.blobs.putBytes(content)
+    return { mediaType, digest, size }
+  }
+}
+
+export function newManifest(config: Descriptor, layers: Descriptor[]): Manifest {
+  return { schemaVersion: 2, mediaType: MANIFEST_MEDIA_TYPE, config, layers }
+}
+
+export { displayName, fullName }
+
+async function dirs(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name)
+  } catch {
+    return []
+  }
+}
+
+async function files(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true }))
+      .filter((d) => d.isFile() && !d.name.includes('.tmp-'))
+      .map((d) => d.name)
+  } catch {
+    return []
+  }
+}

@@ -32,11 +32,13 @@ function readState(dir: string) {
 describe('CabinetService (machine 3.3)', () => {
   it('absent → present: 8 wallets in fixed order, exactly 16 vault entries, registry block, agent map, event', async () => {
     const { dir, vault, files, events, cabinets } = await setup()
-    const result = await cabinets.provision('ACME')
+    const provisioned = await cabinets.provision('ACME')
+    const result = { ...provisioned, members: [provisioned.ceo, ...provisioned.soldiers] }
     expect(result.created).toBe(true)
+    expect(Object.keys(provisioned).sort()).toEqual(['ceo', 'company', 'created', 'soldiers'])
     expect(result.members.map((m) => m.role)).toEqual(CABINET_MEMBERS.map((m) => m.role))
     expect(result.members.map((m) => m.entity_id)[0]).toBe('company:ACME:cabinet:ceo')
-    expect(result.ceo_address).toBe(result.members[0]!.address)
+    expect(result.ceo.role).toBe('ceo')
     expect(result.soldiers).toHaveLength(7)
     expect(new Set(result.members.map((m) => m.address)).size).toBe(8)
     expect(result.members.reduce((s, m) => s + m.boardroom_weight, 0)).toBe(100)
@@ -54,7 +56,7 @@ describe('CabinetService (machine 3.3)', () => {
     expect(Object.keys(agents)).toHaveLength(7)
     expect(agents['company:ACME:cabinet:cro_risk']!.address).toBe(result.members[7]!.address)
     expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
-    expect(events.ofKind('admin.cabinet.provisioned')[0]!.payload).toMatchObject({ company: 'ACME', ceo_address: result.ceo_address, vault_entries: 16 })
+    expect(events.ofKind('admin.cabinet.provisioned')[0]!.payload).toMatchObject({ company: 'ACME', ceo_address: result.ceo.address, vault_entries: 16 })
     // Roster and result never carry vault_pk_id; nothing on disk outside the vault holds a key.
     expect(JSON.stringify(result)).not.toContain('vault_pk_id')
     expect(JSON.stringify(await cabinets.roster('ACME'))).not.toContain('vault_pk_id')
@@ -69,7 +71,7 @@ describe('CabinetService (machine 3.3)', () => {
     const before = readState(dir)
     const again = await cabinets.provision('ACME')
     expect(again.created).toBe(false)
-    expect(again.members).toEqual(first.members)
+    expect([again.ceo, ...again.soldiers]).toEqual([first.ceo, ...first.soldiers])
     expect(readState(dir)).toEqual(before)
     expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
   })
@@ -86,7 +88,7 @@ describe('CabinetService (machine 3.3)', () => {
     await cabinets.provision('KEEP')
     await cabinets.provision('ACME')
     const cleared = await cabinets.clear('ACME')
-    expect(cleared).toEqual({ company: 'ACME', cleared: true, vault_entries_deleted: 16, soldiers_nulled: 7 })
+    expect(cleared).toEqual({ company: 'ACME', cleared: true, vault_entries_deleted: 16 })
     expect(vault.list('company:ACME:')).toHaveLength(0)
     expect(vault.list()).toHaveLength(16)
     expect((await files.readRegistry()).companies.ACME).toBeUndefined()
@@ -106,9 +108,9 @@ describe('CabinetService (machine 3.3)', () => {
 
   it('preflight reports existence, vault lock and soldiers with an address', async () => {
     const { vault, cabinets } = await setup()
-    expect(await cabinets.preflight('ACME')).toEqual({ company: 'ACME', exists: false, vault_unlocked: true, soldiers_total: 7, soldiers_with_address: 0 })
+    expect(await cabinets.preflight('ACME')).toEqual({ company: 'ACME', exists: false, vault_unlocked: true, soldiers_with_address: 0, members_total: 0 })
     await cabinets.provision('ACME')
-    expect(await cabinets.preflight('ACME')).toMatchObject({ exists: true, soldiers_with_address: 7 })
+    expect(await cabinets.preflight('ACME')).toMatchObject({ exists: true, soldiers_with_address: 7, members_total: 8 })
     vault.lock()
     expect(await cabinets.preflight('ACME')).toMatchObject({ exists: true, vault_unlocked: false })
     await expect(cabinets.provision('OTHER')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'vault_locked')
@@ -116,7 +118,7 @@ describe('CabinetService (machine 3.3)', () => {
 
   it('signs as a member: the signature recovers to the member address; release returns the matching key', async () => {
     const { cabinets } = await setup()
-    const { members } = await cabinets.provision('ACME')
+    const { members } = await cabinets.roster((await cabinets.provision('ACME')).company)
     const cfo = members.find((m) => m.role === 'cfo_finance')!
     const signed = await cabinets.sign(cfo.entity_id, 'pay 10 USDC')
     expect(signed.address).toBe(cfo.address)
@@ -177,7 +179,7 @@ describe('CabinetService (machine 3.3)', () => {
         const { dir, vault, cabinets } = await setup((step) => {
           if (armed && step === failAt) throw new Error(`injected at ${step}`)
         })
-        const { members } = await cabinets.provision('ACME')
+        const { members } = await cabinets.roster((await cabinets.provision('ACME')).company)
         armed = true
         const before = readState(dir)
         await expect(cabinets.clear('ACME')).rejects.toBeInstanceOf(CabinetRollbackError)

@@ -18,18 +18,19 @@ import {
 
 /** Public roster item (docs/design.md "Cabinet"): never `vault_pk_id`. */
 export type RosterItem = { role: string; label: string; address: string; entity_id: string; boardroom_weight: number }
-export type Roster = { company: string; provisioned_at: number; members: RosterItem[] }
-export type ProvisionResult = Roster & { created: boolean; ceo_address: string; soldiers: { role: string; address: string }[] }
-export type ClearResult = { company: string; cleared: true; vault_entries_deleted: number; soldiers_nulled: number }
+export type Roster = { company: string; members: RosterItem[] }
+export type ProvisionResult = { company: string; created: boolean; ceo: RosterItem; soldiers: RosterItem[] }
+export type ClearResult = { company: string; cleared: true; vault_entries_deleted: number }
 export type Preflight = {
   company: string
   exists: boolean
   vault_unlocked: boolean
-  soldiers_total: number
   soldiers_with_address: number
+  /** Members in the registry block: 8 when the cabinet exists, else 0. */
+  members_total: number
 }
 export type SignResult = { address: string; signature: Hex }
-export type ReleasedKey = { agent_id: string; address: string; private_key: Hex }
+export type ReleasedKey = { agent_id: string; address: string; private_key: Hex; warning: string }
 
 /** Test hook: called before every step of provision/clear with the step's name; throwing injects a failure. */
 export type FaultHook = (step: string) => void | Promise<void>
@@ -79,8 +80,8 @@ export class CabinetService {
       company,
       exists: block !== undefined,
       vault_unlocked: this.#vault.isUnlocked(),
-      soldiers_total: SOLDIER_ROLES.length,
       soldiers_with_address: soldiersWithAddress,
+      members_total: block?.members.length ?? 0,
     }
   }
 
@@ -119,7 +120,12 @@ export class CabinetService {
     const member = await this.#member(agentId)
     const privateKey = await this.#vault.withSecret(member.vault_pk_id, (key) => toHex(key))
     if (!privateKey) throw new ShadowError('agent_not_found', `No key in the vault for ${agentId}.`)
-    return { agent_id: agentId, address: member.address, private_key: privateKey }
+    return {
+      agent_id: agentId,
+      address: member.address,
+      private_key: privateKey,
+      warning: 'This key is now outside the vault. Move any funds and treat the address as compromised.',
+    }
   }
 
   async #member(agentId: string): Promise<RegistryMember> {
@@ -202,7 +208,7 @@ export class CabinetService {
       await this.#files.writeAgentMap({ ...map, agents })
       await step('event.cleared')
       await this.#events.emit({ kind: 'admin.cabinet.cleared', payload: { company, vault_entries_deleted: deleted, soldiers_nulled: nulled } })
-      return { company, cleared: true, vault_entries_deleted: deleted, soldiers_nulled: nulled }
+      return { company, cleared: true, vault_entries_deleted: deleted }
     })
   }
 
@@ -233,17 +239,11 @@ export class CabinetService {
 function toRoster(block: RegistryBlock): Roster {
   return {
     company: block.company,
-    provisioned_at: block.provisioned_at,
     members: block.members.map((m) => ({ role: m.role, label: m.label, address: m.address, entity_id: m.entity_id, boardroom_weight: m.boardroom_weight })),
   }
 }
 
 function provisionResult(block: RegistryBlock, created: boolean): ProvisionResult {
-  const roster = toRoster(block)
-  return {
-    ...roster,
-    created,
-    ceo_address: block.members[0]!.address,
-    soldiers: block.members.filter((m) => m.role !== 'ceo').map((m) => ({ role: m.role, address: m.address })),
-  }
+  const { members } = toRoster(block)
+  return { company: block.company, created, ceo: members[0]!, soldiers: members.slice(1) }
 }

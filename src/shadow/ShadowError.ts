@@ -15,7 +15,7 @@ export const SHADOW_ERROR_STATUS = {
   confirm_mismatch: 400,
   message_hash_mismatch: 400,
   unlock_message_mismatch: 400,
-  unlock_proof_unavailable: 400,
+  unlock_proof_missing: 400,
   nonce_not_found: 404,
   nonce_expired: 410,
   nonce_consumed: 409,

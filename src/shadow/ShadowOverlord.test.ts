@@ -49,9 +49,14 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
     return { authorization: `Bearer ${jwt}` }
   }
 
+  async function provisioned(auth: { authorization: string }, company: string, body: object) {
+    const r = await tier.overlord.provision(auth, company, body)
+    return { ...r, members: [r.ceo, ...r.soldiers] }
+  }
+
   async function unlock() {
     const message = tier.overlord.unlockMessage
-    return tier.overlord.reunlock({ address: overlord.account.address, signature: await overlord.account.signMessage({ message }), message })
+    return tier.overlord.reunlock(await bearer(), { address: overlord.account.address, signature: await overlord.account.signMessage({ message }), message })
   }
 
   it('challenge: nonce 0x+64 hex, message lines, expires_at >= issue + 110', async () => {
@@ -179,7 +184,7 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
     it('after a restart signing fails 423 until reunlock (flow B), then works; flow A reads the proof file', async () => {
       const auth = await bearer()
       await unlock()
-      const { members } = await tier.overlord.provision(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
+      const { members } = await provisioned(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
       const ceo = members[0]!
       const message = 'transfer 5 USDC to 0xabc'
       const signFor = async () => ({ ...(await signed('vault.sign', { agent_id: ceo.entity_id, message_sha256: sha256Hex(message) })), message })
@@ -187,28 +192,29 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
       tier = await build() // restart
       expect(await tier.overlord.preflight(auth, 'ACME')).toMatchObject({ exists: true, vault_unlocked: false, soldiers_with_address: 7 })
       await expect(tier.overlord.sign(auth, ceo.entity_id, await signFor())).rejects.toSatisfy(rejects('vault_locked', 423))
-      expect(await unlock()).toMatchObject({ vault_unlocked: true, initialised: false, flow: 'B' })
+      expect(await unlock()).toEqual({ unlocked: true, flow: 'B' })
       const result = await tier.overlord.sign(auth, ceo.entity_id, await signFor())
       expect(await recoverMessageAddress({ message, signature: result.signature })).toBe(ceo.address)
 
       tier = await build() // restart again, flow A
-      await expect(tier.overlord.reunlock(undefined)).rejects.toSatisfy(rejects('unlock_proof_unavailable', 400))
+      await expect(tier.overlord.reunlock(auth, undefined)).rejects.toSatisfy(rejects('unlock_proof_missing', 400))
       const unlockMessage = tier.overlord.unlockMessage
       writeFileSync(join(dataDir, 'vault_unlock_proof.json'), JSON.stringify({ address: overlord.account.address, signature: await overlord.account.signMessage({ message: unlockMessage }), message: unlockMessage }))
-      expect(await tier.overlord.reunlock({})).toMatchObject({ vault_unlocked: true, flow: 'A' })
+      expect(await tier.overlord.reunlock(auth, {})).toEqual({ unlocked: true, flow: 'A' })
       expect((await tier.overlord.sign(auth, ceo.entity_id, await signFor())).address).toBe(ceo.address)
     })
 
     it('reunlock with a wrong signature → 403, vault stays locked', async () => {
       const message = tier.overlord.unlockMessage
-      await expect(tier.overlord.reunlock({ address: overlord.account.address, signature: await intruder.signMessage({ message }), message })).rejects.toSatisfy(rejects('bad_signature', 403))
+      await expect(tier.overlord.reunlock({}, { address: overlord.account.address, signature: await overlord.account.signMessage({ message }), message })).rejects.toSatisfy(rejects('bearer_required', 401))
+      await expect(tier.overlord.reunlock(await bearer(), { address: overlord.account.address, signature: await intruder.signMessage({ message }), message })).rejects.toSatisfy(rejects('bad_signature', 403))
       expect(tier.vault.isUnlocked()).toBe(false)
     })
 
     it('sign: hash of message differs from bound hash → 400; agent tampering → 403; unknown agent → 404', async () => {
       const auth = await bearer()
       await unlock()
-      const { members } = await tier.overlord.provision(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
+      const { members } = await provisioned(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
       const id = members[1]!.entity_id
       const s = await signed('vault.sign', { agent_id: id, message_sha256: sha256Hex('the endorsed text') })
       await expect(tier.overlord.sign(auth, id, { ...s, message: 'other text' })).rejects.toSatisfy(rejects('message_hash_mismatch', 400))
@@ -222,7 +228,7 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
     it('release key: confirm literal enforced (400), key returned once, critical audit event without the key', async () => {
       const auth = await bearer()
       await unlock()
-      const { members } = await tier.overlord.provision(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
+      const { members } = await provisioned(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
       const cro = members[7]!
       const s = await signed('release.key', { agent_id: cro.entity_id, confirm: 'RELEASE-PRIVATE-KEY' })
       await expect(tier.overlord.releaseKey(auth, cro.entity_id, { ...s, confirm: 'release-private-key' })).rejects.toSatisfy(rejects('confirm_mismatch', 400))
@@ -239,7 +245,7 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
     it('release key withholds the key when the critical audit event cannot be written', async () => {
       const auth = await bearer()
       await unlock()
-      const { members } = await tier.overlord.provision(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
+      const { members } = await provisioned(auth, 'ACME', await signed('cabinet.provision', { company: 'ACME' }))
       const s = await signed('release.key', { agent_id: members[0]!.entity_id, confirm: 'RELEASE-PRIVATE-KEY' })
       events.failWith = new Error('catalogue down')
       await expect(tier.overlord.releaseKey(auth, members[0]!.entity_id, { ...s, confirm: 'RELEASE-PRIVATE-KEY' })).rejects.toSatisfy(rejects('audit_unavailable', 503))
@@ -267,13 +273,16 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
     expect(actions.map((e) => [e.payload.operation, e.payload.outcome, e.payload.reason])).toEqual([
       ['createShadowChallenge', 'ok', null],
       ['verifyShadowChallenge', 'ok', null],
+      ['createShadowChallenge', 'ok', null],
+      ['verifyShadowChallenge', 'ok', null],
       ['reunlockVault', 'ok', null],
       ['createShadowChallenge', 'ok', null],
       ['provisionCabinet', 'ok', null],
       ['getCabinetPreflight', 'rejected', 'bearer_required'],
     ])
-    expect(actions[4]!.payload).toMatchObject({ actor: overlord.account.address, scope: 'cabinet.provision', target: 'ACME' })
-    for (const e of actions) expect(Object.keys(e.payload).sort()).toEqual(['actor', 'nonce', 'operation', 'outcome', 'reason', 'scope', 'target'])
+    expect(actions[6]!.payload).toMatchObject({ actor: overlord.account.address, scope: 'cabinet.provision', target: 'ACME' })
+    expect(actions[4]!.payload).toMatchObject({ operation: 'reunlockVault', vault_initialised: true })
+    for (const e of actions) expect(Object.keys(e.payload).filter((k) => k !== 'vault_initialised').sort()).toEqual(['actor', 'nonce', 'operation', 'outcome', 'reason', 'scope', 'target'])
     const text = JSON.stringify(events.events)
     expect(text).not.toContain(auth.authorization.slice(7))
     expect(text).not.toMatch(/0x[0-9a-f]{130}/i)

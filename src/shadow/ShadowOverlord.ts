@@ -24,7 +24,7 @@ export type ShadowOverlordOptions = {
   onAuditFailure?: (error: unknown) => void
 }
 
-type AuditContext = { operation: string; scope: ShadowScope | null; target: string | null; actor: string | null; nonce?: string }
+type AuditContext = { operation: string; scope: ShadowScope | null; target: string | null; actor: string | null; nonce?: string; initialised?: boolean }
 
 /**
  * The shadow-overlord tier as one framework-free facade: every operation authenticates, runs the consume
@@ -125,14 +125,18 @@ export class ShadowOverlord {
     })
   }
 
-  /** Flow B when `body` carries `{address, signature, message}`; flow A (proof file) when the body is empty. */
-  reunlock(body: UnlockProof | undefined): Promise<{ vault_unlocked: true; initialised: boolean; flow: 'A' | 'B' }> {
+  /**
+   * Bearer required (defence in depth; the unlock proof is the real factor). Flow B when `body` carries
+   * `{address, signature, message}`; flow A (proof file) when the body is absent or empty.
+   */
+  reunlock(caller: Caller, body: UnlockProof | undefined): Promise<{ unlocked: true; flow: 'A' | 'B' }> {
     const flowB = body !== undefined && body !== null && typeof body === 'object' && Object.keys(body).length > 0
     return this.#audited({ operation: 'reunlockVault', scope: null, target: 'vault', actor: null }, async (ctx) => {
+      ctx.actor = await this.#authenticate(caller)
       const proof = flowB ? body : await readUnlockProof(this.o.unlockProofPath)
       const result = await this.o.vault.unlock(proof)
-      ctx.actor = this.o.overlordAddress() ?? null
-      return { ...result, flow: flowB ? 'B' : 'A' }
+      ctx.initialised = result.initialised
+      return { unlocked: true, flow: flowB ? 'B' : 'A' }
     })
   }
 
@@ -193,6 +197,7 @@ export class ShadowOverlord {
         outcome,
         reason,
         nonce: ctx.nonce ?? null,
+        ...(ctx.initialised === undefined ? {} : { vault_initialised: ctx.initialised }),
       },
     })
   }
@@ -207,5 +212,5 @@ function checkCompany(company: string): void {
 }
 
 function checkAgentId(agentId: string): void {
-  if (!AGENT_ID_PATTERN.test(agentId)) throw new ShadowError('invalid_params', 'agent_id must be 1-200 printable characters without spaces.')
+  if (!AGENT_ID_PATTERN.test(agentId)) throw new ShadowError('invalid_params', 'agent_id must be 1-256 characters without whitespace.')
 }

@@ -16,8 +16,8 @@ export type ShadowScope = keyof typeof SHADOW_SCOPES
 export type BoundParams = Record<string, string>
 
 export const COMPANY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
-/** `company:<COMPANY>:cabinet:<role>` or any other agent id: printable, no whitespace or control chars. */
-export const AGENT_ID_PATTERN = /^[\x21-\x7e]{1,200}$/
+/** Any vault agent id (`company:<COMPANY>:cabinet:<role>` for members): 1-256 characters, no whitespace. */
+export const AGENT_ID_PATTERN = /^[^\s]{1,256}$/u
 export const SHA256_HEX_PATTERN = /^0x[0-9a-f]{64}$/
 export const RELEASE_CONFIRM = 'RELEASE-PRIVATE-KEY'
 
@@ -64,7 +64,7 @@ function normaliseParam(name: string, value: string): string {
       if (!COMPANY_PATTERN.test(value)) throw new ShadowError('invalid_params', 'company must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$.')
       return value
     case 'agent_id':
-      if (!AGENT_ID_PATTERN.test(value)) throw new ShadowError('invalid_params', 'agent_id must be 1-200 printable characters without spaces.')
+      if (!AGENT_ID_PATTERN.test(value)) throw new ShadowError('invalid_params', 'agent_id must be 1-256 characters without whitespace.')
       return value
     case 'message_sha256': {
       const lower = value.toLowerCase()

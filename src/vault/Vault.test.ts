@@ -99,7 +99,7 @@ describe('Vault (machine 3.4)', () => {
 
   it('flow A reads the proof file; a missing file is 400', async () => {
     const proofPath = join(tempDir(), 'proof.json')
-    await expect(readUnlockProof(proofPath)).rejects.toSatisfy(code('unlock_proof_unavailable', 400))
+    await expect(readUnlockProof(proofPath)).rejects.toSatisfy(code('unlock_proof_missing', 400))
     writeFileSync(proofPath, JSON.stringify({ address: overlord.account.address, signature, message }))
     const vault = newVault()
     expect((await vault.unlock(await readUnlockProof(proofPath))).vault_unlocked).toBe(true)

@@ -45,7 +45,7 @@ const DATA_KEY_AAD = Buffer.from('svc-vault/v1 data-key', 'utf8')
 
 export function unlockMessageFor(origin: string): string {
   return [
-    'svc-shadow-overlord/v1 vault-unlock',
+    'svc-vault-reunlock/v1',
     `origin: ${origin}`,
     'This signature unwraps the sealed vault of this server. Keep it secret; sign it only for this origin.',
   ].join('\n')
@@ -231,7 +231,7 @@ export class Vault {
   }
 }
 
-/** Reads a flow-A proof file `{address, signature, message}`; 400 `unlock_proof_unavailable` when absent/unreadable. */
+/** Reads a flow-A proof file `{address, signature, message}`; 400 `unlock_proof_missing` when absent/unreadable. */
 export async function readUnlockProof(path: string): Promise<UnlockProof> {
   try {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as unknown
@@ -239,7 +239,7 @@ export async function readUnlockProof(path: string): Promise<UnlockProof> {
   } catch {
     // fall through: never echo the file's content
   }
-  throw new ShadowError('unlock_proof_unavailable', 'No readable unlock proof file is configured on the server; send {address, signature, message}.')
+  throw new ShadowError('unlock_proof_missing', 'No readable unlock proof file is configured on the server; send {address, signature, message}.')
 }
 
 function deriveKek(ikm: Buffer, salt: Buffer): Buffer {

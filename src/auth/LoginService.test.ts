@@ -36,6 +36,7 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
     expect(m.address).toBe(alice.address) // checksummed in the message
     expect(m.chainId).toBe(1)
     expect(m.nonce).toBe(c.nonce)
+    expect(c.nonce).toMatch(/^[A-Za-z0-9]{32}$/)
     expect(c.expires_at - c.issued_at).toBe(300)
     expect(validateSiweMessage({ message: m, address: alice.address, domain: 'gw.example.com', time: new Date(now * 1000) })).toBe(true)
   })

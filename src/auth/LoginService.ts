@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { getAddress, isAddress, verifyMessage } from 'viem'
-import { createSiweMessage, generateSiweNonce, parseSiweMessage } from 'viem/siwe'
+import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
 import type { EventSink } from '../catalogue/EventSink.js'
 import type { Database } from '../db/Database.js'
 import { LoginError } from './LoginError.js'
@@ -30,6 +30,19 @@ export type WalletPermissions = {
   registered: boolean
   has_session: boolean
   view: 'sign_in' | 'welcome_back'
+}
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+
+/** EIP-4361 nonce: 32 alphanumeric characters (~190 bits) drawn without modulo bias. */
+export function newLoginNonce(): string {
+  let out = ''
+  while (out.length < 32) {
+    for (const byte of randomBytes(48)) {
+      if (byte < 248 && out.length < 32) out += ALPHANUMERIC[byte % 62]
+    }
+  }
+  return out
 }
 
 /** SHA-256 hex of a session token: the only form in which a token is stored. */
@@ -69,7 +82,7 @@ export class LoginService {
     const normalized = normalizeWallet(wallet)
     const issuedAt = this.now()
     const expiresAt = issuedAt + this.parameters.challengeTtlS
-    const nonce = generateSiweNonce()
+    const nonce = newLoginNonce()
     const message = createSiweMessage({
       domain: this.domain,
       address: getAddress(normalized),

@@ -51,7 +51,7 @@ export const migration: Migration = {
   async up(db: Kysely<any>): Promise<void> {
     await db.schema
       .createTable('login_challenges')
-      .addColumn('nonce', 'varchar(128)', (c) => c.primaryKey())
+      .addColumn('nonce', 'varchar(64)', (c) => c.primaryKey())
       .addColumn('wallet', 'varchar(42)', (c) => c.notNull())
       .addColumn('message', 'text', (c) => c.notNull())
       .addColumn('issued_at', 'bigint', (c) => c.notNull())

@@ -11,6 +11,7 @@ import type {
   OperationHandler,
   OperationInfo,
   RequestContext,
+  RequestValidationIssue,
   ResponseValidationReport,
   SecurityRequirements,
   UnroutedRequest,
@@ -39,7 +40,7 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
   /** Response for a path or method the document does not have (default 404 `not_found` / 405 `method_not_allowed`). */
   unrouted?: (request: UnroutedRequest) => UnroutedResult | Promise<UnroutedResult>
   /** Response for a request that fails validation (default 400 `invalid_request` with the errors in `details`). */
-  invalidRequest?: (context: RequestContext<Locals>, errors: string[]) => HttpResult
+  invalidRequest?: (context: RequestContext<Locals>, errors: RequestValidationIssue[]) => HttpResult
   /** Response for an error a handler threw (default 500 `internal_error`). */
   mapError?: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult
   /** Whether to validate this request against the document (default: always). */
@@ -114,13 +115,31 @@ function mediaTypeOf(headers: IncomingMessage['headers']): string {
     .toLowerCase()
 }
 
-function formatAjvErrors(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }>): string[] {
+const locations: Record<string, RequestValidationIssue['location']> = {
+  requestBody: 'body',
+  query: 'query',
+  path: 'path',
+  header: 'header',
+  cookie: 'cookie',
+}
+
+/** Ajv errors of openapi-backend's request validators → `{location, path, message}` (JSON Pointer `path`). */
+export function toValidationIssues(
+  errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }>,
+): RequestValidationIssue[] {
   return errors.map((e) => {
-    const where = (e.instancePath ?? '').replace(/^\/requestBody/, 'body').replace(/^\//, '') || 'request'
-    const params = e.params && typeof e.params === 'object' ? e.params : {}
-    const extra =
-      'additionalProperty' in params ? ` (${String((params as { additionalProperty: unknown }).additionalProperty)})` : ''
-    return `${where.replaceAll('/', '.')} ${e.message ?? 'is invalid'}${extra}`
+    const params = (e.params && typeof e.params === 'object' ? e.params : {}) as Record<string, unknown>
+    const segments = (e.instancePath ?? '').split('/').slice(1)
+    let location: RequestValidationIssue['location'] = 'request'
+    let pointer = ''
+    if (segments.length > 0 && locations[segments[0]!]) {
+      location = locations[segments[0]!]!
+      pointer = segments.length > 1 ? `/${segments.slice(1).join('/')}` : ''
+    }
+    if (location === 'request' && params.missingProperty === 'requestBody') location = 'body'
+    else if (typeof params.missingProperty === 'string') pointer = `${pointer}/${params.missingProperty}`
+    const extra = typeof params.additionalProperty === 'string' ? ` (${params.additionalProperty})` : ''
+    return { location, path: pointer || '/', message: `${e.message ?? 'is invalid'}${extra}` }
   })
 }
 
@@ -190,9 +209,13 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
 
   const invalidRequest =
     options.invalidRequest ??
-    ((_ctx: RequestContext<Locals>, errors: string[]): HttpResult => ({
+    ((_ctx: RequestContext<Locals>, errors: RequestValidationIssue[]): HttpResult => ({
       status: 400,
-      body: errorBody('invalid_request', `The request does not match the API: ${errors[0] ?? 'invalid'}`, { errors }),
+      body: errorBody(
+        'invalid_request',
+        `request does not match the API description: ${errors[0] ? `${errors[0].location} ${errors[0].path} ${errors[0].message}` : 'invalid'}`,
+        { errors },
+      ),
     }))
 
   const mapError =
@@ -263,7 +286,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         return
       }
       if (errors.length > 0) {
-        state.early = invalidRequest(ctx, formatAjvErrors(errors))
+        state.early = invalidRequest(ctx, toValidationIssues(errors))
         return
       }
       state.query = (result.coerced?.query ?? ctx.query) as Record<string, unknown>

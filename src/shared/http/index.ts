@@ -7,6 +7,7 @@ export {
   type ResponseValidationMode,
   type UnroutedResult,
   RouterSetupError,
+  toValidationIssues,
 } from './createOpenApiRouter.js'
 export { loadOpenApiDocument } from './loadOpenApiDocument.js'
 export { findResponse, isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
@@ -16,6 +17,7 @@ export type {
   OperationHandler,
   OperationInfo,
   RequestContext,
+  RequestValidationIssue,
   ResponseValidationReport,
   SecurityRequirements,
   UnroutedRequest,

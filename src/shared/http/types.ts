@@ -87,3 +87,10 @@ export type ResponseValidationReport = {
   status: number
   errors: string[]
 }
+
+/** One reason a request does not match the document. `path` is a JSON Pointer inside `location`. */
+export type RequestValidationIssue = {
+  location: 'body' | 'query' | 'path' | 'header' | 'cookie' | 'request'
+  path: string
+  message: string
+}

@@ -97,7 +97,7 @@ describe('devnet algod', () => {
     const sig = new Uint8Array(signed.sig!)
     sig[0] ^= 1
     const tampered = algosdk.encodeMsgpack(new algosdk.SignedTransaction({ txn: signed.txn, sig }))
-    const r = await fetch(`${node.url}/v2/transactions`, { method: 'POST', headers: { 'X-Algo-API-Token': TOKEN, 'content-type': 'application/x-binary' }, body: tampered })
+    const r = await fetch(`${node.url}/v2/transactions`, { method: 'POST', headers: { 'X-Algo-API-Token': TOKEN, 'content-type': 'application/x-binary' }, body: new Uint8Array(tampered) })
     expect(r.status).toBe(400)
     expect(((await r.json()) as { message: string }).message).toMatch(/At least one signature didn't pass verification/)
     // overdraft of the ASA and of ALGO

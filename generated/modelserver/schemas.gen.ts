@@ -16,25 +16,9 @@ export const ErrorSchema = {
     }
 } as const;
 
-export const StreamErrorSchema = {
-    type: 'object',
-    description: 'Last line of an NDJSON stream that failed after it started.',
-    required: [
-        'error'
-    ],
-    properties: {
-        error: {
-            type: 'string'
-        }
-    },
-    example: {
-        error: 'generation failed'
-    }
-} as const;
-
 export const NdjsonStreamSchema = {
     type: 'string',
-    description: 'Newline-delimited JSON: one JSON object per line. See the operation for the schema of each line\n(`GenerateChunk`, `ChatChunk` or `ProgressChunk`, and possibly a final `StreamError`).\n'
+    description: 'Newline-delimited JSON: one JSON object per line. See the operation for the schema of each line\n(`GenerateChunk`, `ChatChunk` or `ProgressChunk`); a stream that fails after it started ends with an\n`Error` line.\n'
 } as const;
 
 export const DurationSchema = {

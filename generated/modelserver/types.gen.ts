@@ -12,15 +12,9 @@ export type Error = {
 };
 
 /**
- * Last line of an NDJSON stream that failed after it started.
- */
-export type StreamError = {
-    error: string;
-};
-
-/**
  * Newline-delimited JSON: one JSON object per line. See the operation for the schema of each line
- * (`GenerateChunk`, `ChatChunk` or `ProgressChunk`, and possibly a final `StreamError`).
+ * (`GenerateChunk`, `ChatChunk` or `ProgressChunk`); a stream that fails after it started ends with an
+ * `Error` line.
  *
  */
 export type NdjsonStream = string;

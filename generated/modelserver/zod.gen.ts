@@ -10,15 +10,9 @@ export const zError = z.object({
 });
 
 /**
- * Last line of an NDJSON stream that failed after it started.
- */
-export const zStreamError = z.object({
-    error: z.string()
-});
-
-/**
  * Newline-delimited JSON: one JSON object per line. See the operation for the schema of each line
- * (`GenerateChunk`, `ChatChunk` or `ProgressChunk`, and possibly a final `StreamError`).
+ * (`GenerateChunk`, `ChatChunk` or `ProgressChunk`); a stream that fails after it started ends with an
+ * `Error` line.
  *
  */
 export const zNdjsonStream = z.string();

@@ -1,5 +1,5 @@
 import { BaseError } from '../shared/errors/BaseError.js'
-import { ErrorCodes, type InvalidPaymentReason } from './reasons.js'
+import { ErrorCodes, type InvalidPaymentReason, InvalidPaymentReasons } from './reasons.js'
 
 /** 400: the payment header could not be decoded (bad base64, bad JSON, missing or mistyped fields). */
 export class PaymentHeaderInvalidError extends BaseError<'invalid_payment_header'> {
@@ -17,14 +17,39 @@ export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
   }
 }
 
-/** 402 `invalid_payment`, with a reason code in `meta.reason`. */
-export class InvalidPaymentError extends BaseError<'invalid_payment'> {
+export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver'
+
+/** The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`, else `invalid_payment`. */
+export function rejectionCode(reason: string): PaymentRejectionCode {
+  switch (reason) {
+    case InvalidPaymentReasons.assetMismatch:
+      return 'wrong_asset'
+    case InvalidPaymentReasons.amountInsufficient:
+      return 'insufficient_amount'
+    case InvalidPaymentReasons.receiverMismatch:
+    case InvalidPaymentReasons.payToMismatch:
+      return 'wrong_receiver'
+    default:
+      return 'invalid_payment'
+  }
+}
+
+/** 402 payment rejected: `invalid_payment` (or a designed, more precise code), with a reason in `meta.reason`. */
+export class InvalidPaymentError extends BaseError<PaymentRejectionCode> {
   override name = 'InvalidPaymentError'
   constructor(
     readonly reason: InvalidPaymentReason | string,
     message: string,
   ) {
-    super(ErrorCodes.invalidPayment, message, { meta: { reason } })
+    super(rejectionCode(reason), message, { meta: { reason } })
+  }
+}
+
+/** 409 (designed): this payment payload — (payer, nonce) or its settlement tx — was already used. */
+export class PaymentReplayedError extends BaseError<'payment_replayed'> {
+  override name = 'PaymentReplayedError'
+  constructor() {
+    super(ErrorCodes.paymentReplayed, 'this payment was already used for an upload')
   }
 }
 

@@ -1,0 +1,253 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { Database } from '../db/Database.js'
+import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations/0004_storage.js'
+
+export type DepositRow = Selectable<StorageDepositsTable>
+export type UploadRow = Selectable<StorageUploadsTable>
+export type UploadStatus = 'queued' | 'uploading' | 'stored' | 'verified' | 'verify_failed'
+
+export type DepositClaim = {
+  depositId: string
+  payer: string
+  nonce: string
+  payTo: string
+  network: string
+  asset: string
+  scheme: string
+  amountAtomic: bigint
+  priceAtomic: bigint
+  priceUsd: string
+  resourceUrl: string
+  paymentPayload: unknown
+  /** Algorand payments are already final when claimed. */
+  settled?: { txHash: string; settlement: unknown }
+}
+
+export type NewUpload = {
+  uploadId: string
+  depositId: string
+  sha256: string
+  mimeType: string
+  sizeBytes: bigint
+  appName: string
+  payerTag: string
+  spoolPath: string
+}
+
+const now = () => Math.floor(Date.now() / 1000)
+const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string }
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint/i.test(e?.message ?? '')
+}
+
+/** Deposits and uploads of seed 2.7. Every state change is one conditional statement, safe across processes. */
+export class Ledger {
+  constructor(readonly db: Kysely<Database>) {}
+
+  /**
+   * Reserves (payer, nonce) — and for an already-final payment its tx hash — before anything is settled.
+   * False when the key is taken: the payload was already used (or is being used right now).
+   */
+  async claimDeposit(claim: DepositClaim): Promise<boolean> {
+    const t = now()
+    try {
+      const result = await this.db
+        .insertInto('storage_deposits')
+        .values({
+          deposit_id: claim.depositId,
+          payer: claim.payer.toLowerCase(),
+          nonce: claim.nonce,
+          pay_to: claim.payTo,
+          network: claim.network,
+          asset: claim.asset,
+          scheme: claim.scheme,
+          amount_atomic: claim.amountAtomic.toString(),
+          price_atomic: claim.priceAtomic.toString(),
+          price_usd: claim.priceUsd,
+          tx_hash: claim.settled?.txHash ?? null,
+          resource_url: claim.resourceUrl,
+          status: claim.settled ? 'settled' : 'claimed',
+          payment_payload: json(claim.paymentPayload),
+          settlement: claim.settled ? json(claim.settled.settlement) : null,
+          created_at: t,
+          updated_at: t,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+    } catch (error) {
+      if (isUniqueViolation(error)) return false
+      throw error
+    }
+  }
+
+  /** Drops a claim whose payment was refused, so nothing is kept for a payment that never happened. */
+  async releaseClaim(depositId: string): Promise<void> {
+    await this.db.deleteFrom('storage_deposits').where('deposit_id', '=', depositId).where('status', '=', 'claimed').execute()
+  }
+
+  /** Records the settlement. False when that tx hash is already recorded (duplicates ignored). */
+  async markSettled(depositId: string, txHash: string, settlement: unknown): Promise<boolean> {
+    try {
+      await this.db
+        .updateTable('storage_deposits')
+        .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: now() })
+        .where('deposit_id', '=', depositId)
+        .execute()
+      return true
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error
+      await this.db
+        .updateTable('storage_deposits')
+        .set({ status: 'settled', settlement: json(settlement), updated_at: now() })
+        .where('deposit_id', '=', depositId)
+        .execute()
+      return false
+    }
+  }
+
+  async markSettleUnknown(depositId: string, error: string): Promise<void> {
+    await this.db
+      .updateTable('storage_deposits')
+      .set({ status: 'settle_unknown', settlement: json({ error }), updated_at: now() })
+      .where('deposit_id', '=', depositId)
+      .execute()
+  }
+
+  async createUpload(upload: NewUpload, status: UploadStatus = 'uploading'): Promise<void> {
+    const t = now()
+    await this.db
+      .insertInto('storage_uploads')
+      .values({
+        upload_id: upload.uploadId,
+        deposit_id: upload.depositId,
+        status,
+        ar_tx_id: null,
+        sha256: upload.sha256,
+        mime_type: upload.mimeType,
+        size_bytes: Number(upload.sizeBytes),
+        winc: null,
+        app_name: upload.appName,
+        payer_tag: upload.payerTag,
+        spool_path: upload.spoolPath,
+        attempts: 0,
+        next_attempt_at: t,
+        last_error: null,
+        verify_attempts: 0,
+        next_verify_at: null,
+        verified_at: null,
+        verify_error: null,
+        created_at: t,
+        updated_at: t,
+      })
+      .execute()
+  }
+
+  async markStored(uploadId: string, arTxId: string, winc: string | null, nextVerifyAt: number): Promise<void> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set((eb) => ({
+        status: 'stored',
+        ar_tx_id: arTxId,
+        winc,
+        spool_path: null,
+        last_error: null,
+        attempts: eb('attempts', '+', 1),
+        next_verify_at: nextVerifyAt,
+        updated_at: now(),
+      }))
+      .where('upload_id', '=', uploadId)
+      .execute()
+  }
+
+  async markQueued(uploadId: string, error: string, nextAttemptAt: number): Promise<void> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set((eb) => ({ status: 'queued', last_error: error.slice(0, 500), attempts: eb('attempts', '+', 1), next_attempt_at: nextAttemptAt, updated_at: now() }))
+      .where('upload_id', '=', uploadId)
+      .execute()
+  }
+
+  /** Takes a queued upload for one attempt; false when another worker took it first. */
+  async takeQueued(uploadId: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'uploading', updated_at: now() })
+      .where('upload_id', '=', uploadId)
+      .where('status', '=', 'queued')
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  }
+
+  async dueQueued(limit: number): Promise<UploadRow[]> {
+    return this.db
+      .selectFrom('storage_uploads')
+      .selectAll()
+      .where('status', '=', 'queued')
+      .where('next_attempt_at', '<=', now())
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .execute()
+  }
+
+  /** Uploads left `uploading` by a process that died: back to the queue. */
+  async requeueStale(olderThanSeconds: number): Promise<number> {
+    const r = await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'queued', updated_at: now() })
+      .where('status', '=', 'uploading')
+      .where('updated_at', '<', now() - olderThanSeconds)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows)
+  }
+
+  async dueVerification(limit: number): Promise<UploadRow[]> {
+    return this.db
+      .selectFrom('storage_uploads')
+      .selectAll()
+      .where('status', '=', 'stored')
+      .where('next_verify_at', '<=', now())
+      .orderBy('next_verify_at')
+      .limit(limit)
+      .execute()
+  }
+
+  async rescheduleVerification(uploadId: string, nextVerifyAt: number, note: string | null): Promise<void> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set((eb) => ({ next_verify_at: nextVerifyAt, verify_attempts: eb('verify_attempts', '+', 1), verify_error: note, updated_at: now() }))
+      .where('upload_id', '=', uploadId)
+      .where('status', '=', 'stored')
+      .execute()
+  }
+
+  async recordVerification(uploadId: string, ok: boolean, error: string | null): Promise<void> {
+    const t = now()
+    await this.db
+      .updateTable('storage_uploads')
+      .set((eb) => ({
+        status: ok ? 'verified' : 'verify_failed',
+        verified_at: t,
+        verify_error: error,
+        next_verify_at: null,
+        verify_attempts: eb('verify_attempts', '+', 1),
+        updated_at: t,
+      }))
+      .where('upload_id', '=', uploadId)
+      .where('status', '=', 'stored')
+      .execute()
+  }
+
+  async getUpload(uploadId: string): Promise<{ upload: UploadRow; deposit: DepositRow } | undefined> {
+    const upload = await this.db.selectFrom('storage_uploads').selectAll().where('upload_id', '=', uploadId).executeTakeFirst()
+    if (!upload) return undefined
+    const deposit = await this.db.selectFrom('storage_deposits').selectAll().where('deposit_id', '=', upload.deposit_id).executeTakeFirstOrThrow()
+    return { upload, deposit }
+  }
+
+  async getDeposit(depositId: string): Promise<DepositRow | undefined> {
+    return this.db.selectFrom('storage_deposits').selectAll().where('deposit_id', '=', depositId).executeTakeFirst()
+  }
+}

@@ -1,0 +1,394 @@
+import { mkdir, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Readable } from 'node:stream'
+import algosdk from 'algosdk'
+import type { ArweaveSigner } from '@dha-team/arbundles/node'
+import type { Logger } from 'pino'
+import {
+  type AlgorandSettlement,
+  buildPaymentRequired,
+  computePrice,
+  decodePaymentHeader,
+  encodeBase64Json,
+  type EvmRailConfig,
+  FacilitatorClient,
+  FacilitatorUnavailableError,
+  InvalidPaymentError,
+  LedgerNodeUnavailableError,
+  parseAlgorandPayment,
+  parseEvmPayment,
+  type PaymentPayload,
+  type PaymentRequired,
+  type PaymentRequirement,
+  PaymentReplayedError,
+  precheckEvmPayment,
+  requestBindingNote,
+  type RequirementsInput,
+  UnsupportedNetworkError,
+  verifyAlgorandPayment,
+  verifyAndSettleEvm,
+} from '../x402/index.js'
+import type { X402Config } from '../x402/config.js'
+import type { StorageConfig } from './config.js'
+import { InvalidTagError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { newDepositId, newUploadId } from './ids.js'
+import type { DepositRow, Ledger, UploadRow } from './Ledger.js'
+import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
+import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
+import { UpstreamClient } from './UpstreamClient.js'
+
+type HeaderBag = Record<string, string | string[] | undefined>
+export type StoreRequest = Readable & { headers: HeaderBag }
+
+export type UploadResult = {
+  arTxId: string
+  sha256: string
+  sizeBytes: number
+  winc: string | null
+  settlement: Record<string, unknown>
+}
+
+export type DepositView = {
+  deposit_id: string
+  network: string
+  payer: string
+  pay_to: string
+  asset: string
+  amount_atomic: string
+  tx_hash: string | null
+  status: string
+}
+
+export type StoreOutcome =
+  | { status: 402; body: PaymentRequired; headers: Record<string, string> }
+  | { status: 200; body: UploadResult; headers: Record<string, string> }
+  | { status: 202; body: { queue_id: string; status: 'queued'; status_url: string; deposit: DepositView }; headers: Record<string, string> }
+
+export type UploadStatusView = {
+  upload_id: string
+  status: string
+  arTxId: string | null
+  sha256: string
+  sizeBytes: number
+  mimeType: string
+  winc: string | null
+  attempts: number
+  last_error: string | null
+  verified_at: number | null
+  verify_error: string | null
+  created_at: number
+  updated_at: number
+  deposit: DepositView
+}
+
+export type StorageServiceOptions = {
+  storage: StorageConfig
+  x402: X402Config
+  ledger: Ledger
+  logger?: Logger
+  /** Override the Arweave signer (tests); default: the JWK at `storage.arweaveJwkPath`. */
+  signer?: ArweaveSigner
+}
+
+const seconds = () => Math.floor(Date.now() / 1000)
+const MAX_RETRY_MS = 5 * 60_000
+
+/** `POST /store` (seed 4.6) and the upload queue, framework-free: the handler passes the raw request stream. */
+export class StorageService {
+  readonly upstream: UpstreamClient
+  readonly facilitator: FacilitatorClient
+  readonly algod: algosdk.Algodv2
+  readonly ledger: Ledger
+  readonly config: StorageConfig
+  readonly x402: X402Config
+  readonly #logger: Logger | undefined
+  #signer: Promise<ArweaveSigner> | undefined
+  #genesisHash: Promise<string> | undefined
+
+  constructor({ storage, x402, ledger, logger, signer }: StorageServiceOptions) {
+    this.config = storage
+    this.x402 = x402
+    this.ledger = ledger
+    this.#logger = logger
+    if (signer) this.#signer = Promise.resolve(signer)
+    this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
+    this.facilitator = new FacilitatorClient({ url: x402.facilitatorUrl, token: x402.facilitatorToken })
+    this.algod = new algosdk.Algodv2(x402.algodToken, x402.algodUrl, '')
+    if (x402.algodGenesisHash) this.#genesisHash = Promise.resolve(x402.algodGenesisHash)
+  }
+
+  signer(): Promise<ArweaveSigner> {
+    this.#signer ??= loadArweaveSigner(this.config.arweaveJwkPath).catch((error) => {
+      this.#signer = undefined
+      throw error
+    })
+    return this.#signer
+  }
+
+  /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
+  async algorandNetwork(): Promise<string> {
+    this.#genesisHash ??= this.algod
+      .getTransactionParams()
+      .do()
+      .then((p) => Buffer.from(p.genesisHash ?? new Uint8Array()).toString('base64'))
+      .catch((error) => {
+        this.#genesisHash = undefined
+        throw new LedgerNodeUnavailableError(error)
+      })
+    return `algorand:${await this.#genesisHash}`
+  }
+
+  evmRails(): EvmRailConfig[] {
+    const x = this.x402
+    return (['eip155:8453', 'eip155:1'] as const).map((network) => ({
+      network,
+      asset: x.assets[network],
+      payTo: x.payToEvm,
+      name: x.tokenName,
+      version: x.tokenVersion,
+    }))
+  }
+
+  get spoolTmpDir(): string {
+    return join(this.config.spoolDir, 'tmp')
+  }
+
+  get spoolPaidDir(): string {
+    return join(this.config.spoolDir, 'paid')
+  }
+
+  /** Seed 4.6, steps 1–6, in order. `path` is the request path used for the resource URL. */
+  async store(req: StoreRequest, path = '/store'): Promise<StoreOutcome> {
+    const received = await receiveUpload(req, { tmpDir: this.spoolTmpDir, maxBytes: this.config.maxUploadBytes })
+    let keepFile = false
+    try {
+      const outcome = await this.#storeReceived(req.headers, received, path, () => {
+        keepFile = true
+      })
+      return outcome
+    } finally {
+      if (!keepFile) await rm(received.path, { force: true })
+    }
+  }
+
+  async #storeReceived(headers: HeaderBag, file: ReceivedUpload, path: string, takeFile: () => void): Promise<StoreOutcome> {
+    // 2. price
+    const { rates, wincPerMiB } = await this.upstream.pricing()
+    const price = computePrice({ wincPerMiB, rateWinc: rates.winc, rateUsd: rates.usd, sizeBytes: file.sizeBytes })
+    const resourceUrl = `${this.config.publicOrigin}${path}`
+    const input: RequirementsInput = {
+      resourceUrl,
+      sizeBytes: file.sizeBytes,
+      sha256Hex: file.sha256,
+      mimeType: file.mimeType,
+      priceAtomic: price.atomic,
+      priceUsd: price.usd,
+      evm: this.evmRails(),
+      algorand: { network: await this.algorandNetwork(), payTo: this.x402.payToAlgorand },
+      maxTimeoutSeconds: this.x402.maxTimeoutSeconds,
+    }
+    const quote = buildPaymentRequired(input)
+    // 3. no payment header → 402
+    const decoded = decodePaymentHeader(headers)
+    if (!decoded) return { status: 402, body: quote, headers: { 'PAYMENT-REQUIRED': encodeBase64Json(quote) } }
+    // 4. rail by accepted.network
+    const requirement = quote.accepts.find((r) => r.network === decoded.network)
+    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    const tagHeader = headers['x-svc-tag-app']
+    const appName = tagHeader === undefined ? this.config.appName : headerText(tagHeader)
+    if (!/^[\x20-\x7E]{1,128}$/.test(appName)) throw new InvalidTagError()
+    const common = { file, price, resourceUrl, requirement, appName, payload: decoded.payload }
+    const deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
+    // 5–6. the payment is final: the bytes move to the durable spool, then upload
+    const uploadId = newUploadId()
+    await mkdir(this.spoolPaidDir, { recursive: true })
+    const spoolPath = join(this.spoolPaidDir, uploadId)
+    await rename(file.path, spoolPath)
+    takeFile()
+    await this.ledger.createUpload({
+      uploadId,
+      depositId: deposit.depositId,
+      sha256: file.sha256,
+      mimeType: file.mimeType,
+      sizeBytes: file.sizeBytes,
+      appName,
+      payerTag: deposit.payerTag,
+      spoolPath,
+    })
+    const settlement = deposit.settlement
+    try {
+      const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
+      const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
+      return { status: 200, body: result, headers: { 'PAYMENT-RESPONSE': encodeBase64Json(paymentResponse(result)) } }
+    } catch (error) {
+      const row = await this.ledger.getDeposit(deposit.depositId)
+      const depositView = row ? viewDeposit(row) : undefined
+      const statusUrl = `/store/uploads/${uploadId}`
+      this.#logger?.warn({ upload_id: uploadId, deposit_id: deposit.depositId, err: String(error) }, 'paid upload queued after upstream failure')
+      if (this.config.queueOnUpstreamFailure && depositView) {
+        return { status: 202, body: { queue_id: uploadId, status: 'queued', status_url: statusUrl, deposit: depositView }, headers: {} }
+      }
+      throw new StorageUpstreamFailedError(
+        `storage upstream failed; the payment is recorded and the upload is queued (${statusUrl})`,
+        { cause: error, meta: { upload_id: uploadId, deposit_id: deposit.depositId, status_url: statusUrl } },
+      )
+    }
+  }
+
+  async #settleEvm({ file, price, resourceUrl, requirement, payload }: SettleInput): Promise<SettledDeposit> {
+    const payment = parseEvmPayment(payload)
+    precheckEvmPayment(payload, payment, requirement)
+    const depositId = newDepositId()
+    const claimed = await this.ledger.claimDeposit({
+      depositId,
+      payer: payment.authorization.from,
+      nonce: payment.authorization.nonce,
+      payTo: requirement.payTo,
+      network: requirement.network,
+      asset: requirement.asset,
+      scheme: 'exact',
+      amountAtomic: payment.authorization.value,
+      priceAtomic: price.atomic,
+      priceUsd: price.usd,
+      resourceUrl,
+      paymentPayload: payload,
+    })
+    if (!claimed) throw new PaymentReplayedError()
+    let settling = false
+    try {
+      const settled = await verifyAndSettleEvm(this.facilitator, payload, requirement, payment, async () => {
+        settling = true
+      })
+      const settlement = { success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
+      const fresh = await this.ledger.markSettled(depositId, settled.transaction, settled.response)
+      if (!fresh) this.#logger?.warn({ deposit_id: depositId, tx_hash: settled.transaction }, 'settlement tx hash already recorded')
+      return { depositId, payerTag: payment.authorization.from, settlement }
+    } catch (error) {
+      if (settling && error instanceof FacilitatorUnavailableError) {
+        // The settlement may or may not have happened: keep the claim so the payload can never be reused.
+        await this.ledger.markSettleUnknown(depositId, String(error))
+      } else {
+        await this.ledger.releaseClaim(depositId)
+      }
+      throw error
+    }
+  }
+
+  async #settleAlgorand({ file, price, resourceUrl, requirement, payload }: SettleInput): Promise<SettledDeposit> {
+    const { txId } = parseAlgorandPayment(payload)
+    const check = {
+      txId,
+      payTo: requirement.payTo,
+      minAmount: price.atomic,
+      expectedNote: requestBindingNote(resourceUrl, file.sha256, file.sizeBytes, price.usd),
+      pollIntervalMs: this.x402.algodPollIntervalMs,
+      timeoutMs: this.x402.algodTimeoutMs,
+    }
+    const paid: AlgorandSettlement = await verifyAlgorandPayment(this.algod, check)
+    const settlement = {
+      success: true,
+      transaction: paid.txId,
+      network: requirement.network,
+      payer: paid.payer,
+      asset: paid.asset,
+      amount: paid.amount.toString(),
+      confirmedRound: paid.confirmedRound.toString(),
+    }
+    const depositId = newDepositId()
+    const claimed = await this.ledger.claimDeposit({
+      depositId,
+      payer: paid.payer,
+      nonce: paid.txId,
+      payTo: requirement.payTo,
+      network: requirement.network,
+      asset: paid.asset,
+      scheme: 'exact',
+      amountAtomic: paid.amount,
+      priceAtomic: price.atomic,
+      priceUsd: price.usd,
+      resourceUrl,
+      paymentPayload: payload,
+      settled: { txHash: paid.txId, settlement },
+    })
+    if (!claimed) throw new PaymentReplayedError()
+    return { depositId, payerTag: '', settlement }
+  }
+
+  /** Signs and uploads a spooled, paid file; records `stored` or re-queues with backoff. */
+  async uploadSpooled(row: Pick<UploadRow, 'upload_id' | 'spool_path' | 'size_bytes' | 'sha256' | 'app_name' | 'payer_tag' | 'attempts'>): Promise<{ arTxId: string; winc: string | null }> {
+    try {
+      if (!row.spool_path) throw new Error('spooled bytes missing')
+      const signer = await this.signer()
+      const item = await signDataItemFromFile(signer, row.spool_path, BigInt(row.size_bytes), storageTags(row.app_name, row.sha256, row.payer_tag))
+      const reply = await this.upstream.uploadDataItem(item.open(), item.length)
+      if (reply.id && reply.id !== item.id) this.#logger?.warn({ ours: item.id, theirs: reply.id }, 'upstream reported another data item id')
+      await this.ledger.markStored(row.upload_id, item.id, reply.winc, seconds() + Math.ceil(this.config.verifyIntervalMs / 1000))
+      await rm(row.spool_path, { force: true })
+      return { arTxId: item.id, winc: reply.winc }
+    } catch (error) {
+      const delay = Math.min(this.config.retryIntervalMs * 2 ** Math.min(row.attempts, 16), MAX_RETRY_MS)
+      await this.ledger.markQueued(row.upload_id, error instanceof Error ? error.message : String(error), seconds() + Math.ceil(delay / 1000))
+      throw error instanceof StorageUpstreamFailedError ? error : new StorageUpstreamFailedError('storage upload failed', { cause: error })
+    }
+  }
+
+  async getUpload(uploadId: string): Promise<UploadStatusView> {
+    const found = await this.ledger.getUpload(uploadId)
+    if (!found) throw new UploadNotFoundError(uploadId)
+    const { upload: u, deposit } = found
+    return {
+      upload_id: u.upload_id,
+      status: u.status,
+      arTxId: u.ar_tx_id,
+      sha256: u.sha256,
+      sizeBytes: Number(u.size_bytes),
+      mimeType: u.mime_type,
+      winc: u.winc,
+      attempts: Number(u.attempts),
+      last_error: u.last_error,
+      verified_at: u.verified_at === null ? null : Number(u.verified_at),
+      verify_error: u.verify_error,
+      created_at: Number(u.created_at),
+      updated_at: Number(u.updated_at),
+      deposit: viewDeposit(deposit),
+    }
+  }
+}
+
+type SettleInput = {
+  file: ReceivedUpload
+  price: { atomic: bigint; usd: string }
+  resourceUrl: string
+  requirement: PaymentRequirement
+  appName: string
+  payload: PaymentPayload
+}
+type SettledDeposit = { depositId: string; payerTag: string; settlement: Record<string, unknown> }
+
+function headerText(v: string | string[] | undefined): string {
+  return (Array.isArray(v) ? v[0] : v)?.trim() ?? ''
+}
+
+export function viewDeposit(d: DepositRow): DepositView {
+  return {
+    deposit_id: d.deposit_id,
+    network: d.network,
+    payer: d.payer,
+    pay_to: d.pay_to,
+    asset: d.asset,
+    amount_atomic: d.amount_atomic,
+    tx_hash: d.tx_hash,
+    status: d.status,
+  }
+}
+
+/**
+ * `PAYMENT-RESPONSE`: the upload result (seed 4.6) plus the x402 v2 settle-response fields at the top level
+ * (`success`, `transaction`, `network`, `payer`), so stock v2 clients decode it as a SettleResponse too.
+ */
+export function paymentResponse(result: UploadResult): Record<string, unknown> {
+  const s = result.settlement
+  return { success: true, transaction: s.transaction, network: s.network, payer: s.payer, ...result }
+}
+
+export { InvalidPaymentError }

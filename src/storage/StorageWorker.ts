@@ -1,0 +1,86 @@
+import type { Logger } from 'pino'
+import { storageTags } from './signDataItem.js'
+import type { StorageService } from './StorageService.js'
+import { verifyStoredItem } from './verifyStoredItem.js'
+
+export type StorageWorkerOptions = {
+  service: StorageService
+  logger?: Logger
+  /** Uploads left `uploading` longer than this are assumed orphaned by a dead process (default 600 s). */
+  staleUploadingSeconds?: number
+  batchSize?: number
+}
+
+/**
+ * Background jobs of paid storage: retries queued (paid, not yet stored) uploads with backoff, and
+ * verifies stored items against the gateway (seed 4.7), every `SERVICE_STORAGE__WORKER_TICK_MS`.
+ */
+export class StorageWorker {
+  readonly #service: StorageService
+  readonly #logger: Logger | undefined
+  readonly #stale: number
+  readonly #batch: number
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+  #stopped = true
+
+  constructor({ service, logger, staleUploadingSeconds = 600, batchSize = 10 }: StorageWorkerOptions) {
+    this.#service = service
+    this.#logger = logger
+    this.#stale = staleUploadingSeconds
+    this.#batch = batchSize
+  }
+
+  start(): void {
+    if (!this.#stopped) return
+    this.#stopped = false
+    const loop = () => {
+      if (this.#stopped) return
+      this.#running = this.tick()
+        .then(() => undefined)
+        .catch((error) => this.#logger?.error({ err: String(error) }, 'storage worker tick failed'))
+        .finally(() => {
+          this.#running = undefined
+          if (!this.#stopped) this.#timer = setTimeout(loop, this.#service.config.workerTickMs)
+        })
+    }
+    this.#timer = setTimeout(loop, 0)
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    if (this.#timer) clearTimeout(this.#timer)
+    await this.#running
+  }
+
+  /** One pass: requeue orphans, retry due uploads, verify due items. */
+  async tick(): Promise<{ retried: number; verified: number }> {
+    const ledger = this.#service.ledger
+    await ledger.requeueStale(this.#stale)
+    let retried = 0
+    for (const row of await ledger.dueQueued(this.#batch)) {
+      if (!(await ledger.takeQueued(row.upload_id))) continue
+      try {
+        const stored = await this.#service.uploadSpooled(row)
+        retried++
+        this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: stored.arTxId }, 'queued upload stored')
+      } catch (error) {
+        this.#logger?.warn({ upload_id: row.upload_id, err: String(error) }, 'queued upload failed again')
+      }
+    }
+    let verified = 0
+    const { gatewayUrl, verifyIntervalMs } = this.#service.config
+    for (const row of await ledger.dueVerification(this.#batch)) {
+      if (!row.ar_tx_id) continue
+      const outcome = await verifyStoredItem(gatewayUrl, row.ar_tx_id, row.sha256, storageTags(row.app_name, row.sha256, row.payer_tag))
+      if (outcome.state === 'pending') {
+        await ledger.rescheduleVerification(row.upload_id, Math.floor(Date.now() / 1000) + Math.ceil(verifyIntervalMs / 1000), outcome.note)
+      } else {
+        await ledger.recordVerification(row.upload_id, outcome.state === 'verified', outcome.state === 'failed' ? outcome.error : null)
+        verified++
+        this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, outcome: outcome.state }, 'stored item verified')
+      }
+    }
+    return { retried, verified }
+  }
+}

@@ -1,0 +1,63 @@
+import { join } from 'node:path'
+import { BaseError } from '../shared/errors/BaseError.js'
+
+/**
+ * Configuration of paid storage (seed 4.6, 4.7), from `SERVICE_STORAGE__*`:
+ * - `SERVICE_STORAGE__PAYMENT_URL`, `SERVICE_STORAGE__UPLOAD_URL`, `SERVICE_STORAGE__GATEWAY_URL`;
+ * - `SERVICE_STORAGE__ARWEAVE_JWK_PATH` (default `<SERVICE_DATA_DIR>/arweave-jwk.json`);
+ * - `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (default 2 GiB; above it → 413);
+ * - `SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE` (`1`/`true`: answer 202 with a queue id instead of 502);
+ * - `SERVICE_STORAGE__APP_NAME` (the `App-Name` tag when `X-SVC-Tag-App` is absent; default `pay2store`);
+ * - `SERVICE_STORAGE__VERIFY_INTERVAL_MS` (5000), `SERVICE_STORAGE__RETRY_INTERVAL_MS` (5000, doubled per
+ *   failed attempt up to 5 min), `SERVICE_STORAGE__WORKER_TICK_MS` (1000);
+ * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files and paid-but-unstored bytes.
+ */
+export type StorageConfig = {
+  publicOrigin: string
+  paymentUrl: string
+  uploadUrl: string
+  gatewayUrl: string
+  arweaveJwkPath: string
+  maxUploadBytes: bigint
+  queueOnUpstreamFailure: boolean
+  appName: string
+  verifyIntervalMs: number
+  retryIntervalMs: number
+  workerTickMs: number
+  spoolDir: string
+}
+
+export class StorageConfigError extends BaseError<'storage_config_invalid'> {
+  override name = 'StorageConfigError'
+  constructor(message: string) {
+    super('storage_config_invalid', message)
+  }
+}
+
+const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined || value.trim() === '') return fallback
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new StorageConfigError(`${name} must be a positive integer`)
+  return n
+}
+
+export function readStorageConfig(env: Record<string, string | undefined> = process.env): StorageConfig {
+  const s = (name: string, fallback = '') => env[name]?.trim() || fallback
+  const dataDir = s('SERVICE_DATA_DIR', 'data')
+  const maxText = s('SERVICE_STORAGE__MAX_UPLOAD_BYTES', String(2 * 1024 ** 3))
+  if (!/^\d+$/.test(maxText) || BigInt(maxText) === 0n) throw new StorageConfigError('SERVICE_STORAGE__MAX_UPLOAD_BYTES must be a positive integer')
+  return {
+    publicOrigin: s('SERVICE_PUBLIC_ORIGIN', `http://localhost:${s('SERVICE_PORT', '8000')}`).replace(/\/+$/, ''),
+    paymentUrl: s('SERVICE_STORAGE__PAYMENT_URL', 'http://127.0.0.1:8403'),
+    uploadUrl: s('SERVICE_STORAGE__UPLOAD_URL', 'http://127.0.0.1:8403'),
+    gatewayUrl: s('SERVICE_STORAGE__GATEWAY_URL', 'http://127.0.0.1:8404'),
+    arweaveJwkPath: s('SERVICE_STORAGE__ARWEAVE_JWK_PATH', join(dataDir, 'arweave-jwk.json')),
+    maxUploadBytes: BigInt(maxText),
+    queueOnUpstreamFailure: /^(1|true|yes|on)$/i.test(s('SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE')),
+    appName: s('SERVICE_STORAGE__APP_NAME', 'pay2store'),
+    verifyIntervalMs: positiveInt(env.SERVICE_STORAGE__VERIFY_INTERVAL_MS, 5_000, 'SERVICE_STORAGE__VERIFY_INTERVAL_MS'),
+    retryIntervalMs: positiveInt(env.SERVICE_STORAGE__RETRY_INTERVAL_MS, 5_000, 'SERVICE_STORAGE__RETRY_INTERVAL_MS'),
+    workerTickMs: positiveInt(env.SERVICE_STORAGE__WORKER_TICK_MS, 1_000, 'SERVICE_STORAGE__WORKER_TICK_MS'),
+    spoolDir: s('SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage')),
+  }
+}

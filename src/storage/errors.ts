@@ -1,0 +1,49 @@
+import { BaseError } from '../shared/errors/BaseError.js'
+
+/** 400 `empty body` (seed 4.6 step 1). */
+export class EmptyBodyError extends BaseError<'empty_body'> {
+  override name = 'EmptyBodyError'
+  constructor() {
+    super('empty_body', 'empty body')
+  }
+}
+
+/** 400: not multipart/form-data, no `file` field, or a broken multipart body. */
+export class InvalidMultipartError extends BaseError<'invalid_multipart'> {
+  override name = 'InvalidMultipartError'
+  constructor(what: string, cause?: unknown) {
+    super('invalid_multipart', what, { cause })
+  }
+}
+
+/** 413: the file is larger than `SERVICE_STORAGE__MAX_UPLOAD_BYTES`. */
+export class PayloadTooLargeError extends BaseError<'payload_too_large'> {
+  override name = 'PayloadTooLargeError'
+  constructor(readonly maxBytes: bigint) {
+    super('payload_too_large', `file larger than the maximum of ${maxBytes} bytes`, { meta: { max_bytes: maxBytes.toString() } })
+  }
+}
+
+/** 502 `storage_upstream_failed`. When the payment was already settled, `meta` says where the queued upload is. */
+export class StorageUpstreamFailedError extends BaseError<'storage_upstream_failed'> {
+  override name = 'StorageUpstreamFailedError'
+  constructor(message: string, parameters: { cause?: unknown; meta?: Record<string, unknown> } = {}) {
+    super('storage_upstream_failed', message, parameters)
+  }
+}
+
+/** 404 for `GET /store/uploads/{upload_id}`. */
+export class UploadNotFoundError extends BaseError<'upload_not_found'> {
+  override name = 'UploadNotFoundError'
+  constructor(uploadId: string) {
+    super('upload_not_found', `no upload ${uploadId}`)
+  }
+}
+
+/** 400: `X-SVC-Tag-App` is not 1–128 printable ASCII characters (checked before any payment is taken). */
+export class InvalidTagError extends BaseError<'invalid_tag'> {
+  override name = 'InvalidTagError'
+  constructor() {
+    super('invalid_tag', 'X-SVC-Tag-App must be 1 to 128 printable ASCII characters')
+  }
+}

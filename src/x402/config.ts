@@ -1,0 +1,61 @@
+import { BaseError } from '../shared/errors/BaseError.js'
+
+/**
+ * Configuration of the payment rails (seed 4.6 step 4), from `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
+ * `FACILITATOR_TOKEN`:
+ * - `SERVICE_X402__FACILITATOR_URL`, `FACILITATOR_TOKEN` (bearer on `/verify` and `/settle`);
+ * - `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`, `SERVICE_X402__ASSET__EIP155_1`;
+ *   `SERVICE_X402__TOKEN_NAME` / `SERVICE_X402__TOKEN_VERSION`: the token's EIP-712 domain (`USD Coin` / `2`);
+ * - `SERVICE_X402__PAY_TO_ALGORAND`, `SERVICE_ALGOD__URL`, `SERVICE_ALGOD__TOKEN`;
+ *   `SERVICE_ALGOD__GENESIS_HASH` (base64, as algod reports it; fetched from the node when unset);
+ *   `SERVICE_ALGOD__POLL_INTERVAL_MS` (1500), `SERVICE_ALGOD__TIMEOUT_MS` (30000);
+ * - `SERVICE_X402__MAX_TIMEOUT_SECONDS` (60).
+ */
+export type X402Config = {
+  facilitatorUrl: string
+  facilitatorToken: string
+  payToEvm: string
+  assets: { 'eip155:8453': string; 'eip155:1': string }
+  tokenName: string
+  tokenVersion: string
+  payToAlgorand: string
+  algodUrl: string
+  algodToken: string
+  algodGenesisHash: string | undefined
+  algodPollIntervalMs: number
+  algodTimeoutMs: number
+  maxTimeoutSeconds: number
+}
+
+export class X402ConfigError extends BaseError<'x402_config_invalid'> {
+  override name = 'X402ConfigError'
+  constructor(message: string) {
+    super('x402_config_invalid', message)
+  }
+}
+
+const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined || value.trim() === '') return fallback
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new X402ConfigError(`${name} must be a positive integer`)
+  return n
+}
+
+export function readX402Config(env: Record<string, string | undefined> = process.env): X402Config {
+  const s = (name: string, fallback = '') => env[name]?.trim() || fallback
+  return {
+    facilitatorUrl: s('SERVICE_X402__FACILITATOR_URL', 'http://127.0.0.1:8402'),
+    facilitatorToken: s('FACILITATOR_TOKEN'),
+    payToEvm: s('SERVICE_X402__PAY_TO_EVM'),
+    assets: { 'eip155:8453': s('SERVICE_X402__ASSET__EIP155_8453'), 'eip155:1': s('SERVICE_X402__ASSET__EIP155_1') },
+    tokenName: s('SERVICE_X402__TOKEN_NAME', 'USD Coin'),
+    tokenVersion: s('SERVICE_X402__TOKEN_VERSION', '2'),
+    payToAlgorand: s('SERVICE_X402__PAY_TO_ALGORAND'),
+    algodUrl: s('SERVICE_ALGOD__URL', 'http://127.0.0.1:8405'),
+    algodToken: s('SERVICE_ALGOD__TOKEN'),
+    algodGenesisHash: s('SERVICE_ALGOD__GENESIS_HASH') || undefined,
+    algodPollIntervalMs: positiveInt(env.SERVICE_ALGOD__POLL_INTERVAL_MS, 1_500, 'SERVICE_ALGOD__POLL_INTERVAL_MS'),
+    algodTimeoutMs: positiveInt(env.SERVICE_ALGOD__TIMEOUT_MS, 30_000, 'SERVICE_ALGOD__TIMEOUT_MS'),
+    maxTimeoutSeconds: positiveInt(env.SERVICE_X402__MAX_TIMEOUT_SECONDS, 60, 'SERVICE_X402__MAX_TIMEOUT_SECONDS'),
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Test harness for paid storage: the devnet peers on free ports, and a minimal HTTP front over
+ * StorageService that does exactly what the thin handlers do (raw request stream in, outcome out,
+ * error codes mapped through the storage rows of the error catalogue).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { anvilAccount, FACILITATOR_INDEX } from '../../devnet/accounts.js'
+import { startArweaveGateway, type ArweaveGatewayPeer } from '../../devnet/arweave/startArweaveGateway.js'
+import { startChain, type LocalChain } from '../../devnet/chains/startChain.js'
+import { startFacilitator, type FacilitatorPeer } from '../../devnet/facilitator/startFacilitator.js'
+import { arweaveAddress, generateArweaveJwk, type ArweaveJwk } from '../../devnet/testing/arweaveKey.js'
+import { startUpstream, type UpstreamPeer } from '../../devnet/upstream/startUpstream.js'
+import { createDatabase, type DatabaseHandle } from '../../src/db/createDatabase.js'
+import { BaseError } from '../../src/shared/errors/BaseError.js'
+import { readStorageConfig } from '../../src/storage/config.js'
+import { storageErrorStatus } from '../../src/storage/httpStatus.js'
+import { Ledger } from '../../src/storage/Ledger.js'
+import { StorageService } from '../../src/storage/StorageService.js'
+import { StorageWorker } from '../../src/storage/StorageWorker.js'
+import { readX402Config } from '../../src/x402/config.js'
+
+export const FACILITATOR_TOKEN = 'storage-test-token'
+export const PAY_TO_EVM = anvilAccount(7).address
+
+export type EvmPeers = {
+  dir: string
+  base: LocalChain
+  mainnet: LocalChain
+  facilitator: FacilitatorPeer
+  upstream: UpstreamPeer
+  upstreamPort: number
+  arweave: ArweaveGatewayPeer
+  jwk: ArweaveJwk
+  jwkPath: string
+  restartUpstream(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startEvmPeers(): Promise<EvmPeers> {
+  const dir = await mkdtemp(join(tmpdir(), 'store-it-'))
+  const weaveDir = join(dir, 'weave')
+  const jwk = await generateArweaveJwk()
+  const jwkPath = join(dir, 'arweave-jwk.json')
+  await writeFile(jwkPath, JSON.stringify(jwk))
+  const [base, mainnet] = await Promise.all([startChain({ chainId: 8453 }), startChain({ chainId: 1 })])
+  const facilitator = await startFacilitator({
+    token: FACILITATOR_TOKEN,
+    chains: [
+      { chainId: 8453, rpcUrl: base.url },
+      { chainId: 1, rpcUrl: mainnet.url },
+    ],
+    signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey,
+  })
+  const arweave = await startArweaveGateway({ dataDir: weaveDir, blockIntervalMs: 300 })
+  const upstreamOptions = { dataDir: weaveDir, blockIntervalMs: 300, prefund: { [arweaveAddress(jwk)]: 10n ** 15n }, gatewayUrl: arweave.url }
+  let upstream = await startUpstream(upstreamOptions)
+  const upstreamPort = upstream.port
+  const peers: EvmPeers = {
+    dir,
+    base,
+    mainnet,
+    facilitator,
+    upstream,
+    upstreamPort,
+    arweave,
+    jwk,
+    jwkPath,
+    async restartUpstream() {
+      upstream = await startUpstream({ ...upstreamOptions, port: upstreamPort })
+      peers.upstream = upstream
+    },
+    async close() {
+      await Promise.allSettled([facilitator.close(), peers.upstream.close(), arweave.close()])
+      await Promise.allSettled([base.close(), mainnet.close()])
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+  return peers
+}
+
+export type TestGateway = {
+  url: string
+  service: StorageService
+  worker: StorageWorker
+  ledger: Ledger
+  database: DatabaseHandle
+  close(): Promise<void>
+}
+
+export async function startTestGateway(env: Record<string, string>, dir: string): Promise<TestGateway> {
+  const database = await createDatabase({ url: env.SERVICE_DATABASE_URL ?? `sqlite:${join(dir, `gw-${Date.now()}.sqlite`)}` })
+  const ledger = new Ledger(database.db)
+  const server: Server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as AddressInfo).port
+  const fullEnv = { SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`, SERVICE_DATA_DIR: join(dir, `gw-data-${port}`), ...env }
+  const service = new StorageService({ storage: readStorageConfig(fullEnv), x402: readX402Config(fullEnv), ledger })
+  const worker = new StorageWorker({ service })
+  server.on('request', async (req, res) => {
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers })
+      res.end(JSON.stringify(body))
+    }
+    try {
+      const url = new URL(req.url ?? '/', 'http://x')
+      if (req.method === 'POST' && url.pathname === '/store') {
+        const outcome = await service.store(req, '/store')
+        send(outcome.status, outcome.body, outcome.headers)
+      } else if (req.method === 'GET' && url.pathname.startsWith('/store/uploads/')) {
+        send(200, await service.getUpload(decodeURIComponent(url.pathname.slice('/store/uploads/'.length))))
+      } else send(404, { error: 'not_found', message: 'not found' })
+    } catch (error) {
+      const code = error instanceof BaseError ? error.code : 'internal_error'
+      const status = (storageErrorStatus as Record<string, number>)[code] ?? 500
+      send(status, { error: code, message: error instanceof BaseError ? error.shortMessage : String(error), ...(error instanceof BaseError && error.meta ? { details: error.meta } : {}) })
+    }
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    service,
+    worker,
+    ledger,
+    database,
+    async close() {
+      await worker.stop()
+      server.closeAllConnections()
+      await new Promise<void>((r) => server.close(() => r()))
+      await database.close()
+    },
+  }
+}
+
+export function evmEnv(peers: EvmPeers): Record<string, string> {
+  return {
+    SERVICE_X402__FACILITATOR_URL: peers.facilitator.url,
+    FACILITATOR_TOKEN,
+    SERVICE_X402__PAY_TO_EVM: PAY_TO_EVM,
+    SERVICE_X402__ASSET__EIP155_8453: peers.base.tokenAddress,
+    SERVICE_X402__ASSET__EIP155_1: peers.mainnet.tokenAddress,
+    SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
+    SERVICE_ALGOD__GENESIS_HASH: 'devnet-genesis-for-evm-tests',
+    SERVICE_STORAGE__PAYMENT_URL: `http://127.0.0.1:${peers.upstreamPort}`,
+    SERVICE_STORAGE__UPLOAD_URL: `http://127.0.0.1:${peers.upstreamPort}`,
+    SERVICE_STORAGE__GATEWAY_URL: peers.arweave.url,
+    SERVICE_STORAGE__ARWEAVE_JWK_PATH: peers.jwkPath,
+    SERVICE_STORAGE__VERIFY_INTERVAL_MS: '1000',
+    SERVICE_STORAGE__RETRY_INTERVAL_MS: '1000',
+    SERVICE_STORAGE__WORKER_TICK_MS: '200',
+  }
+}
+
+export function multipart(data: Uint8Array, filename = 'file.bin', type = 'application/octet-stream'): FormData {
+  const form = new FormData()
+  form.append('file', new Blob([data], { type }), filename)
+  return form
+}

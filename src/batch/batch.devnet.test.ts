@@ -1,0 +1,168 @@
+/**
+ * End to end on devnet peers (issue 7 "Done when", the part after the paid uploads): three stored, paid
+ * uploads in the storage ledger → `npm run batch` (the real CLI, as a child process) → the tree file on the
+ * devnet Arweave gateway via the devnet upstream → `RootCommitted` on Anvil → each payer submits the proof
+ * served by `getReceiptProof` to `attestLeaf`: accepted once, `claimed` the second time.
+ * The ledger rows are written directly (as the x402-storage flow records them); the paid `POST /store`
+ * part is covered by the storage issue's tests.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { StandardMerkleTree } from '@openzeppelin/merkle-tree'
+import {
+  type Hex,
+  BaseError as ViemBaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseEventLogs,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ContractsDeployment, deployContracts } from '../../contracts/deploy.js'
+import { anvilAccount } from '../../devnet/accounts.js'
+import { type ArweaveGatewayPeer, startArweaveGateway } from '../../devnet/arweave/startArweaveGateway.js'
+import { type AnvilInstance, startAnvil } from '../../devnet/chains/startAnvil.js'
+import { localChain } from '../../devnet/chains/startChain.js'
+import { arweaveAddress, generateArweaveJwk } from '../../devnet/testing/arweaveKey.js'
+import { type UpstreamPeer, startUpstream } from '../../devnet/upstream/startUpstream.js'
+import { createDatabase } from '../db/createDatabase.js'
+import { receiptBatchesAbi } from './abi.js'
+import { getReceiptProof } from './getReceiptProof.js'
+import { ledgerReceiptSource } from './ledgerReceiptSource.js'
+import { type LeafTuple, arTxIdToBytes32 } from './receiptLeaf.js'
+import { insertLedgerRow } from './testing.js'
+
+const run = promisify(execFile)
+const root = join(import.meta.dirname, '..', '..')
+const payers = [anvilAccount(2), anvilAccount(3), anvilAccount(4)]
+const attestor = anvilAccount(1)
+
+let dir: string
+let anvil: AnvilInstance
+let up: UpstreamPeer
+let gw: ArweaveGatewayPeer
+let deployment: ContractsDeployment
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'batch-e2e-'))
+  const jwk = await generateArweaveJwk()
+  writeFileSync(join(dir, 'arweave-jwk.json'), JSON.stringify(jwk))
+  anvil = await startAnvil({ chainId: 8453 })
+  up = await startUpstream({ dataDir: join(dir, 'weave'), blockIntervalMs: 0, prefund: { [arweaveAddress(jwk)]: 10n ** 15n } })
+  gw = await startArweaveGateway({ dataDir: join(dir, 'weave'), blockIntervalMs: 0 })
+  deployment = await deployContracts({
+    rpcUrl: anvil.url,
+    deployerKey: anvilAccount(0).privateKey,
+    roles: { attestors: [attestor.address] },
+    dataDir: dir,
+  })
+})
+
+afterAll(async () => {
+  await gw?.close()
+  await up?.close()
+  await anvil?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('three paid uploads → npm run batch → RootCommitted → attestLeaf once, then claimed', () => {
+  it('runs end to end', async () => {
+    const dbUrl = `sqlite:${join(dir, 'gateway.sqlite')}`
+    const h = await createDatabase({ url: dbUrl })
+    const ids: string[] = []
+    try {
+      for (const [i, p] of payers.entries()) {
+        ids.push(await insertLedgerRow(h.db, { payer: p.address, amountAtomic: 5000n + BigInt(i), sizeBytes: 100 * (i + 1) }))
+      }
+    } finally {
+      await h.close()
+    }
+
+    const env = {
+      ...process.env,
+      SERVICE_DATA_DIR: dir,
+      SERVICE_DATABASE_URL: dbUrl,
+      SERVICE_BATCH__RPC_URL: anvil.url,
+      SERVICE_BATCH__ATTESTOR_KEY: attestor.privateKey,
+      SERVICE_STORAGE__PAYMENT_URL: up.url,
+      SERVICE_STORAGE__UPLOAD_URL: up.url,
+      SERVICE_STORAGE__ARWEAVE_JWK_PATH: join(dir, 'arweave-jwk.json'),
+    }
+    const { stdout } = await run('npm', ['run', '--silent', 'batch', '--', '--json'], { cwd: root, env, timeout: 60_000 })
+    const result = JSON.parse(stdout) as { created: { epoch: number; root: Hex; leafCount: number; treeArTxId: string; commitTxHash: Hex }[] }
+    expect(result.created).toHaveLength(1)
+    const batch = result.created[0]!
+    expect(batch).toMatchObject({ epoch: 1, leafCount: 3, status: 'committed' })
+
+    const chain = localChain(8453, anvil.url)
+    const pub = createPublicClient({ chain, transport: http(anvil.url) })
+
+    // RootCommitted on chain, pointing at the stored tree file
+    const receipt = await pub.getTransactionReceipt({ hash: batch.commitTxHash })
+    const [committed] = parseEventLogs({ abi: receiptBatchesAbi, eventName: 'RootCommitted', logs: receipt.logs })
+    expect(committed?.address).toBe(deployment.receiptBatches.toLowerCase())
+    expect(committed?.args).toEqual({ epoch: 1n, root: batch.root, leafCount: 3n, arweaveTx: arTxIdToBytes32(batch.treeArTxId) })
+
+    // the tree file reads back from the devnet Arweave gateway and is the committed tree
+    const file = await fetch(`${gw.url}/${batch.treeArTxId}`)
+    expect(file.status).toBe(200)
+    expect(file.headers.get('content-type')).toMatch(/application\/json/)
+    const tree = StandardMerkleTree.load<LeafTuple>(await file.json())
+    expect(tree.root).toBe(batch.root)
+
+    // each payer claims with the served proof: accepted once, `claimed` the second time
+    const db = await createDatabase({ url: dbUrl })
+    try {
+      for (const [i, payer] of payers.entries()) {
+        const view = await getReceiptProof(db.db, ledgerReceiptSource(db.db), ids[i]!)
+        expect(view.status).toBe('committed')
+        expect(view.batch).toMatchObject({ epoch: 1, contract: deployment.receiptBatches, chainId: 8453, treeArTxId: batch.treeArTxId })
+        const account = privateKeyToAccount(payer.privateKey)
+        const wallet = createWalletClient({ account, chain, transport: http(anvil.url) })
+        const args = [
+          BigInt(view.batch!.epoch!),
+          view.receipt.payer,
+          view.receipt.arTxid,
+          BigInt(view.receipt.sizeBytes),
+          BigInt(view.receipt.paidAtomics),
+          view.receipt.currency,
+          view.batch!.proof,
+        ] as const
+        const { request } = await pub.simulateContract({
+          account,
+          address: deployment.receiptBatches,
+          abi: receiptBatchesAbi,
+          functionName: 'attestLeaf',
+          args,
+        })
+        const hash = await wallet.writeContract(request)
+        const mined = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+        const [stored] = parseEventLogs({ abi: receiptBatchesAbi, eventName: 'Stored', logs: mined.logs })
+        expect(stored?.args).toEqual({
+          payer: payer.address,
+          arTxid: arTxIdToBytes32(ids[i]!),
+          sizeBytes: BigInt(100 * (i + 1)),
+          paidAtomics: 5000n + BigInt(i),
+          currency: 1,
+          epoch: 1n,
+        })
+        const second = await pub
+          .simulateContract({ account, address: deployment.receiptBatches, abi: receiptBatchesAbi, functionName: 'attestLeaf', args })
+          .then(
+            () => undefined,
+            (err: unknown) => (err instanceof ViemBaseError ? err.walk((e) => e instanceof ContractFunctionRevertedError) : err),
+          )
+        expect(second).toBeInstanceOf(ContractFunctionRevertedError)
+        expect((second as ContractFunctionRevertedError).reason).toBe('claimed')
+      }
+    } finally {
+      await db.close()
+    }
+
+  })
+})

@@ -1,0 +1,337 @@
+import { createHash } from 'node:crypto'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { Ollama } from 'ollama'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { zChatChunk, zGenerateChunk, zProgressChunk } from '../../generated/modelserver/zod.gen.js'
+import { createEngine } from './engine/createEngine.js'
+import type { Engine } from './engine/Engine.js'
+import { buildTinyChatModel } from './gguf/index.js'
+import { startTestModelServer, type TestModelServer } from './testServer.js'
+
+let engine: Engine
+let ms: TestModelServer
+let ollama: Ollama
+
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${ms.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const text = await res.text()
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text, json: text && !text.includes('\n{') ? (JSON.parse(text) as any) : undefined }
+}
+const ndjson = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l) as any)
+const psNames = async () => (await ollama.ps()).models.map((m) => m.name)
+
+beforeAll(async () => {
+  engine = await createEngine({ threads: 1 })
+  ms = await startTestModelServer({ engine })
+  ollama = new Ollama({ host: ms.url })
+})
+
+afterAll(async () => {
+  await ms?.close()
+  await engine?.dispose()
+})
+
+describe('model server with the stock ollama client', () => {
+  it('lists the default models installed on first run', async () => {
+    const { models } = await ollama.list()
+    const chat = models.find((m) => m.name === 'svc-tiny-chat:latest')!
+    expect(chat).toBeDefined()
+    expect(models.map((m) => m.name)).toContain('svc-tiny-embed:latest')
+    expect(chat.digest).toMatch(/^sha256:[0-9a-f]{64}$/)
+    expect(chat.size).toBeGreaterThan(100_000)
+    expect(chat.details).toMatchObject({ format: 'gguf', family: 'llama', quantization_level: 'F32' })
+    expect(chat.details.parameter_size).toMatch(/^[0-9.]+K$/)
+  })
+
+  it('shows capabilities and model_info detected from the GGUF', async () => {
+    const show = await ollama.show({ model: 'svc-tiny-chat' })
+    expect(show.capabilities).toEqual(expect.arrayContaining(['completion', 'tools']))
+    const info = show.model_info as unknown as Record<string, unknown>
+    expect(info['general.architecture']).toBe('llama')
+    expect(info['general.parameter_count']).toBeGreaterThan(0)
+    expect(info['llama.context_length']).toBe(2048)
+    expect(info['llama.embedding_length']).toBe(64)
+    expect(info['llama.block_count']).toBe(2)
+    expect(show.details.family).toBe('llama')
+    const embed = await ollama.show({ model: 'svc-tiny-embed:latest' })
+    expect(embed.capabilities).toContain('embedding')
+    expect(embed.capabilities).not.toContain('completion')
+  })
+
+  it('generates deterministically for the same seed (non-streamed), with every duration', async () => {
+    const request = { model: 'svc-tiny-chat', prompt: 'Once upon a time', stream: false as const, options: { seed: 42, temperature: 0.8, num_predict: 16 } }
+    const a = await ollama.generate(request)
+    const b = await ollama.generate(request)
+    expect(a.response).toBe(b.response)
+    expect(a.done).toBe(true)
+    expect(['stop', 'length']).toContain(a.done_reason)
+    expect(a.eval_count).toBeLessThanOrEqual(16)
+    expect(a.prompt_eval_count).toBeGreaterThan(0)
+    for (const k of ['total_duration', 'prompt_eval_duration', 'eval_duration'] as const) expect(a[k]).toBeGreaterThan(0)
+    expect(a.load_duration).toBeGreaterThanOrEqual(0)
+  })
+
+  it('streams generate chunks that match the GenerateChunk schema; the last one carries done_reason', async () => {
+    const stream = await ollama.generate({ model: 'svc-tiny-chat', prompt: 'Hello', stream: true, options: { seed: 1, num_predict: 12 } })
+    const chunks = []
+    for await (const c of stream) chunks.push(c)
+    for (const c of chunks) zGenerateChunk.parse({ ...c, created_at: String(c.created_at) })
+    const last = chunks.at(-1)!
+    expect(last.done).toBe(true)
+    expect(last.done_reason).toMatch(/^(stop|length)$/)
+    expect(chunks.slice(0, -1).every((c) => !c.done)).toBe(true)
+  })
+
+  it('chats with streaming; the chunks match ChatChunk', async () => {
+    const stream = await ollama.chat({
+      model: 'svc-tiny-chat',
+      messages: [{ role: 'user', content: 'Hi there' }],
+      stream: true,
+      options: { seed: 3, num_predict: 10 },
+    })
+    let text = ''
+    let last
+    for await (const c of stream) {
+      zChatChunk.parse({ ...c, created_at: String(c.created_at) })
+      text += c.message.content
+      last = c
+    }
+    expect(last!.done).toBe(true)
+    expect(last!.eval_count).toBeGreaterThan(0)
+    expect(text.length).toBeGreaterThan(0)
+  })
+
+  it('returns tool calls and continues the conversation with a tool message', async () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Current weather for a city',
+          parameters: { type: 'object', required: ['city'], properties: { city: { type: 'string', description: 'City' } } },
+        },
+      },
+    ]
+    const messages = [{ role: 'user', content: 'What is the weather in Paris?' }]
+    const first = await ollama.chat({ model: 'svc-tiny-chat', messages, tools, stream: false, options: { seed: 5, num_predict: 64 } })
+    expect(first.message.role).toBe('assistant')
+    const calls = first.message.tool_calls ?? []
+    expect(calls.length).toBeGreaterThan(0)
+    expect(calls[0]!.function.name).toBe('get_weather')
+    expect(typeof calls[0]!.function.arguments).toBe('object')
+    const second = await ollama.chat({
+      model: 'svc-tiny-chat',
+      messages: [...messages, first.message, { role: 'tool', tool_name: 'get_weather', content: '18 degrees, sunny' }],
+      tools,
+      stream: false,
+      options: { seed: 5, num_predict: 8 },
+    })
+    expect(second.done).toBe(true)
+  })
+
+  it('structured output: a JSON schema with enum and boolean always yields valid JSON', async () => {
+    const schema = {
+      type: 'object',
+      properties: { raining: { type: 'boolean' }, level: { type: 'string', enum: ['none', 'light', 'heavy'] } },
+      required: ['raining', 'level'],
+    }
+    const validate = new Ajv2020().compile(schema)
+    for (const seed of [1, 2, 3]) {
+      const res = await ollama.generate({ model: 'svc-tiny-chat', prompt: 'Weather?', format: schema, stream: false, options: { seed } })
+      const value = JSON.parse(res.response)
+      expect(validate(value)).toBe(true)
+    }
+  })
+
+  it('embeds a string or a list, one vector per input, with dimensions', async () => {
+    const one = await ollama.embed({ model: 'svc-tiny-embed', input: 'hello' })
+    expect(one.embeddings).toHaveLength(1)
+    expect(one.embeddings[0]).toHaveLength(64)
+    const many = await ollama.embed({ model: 'svc-tiny-embed', input: ['a', 'b', 'c'], dimensions: 8 })
+    expect(many.embeddings).toHaveLength(3)
+    expect(many.embeddings[0]).toHaveLength(8)
+    expect(many.prompt_eval_count).toBeGreaterThan(0)
+  })
+
+  it('ps shows resident models with expires_at, size, size_vram 0 and context_length', async () => {
+    await ollama.generate({ model: 'svc-tiny-chat', prompt: 'x', stream: false, options: { num_predict: 1 } })
+    const { models } = await ollama.ps()
+    const chat = models.find((m) => m.name === 'svc-tiny-chat:latest')!
+    expect(chat.size).toBeGreaterThan(0)
+    expect(chat.size_vram).toBe(0)
+    expect((chat as unknown as { context_length: number }).context_length).toBe(2048)
+    const expires = new Date(chat.expires_at).getTime()
+    expect(expires).toBeGreaterThan(Date.now() + 4 * 60_000)
+    expect(expires).toBeLessThanOrEqual(Date.now() + 5 * 60_000 + 1000)
+  })
+
+  it('keep_alive: only `model` preloads (load), 0 unloads at once (unload), 2s expires', async () => {
+    const unload = await post('/api/generate', { model: 'svc-tiny-chat', keep_alive: 0 })
+    expect(unload.json).toMatchObject({ done: true, done_reason: 'unload', response: '' })
+    expect(await psNames()).not.toContain('svc-tiny-chat:latest')
+    const load = await post('/api/chat', { model: 'svc-tiny-chat' })
+    expect(load.json).toMatchObject({ done: true, done_reason: 'load' })
+    expect(await psNames()).toContain('svc-tiny-chat:latest')
+    const forever = await post('/api/generate', { model: 'svc-tiny-chat', keep_alive: -1 })
+    expect(forever.json.done_reason).toBe('load')
+    expect(new Date((await ollama.ps()).models[0]!.expires_at).getUTCFullYear()).toBeGreaterThan(2200)
+    await ollama.generate({ model: 'svc-tiny-chat', prompt: 'hi', keep_alive: '2s', stream: false, options: { num_predict: 2 } })
+    expect(await psNames()).toContain('svc-tiny-chat:latest')
+    await new Promise((r) => setTimeout(r, 2600))
+    expect(await psNames()).not.toContain('svc-tiny-chat:latest')
+  })
+
+  it('creates from an existing model (system, parameters, messages, license), copies and deletes', async () => {
+    const progress = await ollama.create({
+      model: 'terse',
+      from: 'svc-tiny-chat',
+      system: 'You are terse.',
+      parameters: { temperature: 0.1, stop: ['END'] },
+      license: 'MIT',
+      messages: [{ role: 'user', content: 'Hello' }, { role: 'assistant', content: 'Hi' }],
+      stream: true,
+    })
+    const statuses: string[] = []
+    for await (const p of progress) {
+      zProgressChunk.parse(p)
+      statuses.push(p.status)
+    }
+    expect(statuses.at(-2)).toBe('writing manifest')
+    expect(statuses.at(-1)).toBe('success')
+    const show = await ollama.show({ model: 'terse' })
+    expect(show.system).toBe('You are terse.')
+    expect(show.parameters).toMatch(/temperature\s+0.1/)
+    expect(show.parameters).toMatch(/stop\s+"END"/)
+    expect(show.license).toBe('MIT')
+    expect(show.messages).toHaveLength(2)
+    const res = await ollama.chat({ model: 'terse', messages: [{ role: 'user', content: 'x' }], stream: false, options: { num_predict: 2 } })
+    expect(res.done).toBe(true)
+
+    await ollama.copy({ source: 'terse', destination: 'terse:copy' })
+    expect((await ollama.list()).models.map((m) => m.name)).toEqual(expect.arrayContaining(['terse:latest', 'terse:copy']))
+    await ollama.delete({ model: 'terse' })
+    await ollama.delete({ model: 'terse:copy' })
+    expect((await ollama.list()).models.map((m) => m.name)).not.toContain('terse:latest')
+    await expect(ollama.delete({ model: 'terse' })).rejects.toMatchObject({ status_code: 404, error: "model 'terse' not found" })
+    // The shared model blob is still there for svc-tiny-chat.
+    expect((await ollama.show({ model: 'svc-tiny-chat' })).details.family).toBe('llama')
+  })
+
+  it('blobs: HEAD 404 → POST 201 → HEAD 200; a digest mismatch is 400; a GGUF blob creates a working model', async () => {
+    const bytes = buildTinyChatModel()
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+    const other = `sha256:${'ab'.repeat(32)}`
+    expect((await fetch(`${ms.url}/api/blobs/${other}`, { method: 'HEAD' })).status).toBe(404)
+    const bad = await fetch(`${ms.url}/api/blobs/${other}`, { method: 'POST', body: new Uint8Array(bytes) })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error).toMatch(/digest mismatch/)
+    expect((await fetch(`${ms.url}/api/blobs/${other}`, { method: 'HEAD' })).status).toBe(404)
+    // No content-type at all, as Ollama's own CLI sends.
+    const put = await fetch(`${ms.url}/api/blobs/${digest}`, { method: 'POST', body: new Uint8Array(bytes) })
+    expect([200, 201]).toContain(put.status)
+    expect((await fetch(`${ms.url}/api/blobs/${digest}`, { method: 'HEAD' })).status).toBe(200)
+
+    const created = await post('/api/create', { model: 'from-blob', files: { 'model.gguf': digest }, stream: false })
+    expect(created.status).toBe(200)
+    expect(created.json).toEqual({ status: 'success' })
+    const out = await ollama.generate({ model: 'from-blob', prompt: 'a', stream: false, options: { num_predict: 2 } })
+    expect(out.done).toBe(true)
+    const notGguf = Buffer.from('definitely not a gguf file')
+    const d2 = `sha256:${createHash('sha256').update(notGguf).digest('hex')}`
+    expect((await fetch(`${ms.url}/api/blobs/${d2}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: notGguf })).status).toBe(201)
+    const invalid = await post('/api/create', { model: 'junk', files: { 'x.gguf': d2 } })
+    expect(invalid.status).toBe(400)
+    await ollama.delete({ model: 'from-blob' })
+  })
+
+  it('answers client mistakes with Ollama statuses and {error} bodies', async () => {
+    expect(await post('/api/generate', { model: 'nope', prompt: 'x' })).toMatchObject({ status: 404, json: { error: "model 'nope' not found" } })
+    expect(await post('/api/chat', { model: 'nope:v1', messages: [] })).toMatchObject({ status: 404 })
+    expect(await post('/api/generate', { prompt: 'x' })).toMatchObject({ status: 400, json: { error: 'model is required' } })
+    expect((await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'x', think: true })).json).toEqual({
+      error: '"svc-tiny-chat" does not support thinking',
+    })
+    const gen = await post('/api/generate', { model: 'svc-tiny-embed', prompt: 'x' })
+    expect(gen.status).toBe(400)
+    expect(gen.json.error).toMatch(/does not support generate/)
+    expect((await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'x', images: ['aGk='] })).status).toBe(400)
+    expect((await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'x', keep_alive: 'soon' })).status).toBe(400)
+    expect((await post('/api/embed', { model: 'svc-tiny-embed', input: 'x'.repeat(20_000), truncate: false })).status).toBe(400)
+    const quantize = await post('/api/create', { model: 'q', from: 'svc-tiny-chat', quantize: 'q4_K_M' })
+    expect(quantize.status).toBe(400)
+    expect(quantize.json.error).toMatch(/quantiz/)
+    expect((await post('/api/create', { model: 'q', from: 'missing-model' })).status).toBe(404)
+    expect((await post('/api/create', { model: 'q' })).status).toBe(400)
+    expect((await post('/api/copy', { source: 'missing-model', destination: 'x' })).status).toBe(404)
+    expect((await post('/api/show', { model: 'bad name!' })).status).toBe(400)
+    const broken = await fetch(`${ms.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' })
+    expect(broken.status).toBe(400)
+    expect(typeof (await broken.json()).error).toBe('string')
+  })
+
+  it('exposes Prometheus metrics: requests, tokens, load time, resident memory', async () => {
+    await ollama.generate({ model: 'svc-tiny-chat', prompt: 'metrics', stream: false, options: { num_predict: 3 } })
+    const res = await fetch(`${ms.url}/metrics`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/)
+    const text = await res.text()
+    expect(text).toMatch(/modelserver_requests_total\{operation="generate",status="200"\} [1-9]/)
+    expect(text).toMatch(/modelserver_generated_tokens_total\{model="svc-tiny-chat:latest"\} [1-9]/)
+    expect(text).toMatch(/modelserver_prompt_tokens_total\{model="svc-tiny-chat:latest"\} [1-9]/)
+    expect(text).toMatch(/modelserver_model_load_seconds_count\{model="svc-tiny-chat:latest"\} [1-9]/)
+    expect(text).toMatch(/modelserver_resident_model_bytes\{model="svc-tiny-chat:latest"\} [1-9]/)
+  })
+
+  it('version answers', async () => {
+    expect((await ollama.version()).version).toMatch(/^\d+\.\d+\.\d+/)
+  })
+
+  it('every response matched openapi/modelserver.yaml', () => {
+    expect(ms.mismatches).toEqual([])
+  })
+})
+
+describe('concurrency', () => {
+  let busy: TestModelServer
+  beforeAll(async () => {
+    busy = await startTestModelServer({ engine, config: { maxQueue: 1 } })
+  })
+  afterAll(async () => busy?.close())
+
+  it('503 server busy past the queue bound; a client that disconnects frees the model', async () => {
+    await fetch(`${busy.url}/api/generate`, { method: 'POST', body: JSON.stringify({ model: 'svc-tiny-chat' }), headers: { 'content-type': 'application/json' } })
+    const controller = new AbortController()
+    const long = await fetch(`${busy.url}/api/generate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-tiny-chat', prompt: 'go', options: { num_predict: 100_000, seed: 9 } }),
+      signal: controller.signal,
+    })
+    expect(long.status).toBe(200)
+    const reader = long.body!.getReader()
+    await reader.read()
+    const second = await fetch(`${busy.url}/api/generate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-tiny-chat', prompt: 'x', stream: false }),
+    })
+    expect(second.status).toBe(503)
+    expect((await second.json()).error).toMatch(/^server busy/)
+    controller.abort()
+    const started = Date.now()
+    let status = 0
+    while (Date.now() - started < 5000) {
+      const res = await fetch(`${busy.url}/api/generate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'svc-tiny-chat', prompt: 'x', stream: false, options: { num_predict: 2 } }),
+      })
+      status = res.status
+      await res.text()
+      if (status === 200) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})

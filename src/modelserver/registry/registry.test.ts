@@ -1,0 +1,125 @@
+import { Ollama } from 'ollama'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { zProgressChunk } from '../../../generated/modelserver/zod.gen.js'
+import { createEngine } from '../engine/createEngine.js'
+import type { Engine } from '../engine/Engine.js'
+import { startTestModelServer, type TestModelServer } from '../testServer.js'
+
+/** Two local instances: `a` serves the registry side, `b` pulls from and pushes to it (seed §3.2). */
+let engine: Engine
+let a: TestModelServer
+let b: TestModelServer
+let fromDefault: TestModelServer
+
+beforeAll(async () => {
+  engine = await createEngine({ threads: 1 })
+  a = await startTestModelServer({ engine })
+  b = await startTestModelServer({ engine, config: { installDefaults: false } })
+  fromDefault = await startTestModelServer({ engine, config: { installDefaults: false, registryUrl: a.url } })
+})
+
+afterAll(async () => {
+  await fromDefault?.close()
+  await b?.close()
+  await a?.close()
+  await engine?.dispose()
+})
+
+/** Collapses repeated `downloading <digest>` lines into one step, keeping the order of statuses. */
+function steps(statuses: string[]): string[] {
+  return statuses.map((s) => (s.startsWith('downloading sha256:') ? 'downloading' : s)).filter((s, i, all) => s !== all[i - 1])
+}
+
+describe('pull and push between two instances (OCI distribution)', () => {
+  it('pulls with the statuses of 3.2 in order, then the pulled model generates', async () => {
+    const client = new Ollama({ host: b.url })
+    const name = `127.0.0.1:${a.port}/library/svc-tiny-chat:latest`
+    const progress = await client.pull({ model: name, insecure: true, stream: true })
+    const lines = []
+    for await (const p of progress) lines.push(zProgressChunk.parse(p))
+    expect(steps(lines.map((l) => l.status))).toEqual([
+      'pulling manifest',
+      'downloading',
+      'verifying sha256 digest',
+      'writing manifest',
+      'success',
+    ])
+    const downloads = lines.filter((l) => l.status.startsWith('downloading '))
+    for (const d of downloads) {
+      expect(d.status).toBe(`downloading ${d.digest}`)
+      expect(d.digest).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(d.completed).toBeLessThanOrEqual(d.total!)
+    }
+    const source = (await new Ollama({ host: a.url }).list()).models.find((m) => m.name === 'svc-tiny-chat:latest')!
+    const pulled = (await client.list()).models.find((m) => m.name === name)!
+    expect(pulled.digest).toBe(source.digest)
+    expect(pulled.size).toBe(source.size)
+    const out = await client.generate({ model: name, prompt: 'hi', stream: false, options: { seed: 1, num_predict: 4 } })
+    const ref = await new Ollama({ host: a.url }).generate({ model: 'svc-tiny-chat', prompt: 'hi', stream: false, options: { seed: 1, num_predict: 4 } })
+    expect(out.response).toBe(ref.response)
+  })
+
+  it('a second pull finds every layer present', async () => {
+    const res = await new Ollama({ host: b.url }).pull({ model: `127.0.0.1:${a.port}/library/svc-tiny-chat:latest`, insecure: true, stream: false })
+    expect(res.status).toBe('success')
+  })
+
+  it('pulls a short name from the configured registry URL', async () => {
+    const res = await new Ollama({ host: fromDefault.url }).pull({ model: 'svc-tiny-embed', stream: false })
+    expect(res.status).toBe('success')
+    const embed = await new Ollama({ host: fromDefault.url }).embed({ model: 'svc-tiny-embed', input: 'x' })
+    expect(embed.embeddings[0]).toHaveLength(64)
+  })
+
+  it('pushes to the other instance, which then lists and runs the model', async () => {
+    const client = new Ollama({ host: b.url })
+    const target = `127.0.0.1:${a.port}/library/pushed:v1`
+    await client.copy({ source: `127.0.0.1:${a.port}/library/svc-tiny-chat:latest`, destination: target })
+    await client.create({ model: target, from: target, system: 'pushed system', stream: false })
+    const progress = await client.push({ model: target, insecure: true, stream: true })
+    const statuses: string[] = []
+    for await (const p of progress) statuses.push(zProgressChunk.parse(p).status)
+    expect(statuses[0]).toBe('retrieving manifest')
+    expect(statuses.slice(-2)).toEqual(['pushing manifest', 'success'])
+    expect(statuses.some((s) => /^pushing sha256:[0-9a-f]{64}$/.test(s))).toBe(true)
+    const remote = new Ollama({ host: a.url })
+    const listed = (await remote.list()).models.find((m) => m.name === 'pushed:v1')!
+    const local = (await client.list()).models.find((m) => m.name === target)!
+    expect(listed.digest).toBe(local.digest)
+    expect((await remote.show({ model: 'pushed:v1' })).system).toBe('pushed system')
+    expect((await remote.generate({ model: 'pushed:v1', prompt: 'x', stream: false, options: { num_predict: 2 } })).done).toBe(true)
+  })
+
+  it('errors: unknown model → 404 (non-streamed) or a final {error} line (streamed); pushing a missing model → 404', async () => {
+    const client = new Ollama({ host: b.url })
+    await expect(client.pull({ model: `127.0.0.1:${a.port}/library/nothing:latest`, insecure: true, stream: false })).rejects.toMatchObject({
+      status_code: 404,
+    })
+    const res = await fetch(`${b.url}/api/pull`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: `127.0.0.1:${a.port}/library/nothing:latest`, insecure: true }),
+    })
+    const lines = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l))
+    expect(lines[0]).toEqual({ status: 'pulling manifest' })
+    expect(lines.at(-1)).toEqual({ error: 'pull model manifest: file does not exist' })
+    await expect(client.push({ model: `127.0.0.1:${a.port}/library/none:latest`, insecure: true })).rejects.toMatchObject({ status_code: 404 })
+  })
+
+  it('registry side: unknown manifest/blob are OCI 404s; a bad upload digest is 400', async () => {
+    expect((await fetch(`${a.url}/v2/library/none/manifests/latest`)).status).toBe(404)
+    expect((await fetch(`${a.url}/v2/library/none/blobs/sha256:${'0'.repeat(64)}`, { method: 'HEAD' })).status).toBe(404)
+    const start = await fetch(`${a.url}/v2/library/x/blobs/uploads/`, { method: 'POST' })
+    expect(start.status).toBe(202)
+    const location = new URL(start.headers.get('location')!, a.url)
+    await fetch(location, { method: 'PATCH', body: new Uint8Array([1, 2, 3]), headers: { 'content-type': 'application/octet-stream' } })
+    location.searchParams.set('digest', `sha256:${'1'.repeat(64)}`)
+    const done = await fetch(location, { method: 'PUT' })
+    expect(done.status).toBe(400)
+    expect((await done.json()).errors[0].code).toBe('DIGEST_INVALID')
+  })
+
+  it('every response matched openapi/modelserver.yaml', () => {
+    expect([...a.mismatches, ...b.mismatches, ...fromDefault.mismatches]).toEqual([])
+  })
+})

@@ -1,0 +1,51 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import type { ResponseValidationReport } from '../shared/http/index.js'
+import { createModelServer, type ModelServer } from './app.js'
+import { loadModelServerConfig, type ModelServerConfig } from './config.js'
+import type { Engine } from './engine/Engine.js'
+
+export type TestModelServer = {
+  url: string
+  port: number
+  server: ModelServer
+  /** Responses that did not match openapi/modelserver.yaml. */
+  mismatches: ResponseValidationReport[]
+  close(): Promise<void>
+}
+
+/** Starts a model server on a free port with its own temporary models directory (tests, benchmarks). */
+export async function startTestModelServer(params: { engine: Engine; config?: Partial<ModelServerConfig> }): Promise<TestModelServer> {
+  const modelsDir = params.config?.modelsDir ?? (await mkdtemp(path.join(os.tmpdir(), 'modelserver-')))
+  const ownsDir = params.config?.modelsDir === undefined
+  const config: ModelServerConfig = { ...loadModelServerConfig({}), modelsDir, threads: 1, ...params.config }
+  const mismatches: ResponseValidationReport[] = []
+  const server = await createModelServer({
+    config,
+    engine: params.engine,
+    responseValidation: 'error',
+    onResponseValidationError: (r) => mismatches.push(r),
+    processMetrics: false,
+  })
+  const http: Server = server.app.listen(0, '127.0.0.1')
+  await new Promise<void>((resolve, reject) => {
+    http.once('listening', resolve)
+    http.once('error', reject)
+  })
+  const port = (http.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server,
+    mismatches,
+    close: async () => {
+      http.closeAllConnections()
+      await new Promise<void>((resolve) => http.close(() => resolve()))
+      await server.close()
+      if (ownsDir) await rm(modelsDir, { recursive: true, force: true })
+    },
+  }
+}

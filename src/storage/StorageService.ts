@@ -113,7 +113,7 @@ export class StorageService {
     if (signer) this.#signer = Promise.resolve(signer)
     this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
     this.facilitator = new FacilitatorClient({ url: x402.facilitatorUrl, token: x402.facilitatorToken })
-    this.algod = new algosdk.Algodv2(x402.algodToken, x402.algodUrl, '')
+    this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
     if (x402.algodGenesisHash) this.#genesisHash = Promise.resolve(x402.algodGenesisHash)
   }
 
@@ -364,6 +364,15 @@ type SettleInput = {
   payload: PaymentPayload
 }
 type SettledDeposit = { depositId: string; payerTag: string; settlement: Record<string, unknown> }
+
+/** algosdk wants the port apart from the base URL (an empty port would drop it). */
+export function createAlgodClient(url: string, token: string): algosdk.Algodv2 {
+  const u = new URL(url)
+  const port = u.port
+  u.port = ''
+  const base = u.toString().replace(/\/+$/, '')
+  return new algosdk.Algodv2(token, base, port || undefined)
+}
 
 function headerText(v: string | string[] | undefined): string {
   return (Array.isArray(v) ? v[0] : v)?.trim() ?? ''

@@ -71,7 +71,7 @@ export async function verifyAlgorandPayment(algod: algosdk.Algodv2, check: Algor
   throw new ExpiredPaymentError(check.txId, Math.round(timeout / 1000))
 }
 
-function checkConfirmed(info: algosdk.modelsv2.PendingTransactionResponse, check: AlgorandPaymentCheck, assetId: bigint): AlgorandSettlement {
+export function checkConfirmed(info: algosdk.modelsv2.PendingTransactionResponse, check: AlgorandPaymentCheck, assetId: bigint): AlgorandSettlement {
   const txn = info.txn.txn
   let receiver: string
   let amount: bigint

@@ -1,0 +1,74 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, readdirSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { receiveUpload } from './receiveUpload.js'
+
+let dir: string
+let server: Server
+let url: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'recv-'))
+  server = createServer(async (req, res) => {
+    try {
+      const got = await receiveUpload(req, { tmpDir: join(dir, 'tmp'), maxBytes: 100_000n })
+      const bytes = await readFile(got.path)
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ ...got, sizeBytes: got.sizeBytes.toString(), reread: createHash('sha256').update(bytes).digest('hex') }))
+    } catch (e) {
+      res.writeHead(400, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ code: (e as { code?: string }).code, message: (e as Error).message }))
+    }
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise((r) => server.close(r))
+  await rm(dir, { recursive: true, force: true })
+})
+
+const form = (data: Uint8Array, field = 'file', type = 'image/png') => {
+  const f = new FormData()
+  f.append('note', 'ignored')
+  f.append(field, new Blob([data], { type }), 'x.png')
+  return f
+}
+const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+  fetch(url, { method: 'POST', body, headers }).then(async (r) => ({ status: r.status, body: await r.json() }))
+
+describe('receiveUpload', () => {
+  it('streams the file to disk with its SHA-256, size and type', async () => {
+    const data = randomBytes(99_999)
+    const r = await post(form(data))
+    expect(r.status).toBe(200)
+    const sha = createHash('sha256').update(data).digest('hex')
+    expect(r.body).toMatchObject({ sha256: sha, reread: sha, sizeBytes: '99999', mimeType: 'image/png', filename: 'x.png' })
+  })
+  it('accepts exactly the maximum and refuses one byte more with payload_too_large', async () => {
+    expect((await post(form(randomBytes(100_000)))).status).toBe(200)
+    const r = await post(form(randomBytes(100_001)))
+    expect(r.body.code).toBe('payload_too_large')
+  })
+  it('refuses an empty file with empty body', async () => {
+    expect((await post(form(new Uint8Array()))).body).toEqual({ code: 'empty_body', message: 'empty body' })
+  })
+  it('refuses a missing file field and a non-multipart body', async () => {
+    expect((await post(form(randomBytes(10), 'other'))).body.code).toBe('invalid_multipart')
+    expect((await post('hello', { 'content-type': 'text/plain' })).body.code).toBe('invalid_multipart')
+    expect((await post('--x\r\nbroken', { 'content-type': 'multipart/form-data; boundary=x' })).body.code).toBe('invalid_multipart')
+  })
+  it('leaves no temp file behind after a refusal', async () => {
+    await post(form(randomBytes(200_000)))
+    await new Promise((r) => setTimeout(r, 100))
+    const tmp = join(dir, 'tmp')
+    const left = existsSync(tmp) ? readdirSync(tmp) : []
+    // only the successful uploads above remain (the handler owns them)
+    expect(left.length).toBe(2)
+  })
+})

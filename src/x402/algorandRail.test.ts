@@ -1,0 +1,48 @@
+import algosdk from 'algosdk'
+import { describe, expect, it } from 'vitest'
+import { checkConfirmed, parseAlgorandPayment } from './algorandRail.js'
+import { InvalidPaymentError, PaymentHeaderInvalidError, RequestHashMismatchError } from './errors.js'
+
+const service = algosdk.generateAccount().addr.toString()
+const payer = algosdk.generateAccount().addr.toString()
+const note = new Uint8Array(32).fill(7)
+const params: algosdk.SuggestedParams = {
+  fee: 1000n, minFee: 1000n, firstValid: 1n, lastValid: 100n, genesisID: 'devnet-v1', genesisHash: new Uint8Array(32),
+}
+function confirmed(txn: algosdk.Transaction) {
+  return new algosdk.modelsv2.PendingTransactionResponse({ poolError: '', txn: new algosdk.SignedTransaction({ txn }), confirmedRound: 5n })
+}
+const axfer = (over: { assetIndex?: bigint; amount?: bigint; receiver?: string; note?: Uint8Array } = {}) =>
+  confirmed(algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({
+    sender: payer, receiver: over.receiver ?? service, assetIndex: over.assetIndex ?? 31566704n, amount: over.amount ?? 5000n,
+    note: over.note ?? note, suggestedParams: params,
+  }))
+const check = { txId: 'X', payTo: service, minAmount: 5000n, expectedNote: note }
+const code = (fn: () => unknown) => {
+  try {
+    fn()
+    return 'ok'
+  } catch (e) {
+    return (e as { code: string }).code
+  }
+}
+
+describe('Algorand payment checks on a confirmed transaction', () => {
+  it('accepts the USDC ASA and native payments', () => {
+    expect(checkConfirmed(axfer(), check, 31566704n)).toMatchObject({ payer, amount: 5000n, asset: '31566704' })
+    const pay = confirmed(algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer, receiver: service, amount: 6000n, note, suggestedParams: params }))
+    expect(checkConfirmed(pay, check, 31566704n)).toMatchObject({ asset: 'ALGO', amount: 6000n })
+  })
+  it('rejects a wrong asset, amount, receiver and note with distinct 402 codes', () => {
+    expect(code(() => checkConfirmed(axfer({ assetIndex: 10458941n }), check, 31566704n))).toBe('wrong_asset')
+    expect(code(() => checkConfirmed(axfer({ amount: 4999n }), check, 31566704n))).toBe('insufficient_amount')
+    expect(code(() => checkConfirmed(axfer({ receiver: payer }), check, 31566704n))).toBe('wrong_receiver')
+    expect(code(() => checkConfirmed(axfer({ note: new Uint8Array(32) }), check, 31566704n))).toBe('request_hash_mismatch')
+    expect(() => checkConfirmed(axfer({ note: new Uint8Array(32) }), check, 31566704n)).toThrow(RequestHashMismatchError)
+    expect(() => checkConfirmed(axfer({ amount: 1n }), check, 31566704n)).toThrow(InvalidPaymentError)
+  })
+  it('parses payload.txId strictly', () => {
+    expect(parseAlgorandPayment({ x402Version: 2, accepted: { network: 'algorand:x' }, payload: { txId: 'A'.repeat(52) } }).txId).toHaveLength(52)
+    expect(() => parseAlgorandPayment({ x402Version: 2, accepted: { network: 'algorand:x' }, payload: {} })).toThrow(PaymentHeaderInvalidError)
+  })
+})

@@ -1,0 +1,157 @@
+import { createHash, randomBytes } from 'node:crypto'
+import algosdk from 'algosdk'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../devnet/algod/algoAccounts.js'
+import { USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
+import { startAlgod, type AlgodPeer } from '../../devnet/algod/startAlgod.js'
+import { createAlgodClient } from '../../src/storage/StorageService.js'
+import { evmEnv, type EvmPeers, multipart, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
+
+const TOKEN = 'b'.repeat(64)
+let peers: EvmPeers
+let node: AlgodPeer
+let gw: TestGateway
+let algod: algosdk.Algodv2
+const service = algosdk.generateAccount()
+const stranger = algosdk.generateAccount()
+const payer = algoTestAccount(1)
+
+beforeAll(async () => {
+  peers = await startEvmPeers()
+  node = await startAlgod({
+    token: TOKEN,
+    roundIntervalMs: 200,
+    assetCreator: algoTestAccount(0).address,
+    accounts: [
+      { address: payer.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC },
+      { address: service.addr.toString(), microAlgos: 1_000_000n, usdc: 0n },
+      { address: stranger.addr.toString(), microAlgos: 1_000_000n, usdc: 0n },
+    ],
+  })
+  algod = createAlgodClient(node.url, TOKEN)
+  const env = { ...evmEnv(peers), SERVICE_ALGOD__URL: node.url, SERVICE_ALGOD__TOKEN: TOKEN, SERVICE_X402__PAY_TO_ALGORAND: service.addr.toString(), SERVICE_ALGOD__POLL_INTERVAL_MS: '200', SERVICE_ALGOD__TIMEOUT_MS: '3000' }
+  delete (env as Record<string, string>).SERVICE_ALGOD__GENESIS_HASH
+  gw = await startTestGateway(env, peers.dir)
+}, 120_000)
+afterAll(async () => {
+  await gw?.close()
+  await node?.close()
+  await peers?.close()
+})
+
+type Requirement = { network: string; amount: string; maxAmountRequired: string; payTo: string; asset: string; resource: string; extra: Record<string, unknown> }
+
+async function quote(data: Uint8Array) {
+  const r = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data) })
+  expect(r.status).toBe(402)
+  const body = (await r.json()) as { accepts: Requirement[] }
+  return body.accepts[2]!
+}
+
+async function submit(opts: { note: Uint8Array; amount: bigint; receiver?: string; native?: boolean; wait?: boolean }) {
+  const params = await algod.getTransactionParams().do()
+  const receiver = opts.receiver ?? service.addr.toString()
+  const txn = opts.native
+    ? algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver, amount: opts.amount, note: opts.note, suggestedParams: params })
+    : algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver, assetIndex: USDC_ASA_ID, amount: opts.amount, note: opts.note, suggestedParams: params })
+  const { txid } = await algod.sendRawTransaction(txn.signTxn(payer.sk)).do()
+  return txid
+}
+
+const header = (req: Requirement, txId: string) => ({
+  'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify({ x402Version: 2, scheme: 'exact', network: req.network, accepted: req, payload: { txId } })).toString('base64'),
+})
+
+function binding(req: Requirement, data: Uint8Array): Uint8Array {
+  const sha = createHash('sha256').update(data).digest('hex')
+  const text = `${req.resource}|${sha}|${data.length}|${req.extra.priceUsd as string}`
+  return new Uint8Array(createHash('sha256').update(text).digest())
+}
+
+const store = (data: Uint8Array, req: Requirement, txId: string) =>
+  fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data), headers: header(req, txId) }).then(async (r) => ({ status: r.status, body: await r.json() }))
+
+describe('POST /store on the Algorand rail (devnet algod)', () => {
+  it('advertises algorand:<genesis hash> with asset 31566704 and the request binding', async () => {
+    const req = await quote(randomBytes(100))
+    expect(req.network).toBe(`algorand:${node.genesisHash}`)
+    expect(req.asset).toBe('31566704')
+    expect(req.payTo).toBe(service.addr.toString())
+    expect(req.extra.requestHashBinding).toBe(true)
+  })
+
+  it('stores when the ASA payment carries the right note; bytes read back', async () => {
+    const data = randomBytes(5000)
+    const req = await quote(data)
+    expect(Buffer.from(binding(req, data)).toString('hex')).toBe(req.extra.requestHash)
+    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount) })
+    const r = await store(data, req, txId)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect(r.body.settlement).toMatchObject({ transaction: txId, payer: payer.address, asset: '31566704', amount: req.amount })
+    const back = await fetch(`${peers.arweave.url}/${r.body.arTxId}`)
+    expect(createHash('sha256').update(Buffer.from(await back.arrayBuffer())).digest('hex')).toBe(createHash('sha256').update(data).digest('hex'))
+    // the same transaction cannot pay twice
+    const again = await store(data, req, txId)
+    expect(again.status).toBe(409)
+    expect(again.body.error).toBe('payment_replayed')
+  })
+
+  it('accepts a native ALGO payment', async () => {
+    const data = randomBytes(700)
+    const req = await quote(data)
+    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount), native: true })
+    const r = await store(data, req, txId)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect(r.body.settlement.asset).toBe('ALGO')
+  })
+
+  it('rejects a wrong note with 402 request_hash_mismatch', async () => {
+    const data = randomBytes(800)
+    const req = await quote(data)
+    const txId = await submit({ note: new Uint8Array(randomBytes(32)), amount: BigInt(req.amount) })
+    const r = await store(data, req, txId)
+    expect(r.status).toBe(402)
+    expect(r.body.error).toBe('request_hash_mismatch')
+  })
+
+  it('rejects too small an amount with 402 insufficient_amount', async () => {
+    const data = randomBytes(900)
+    const req = await quote(data)
+    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount) - 1n })
+    const r = await store(data, req, txId)
+    expect(r.status).toBe(402)
+    expect(r.body.error).toBe('insufficient_amount')
+  })
+
+  it('rejects another receiver with 402 wrong_receiver', async () => {
+    const data = randomBytes(1000)
+    const req = await quote(data)
+    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount), receiver: stranger.addr.toString() })
+    const r = await store(data, req, txId)
+    expect(r.status).toBe(402)
+    expect(r.body.error).toBe('wrong_receiver')
+  })
+
+  it('answers 402 expired_payment when the transaction is not confirmed within the timeout', async () => {
+    const data = randomBytes(1100)
+    const req = await quote(data)
+    // a correctly formed id of a transaction the node never sees
+    const params = await algod.getTransactionParams().do()
+    const unsent = algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({
+      sender: payer.address, receiver: service.addr, assetIndex: USDC_ASA_ID, amount: BigInt(req.amount), note: binding(req, data), suggestedParams: params,
+    })
+    const started = Date.now()
+    const r = await store(data, req, unsent.txID())
+    expect(r.status).toBe(402)
+    expect(r.body.error).toBe('expired_payment')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2500)
+  })
+
+  it('rejects a malformed txId with 400', async () => {
+    const data = randomBytes(10)
+    const req = await quote(data)
+    const r = await store(data, req, 'not-a-txid')
+    expect(r.status).toBe(400)
+    expect(r.body.error).toBe('invalid_payment_header')
+  })
+})

@@ -18,10 +18,15 @@ export type Capability = 'completion' | 'embedding' | 'tools' | 'insert' | 'visi
 
 /** Runtime options, Ollama's `options` object (unknown keys are ignored). */
 export type EngineOptions = {
+  /** Same seed + same options + same prompt → same output, across restarts. Undefined → a random seed. */
   seed?: number | undefined
+  /** Default 0.8 (Ollama); 0 → greedy. */
   temperature?: number | undefined
+  /** Default 40. */
   top_k?: number | undefined
+  /** Default 0.9. */
   top_p?: number | undefined
+  /** Default 0. */
   min_p?: number | undefined
   stop?: string | string[] | undefined
   /** Context window for this request; the model's context is (re)created at this size if it differs. */
@@ -160,6 +165,8 @@ export type ModelInfo = {
 
 export type LoadModelParams = {
   path: string
+  /** The name clients use (for error messages such as `<name> does not support insert`). */
+  name?: string | undefined
   /** Default 2048; capped at the trained context. */
   numCtx?: number | undefined
   /** Default: 'embedding' if the GGUF declares pooling / is an encoder, else 'completion'. */
@@ -169,6 +176,7 @@ export type LoadModelParams = {
 
 export interface EngineModel {
   readonly path: string
+  readonly name: string
   readonly kind: ModelKind
   readonly info: ModelInfo
   /** Active context size in tokens. */
@@ -187,6 +195,8 @@ export interface EngineModel {
 
 export interface Engine {
   readonly threads: number
+  /** llama.cpp warnings and errors logged since the engine started (a healthy model load adds none). */
+  readonly warnings: readonly string[]
   loadModel(params: LoadModelParams): Promise<EngineModel>
   /** Reads a GGUF's metadata without loading weights (for /api/show on an unloaded model, /api/create). */
   inspect(path: string): Promise<ModelInfo>

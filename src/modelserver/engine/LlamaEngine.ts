@@ -1,9 +1,770 @@
-import type { Engine } from './Engine.js'
+import { availableParallelism } from 'node:os'
+import {
+  getLlama,
+  GeneralChatWrapper,
+  JinjaTemplateChatWrapper,
+  LlamaChat,
+  resolveChatWrapper,
+  LlamaGrammarEvaluationState,
+  LlamaLogLevel,
+  TokenBias,
+  type ChatWrapper,
+  type ChatModelFunctions,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaEmbeddingContext,
+  type LlamaGrammar,
+  type LlamaModel,
+  type Token,
+} from 'node-llama-cpp'
+import type {
+  ChatMessage,
+  ChatParams,
+  CompleteParams,
+  EmbedParams,
+  EmbedResult,
+  Engine,
+  EngineFormat,
+  EngineModel,
+  EngineOptions,
+  GenerationResult,
+  LoadModelParams,
+  ModelInfo,
+  ModelKind,
+  TokenChunk,
+  TokenLogprob,
+  ToolCall,
+  ToolDefinition,
+} from './Engine.js'
 import type { CreateEngineParams } from './createEngine.js'
+import { toChatHistory } from './chatHistory.js'
+import { EngineCapabilityError, EngineError, EngineInputTooLongError, EngineModelUnloadedError } from './errors.js'
+import { toGrammarSchema } from './jsonSchema.js'
+import { detectKind, readModelInfo } from './modelInfo.js'
+import { normalize } from './vectors.js'
 
-// Placeholder until the implementation is committed.
-export class LlamaEngine {
-  static async create(_params: CreateEngineParams): Promise<Engine> {
-    throw new Error('LlamaEngine not implemented yet')
+const DEFAULT_NUM_CTX = 2048
+const MAX_DEFAULT_THREADS = 4
+
+/** Thread count: explicit, else `MODELSERVER_THREADS`, else the machine's cores capped at 4 (never llama.cpp's default). */
+export function resolveThreads(explicit?: number): number {
+  if (explicit !== undefined && explicit > 0) return Math.floor(explicit)
+  const env = Number(process.env.MODELSERVER_THREADS)
+  if (Number.isFinite(env) && env > 0) return Math.floor(env)
+  return Math.max(1, Math.min(availableParallelism(), MAX_DEFAULT_THREADS))
+}
+
+export class LlamaEngine implements Engine {
+  private readonly models = new Set<LlamaEngineModel>()
+
+  private constructor(
+    readonly llama: Llama,
+    readonly threads: number,
+    readonly warnings: readonly string[],
+  ) {}
+
+  static async create(params: CreateEngineParams = {}): Promise<LlamaEngine> {
+    const threads = resolveThreads(params.threads)
+    const warnings: string[] = []
+    const llama = await getLlama({
+      gpu: false,
+      build: 'never',
+      logLevel: LlamaLogLevel.warn,
+      logger: (level, message) => {
+        const text = message.trim()
+        if (!text) return
+        if (level === LlamaLogLevel.warn || level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) {
+          warnings.push(`${level}: ${text}`)
+        }
+      },
+    })
+    return new LlamaEngine(llama, threads, warnings)
   }
+
+  inspect(path: string): Promise<ModelInfo> {
+    return readModelInfo(path)
+  }
+
+  async loadModel(params: LoadModelParams): Promise<EngineModel> {
+    const started = process.hrtime.bigint()
+    let info: ModelInfo
+    try {
+      info = await readModelInfo(params.path)
+    } catch (cause) {
+      throw new EngineError('model_load_failed', 'unable to load model', { details: String(cause), cause })
+    }
+    const kind: ModelKind = params.kind ?? detectKind(info.architecture, info.metadata)
+    let model: LlamaModel
+    try {
+      model = await this.llama.loadModel({ modelPath: params.path, gpuLayers: 0, loadSignal: params.signal })
+    } catch (cause) {
+      throw new EngineError('model_load_failed', 'unable to load model', { details: String(cause), cause })
+    }
+    const m = new LlamaEngineModel(this, model, params.path, params.name ?? info.metadata['general.name']?.toString() ?? params.path, kind, info)
+    try {
+      await m.ensureContext(params.numCtx ?? DEFAULT_NUM_CTX)
+      m.warmUp()
+    } catch (cause) {
+      await model.dispose()
+      throw new EngineError('model_load_failed', 'unable to create a context for the model', { details: String(cause), cause })
+    }
+    m.loadDurationNs = Number(process.hrtime.bigint() - started)
+    this.models.add(m)
+    return m
+  }
+
+  /** Templates whose automatic resolution ended in node-llama-cpp's generic Jinja wrapper. */
+  private readonly jinjaTemplates = new Set<string>()
+
+  /**
+   * The chat wrapper for a model: node-llama-cpp's automatic choice (a specialised wrapper when the Jinja
+   * template matches a known format, else the Jinja template itself). The automatic comparison costs ~1.5 s,
+   * so a template that resolved to the generic Jinja wrapper once is built directly on later loads.
+   * @internal
+   */
+  resolveWrapper(model: LlamaModel, template: string): ChatWrapper {
+    const common = {
+      bosString: model.tokens.bosString,
+      filename: model.filename,
+      fileInfo: model.fileInfo,
+      tokenizer: model.tokenizer,
+      llama: this.llama,
+    }
+    if (template && this.jinjaTemplates.has(template)) {
+      const w = resolveChatWrapper({ ...common, type: 'jinjaTemplate' })
+      if (w) return w
+    }
+    const w = resolveChatWrapper(common) ?? new GeneralChatWrapper()
+    if (template && w instanceof JinjaTemplateChatWrapper) this.jinjaTemplates.add(template)
+    return w
+  }
+
+  /** @internal */
+  forget(m: LlamaEngineModel): void {
+    this.models.delete(m)
+  }
+
+  async dispose(): Promise<void> {
+    for (const m of [...this.models]) await m.unload()
+    await this.llama.dispose()
+  }
+}
+
+type Sampling = {
+  temperature: number
+  topK: number
+  topP: number
+  minP: number
+  seed: number | undefined
+}
+
+type GenerateRun = {
+  tokens: Token[]
+  sampling: Sampling
+  grammar?: LlamaGrammar | undefined
+  stop: string[]
+  maxTokens: number | undefined
+  logprobs: boolean
+  topLogprobs: number
+  signal?: AbortSignal | undefined
+  onToken?: ((chunk: TokenChunk) => void) | undefined
+  trimEnd: boolean
+}
+
+/** A FIFO of jobs: one generation or embedding at a time per model. */
+class SerialQueue {
+  private tail: Promise<unknown> = Promise.resolve()
+  pending = 0
+
+  run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    this.pending++
+    const result = this.tail.then(async () => {
+      if (signal?.aborted) throw signal.reason ?? new DOMException('aborted', 'AbortError')
+      return job()
+    })
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    return result.finally(() => {
+      this.pending--
+    })
+  }
+}
+
+export class LlamaEngineModel implements EngineModel {
+  loadDurationNs = 0
+  private context: LlamaContext | undefined
+  private sequence: LlamaContextSequence | undefined
+  private embedContext: LlamaEmbeddingContext | undefined
+  private ctxSize = 0
+  private contextBytes = 0
+  private unloaded = false
+  private readonly queue = new SerialQueue()
+  private readonly grammarCache = new Map<string, Promise<LlamaGrammar>>()
+  /** The tiny models' nudges, read from GGUF metadata (absent in real models). */
+  private readonly nudge: { toolCallToken?: string; toolCallBias?: number; maxStringLength?: number }
+
+  constructor(
+    private readonly engine: LlamaEngine,
+    private readonly model: LlamaModel,
+    readonly path: string,
+    readonly name: string,
+    readonly kind: ModelKind,
+    readonly info: ModelInfo,
+  ) {
+    const md = info.metadata
+    this.nudge = {
+      toolCallToken: typeof md['svc.nudge.tool_call_token'] === 'string' ? (md['svc.nudge.tool_call_token'] as string) : undefined,
+      toolCallBias: typeof md['svc.nudge.tool_call_logit_bias'] === 'number' ? (md['svc.nudge.tool_call_logit_bias'] as number) : undefined,
+      maxStringLength:
+        typeof md['svc.nudge.json_string_max_length'] === 'number' ? (md['svc.nudge.json_string_max_length'] as number) : undefined,
+    }
+    // The kind decides completion vs embedding; after load, node-llama-cpp's own FIM detection decides insert.
+    const rest = info.capabilities.filter((c) => c !== 'completion' && c !== 'embedding' && c !== 'insert')
+    const capabilities: ModelInfo['capabilities'] = kind === 'completion' ? ['completion', ...rest] : ['embedding']
+    const infill = model.tokens.infill
+    if (kind === 'completion' && infill.prefix != null && infill.suffix != null && infill.middle != null) capabilities.push('insert')
+    this.info = { ...info, capabilities }
+  }
+
+  get contextLength(): number {
+    return this.ctxSize
+  }
+
+  get sizeBytes(): number {
+    return this.model.size + this.contextBytes
+  }
+
+  get pending(): number {
+    return this.queue.pending
+  }
+
+  private hasCap(c: ModelInfo['capabilities'][number]): boolean {
+    return this.info.capabilities.includes(c)
+  }
+
+  /** (Re)creates the context when the requested size differs. Runs inside the queue (or at load). */
+  async ensureContext(numCtx: number | undefined): Promise<void> {
+    if (this.unloaded) throw new EngineModelUnloadedError()
+    const trained = this.model.trainContextSize
+    const wanted = Math.max(16, Math.min(numCtx && numCtx > 0 ? Math.floor(numCtx) : DEFAULT_NUM_CTX, trained))
+    if (wanted === this.ctxSize && (this.context || this.embedContext)) return
+    await this.disposeContexts()
+    const threads = this.engine.threads
+    if (this.kind === 'embedding') {
+      this.embedContext = await this.model.createEmbeddingContext({ contextSize: wanted, threads })
+    } else {
+      this.context = await this.model.createContext({ contextSize: wanted, threads, sequences: 1 })
+      this.sequence = this.context.getSequence()
+    }
+    this.ctxSize = wanted
+    try {
+      const est = this.model.fileInsights.estimateContextResourceRequirements({
+        contextSize: wanted,
+        modelGpuLayers: 0,
+        sequences: 1,
+        isEmbeddingContext: this.kind === 'embedding',
+      })
+      this.contextBytes = est.cpuRam
+    } catch {
+      this.contextBytes = 0
+    }
+  }
+
+  private async disposeContexts(): Promise<void> {
+    const ctx = this.context
+    const emb = this.embedContext
+    this.context = undefined
+    this.sequence = undefined
+    this.embedContext = undefined
+    if (ctx) await ctx.dispose()
+    if (emb) await emb.dispose()
+  }
+
+  async unload(): Promise<void> {
+    if (this.unloaded) return
+    this.unloaded = true
+    await this.queue.run(async () => {
+      await this.disposeContexts()
+      await this.model.dispose()
+    })
+    this.engine.forget(this)
+  }
+
+  // ---------------------------------------------------------------- generation
+
+  async complete(params: CompleteParams): Promise<GenerationResult> {
+    this.assertUsable('completion')
+    if (params.think && !this.hasCap('thinking')) throw new EngineCapabilityError('thinking', this.name)
+    const suffix = params.suffix ?? ''
+    if (suffix !== '' && !this.hasCap('insert')) throw new EngineCapabilityError('insert', this.name)
+    if (!params.raw && suffix === '') {
+      const messages: ChatMessage[] = []
+      if (params.system) messages.push({ role: 'system', content: params.system })
+      messages.push({ role: 'user', content: params.prompt })
+      return this.chat({ ...params, messages })
+    }
+    const grammar = await this.resolveGrammar(params.format)
+    return this.queue.run(async () => {
+      const queuedAt = process.hrtime.bigint()
+      await this.ensureContext(params.options?.num_ctx)
+      let tokens: Token[]
+      if (suffix !== '') {
+        const { prefix, suffix: suf, middle } = this.model.tokens.infill
+        if (prefix == null || suf == null || middle == null) throw new EngineCapabilityError('insert', this.name)
+        tokens = [...this.bos(), prefix, ...this.model.tokenize(params.prompt, false), suf, ...this.model.tokenize(suffix, false), middle]
+      } else {
+        tokens = [...this.bos(), ...this.model.tokenize(params.prompt, true)]
+      }
+      return this.generate(
+        {
+          tokens,
+          sampling: sampling(params.options),
+          grammar,
+          stop: stopList(params.options?.stop),
+          maxTokens: numPredict(params.options),
+          logprobs: params.logprobs === true,
+          topLogprobs: params.topLogprobs ?? 0,
+          signal: params.signal,
+          onToken: params.onToken,
+          trimEnd: grammar !== undefined,
+        },
+        queuedAt,
+      )
+    }, params.signal)
+  }
+
+  async chat(params: ChatParams): Promise<GenerationResult> {
+    this.assertUsable('completion')
+    const thinking = this.hasCap('thinking')
+    if (params.think && !thinking) throw new EngineCapabilityError('thinking', this.name)
+    if (params.messages.some((m) => m.images && m.images.length > 0)) throw new EngineCapabilityError('vision', this.name)
+    const tools = params.tools ?? []
+    if (tools.length > 0 && !this.hasCap('tools')) throw new EngineCapabilityError('tools', this.name)
+    const grammar = await this.resolveGrammar(params.format)
+    // Tools go through LlamaChat (function-call detection and argument grammar), as does a thinking model
+    // (thought segments). Both only when no `format` is given: a grammar and functions cannot be combined.
+    const useLlamaChat = grammar === undefined && (tools.length > 0 || thinking)
+
+    return this.queue.run(async () => {
+      const queuedAt = process.hrtime.bigint()
+      await this.ensureContext(params.options?.num_ctx)
+      const history = toChatHistory(params.messages, { withThinking: thinking })
+      const chatWrapper = this.chatWrapper()
+      if (useLlamaChat) return this.generateWithLlamaChat(params, history, tools, queuedAt)
+      const state = chatWrapper.generateContextState({ chatHistory: history })
+      const tokens = state.contextText.tokenize(this.model.tokenizer)
+      const stop = stopList(params.options?.stop)
+      return this.generate(
+        {
+          tokens,
+          sampling: sampling(params.options),
+          grammar,
+          stop,
+          maxTokens: numPredict(params.options),
+          logprobs: params.logprobs === true,
+          topLogprobs: params.topLogprobs ?? 0,
+          signal: params.signal,
+          onToken: params.onToken,
+          trimEnd: grammar !== undefined,
+        },
+        queuedAt,
+        state.stopGenerationTriggers,
+      )
+    }, params.signal)
+  }
+
+  private assertUsable(cap: 'completion' | 'embedding'): void {
+    if (this.unloaded) throw new EngineModelUnloadedError()
+    if (this.kind !== cap) throw new EngineCapabilityError(cap, this.name)
+  }
+
+  private bos(): Token[] {
+    const bos = this.model.tokens.bos
+    return bos != null && this.model.tokens.shouldPrependBosToken ? [bos] : []
+  }
+
+  /** Resolves the chat wrapper now (node-llama-cpp compares the Jinja template with its known formats, ~1–2 s). */
+  warmUp(): void {
+    if (this.kind === 'completion') this.chatWrapper()
+  }
+
+  private wrapper: ChatWrapper | undefined
+  private chatWrapper(): ChatWrapper {
+    if (!this.wrapper) this.wrapper = this.engine.resolveWrapper(this.model, this.info.template)
+    return this.wrapper
+  }
+
+  private async resolveGrammar(format: EngineFormat | undefined): Promise<LlamaGrammar | undefined> {
+    if (format === undefined || format === null || (format as unknown) === '') return undefined
+    const llama = this.engine.llama
+    if (format === 'json') {
+      const key = 'json'
+      if (!this.grammarCache.has(key)) this.grammarCache.set(key, llama.getGrammarFor('json'))
+      return this.grammarCache.get(key)!
+    }
+    if (typeof format !== 'object') {
+      throw new EngineError('invalid_format', `invalid format: ${JSON.stringify(format)}; expected "json" or a JSON schema`)
+    }
+    const key = JSON.stringify(format)
+    let g = this.grammarCache.get(key)
+    if (!g) {
+      g = llama.createGrammarForJsonSchema(toGrammarSchema(format, this.nudge.maxStringLength) as never) as Promise<LlamaGrammar>
+      this.grammarCache.set(key, g)
+    }
+    try {
+      return await g
+    } catch (cause) {
+      this.grammarCache.delete(key)
+      throw new EngineError('invalid_format', 'invalid JSON schema in format', { details: String(cause), cause })
+    }
+  }
+
+  /**
+   * Our own token loop on top of `evaluateWithMetadata`, used for completion, chat without tools, format
+   * grammars and fill-in-the-middle. The sequence is cleared first, so a request never depends on the
+   * previous one (same seed + options + prompt → same tokens).
+   */
+  private async generate(run: GenerateRun, queuedAt: bigint, stopTriggers: readonly unknown[] = []): Promise<GenerationResult> {
+    const seq = this.sequence!
+    const model = this.model
+    await seq.clearHistory()
+
+    // Prompt too long for the context: keep the start token and the most recent tokens (as Ollama truncates).
+    let tokens = run.tokens
+    const maxPrompt = Math.max(1, this.ctxSize - 1)
+    if (tokens.length > maxPrompt) {
+      const keepBos = this.bos().length > 0 ? 1 : 0
+      tokens = [...tokens.slice(0, keepBos), ...tokens.slice(tokens.length - (maxPrompt - keepBos))]
+    }
+    const room = this.ctxSize - tokens.length
+    const limit = run.maxTokens === undefined ? room : Math.min(run.maxTokens, room)
+
+    const stops = [...run.stop]
+    const stopTokens = new Set<Token>()
+    for (const trigger of stopTriggers) addStopTrigger(trigger, model, stops, stopTokens)
+    if (run.grammar) for (const trigger of run.grammar.stopGenerationTriggers) addStopTrigger(trigger, model, stops, stopTokens)
+    const grammarState = run.grammar ? new LlamaGrammarEvaluationState({ model, grammar: run.grammar }) : undefined
+
+    const start = process.hrtime.bigint()
+    let firstTokenAt: bigint | undefined
+    const generated: Token[] = []
+    let emitted = 0 // characters of the decoded text already sent through onToken
+    let text = ''
+    let pendingLogprobs: TokenLogprob[] = []
+    const allLogprobs: TokenLogprob[] = []
+    let doneReason: 'stop' | 'length' = 'stop'
+    let aborted = false
+    let stoppedAt: number | undefined
+
+    const flush = (upTo: number): void => {
+      if (upTo <= emitted && pendingLogprobs.length === 0) return
+      const piece = text.slice(emitted, Math.max(emitted, upTo))
+      emitted = Math.max(emitted, upTo)
+      if (run.onToken && (piece !== '' || pendingLogprobs.length > 0)) {
+        const chunk: TokenChunk = { content: piece }
+        if (run.logprobs) chunk.logprobs = pendingLogprobs
+        run.onToken(chunk)
+      }
+      pendingLogprobs = []
+    }
+
+    if (limit > 0 && !run.signal?.aborted) {
+      const iterator = seq.evaluateWithMetadata(
+        tokens,
+        { confidence: run.logprobs, probabilities: run.logprobs && run.topLogprobs > 0 },
+        {
+          temperature: run.sampling.temperature,
+          topK: run.sampling.topK,
+          topP: run.sampling.topP,
+          minP: run.sampling.minP,
+          seed: run.sampling.seed,
+          grammarEvaluationState: grammarState,
+          yieldEogToken: true,
+        },
+      )
+      for await (const out of iterator) {
+        firstTokenAt ??= process.hrtime.bigint()
+        const token = out.token
+        if (model.isEogToken(token) || stopTokens.has(token)) {
+          doneReason = 'stop'
+          break
+        }
+        generated.push(token)
+        if (run.logprobs) {
+          const entry = tokenLogprob(model, token, out as { confidence?: number; probabilities?: Map<Token, number> }, run.topLogprobs)
+          pendingLogprobs.push(entry)
+          allLogprobs.push(entry)
+        }
+        text = model.detokenize(generated, false)
+        const stopIndex = findStop(text, stops)
+        if (stopIndex !== undefined) {
+          stoppedAt = stopIndex
+          doneReason = 'stop'
+          break
+        }
+        // Hold back an incomplete UTF-8 sequence and any tail that may still become a stop sequence.
+        let safe = text.length
+        if (text.endsWith('\uFFFD')) safe = text.length - 1
+        safe = Math.min(safe, text.length - partialStopLength(text, stops))
+        flush(safe)
+        if (run.signal?.aborted) {
+          aborted = true
+          break
+        }
+        if (generated.length >= limit) {
+          doneReason = 'length'
+          break
+        }
+      }
+    }
+    if (run.signal?.aborted) aborted = true
+    const end = process.hrtime.bigint()
+    let content = stoppedAt !== undefined ? text.slice(0, stoppedAt) : text
+    if (run.trimEnd) content = content.trimEnd()
+    if (!aborted) {
+      text = content
+      flush(content.length)
+    }
+    return {
+      content,
+      doneReason,
+      aborted: aborted || undefined,
+      promptEvalCount: tokens.length,
+      evalCount: generated.length,
+      promptEvalDurationNs: Number((firstTokenAt ?? end) - start),
+      evalDurationNs: Number(end - (firstTokenAt ?? end)),
+      totalDurationNs: Number(end - queuedAt),
+      logprobs: run.logprobs ? allLogprobs : undefined,
+    }
+  }
+
+  /** Tool calls and thinking go through node-llama-cpp's LlamaChat. No logprobs on this path. */
+  private async generateWithLlamaChat(
+    params: ChatParams,
+    history: ReturnType<typeof toChatHistory>,
+    tools: ToolDefinition[],
+    queuedAt: bigint,
+  ): Promise<GenerationResult> {
+    const seq = this.sequence!
+    await seq.clearHistory()
+    const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: this.chatWrapper() })
+    try {
+      const functions: Record<string, ChatModelFunctions[string]> = {}
+      for (const t of tools) {
+        functions[t.function.name] = {
+          description: t.function.description,
+          params: t.function.parameters ? toGrammarSchema(t.function.parameters, this.nudge.maxStringLength) : undefined,
+        }
+      }
+      const lastIsToolResult = params.messages[params.messages.length - 1]?.role === 'tool'
+      let tokenBias: TokenBias | undefined
+      if (tools.length > 0 && !lastIsToolResult && this.nudge.toolCallToken && this.nudge.toolCallBias) {
+        const ids = this.model.tokenize(this.nudge.toolCallToken, true)
+        if (ids.length === 1) {
+          tokenBias = new TokenBias(this.model.tokenizer)
+          tokenBias.set(ids[0]!, { logit: this.nudge.toolCallBias })
+        }
+      }
+      // A nudged model would call again and again; one call per turn is what the nudge is for.
+      const maxParallelFunctionCalls = tokenBias ? 1 : undefined
+      const s = sampling(params.options)
+      const meterBefore = seq.tokenMeter.getState()
+      const start = process.hrtime.bigint()
+      let firstAt: bigint | undefined
+      const think = params.think === undefined ? undefined : Boolean(params.think)
+      let thinkingText = ''
+      const maxTokens = numPredict(params.options)
+      const res = await chat.generateResponse(history, {
+        functions: tools.length > 0 ? functions : undefined,
+        maxParallelFunctionCalls,
+        tokenBias,
+        temperature: s.temperature,
+        topK: s.topK,
+        topP: s.topP,
+        minP: s.minP,
+        seed: s.seed,
+        maxTokens,
+        signal: params.signal,
+        stopOnAbortSignal: true,
+        customStopTriggers: stopList(params.options?.stop),
+        budgets: think === false ? { thoughtTokens: 0 } : undefined,
+        onToken: () => {
+          firstAt ??= process.hrtime.bigint()
+        },
+        onResponseChunk: (chunk) => {
+          firstAt ??= process.hrtime.bigint()
+          if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
+            if (chunk.text) {
+              thinkingText += chunk.text
+              if (think !== false) params.onToken?.({ thinking: chunk.text })
+            }
+          } else if (chunk.type === undefined && chunk.text) {
+            params.onToken?.({ content: chunk.text })
+          }
+        },
+      })
+      const end = process.hrtime.bigint()
+      const meter = seq.tokenMeter.diff(meterBefore)
+      const toolCalls: ToolCall[] | undefined = res.functionCalls?.length
+        ? res.functionCalls.map((c, index) => ({
+            type: 'function' as const,
+            function: { index, name: c.functionName, arguments: (c.params ?? {}) as Record<string, unknown> },
+          }))
+        : undefined
+      const aborted = params.signal?.aborted === true
+      const stopReason = res.metadata.stopReason
+      return {
+        content: res.response,
+        thinking: think === false || !thinkingText ? undefined : thinkingText,
+        toolCalls,
+        doneReason: !toolCalls && stopReason === 'maxTokens' ? 'length' : 'stop',
+        aborted: aborted || undefined,
+        promptEvalCount: meter.usedInputTokens,
+        evalCount: meter.usedOutputTokens,
+        promptEvalDurationNs: Number((firstAt ?? end) - start),
+        evalDurationNs: Number(end - (firstAt ?? end)),
+        totalDurationNs: Number(end - queuedAt),
+        logprobs: params.logprobs ? [] : undefined,
+      }
+    } finally {
+      await chat.dispose({ disposeSequence: false })
+    }
+  }
+
+  // ---------------------------------------------------------------- embeddings
+
+  async embed(params: EmbedParams): Promise<EmbedResult> {
+    this.assertUsable('embedding')
+    if (params.dimensions !== undefined && (!Number.isInteger(params.dimensions) || params.dimensions < 1)) {
+      throw new EngineError('invalid_options', 'dimensions must be a positive integer')
+    }
+    if (params.dimensions !== undefined && params.dimensions > this.info.embeddingLength) {
+      throw new EngineError('invalid_options', `dimensions must be at most ${this.info.embeddingLength}`)
+    }
+    return this.queue.run(async () => {
+      const queuedAt = process.hrtime.bigint()
+      await this.ensureContext(params.options?.num_ctx)
+      const ctx = this.embedContext!
+      const embeddings: number[][] = []
+      let promptEvalCount = 0
+      for (const input of params.inputs) {
+        if (params.signal?.aborted) throw params.signal.reason ?? new DOMException('aborted', 'AbortError')
+        let tokens = this.model.tokenize(input, false)
+        const bos = this.bos()
+        const max = this.ctxSize - bos.length
+        if (tokens.length > max) {
+          if (params.truncate === false) throw new EngineInputTooLongError(tokens.length + bos.length, this.ctxSize)
+          tokens = tokens.slice(0, max)
+        }
+        tokens = [...bos, ...tokens]
+        if (tokens.length === 0 && this.model.tokens.eos != null) tokens = [this.model.tokens.eos]
+        promptEvalCount += tokens.length
+        const e = await ctx.getEmbeddingFor(tokens)
+        let v = normalize(e.vector)
+        if (params.dimensions !== undefined && params.dimensions < v.length) v = normalize(v.slice(0, params.dimensions))
+        embeddings.push(v)
+      }
+      return { embeddings, promptEvalCount, totalDurationNs: Number(process.hrtime.bigint() - queuedAt) }
+    }, params.signal)
+  }
+}
+
+// ------------------------------------------------------------------ helpers
+
+function sampling(o: EngineOptions | undefined): Sampling {
+  const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d)
+  const seed = typeof o?.seed === 'number' && Number.isFinite(o.seed) && o.seed >= 0 ? Math.floor(o.seed) >>> 0 : undefined
+  return {
+    temperature: Math.max(0, num(o?.temperature, 0.8)),
+    topK: Math.max(0, Math.floor(num(o?.top_k, 40))),
+    topP: Math.min(1, Math.max(0, num(o?.top_p, 0.9))),
+    minP: Math.min(1, Math.max(0, num(o?.min_p, 0))),
+    seed: seed ?? (Math.random() * 2 ** 32) >>> 0,
+  }
+}
+
+function numPredict(o: EngineOptions | undefined): number | undefined {
+  const n = o?.num_predict
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) return undefined
+  return Math.floor(n)
+}
+
+function stopList(stop: string | string[] | undefined): string[] {
+  if (stop === undefined) return []
+  return (Array.isArray(stop) ? stop : [stop]).filter((s) => typeof s === 'string' && s !== '')
+}
+
+function findStop(text: string, stops: string[]): number | undefined {
+  let best: number | undefined
+  for (const s of stops) {
+    const i = text.indexOf(s)
+    if (i >= 0 && (best === undefined || i < best)) best = i
+  }
+  return best
+}
+
+/** Length of the longest tail of `text` that is a proper prefix of a stop sequence. */
+function partialStopLength(text: string, stops: string[]): number {
+  let best = 0
+  for (const s of stops) {
+    for (let n = Math.min(s.length - 1, text.length); n > best; n--) {
+      if (text.endsWith(s.slice(0, n))) {
+        best = n
+        break
+      }
+    }
+  }
+  return best
+}
+
+/** A chat wrapper's or grammar's stop trigger: text → stop string; a single special token → stop token. */
+function addStopTrigger(trigger: unknown, model: LlamaModel, stops: string[], stopTokens: Set<Token>): void {
+  const parts: unknown[] = Array.isArray(trigger) ? trigger : (trigger as { values?: unknown[] })?.values ?? [trigger]
+  let textOnly = ''
+  for (const p of parts) {
+    if (typeof p === 'string') {
+      textOnly += p
+    } else if (p && typeof p === 'object') {
+      const o = p as { type?: string; value?: unknown; builtinToken?: string }
+      if (o.type === 'specialTokensText' || (o as { constructor?: { name?: string } }).constructor?.name === 'SpecialTokensText') {
+        const value = String(o.value ?? '')
+        const ids = model.tokenize(value, true)
+        if (ids.length === 1 && parts.length === 1) stopTokens.add(ids[0]!)
+        else textOnly += value
+      } else if (typeof o.value === 'string' && (o.type === 'specialToken' || (o as { constructor?: { name?: string } }).constructor?.name === 'SpecialToken')) {
+        const builtin = o.value
+        const id = builtin === 'EOS' ? model.tokens.eos : builtin === 'EOT' ? model.tokens.eot : builtin === 'BOS' ? model.tokens.bos : null
+        if (id != null) stopTokens.add(id)
+        return
+      }
+    } else if (typeof p === 'number') {
+      stopTokens.add(p as unknown as Token)
+      return
+    }
+  }
+  if (textOnly !== '' && textOnly.trim() !== '' && !stops.includes(textOnly)) stops.push(textOnly)
+}
+
+function tokenLogprob(
+  model: LlamaModel,
+  token: Token,
+  out: { confidence?: number; probabilities?: Map<Token, number> },
+  top: number,
+): TokenLogprob {
+  const piece = model.detokenize([token], false)
+  const p = out.confidence ?? out.probabilities?.get(token) ?? 0
+  const entry: TokenLogprob = { token: piece, logprob: Math.log(Math.max(p, Number.MIN_VALUE)), bytes: [...Buffer.from(piece, 'utf8')] }
+  if (top > 0 && out.probabilities) {
+    const alts: NonNullable<TokenLogprob['top_logprobs']> = []
+    for (const [t, prob] of out.probabilities) {
+      if (alts.length >= Math.min(top, 20)) break
+      const altPiece = model.detokenize([t], false)
+      alts.push({ token: altPiece, logprob: Math.log(Math.max(prob, Number.MIN_VALUE)), bytes: [...Buffer.from(altPiece, 'utf8')] })
+    }
+    entry.top_logprobs = alts
+  }
+  return entry
 }

@@ -34,29 +34,42 @@ export const engineErrorStatus: Record<EngineErrorCode, 400 | 500> = {
   generation_failed: 500,
 }
 
-/**
- * `shortMessage` is the exact text for Ollama's `{error}` body. Ollama uses the model name the client
- * sent ("<model> does not support insert"); the engine does not know that name, so `modelName` is
- * passed in when known and the server may rebuild the message with `engineErrorMessage(err, name)`.
- */
+/** Every error the engine throws on purpose. `shortMessage` is the text for Ollama's `{error}` body. */
 export class EngineError extends BaseError<EngineErrorCode> {
   override name = 'EngineError'
 }
 
+export type EngineCapability = 'insert' | 'thinking' | 'tools' | 'vision' | 'embedding' | 'completion'
+
+/**
+ * A request needs a capability the model lacks. Messages follow Ollama's wording:
+ * `<model> does not support insert|tools|vision`, `"<model>" does not support thinking|generate|embeddings`.
+ */
 export class EngineCapabilityError extends EngineError {
   override name = 'EngineCapabilityError'
-  readonly capability: 'insert' | 'thinking' | 'tools' | 'vision' | 'embedding' | 'completion'
-  constructor(capability: EngineCapabilityError['capability'], modelName = 'model') {
-    super(`${capability}_unsupported`, `${JSON.stringify(modelName).slice(1, -1)} does not support ${capability}`, {
-      meta: { capability },
-    })
+  readonly capability: EngineCapability
+  constructor(capability: EngineCapability, modelName = 'model') {
+    super(`${capability}_unsupported`, capabilityMessage(capability, modelName), { meta: { capability } })
     this.capability = capability
   }
 }
 
-/** Rebuilds a capability error's message with the client's model name (Ollama: `"x" does not support insert`). */
+export function capabilityMessage(capability: EngineCapability, modelName: string): string {
+  switch (capability) {
+    case 'thinking':
+      return `${JSON.stringify(modelName)} does not support thinking`
+    case 'completion':
+      return `${JSON.stringify(modelName)} does not support generate`
+    case 'embedding':
+      return `${JSON.stringify(modelName)} does not support embeddings`
+    default:
+      return `${modelName} does not support ${capability}`
+  }
+}
+
+/** Rebuilds an engine error's message with the model name the client sent. */
 export function engineErrorMessage(err: EngineError, modelName: string): string {
-  if (err instanceof EngineCapabilityError) return `${modelName} does not support ${err.capability}`
+  if (err instanceof EngineCapabilityError) return capabilityMessage(err.capability, modelName)
   return err.shortMessage
 }
 
@@ -67,5 +80,12 @@ export class EngineInputTooLongError extends EngineError {
       details: `${tokens} tokens > context ${contextLength}`,
       meta: { tokens, contextLength },
     })
+  }
+}
+
+export class EngineModelUnloadedError extends EngineError {
+  override name = 'EngineModelUnloadedError'
+  constructor() {
+    super('model_unloaded', 'model was unloaded')
   }
 }

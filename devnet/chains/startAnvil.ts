@@ -32,17 +32,19 @@ export interface AnvilInstance {
   close(): Promise<void>
 }
 
-const live = new Set<ChildProcess>()
+const live = new Set<{ sh: ChildProcess; anvilPid?: number }>()
 let hooked = false
 function hookExit(): void {
   if (hooked) return
   hooked = true
   process.on('exit', () => {
     for (const c of live) {
-      try {
-        c.kill('SIGKILL')
-      } catch {
-        /* already gone */
+      for (const pid of [c.anvilPid, c.sh.pid]) {
+        try {
+          if (pid) process.kill(pid, 'SIGKILL')
+        } catch {
+          /* already gone */
+        }
       }
     }
   })
@@ -70,13 +72,19 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
     '--balance', String(opts.balanceEth ?? 10000),
   ]
   if (opts.blockTime) args.push('--block-time', String(opts.blockTime))
-  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  live.add(child)
+  // $0 = anvil binary, "$@" = its arguments. Prints Anvil's pid on stderr, then waits for stdin EOF.
+  const watchdog =
+    '"$0" "$@" & pid=$!; echo "ANVIL_PID=$pid" >&2; ' +
+    'trap \'kill -TERM $pid 2>/dev/null; wait $pid; exit 0\' TERM INT HUP; ' +
+    'while read -r _; do :; done; kill -TERM $pid 2>/dev/null; wait $pid; exit 0'
+  const child = spawn('/bin/sh', ['-c', watchdog, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const entry: { sh: ChildProcess; anvilPid?: number } = { sh: child }
+  live.add(entry)
   let exited = false
   const exitP = new Promise<void>((resolve) =>
     child.once('exit', () => {
       exited = true
-      live.delete(child)
+      live.delete(entry)
       resolve()
     }),
   )
@@ -94,7 +102,11 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
       }
     }
     child.stdout?.on('data', onOut)
-    child.stderr?.on('data', (c: Buffer) => (err += c.toString()))
+    child.stderr?.on('data', (c: Buffer) => {
+      err += c.toString()
+      const m = /ANVIL_PID=(\d+)/.exec(err)
+      if (m && !entry.anvilPid) entry.anvilPid = Number(m[1])
+    })
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`anvil exited (${code}) before listening: ${err.trim() || out.slice(-500)}`)))
   })
@@ -110,7 +122,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
     } catch (e) {
       if ((e as Error).message.includes('reports chain')) throw e
       if (Date.now() > deadline || exited) {
-        child.kill('SIGKILL')
+        child.stdin?.end()
         throw new Error(`anvil on ${url} not ready: ${(e as Error).message}`)
       }
       await new Promise((r) => setTimeout(r, 50))
@@ -122,12 +134,22 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
     url,
     port,
     chainId: opts.chainId,
-    pid: child.pid as number,
+    get pid() {
+      return entry.anvilPid ?? (child.pid as number)
+    },
     close: () =>
       (closing ??= (async () => {
         if (exited) return
-        child.kill('SIGTERM')
-        const t = setTimeout(() => child.kill('SIGKILL'), 2_000)
+        child.stdin?.end() // the watchdog stops Anvil and exits
+        const t = setTimeout(() => {
+          for (const pid of [entry.anvilPid, child.pid]) {
+            try {
+              if (pid) process.kill(pid, 'SIGKILL')
+            } catch {
+              /* gone */
+            }
+          }
+        }, 3_000)
         await exitP
         clearTimeout(t)
       })()),

@@ -1,0 +1,312 @@
+/**
+ * Starts every devnet peer and describes them in `<dataDir>/devnet.json`:
+ *   Anvil chain 8453 ("local Base") and chain 1, each with the devnet USDC; the x402 facilitator; the
+ *   Turbo-compatible storage upstream; the Arweave gateway peer; the algod node.
+ * On first start it makes the service's keys and keeps them under `<dataDir>/devnet/`: an Arweave JWK
+ * (pre-funded in the upstream), an EVM pay-to key and an Algorand account (funded and opted in to the ASA),
+ * and the facilitator/algod/admin tokens — so the gateway's configuration is stable across restarts.
+ * `ports: 'free'` puts every peer on a free port (tests); the default is docs/design.md's ports.
+ */
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import algosdk from 'algosdk'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { anvilAccount, ANVIL_MNEMONIC, FACILITATOR_INDEX, payerAccounts } from './accounts.js'
+import { ALGO_CREATOR_INDEX, ALGO_PAYER_INDEXES, ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from './algod/algoAccounts.js'
+import { USDC_ASA_ID } from './algod/AlgoLedger.js'
+import { startAlgod } from './algod/startAlgod.js'
+import { startArweaveGateway } from './arweave/startArweaveGateway.js'
+import { rpc } from './chains/startAnvil.js'
+import { DEFAULT_PAYER_USDC, startChain, type LocalChain } from './chains/startChain.js'
+import { startFacilitator } from './facilitator/startFacilitator.js'
+import { arweaveAddress, loadOrCreateArweaveJwk } from './testing/arweaveKey.js'
+import { DEFAULT_PRICING } from './upstream/pricing.js'
+import { startUpstream } from './upstream/startUpstream.js'
+
+export const DEFAULT_PORTS = {
+  base: 8545,
+  mainnet: 8546,
+  facilitator: 8402,
+  upstream: 8403,
+  arweave: 8404,
+  algod: 8405,
+} as const
+
+export type DevnetPorts = { [K in keyof typeof DEFAULT_PORTS]: number }
+
+export interface DevnetOptions {
+  dataDir: string
+  ports?: Partial<DevnetPorts> | 'free'
+  /** Arweave block interval (ms), default 2000. */
+  blockIntervalMs?: number
+  /** Algorand round interval (ms), default 1000. */
+  roundIntervalMs?: number
+  /** Winc credited to the service's Arweave address on first start (default 1e15 ≈ $5,000 at the default rate). */
+  serviceWinc?: bigint
+  log?: (line: string) => void
+}
+
+interface ServiceKeys {
+  evm: { address: `0x${string}`; privateKey: `0x${string}` }
+  algorand: { address: string; mnemonic: string }
+  facilitatorToken: string
+  algodToken: string
+  adminToken: string
+}
+
+export interface DevnetInfo {
+  version: 1
+  startedAt: number
+  dataDir: string
+  chains: Record<'eip155:8453' | 'eip155:1', { chainId: number; rpcUrl: string; usdc: `0x${string}`; usdcDecimals: 6; eip712: { name: 'USD Coin'; version: '2' } }>
+  facilitator: { url: string; token: string; signer: `0x${string}` }
+  storage: {
+    paymentUrl: string
+    uploadUrl: string
+    gatewayUrl: string
+    adminToken: string
+    depositAddress: `0x${string}`
+    topUpCurrencies: Record<string, string>
+    pricing: { wincPerGiB: string; fiat: Record<string, number>; freeBytes: number }
+    blockIntervalMs: number
+  }
+  algorand: { url: string; token: string; genesisId: string; genesisHash: string; network: string; usdcAsaId: number; roundIntervalMs: number }
+  service: {
+    payToEvm: `0x${string}`
+    evmPrivateKey: `0x${string}`
+    payToAlgorand: string
+    algorandMnemonic: string
+    arweaveAddress: string
+    arweaveJwkPath: string
+  }
+  accounts: {
+    evmMnemonic: string
+    evm: { role: string; index: number; address: `0x${string}`; privateKey: `0x${string}`; usdc: string }[]
+    algorand: { role: string; address: string; mnemonic: string; microAlgos: string; usdc: string }[]
+  }
+  /** Gateway configuration (docs/design.md names) wired to this devnet. */
+  env: Record<string, string>
+}
+
+export interface Devnet {
+  info: DevnetInfo
+  file: string
+  close(): Promise<void>
+}
+
+function writeJsonAtomic(path: string, value: unknown, mode?: number): void {
+  const tmp = `${path}.${process.pid}.tmp`
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, mode ? { mode } : undefined)
+  renameSync(tmp, path)
+}
+
+function loadOrCreateServiceKeys(path: string): ServiceKeys {
+  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as ServiceKeys
+  const pk = generatePrivateKey()
+  const algo = algosdk.generateAccount()
+  const keys: ServiceKeys = {
+    evm: { address: privateKeyToAccount(pk).address, privateKey: pk },
+    algorand: { address: algo.addr.toString(), mnemonic: algosdk.secretKeyToMnemonic(algo.sk) },
+    facilitatorToken: randomBytes(24).toString('hex'),
+    algodToken: randomBytes(32).toString('hex'),
+    adminToken: randomBytes(16).toString('hex'),
+  }
+  writeJsonAtomic(path, keys, 0o600)
+  return keys
+}
+
+/** Starts every peer. On failure, whatever started is stopped again before the error propagates. */
+export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
+  const log = opts.log ?? (() => undefined)
+  const dataDir = resolve(opts.dataDir)
+  const devDir = join(dataDir, 'devnet')
+  mkdirSync(devDir, { recursive: true })
+  const ports: Partial<DevnetPorts> =
+    opts.ports === 'free'
+      ? { base: 0, mainnet: 0, facilitator: 0, upstream: 0, arweave: 0, algod: 0 }
+      : { ...DEFAULT_PORTS, ...opts.ports }
+  const blockIntervalMs = opts.blockIntervalMs ?? 2_000
+  const roundIntervalMs = opts.roundIntervalMs ?? 1_000
+
+  const closers: (() => Promise<void>)[] = []
+  const closeAll = async () => {
+    const list = closers.splice(0).reverse()
+    await Promise.allSettled(list.map((c) => c()))
+  }
+  try {
+    const keys = loadOrCreateServiceKeys(join(devDir, 'service-keys.json'))
+    const jwkPath = join(devDir, 'arweave-jwk.json')
+    const jwkP = loadOrCreateArweaveJwk(jwkPath)
+
+    const start = Date.now()
+    const chainP = (chainId: number, port: number | undefined) =>
+      startChain({ chainId, port }).then((c) => {
+        closers.push(() => c.close())
+        return c
+      })
+    const [base, mainnet] = (await Promise.all([chainP(8453, ports.base), chainP(1, ports.mainnet)])) as [LocalChain, LocalChain]
+    log(`chains up in ${Date.now() - start} ms`)
+    // Gas money for the service's EVM key (batch commits, attestations).
+    await Promise.all([base, mainnet].map((c) => rpc(c.url, 'anvil_setBalance', [keys.evm.address, '0x3635C9ADC5DEA00000'])))
+
+    const facilitatorSigner = anvilAccount(FACILITATOR_INDEX)
+    const facilitator = await startFacilitator({
+      port: ports.facilitator,
+      token: keys.facilitatorToken,
+      signerPrivateKey: facilitatorSigner.privateKey,
+      chains: [
+        { chainId: 8453, rpcUrl: base.url },
+        { chainId: 1, rpcUrl: mainnet.url },
+      ],
+    })
+    closers.push(() => facilitator.close())
+
+    const algoCreator = algoTestAccount(ALGO_CREATOR_INDEX)
+    const algoPayers = ALGO_PAYER_INDEXES.map((i) => algoTestAccount(i))
+    const algod = await startAlgod({
+      port: ports.algod,
+      token: keys.algodToken,
+      roundIntervalMs,
+      assetCreator: algoCreator.address,
+      accounts: [
+        ...algoPayers.map((a) => ({ address: a.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC })),
+        { address: keys.algorand.address, microAlgos: 10_000_000n, usdc: 0n },
+      ],
+    })
+    closers.push(() => algod.close())
+
+    const { jwk, created } = await jwkP
+    if (created) log(`made the service Arweave key ${jwkPath}`)
+    const serviceArweave = arweaveAddress(jwk)
+    const storageDir = join(devDir, 'storage')
+    const depositAddress = anvilAccount(9).address
+    const gateway = await startArweaveGateway({ port: ports.arweave, dataDir: storageDir, blockIntervalMs })
+    closers.push(() => gateway.close())
+    const upstream = await startUpstream({
+      port: ports.upstream,
+      dataDir: storageDir,
+      blockIntervalMs,
+      adminToken: keys.adminToken,
+      gatewayUrl: gateway.url,
+      prefund: { [serviceArweave]: opts.serviceWinc ?? 10n ** 15n },
+      funding: {
+        depositAddress,
+        currencies: {
+          'base-usdc': { chainId: 8453, rpcUrl: base.url, tokenAddress: base.tokenAddress },
+          usdc: { chainId: 1, rpcUrl: mainnet.url, tokenAddress: mainnet.tokenAddress },
+        },
+      },
+    })
+    closers.push(() => upstream.close())
+
+    const chainInfo = (c: LocalChain) => ({
+      chainId: c.chainId,
+      rpcUrl: c.url,
+      usdc: c.tokenAddress,
+      usdcDecimals: 6 as const,
+      eip712: { name: 'USD Coin' as const, version: '2' as const },
+    })
+    const info: DevnetInfo = {
+      version: 1,
+      startedAt: Math.floor(Date.now() / 1000),
+      dataDir,
+      chains: { 'eip155:8453': chainInfo(base), 'eip155:1': chainInfo(mainnet) },
+      facilitator: { url: facilitator.url, token: keys.facilitatorToken, signer: facilitator.signer },
+      storage: {
+        paymentUrl: upstream.url,
+        uploadUrl: upstream.url,
+        gatewayUrl: gateway.url,
+        adminToken: keys.adminToken,
+        depositAddress,
+        topUpCurrencies: { 'base-usdc': 'eip155:8453', usdc: 'eip155:1' },
+        pricing: {
+          wincPerGiB: upstream.pricing.wincPerGiB.toString(),
+          fiat: upstream.pricing.fiat,
+          freeBytes: upstream.pricing.freeBytes ?? DEFAULT_PRICING.freeBytes,
+        },
+        blockIntervalMs,
+      },
+      algorand: {
+        url: algod.url,
+        token: keys.algodToken,
+        genesisId: algod.genesisId,
+        genesisHash: algod.genesisHash,
+        network: `algorand:${algod.genesisHash}`,
+        usdcAsaId: Number(USDC_ASA_ID),
+        roundIntervalMs,
+      },
+      service: {
+        payToEvm: keys.evm.address,
+        evmPrivateKey: keys.evm.privateKey,
+        payToAlgorand: keys.algorand.address,
+        algorandMnemonic: keys.algorand.mnemonic,
+        arweaveAddress: serviceArweave,
+        arweaveJwkPath: jwkPath,
+      },
+      accounts: {
+        evmMnemonic: ANVIL_MNEMONIC,
+        evm: [
+          { role: 'token-owner', ...pick(anvilAccount(0)), usdc: '0' },
+          { role: 'facilitator', ...pick(facilitatorSigner), usdc: '0' },
+          ...payerAccounts().map((a) => ({ role: 'payer', ...pick(a), usdc: DEFAULT_PAYER_USDC.toString() })),
+        ],
+        algorand: [
+          { role: 'usdc-reserve', address: algoCreator.address, mnemonic: algoCreator.mnemonic, microAlgos: (10n ** 15n).toString(), usdc: 'rest' },
+          ...algoPayers.map((a) => ({ role: 'payer', address: a.address, mnemonic: a.mnemonic, microAlgos: ALGO_PAYER_MICROALGOS.toString(), usdc: ALGO_PAYER_USDC.toString() })),
+        ],
+      },
+      env: {
+        SERVICE_DATA_DIR: dataDir,
+        FACILITATOR_TOKEN: keys.facilitatorToken,
+        SERVICE_X402__FACILITATOR_URL: facilitator.url,
+        SERVICE_X402__PAY_TO_EVM: keys.evm.address,
+        SERVICE_X402__PAY_TO_ALGORAND: keys.algorand.address,
+        SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
+        SERVICE_X402__ASSET__EIP155_1: mainnet.tokenAddress,
+        SERVICE_ALGOD__URL: algod.url,
+        SERVICE_ALGOD__TOKEN: keys.algodToken,
+        SERVICE_ALGOD__GENESIS_HASH: algod.genesisHash,
+        SERVICE_STORAGE__PAYMENT_URL: upstream.url,
+        SERVICE_STORAGE__UPLOAD_URL: upstream.url,
+        SERVICE_STORAGE__GATEWAY_URL: gateway.url,
+        SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
+        SERVICE_BATCH__RPC_URL: base.url,
+      },
+    }
+    const file = join(dataDir, 'devnet.json')
+    writeJsonAtomic(file, info, 0o600)
+    return { info, file, close: closeAll }
+  } catch (e) {
+    await closeAll()
+    throw e
+  }
+}
+
+function pick(a: { index: number; address: `0x${string}`; privateKey: `0x${string}` }) {
+  return { index: a.index, address: a.address, privateKey: a.privateKey }
+}
+
+/** One table of everything the devnet runs (printed by `npm run devnet` and `npm start`). */
+export function devnetTable(info: DevnetInfo): string {
+  const rows: [string, string, string][] = [
+    ['chain eip155:8453 (local Base)', info.chains['eip155:8453'].rpcUrl, `USDC ${info.chains['eip155:8453'].usdc}`],
+    ['chain eip155:1', info.chains['eip155:1'].rpcUrl, `USDC ${info.chains['eip155:1'].usdc}`],
+    ['x402 facilitator', info.facilitator.url, `Bearer ${info.facilitator.token}`],
+    ['storage upstream (payment+upload)', info.storage.paymentUrl, `service winc holder ${info.service.arweaveAddress}`],
+    ['arweave gateway', info.storage.gatewayUrl, `block every ${info.storage.blockIntervalMs} ms`],
+    ['algod', info.algorand.url, `X-Algo-API-Token ${info.algorand.token.slice(0, 12)}…  ${info.algorand.network}`],
+    ['service pay-to (EVM)', info.service.payToEvm, ''],
+    ['service pay-to (Algorand)', info.service.payToAlgorand, `ASA ${info.algorand.usdcAsaId} opted in`],
+    ['service Arweave JWK', info.service.arweaveJwkPath, ''],
+    ...info.accounts.evm.filter((a) => a.role === 'payer').map((a) => [`EVM payer #${a.index}`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
+    ...info.accounts.algorand.filter((a) => a.role === 'payer').map((a) => ['Algorand payer', a.address, `${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
+  ]
+  const w0 = Math.max(...rows.map((r) => r[0].length))
+  const w1 = Math.max(...rows.map((r) => r[1].length))
+  const line = `+${'-'.repeat(w0 + 2)}+${'-'.repeat(w1 + 2)}+`
+  const out = [line]
+  for (const [a, b, c] of rows) out.push(`| ${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c}`)
+  out.push(line)
+  return out.join('\n')
+}

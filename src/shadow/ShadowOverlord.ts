@@ -24,6 +24,13 @@ export type ShadowOverlordOptions = {
   onAuditFailure?: (error: unknown) => void
 }
 
+const OPERATION_SCOPES: Record<string, ShadowScope> = {
+  provisionCabinet: 'cabinet.provision',
+  clearCabinet: 'cabinet.clear',
+  vaultSign: 'vault.sign',
+  releaseKey: 'release.key',
+}
+
 type AuditContext = { operation: string; scope: ShadowScope | null; target: string | null; actor: string | null; nonce?: string; initialised?: boolean }
 
 /**
@@ -144,6 +151,33 @@ export class ShadowOverlord {
   async roster(company: string): Promise<Roster> {
     checkCompany(company)
     return this.o.cabinets.roster(company)
+  }
+
+  /** The bearer check alone (route-level security handler): the overlord address, or undefined. */
+  async authenticate(caller: Caller): Promise<Address | undefined> {
+    try {
+      return await this.#authenticate(caller)
+    } catch {
+      return undefined
+    }
+  }
+
+  /**
+   * For a request the route-level bearer check turned away: audits the rejection under the operation and
+   * returns the precise error (401 `bearer_required` / `bearer_invalid` / `insufficient_privilege`, or 503).
+   */
+  async rejectUnauthenticated(caller: Caller, operation: string, target: string | null): Promise<ShadowError> {
+    const scope = OPERATION_SCOPES[operation] ?? null
+    try {
+      await this.#audited({ operation, scope, target, actor: null }, async () => {
+        await this.#authenticate(caller)
+        throw new ShadowError('bearer_invalid', 'Bearer token is invalid.')
+      })
+    } catch (error) {
+      if (error instanceof ShadowError) return error
+      throw error
+    }
+    return new ShadowError('bearer_invalid', 'Bearer token is invalid.')
   }
 
   async #authenticate(caller: Caller): Promise<Address> {

@@ -27,8 +27,10 @@ export type ShadowConfig = {
 
 export class ShadowConfigError extends BaseError<'shadow_config_invalid'> {
   override name = 'ShadowConfigError'
+  readonly variable: string
   constructor(message: string) {
     super('shadow_config_invalid', message)
+    this.variable = /^(SHADOW_[A-Z_]+)/.exec(message)?.[1] ?? 'SHADOW_*'
   }
 }
 

@@ -1,0 +1,6 @@
+import { SHADOW_ERROR_STATUS } from '../../shadow/ShadowError.js'
+
+/** Rows of the shadow tier for `src/handlers/errorCatalogue.ts` (status per stable code). */
+export const shadowErrorRows: Record<string, { status: number }> = Object.fromEntries(
+  Object.entries(SHADOW_ERROR_STATUS).map(([code, status]) => [code, { status }]),
+)

@@ -1,0 +1,43 @@
+import type { ShadowTier } from '../../shadow/createShadowTier.js'
+import type { Caller } from '../../shadow/ShadowOverlord.js'
+import type { HttpResult } from '../../shared/http/index.js'
+import type { Handler, HandlerContext } from '../types.js'
+import { renderAdminPage } from './adminPage.js'
+
+declare module '../types.js' {
+  interface Services {
+    shadow: ShadowTier
+  }
+}
+
+export function callerOf(ctx: HandlerContext): Caller {
+  const authorization = ctx.headers.authorization
+  return { authorization: typeof authorization === 'string' ? authorization : undefined, hasSessionToken: Boolean(ctx.headers['x-session-token']) }
+}
+
+const json = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers: { 'Cache-Control': 'no-store', ...headers } })
+const bodyOf = (ctx: HandlerContext) => (ctx.body && typeof ctx.body === 'object' ? (ctx.body as Record<string, unknown>) : {})
+
+const page: Handler = (ctx) => {
+  const { html, headers } = renderAdminPage({ unlockMessage: ctx.services.shadow.overlord.unlockMessage })
+  return { status: 200, body: html, contentType: 'text/html; charset=utf-8', headers }
+}
+
+/**
+ * Thin handlers of the shadow tier: HTTP in, one call of the `ShadowOverlord` facade, HTTP out. Errors are
+ * `ShadowError`s mapped by the error catalogue. `agent_id` arrives percent-decoded (`%2F` → `/`).
+ */
+export const shadowHandlers: Record<string, Handler> = {
+  createShadowChallenge: async (ctx) => json(await ctx.services.shadow.overlord.challenge(bodyOf(ctx))),
+  verifyShadowChallenge: async (ctx) => json(await ctx.services.shadow.overlord.verify(bodyOf(ctx))),
+  getCabinetPreflight: async (ctx) => json(await ctx.services.shadow.overlord.preflight(callerOf(ctx), ctx.params.co!)),
+  provisionCabinet: async (ctx) => json(await ctx.services.shadow.overlord.provision(callerOf(ctx), ctx.params.co!, bodyOf(ctx))),
+  clearCabinet: async (ctx) => json(await ctx.services.shadow.overlord.clear(callerOf(ctx), ctx.params.co!, bodyOf(ctx))),
+  vaultSign: async (ctx) => json(await ctx.services.shadow.overlord.sign(callerOf(ctx), ctx.params.agent_id!, bodyOf(ctx))),
+  releaseKey: async (ctx) => json(await ctx.services.shadow.overlord.releaseKey(callerOf(ctx), ctx.params.agent_id!, bodyOf(ctx)), { Pragma: 'no-cache' }),
+  reunlockVault: async (ctx) => json(await ctx.services.shadow.overlord.reunlock(callerOf(ctx), ctx.body === undefined || ctx.body === null ? undefined : bodyOf(ctx))),
+  getCabinetRoster: async (ctx) => ({ status: 200, body: await ctx.services.shadow.overlord.roster(ctx.params.co!) }),
+  getCabinetPage: page,
+  getCabinetHtml: page,
+  getShadowOverlordPage: page,
+}

@@ -62,6 +62,7 @@ describe('model server with the stock ollama client', () => {
     const request = { model: 'svc-tiny-chat', prompt: 'Once upon a time', stream: false as const, options: { seed: 42, temperature: 0.8, num_predict: 16 } }
     const a = await ollama.generate(request)
     const b = await ollama.generate(request)
+    expect(a.response.length).toBeGreaterThan(0)
     expect(a.response).toBe(b.response)
     expect(a.done).toBe(true)
     expect(['stop', 'length']).toContain(a.done_reason)
@@ -288,6 +289,22 @@ describe('model server with the stock ollama client', () => {
 
   it('every response matched openapi/modelserver.yaml', () => {
     expect(ms.mismatches).toEqual([])
+  })
+})
+
+describe('memory budget', () => {
+  it('loading a model past MODELSERVER_MAX_LOADED_BYTES unloads the least recently used one', async () => {
+    const small = await startTestModelServer({ engine, config: { maxLoadedBytes: 30 * 1024 * 1024 } })
+    try {
+      const client = new Ollama({ host: small.url })
+      await client.generate({ model: 'svc-tiny-chat', prompt: 'x', stream: false, options: { num_predict: 1 } })
+      expect((await client.ps()).models.map((m) => m.name)).toEqual(['svc-tiny-chat:latest'])
+      await client.embed({ model: 'svc-tiny-embed', input: 'x' })
+      expect((await client.ps()).models.map((m) => m.name)).toEqual(['svc-tiny-embed:latest'])
+      expect(await (await fetch(`${small.url}/metrics`)).text()).toMatch(/modelserver_model_unloads_total\{model="svc-tiny-chat:latest"\} 1/)
+    } finally {
+      await small.close()
+    }
   })
 })
 

@@ -8,7 +8,9 @@ const config = loadModelServerConfig()
 config.threads ??= defaultThreads()
 const server = await createModelServer({ config, logger })
 const http = server.app.listen(config.port, config.host, () => {
-  logger.info({ host: config.host, port: config.port, models: config.modelsDir, threads: config.threads }, 'model server listening')
+  const address = http.address()
+  const port = typeof address === 'object' && address ? address.port : config.port
+  logger.info({ host: config.host, port, models: config.modelsDir, threads: config.threads }, 'model server listening')
 })
 http.on('error', (error) => {
   logger.error({ err: error }, 'cannot listen')

@@ -29,15 +29,18 @@ export type StorageConfig = {
 
 export class StorageConfigError extends BaseError<'storage_config_invalid'> {
   override name = 'StorageConfigError'
-  constructor(message: string) {
-    super('storage_config_invalid', message)
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+  ) {
+    super('storage_config_invalid', `${variable} ${problem}`)
   }
 }
 
 const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
   if (value === undefined || value.trim() === '') return fallback
   const n = Number(value)
-  if (!Number.isSafeInteger(n) || n <= 0) throw new StorageConfigError(`${name} must be a positive integer`)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new StorageConfigError(name, 'must be a positive integer')
   return n
 }
 
@@ -45,7 +48,7 @@ export function readStorageConfig(env: Record<string, string | undefined> = proc
   const s = (name: string, fallback = '') => env[name]?.trim() || fallback
   const dataDir = s('SERVICE_DATA_DIR', 'data')
   const maxText = s('SERVICE_STORAGE__MAX_UPLOAD_BYTES', String(2 * 1024 ** 3))
-  if (!/^\d+$/.test(maxText) || BigInt(maxText) === 0n) throw new StorageConfigError('SERVICE_STORAGE__MAX_UPLOAD_BYTES must be a positive integer')
+  if (!/^\d+$/.test(maxText) || BigInt(maxText) === 0n) throw new StorageConfigError('SERVICE_STORAGE__MAX_UPLOAD_BYTES', 'must be a positive integer')
   return {
     publicOrigin: s('SERVICE_PUBLIC_ORIGIN', `http://localhost:${s('SERVICE_PORT', '8000')}`).replace(/\/+$/, ''),
     paymentUrl: s('SERVICE_STORAGE__PAYMENT_URL', 'http://127.0.0.1:8403'),

@@ -36,7 +36,7 @@ afterAll(async () => {
 const form = (data: Uint8Array, field = 'file', type = 'image/png') => {
   const f = new FormData()
   f.append('note', 'ignored')
-  f.append(field, new Blob([data], { type }), 'x.png')
+  f.append(field, new Blob([data as Uint8Array<ArrayBuffer>], { type }), 'x.png')
   return f
 }
 const post = (body: BodyInit, headers: Record<string, string> = {}) =>

@@ -29,15 +29,18 @@ export type X402Config = {
 
 export class X402ConfigError extends BaseError<'x402_config_invalid'> {
   override name = 'X402ConfigError'
-  constructor(message: string) {
-    super('x402_config_invalid', message)
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+  ) {
+    super('x402_config_invalid', `${variable} ${problem}`)
   }
 }
 
 const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
   if (value === undefined || value.trim() === '') return fallback
   const n = Number(value)
-  if (!Number.isSafeInteger(n) || n <= 0) throw new X402ConfigError(`${name} must be a positive integer`)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new X402ConfigError(name, 'must be a positive integer')
   return n
 }
 

@@ -1,0 +1,38 @@
+import { ConfigError } from '../../config/ConfigError.js'
+import { readStorageConfig, StorageConfigError } from '../../storage/config.js'
+import { Ledger } from '../../storage/Ledger.js'
+import { StorageService } from '../../storage/StorageService.js'
+import { StorageWorker } from '../../storage/StorageWorker.js'
+import { readX402Config, X402ConfigError } from '../../x402/config.js'
+import type { DomainInit } from '../types.js'
+
+declare module '../types.js' {
+  interface Services {
+    storage: StorageService
+  }
+}
+
+/**
+ * Start hook of paid storage: reads `SERVICE_STORAGE__*`, `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
+ * `FACILITATOR_TOKEN`, builds the service over the main database, and runs the background worker
+ * (queued-upload retries and verification) while the app is up.
+ */
+export const storageInit: DomainInit = (core) => {
+  const env = { ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin }
+  let storage
+  let x402
+  try {
+    storage = readStorageConfig(env)
+    x402 = readX402Config(env)
+  } catch (error) {
+    if (error instanceof StorageConfigError || error instanceof X402ConfigError) throw new ConfigError(error.variable, error.problem)
+    throw error
+  }
+  const service = new StorageService({ storage, x402, ledger: new Ledger(core.db), logger: core.logger })
+  const worker = new StorageWorker({ service, logger: core.logger })
+  return {
+    services: { storage: service },
+    start: () => worker.start(),
+    close: () => worker.stop(),
+  }
+}

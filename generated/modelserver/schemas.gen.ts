@@ -917,6 +917,53 @@ export const EmbedResponseSchema = {
     }
 } as const;
 
+export const EmbeddingsRequestSchema = {
+    type: 'object',
+    required: [
+        'model'
+    ],
+    properties: {
+        model: {
+            type: 'string',
+            minLength: 1
+        },
+        prompt: {
+            type: 'string'
+        },
+        keep_alive: {
+            $ref: '#/components/schemas/KeepAlive'
+        },
+        options: {
+            $ref: '#/components/schemas/ModelOptions'
+        }
+    },
+    example: {
+        model: 'svc-tiny-embed:latest',
+        prompt: 'hello'
+    }
+} as const;
+
+export const EmbeddingsResponseSchema = {
+    type: 'object',
+    required: [
+        'embedding'
+    ],
+    properties: {
+        embedding: {
+            type: 'array',
+            items: {
+                type: 'number'
+            }
+        }
+    },
+    example: {
+        embedding: [
+            0.5,
+            -0.5
+        ]
+    }
+} as const;
+
 export const ModelDetailsSchema = {
     type: 'object',
     properties: {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsResponses, GetVersionData, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
+import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsResponses, GetRootData, GetRootResponses, GetVersionData, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -17,6 +17,13 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
      */
     meta?: keyof ClientMeta extends never ? Record<string, unknown> : ClientMeta;
 };
+
+/**
+ * Liveness check
+ *
+ * Answers `Ollama is running` as Ollama does (clients probe it before other calls).
+ */
+export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>): RequestResult<GetRootResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetRootResponses, unknown, ThrowOnError>({ url: '/', ...options });
 
 /**
  * Generate a completion for a prompt
@@ -60,6 +67,20 @@ export const chat = <ThrowOnError extends boolean = false>(options: Options<Chat
  */
 export const embed = <ThrowOnError extends boolean = false>(options: Options<EmbedData, ThrowOnError>): RequestResult<EmbedResponses, EmbedErrors, ThrowOnError> => (options.client ?? client).post<EmbedResponses, EmbedErrors, ThrowOnError>({
     url: '/api/embed',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * One embedding vector for a prompt (Ollama's older endpoint; use `/api/embed`)
+ *
+ * @deprecated
+ */
+export const embeddings = <ThrowOnError extends boolean = false>(options: Options<EmbeddingsData, ThrowOnError>): RequestResult<EmbeddingsResponses, EmbeddingsErrors, ThrowOnError> => (options.client ?? client).post<EmbeddingsResponses, EmbeddingsErrors, ThrowOnError>({
+    url: '/api/embeddings',
     ...options,
     headers: {
         'Content-Type': 'application/json',

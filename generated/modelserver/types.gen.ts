@@ -303,6 +303,17 @@ export type EmbedResponse = {
     prompt_eval_count?: number;
 };
 
+export type EmbeddingsRequest = {
+    model: string;
+    prompt?: string;
+    keep_alive?: KeepAlive;
+    options?: ModelOptions;
+};
+
+export type EmbeddingsResponse = {
+    embedding: Array<number>;
+};
+
 export type ModelDetails = {
     parent_model?: string;
     format?: string;
@@ -556,6 +567,22 @@ export type Namespace = string;
 
 export type Repository = string;
 
+export type GetRootData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/';
+};
+
+export type GetRootResponses = {
+    /**
+     * The server is up.
+     */
+    200: string;
+};
+
+export type GetRootResponse = GetRootResponses[keyof GetRootResponses];
+
 export type GenerateData = {
     body: GenerateRequest;
     path?: never;
@@ -670,6 +697,43 @@ export type EmbedResponses = {
 };
 
 export type EmbedResponse2 = EmbedResponses[keyof EmbedResponses];
+
+export type EmbeddingsData = {
+    body: EmbeddingsRequest;
+    path?: never;
+    query?: never;
+    url: '/api/embeddings';
+};
+
+export type EmbeddingsErrors = {
+    /**
+     * Invalid request (missing or malformed field, unsupported option or capability).
+     */
+    400: Error;
+    /**
+     * The model (or the source model) is not installed.
+     */
+    404: Error;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded).
+     */
+    500: Error;
+    /**
+     * The model's request queue is full; retry later.
+     */
+    503: Error;
+};
+
+export type EmbeddingsError = EmbeddingsErrors[keyof EmbeddingsErrors];
+
+export type EmbeddingsResponses = {
+    /**
+     * The vector (not normalised by this endpoint in Ollama; here the same vector as `/api/embed`).
+     */
+    200: EmbeddingsResponse;
+};
+
+export type EmbeddingsResponse2 = EmbeddingsResponses[keyof EmbeddingsResponses];
 
 export type ListRunningModelsData = {
     body?: never;

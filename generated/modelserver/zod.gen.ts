@@ -270,6 +270,17 @@ export const zEmbedResponse = z.object({
     prompt_eval_count: z.int().gte(0).optional()
 });
 
+export const zEmbeddingsRequest = z.object({
+    model: z.string().min(1),
+    prompt: z.string().optional(),
+    keep_alive: zKeepAlive.optional(),
+    options: zModelOptions.optional()
+});
+
+export const zEmbeddingsResponse = z.object({
+    embedding: z.array(z.number())
+});
+
 export const zModelDetails = z.object({
     parent_model: z.string().optional(),
     format: z.string().optional(),
@@ -434,6 +445,11 @@ export const zNamespace = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/);
 
 export const zRepository = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/);
 
+/**
+ * The server is up.
+ */
+export const zGetRootResponse = z.string();
+
 export const zGenerateBody = zGenerateRequest;
 
 /**
@@ -458,6 +474,13 @@ export const zEmbedBody = zEmbedRequest;
  * One vector per input, in order.
  */
 export const zEmbedResponse2 = zEmbedResponse;
+
+export const zEmbeddingsBody = zEmbeddingsRequest;
+
+/**
+ * The vector (not normalised by this endpoint in Ollama; here the same vector as `/api/embed`).
+ */
+export const zEmbeddingsResponse2 = zEmbeddingsResponse;
 
 /**
  * Loaded models, most recently used first.

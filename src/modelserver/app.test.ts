@@ -283,8 +283,13 @@ describe('model server with the stock ollama client', () => {
     expect(text).toMatch(/modelserver_resident_model_bytes\{model="svc-tiny-chat:latest"\} [1-9]/)
   })
 
-  it('version answers', async () => {
+  it('version, the root liveness answer and the older /api/embeddings', async () => {
     expect((await ollama.version()).version).toMatch(/^\d+\.\d+\.\d+/)
+    expect(await (await fetch(`${ms.url}/`)).text()).toBe('Ollama is running')
+    const { embedding } = await ollama.embeddings({ model: 'svc-tiny-embed', prompt: 'hello' })
+    expect(embedding).toHaveLength(64)
+    const { embeddings } = await ollama.embed({ model: 'svc-tiny-embed', input: 'hello' })
+    expect(embedding).toEqual(embeddings[0])
   })
 
   it('every response matched openapi/modelserver.yaml', () => {

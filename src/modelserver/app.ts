@@ -19,7 +19,7 @@ import { EngineError, engineErrorStatus } from './engine/errors.js'
 import { ModelServerError } from './errors.js'
 import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
-import { chat, embed, generate } from './handlers/generation.js'
+import { chat, embed, embeddings, generate } from './handlers/generation.js'
 import { copyModel, deleteModel, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
@@ -102,6 +102,8 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     generate: (r) => generate(ctx, r),
     chat: (r) => chat(ctx, r),
     embed: (r) => embed(ctx, r),
+    embeddings: (r) => embeddings(ctx, r),
+    getRoot: () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: 'Ollama is running' }),
     listRunningModels: () => listRunningModels(ctx),
     getVersion: () => getVersion(ctx),
     listModels: () => listModels(ctx),

@@ -5,7 +5,7 @@ import { toModelServerError } from '../ModelServerContext.js'
 import { parseKeepAlive } from '../residency/parseKeepAlive.js'
 import type { ModelRecord } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
-import type { ChatRequest, EmbedRequest, GenerateRequest } from '../../../generated/modelserver/types.gen.js'
+import type { ChatRequest, EmbeddingsRequest, EmbedRequest, GenerateRequest } from '../../../generated/modelserver/types.gen.js'
 import { mergeOptions, runGeneration } from './runGeneration.js'
 
 function requireCapability(info: ModelInfo, capability: Capability, name: string, verb: string = capability): void {
@@ -217,6 +217,24 @@ export async function embed(ctx: ModelServerContext, req: RequestContext): Promi
         prompt_eval_count: result.promptEvalCount,
       },
     }
+  } catch (error) {
+    throw toModelServerError(error, body.model)
+  } finally {
+    await lease.release(keepAliveMs)
+  }
+}
+
+/** Ollama's older `/api/embeddings`: one vector for `prompt` (an empty prompt only loads the model). */
+export async function embeddings(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
+  const body = req.body as EmbeddingsRequest
+  const record = await ctx.findModel(body.model)
+  const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
+  const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding', signal: req.signal })
+  try {
+    if (!body.prompt) return { status: 200, body: { embedding: [] } }
+    const result = await lease.model.embed({ inputs: [body.prompt], options: mergeOptions(record, body.options), signal: req.signal })
+    ctx.metrics.promptTokens.inc({ model: lease.resident.name }, result.promptEvalCount)
+    return { status: 200, body: { embedding: result.embeddings[0] ?? [] } }
   } catch (error) {
     throw toModelServerError(error, body.model)
   } finally {

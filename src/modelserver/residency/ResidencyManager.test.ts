@@ -10,6 +10,7 @@ import { ResidencyManager } from './ResidencyManager.js'
 /** An engine double whose models report a chosen memory size; records loads and unloads. */
 class RecordingEngine implements Engine {
   readonly threads = 1
+  readonly warnings: string[] = []
   readonly events: string[] = []
   constructor(private readonly sizes: Record<string, number>) {}
   async loadModel(params: LoadModelParams): Promise<EngineModel> {
@@ -19,6 +20,7 @@ class RecordingEngine implements Engine {
     let unloaded = false
     return {
       path: params.path,
+      name: params.name ?? file,
       kind: 'completion',
       info: {} as ModelInfo,
       contextLength: params.numCtx ?? 2048,

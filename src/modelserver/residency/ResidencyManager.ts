@@ -180,6 +180,7 @@ export class ResidencyManager {
     try {
       model = await this.options.engine.loadModel({
         path: record.modelPath,
+        name: displayName(record.name),
         numCtx: numCtxOf(record) ?? this.options.defaultNumCtx,
         kind,
       })

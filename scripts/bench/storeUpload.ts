@@ -1,0 +1,245 @@
+/**
+ * Benchmark: a 200 MB paid upload through `POST /store` keeps the gateway's peak RSS growth under 100 MB.
+ *
+ *   npx tsx scripts/bench/storeUpload.ts [--mb 200]
+ *
+ * The devnet peers (local Base, facilitator, Turbo-like upstream, Arweave gateway) run in this process;
+ * the gateway's storage path (StorageService behind a bare HTTP server) runs in a child process that samples
+ * its own RSS every 20 ms. The client streams the multipart body from disk (quote, then a paid request with
+ * the x402 reference client), then the bytes are read back from the Arweave gateway and hashed.
+ */
+import { spawn } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
+import { createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { x402Client, x402HTTPClient } from '@x402/core/client'
+import { toClientEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { createPublicClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+
+const here = fileURLToPath(import.meta.url)
+
+if (process.argv.includes('--gateway')) await runGateway()
+else await runBench()
+
+async function runGateway(): Promise<void> {
+  const { createDatabase } = await import('../../src/db/createDatabase.js')
+  const { Ledger } = await import('../../src/storage/Ledger.js')
+  const { StorageService } = await import('../../src/storage/StorageService.js')
+  const { readStorageConfig } = await import('../../src/storage/config.js')
+  const { readX402Config } = await import('../../src/x402/config.js')
+  const { BaseError } = await import('../../src/shared/errors/BaseError.js')
+  const { storageErrorStatus } = await import('../../src/storage/httpStatus.js')
+  const database = await createDatabase({ url: process.env.SERVICE_DATABASE_URL! })
+  const service = new StorageService({ storage: readStorageConfig(), x402: readX402Config(), ledger: new Ledger(database.db) })
+  let peak = 0
+  let sampling = false
+  const timer = setInterval(() => {
+    if (sampling) peak = Math.max(peak, process.memoryUsage.rss())
+  }, 20)
+  const server = createServer(async (req, res) => {
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers })
+      res.end(JSON.stringify(body))
+    }
+    try {
+      if (req.url === '/__bench/start') {
+        global.gc?.()
+        const base = process.memoryUsage.rss()
+        peak = base
+        sampling = true
+        send(200, { base })
+      } else if (req.url === '/__bench/stop') {
+        sampling = false
+        send(200, { peak })
+      } else if (req.method === 'POST' && req.url === '/store') {
+        const outcome = await service.store(req, '/store')
+        send(outcome.status, outcome.body, outcome.headers)
+      } else send(404, { error: 'not_found' })
+    } catch (error) {
+      const code = error instanceof BaseError ? error.code : 'internal_error'
+      send((storageErrorStatus as Record<string, number>)[code] ?? 500, { error: code, message: String(error) })
+    }
+  })
+  server.listen(Number(process.env.SERVICE_PORT), '127.0.0.1', () => process.send?.('ready'))
+  process.on('SIGTERM', () => {
+    clearInterval(timer)
+    server.close()
+    void database.close().then(() => process.exit(0))
+  })
+}
+
+function postMultipart(url: string, path: string, size: number, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
+  const boundary = `----bench${randomBytes(8).toString('hex')}`
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/store`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const hs: Record<string, string> = {}
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') hs[k] = v
+        resolve({ status: res.statusCode ?? 0, headers: hs, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') })
+      })
+    })
+    req.on('error', reject)
+    req.write(head)
+    const file = createReadStream(path)
+    file.on('error', reject)
+    file.on('end', () => req.end(tail))
+    file.pipe(req, { end: false })
+  })
+}
+
+async function runBench(): Promise<void> {
+  const mbIndex = process.argv.indexOf('--mb')
+  const mb = mbIndex > 0 ? Number(process.argv[mbIndex + 1]) : 200
+  const size = mb * 1_000_000
+  const { anvilAccount, FACILITATOR_INDEX } = await import('../../devnet/accounts.js')
+  const { startChain } = await import('../../devnet/chains/startChain.js')
+  const { startFacilitator } = await import('../../devnet/facilitator/startFacilitator.js')
+  const { startUpstream } = await import('../../devnet/upstream/startUpstream.js')
+  const { startArweaveGateway } = await import('../../devnet/arweave/startArweaveGateway.js')
+  const { arweaveAddress, generateArweaveJwk } = await import('../../devnet/testing/arweaveKey.js')
+
+  const dir = await mkdtemp(join(tmpdir(), 'bench-store-'))
+  const cleanup: (() => Promise<unknown>)[] = [() => rm(dir, { recursive: true, force: true })]
+  try {
+    const jwk = await generateArweaveJwk()
+    const jwkPath = join(dir, 'jwk.json')
+    await writeFile(jwkPath, JSON.stringify(jwk))
+    const base = await startChain({ chainId: 8453 })
+    cleanup.unshift(() => base.close())
+    const facilitator = await startFacilitator({ token: 'bench', chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
+    cleanup.unshift(() => facilitator.close())
+    const weave = join(dir, 'weave')
+    const arweave = await startArweaveGateway({ dataDir: weave, blockIntervalMs: 500 })
+    cleanup.unshift(() => arweave.close())
+    const upstream = await startUpstream({ dataDir: weave, prefund: { [arweaveAddress(jwk)]: 10n ** 16n } })
+    cleanup.unshift(() => upstream.close())
+
+    const probe = createServer()
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+    const port = (probe.address() as AddressInfo).port
+    await new Promise((r) => probe.close(r))
+    const env = {
+      ...process.env,
+      SERVICE_PORT: String(port),
+      SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
+      SERVICE_DATA_DIR: join(dir, 'gw'),
+      SERVICE_DATABASE_URL: `sqlite:${join(dir, 'gw', 'gw.sqlite')}`,
+      SERVICE_X402__FACILITATOR_URL: facilitator.url,
+      FACILITATOR_TOKEN: 'bench',
+      SERVICE_X402__PAY_TO_EVM: anvilAccount(7).address,
+      SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
+      SERVICE_X402__ASSET__EIP155_1: base.tokenAddress,
+      SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
+      SERVICE_ALGOD__GENESIS_HASH: 'bench-genesis',
+      SERVICE_STORAGE__PAYMENT_URL: upstream.url,
+      SERVICE_STORAGE__UPLOAD_URL: upstream.url,
+      SERVICE_STORAGE__GATEWAY_URL: arweave.url,
+      SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
+    }
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', here, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    cleanup.unshift(async () => {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    })
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve())
+      child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
+    })
+    const gw = `http://127.0.0.1:${port}`
+
+    const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
+    const client = new x402HTTPClient(
+      new x402Client((_v, accepts) => accepts[0]!)
+        .register('eip155:*', new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(anvilAccount(2).privateKey), pub)))
+        .setSpendControls({ allowedAssets: [{ network: 'eip155:8453', asset: base.tokenAddress, maxAmountPerPayment: '1000000000' }] }),
+    )
+    const payAndStore = async (path: string, bytes: number) => {
+      const quote = await postMultipart(gw, path, bytes, {})
+      if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${JSON.stringify(quote.body)}`)
+      const required = client.getPaymentRequiredResponse((n) => quote.headers[n.toLowerCase()], quote.body)
+      const payload = await client.createPaymentPayload(required)
+      const paid = await postMultipart(gw, path, bytes, client.encodePaymentSignatureHeader(payload))
+      if (paid.status !== 200) throw new Error(`paid upload answered ${paid.status}: ${JSON.stringify(paid.body)}`)
+      return { result: paid.body as { arTxId: string; sha256: string; sizeBytes: number }, amount: required.accepts[0]!.amount }
+    }
+
+    // warm-up: load every module on the path with a small paid upload
+    const small = join(dir, 'small.bin')
+    await writeFile(small, randomBytes(4096))
+    await payAndStore(small, 4096)
+
+    const big = join(dir, 'big.bin')
+    process.stdout.write(`writing ${mb} MB test file… `)
+    const hash = createHash('sha256')
+    await new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(big)
+      out.on('error', reject)
+      let written = 0
+      const chunk = randomBytes(1 << 20)
+      const pump = () => {
+        while (written < size) {
+          const n = Math.min(chunk.length, size - written)
+          const part = chunk.subarray(0, n)
+          chunk[0] = (chunk[0]! + 1) & 255
+          hash.update(part)
+          written += n
+          if (!out.write(Buffer.from(part))) {
+            out.once('drain', pump)
+            return
+          }
+        }
+        out.end(resolve)
+      }
+      pump()
+    })
+    const sha = hash.digest('hex')
+    console.log('done')
+
+    const { base: rssBase } = (await (await fetch(`${gw}/__bench/start`)).json()) as { base: number }
+    const started = Date.now()
+    const { result, amount } = await payAndStore(big, (await stat(big)).size)
+    const seconds = (Date.now() - started) / 1000
+    const { peak } = (await (await fetch(`${gw}/__bench/stop`)).json()) as { peak: number }
+
+    const back = await fetch(`${arweave.url}/${result.arTxId}`)
+    const readHash = createHash('sha256')
+    const reader = back.body!.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      readHash.update(value)
+    }
+    const readBack = readHash.digest('hex')
+    const growthMb = (peak - rssBase) / 1_048_576
+    console.log(JSON.stringify({
+      bench: 'storeUpload',
+      size_bytes: size,
+      price_atomic: amount,
+      ar_tx_id: result.arTxId,
+      sha256_matches: result.sha256 === sha && readBack === sha,
+      seconds_quote_and_paid_upload: seconds,
+      gateway_rss_base_mb: +(rssBase / 1_048_576).toFixed(1),
+      gateway_rss_peak_mb: +(peak / 1_048_576).toFixed(1),
+      gateway_rss_growth_mb: +growthMb.toFixed(1),
+      limit_mb: 100,
+      pass: growthMb < 100 && readBack === sha,
+    }, null, 2))
+    if (!(growthMb < 100 && readBack === sha)) process.exitCode = 1
+  } finally {
+    for (const fn of cleanup) await fn().catch(() => undefined)
+  }
+}

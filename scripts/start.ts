@@ -1,0 +1,157 @@
+/**
+ * `npm start`: everything a newcomer needs, wired together.
+ *
+ * 1. Unless the gateway is already configured (SERVICE_X402__FACILITATOR_URL set), starts the devnet in this
+ *    process (devnet/startDevnet.ts: Anvil 8453 + 1 with USDC, facilitator, storage upstream, Arweave gateway,
+ *    algod) and writes `<SERVICE_DATA_DIR>/devnet.json`.
+ * 2. Starts the model server (src/modelserver/main.ts) and the gateway (src/main.ts) — each only if its file
+ *    exists — as child processes (`node --import tsx`), with the environment built from devnet.json using
+ *    docs/design.md's names (the caller's own environment wins), output forwarded line by line with prefixes.
+ * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. Children
+ *    also stop by themselves if this process dies (scripts/exitWithParent.mjs, Anvil's watchdog).
+ *
+ * Environment: SERVICE_DATA_DIR (default ./data), SERVICE_PORT (8000), MODELSERVER_PORT (11434),
+ * DEVNET_FREE_PORTS=1 (devnet peers on free ports), DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { devnetTable, startDevnet, type Devnet } from '../devnet/startDevnet.js'
+
+const t0 = Date.now()
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const env = process.env
+const dataDir = resolve(env.SERVICE_DATA_DIR?.trim() || join(root, 'data'))
+const gatewayPort = Number(env.SERVICE_PORT?.trim() || 8000)
+const modelPort = Number(env.MODELSERVER_PORT?.trim() || 11434)
+const num = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined)
+const say = (line: string) => process.stdout.write(`[start] ${line}\n`)
+
+interface Child {
+  name: string
+  proc: ChildProcess
+  exited: Promise<number | null>
+}
+const children: Child[] = []
+let devnet: Devnet | undefined
+let stopping = false
+
+async function stop(reason: string, code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true
+    say(`${reason}: stopping`)
+    const force = setTimeout(() => {
+      for (const c of children) c.proc.kill('SIGKILL')
+    }, 5_000)
+    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGTERM')
+    await Promise.all(children.map((c) => c.exited))
+    clearTimeout(force)
+    await devnet?.close()
+    say('stopped')
+    process.exit(code)
+  }
+  return new Promise<never>(() => undefined)
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig, 0))
+
+/** Starts a server. A critical one (the gateway) that exits stops everything; others are only reported. */
+function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean): Child {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/exitWithParent.mjs', file], {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  })
+  for (const [stream, out] of [
+    [proc.stdout, process.stdout],
+    [proc.stderr, process.stderr],
+  ] as const) {
+    if (stream) createInterface({ input: stream }).on('line', (l) => out.write(`[${name}] ${l}\n`))
+  }
+  const exited = new Promise<number | null>((res) =>
+    proc.once('exit', (code, signal) => {
+      if (!stopping && critical) {
+        say(`${name} exited (${signal ?? code}); stopping everything`)
+        void stop(`${name} exited`, code || 1)
+      } else if (!stopping) {
+        say(`${name} exited (${signal ?? code}); the rest keeps running`)
+      }
+      res(code)
+    }),
+  )
+  const child = { name, proc, exited }
+  children.push(child)
+  return child
+}
+
+async function waitHttp(child: Child, url: string, timeoutMs: number): Promise<boolean> {
+  const start = Date.now()
+  let gone = false
+  void child.exited.then(() => (gone = true))
+  while (Date.now() - start < timeoutMs) {
+    if (stopping || gone) return false
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) })
+      await res.arrayBuffer()
+      say(`${child.name} answers ${url} (${Date.now() - t0} ms after start)`)
+      return true
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  throw new Error(`${child.name} did not answer ${url} within ${timeoutMs} ms`)
+}
+
+const configured = Boolean(env.SERVICE_X402__FACILITATOR_URL?.trim())
+let devnetEnv: Record<string, string> = {}
+if (configured) {
+  say('SERVICE_X402__FACILITATOR_URL is set: using the configured peers, no devnet')
+} else {
+  try {
+    devnet = await startDevnet({
+      dataDir,
+      ports: env.DEVNET_FREE_PORTS === '1' ? 'free' : undefined,
+      blockIntervalMs: num(env.DEVNET_BLOCK_INTERVAL_MS),
+      roundIntervalMs: num(env.DEVNET_ROUND_INTERVAL_MS),
+      log: (l) => process.stdout.write(`[devnet] ${l}\n`),
+    })
+  } catch (e) {
+    process.stderr.write(`[devnet] failed to start: ${(e as Error).message}\n`)
+    process.exit(1)
+  }
+  for (const l of devnetTable(devnet.info).split('\n')) process.stdout.write(`[devnet] ${l}\n`)
+  say(`devnet up in ${Date.now() - t0} ms → ${devnet.file}`)
+  devnetEnv = devnet.info.env
+}
+
+const serverEnv: NodeJS.ProcessEnv = {
+  ...devnetEnv,
+  SERVICE_DATA_DIR: dataDir,
+  SERVICE_PORT: String(gatewayPort),
+  MODELSERVER_PORT: String(modelPort),
+  SERVICE_LLM__MODELSERVER__BASE_URL: `http://127.0.0.1:${modelPort}`,
+  ...env, // the caller's own settings win
+}
+
+const waits: Promise<boolean>[] = []
+const modelMain = join(root, 'src/modelserver/main.ts')
+const gatewayMain = join(root, 'src/main.ts')
+if (existsSync(modelMain)) {
+  const c = run('modelserver', 'src/modelserver/main.ts', serverEnv, false)
+  waits.push(waitHttp(c, `http://127.0.0.1:${modelPort}/`, 120_000))
+} else say('src/modelserver/main.ts not found: model server not started')
+if (existsSync(gatewayMain)) {
+  const c = run('gateway', 'src/main.ts', serverEnv, true)
+  waits.push(waitHttp(c, `http://127.0.0.1:${gatewayPort}/health`, 120_000))
+} else say('src/main.ts not found: gateway not started')
+
+try {
+  const ok = await Promise.all(waits)
+  if (!stopping) {
+    const up = children.filter((_c, i) => ok[i]).map((c) => c.name)
+    say(`up in ${Date.now() - t0} ms: devnet${up.length ? `, ${up.join(', ')}` : ''}${up.includes('gateway') ? ` — gateway http://127.0.0.1:${gatewayPort}` : ''} — Ctrl-C stops everything`)
+  }
+} catch (e) {
+  await stop((e as Error).message, 1)
+}

@@ -192,4 +192,36 @@ describe('POST /store on the EVM rails (devnet)', () => {
     console.log('verification outcome', state.status, state.verify_error)
     await gw.worker.stop()
   })
+
+  it('with SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE=1 an upstream failure answers 202 with a queue id that completes', async () => {
+    const queued = await startTestGateway({ ...evmEnv(peers), SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE: '1' }, peers.dir)
+    try {
+      const data = randomBytes(3000)
+      const first = await fetch(`${queued.url}/store`, { method: 'POST', body: multipart(data) })
+      const http402 = payingClient(peers.mainnet, 5)
+      const required = http402.getPaymentRequiredResponse((n) => first.headers.get(n), await first.json())
+      const payload = await http402.createPaymentPayload(required)
+      peers.upstream.fail({ status: 503, scope: 'uploads', times: 1 })
+      const r = await fetch(`${queued.url}/store`, { method: 'POST', body: multipart(data), headers: http402.encodePaymentSignatureHeader(payload) })
+      const body = await r.json()
+      expect(r.status, JSON.stringify(body)).toBe(202)
+      expect(body).toMatchObject({ status: 'queued', status_url: `/store/uploads/${body.queue_id}` })
+      expect(body.queue_id).toMatch(/^upl_[0-9A-Z]{26}$/)
+      expect(body.deposit).toMatchObject({ status: 'settled', network: 'eip155:1', amount_atomic: required.accepts[1]!.amount })
+      queued.worker.start()
+      let state = await (await fetch(`${queued.url}${body.status_url}`)).json()
+      const deadline = Date.now() + 20_000
+      while (state.status === 'queued' || state.status === 'uploading') {
+        if (Date.now() > deadline) break
+        await new Promise((res) => setTimeout(res, 300))
+        state = await (await fetch(`${queued.url}${body.status_url}`)).json()
+      }
+      expect(['stored', 'verified', 'verify_failed']).toContain(state.status)
+      expect(state.arTxId).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      const missing = await fetch(`${queued.url}/store/uploads/upl_00000000000000000000000000`)
+      expect(missing.status).toBe(404)
+    } finally {
+      await queued.close()
+    }
+  })
 })

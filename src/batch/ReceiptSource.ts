@@ -13,9 +13,11 @@ export type SettledReceipt = {
   /** Payer as the rail recorded it (EVM address or Algorand address). */
   payer: string
   sizeBytes: bigint
+  /** SHA-256 of the stored content (hex). */
+  sha256: string
   /** What the payer paid, in atomic units. */
   paidAtomics: bigint
-  /** When the upload was paid (epoch seconds). */
+  /** When the paid upload was received (epoch seconds); the ledger keeps no separate stored time. */
   paidAt: number
 }
 

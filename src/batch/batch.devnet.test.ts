@@ -121,17 +121,19 @@ describe('three paid uploads → npm run batch → RootCommitted → attestLeaf 
       for (const [i, payer] of payers.entries()) {
         const view = await getReceiptProof(db.db, ledgerReceiptSource(db.db), ids[i]!)
         expect(view.status).toBe('committed')
-        expect(view.batch).toMatchObject({ epoch: 1, contract: deployment.receiptBatches, chainId: 8453, treeArTxId: batch.treeArTxId })
+        expect(view.receipt.batch).toMatchObject({ epoch: 1, arweave_tx: batch.treeArTxId, root: batch.root })
+        expect(view.onChain).toMatchObject({ contract: deployment.receiptBatches, chainId: 8453, commitTxHash: batch.commitTxHash })
+        const r = view.receipt
         const account = privateKeyToAccount(payer.privateKey)
         const wallet = createWalletClient({ account, chain, transport: http(anvil.url) })
         const args = [
-          BigInt(view.batch!.epoch!),
-          view.receipt.payer,
-          view.receipt.arTxid,
-          BigInt(view.receipt.sizeBytes),
-          BigInt(view.receipt.paidAtomics),
-          view.receipt.currency,
-          view.batch!.proof,
+          BigInt(r.batch!.epoch),
+          r.payer,
+          r.ar_tx_id_bytes32,
+          BigInt(r.size_bytes),
+          BigInt(r.paid_atomics),
+          r.currency,
+          r.batch!.proof,
         ] as const
         const { request } = await pub.simulateContract({
           account,
@@ -163,6 +165,5 @@ describe('three paid uploads → npm run batch → RootCommitted → attestLeaf 
     } finally {
       await db.close()
     }
-
   })
 })

@@ -6,38 +6,39 @@ import { ReceiptNotFoundError } from './errors.js'
 import { toLeaf } from './runBatch.js'
 
 /**
- * A receipt and, once its batch is committed, everything `attestLeaf(epoch, payer, arTxid, sizeBytes,
- * paidAtomics, currency, proof)` needs. Amounts are decimal strings; `arTxid` is the bytes32 form of
- * `arTxId`.
- *
- * `status`: `pending` — stored and paid, in no batch yet; `batched` — in a batch whose root is not on
- * chain yet (`batch.epoch` null); `committed` — the proof can be submitted.
+ * The `Receipt` body of `GET /store/receipts/{ar_tx_id}` (openapi/gateway.yaml): the leaf fields and, once
+ * the receipt's batch is committed, everything `attestLeaf(epoch, payer, arTxid, sizeBytes, paidAtomics,
+ * currency, proof)` needs. Amounts are decimal strings.
  */
-export type ReceiptProofView = {
-  arTxId: string
-  status: 'pending' | 'batched' | 'committed'
-  receipt: {
-    payer: Hex
-    arTxid: Hex
-    sizeBytes: string
-    paidAtomics: string
-    currency: number
-    network: string
-  }
+export type ReceiptBody = {
+  ar_tx_id: string
+  ar_tx_id_bytes32: Hex
+  payer: Hex
+  network: string
+  asset: string
+  currency: number
+  size_bytes: number
+  paid_atomics: string
+  sha256: string
+  stored_at: number
   batch: {
-    batchId: string
-    epoch: number | null
+    epoch: number
     root: Hex
-    leafCount: number
-    leafIndex: number
+    leaf_count: number
+    arweave_tx: string
     leaf: Hex
     proof: Hex[]
-    treeArTxId: string | null
-    chainId: number | null
-    contract: Hex | null
-    commitTxHash: Hex | null
-    committedAt: number | null
   } | null
+}
+
+/**
+ * A receipt lookup: the body above, its state (`pending` — in no batch yet; `batched` — in a batch whose
+ * root is not on chain yet, `batch` stays null; `committed`), and where the root was committed.
+ */
+export type ReceiptLookup = {
+  status: 'pending' | 'batched' | 'committed'
+  receipt: ReceiptBody
+  onChain: { chainId: number; contract: Hex; commitTxHash: Hex; batchId: string } | null
 }
 
 /** Throws ReceiptNotFoundError when the id is neither batched nor a stored, paid upload. */
@@ -45,7 +46,7 @@ export async function getReceiptProof(
   db: Kysely<Database>,
   source: Pick<ReceiptSource, 'byArTxId'>,
   arTxId: string,
-): Promise<ReceiptProofView> {
+): Promise<ReceiptLookup> {
   const row = await db
     .selectFrom('batch_receipts as r')
     .innerJoin('receipt_batches as b', 'b.batch_id', 'r.batch_id')
@@ -59,38 +60,44 @@ export async function getReceiptProof(
       'b.chain_id',
       'b.contract_address',
       'b.commit_tx_hash',
-      'b.committed_at',
     ])
     .where('r.ar_tx_id', '=', arTxId)
     .executeTakeFirst()
 
   if (row) {
-    const committed = row.batch_status === 'committed'
+    const committed = row.batch_status === 'committed' && row.epoch !== null
     return {
-      arTxId,
       status: committed ? 'committed' : 'batched',
       receipt: {
+        ar_tx_id: arTxId,
+        ar_tx_id_bytes32: row.ar_txid_hex as Hex,
         payer: row.payer as Hex,
-        arTxid: row.ar_txid_hex as Hex,
-        sizeBytes: row.size_bytes,
-        paidAtomics: row.paid_atomics,
-        currency: row.currency,
         network: row.network,
+        asset: row.asset,
+        currency: row.currency,
+        size_bytes: Number(row.size_bytes),
+        paid_atomics: row.paid_atomics,
+        sha256: row.sha256,
+        stored_at: Number(row.stored_at),
+        batch: committed
+          ? {
+              epoch: Number(row.epoch),
+              root: row.root as Hex,
+              leaf_count: row.leaf_count,
+              arweave_tx: row.tree_ar_tx_id as string,
+              leaf: row.leaf_hash as Hex,
+              proof: JSON.parse(row.proof) as Hex[],
+            }
+          : null,
       },
-      batch: {
-        batchId: row.batch_id,
-        epoch: committed && row.epoch !== null ? Number(row.epoch) : null,
-        root: row.root as Hex,
-        leafCount: row.leaf_count,
-        leafIndex: row.leaf_index,
-        leaf: row.leaf_hash as Hex,
-        proof: JSON.parse(row.proof) as Hex[],
-        treeArTxId: row.tree_ar_tx_id,
-        chainId: row.chain_id === null ? null : Number(row.chain_id),
-        contract: row.contract_address as Hex | null,
-        commitTxHash: committed ? (row.commit_tx_hash as Hex | null) : null,
-        committedAt: row.committed_at === null ? null : Number(row.committed_at),
-      },
+      onChain: committed
+        ? {
+            chainId: Number(row.chain_id),
+            contract: row.contract_address as Hex,
+            commitTxHash: row.commit_tx_hash as Hex,
+            batchId: row.batch_id,
+          }
+        : null,
     }
   }
 
@@ -98,16 +105,20 @@ export async function getReceiptProof(
   if (!receipt) throw new ReceiptNotFoundError(arTxId)
   const leaf = toLeaf(receipt)
   return {
-    arTxId,
     status: 'pending',
     receipt: {
+      ar_tx_id: arTxId,
+      ar_tx_id_bytes32: leaf.arTxid,
       payer: leaf.payer,
-      arTxid: leaf.arTxid,
-      sizeBytes: leaf.sizeBytes.toString(),
-      paidAtomics: leaf.paidAtomics.toString(),
-      currency: leaf.currency,
       network: receipt.network,
+      asset: receipt.asset,
+      currency: leaf.currency,
+      size_bytes: Number(receipt.sizeBytes),
+      paid_atomics: leaf.paidAtomics.toString(),
+      sha256: receipt.sha256,
+      stored_at: receipt.paidAt,
+      batch: null,
     },
-    batch: null,
+    onChain: null,
   }
 }

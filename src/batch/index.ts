@@ -3,7 +3,7 @@ export { type BatchCommitter, type CommitResult, viemBatchCommitter } from './Ba
 export { type BatchConfig, readBatchConfig, resolveReceiptBatchesAddress } from './config.js'
 export { createBatchRunner } from './createBatchRunner.js'
 export * from './errors.js'
-export { getReceiptProof, type ReceiptProofView } from './getReceiptProof.js'
+export { getReceiptProof, type ReceiptBody, type ReceiptLookup } from './getReceiptProof.js'
 export { ledgerReceiptSource } from './ledgerReceiptSource.js'
 export type { ReceiptSource, SettledReceipt } from './ReceiptSource.js'
 export * from './receiptLeaf.js'

@@ -19,6 +19,7 @@ export function ledgerReceiptSource(db: Kysely<Database>): ReceiptSource {
         'u.upload_id',
         'u.deposit_id',
         'u.size_bytes',
+        'u.sha256',
         'u.created_at',
         'd.network',
         'd.asset',
@@ -34,6 +35,7 @@ export function ledgerReceiptSource(db: Kysely<Database>): ReceiptSource {
     upload_id: string
     deposit_id: string
     size_bytes: number
+    sha256: string
     created_at: number
     network: string
     asset: string
@@ -47,6 +49,7 @@ export function ledgerReceiptSource(db: Kysely<Database>): ReceiptSource {
     asset: r.asset,
     payer: r.payer,
     sizeBytes: BigInt(r.size_bytes),
+    sha256: r.sha256,
     paidAtomics: BigInt(r.amount_atomic),
     paidAt: Number(r.created_at),
   })

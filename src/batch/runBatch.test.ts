@@ -60,17 +60,26 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
       const view = await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)
       expect(view.status).toBe('committed')
       expect(view.receipt.payer).toBe(PAYERS[i])
-      expect(view.receipt.arTxid).toBe(arTxIdToBytes32(id))
-      expect(view.batch?.epoch).toBe(1)
-      expect(view.batch?.commitTxHash).toBe(committer.sent[0]!.hash)
-      const tuple: LeafTuple = [view.receipt.payer, view.receipt.arTxid, view.receipt.sizeBytes, view.receipt.paidAtomics, view.receipt.currency]
-      expect(StandardMerkleTree.verify(batch.root, [...LEAF_ENCODING], tuple, view.batch!.proof)).toBe(true)
-      expect(view.batch!.leaf).toBe(tree.leafHash(tuple))
+      expect(view.receipt.ar_tx_id_bytes32).toBe(arTxIdToBytes32(id))
+      expect(view.receipt.batch).toMatchObject({ epoch: 1, root: batch.root, leaf_count: 3, arweave_tx: batch.treeArTxId })
+      expect(view.onChain).toEqual({ chainId: 31337, contract: committer.contract, commitTxHash: committer.sent[0]!.hash, batchId: batch.batchId })
+      const r = view.receipt
+      const tuple: LeafTuple = [r.payer, r.ar_tx_id_bytes32, String(r.size_bytes), r.paid_atomics, r.currency]
+      expect(StandardMerkleTree.verify(batch.root, [...LEAF_ENCODING], tuple, r.batch!.proof)).toBe(true)
+      expect(r.batch!.leaf).toBe(tree.leafHash(tuple))
     }
     const second = await getReceiptProof(h.db, ledgerReceiptSource(h.db), ids[1]!)
-    expect(second.receipt).toMatchObject({ currency: 2, sizeBytes: '20', paidAtomics: '7000', network: 'eip155:1' })
+    expect(second.receipt).toMatchObject({
+      currency: 2,
+      size_bytes: 20,
+      paid_atomics: '7000',
+      network: 'eip155:1',
+      asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      stored_at: 1_700_000_000,
+    })
+    expect(second.receipt.sha256).toMatch(/^[0-9a-f]{64}$/)
     const third = await getReceiptProof(h.db, ledgerReceiptSource(h.db), ids[2]!)
-    expect(third.receipt.paidAtomics).toBe('12345678901234567890')
+    expect(third.receipt.paid_atomics).toBe('12345678901234567890')
     await expect(getReceiptProof(h.db, ledgerReceiptSource(h.db), failed)).rejects.toBeInstanceOf(ReceiptNotFoundError)
     await expect(getReceiptProof(h.db, ledgerReceiptSource(h.db), randomArTxId())).rejects.toBeInstanceOf(ReceiptNotFoundError)
 
@@ -84,14 +93,14 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
     const next = await run()
     expect(next.created.map((b) => [b.epoch, b.leafCount])).toEqual([[2, 1]])
     const lone = await getReceiptProof(h.db, ledgerReceiptSource(h.db), later)
-    expect(lone.batch).toMatchObject({ epoch: 2, proof: [], root: lone.batch?.leaf })
+    expect(lone.receipt.batch).toMatchObject({ epoch: 2, proof: [], root: lone.receipt.batch?.leaf })
   })
 
   it('reports a stored upload not yet batched as pending, and only batches uploads paid before the cutoff', async () => {
     const early = await insertLedgerRow(h.db, { payer: PAYERS[0], createdAt: 1000 })
     const late = await insertLedgerRow(h.db, { payer: PAYERS[1], createdAt: 2000 })
     const pending = await getReceiptProof(h.db, ledgerReceiptSource(h.db), late)
-    expect(pending).toMatchObject({ status: 'pending', batch: null, receipt: { payer: PAYERS[1], currency: 1 } })
+    expect(pending).toMatchObject({ status: 'pending', onChain: null, receipt: { payer: PAYERS[1], currency: 1, batch: null, stored_at: 2000 } })
     const result = await run({ cutoff: 2000 })
     expect(result.created[0]?.leafCount).toBe(1)
     expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), early)).status).toBe('committed')
@@ -105,7 +114,7 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
     const stuck = await h.db.selectFrom('receipt_batches').selectAll().executeTakeFirstOrThrow()
     expect(stuck).toMatchObject({ status: 'built', tree_ar_tx_id: null })
     expect(stuck.last_error).toMatch(/upstream down/)
-    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)).status).toBe('batched')
+    expect(await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)).toMatchObject({ status: 'batched', onChain: null, receipt: { batch: null } })
     expect(committer.sent).toHaveLength(0)
 
     const result = await run()
@@ -153,12 +162,26 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
   })
 
   it('leaves out a receipt that cannot become a leaf and reports it, batching the rest', async () => {
-    const bad = await insertLedgerRow(h.db, { payer: 'not-an-address' })
-    const good = await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    // bad receipts first (older), then good ones; batches of one
+    const bad = [
+      await insertLedgerRow(h.db, { payer: 'not-an-address', createdAt: 100 }),
+      await insertLedgerRow(h.db, { payer: PAYERS[0], network: 'eip155:10', createdAt: 101 }),
+    ]
+    const good = [
+      await insertLedgerRow(h.db, { payer: PAYERS[0], createdAt: 102 }),
+      await insertLedgerRow(h.db, { payer: PAYERS[1], createdAt: 103 }),
+    ]
     const result = await run({ maxLeaves: 1 })
-    expect(result.skipped).toEqual([{ arTxId: bad, reason: expect.stringMatching(/not an EVM address/) }])
-    expect(result.created).toHaveLength(1)
-    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), good)).status).toBe('committed')
+    expect(result.skipped).toEqual([
+      { arTxId: bad[0], reason: expect.stringMatching(/not an EVM address/) },
+      { arTxId: bad[1], reason: expect.stringMatching(/no currency code for network eip155:10/) },
+    ])
+    expect(result.created.map((b) => b.leafCount)).toEqual([1, 1])
+    for (const id of good) expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)).status).toBe('committed')
+    // reported again next run, nothing else happens
+    const again = await run({ maxLeaves: 1 })
+    expect(again.skipped.map((s) => s.arTxId)).toEqual(bad)
+    expect(again.created).toEqual([])
   })
 
   it('maps Algorand receipts with their currency code', async () => {

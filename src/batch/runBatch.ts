@@ -100,7 +100,8 @@ export async function runBatch(p: RunBatchParameters): Promise<BatchRunResult> {
   const skippedIds = new Set<string>()
   for (;;) {
     // Ask for enough rows to fill a batch even after skipping the unmappable ones seen so far.
-    const candidates = await p.source.unbatched(cutoff, maxLeaves + skippedIds.size)
+    const limit = maxLeaves + skippedIds.size
+    const candidates = await p.source.unbatched(cutoff, limit)
     const leaves: { receipt: SettledReceipt; leaf: ReceiptLeaf }[] = []
     for (const receipt of candidates) {
       if (skippedIds.has(receipt.arTxId)) continue
@@ -114,11 +115,14 @@ export async function runBatch(p: RunBatchParameters): Promise<BatchRunResult> {
       }
       if (leaves.length === maxLeaves) break
     }
-    if (leaves.length === 0) break
-    const row = await build(p.db, leaves, cutoff, now())
-    log.info({ batch_id: row.batch_id, root: row.root, leaf_count: row.leaf_count }, 'receipt batch built')
-    result.created.push(await advance(p, row, log, now))
-    if (candidates.length < maxLeaves + skippedIds.size) break
+    if (leaves.length > 0) {
+      const row = await build(p.db, leaves, cutoff, now())
+      log.info({ batch_id: row.batch_id, root: row.root, leaf_count: row.leaf_count }, 'receipt batch built')
+      result.created.push(await advance(p, row, log, now))
+    }
+    // Fewer rows than asked: the source is drained. Otherwise every pass batched or newly skipped at
+    // least one receipt, so the loop ends.
+    if (candidates.length < limit) break
   }
   return result
 }
@@ -170,6 +174,7 @@ async function build(
       upload_id: receipt.uploadId,
       deposit_id: receipt.depositId,
       network: receipt.network,
+      asset: receipt.asset,
       payer: leaf.payer,
       ar_txid_hex: leaf.arTxid,
       size_bytes: leaf.sizeBytes.toString(),
@@ -177,6 +182,8 @@ async function build(
       currency: leaf.currency,
       leaf_hash: tree.leafHash(toLeafTuple(leaf)),
       proof: JSON.stringify(tree.getProof(i)),
+      sha256: receipt.sha256,
+      stored_at: receipt.paidAt,
       created_at: at,
     }
   })

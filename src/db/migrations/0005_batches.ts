@@ -42,6 +42,7 @@ export interface BatchReceiptsTable {
   upload_id: string
   deposit_id: string
   network: string
+  asset: string
   payer: string
   ar_txid_hex: string
   size_bytes: string
@@ -49,6 +50,9 @@ export interface BatchReceiptsTable {
   currency: number
   leaf_hash: string
   proof: string
+  /** Content SHA-256 (hex) and the upload's time (epoch seconds), for the receipt view. */
+  sha256: string
+  stored_at: number
   created_at: number
 }
 
@@ -87,6 +91,7 @@ export const migration: Migration = {
       .addColumn('upload_id', 'varchar(64)', (c) => c.notNull())
       .addColumn('deposit_id', 'varchar(64)', (c) => c.notNull())
       .addColumn('network', 'varchar(128)', (c) => c.notNull())
+      .addColumn('asset', 'varchar(128)', (c) => c.notNull())
       .addColumn('payer', 'varchar(42)', (c) => c.notNull())
       .addColumn('ar_txid_hex', 'varchar(66)', (c) => c.notNull())
       .addColumn('size_bytes', 'text', (c) => c.notNull())
@@ -94,6 +99,8 @@ export const migration: Migration = {
       .addColumn('currency', 'integer', (c) => c.notNull())
       .addColumn('leaf_hash', 'varchar(66)', (c) => c.notNull())
       .addColumn('proof', 'text', (c) => c.notNull())
+      .addColumn('sha256', 'varchar(64)', (c) => c.notNull())
+      .addColumn('stored_at', 'bigint', (c) => c.notNull())
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .execute()
     await db.schema.createIndex('batch_receipts_batch').on('batch_receipts').columns(['batch_id', 'leaf_index']).execute()

@@ -1,0 +1,26 @@
+import type { ReceiptLookup } from '../../batch/getReceiptProof.js'
+import { ReceiptNotFoundError } from '../../batch/errors.js'
+import type { Handler } from '../types.js'
+
+declare module '../types.js' {
+  interface Services {
+    batch: {
+      /** A receipt and its proof (src/batch/getReceiptProof.ts); throws ReceiptNotFoundError. */
+      receipt: (arTxId: string) => Promise<ReceiptLookup>
+    }
+  }
+}
+
+/** `GET /store/receipts/{ar_tx_id}` → the `Receipt` body; 404 `receipt_not_found` for an unknown id. */
+export const getReceipt: Handler = async (ctx) => {
+  try {
+    const { receipt } = await ctx.services.batch.receipt(ctx.params.ar_tx_id as string)
+    // a pending receipt gains its batch later; a committed one never changes
+    return { status: 200, body: receipt, headers: { 'Cache-Control': receipt.batch ? 'public, max-age=86400' : 'no-store' } }
+  } catch (error) {
+    if (error instanceof ReceiptNotFoundError) {
+      return { status: 404, body: { error: error.code, message: error.shortMessage } }
+    }
+    throw error
+  }
+}

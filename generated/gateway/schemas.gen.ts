@@ -805,7 +805,7 @@ export const ReleaseKeyResultSchema = {
 export const ReunlockRequestSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Flow B body. Omit the body for flow A.',
+    description: 'Designed. Flow B body (overlord address, signed unlock message); omit the body for flow A.',
     required: [
         'address',
         'signature',
@@ -852,6 +852,7 @@ export const ReunlockResultSchema = {
 } as const;
 
 export const HealthSchema = {
+    description: 'Designed. Liveness answer.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -904,6 +905,7 @@ export const HealthCheckSchema = {
 } as const;
 
 export const HealthDetailedSchema = {
+    description: 'Designed. Readiness with one check per dependency.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1003,6 +1005,7 @@ export const AgentSchema = {
 export const AgentListSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. The marketplace agents.',
     required: [
         'agents'
     ],
@@ -1018,6 +1021,7 @@ export const AgentListSchema = {
 } as const;
 
 export const EvolveRequestSchema = {
+    description: 'Designed. What to evolve the agent toward.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1037,6 +1041,7 @@ export const EvolveRequestSchema = {
 } as const;
 
 export const EvolveResultSchema = {
+    description: 'Designed. The stored instruction revision.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1069,6 +1074,7 @@ export const EvolveResultSchema = {
 } as const;
 
 export const InboundMetricsSchema = {
+    description: 'Designed. Inbound traffic over a rolling window (milliseconds, bytes, requests per minute).',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1125,7 +1131,7 @@ export const InboundMetricsSchema = {
 export const ModelServerModelSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Subset of the model server\'s model summary.',
+    description: 'Designed. Subset of the model server\'s model summary.',
     required: [
         'name',
         'model',
@@ -1185,6 +1191,7 @@ export const ModelServerModelSchema = {
 } as const;
 
 export const ModelServerModelsSchema = {
+    description: 'Designed. Models installed on the configured model server.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1207,6 +1214,7 @@ export const ModelServerModelsSchema = {
 } as const;
 
 export const MarketplaceCallRequestSchema = {
+    description: 'Designed. `model` defaults to the configured chat model.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1230,6 +1238,7 @@ export const MarketplaceCallRequestSchema = {
 } as const;
 
 export const MarketplaceCallResultSchema = {
+    description: 'Designed. The agent\'s answer with token count and duration (ms).',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1287,6 +1296,7 @@ export const IngestRequestSchema = {
 } as const;
 
 export const IngestResultSchema = {
+    description: 'Designed. The model\'s answer; `memory_id` when stored.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1316,6 +1326,7 @@ export const IngestResultSchema = {
 export const CeoStatusSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. The chief executive and the soldiers with their public roster entries.',
     required: [
         'company',
         'ceo',
@@ -1440,6 +1451,7 @@ export const CatalogueEventListSchema = {
 } as const;
 
 export const CoordinatorTaskRequestSchema = {
+    description: 'Designed. A goal and the agents to involve (default all five).',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1468,6 +1480,7 @@ export const CoordinatorTaskRequestSchema = {
 } as const;
 
 export const CoordinatorTaskResultSchema = {
+    description: 'Designed. Synchronous result of a coordinator task.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1513,6 +1526,7 @@ export const CoordinatorTaskResultSchema = {
 } as const;
 
 export const ConveneRequestSchema = {
+    description: 'Designed. A motion for a company\'s boardroom.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1536,6 +1550,7 @@ export const ConveneRequestSchema = {
 } as const;
 
 export const BoardroomVoteSchema = {
+    description: 'Designed. One member\'s weighted vote.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1571,6 +1586,7 @@ export const BoardroomVoteSchema = {
 export const ConveneResultSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. Weighted decision of the eight members.',
     required: [
         'company',
         'motion',
@@ -1625,7 +1641,7 @@ export const ConveneResultSchema = {
 export const LlmOptionsSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Subset of the model server\'s `options`.',
+    description: 'Designed. Subset of the model server\'s `options`.',
     additionalProperties: false,
     properties: {
         temperature: {
@@ -1680,6 +1696,7 @@ export const LlmMessageSchema = {
 } as const;
 
 export const LlmChatRequestSchema = {
+    description: 'Designed. Minimal subset of the model server\'s chat request (never streamed).',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1705,6 +1722,7 @@ export const LlmChatRequestSchema = {
 } as const;
 
 export const LlmChatResultSchema = {
+    description: 'Designed. Minimal subset of the model server\'s chat response; durations in ms.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1760,6 +1778,7 @@ export const LlmChatResultSchema = {
 } as const;
 
 export const LlmCompletionRequestSchema = {
+    description: 'Designed. Minimal subset of the model server\'s generate request (never streamed).',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1786,6 +1805,7 @@ export const LlmCompletionRequestSchema = {
 } as const;
 
 export const LlmCompletionResultSchema = {
+    description: 'Designed. Minimal subset of the model server\'s generate response; durations in ms.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -2353,6 +2373,7 @@ export const DepositSchema = {
 } as const;
 
 export const UploadQueuedSchema = {
+    description: 'Designed. 202 answer when the upload was paid but queued after an upstream failure.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -2381,6 +2402,7 @@ export const UploadQueuedSchema = {
 } as const;
 
 export const UploadStatusSchema = {
+    description: 'Designed. State of a paid upload.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -2463,7 +2485,7 @@ export const UploadStatusSchema = {
 export const ReceiptBatchSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Where the receipt sits in a committed daily batch, with its proof for `attestLeaf`.',
+    description: 'Designed. Where the receipt sits in a committed daily batch, with its proof for `attestLeaf`.',
     required: [
         'epoch',
         'root',
@@ -2506,6 +2528,7 @@ export const ReceiptBatchSchema = {
 } as const;
 
 export const ReceiptSchema = {
+    description: 'Designed. Receipt of a stored item (the Merkle leaf fields) and, once batched, its proof.',
     type: 'object',
     'x-designed': true,
     required: [

@@ -359,7 +359,7 @@ export type ReleaseKeyResult = {
 };
 
 /**
- * Flow B body. Omit the body for flow A.
+ * Designed. Flow B body (overlord address, signed unlock message); omit the body for flow A.
  */
 export type ReunlockRequest = {
     address: Address;
@@ -378,6 +378,9 @@ export type ReunlockResult = {
     flow: 'A' | 'B';
 };
 
+/**
+ * Designed. Liveness answer.
+ */
 export type Health = {
     status: 'ok';
     version: string;
@@ -390,6 +393,9 @@ export type HealthCheck = {
     detail?: string;
 };
 
+/**
+ * Designed. Readiness with one check per dependency.
+ */
 export type HealthDetailed = {
     status: 'ok' | 'degraded';
     checks: {
@@ -418,15 +424,24 @@ export type Agent = {
     revision: number;
 };
 
+/**
+ * Designed. The marketplace agents.
+ */
 export type AgentList = {
     agents: Array<Agent>;
 };
 
+/**
+ * Designed. What to evolve the agent toward.
+ */
 export type EvolveRequest = {
     goal: string;
     model?: ModelName;
 };
 
+/**
+ * Designed. The stored instruction revision.
+ */
 export type EvolveResult = {
     agent: MarketplaceAgentId;
     revision: number;
@@ -435,6 +450,9 @@ export type EvolveResult = {
     eval_count: number;
 };
 
+/**
+ * Designed. Inbound traffic over a rolling window (milliseconds, bytes, requests per minute).
+ */
 export type InboundMetrics = {
     window_s: number;
     requests_per_minute: number;
@@ -448,7 +466,7 @@ export type InboundMetrics = {
 };
 
 /**
- * Subset of the model server's model summary.
+ * Designed. Subset of the model server's model summary.
  */
 export type ModelServerModel = {
     name: ModelName;
@@ -466,17 +484,26 @@ export type ModelServerModel = {
     };
 };
 
+/**
+ * Designed. Models installed on the configured model server.
+ */
 export type ModelServerModels = {
     base_url: string;
     models: Array<ModelServerModel>;
 };
 
+/**
+ * Designed. `model` defaults to the configured chat model.
+ */
 export type MarketplaceCallRequest = {
     agent: MarketplaceAgentId;
     prompt: string;
     model?: ModelName;
 };
 
+/**
+ * Designed. The agent's answer with token count and duration (ms).
+ */
 export type MarketplaceCallResult = {
     agent: MarketplaceAgentId;
     model: ModelName;
@@ -494,6 +521,9 @@ export type IngestRequest = {
     remember?: boolean;
 };
 
+/**
+ * Designed. The model's answer; `memory_id` when stored.
+ */
 export type IngestResult = {
     model: ModelName;
     response: string;
@@ -504,6 +534,9 @@ export type IngestResult = {
     memory_id?: string;
 };
 
+/**
+ * Designed. The chief executive and the soldiers with their public roster entries.
+ */
 export type CeoStatus = {
     company: Company;
     ceo: RosterItem | null;
@@ -556,12 +589,18 @@ export type CatalogueEventList = {
     events: Array<CatalogueEvent>;
 };
 
+/**
+ * Designed. A goal and the agents to involve (default all five).
+ */
 export type CoordinatorTaskRequest = {
     goal: string;
     agents?: Array<MarketplaceAgentId>;
     model?: ModelName;
 };
 
+/**
+ * Designed. Synchronous result of a coordinator task.
+ */
 export type CoordinatorTaskResult = {
     task_id: string;
     status: 'completed';
@@ -572,12 +611,18 @@ export type CoordinatorTaskResult = {
     total_duration_ms: number;
 };
 
+/**
+ * Designed. A motion for a company's boardroom.
+ */
 export type ConveneRequest = {
     company: Company;
     motion: string;
     model?: ModelName;
 };
 
+/**
+ * Designed. One member's weighted vote.
+ */
 export type BoardroomVote = {
     role: CabinetRole;
     weight: number;
@@ -585,6 +630,9 @@ export type BoardroomVote = {
     reason: string;
 };
 
+/**
+ * Designed. Weighted decision of the eight members.
+ */
 export type ConveneResult = {
     company: Company;
     motion: string;
@@ -609,7 +657,7 @@ export type ConveneResult = {
 };
 
 /**
- * Subset of the model server's `options`.
+ * Designed. Subset of the model server's `options`.
  */
 export type LlmOptions = {
     temperature?: number;
@@ -624,12 +672,18 @@ export type LlmMessage = {
     content: string;
 };
 
+/**
+ * Designed. Minimal subset of the model server's chat request (never streamed).
+ */
 export type LlmChatRequest = {
     model?: ModelName;
     messages: Array<LlmMessage>;
     options?: LlmOptions;
 };
 
+/**
+ * Designed. Minimal subset of the model server's chat response; durations in ms.
+ */
 export type LlmChatResult = {
     model: ModelName;
     message: {
@@ -642,6 +696,9 @@ export type LlmChatResult = {
     total_duration_ms: number;
 };
 
+/**
+ * Designed. Minimal subset of the model server's generate request (never streamed).
+ */
 export type LlmCompletionRequest = {
     model?: ModelName;
     prompt: string;
@@ -649,6 +706,9 @@ export type LlmCompletionRequest = {
     options?: LlmOptions;
 };
 
+/**
+ * Designed. Minimal subset of the model server's generate response; durations in ms.
+ */
 export type LlmCompletionResult = {
     model: ModelName;
     response: string;
@@ -847,6 +907,9 @@ export type Deposit = {
     status: 'settled';
 };
 
+/**
+ * Designed. 202 answer when the upload was paid but queued after an upstream failure.
+ */
 export type UploadQueued = {
     queue_id: UploadId;
     status: 'queued';
@@ -854,6 +917,9 @@ export type UploadQueued = {
     deposit: Deposit;
 };
 
+/**
+ * Designed. State of a paid upload.
+ */
 export type UploadStatus = {
     upload_id: UploadId;
     status: 'queued' | 'uploading' | 'stored' | 'verified' | 'verify_failed';
@@ -872,7 +938,7 @@ export type UploadStatus = {
 };
 
 /**
- * Where the receipt sits in a committed daily batch, with its proof for `attestLeaf`.
+ * Designed. Where the receipt sits in a committed daily batch, with its proof for `attestLeaf`.
  */
 export type ReceiptBatch = {
     epoch: number;
@@ -886,6 +952,9 @@ export type ReceiptBatch = {
     proof: Array<Bytes32Hex>;
 };
 
+/**
+ * Designed. Receipt of a stored item (the Merkle leaf fields) and, once batched, its proof.
+ */
 export type Receipt = {
     ar_tx_id: ArTxId;
     /**

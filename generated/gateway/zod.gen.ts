@@ -313,7 +313,7 @@ export const zReleaseKeyResult = z.object({
 });
 
 /**
- * Flow B body. Omit the body for flow A.
+ * Designed. Flow B body (overlord address, signed unlock message); omit the body for flow A.
  */
 export const zReunlockRequest = z.object({
     address: zAddress,
@@ -329,6 +329,9 @@ export const zReunlockResult = z.object({
     flow: z.enum(['A', 'B'])
 });
 
+/**
+ * Designed. Liveness answer.
+ */
 export const zHealth = z.object({
     status: z.literal('ok'),
     version: z.string(),
@@ -341,6 +344,9 @@ export const zHealthCheck = z.object({
     detail: z.string().optional()
 });
 
+/**
+ * Designed. Readiness with one check per dependency.
+ */
 export const zHealthDetailed = z.object({
     status: z.enum(['ok', 'degraded']),
     checks: z.object({
@@ -374,15 +380,24 @@ export const zAgent = z.object({
     revision: z.int().gte(1)
 });
 
+/**
+ * Designed. The marketplace agents.
+ */
 export const zAgentList = z.object({
     agents: z.array(zAgent)
 });
 
+/**
+ * Designed. What to evolve the agent toward.
+ */
 export const zEvolveRequest = z.object({
     goal: z.string().min(1).max(4000),
     model: zModelName.optional()
 });
 
+/**
+ * Designed. The stored instruction revision.
+ */
 export const zEvolveResult = z.object({
     agent: zMarketplaceAgentId,
     revision: z.int().gte(1),
@@ -391,6 +406,9 @@ export const zEvolveResult = z.object({
     eval_count: z.int().gte(0)
 });
 
+/**
+ * Designed. Inbound traffic over a rolling window (milliseconds, bytes, requests per minute).
+ */
 export const zInboundMetrics = z.object({
     window_s: z.int().gte(1),
     requests_per_minute: z.number().gte(0),
@@ -404,7 +422,7 @@ export const zInboundMetrics = z.object({
 });
 
 /**
- * Subset of the model server's model summary.
+ * Designed. Subset of the model server's model summary.
  */
 export const zModelServerModel = z.object({
     name: zModelName,
@@ -421,17 +439,26 @@ export const zModelServerModel = z.object({
     })
 });
 
+/**
+ * Designed. Models installed on the configured model server.
+ */
 export const zModelServerModels = z.object({
     base_url: z.url(),
     models: z.array(zModelServerModel)
 });
 
+/**
+ * Designed. `model` defaults to the configured chat model.
+ */
 export const zMarketplaceCallRequest = z.object({
     agent: zMarketplaceAgentId,
     prompt: z.string().min(1).max(16000),
     model: zModelName.optional()
 });
 
+/**
+ * Designed. The agent's answer with token count and duration (ms).
+ */
 export const zMarketplaceCallResult = z.object({
     agent: zMarketplaceAgentId,
     model: zModelName,
@@ -446,6 +473,9 @@ export const zIngestRequest = z.object({
     remember: z.boolean().optional().default(false)
 });
 
+/**
+ * Designed. The model's answer; `memory_id` when stored.
+ */
 export const zIngestResult = z.object({
     model: zModelName,
     response: z.string(),
@@ -453,6 +483,9 @@ export const zIngestResult = z.object({
     memory_id: z.string().regex(/^mem_[0-9A-HJKMNP-TV-Z]{26}$/).optional()
 });
 
+/**
+ * Designed. The chief executive and the soldiers with their public roster entries.
+ */
 export const zCeoStatus = z.object({
     company: zCompany,
     ceo: zRosterItem.nullable(),
@@ -492,12 +525,18 @@ export const zCatalogueEventList = z.object({
     events: z.array(zCatalogueEvent)
 });
 
+/**
+ * Designed. A goal and the agents to involve (default all five).
+ */
 export const zCoordinatorTaskRequest = z.object({
     goal: z.string().min(1).max(8000),
     agents: z.array(zMarketplaceAgentId).min(1).max(5).optional(),
     model: zModelName.optional()
 });
 
+/**
+ * Designed. Synchronous result of a coordinator task.
+ */
 export const zCoordinatorTaskResult = z.object({
     task_id: z.string().regex(/^task_[0-9A-HJKMNP-TV-Z]{26}$/),
     status: z.literal('completed'),
@@ -508,12 +547,18 @@ export const zCoordinatorTaskResult = z.object({
     total_duration_ms: z.number().gte(0)
 });
 
+/**
+ * Designed. A motion for a company's boardroom.
+ */
 export const zConveneRequest = z.object({
     company: zCompany,
     motion: z.string().min(1).max(2000),
     model: zModelName.optional()
 });
 
+/**
+ * Designed. One member's weighted vote.
+ */
 export const zBoardroomVote = z.object({
     role: zCabinetRole,
     weight: z.int().gte(0).lte(100),
@@ -525,6 +570,9 @@ export const zBoardroomVote = z.object({
     reason: z.string()
 });
 
+/**
+ * Designed. Weighted decision of the eight members.
+ */
 export const zConveneResult = z.object({
     company: zCompany,
     motion: z.string(),
@@ -546,7 +594,7 @@ export const zConveneResult = z.object({
 });
 
 /**
- * Subset of the model server's `options`.
+ * Designed. Subset of the model server's `options`.
  */
 export const zLlmOptions = z.object({
     temperature: z.number().gte(0).lte(2).optional(),
@@ -565,12 +613,18 @@ export const zLlmMessage = z.object({
     content: z.string().max(32000)
 });
 
+/**
+ * Designed. Minimal subset of the model server's chat request (never streamed).
+ */
 export const zLlmChatRequest = z.object({
     model: zModelName.optional(),
     messages: z.array(zLlmMessage).min(1).max(64),
     options: zLlmOptions.optional()
 });
 
+/**
+ * Designed. Minimal subset of the model server's chat response; durations in ms.
+ */
 export const zLlmChatResult = z.object({
     model: zModelName,
     message: z.object({
@@ -583,6 +637,9 @@ export const zLlmChatResult = z.object({
     total_duration_ms: z.number().gte(0)
 });
 
+/**
+ * Designed. Minimal subset of the model server's generate request (never streamed).
+ */
 export const zLlmCompletionRequest = z.object({
     model: zModelName.optional(),
     prompt: z.string().min(1).max(32000),
@@ -590,6 +647,9 @@ export const zLlmCompletionRequest = z.object({
     options: zLlmOptions.optional()
 });
 
+/**
+ * Designed. Minimal subset of the model server's generate response; durations in ms.
+ */
 export const zLlmCompletionResult = z.object({
     model: zModelName,
     response: z.string(),
@@ -757,6 +817,9 @@ export const zDeposit = z.object({
     status: z.literal('settled')
 });
 
+/**
+ * Designed. 202 answer when the upload was paid but queued after an upstream failure.
+ */
 export const zUploadQueued = z.object({
     queue_id: zUploadId,
     status: z.literal('queued'),
@@ -764,6 +827,9 @@ export const zUploadQueued = z.object({
     deposit: zDeposit
 });
 
+/**
+ * Designed. State of a paid upload.
+ */
 export const zUploadStatus = z.object({
     upload_id: zUploadId,
     status: z.enum([
@@ -785,7 +851,7 @@ export const zUploadStatus = z.object({
 });
 
 /**
- * Where the receipt sits in a committed daily batch, with its proof for `attestLeaf`.
+ * Designed. Where the receipt sits in a committed daily batch, with its proof for `attestLeaf`.
  */
 export const zReceiptBatch = z.object({
     epoch: z.int().gte(1),
@@ -796,6 +862,9 @@ export const zReceiptBatch = z.object({
     proof: z.array(zBytes32Hex)
 });
 
+/**
+ * Designed. Receipt of a stored item (the Merkle leaf fields) and, once batched, its proof.
+ */
 export const zReceipt = z.object({
     ar_tx_id: zArTxId,
     ar_tx_id_bytes32: zBytes32Hex,

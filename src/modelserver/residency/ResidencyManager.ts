@@ -115,6 +115,8 @@ export class ResidencyManager {
         resident = await pending
         if (mine) loadDurationNs = resident.model.loadDurationNs
       }
+      // Same model file: adopt the latest manifest (system prompt, parameters may have changed).
+      if (resident.record.modelDigest === record.modelDigest) resident.record = record
       resident.active++
       resident.lastUsed = this.now()
       this.clearTimer(resident)

@@ -37,6 +37,8 @@ import { anvilAccount } from '../devnet/accounts.js'
 import { localChain } from '../devnet/chains/startChain.js'
 import { type AnvilInstance, startAnvil } from '../devnet/chains/startAnvil.js'
 import { receiptBatchesAbi, storageAttestAbi } from '../src/batch/abi.js'
+import { arTxIdToBytes32 } from '../src/batch/receiptLeaf.js'
+import { storageAttestor } from '../src/batch/storageAttestor.js'
 import { type ContractsDeployment, ROLE, deployContracts, loadContractArtifacts, loadMockArtifacts, readDeployment } from './deploy.js'
 
 const ENCODING = ['address', 'bytes32', 'uint256', 'uint256', 'uint16']
@@ -271,6 +273,17 @@ describe('StorageAttest on Anvil', () => {
     expect(await revertOf(outsider.privateKey, d.storageAttest, abi, 'attest', [txid, sha, own])).toMatchObject({
       reason: 'Attest: bad sig',
     })
+  })
+  it('storageAttestor (for the storage verifier) attests a verified upload: nonces 0, 1 in StorageVerified', async () => {
+    const attestor = storageAttestor({ rpcUrl: anvil.url, chainId: 8453, contract: d.storageAttest, storerKey: harvester.privateKey, pollingIntervalMs: 50 })
+    const arTxId = randomBytes(32).toString('base64url')
+    const sha = randomBytes(32).toString('hex')
+    const first = await attestor.attest(arTxId, sha)
+    const second = await attestor.attest(arTxId, sha)
+    expect([first.nonce, second.nonce]).toEqual([0n, 1n])
+    const receipt = await pub.getTransactionReceipt({ hash: second.txHash })
+    const [event] = parseEventLogs({ abi: storageAttestAbi, eventName: 'StorageVerified', logs: receipt.logs })
+    expect(event?.args).toEqual({ storer: harvester.address, txid: arTxIdToBytes32(arTxId), sha256Expected: `0x${sha}`, nonce: 1n })
   })
 })
 

@@ -11,3 +11,4 @@ export { type BatchRunResult, type BatchSummary, runBatch, toLeaf } from './runB
 export { type BatchScheduler, msUntilDailyAt, startBatchScheduler } from './scheduler.js'
 export type { TreeUploader } from './TreeUploader.js'
 export { upstreamTreeUploader } from './upstreamTreeUploader.js'
+export { type Attestation, storageAttestor } from './storageAttestor.js'

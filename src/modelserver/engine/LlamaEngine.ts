@@ -103,7 +103,7 @@ export class LlamaEngine implements Engine {
     }
     const m = new LlamaEngineModel(this, model, params.path, params.name ?? info.metadata['general.name']?.toString() ?? params.path, kind, info)
     try {
-      await m.ensureContext(params.numCtx ?? DEFAULT_NUM_CTX)
+      await m.initContext(params.numCtx)
       m.warmUp()
     } catch (cause) {
       await model.dispose()
@@ -245,11 +245,20 @@ export class LlamaEngineModel implements EngineModel {
     return this.info.capabilities.includes(c)
   }
 
+  /** Context size used when a request gives no num_ctx: the one asked for at load. */
+  private defaultCtx = DEFAULT_NUM_CTX
+
+  /** Sets the size used when a request gives no num_ctx, then creates the context. */
+  async initContext(numCtx: number | undefined): Promise<void> {
+    if (numCtx && numCtx > 0) this.defaultCtx = Math.floor(numCtx)
+    await this.ensureContext(undefined)
+  }
+
   /** (Re)creates the context when the requested size differs. Runs inside the queue (or at load). */
   async ensureContext(numCtx: number | undefined): Promise<void> {
     if (this.unloaded) throw new EngineModelUnloadedError()
     const trained = this.model.trainContextSize
-    const wanted = Math.max(16, Math.min(numCtx && numCtx > 0 ? Math.floor(numCtx) : DEFAULT_NUM_CTX, trained))
+    const wanted = Math.max(16, Math.min(numCtx && numCtx > 0 ? Math.floor(numCtx) : this.defaultCtx, trained))
     if (wanted === this.ctxSize && (this.context || this.embedContext)) return
     await this.disposeContexts()
     const threads = this.engine.threads
@@ -306,9 +315,9 @@ export class LlamaEngineModel implements EngineModel {
       messages.push({ role: 'user', content: params.prompt })
       return this.chat({ ...params, messages })
     }
-    const grammar = await this.resolveGrammar(params.format)
+    const queuedAt = process.hrtime.bigint()
     return this.queue.run(async () => {
-      const queuedAt = process.hrtime.bigint()
+      const grammar = await this.resolveGrammar(params.format)
       await this.ensureContext(params.options?.num_ctx)
       let tokens: Token[]
       if (suffix !== '') {
@@ -343,13 +352,12 @@ export class LlamaEngineModel implements EngineModel {
     if (params.messages.some((m) => m.images && m.images.length > 0)) throw new EngineCapabilityError('vision', this.name)
     const tools = params.tools ?? []
     if (tools.length > 0 && !this.hasCap('tools')) throw new EngineCapabilityError('tools', this.name)
-    const grammar = await this.resolveGrammar(params.format)
-    // Tools go through LlamaChat (function-call detection and argument grammar), as does a thinking model
-    // (thought segments). Both only when no `format` is given: a grammar and functions cannot be combined.
-    const useLlamaChat = grammar === undefined && (tools.length > 0 || thinking)
-
+    const queuedAt = process.hrtime.bigint()
     return this.queue.run(async () => {
-      const queuedAt = process.hrtime.bigint()
+      const grammar = await this.resolveGrammar(params.format)
+      // Tools go through LlamaChat (function-call detection and argument grammar), as does a thinking model
+      // (thought segments). Both only when no `format` is given: a grammar and functions cannot be combined.
+      const useLlamaChat = grammar === undefined && (tools.length > 0 || thinking)
       await this.ensureContext(params.options?.num_ctx)
       const history = toChatHistory(params.messages, { withThinking: thinking })
       const chatWrapper = this.chatWrapper()
@@ -644,8 +652,8 @@ export class LlamaEngineModel implements EngineModel {
     if (params.dimensions !== undefined && params.dimensions > this.info.embeddingLength) {
       throw new EngineError('invalid_options', `dimensions must be at most ${this.info.embeddingLength}`)
     }
+    const queuedAt = process.hrtime.bigint()
     return this.queue.run(async () => {
-      const queuedAt = process.hrtime.bigint()
       await this.ensureContext(params.options?.num_ctx)
       const ctx = this.embedContext!
       const embeddings: number[][] = []

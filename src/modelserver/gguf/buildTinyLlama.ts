@@ -65,12 +65,16 @@ export function buildTinyLlama(options: TinyLlamaOptions): TinyModel {
 
   // Token embeddings: row t = [BIAS_CHANNEL, noise...]
   const tokenEmbd = matrix(nVocab, nEmbd, 1)
-  for (let t = 0; t < nVocab; t++) tokenEmbd[t * nEmbd] = BIAS_CHANNEL
+  const generative = options.pooling === undefined
+  if (generative) for (let t = 0; t < nVocab; t++) tokenEmbd[t * nEmbd] = BIAS_CHANNEL
 
-  // Output: column 0 carries the per-token bias, the rest is noise.
-  const output = matrix(nVocab, nEmbd, 0.28)
-  const bias = tokenBiases(vocab)
-  for (let t = 0; t < nVocab; t++) output[t * nEmbd] = bias[t]!
+  // Output (generative models only): column 0 carries the per-token bias, the rest is noise.
+  let output: Float32Array | undefined
+  if (generative) {
+    output = matrix(nVocab, nEmbd, 0.28)
+    const bias = tokenBiases(vocab)
+    for (let t = 0; t < nVocab; t++) output[t * nEmbd] = bias[t]!
+  }
 
   const tensors: GgufTensor[] = [{ name: 'token_embd.weight', dims: [nEmbd, nVocab], data: tokenEmbd }]
   for (let l = 0; l < nLayer; l++) {
@@ -90,7 +94,7 @@ export function buildTinyLlama(options: TinyLlamaOptions): TinyModel {
     )
   }
   tensors.push({ name: 'output_norm.weight', dims: [nEmbd], data: ones(nEmbd) })
-  if (options.pooling === undefined) tensors.push({ name: 'output.weight', dims: [nEmbd, nVocab], data: output })
+  if (output) tensors.push({ name: 'output.weight', dims: [nEmbd, nVocab], data: output })
 
   const parameterCount = tensors.reduce((n, t) => n + t.data.length, 0)
 

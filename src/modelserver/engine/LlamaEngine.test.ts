@@ -1,0 +1,328 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { Ajv } from 'ajv'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { EngineModel, TokenChunk, ToolDefinition } from './Engine.js'
+import { LlamaEngine } from './LlamaEngine.js'
+import { EngineCapabilityError, EngineError, EngineInputTooLongError, engineErrorMessage } from './errors.js'
+import { writeTestModels } from './testModels.js'
+import { tinyChatModel } from '../gguf/tinyModels.js'
+
+const PRINTABLE = /^[\x20-\x7e\n]*$/
+
+let engine: LlamaEngine
+let chat: EngineModel
+let embed: EngineModel
+let paths: ReturnType<typeof writeTestModels>
+
+beforeAll(async () => {
+  paths = writeTestModels({
+    plain: { tools: false, fim: false, toolCallNudge: undefined },
+    thinker: { thinking: true },
+  })
+  engine = await LlamaEngine.create({ threads: 1 })
+  chat = await engine.loadModel({ path: paths.chat, name: 'svc-tiny-chat:latest' })
+  embed = await engine.loadModel({ path: paths.embed, name: 'svc-tiny-embed:latest' })
+})
+
+afterAll(async () => {
+  await engine?.dispose()
+})
+
+const weatherTool: ToolDefinition = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Current weather in a city',
+    parameters: { type: 'object', required: ['city'], properties: { city: { type: 'string', description: 'city name' } } },
+  },
+}
+
+describe('loading', () => {
+  it('loads the tiny models without llama.cpp warnings and reports their info', () => {
+    expect(engine.warnings).toEqual([])
+    expect(engine.threads).toBe(1)
+    expect(chat.info).toMatchObject({
+      architecture: 'llama',
+      parameterCount: tinyChatModel().parameterCount,
+      contextLength: 2048,
+      embeddingLength: 64,
+      blockCount: 2,
+      quantizationLevel: 'F32',
+      fileType: 0,
+      capabilities: ['completion', 'tools', 'insert'],
+    })
+    expect(chat.info.metadata['general.architecture']).toBe('llama')
+    expect(chat.info.metadata['llama.context_length']).toBe(2048)
+    expect(chat.info.metadata['general.parameter_count']).toBe(tinyChatModel().parameterCount)
+    expect(chat.info.template).toContain('<|im_start|>')
+    expect(chat.contextLength).toBe(2048)
+    expect(chat.sizeBytes).toBeGreaterThan(500_000)
+    expect(chat.loadDurationNs).toBeGreaterThan(0)
+    expect(embed.kind).toBe('embedding')
+    expect(embed.info.capabilities).toEqual(['embedding'])
+  })
+
+  it('detects capabilities from the model file (no tools/insert in a plain template, thinking when present)', async () => {
+    const plain = await engine.inspect(paths.plain)
+    expect(plain.capabilities).toEqual(['completion'])
+    const thinker = await engine.inspect(paths.thinker)
+    expect(thinker.capabilities).toContain('thinking')
+  })
+})
+
+describe('generation', () => {
+  it('is deterministic at temperature 0 and prints printable text', async () => {
+    const a = await chat.complete({ prompt: 'Why is the sky blue?', options: { temperature: 0, num_predict: 24 } })
+    const b = await chat.complete({ prompt: 'Why is the sky blue?', options: { temperature: 0, num_predict: 24 } })
+    expect(a.content).toBe(b.content)
+    expect(a.content.length).toBeGreaterThan(0)
+    expect(a.content).toMatch(PRINTABLE)
+    expect(a.promptEvalCount).toBeGreaterThan(5)
+    expect(a.evalDurationNs).toBeGreaterThan(0)
+  })
+
+  it('same seed and options give the same output; different seeds differ', async () => {
+    const run = (seed: number) => chat.chat({ messages: [{ role: 'user', content: 'Tell me a story' }], options: { seed, num_predict: 32 } })
+    const first = await run(42)
+    expect((await run(42)).content).toBe(first.content)
+    const others = new Set<string>()
+    for (const seed of [1, 7, 9]) others.add((await run(seed)).content)
+    others.add(first.content)
+    expect(others.size).toBeGreaterThan(1)
+  })
+
+  it('same seed gives the same output in a fresh process (restart)', async () => {
+    const options = { seed: 1234, num_predict: 24, temperature: 0.9 }
+    const local = await chat.chat({ messages: [{ role: 'user', content: 'restart me' }], options })
+    const probe = fileURLToPath(new URL('./restartProbe.ts', import.meta.url))
+    const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url))
+    const { stdout } = await promisify(execFile)(tsx, [probe, paths.chat, 'restart me', JSON.stringify(options)], { timeout: 60_000 })
+    const remote = JSON.parse(stdout.trim().split('\n').pop()!) as { content: string; evalCount: number }
+    expect(remote).toEqual({ content: local.content, evalCount: local.evalCount })
+  })
+
+  it('num_predict bounds the output (done_reason length)', async () => {
+    const r = await chat.complete({ prompt: 'count', options: { temperature: 0, num_predict: 5 } })
+    expect(r.doneReason).toBe('length')
+    expect(r.evalCount).toBe(5)
+  })
+
+  it('honours stop sequences, never streaming them', async () => {
+    const base = await chat.complete({ prompt: 'go', options: { temperature: 0, num_predict: 40 } })
+    expect(base.content.length).toBeGreaterThan(12)
+    const stop = base.content.slice(6, 9)
+    const expected = base.content.slice(0, base.content.indexOf(stop))
+    const chunks: string[] = []
+    const r = await chat.complete({
+      prompt: 'go',
+      options: { temperature: 0, num_predict: 40, stop: ['NEVER-THERE', stop] },
+      onToken: (c) => chunks.push(c.content ?? ''),
+    })
+    expect(r.content).toBe(expected)
+    expect(r.doneReason).toBe('stop')
+    expect(chunks.join('')).toBe(expected)
+    // a single string works too
+    const single = await chat.complete({ prompt: 'go', options: { temperature: 0, num_predict: 40, stop } })
+    expect(single.content).toBe(expected)
+  })
+
+  it('streams tokens whose concatenation is the final content', async () => {
+    const chunks: TokenChunk[] = []
+    const r = await chat.chat({ messages: [{ role: 'user', content: 'hi' }], options: { seed: 3, num_predict: 30 }, onToken: (c) => chunks.push(c) })
+    expect(chunks.map((c) => c.content ?? '').join('')).toBe(r.content)
+  })
+
+  it('an abort stops generation early', async () => {
+    const controller = new AbortController()
+    let seen = 0
+    const r = await chat.complete({
+      prompt: 'a long one',
+      raw: true,
+      options: { temperature: 0, num_predict: 1000 },
+      signal: controller.signal,
+      onToken: () => {
+        if (++seen === 3) controller.abort()
+      },
+    })
+    expect(r.aborted).toBe(true)
+    expect(r.evalCount).toBeLessThan(10)
+  })
+
+  it('a request aborted while queued never runs', async () => {
+    const controller = new AbortController()
+    const first = chat.complete({ prompt: 'x', options: { temperature: 0, num_predict: 20 } })
+    const second = chat.complete({ prompt: 'y', options: { temperature: 0, num_predict: 20 }, signal: controller.signal })
+    expect(chat.pending).toBe(2)
+    controller.abort()
+    await expect(second).rejects.toThrow()
+    await expect(first).resolves.toMatchObject({ doneReason: 'length' })
+    expect(chat.pending).toBe(0)
+  })
+
+  it('raw prompts skip the template', async () => {
+    const templated = await chat.complete({ prompt: 'abc', options: { temperature: 0, num_predict: 1 } })
+    const raw = await chat.complete({ prompt: 'abc', raw: true, options: { temperature: 0, num_predict: 1 } })
+    expect(raw.promptEvalCount).toBe(4) // <s> a b c
+    expect(templated.promptEvalCount).toBeGreaterThan(raw.promptEvalCount)
+  })
+
+  it('returns logprobs per generated token', async () => {
+    const r = await chat.complete({ prompt: 'abc', raw: true, logprobs: true, topLogprobs: 3, options: { seed: 1, num_predict: 6 } })
+    expect(r.logprobs).toHaveLength(r.evalCount)
+    for (const lp of r.logprobs!) {
+      expect(lp.logprob).toBeLessThanOrEqual(0)
+      expect(lp.top_logprobs!.length).toBeGreaterThan(0)
+      expect(lp.top_logprobs!.length).toBeLessThanOrEqual(3)
+    }
+    expect(r.logprobs!.map((l) => l.token).join('')).toBe(r.content)
+  })
+
+  it('recreates the context for a different num_ctx', async () => {
+    const plain = await engine.loadModel({ path: paths.plain, numCtx: 512 })
+    expect(plain.contextLength).toBe(512)
+    await plain.complete({ prompt: 'x', options: { num_ctx: 256, num_predict: 2 } })
+    expect(plain.contextLength).toBe(256)
+    await plain.unload()
+  })
+})
+
+describe('structured output', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      mood: { type: 'string', enum: ['happy', 'sad', 'angry'] },
+      ok: { type: 'boolean' },
+      tag: { type: 'string' },
+    },
+    required: ['mood', 'ok', 'tag'],
+  }
+  const validate = new Ajv().compile(schema)
+
+  it('a JSON schema with enum and boolean fields always yields valid JSON', async () => {
+    for (let seed = 0; seed < 12; seed++) {
+      const r = await chat.chat({ messages: [{ role: 'user', content: `mood ${seed}?` }], format: schema, options: { seed, temperature: 1 } })
+      const parsed = JSON.parse(r.content)
+      expect(validate(parsed), `${seed}: ${r.content}`).toBe(true)
+      expect(r.doneReason).toBe('stop')
+    }
+  })
+
+  it("format 'json' constrains to JSON", async () => {
+    const r = await chat.complete({ prompt: 'json please', format: 'json', options: { seed: 2, num_predict: 200 } })
+    if (r.doneReason === 'stop') expect(() => JSON.parse(r.content)).not.toThrow()
+    expect(r.content.trimStart().startsWith('{') || r.content.trimStart().startsWith('[')).toBe(true)
+  })
+
+  it('an invalid format is a typed 400-class error', async () => {
+    await expect(chat.complete({ prompt: 'x', format: 'yaml' as never })).rejects.toMatchObject({ code: 'invalid_format' })
+  })
+})
+
+describe('tools', () => {
+  it('returns tool calls when tools are offered (the tiny model is nudged), then answers a tool result', async () => {
+    const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }]
+    const r = await chat.chat({ messages, tools: [weatherTool], options: { seed: 5 } })
+    expect(r.toolCalls).toHaveLength(1)
+    const call = r.toolCalls![0]!
+    expect(call.function.name).toBe('get_weather')
+    expect(typeof call.function.arguments.city).toBe('string')
+    expect(r.doneReason).toBe('stop')
+
+    const follow = await chat.chat({
+      messages: [...messages, { role: 'assistant', content: '', tool_calls: r.toolCalls }, { role: 'tool', tool_name: 'get_weather', content: '21 C, sunny' }],
+      tools: [weatherTool],
+      options: { seed: 5, num_predict: 16 },
+    })
+    expect(follow.toolCalls).toBeUndefined()
+    expect(follow.promptEvalCount).toBeGreaterThan(r.promptEvalCount)
+  })
+
+  it('a model whose template has no tools refuses them', async () => {
+    const plain = await engine.loadModel({ path: paths.plain, name: 'plain:latest' })
+    try {
+      const err = await plain.chat({ messages: [{ role: 'user', content: 'x' }], tools: [weatherTool] }).catch((e) => e)
+      expect(err).toBeInstanceOf(EngineCapabilityError)
+      expect(err.code).toBe('tools_unsupported')
+      expect(err.shortMessage).toBe('plain:latest does not support tools')
+    } finally {
+      await plain.unload()
+    }
+  })
+})
+
+describe('fill-in-the-middle and capability errors', () => {
+  it('uses FIM tokens when the model has them', async () => {
+    const r = await chat.complete({ prompt: 'def add(a, b):', suffix: '    return c', options: { seed: 1, num_predict: 8 } })
+    expect(r.promptEvalCount).toBeGreaterThan(20)
+    expect(r.content).toMatch(PRINTABLE)
+  })
+
+  it('a model without FIM tokens rejects a suffix the way Ollama does', async () => {
+    const plain = await engine.loadModel({ path: paths.plain, name: 'plain:latest' })
+    try {
+      const err = await plain.complete({ prompt: 'a', suffix: 'b' }).catch((e) => e)
+      expect(err).toBeInstanceOf(EngineCapabilityError)
+      expect(err.code).toBe('insert_unsupported')
+      expect(err.shortMessage).toBe('plain:latest does not support insert')
+      expect(engineErrorMessage(err, 'other')).toBe('other does not support insert')
+      // an empty suffix is not fill-in-the-middle
+      await expect(plain.complete({ prompt: 'a', suffix: '', options: { num_predict: 1 } })).resolves.toBeTruthy()
+    } finally {
+      await plain.unload()
+    }
+  })
+
+  it('think on a model without thinking, images, and the wrong model kind are typed errors', async () => {
+    await expect(chat.chat({ messages: [{ role: 'user', content: 'x' }], think: true })).rejects.toMatchObject({ code: 'thinking_unsupported' })
+    await expect(chat.chat({ messages: [{ role: 'user', content: 'x' }], think: false, options: { num_predict: 1 } })).resolves.toBeTruthy()
+    await expect(chat.chat({ messages: [{ role: 'user', content: 'x', images: ['AAAA'] }] })).rejects.toMatchObject({ code: 'vision_unsupported' })
+    await expect(chat.embed({ inputs: ['x'] })).rejects.toMatchObject({ code: 'embedding_unsupported' })
+    const err = await embed.complete({ prompt: 'x' }).catch((e) => e)
+    expect(err).toBeInstanceOf(EngineError)
+    expect(err.shortMessage).toBe('"svc-tiny-embed:latest" does not support generate')
+  })
+})
+
+describe('embeddings', () => {
+  const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+
+  it('returns one L2-normalised vector of n_embd per input', async () => {
+    const r = await embed.embed({ inputs: ['hello world', 'something else entirely'] })
+    expect(r.embeddings).toHaveLength(2)
+    for (const v of r.embeddings) {
+      expect(v).toHaveLength(64)
+      expect(norm(v)).toBeCloseTo(1, 5)
+    }
+    expect(r.embeddings[0]).not.toEqual(r.embeddings[1])
+    expect(r.promptEvalCount).toBeGreaterThan(10)
+    const again = await embed.embed({ inputs: ['hello world'] })
+    expect(again.embeddings[0]).toEqual(r.embeddings[0])
+  })
+
+  it('dimensions truncates then renormalises', async () => {
+    const full = (await embed.embed({ inputs: ['abc'] })).embeddings[0]!
+    const short = (await embed.embed({ inputs: ['abc'], dimensions: 16 })).embeddings[0]!
+    expect(short).toHaveLength(16)
+    expect(norm(short)).toBeCloseTo(1, 5)
+    const scale = short[0]! / full[0]!
+    short.forEach((x, i) => expect(x).toBeCloseTo(full[i]! * scale, 5))
+    await expect(embed.embed({ inputs: ['abc'], dimensions: 65 })).rejects.toMatchObject({ code: 'invalid_options' })
+  })
+
+  it('an input longer than the context: truncated by default, an error with truncate false', async () => {
+    const small = await engine.loadModel({ path: paths.embed, numCtx: 64 })
+    try {
+      const long = 'word '.repeat(100)
+      const r = await small.embed({ inputs: [long] })
+      expect(r.embeddings[0]).toHaveLength(64)
+      expect(r.promptEvalCount).toBeLessThanOrEqual(64)
+      const err = await small.embed({ inputs: [long], truncate: false }).catch((e) => e)
+      expect(err).toBeInstanceOf(EngineInputTooLongError)
+      expect(err.code).toBe('input_too_long')
+    } finally {
+      await small.unload()
+    }
+  })
+})

@@ -4,7 +4,8 @@ import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations
 
 export type DepositRow = Selectable<StorageDepositsTable>
 export type UploadRow = Selectable<StorageUploadsTable>
-export type UploadStatus = 'queued' | 'uploading' | 'stored' | 'verified' | 'verify_failed'
+/** `pending_payment`: bytes spooled and (payer, nonce) claimed, settlement not yet confirmed (internal). */
+export type UploadStatus = 'pending_payment' | 'queued' | 'uploading' | 'stored' | 'verified' | 'verify_failed'
 
 export type DepositClaim = {
   depositId: string
@@ -81,6 +82,38 @@ export class Ledger {
       if (isUniqueViolation(error)) return false
       throw error
     }
+  }
+
+  /** Claims the deposit and records its upload in one database transaction; false when the claim is taken. */
+  async claimWithUpload(claim: DepositClaim, upload: NewUpload, status: UploadStatus): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const ledger = new Ledger(trx)
+      if (!(await ledger.claimDeposit(claim))) return false
+      await ledger.createUpload(upload, status)
+      return true
+    })
+  }
+
+  /** The payment settled: the upload may proceed. */
+  async activateUpload(uploadId: string): Promise<void> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'uploading', updated_at: now() })
+      .where('upload_id', '=', uploadId)
+      .where('status', '=', 'pending_payment')
+      .execute()
+  }
+
+  /** The payment was refused: nothing is kept of it (the upload row, then the claim). */
+  async dropUnpaid(depositId: string, uploadId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('storage_uploads').where('upload_id', '=', uploadId).where('status', '=', 'pending_payment').execute()
+      await trx.deleteFrom('storage_deposits').where('deposit_id', '=', depositId).where('status', '=', 'claimed').execute()
+    })
+  }
+
+  async getUploadRow(uploadId: string): Promise<UploadRow | undefined> {
+    return this.db.selectFrom('storage_uploads').selectAll().where('upload_id', '=', uploadId).executeTakeFirst()
   }
 
   /** Drops a claim whose payment was refused, so nothing is kept for a payment that never happened. */
@@ -192,8 +225,18 @@ export class Ledger {
       .execute()
   }
 
-  /** Uploads left `uploading` by a process that died: back to the queue. */
+  /**
+   * Uploads left `uploading` by a process that died go back to the queue; so do `pending_payment` uploads
+   * whose deposit did settle (a crash between settlement and activation).
+   */
   async requeueStale(olderThanSeconds: number): Promise<number> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'queued', updated_at: now() })
+      .where('status', '=', 'pending_payment')
+      .where('updated_at', '<', now() - olderThanSeconds)
+      .where('deposit_id', 'in', (eb) => eb.selectFrom('storage_deposits').select('deposit_id').where('status', '=', 'settled'))
+      .execute()
     const r = await this.db
       .updateTable('storage_uploads')
       .set({ status: 'queued', updated_at: now() })

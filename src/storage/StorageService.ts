@@ -32,7 +32,7 @@ import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
 import { InvalidTagError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
 import { newDepositId, newUploadId } from './ids.js'
-import type { DepositRow, Ledger, UploadRow } from './Ledger.js'
+import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
 import { UpstreamClient } from './UpstreamClient.js'
@@ -197,24 +197,23 @@ export class StorageService {
     const tagHeader = headers['x-svc-tag-app']
     const appName = tagHeader === undefined ? this.config.appName : headerText(tagHeader)
     if (!/^[\x20-\x7E]{1,128}$/.test(appName)) throw new InvalidTagError()
-    const common = { file, price, resourceUrl, requirement, appName, payload: decoded.payload }
-    const deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
-    // 5–6. the payment is final: the bytes move to the durable spool, then upload
+    // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
+    // a crash at any later point leaves the payment, the payload and the bytes together on record.
     const uploadId = newUploadId()
     await mkdir(this.spoolPaidDir, { recursive: true })
     const spoolPath = join(this.spoolPaidDir, uploadId)
     await rename(file.path, spoolPath)
     takeFile()
-    await this.ledger.createUpload({
-      uploadId,
-      depositId: deposit.depositId,
-      sha256: file.sha256,
-      mimeType: file.mimeType,
-      sizeBytes: file.sizeBytes,
-      appName,
-      payerTag: deposit.payerTag,
-      spoolPath,
-    })
+    const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath }
+    const common = { file, price, resourceUrl, requirement, appName, payload: decoded.payload, upload }
+    let deposit: SettledDeposit
+    try {
+      deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
+    } catch (error) {
+      const row = await this.ledger.getUploadRow(uploadId)
+      if (!row) await rm(spoolPath, { force: true }).catch(() => undefined)
+      throw error
+    }
     const settlement = deposit.settlement
     try {
       const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
@@ -235,24 +234,29 @@ export class StorageService {
     }
   }
 
-  async #settleEvm({ file, price, resourceUrl, requirement, payload }: SettleInput): Promise<SettledDeposit> {
+  async #settleEvm({ price, resourceUrl, requirement, payload, upload }: SettleInput): Promise<SettledDeposit> {
     const payment = parseEvmPayment(payload)
     precheckEvmPayment(payload, payment, requirement)
     const depositId = newDepositId()
-    const claimed = await this.ledger.claimDeposit({
-      depositId,
-      payer: payment.authorization.from,
-      nonce: payment.authorization.nonce,
-      payTo: requirement.payTo,
-      network: requirement.network,
-      asset: requirement.asset,
-      scheme: 'exact',
-      amountAtomic: payment.authorization.value,
-      priceAtomic: price.atomic,
-      priceUsd: price.usd,
-      resourceUrl,
-      paymentPayload: payload,
-    })
+    // Claim (payer, nonce) BEFORE the facilitator hears of it: concurrent replays find the key taken.
+    const claimed = await this.ledger.claimWithUpload(
+      {
+        depositId,
+        payer: payment.authorization.from,
+        nonce: payment.authorization.nonce,
+        payTo: requirement.payTo,
+        network: requirement.network,
+        asset: requirement.asset,
+        scheme: 'exact',
+        amountAtomic: payment.authorization.value,
+        priceAtomic: price.atomic,
+        priceUsd: price.usd,
+        resourceUrl,
+        paymentPayload: payload,
+      },
+      { ...upload, depositId, payerTag: payment.authorization.from },
+      'pending_payment',
+    )
     if (!claimed) throw new PaymentReplayedError()
     let settling = false
     try {
@@ -262,19 +266,21 @@ export class StorageService {
       const settlement = { success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
       const fresh = await this.ledger.markSettled(depositId, settled.transaction, settled.response)
       if (!fresh) this.#logger?.warn({ deposit_id: depositId, tx_hash: settled.transaction }, 'settlement tx hash already recorded')
+      await this.ledger.activateUpload(upload.uploadId)
       return { depositId, payerTag: payment.authorization.from, settlement }
     } catch (error) {
       if (settling && error instanceof FacilitatorUnavailableError) {
-        // The settlement may or may not have happened: keep the claim so the payload can never be reused.
+        // The settlement may or may not have happened: keep the claim (the payload can never be reused)
+        // and the spooled bytes, for reconciliation.
         await this.ledger.markSettleUnknown(depositId, String(error))
       } else {
-        await this.ledger.releaseClaim(depositId)
+        await this.ledger.dropUnpaid(depositId, upload.uploadId)
       }
       throw error
     }
   }
 
-  async #settleAlgorand({ file, price, resourceUrl, requirement, payload }: SettleInput): Promise<SettledDeposit> {
+  async #settleAlgorand({ file, price, resourceUrl, requirement, payload, upload }: SettleInput): Promise<SettledDeposit> {
     const { txId } = parseAlgorandPayment(payload)
     const check = {
       txId,
@@ -295,21 +301,26 @@ export class StorageService {
       confirmedRound: paid.confirmedRound.toString(),
     }
     const depositId = newDepositId()
-    const claimed = await this.ledger.claimDeposit({
-      depositId,
-      payer: paid.payer,
-      nonce: paid.txId,
-      payTo: requirement.payTo,
-      network: requirement.network,
-      asset: paid.asset,
-      scheme: 'exact',
-      amountAtomic: paid.amount,
-      priceAtomic: price.atomic,
-      priceUsd: price.usd,
-      resourceUrl,
-      paymentPayload: payload,
-      settled: { txHash: paid.txId, settlement },
-    })
+    // The transaction is final on the ledger: deposit (settled) and upload are recorded in one transaction.
+    const claimed = await this.ledger.claimWithUpload(
+      {
+        depositId,
+        payer: paid.payer,
+        nonce: paid.txId,
+        payTo: requirement.payTo,
+        network: requirement.network,
+        asset: paid.asset,
+        scheme: 'exact',
+        amountAtomic: paid.amount,
+        priceAtomic: price.atomic,
+        priceUsd: price.usd,
+        resourceUrl,
+        paymentPayload: payload,
+        settled: { txHash: paid.txId, settlement },
+      },
+      { ...upload, depositId, payerTag: '' },
+      'uploading',
+    )
     if (!claimed) throw new PaymentReplayedError()
     return { depositId, payerTag: '', settlement }
   }
@@ -356,6 +367,7 @@ export class StorageService {
 }
 
 type SettleInput = {
+  upload: NewUpload
   file: ReceivedUpload
   price: { atomic: bigint; usd: string }
   resourceUrl: string

@@ -56,7 +56,7 @@ describe('CabinetService (machine 3.3)', () => {
     expect(Object.keys(agents)).toHaveLength(7)
     expect(agents['company:ACME:cabinet:cro_risk']!.address).toBe(result.members[7]!.address)
     expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
-    expect(events.ofKind('admin.cabinet.provisioned')[0]!.payload).toMatchObject({ company: 'ACME', ceo_address: result.ceo.address, vault_entries: 16 })
+    expect(events.ofKind('admin.cabinet.provisioned')[0]!.payload).toEqual({ company: 'ACME', ceo_address: result.ceo.address, soldier_count: 7, created: true })
     // Roster and result never carry vault_pk_id; nothing on disk outside the vault holds a key.
     expect(JSON.stringify(result)).not.toContain('vault_pk_id')
     expect(JSON.stringify(await cabinets.roster('ACME'))).not.toContain('vault_pk_id')
@@ -73,7 +73,7 @@ describe('CabinetService (machine 3.3)', () => {
     expect(again.created).toBe(false)
     expect([again.ceo, ...again.soldiers]).toEqual([first.ceo, ...first.soldiers])
     expect(readState(dir)).toEqual(before)
-    expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
+    expect(events.ofKind('admin.cabinet.provisioned').map((e) => e.payload.created)).toEqual([true, false])
   })
 
   it('company names are case-preserving namespaces', async () => {
@@ -96,7 +96,7 @@ describe('CabinetService (machine 3.3)', () => {
     const agents = (await files.readAgentMap()).agents
     expect(Object.entries(agents).filter(([id]) => id.startsWith('company:ACME:')).every(([, a]) => a.address === null)).toBe(true)
     expect(Object.entries(agents).filter(([id]) => id.startsWith('company:KEEP:')).every(([, a]) => a.address !== null)).toBe(true)
-    expect(events.ofKind('admin.cabinet.cleared')[0]!.payload).toEqual({ company: 'ACME', vault_entries_deleted: 16, soldiers_nulled: 7 })
+    expect(events.ofKind('admin.cabinet.cleared')[0]!.payload).toEqual({ company: 'ACME', vault_entries_deleted: 16 })
     await expect(cabinets.roster('ACME')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'cabinet_not_found')
     expect((await cabinets.preflight('ACME')).soldiers_with_address).toBe(0)
   })

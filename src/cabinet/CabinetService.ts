@@ -139,7 +139,10 @@ export class CabinetService {
   async #provision(company: string): Promise<ProvisionResult> {
     this.#vault.list('')
     const existing = (await this.#files.readRegistry()).companies[company]
-    if (existing) return provisionResult(existing, false)
+    if (existing) {
+      await this.#events.emit({ kind: 'admin.cabinet.provisioned', payload: provisionedPayload(existing, false) })
+      return provisionResult(existing, false)
+    }
     return this.#transaction('provision', async (step) => {
       const members: RegistryMember[] = []
       for (const spec of CABINET_MEMBERS) {
@@ -164,15 +167,7 @@ export class CabinetService {
       for (const m of members) if (m.role !== 'ceo') agents[m.entity_id] = { company, role: m.role, address: m.address }
       await this.#files.writeAgentMap({ ...map, agents })
       await step('event.provisioned')
-      await this.#events.emit({
-        kind: 'admin.cabinet.provisioned',
-        payload: {
-          company,
-          ceo_address: members[0]!.address,
-          members: members.map((m) => ({ role: m.role, address: m.address, entity_id: m.entity_id })),
-          vault_entries: members.length * 2,
-        },
-      })
+      await this.#events.emit({ kind: 'admin.cabinet.provisioned', payload: provisionedPayload(block, true) })
       return provisionResult(block, true)
     })
   }
@@ -197,17 +192,13 @@ export class CabinetService {
       await step('agent_map.write')
       const map = await this.#files.readAgentMap()
       const agents = { ...map.agents }
-      let nulled = 0
       for (const role of SOLDIER_ROLES) {
         const id = agentIdFor(company, role)
-        if (agents[id]) {
-          agents[id] = { ...agents[id], address: null }
-          nulled++
-        }
+        if (agents[id]) agents[id] = { ...agents[id], address: null }
       }
       await this.#files.writeAgentMap({ ...map, agents })
       await step('event.cleared')
-      await this.#events.emit({ kind: 'admin.cabinet.cleared', payload: { company, vault_entries_deleted: deleted, soldiers_nulled: nulled } })
+      await this.#events.emit({ kind: 'admin.cabinet.cleared', payload: { company, vault_entries_deleted: deleted } })
       return { company, cleared: true, vault_entries_deleted: deleted }
     })
   }
@@ -241,6 +232,11 @@ function toRoster(block: RegistryBlock): Roster {
     company: block.company,
     members: block.members.map((m) => ({ role: m.role, label: m.label, address: m.address, entity_id: m.entity_id, boardroom_weight: m.boardroom_weight })),
   }
+}
+
+/** `CabinetProvisionedPayload` of asyncapi/events.yaml. */
+function provisionedPayload(block: RegistryBlock, created: boolean) {
+  return { company: block.company, ceo_address: block.members[0]!.address, soldier_count: block.members.length - 1, created }
 }
 
 function provisionResult(block: RegistryBlock, created: boolean): ProvisionResult {

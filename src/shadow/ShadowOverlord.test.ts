@@ -237,7 +237,7 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
       expect(privateKeyToAccount(released.private_key).address).toBe(cro.address)
       const critical = events.ofKind('admin.shadow_overlord_release_key')
       expect(critical).toHaveLength(1)
-      expect(critical[0]).toMatchObject({ severity: 'critical', payload: { actor: overlord.account.address, agent_id: cro.entity_id, address: cro.address } })
+      expect(critical[0]).toMatchObject({ severity: 'critical', payload: { agent_id: cro.entity_id, address: cro.address } })
       expect(JSON.stringify(events.events)).not.toContain(released.private_key.slice(2))
       await expect(tier.overlord.releaseKey(auth, cro.entity_id, { ...s, confirm: 'RELEASE-PRIVATE-KEY' })).rejects.toSatisfy(rejects('nonce_consumed', 409))
     })
@@ -271,18 +271,18 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
     await tier.overlord.preflight({}, 'ACME').catch(() => {})
     const actions = events.ofKind('admin.shadow_overlord_action')
     expect(actions.map((e) => [e.payload.operation, e.payload.outcome, e.payload.reason])).toEqual([
-      ['createShadowChallenge', 'ok', null],
-      ['verifyShadowChallenge', 'ok', null],
-      ['createShadowChallenge', 'ok', null],
-      ['verifyShadowChallenge', 'ok', null],
-      ['reunlockVault', 'ok', null],
-      ['createShadowChallenge', 'ok', null],
-      ['provisionCabinet', 'ok', null],
-      ['getCabinetPreflight', 'rejected', 'bearer_required'],
+      ['challenge', 'ok', undefined],
+      ['verify', 'ok', undefined],
+      ['challenge', 'ok', undefined],
+      ['verify', 'ok', undefined],
+      ['reunlock', 'ok', undefined],
+      ['challenge', 'ok', undefined],
+      ['provision', 'ok', undefined],
+      ['preflight', 'rejected', 'bearer_required'],
     ])
-    expect(actions[6]!.payload).toMatchObject({ actor: overlord.account.address, scope: 'cabinet.provision', target: 'ACME' })
-    expect(actions[4]!.payload).toMatchObject({ operation: 'reunlockVault', vault_initialised: true })
-    for (const e of actions) expect(Object.keys(e.payload).filter((k) => k !== 'vault_initialised').sort()).toEqual(['actor', 'nonce', 'operation', 'outcome', 'reason', 'scope', 'target'])
+    expect(actions[6]!.payload).toEqual({ actor: overlord.account.address, scope: 'cabinet.provision', operation: 'provision', target: 'ACME', outcome: 'ok' })
+    expect(actions[7]!.payload).toEqual({ actor: null, scope: 'auth', operation: 'preflight', target: 'ACME', outcome: 'rejected', reason: 'bearer_required' })
+    for (const e of actions) expect(Object.keys(e.payload).every((k) => ['actor', 'scope', 'operation', 'target', 'outcome', 'reason'].includes(k))).toBe(true)
     const text = JSON.stringify(events.events)
     expect(text).not.toContain(auth.authorization.slice(7))
     expect(text).not.toMatch(/0x[0-9a-f]{130}/i)

@@ -5,7 +5,7 @@ import { readUnlockProof, type UnlockProof, type Vault } from '../vault/Vault.js
 import type { BearerTokens } from './BearerTokens.js'
 import type { IssuedChallenge, ShadowChallenges } from './ShadowChallenges.js'
 import { ShadowError } from './ShadowError.js'
-import { AGENT_ID_PATTERN, COMPANY_PATTERN, type ShadowScope } from './scopes.js'
+import { AGENT_ID_PATTERN, COMPANY_PATTERN, isShadowScope, type ShadowScope } from './scopes.js'
 
 /** What a handler passes about the caller: the raw `Authorization` header and whether a session token came. */
 export type Caller = { authorization?: string | undefined; hasSessionToken?: boolean }
@@ -22,22 +22,28 @@ export type ShadowOverlordOptions = {
   unlockProofPath: string
   /** Called when an audit event of a rejection cannot be written (the rejection itself still stands). */
   onAuditFailure?: (error: unknown) => void
+  /** Called when an unlock initialised a new vault (logged by the app). */
+  onVaultInitialised?: () => void
 }
 
-const OPERATION_SCOPES: Record<string, ShadowScope> = {
-  provisionCabinet: 'cabinet.provision',
-  clearCabinet: 'cabinet.clear',
-  vaultSign: 'vault.sign',
-  releaseKey: 'release.key',
+/** operationId → audit operation name and scope (bearer-only operations are audited under `auth`). */
+const OPERATIONS: Record<string, { operation: string; scope: ShadowScope }> = {
+  getCabinetPreflight: { operation: 'preflight', scope: 'auth' },
+  provisionCabinet: { operation: 'provision', scope: 'cabinet.provision' },
+  clearCabinet: { operation: 'clear', scope: 'cabinet.clear' },
+  vaultSign: { operation: 'sign', scope: 'vault.sign' },
+  releaseKey: { operation: 'release_key', scope: 'release.key' },
+  reunlockVault: { operation: 'reunlock', scope: 'auth' },
 }
 
-type AuditContext = { operation: string; scope: ShadowScope | null; target: string | null; actor: string | null; nonce?: string; initialised?: boolean }
+/** `ShadowOverlordActionPayload` of asyncapi/events.yaml: operation names are short, target '' when none. */
+type AuditContext = { operation: string; scope: ShadowScope; target: string; actor: string | null }
 
 /**
  * The shadow-overlord tier as one framework-free facade: every operation authenticates, runs the consume
  * rules, touches the vault last, and writes an `admin.shadow_overlord_action` audit event whatever the
- * outcome (payload: actor, scope, operation, target, outcome, reason, nonce — never a key, signature or
- * token). Audit is fail-closed for successes, like HashiCorp Vault: when the success event cannot be
+ * outcome (payload `ShadowOverlordActionPayload` of asyncapi/events.yaml: actor, scope, operation, target,
+ * outcome, reason — never a key, signature or token). Audit is fail-closed for successes, like HashiCorp Vault: when the success event cannot be
  * written the caller gets 503 `audit_unavailable` and, for release-key and sign, no secret-derived output.
  */
 export class ShadowOverlord {
@@ -48,17 +54,18 @@ export class ShadowOverlord {
   }
 
   challenge(body: { scope?: unknown; params?: unknown }): Promise<IssuedChallenge> {
-    const scope = typeof body?.scope === 'string' ? (body.scope as ShadowScope) : null
+    // An unknown scope is audited under `auth` (the event's scope is an enum) with reason `invalid_scope`.
+    const scope: ShadowScope = isShadowScope(body?.scope) ? body.scope : 'auth'
     const params = body?.params && typeof body.params === 'object' ? (body.params as Record<string, unknown>) : {}
-    const target = typeof params.company === 'string' ? params.company : typeof params.agent_id === 'string' ? params.agent_id : null
-    return this.#audited({ operation: 'createShadowChallenge', scope, target, actor: null }, async () => {
+    const target = typeof params.company === 'string' ? params.company : typeof params.agent_id === 'string' ? params.agent_id : ''
+    return this.#audited({ operation: 'challenge', scope, target, actor: null }, async () => {
       const issued = await this.o.challenges.issue(body?.scope, body?.params)
       return { nonce: issued.nonce, message: issued.message, expires_at: issued.expires_at }
     })
   }
 
   verify(body: SignedBody): Promise<{ jwt: string; exp: number }> {
-    return this.#audited({ operation: 'verifyShadowChallenge', scope: 'auth', target: null, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+    return this.#audited({ operation: 'verify', scope: 'auth', target: '', actor: null }, async (ctx) => {
       const bearer = this.#bearer()
       await this.o.challenges.consume({ scope: 'auth', nonce: body?.nonce, signature: body?.signature, params: {} })
       const overlord = this.o.challenges.requireOverlord()
@@ -68,7 +75,7 @@ export class ShadowOverlord {
   }
 
   preflight(caller: Caller, company: string): Promise<Preflight> {
-    return this.#audited({ operation: 'getCabinetPreflight', scope: null, target: company, actor: null }, async (ctx) => {
+    return this.#audited({ operation: 'preflight', scope: 'auth', target: company, actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       checkCompany(company)
       return this.o.cabinets.preflight(company)
@@ -76,7 +83,7 @@ export class ShadowOverlord {
   }
 
   provision(caller: Caller, company: string, body: SignedBody): Promise<ProvisionResult> {
-    return this.#audited({ operation: 'provisionCabinet', scope: 'cabinet.provision', target: company, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+    return this.#audited({ operation: 'provision', scope: 'cabinet.provision', target: company, actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       checkCompany(company)
       await this.o.challenges.consume({ scope: 'cabinet.provision', nonce: body?.nonce, signature: body?.signature, params: { company } })
@@ -85,7 +92,7 @@ export class ShadowOverlord {
   }
 
   clear(caller: Caller, company: string, body: SignedBody): Promise<ClearResult> {
-    return this.#audited({ operation: 'clearCabinet', scope: 'cabinet.clear', target: company, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+    return this.#audited({ operation: 'clear', scope: 'cabinet.clear', target: company, actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       checkCompany(company)
       await this.o.challenges.consume({
@@ -99,7 +106,7 @@ export class ShadowOverlord {
   }
 
   sign(caller: Caller, agentId: string, body: SignedBody): Promise<SignResult> {
-    return this.#audited({ operation: 'vaultSign', scope: 'vault.sign', target: agentId, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+    return this.#audited({ operation: 'sign', scope: 'vault.sign', target: agentId, actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       checkAgentId(agentId)
       if (typeof body?.message !== 'string') throw new ShadowError('invalid_params', 'message must be a string.')
@@ -109,7 +116,7 @@ export class ShadowOverlord {
   }
 
   releaseKey(caller: Caller, agentId: string, body: SignedBody): Promise<ReleasedKey> {
-    return this.#audited({ operation: 'releaseKey', scope: 'release.key', target: agentId, actor: null, nonce: nonceOf(body) }, async (ctx) => {
+    return this.#audited({ operation: 'release_key', scope: 'release.key', target: agentId, actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       checkAgentId(agentId)
       await this.o.challenges.consume({
@@ -123,7 +130,7 @@ export class ShadowOverlord {
         await this.o.events.emit({
           kind: 'admin.shadow_overlord_release_key',
           severity: 'critical',
-          payload: { actor: ctx.actor, agent_id: agentId, address: released.address, nonce: ctx.nonce ?? null },
+          payload: { agent_id: agentId, address: released.address },
         })
       } catch (cause) {
         throw new ShadowError('audit_unavailable', 'The audit log cannot be written; the key was not released.', { cause })
@@ -138,11 +145,11 @@ export class ShadowOverlord {
    */
   reunlock(caller: Caller, body: UnlockProof | undefined): Promise<{ unlocked: true; flow: 'A' | 'B' }> {
     const flowB = body !== undefined && body !== null && typeof body === 'object' && Object.keys(body).length > 0
-    return this.#audited({ operation: 'reunlockVault', scope: null, target: 'vault', actor: null }, async (ctx) => {
+    return this.#audited({ operation: 'reunlock', scope: 'auth', target: '', actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       const proof = flowB ? body : await readUnlockProof(this.o.unlockProofPath)
       const result = await this.o.vault.unlock(proof)
-      ctx.initialised = result.initialised
+      if (result.initialised) this.o.onVaultInitialised?.()
       return { unlocked: true, flow: flowB ? 'B' : 'A' }
     })
   }
@@ -166,8 +173,8 @@ export class ShadowOverlord {
    * For a request the route-level bearer check turned away: audits the rejection under the operation and
    * returns the precise error (401 `bearer_required` / `bearer_invalid` / `insufficient_privilege`, or 503).
    */
-  async rejectUnauthenticated(caller: Caller, operation: string, target: string | null): Promise<ShadowError> {
-    const scope = OPERATION_SCOPES[operation] ?? null
+  async rejectUnauthenticated(caller: Caller, operationId: string, target: string): Promise<ShadowError> {
+    const { operation, scope } = OPERATIONS[operationId] ?? { operation: operationId, scope: 'auth' as const }
     try {
       await this.#audited({ operation, scope, target, actor: null }, async () => {
         await this.#authenticate(caller)
@@ -205,21 +212,21 @@ export class ShadowOverlord {
     } catch (error) {
       const reason = error instanceof ShadowError ? error.code : ((error as { code?: unknown })?.code as string | undefined) ?? 'internal_error'
       try {
-        await this.#emitAction(ctx, error instanceof ShadowError ? 'rejected' : 'failed', typeof reason === 'string' ? reason : 'internal_error')
+        await this.#emitAction(ctx, 'rejected', typeof reason === 'string' && /^[a-z][a-z0-9_]*$/.test(reason) ? reason : 'internal_error')
       } catch (auditError) {
         this.o.onAuditFailure?.(auditError)
       }
       throw error
     }
     try {
-      await this.#emitAction(ctx, 'ok', null)
+      await this.#emitAction(ctx, 'ok')
     } catch (cause) {
       throw new ShadowError('audit_unavailable', 'The audit log cannot be written; the operation result is withheld.', { cause })
     }
     return result
   }
 
-  #emitAction(ctx: AuditContext, outcome: 'ok' | 'rejected' | 'failed', reason: string | null) {
+  #emitAction(ctx: AuditContext, outcome: 'ok' | 'rejected', reason?: string) {
     return this.o.events.emit({
       kind: 'admin.shadow_overlord_action',
       severity: outcome === 'ok' ? 'info' : 'warning',
@@ -229,16 +236,10 @@ export class ShadowOverlord {
         operation: ctx.operation,
         target: ctx.target,
         outcome,
-        reason,
-        nonce: ctx.nonce ?? null,
-        ...(ctx.initialised === undefined ? {} : { vault_initialised: ctx.initialised }),
+        ...(reason === undefined ? {} : { reason }),
       },
     })
   }
-}
-
-function nonceOf(body: SignedBody | undefined): string | undefined {
-  return typeof body?.nonce === 'string' && /^0x[0-9a-fA-F]{64}$/.test(body.nonce) ? body.nonce.toLowerCase() : undefined
 }
 
 function checkCompany(company: string): void {

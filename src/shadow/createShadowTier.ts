@@ -28,6 +28,7 @@ export type CreateShadowTierParameters = {
   nonceOptions?: NonceStoreOptions
   faults?: FaultHook
   onAuditFailure?: (error: unknown) => void
+  onVaultInitialised?: () => void
 }
 
 /**
@@ -50,6 +51,7 @@ export async function createShadowTier(p: CreateShadowTierParameters): Promise<S
     overlordAddress,
     unlockProofPath: config.unlockProofPath,
     onAuditFailure: p.onAuditFailure,
+    onVaultInitialised: p.onVaultInitialised,
   })
   return {
     overlord,

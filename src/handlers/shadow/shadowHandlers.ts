@@ -1,3 +1,4 @@
+import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { ShadowTier } from '../../shadow/createShadowTier.js'
 import type { Caller } from '../../shadow/ShadowOverlord.js'
 import type { HttpResult } from '../../shared/http/index.js'
@@ -27,7 +28,7 @@ const page: Handler = (ctx) => {
  * Thin handlers of the shadow tier: HTTP in, one call of the `ShadowOverlord` facade, HTTP out. Errors are
  * `ShadowError`s mapped by the error catalogue. `agent_id` arrives percent-decoded (`%2F` → `/`).
  */
-export const shadowHandlers: Record<string, Handler> = {
+export const shadowHandlers = {
   createShadowChallenge: async (ctx) => json(await ctx.services.shadow.overlord.challenge(bodyOf(ctx))),
   verifyShadowChallenge: async (ctx) => json(await ctx.services.shadow.overlord.verify(bodyOf(ctx))),
   getCabinetPreflight: async (ctx) => json(await ctx.services.shadow.overlord.preflight(callerOf(ctx), ctx.params.co!)),
@@ -40,4 +41,4 @@ export const shadowHandlers: Record<string, Handler> = {
   getCabinetPage: page,
   getCabinetHtml: page,
   getShadowOverlordPage: page,
-}
+} satisfies Partial<Record<OperationId, Handler>>

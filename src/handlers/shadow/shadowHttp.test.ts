@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { recoverMessageAddress } from 'viem'
+import { createAjv, loadOpenApiDocument } from '../../shared/http/index.js'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CollectingEventSink, tempDir, testOverlord } from '../../shadow/testSupport.js'
@@ -203,6 +205,32 @@ describe('shadow tier over HTTP (router + openapi/gateway.yaml validation)', () 
     expect(apps.flatMap((a) => a.validationErrors)).toEqual([])
     const fiveXX = apps.flatMap((a) => a.responses).filter((r) => r.status >= 500)
     expect(fiveXX.map((r) => r.body.includes('overlord_not_configured'))).toEqual(fiveXX.map(() => true))
+  })
+
+  it('every audit and cabinet event matches its AsyncAPI payload schema', () => {
+    const asyncapi = loadOpenApiDocument(fileURLToPath(new URL('../../../asyncapi/events.yaml', import.meta.url)))
+    const ajv = createAjv()
+    ajv.addSchema({ $id: 'events.yaml', ...asyncapi })
+    const schemaOf: Record<string, string> = {
+      'admin.shadow_overlord_action': 'ShadowOverlordActionPayload',
+      'admin.cabinet.provisioned': 'CabinetProvisionedPayload',
+      'admin.cabinet.cleared': 'CabinetClearedPayload',
+      'admin.shadow_overlord_release_key': 'ShadowOverlordReleaseKeyPayload',
+    }
+    const seen = new Set<string>()
+    for (const event of events.events) {
+      const name = schemaOf[event.kind]
+      expect(name, event.kind).toBeDefined()
+      const validate = ajv.getSchema(`events.yaml#/components/schemas/${name}`)!
+      expect(validate(event.payload), `${event.kind} ${JSON.stringify(event.payload)} ${JSON.stringify(validate.errors)}`).toBe(true)
+      seen.add(event.kind)
+    }
+    expect([...seen].sort()).toEqual(Object.keys(schemaOf).sort())
+    const outcomes = events.ofKind('admin.shadow_overlord_action').map((e) => `${e.payload.operation}:${e.payload.outcome}`)
+    for (const op of ['challenge', 'verify', 'preflight', 'provision', 'clear', 'sign', 'release_key', 'reunlock']) {
+      expect(outcomes).toContain(`${op}:ok`)
+      expect(outcomes).toContain(`${op}:rejected`)
+    }
   })
 
   it('no member private key appears in any log line, event, error body or response except release-key responses', async () => {

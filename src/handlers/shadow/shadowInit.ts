@@ -24,6 +24,7 @@ export const shadowInit: DomainInit = async (core) => {
     events: core.catalogue,
     now: core.now,
     onAuditFailure: (error) => core.logger.error({ err: error }, 'shadow audit event could not be written'),
+    onVaultInitialised: () => core.logger.warn({ vault: 'initialised' }, 'first unlock: a new sealed vault was initialised'),
   })
   core.logger.info(
     { overlord_configured: Boolean(config.overlordAddress), nonce_store: core.dialect === 'postgres' ? 'postgres' : 'sqlite-file', vault_unlocked: false },
@@ -46,7 +47,7 @@ export const shadowInit: DomainInit = async (core) => {
     securityHandlers: { overlordBearer: (ctx: HandlerContext) => tier.overlord.authenticate(callerOf(ctx)) },
     unauthorized: {
       overlordBearer: async (ctx: HandlerContext) => {
-        const target = ctx.params.co ?? ctx.params.agent_id ?? (ctx.operationId === 'reunlockVault' ? 'vault' : null)
+        const target = ctx.params.co ?? ctx.params.agent_id ?? ''
         const error = await tier.overlord.rejectUnauthenticated(callerOf(ctx), ctx.operationId, target)
         return { status: error.status, body: { error: error.code, message: error.shortMessage } }
       },

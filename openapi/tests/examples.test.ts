@@ -104,7 +104,8 @@ export function mediaTypesWithoutExamples(doc: JsonObject): string[] {
         }
       }
     }
-    for (const p of (o.op.parameters ?? []) as Json[]) {
+    const pathItem = (doc.paths as JsonObject)[o.path] as JsonObject
+    for (const p of [...((pathItem.parameters ?? []) as Json[]), ...((o.op.parameters ?? []) as Json[])]) {
       const param = deref(doc, p, '').value
       if (isObject(param) && !('example' in param) && !isObject(param.examples)) {
         missing.push(`${o.operationId} parameter ${String(param.name)}`)

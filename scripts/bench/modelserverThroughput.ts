@@ -6,7 +6,9 @@
  * One engine (llama.cpp threads set explicitly) serves both paths. In-process: `EngineModel.complete` on the
  * model the server has loaded. HTTP: `POST /api/generate` (`stream: false`, then `stream: true`) on a server in
  * this process. Same prompt, seed and `num_predict`; tokens per second = generated tokens / wall-clock seconds,
- * median of the runs. Prints the figures and the HTTP/in-process ratio.
+ * median of the runs. Prints the figures and the HTTP/in-process ratio. On a shared machine wall-clock figures
+ * are noisy, so each path also reports tokens per CPU-second of this process (llama.cpp threads included),
+ * which other processes' load does not change.
  */
 import type { AddressInfo } from 'node:net'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -26,6 +28,17 @@ const prompt = 'Once upon a time'
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
+type Sample = { wall: number; cpu: number }
+/** Runs `fn` (which returns the number of generated tokens) and returns tokens per wall second and per CPU second. */
+async function measure(fn: () => Promise<number>): Promise<Sample> {
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  const n = await fn()
+  const wall = (performance.now() - t0) / 1000
+  const c = process.cpuUsage(cpu0)
+  return { wall: n / wall, cpu: n / ((c.user + c.system) / 1e6) }
+}
+
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-modelserver-'))
 const engine = await createEngine({ threads })
 const server = await createModelServer({ config: { ...loadModelServerConfig({}), modelsDir: dir, threads }, engine, processMetrics: false })
@@ -40,41 +53,40 @@ try {
   const record = await server.ctx.findModel('svc-tiny-chat')
   const model = server.ctx.residency.get(record)!.model
 
-  const inProcess: number[] = []
-  const inProcessStream: number[] = []
-  const viaHttp: number[] = []
-  const viaHttpStream: number[] = []
+  const samples: Record<string, Sample[]> = { inProcess: [], inProcessStream: [], http: [], httpStream: [] }
   let produced = 0
   for (let i = 0; i < runs; i++) {
-    let t = performance.now()
-    const r = await model.complete({ prompt, options })
-    inProcess.push(r.evalCount / ((performance.now() - t) / 1000))
-    produced = r.evalCount
-
-    t = performance.now()
-    let pieces = 0
-    const rs = await model.complete({ prompt, options, onToken: () => void pieces++ })
-    inProcessStream.push(rs.evalCount / ((performance.now() - t) / 1000))
-
-    t = performance.now()
-    const h = (await (await post({ model: 'svc-tiny-chat', prompt, stream: false, options })).json()) as { eval_count: number }
-    viaHttp.push(h.eval_count / ((performance.now() - t) / 1000))
-
-    t = performance.now()
-    const res = await post({ model: 'svc-tiny-chat', prompt, options })
-    const text = await res.text()
-    const last = JSON.parse(text.trimEnd().split('\n').at(-1)!) as { eval_count: number }
-    viaHttpStream.push(last.eval_count / ((performance.now() - t) / 1000))
+    samples.inProcess!.push(
+      await measure(async () => {
+        const r = await model.complete({ prompt, options })
+        produced = r.evalCount
+        return r.evalCount
+      }),
+    )
+    samples.inProcessStream!.push(await measure(async () => (await model.complete({ prompt, options, onToken: () => {} })).evalCount))
+    samples.http!.push(
+      await measure(async () => ((await (await post({ model: 'svc-tiny-chat', prompt, stream: false, options })).json()) as { eval_count: number }).eval_count),
+    )
+    samples.httpStream!.push(
+      await measure(async () => {
+        const text = await (await post({ model: 'svc-tiny-chat', prompt, options })).text()
+        return (JSON.parse(text.trimEnd().split('\n').at(-1)!) as { eval_count: number }).eval_count
+      }),
+    )
   }
-  const a = median(inProcess)
-  const b = median(viaHttp)
-  const c = median(viaHttpStream)
-  const d = median(inProcessStream)
+  const fig = (k: string) => ({ wall: median(samples[k]!.map((x) => x.wall)), cpu: median(samples[k]!.map((x) => x.cpu)) })
+  const base = fig('inProcess')
+  const baseStream = fig('inProcessStream')
+  const line = (label: string, f: { wall: number; cpu: number }, ref: { wall: number; cpu: number }) =>
+    console.log(
+      `${label.padEnd(26)} ${f.wall.toFixed(0).padStart(6)} tokens/s wall (${((f.wall / ref.wall) * 100).toFixed(1)}%)  ` +
+        `${f.cpu.toFixed(0).padStart(6)} tokens/CPU-s (${((f.cpu / ref.cpu) * 100).toFixed(1)}%)`,
+    )
   console.log(`tokens per run: ${produced} (num_predict ${tokens}), runs: ${runs}, llama threads: ${threads}`)
-  console.log(`in-process          : ${a.toFixed(0)} tokens/s`)
-  console.log(`HTTP stream:false   : ${b.toFixed(0)} tokens/s (${((b / a) * 100).toFixed(1)}% of in-process)`)
-  console.log(`in-process, onToken : ${d.toFixed(0)} tokens/s`)
-  console.log(`HTTP stream:true    : ${c.toFixed(0)} tokens/s (${((c / d) * 100).toFixed(1)}% of in-process with onToken)`)
+  line('in-process', base, base)
+  line('HTTP stream:false', fig('http'), base)
+  line('in-process with onToken', baseStream, baseStream)
+  line('HTTP stream:true', fig('httpStream'), baseStream)
 } finally {
   http.closeAllConnections()
   http.close()

@@ -1,6 +1,6 @@
 import type { EngineModel, EngineOptions, GenerationResult, ModelKind, TokenChunk } from '../engine/Engine.js'
 import { toModelServerError, type ModelServerContext } from '../ModelServerContext.js'
-import { NDJSON, NdjsonChannel } from '../http/NdjsonChannel.js'
+import { NDJSON, NdjsonChannel, TOKEN_FLUSH_INTERVAL_MS } from '../http/NdjsonChannel.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import type { ModelRecord } from '../store/ModelStore.js'
 
@@ -68,7 +68,7 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
     }
   }
 
-  const channel = new NdjsonChannel()
+  const channel = new NdjsonChannel(TOKEN_FLUSH_INTERVAL_MS)
   let firstToken: () => void = () => {}
   const started$ = new Promise<void>((resolve) => (firstToken = resolve))
   const onToken = (piece: TokenChunk) => {

@@ -1,16 +1,24 @@
 /**
  * A push-based NDJSON stream: producers `push` objects, the HTTP layer iterates lines. `fail` ends the stream
  * with a final `{"error": "..."}` line (Ollama's mid-stream error). Iteration stops when the consumer goes away.
+ *
+ * Lines pushed within `flushIntervalMs` of the previous write are written together: generation pushes one
+ * chunk per token, and every write costs event-loop time that llama.cpp's token loop shares. The first line
+ * and the last one are never delayed.
  */
 export class NdjsonChannel implements AsyncIterable<string> {
   private readonly queue: string[] = []
   private waiter: (() => void) | undefined
   private ended = false
+  private lastFlush = 0
+  private timer: NodeJS.Timeout | undefined
+
+  constructor(private readonly flushIntervalMs = 0) {}
 
   push(value: unknown): void {
     if (this.ended) return
     this.queue.push(`${JSON.stringify(value)}\n`)
-    this.wake()
+    this.schedule()
   }
 
   end(): void {
@@ -28,23 +36,46 @@ export class NdjsonChannel implements AsyncIterable<string> {
     return this.ended
   }
 
+  private schedule(): void {
+    if (this.timer) return
+    const wait = this.lastFlush + this.flushIntervalMs - performance.now()
+    if (this.flushIntervalMs <= 0 || wait <= 0) {
+      this.wake()
+      return
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.wake()
+    }, wait)
+  }
+
   private wake(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
     const w = this.waiter
     this.waiter = undefined
     w?.()
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<string> {
-    while (true) {
-      if (this.queue.length > 0) {
-        // Coalesce what is queued into one write.
-        yield this.queue.splice(0).join('')
-        continue
+    try {
+      while (true) {
+        if (this.queue.length > 0 && (this.ended || !this.timer)) {
+          this.lastFlush = performance.now()
+          yield this.queue.splice(0).join('')
+          continue
+        }
+        if (this.ended && this.queue.length === 0) return
+        await new Promise<void>((resolve) => (this.waiter = resolve))
       }
-      if (this.ended) return
-      await new Promise<void>((resolve) => (this.waiter = resolve))
+    } finally {
+      if (this.timer) clearTimeout(this.timer)
+      this.ended = true
     }
   }
 }
 
 export const NDJSON = 'application/x-ndjson'
+
+/** Write interval for token streams (ms): at most ~100 writes per second per stream. */
+export const TOKEN_FLUSH_INTERVAL_MS = 10

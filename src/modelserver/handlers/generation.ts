@@ -186,7 +186,8 @@ export async function embed(ctx: ModelServerContext, req: RequestContext): Promi
   const body = req.body as EmbedRequest
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
-  const inputs = typeof body.input === 'string' ? [body.input] : body.input
+  // An empty string (or list) only loads the model, as Ollama does.
+  const inputs = typeof body.input === 'string' ? (body.input === '' ? [] : [body.input]) : body.input
   const info = await ctx.inspect(record)
   if (body.dimensions !== undefined && info.embeddingLength > 0 && body.dimensions > info.embeddingLength) {
     throw badRequest(`dimensions must be between 1 and ${info.embeddingLength}`)

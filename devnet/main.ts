@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path'
 import { devnetTable, startDevnet } from './startDevnet.js'
+import { watchAncestors } from './watchAncestors.js'
 
 const t0 = Date.now()
 const dataDir = resolve(process.env.SERVICE_DATA_DIR?.trim() || 'data')
@@ -41,3 +42,5 @@ const stop = (signal: string) => {
 process.on('SIGINT', () => stop('SIGINT'))
 process.on('SIGTERM', () => stop('SIGTERM'))
 process.on('SIGHUP', () => stop('SIGHUP'))
+// `npm run devnet` + SIGTERM to npm kills npm's `sh` but not tsx or us: stop when a launcher disappears.
+watchAncestors((why) => stop(why))

@@ -19,6 +19,7 @@ import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { devnetTable, startDevnet, type Devnet } from '../devnet/startDevnet.js'
+import { watchAncestors } from '../devnet/watchAncestors.js'
 
 const t0 = Date.now()
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -55,6 +56,8 @@ async function stop(reason: string, code: number): Promise<never> {
   return new Promise<never>(() => undefined)
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig, 0))
+// SIGTERM to `npm start` kills npm's `sh` but not tsx or us: stop when a launcher disappears.
+watchAncestors((why) => void stop(why, 0))
 
 /** Starts a server. A critical one (the gateway) that exits stops everything; others are only reported. */
 function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean): Child {

@@ -46,7 +46,7 @@ export class CostQuota {
         : undefined
     if (!row) {
       throw new QuotaExceededError('quota_exceeded', `daily quota of ${this.limit} cost calls used up; it resets at ${new Date(resetsAt * 1000).toISOString()}`, {
-        meta: { limit: this.limit, used: this.limit, resets_at: resetsAt },
+        meta: { limit: this.limit, used: this.limit, window_s: 86_400, resets_at: resetsAt },
       })
     }
     return { limit: this.limit, used: Number(row.calls), resets_at: resetsAt }

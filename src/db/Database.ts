@@ -11,5 +11,12 @@ import type { LoginTables } from './migrations/0002_login.js'
 import type { ShadowTables } from './migrations/0003_shadow.js'
 import type { StorageTables } from './migrations/0004_storage.js'
 import type { BatchTables } from './migrations/0005_batches.js'
+import type { MarketplaceTables } from './migrations/0006_marketplace.js'
 
-export interface Database extends CatalogueTables, LoginTables, ShadowTables, StorageTables, BatchTables {}
+export interface Database
+  extends CatalogueTables,
+    LoginTables,
+    ShadowTables,
+    StorageTables,
+    BatchTables,
+    MarketplaceTables {}

@@ -1,0 +1,13 @@
+import type { Handler } from '../types.js'
+import * as integration from './integration.js'
+import * as login from './login.js'
+import * as marketplace from './marketplace.js'
+import * as pages from './pages.js'
+
+/** Handlers of the gateway core (issue 3). */
+export const coreHandlers = {
+  ...login,
+  ...pages,
+  ...integration,
+  ...marketplace,
+} satisfies Record<string, Handler>

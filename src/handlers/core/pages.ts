@@ -1,0 +1,37 @@
+import { sanitizeFrom } from '../../gate/sanitizeFrom.js'
+import { autocorePage, docIndexPage, docsHtmlPage, feedbackText, publicPage, sessionPage } from '../../pages/pages.js'
+import { loginPage } from '../../pages/loginPage.js'
+import { swaggerPage } from '../../pages/swaggerPage.js'
+import type { Handler } from '../types.js'
+
+const html = (body: string) => ({ status: 200, contentType: 'text/html; charset=utf-8', body, headers: { 'Cache-Control': 'no-store' } })
+
+export const getLoginPage: Handler = (ctx) => html(loginPage(sanitizeFrom(ctx.query.from)))
+export const getPublicPage: Handler = () => html(publicPage())
+export const getDocsHtml: Handler = () => html(docsHtmlPage())
+export const getDocIndex: Handler = () =>
+  html(
+    docIndexPage([
+      { name: 'Gateway API (OpenAPI 3.1)', href: '/doc/openapi/gateway.yaml' },
+      { name: 'Model server API (OpenAPI 3.1)', href: '/doc/openapi/modelserver.yaml' },
+      { name: 'Events (AsyncAPI 3.0)', href: '/doc/asyncapi/events.yaml' },
+    ]),
+  )
+export const getDocs: Handler = () => html(swaggerPage())
+export const getAutocorePage: Handler = () => html(autocorePage())
+
+const gated =
+  (title: string, content: string): Handler =>
+  (ctx) =>
+    html(sessionPage(title, ctx.locals.session?.wallet, content))
+
+export const getFeedbackPage = gated('Feedback', '<p>Tell us what works and what does not: <a href="mailto:feedback@example.com">feedback@example.com</a>. Plain text: <a href="/feedback.txt">feedback.txt</a>.</p>')
+export const getJournalPage = gated('Journal', '<p>Your journal of agent sessions.</p>')
+export const getDojoPage = gated('Dojo', '<p>Practice prompts against the marketplace agents.</p>')
+export const getBoardroomPage = gated('Boardroom', '<p>Convene a company cabinet on a motion (<code>POST /boardroom/convene</code>).</p>')
+export const getBookPage = gated('Book', '<p>The operator handbook.</p>')
+export const getCoretermPage = gated('Core terminal', '<p>The core terminal (formerly <code>/mindterm/</code>).</p>')
+export const getInsightPage = gated('Insight', '<p>Recent catalogue events: <a href="/insight/catalogue/recent?h=true">/insight/catalogue/recent?h=true</a>.</p>')
+export const getRegistryPage = gated('Registry', '<p>Registered agents: <a href="/agents">/agents</a>.</p>')
+export const getStoragePage = gated('Storage', '<p>Paid permanent storage: <code>POST /store</code> (x402).</p>')
+export const getFeedbackText: Handler = () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: feedbackText })

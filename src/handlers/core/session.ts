@@ -1,0 +1,46 @@
+import type { HttpResult } from '../../shared/http/index.js'
+import type { HandlerContext } from '../types.js'
+
+/** Cookie carrying the session token for browser page navigations (GET/HEAD only; see docs/gateway-core.md). */
+export const SESSION_COOKIE = 'svc_session'
+
+function header(ctx: Pick<HandlerContext, 'headers'>, name: string): string | undefined {
+  const value = ctx.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+export function readCookie(cookieHeader: string | undefined, name: string): string | undefined {
+  if (!cookieHeader) return undefined
+  for (const part of cookieHeader.split(';')) {
+    const index = part.indexOf('=')
+    if (index < 0) continue
+    if (part.slice(0, index).trim() === name) return part.slice(index + 1).trim()
+  }
+  return undefined
+}
+
+/**
+ * The session token of a request: `X-Session-Token`, or — on GET/HEAD only, so a cross-site form can never
+ * spend a session — the `svc_session` cookie the login sets for page navigations.
+ */
+export function sessionTokenOf(ctx: Pick<HandlerContext, 'headers' | 'method'>): string | undefined {
+  const token = header(ctx, 'x-session-token')
+  if (token) return token
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return readCookie(header(ctx, 'cookie'), SESSION_COOKIE)
+  return undefined
+}
+
+export function sessionCookie(token: string, maxAgeS: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${token}; Path=/; Max-Age=${maxAgeS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+}
+
+export function clearedSessionCookie(secure: boolean): string {
+  return `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+}
+
+/** For handlers of session operations: the caller's wallet, or the gate's 401 when the request got in anonymously. */
+export function requireWallet(ctx: HandlerContext): string | HttpResult {
+  const wallet = ctx.locals.session?.wallet
+  if (wallet) return wallet
+  return { status: 401, body: { code: 'auth_required', from: ctx.path } }
+}

@@ -1,0 +1,72 @@
+import { BaseError } from '../shared/errors/BaseError.js'
+import type { HttpResult } from '../shared/http/index.js'
+import { batchErrorRows } from './batch/batchErrorRows.js'
+import { shadowErrorRows } from './shadow/shadowErrorRows.js'
+import { storageErrorRows } from './storage/storageErrorRows.js'
+
+/**
+ * The one place mapping error codes to HTTP statuses. Every error a handler lets escape that carries a
+ * `code` listed here becomes `status` + `Error` body `{error: code, message, details?}`.
+ * Domains ADD rows (keep them grouped by domain); the body `message` is the error's `shortMessage`.
+ */
+export const errorCatalogue: Record<string, { status: number }> = {
+  // request shape
+  invalid_request: { status: 400 },
+  invalid_json: { status: 400 },
+  // login (src/auth)
+  invalid_wallet: { status: 400 },
+  challenge_invalid: { status: 401 },
+  challenge_expired: { status: 401 },
+  signature_invalid: { status: 401 },
+  session_invalid: { status: 401 },
+  // cost endpoints
+  quota_exceeded: { status: 402 },
+  // marketplace / model server (src/marketplace)
+  agent_not_found: { status: 404 },
+  cabinet_not_found: { status: 404 },
+  modelserver_unavailable: { status: 502 },
+  // paid storage (src/x402, src/storage) — same table as src/storage/httpStatus.ts
+  empty_body: { status: 400 },
+  invalid_multipart: { status: 400 },
+  invalid_tag: { status: 400 },
+  invalid_payment_header: { status: 400 },
+  unsupported_network: { status: 400 },
+  invalid_payment: { status: 402 },
+  wrong_asset: { status: 402 },
+  insufficient_amount: { status: 402 },
+  wrong_receiver: { status: 402 },
+  request_hash_mismatch: { status: 402 },
+  expired_payment: { status: 402 },
+  upload_not_found: { status: 404 },
+  payment_replayed: { status: 409 },
+  payload_too_large: { status: 413 },
+  storage_upstream_failed: { status: 502 },
+  facilitator_unavailable: { status: 502 },
+  ledger_node_unavailable: { status: 502 },
+  // configuration
+  invalid_config: { status: 500 },
+  // shadow-overlord tier, vault, cabinets (src/shadow/ShadowError.ts is the source of truth)
+  ...shadowErrorRows,
+  // paid storage and receipt batches keep their rows beside their handlers
+  ...storageErrorRows,
+  ...batchErrorRows,
+}
+
+export type ErrorDetails = Record<string, unknown>
+
+/** Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`. */
+export function errorToResult(error: unknown): HttpResult | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const entry = errorCatalogue[error.code]
+  if (!entry) return undefined
+  const details = detailsOf(error)
+  return {
+    status: entry.status,
+    body: details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage },
+  }
+}
+
+function detailsOf(error: BaseError): ErrorDetails | undefined {
+  if (error.meta && Object.keys(error.meta).length > 0) return error.meta
+  return undefined
+}

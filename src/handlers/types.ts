@@ -1,0 +1,92 @@
+import type { Kysely } from 'kysely'
+import type { CostQuota } from '../auth/CostQuota.js'
+import type { LoginService, ValidSession } from '../auth/LoginService.js'
+import type { Catalogue } from '../catalogue/Catalogue.js'
+import type { GatewayConfig } from '../config/loadConfig.js'
+import type { Database } from '../db/Database.js'
+import type { DatabaseDialect } from '../db/createDatabase.js'
+import type { ArrivalGate } from '../gate/ArrivalGate.js'
+import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
+import type { Marketplace } from '../marketplace/Marketplace.js'
+import type { ModelServerClient } from '../marketplace/ModelServerClient.js'
+import type { Logger } from '../shared/logger.js'
+import type { HttpResult, RequestContext } from '../shared/http/index.js'
+
+/** Per-request state the core security handlers fill in. */
+export type GatewayLocals = {
+  /** The live session of `X-Session-Token` (or the browser cookie on GET), when there is one. */
+  session?: ValidSession | undefined
+}
+
+/** A roster member as the public roster shows it (`RosterItem` of the document). */
+export type RosterMember = {
+  role: string
+  label: string
+  address: string | null
+  entity_id: string
+  boardroom_weight: number
+}
+
+/**
+ * Everything handlers reach through `ctx.services`. The core fills these; other domains ADD their own
+ * fields by declaration merging in their handler folder, e.g. in `src/handlers/shadow/index.ts`:
+ *
+ *   declare module '../types.js' { interface Services { shadow: ShadowTier } }
+ *
+ * and create them in their `init` (see `DomainInit`).
+ */
+export interface Services {
+  config: GatewayConfig
+  db: Kysely<Database>
+  dialect: DatabaseDialect
+  logger: Logger
+  /** Epoch seconds. */
+  now: () => number
+  catalogue: Catalogue
+  login: LoginService
+  quota: CostQuota
+  gate: ArrivalGate
+  modelServer: ModelServerClient
+  marketplace: Marketplace
+  inbound: InboundMetrics
+  /** Public cabinet roster lookup, provided by the shadow domain (`undefined` = no cabinet). */
+  cabinetRoster?: ((company: string) => Promise<RosterMember[] | undefined>) | undefined
+  /** Overlord address for the permissions view, provided by the shadow domain. */
+  overlordAddress?: (() => string | undefined) | undefined
+  /** Prometheus text exposition for `/metrics`. */
+  metricsText: () => Promise<string>
+}
+
+/** The core services every domain init receives. */
+export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue'> & {
+  /** The database URL (e.g. for a second connection). */
+  databaseUrl: string
+  /** Environment the app was configured from (each domain parses its own section). */
+  env: Record<string, string | undefined>
+}
+
+export type HandlerContext = RequestContext<GatewayLocals> & { services: Services }
+
+/** A handler: validated request → call of a core function → `{status, body, headers}`. */
+export type Handler = (ctx: HandlerContext) => HttpResult | Promise<HttpResult>
+
+/** What a domain contributes at start. */
+export type DomainSetup = {
+  /** Merged into `ctx.services`. */
+  services?: Partial<Services>
+  /** Security handlers by scheme name (e.g. `overlordBearer`): truthy = satisfied. */
+  securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
+  /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */
+  unauthorized?: Record<string, (ctx: HandlerContext) => HttpResult | Promise<HttpResult>>
+  /** Started after the app is built (background loops); stopped by `close`. */
+  start?: () => void | Promise<void>
+  close?: () => void | Promise<void>
+}
+
+/** A domain's start hook, listed in `src/handlers/index.ts`. Throw a `ConfigError` for bad configuration. */
+export type DomainInit = (core: CoreServices) => DomainSetup | Promise<DomainSetup>
+
+export const notImplemented: Handler = (ctx) => ({
+  status: 501,
+  body: { error: 'not_implemented', message: `${ctx.operationId} is not implemented yet` },
+})

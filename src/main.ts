@@ -1,0 +1,70 @@
+/**
+ * Starts the gateway: `npm run serve` (compiled: `node dist/src/main.js`) or through `npm start`.
+ * Configuration comes from the environment (docs/gateway-core.md); a bad value stops the start with a
+ * message naming the variable. SIGTERM/SIGINT: stop accepting connections, finish in-flight requests
+ * (up to 10 s), stop background work, close the database, exit.
+ */
+import type { AddressInfo } from 'node:net'
+import { createApp } from './app.js'
+import { ConfigError } from './config/ConfigError.js'
+import { loadConfig } from './config/loadConfig.js'
+import { createLogger } from './shared/logger.js'
+
+async function main(): Promise<void> {
+  let config
+  try {
+    config = loadConfig(process.env)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+      process.exit(1)
+    }
+    throw error
+  }
+  const logger = createLogger({ name: 'gateway', level: config.logLevel })
+  let gateway
+  try {
+    gateway = await createApp({ config, logger })
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+      process.exit(1)
+    }
+    logger.fatal({ err: error }, 'gateway failed to start')
+    process.exit(1)
+  }
+  const server = gateway.app.listen(config.port, config.host)
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  }).catch((error: NodeJS.ErrnoException) => {
+    logger.fatal({ err: error }, `cannot listen on ${config.host}:${config.port}`)
+    process.exit(1)
+  })
+  server.keepAliveTimeout = 65_000
+  await gateway.start()
+  const port = (server.address() as AddressInfo).port
+  logger.info({ port, publicOrigin: config.publicOrigin, database: gateway.services.dialect }, `gateway listening on http://localhost:${port}`)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down')
+    const force = setTimeout(() => {
+      logger.warn('in-flight requests did not finish in 10 s; closing connections')
+      server.closeAllConnections()
+    }, 10_000)
+    force.unref()
+    server.closeIdleConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    clearTimeout(force)
+    await gateway.close()
+    logger.info('stopped')
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+void main()

@@ -1,0 +1,234 @@
+import type { Kysely } from 'kysely'
+import type { ModelOptions } from '../../generated/modelserver/types.gen.js'
+import type { Database } from '../db/Database.js'
+import { BaseError } from '../shared/errors/BaseError.js'
+import { type AgentDefinition, agentDefinitions } from './agents.js'
+import { type ModelServerClient, nsToMs } from './ModelServerClient.js'
+import { ulid } from './ulid.js'
+
+export class MarketplaceError extends BaseError<'agent_not_found' | 'cabinet_not_found'> {
+  override name = 'MarketplaceError'
+}
+
+export type RosterMember = { role: string; label: string; address: string | null; entity_id: string; boardroom_weight: number }
+
+export type MarketplaceParameters = {
+  db: Kysely<Database>
+  modelServer: ModelServerClient
+  chatModel: string
+  embedModel: string
+  /** Epoch seconds. */
+  now: () => number
+  /** Public roster of a company's cabinet (`undefined` = none). */
+  roster?: ((company: string) => Promise<RosterMember[] | undefined>) | undefined
+}
+
+type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
+
+/**
+ * The marketplace and cost endpoints' core (seed 000 §4.2, §4.5): agents, calls through an agent, prompt
+ * ingestion with optional memory, instruction evolution, the coordinator and the boardroom. Every model call
+ * goes to the model server; its failures surface as `modelserver_unavailable`.
+ */
+export class Marketplace {
+  constructor(private readonly p: MarketplaceParameters) {}
+
+  private definition(id: string): AgentDefinition {
+    const agent = agentDefinitions.find((a) => a.id === id)
+    if (!agent) throw new MarketplaceError('agent_not_found', `no agent ${id}`)
+    return agent
+  }
+
+  private async current(agent: AgentDefinition) {
+    const row = await this.p.db
+      .selectFrom('agent_revisions')
+      .selectAll()
+      .where('agent', '=', agent.id)
+      .orderBy('revision', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    return row
+      ? { revision: Number(row.revision), instructions: row.instructions, model: row.model }
+      : { revision: 1, instructions: agent.instructions, model: this.p.chatModel }
+  }
+
+  private async view(agent: AgentDefinition) {
+    const current = await this.current(agent)
+    return {
+      id: agent.id,
+      name: agent.name,
+      role: agent.role,
+      model: current.model,
+      capabilities: [...agent.capabilities],
+      status: 'available' as const,
+      revision: current.revision,
+    }
+  }
+
+  async listAgents() {
+    return Promise.all(agentDefinitions.map((a) => this.view(a)))
+  }
+
+  async getAgent(id: string) {
+    return this.view(this.definition(id))
+  }
+
+  async callAgent(input: { agent: string; prompt: string; model?: string | undefined }, call: Call = {}) {
+    const agent = this.definition(input.agent)
+    const current = await this.current(agent)
+    const model = input.model ?? current.model
+    const reply = await this.p.modelServer.generate({ model, prompt: input.prompt, system: current.instructions }, call.signal)
+    return {
+      agent: agent.id,
+      model: reply.model,
+      response: reply.response,
+      eval_count: reply.eval_count ?? 0,
+      total_duration_ms: nsToMs(reply.total_duration),
+    }
+  }
+
+  async ingest(input: { prompt: string; model: string; remember?: boolean | undefined }, call: Call = {}) {
+    const reply = await this.p.modelServer.generate({ model: input.model, prompt: input.prompt }, call.signal)
+    if (!input.remember) return { model: reply.model, response: reply.response, stored: false }
+    const embedding = await this.p.modelServer.embed({ model: this.p.embedModel, input: `${input.prompt}\n${reply.response}` }, call.signal)
+    const memoryId = `mem_${ulid()}`
+    await this.p.db
+      .insertInto('memories')
+      .values({
+        memory_id: memoryId,
+        wallet: call.wallet?.toLowerCase() ?? null,
+        model: reply.model,
+        prompt: input.prompt,
+        response: reply.response,
+        embedding: JSON.stringify(embedding),
+        created_at: this.p.now(),
+      })
+      .execute()
+    return { model: reply.model, response: reply.response, stored: true, memory_id: memoryId }
+  }
+
+  async evolve(id: string, input: { goal: string; model?: string | undefined }, call: Call = {}) {
+    const agent = this.definition(id)
+    const current = await this.current(agent)
+    const model = input.model ?? current.model
+    const reply = await this.p.modelServer.generate(
+      {
+        model,
+        system: 'Rewrite the instructions of an assistant. Answer with the new instructions only.',
+        prompt: `Current instructions:\n${current.instructions}\n\nGoal:\n${input.goal}\n\nNew instructions:`,
+      },
+      call.signal,
+    )
+    const instructions = reply.response.trim() || current.instructions
+    // Optimistic: the next revision number; a concurrent evolve of the same agent fails on the primary key.
+    const revision = current.revision + 1
+    await this.p.db
+      .insertInto('agent_revisions')
+      .values({ agent: agent.id, revision, instructions, model: reply.model, created_at: this.p.now(), wallet: call.wallet?.toLowerCase() ?? null })
+      .execute()
+    return { agent: agent.id, revision, model: reply.model, instructions, eval_count: reply.eval_count ?? 0 }
+  }
+
+  async coordinate(input: { goal: string; agents?: string[] | undefined; model?: string | undefined }, call: Call = {}) {
+    const agents = (input.agents ?? agentDefinitions.map((a) => a.id)).map((id) => this.definition(id))
+    const started = Date.now()
+    const parts: string[] = []
+    let evalCount = 0
+    let model = input.model ?? this.p.chatModel
+    for (const agent of agents) {
+      const current = await this.current(agent)
+      const reply = await this.p.modelServer.generate(
+        { model: input.model ?? current.model, system: current.instructions, prompt: `Your part of this goal: ${input.goal}` },
+        call.signal,
+      )
+      model = reply.model
+      evalCount += reply.eval_count ?? 0
+      parts.push(`${agent.id}: ${reply.response.trim()}`)
+    }
+    return {
+      task_id: `task_${ulid()}`,
+      status: 'completed' as const,
+      agents: agents.map((a) => a.id),
+      model,
+      result: parts.join('\n'),
+      eval_count: evalCount,
+      total_duration_ms: Date.now() - started,
+    }
+  }
+
+  async ceoStatus(company: string) {
+    const roster = (await this.p.roster?.(company)) ?? undefined
+    if (!roster) return { company, ceo: null, soldiers: [] as RosterMember[] }
+    return { company, ceo: roster.find((m) => m.role === 'ceo') ?? null, soldiers: roster.filter((m) => m.role !== 'ceo') }
+  }
+
+  async convene(input: { company: string; motion: string; model?: string | undefined }, call: Call = {}) {
+    const roster = await this.p.roster?.(input.company)
+    if (!roster || roster.length === 0) throw new MarketplaceError('cabinet_not_found', `no cabinet for company ${input.company}`)
+    const model = input.model ?? this.p.chatModel
+    const votes: { role: string; weight: number; vote: 'for' | 'against' | 'abstain'; reason: string }[] = []
+    let usedModel = model
+    for (const member of roster) {
+      const reply = await this.p.modelServer.generate(
+        {
+          model,
+          system: `You are the ${member.label} of ${input.company}. Vote FOR, AGAINST or ABSTAIN, then give one reason.`,
+          prompt: `Motion: ${input.motion}\nYour vote:`,
+          options: { temperature: 0 } satisfies ModelOptions,
+        },
+        call.signal,
+      )
+      usedModel = reply.model
+      votes.push({ role: member.role, weight: member.boardroom_weight, vote: parseVote(reply.response), reason: reply.response.trim().slice(0, 500) })
+    }
+    const sum = (v: string) => votes.filter((x) => x.vote === v).reduce((n, x) => n + x.weight, 0)
+    const weightFor = sum('for')
+    return {
+      company: input.company,
+      motion: input.motion,
+      carried: weightFor > 50,
+      weight_for: weightFor,
+      weight_against: sum('against'),
+      weight_abstain: sum('abstain'),
+      model: usedModel,
+      votes,
+    }
+  }
+
+  async chat(input: { model?: string | undefined; messages: { role: 'system' | 'user' | 'assistant'; content: string }[]; options?: ModelOptions | undefined }, call: Call = {}) {
+    const reply = await this.p.modelServer.chat({ model: input.model ?? this.p.chatModel, messages: input.messages, options: input.options }, call.signal)
+    return {
+      model: reply.model,
+      message: { role: 'assistant' as const, content: reply.message.content },
+      done_reason: reply.done_reason ?? 'stop',
+      prompt_eval_count: reply.prompt_eval_count ?? 0,
+      eval_count: reply.eval_count ?? 0,
+      total_duration_ms: nsToMs(reply.total_duration),
+    }
+  }
+
+  async completion(input: { model?: string | undefined; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }, call: Call = {}) {
+    const reply = await this.p.modelServer.generate(
+      { model: input.model ?? this.p.chatModel, prompt: input.prompt, system: input.system, options: input.options },
+      call.signal,
+    )
+    return {
+      model: reply.model,
+      response: reply.response,
+      done_reason: reply.done_reason ?? 'stop',
+      prompt_eval_count: reply.prompt_eval_count ?? 0,
+      eval_count: reply.eval_count ?? 0,
+      total_duration_ms: nsToMs(reply.total_duration),
+    }
+  }
+}
+
+/** FOR / AGAINST / ABSTAIN from free text (the first one named wins; none named is an abstention). */
+export function parseVote(text: string): 'for' | 'against' | 'abstain' {
+  const match = /\b(for|yes|against|no|abstain)\b/i.exec(text)
+  if (!match) return 'abstain'
+  const word = match[1]!.toLowerCase()
+  if (word === 'for' || word === 'yes') return 'for'
+  if (word === 'against' || word === 'no') return 'against'
+  return 'abstain'
+}

@@ -22,7 +22,7 @@ import {
   type PaymentRequirement,
   PaymentReplayedError,
   precheckEvmPayment,
-  requestBindingNote,
+  requestBindingNotes,
   type RequirementsInput,
   UnsupportedNetworkError,
   verifyAlgorandPayment,
@@ -31,7 +31,7 @@ import {
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
 import { InvalidTagError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
-import { newDepositId, newUploadId } from './ids.js'
+import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
@@ -48,15 +48,16 @@ export type UploadResult = {
   settlement: Record<string, unknown>
 }
 
+/** `Deposit` of the document: the logical deposit record of seed 2.7 (settled deposits only). */
 export type DepositView = {
-  deposit_id: string
-  network: string
   payer: string
   pay_to: string
+  network: string
   asset: string
   amount_atomic: string
-  tx_hash: string | null
-  status: string
+  tx_hash: string
+  scheme: string
+  status: 'settled'
 }
 
 export type StoreOutcome =
@@ -64,21 +65,19 @@ export type StoreOutcome =
   | { status: 200; body: UploadResult; headers: Record<string, string> }
   | { status: 202; body: { queue_id: string; status: 'queued'; status_url: string; deposit: DepositView }; headers: Record<string, string> }
 
+/** `UploadStatus` of the document (`GET /store/uploads/{upload_id}`). */
 export type UploadStatusView = {
   upload_id: string
-  status: string
-  arTxId: string | null
+  status: 'queued' | 'uploading' | 'stored' | 'verified' | 'verify_failed'
+  ar_tx_id: string | null
   sha256: string
-  sizeBytes: number
-  mimeType: string
-  winc: string | null
-  attempts: number
-  last_error: string | null
-  verified_at: number | null
-  verify_error: string | null
+  size_bytes: number
+  mime_type: string
   created_at: number
   updated_at: number
   deposit: DepositView
+  result: UploadResult | null
+  error: string | null
 }
 
 export type StorageServiceOptions = {
@@ -263,7 +262,7 @@ export class StorageService {
       const settled = await verifyAndSettleEvm(this.facilitator, payload, requirement, payment, async () => {
         settling = true
       })
-      const settlement = { success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
+      const settlement = { ...settled.response, success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
       const fresh = await this.ledger.markSettled(depositId, settled.transaction, settled.response)
       if (!fresh) this.#logger?.warn({ deposit_id: depositId, tx_hash: settled.transaction }, 'settlement tx hash already recorded')
       await this.ledger.activateUpload(upload.uploadId)
@@ -286,7 +285,7 @@ export class StorageService {
       txId,
       payTo: requirement.payTo,
       minAmount: price.atomic,
-      expectedNote: requestBindingNote(resourceUrl, file.sha256, file.sizeBytes, price.usd),
+      expectedNotes: requestBindingNotes(resourceUrl, file.sha256, file.sizeBytes, price.atomic),
       pollIntervalMs: this.x402.algodPollIntervalMs,
       timeoutMs: this.x402.algodTimeoutMs,
     }
@@ -343,27 +342,36 @@ export class StorageService {
     }
   }
 
+  /** Upload state; 404 for unknown ids and for uploads whose payment is not settled (nothing to show yet). */
   async getUpload(uploadId: string): Promise<UploadStatusView> {
-    const found = await this.ledger.getUpload(uploadId)
-    if (!found) throw new UploadNotFoundError(uploadId)
+    const found = UPLOAD_ID.test(uploadId) ? await this.ledger.getUpload(uploadId) : undefined
+    if (!found || found.deposit.status !== 'settled' || found.upload.status === 'pending_payment') throw new UploadNotFoundError(uploadId)
     const { upload: u, deposit } = found
+    const settlement = parseSettlement(deposit)
     return {
       upload_id: u.upload_id,
-      status: u.status,
-      arTxId: u.ar_tx_id,
+      status: u.status as UploadStatusView['status'],
+      ar_tx_id: u.ar_tx_id,
       sha256: u.sha256,
-      sizeBytes: Number(u.size_bytes),
-      mimeType: u.mime_type,
-      winc: u.winc,
-      attempts: Number(u.attempts),
-      last_error: u.last_error,
-      verified_at: u.verified_at === null ? null : Number(u.verified_at),
-      verify_error: u.verify_error,
+      size_bytes: Number(u.size_bytes),
+      mime_type: u.mime_type,
       created_at: Number(u.created_at),
       updated_at: Number(u.updated_at),
       deposit: viewDeposit(deposit),
+      result: u.ar_tx_id ? { arTxId: u.ar_tx_id, sha256: u.sha256, sizeBytes: Number(u.size_bytes), winc: u.winc, settlement } : null,
+      error: u.status === 'verify_failed' ? u.verify_error : u.last_error,
     }
   }
+}
+
+function parseSettlement(d: DepositRow): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(d.settlement ?? 'null')
+    if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>
+  } catch {
+    // fall through
+  }
+  return { success: true, transaction: d.tx_hash ?? '', network: d.network, payer: d.payer }
 }
 
 type SettleInput = {
@@ -392,14 +400,14 @@ function headerText(v: string | string[] | undefined): string {
 
 export function viewDeposit(d: DepositRow): DepositView {
   return {
-    deposit_id: d.deposit_id,
-    network: d.network,
     payer: d.payer,
     pay_to: d.pay_to,
+    network: d.network,
     asset: d.asset,
     amount_atomic: d.amount_atomic,
-    tx_hash: d.tx_hash,
-    status: d.status,
+    tx_hash: d.tx_hash ?? '',
+    scheme: d.scheme,
+    status: 'settled',
   }
 }
 

@@ -17,7 +17,7 @@ const axfer = (over: { assetIndex?: bigint; amount?: bigint; receiver?: string; 
     sender: payer, receiver: over.receiver ?? service, assetIndex: over.assetIndex ?? 31566704n, amount: over.amount ?? 5000n,
     note: over.note ?? note, suggestedParams: params,
   }))
-const check = { txId: 'X', payTo: service, minAmount: 5000n, expectedNote: note }
+const check = { txId: 'X', payTo: service, minAmount: 5000n, expectedNotes: [note] }
 const code = (fn: () => unknown) => {
   try {
     fn()

@@ -7,8 +7,8 @@ export type AlgorandPaymentCheck = {
   txId: string
   payTo: string
   minAmount: bigint
-  /** Raw 32-byte SHA-256 the note must equal. */
-  expectedNote: Uint8Array
+  /** Raw 32-byte SHA-256 values the note may equal (the request binding; see `requestBindingNotes`). */
+  expectedNotes: Uint8Array[]
   assetId?: bigint
   pollIntervalMs?: number
   timeoutMs?: number
@@ -100,6 +100,6 @@ export function checkConfirmed(info: algosdk.modelsv2.PendingTransactionResponse
     throw new InvalidPaymentError(InvalidPaymentReasons.amountInsufficient, `amount ${amount} is below the price ${check.minAmount}`)
   }
   const note = txn.note ?? new Uint8Array()
-  if (!Buffer.from(note).equals(Buffer.from(check.expectedNote))) throw new RequestHashMismatchError()
+  if (!check.expectedNotes.some((n) => Buffer.from(note).equals(Buffer.from(n)))) throw new RequestHashMismatchError()
   return { txId: check.txId, payer: txn.sender.toString(), amount, asset, confirmedRound: info.confirmedRound ?? 0n }
 }

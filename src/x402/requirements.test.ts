@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { buildPaymentRequired, requestBindingNote, requestBindingText } from './requirements.js'
+import { buildPaymentRequired, requestBindingNote, requestBindingNotes, requestBindingText } from './requirements.js'
 
 const input = {
   resourceUrl: 'http://localhost:8000/store',
@@ -31,17 +31,23 @@ describe('buildPaymentRequired', () => {
       expect(a.description).toContain('11 bytes')
       expect(a.mimeType).toBe('text/plain')
     }
-    expect(body.resource.url).toBe('http://localhost:8000/store')
+    expect(Object.keys(body).sort()).toEqual(['accepts', 'error', 'x402Version'])
   })
   it('carries the domain on EVM entries and the binding on Algorand', () => {
     expect(body.accepts[0]!.extra).toEqual({ name: 'USD Coin', version: '2' })
     expect(body.accepts[2]!.asset).toBe('31566704')
-    expect(body.accepts[2]!.extra).toMatchObject({ requestHashBinding: true, priceUsd: '0.005' })
-    const expected = createHash('sha256').update(`http://localhost:8000/store|${'ab'.repeat(32)}|11|0.005`).digest('hex')
-    expect(body.accepts[2]!.extra!.requestHash).toBe(expected)
+    expect(body.accepts[2]!.extra).toEqual({ requestHashBinding: true })
   })
   it('builds the binding text and note', () => {
     expect(requestBindingText('u', 'h', 3n, '0.005')).toBe('u|h|3|0.005')
     expect(requestBindingNote('u', 'h', 3n, '0.005')).toHaveLength(32)
+    const expected = createHash('sha256').update(`u|h|3|0.005`).digest('hex')
+    expect(Buffer.from(requestBindingNote('u', 'h', 3n, '0.005')).toString('hex')).toBe(expected)
+  })
+  it('accepts the price written canonically, with six decimals, or as whole dollars', () => {
+    const hex = (t: string) => createHash('sha256').update(`u|h|3|${t}`).digest('hex')
+    const notes = (atomic: bigint) => requestBindingNotes('u', 'h', 3n, atomic).map((n) => Buffer.from(n).toString('hex'))
+    expect(notes(5_000n)).toEqual([hex('0.005'), hex('0.005000')])
+    expect(notes(2_000_000n)).toEqual([hex('2.0'), hex('2.000000'), hex('2')])
   })
 })

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { formatPriceUsd } from './price.js'
 import { ALGORAND_USDC_ASSET_ID, X402_VERSION } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
@@ -18,11 +19,10 @@ export type PaymentRequirement = {
 
 export type ResourceInfo = { url: string; description: string; mimeType: string }
 
-/** The 402 body: seed fields plus v2's top-level `resource`, so stock v2 clients can pay. */
+/** The 402 body of seed 2.7 (`X402PaymentRequired`): exactly `{x402Version, accepts, error}`. */
 export type PaymentRequired = {
   x402Version: number
   error: string | null
-  resource: ResourceInfo
   accepts: PaymentRequirement[]
 }
 
@@ -71,6 +71,20 @@ export function requestBindingNote(resourceUrl: string, sha256Hex: string, sizeB
   return new Uint8Array(createHash('sha256').update(requestBindingText(resourceUrl, sha256Hex, sizeBytes, priceUsd)).digest())
 }
 
+/**
+ * Every note accepted for this request: `<price_usd>` written as the service writes it (`formatPriceUsd`:
+ * shortest decimal, at least one fractional digit — `0.005`, `1.0`), with exactly six decimals (`0.005000`),
+ * or without a fractional part for whole dollars (`1`). All bind the same URL, digest, size and price.
+ */
+export function requestBindingNotes(resourceUrl: string, sha256Hex: string, sizeBytes: bigint, priceAtomic: bigint): Uint8Array[] {
+  const canonical = formatPriceUsd(priceAtomic)
+  const whole = priceAtomic / 1_000_000n
+  const fixed6 = `${whole}.${(priceAtomic % 1_000_000n).toString().padStart(6, '0')}`
+  const texts = new Set([canonical, fixed6])
+  if (priceAtomic % 1_000_000n === 0n) texts.add(whole.toString())
+  return [...texts].map((t) => requestBindingNote(resourceUrl, sha256Hex, sizeBytes, t))
+}
+
 export function buildRequirements(input: RequirementsInput): PaymentRequirement[] {
   const amount = input.priceAtomic.toString()
   const common = {
@@ -89,14 +103,12 @@ export function buildRequirements(input: RequirementsInput): PaymentRequirement[
     asset: rail.asset,
     extra: { name: rail.name, version: rail.version },
   }))
-  const note = requestBindingNote(input.resourceUrl, input.sha256Hex, input.sizeBytes, input.priceUsd)
   const algorand: PaymentRequirement = {
     ...common,
     network: input.algorand.network,
     payTo: input.algorand.payTo,
     asset: (input.algorand.assetId ?? ALGORAND_USDC_ASSET_ID).toString(),
-    // `requestHashBinding` is the seed's; `priceUsd` and `requestHash` spare clients from re-deriving the binding.
-    extra: { requestHashBinding: true, priceUsd: input.priceUsd, requestHash: Buffer.from(note).toString('hex') },
+    extra: { requestHashBinding: true },
   }
   return [...evm, algorand]
 }
@@ -105,11 +117,6 @@ export function buildPaymentRequired(input: RequirementsInput, error: string | n
   return {
     x402Version: X402_VERSION,
     error,
-    resource: {
-      url: input.resourceUrl,
-      description: describeUpload(input.sizeBytes),
-      mimeType: input.mimeType || 'application/octet-stream',
-    },
     accepts: buildRequirements(input),
   }
 }

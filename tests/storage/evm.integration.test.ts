@@ -185,11 +185,11 @@ describe('POST /store on the EVM rails (devnet)', () => {
       if (state.status === 'verified' || state.status === 'verify_failed') break
       await new Promise((res) => setTimeout(res, 300))
     }
-    expect(state.arTxId).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(state.ar_tx_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(['stored', 'verified', 'verify_failed']).toContain(state.status)
-    const back = await fetch(`${peers.arweave.url}/${state.arTxId}`)
+    const back = await fetch(`${peers.arweave.url}/${state.ar_tx_id}`)
     expect(createHash('sha256').update(Buffer.from(await back.arrayBuffer())).digest('hex')).toBe(createHash('sha256').update(data).digest('hex'))
-    console.log('verification outcome', state.status, state.verify_error)
+    console.log('verification outcome', state.status, state.error)
     await gw.worker.stop()
   })
 
@@ -217,7 +217,7 @@ describe('POST /store on the EVM rails (devnet)', () => {
         state = await (await fetch(`${queued.url}${body.status_url}`)).json()
       }
       expect(['stored', 'verified', 'verify_failed']).toContain(state.status)
-      expect(state.arTxId).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      expect(state.ar_tx_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
       const missing = await fetch(`${queued.url}/store/uploads/upl_00000000000000000000000000`)
       expect(missing.status).toBe(404)
     } finally {

@@ -285,6 +285,23 @@ describe('fill-in-the-middle and capability errors', () => {
   })
 })
 
+describe('thinking', () => {
+  it('a model whose template has a thinking section accepts think (true/false) and answers', async () => {
+    const thinker = await engine.loadModel({ path: paths.thinker, name: 'thinker:latest' })
+    try {
+      expect(thinker.info.capabilities).toContain('thinking')
+      for (const think of [true, false]) {
+        const r = await thinker.chat({ messages: [{ role: 'user', content: 'hmm' }], think, options: { seed: 3, num_predict: 12 } })
+        expect(r.evalCount).toBeGreaterThan(0)
+        expect(r.content.length + (r.thinking?.length ?? 0)).toBeGreaterThan(0)
+        if (!think) expect(r.thinking).toBeUndefined()
+      }
+    } finally {
+      await thinker.unload()
+    }
+  })
+})
+
 describe('embeddings', () => {
   const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
 

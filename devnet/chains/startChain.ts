@@ -3,7 +3,7 @@
  * deployed by account 0 at start, and USDC minted to the funded test payers (accounts 2…5).
  * Deployed by account 0 at nonce 0, so the token address is the same on every start and on both chains.
  */
-import { createPublicClient, createWalletClient, defineChain, http, type Chain } from 'viem'
+import { createPublicClient, createWalletClient, defineChain, getAddress, http, type Chain } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadArtifact } from '../../contracts/compile.js'
 import { anvilAccount, DEPLOYER_INDEX, payerAccounts } from '../accounts.js'
@@ -59,7 +59,7 @@ export async function startChain(opts: ChainOptions): Promise<LocalChain> {
     const deployHash = await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode })
     const receipt = await pub.waitForTransactionReceipt({ hash: deployHash, pollingInterval: 50 })
     if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error('UsdcToken deployment failed')
-    const tokenAddress = receipt.contractAddress
+    const tokenAddress = getAddress(receipt.contractAddress)
 
     const amount = opts.payerUsdc ?? DEFAULT_PAYER_USDC
     const mints = [...payerAccounts().map((p) => ({ address: p.address, amount })), ...(opts.fund ?? [])]

@@ -158,3 +158,51 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
   form.append('file', new Blob([data], { type }), filename)
   return form
 }
+
+/**
+ * The real gateway (`createApp`: OpenAPI router, response validation `error`, error catalogue) with the
+ * storage domain only, on a free port. `SERVICE_PUBLIC_ORIGIN` must be known before the port is: a probe
+ * port is reserved first.
+ */
+export async function startAppGateway(env: Record<string, string>, dir: string): Promise<TestGateway & { validationErrors: unknown[] }> {
+  const { createApp } = await import('../../src/app.js')
+  const { loadConfig } = await import('../../src/config/loadConfig.js')
+  const { initStorage } = await import('../../src/handlers/storage/index.js')
+  const probe = createServer()
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((r) => probe.close(r))
+  const dataDir = join(dir, `app-${port}`)
+  const fullEnv = {
+    SERVICE_PORT: String(port),
+    SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_DATABASE_URL: `sqlite:${join(dataDir, 'gateway.sqlite')}`,
+    LOG_LEVEL: 'warn',
+    ...env,
+  }
+  const validationErrors: unknown[] = []
+  const gateway = await createApp({
+    config: loadConfig(fullEnv),
+    env: fullEnv,
+    domains: [initStorage],
+    responseValidation: 'error',
+    onResponseValidationError: (report) => validationErrors.push(report),
+  })
+  const server = gateway.app.listen(port, '127.0.0.1')
+  await new Promise<void>((r) => server.once('listening', () => r()))
+  const service = gateway.services.storage
+  return {
+    url: `http://127.0.0.1:${port}`,
+    service,
+    worker: new StorageWorker({ service }),
+    ledger: service.ledger,
+    database: undefined as unknown as DatabaseHandle,
+    validationErrors,
+    async close() {
+      server.closeAllConnections()
+      await new Promise<void>((r) => server.close(() => r()))
+      await gateway.close()
+    },
+  }
+}

@@ -292,12 +292,14 @@ export const vaultSign = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Unlock the vault after a restart
  *
- * Flow A: no body; the server reads its unlock proof file. Flow B: body `{address, signature,
- * message}` where `address` is the overlord address and `signature` its EIP-191 signature of
- * `message` (designed message: first line `svc-vault-reunlock/v1`, then `origin: <origin>` and
- * `issued_at: <epoch>`, not older than 120 s). Designed: bearer required, the response body, 400
- * `unlock_proof_missing` when flow A finds no proof file, 403 `bad_signature` for a flow B signature
- * that does not recover to the overlord. Unlocking an unlocked vault is a no-op that answers 200.
+ * Flow A: no body; the server reads its unlock proof file (`SHADOW_UNLOCK_PROOF_PATH`, a JSON
+ * `{address, signature, message}`). Flow B: the same proof as the body. `message` must be exactly the
+ * server's unlock message (designed: `svc-vault-reunlock/v1`, `origin: <SERVICE_PUBLIC_ORIGIN>`, and a
+ * fixed warning line; the administration page shows it) and `signature` the overlord's EIP-191
+ * signature of it, which also unwraps the vault's data key. Designed: bearer required, the response,
+ * 400 `unlock_proof_missing` (flow A without a proof file) and `unlock_message_mismatch`, 403
+ * `bad_signature` (does not recover to the overlord) and `vault_unlock_failed` (recovers but does not
+ * unwrap this vault). Unlocking an unlocked vault with a correct proof is a no-op answering 200.
  *
  */
 export const reunlockVault = <ThrowOnError extends boolean = false>(options?: Options<ReunlockVaultData, ThrowOnError>): RequestResult<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError> => (options?.client ?? client).post<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError>({

@@ -1203,7 +1203,7 @@ export type CreateLoginChallengeData = {
 
 export type CreateLoginChallengeErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document, or `wallet` is not a 20-byte hex address (`invalid_wallet`).
      */
     400: Error;
     /**
@@ -1232,7 +1232,7 @@ export type RegisterWithSignatureData = {
 
 export type RegisterWithSignatureErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document, or `wallet` is not a 20-byte hex address (`invalid_wallet`).
      */
     400: Error;
     /**
@@ -1347,7 +1347,7 @@ export type GetWalletPermissionsData = {
 
 export type GetWalletPermissionsErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document, or `wallet` is not a 20-byte hex address (`invalid_wallet`).
      */
     400: Error;
     /**
@@ -1409,7 +1409,10 @@ export type CreateShadowChallengeErrors = {
      */
     429: Error;
     /**
-     * `SHADOW_OVERLORD_ADDRESS` is not configured.
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
      */
     503: Error;
 };
@@ -1460,7 +1463,10 @@ export type VerifyShadowChallengeErrors = {
      */
     429: Error;
     /**
-     * `SHADOW_OVERLORD_ADDRESS` is not configured.
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
      */
     503: Error;
 };
@@ -1527,6 +1533,13 @@ export type ReleaseKeyErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
+     */
+    503: Error;
 };
 
 export type ReleaseKeyError = ReleaseKeyErrors[keyof ReleaseKeyErrors];
@@ -1567,6 +1580,13 @@ export type GetCabinetPreflightErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
+     */
+    503: Error;
 };
 
 export type GetCabinetPreflightError = GetCabinetPreflightErrors[keyof GetCabinetPreflightErrors];
@@ -1629,6 +1649,19 @@ export type ProvisionCabinetErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. A step of the cabinet operation failed; vault, registry and agent map were restored from the
+     * pre-operation snapshot, so the cabinet is in its previous state. Safe to retry with a new challenge.
+     *
+     */
+    500: Error;
+    /**
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
+     */
+    503: Error;
 };
 
 export type ProvisionCabinetError = ProvisionCabinetErrors[keyof ProvisionCabinetErrors];
@@ -1691,6 +1724,19 @@ export type ClearCabinetErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. A step of the cabinet operation failed; vault, registry and agent map were restored from the
+     * pre-operation snapshot, so the cabinet is in its previous state. Safe to retry with a new challenge.
+     *
+     */
+    500: Error;
+    /**
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
+     */
+    503: Error;
 };
 
 export type ClearCabinetError = ClearCabinetErrors[keyof ClearCabinetErrors];
@@ -1755,6 +1801,13 @@ export type VaultSignErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
+     */
+    503: Error;
 };
 
 export type VaultSignError = VaultSignErrors[keyof VaultSignErrors];
@@ -1787,13 +1840,20 @@ export type ReunlockVaultErrors = {
      */
     401: Error;
     /**
-     * Flow B signature does not recover to the overlord address.
+     * The signature does not recover to the overlord (`bad_signature`) or does not unwrap this vault (`vault_unlock_failed`).
      */
     403: Error;
     /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * `SHADOW_OVERLORD_ADDRESS` is not configured (`overlord_not_configured`), or (designed) the audit event
+     * of the operation cannot be written (`audit_unavailable`): the shadow tier fails closed and returns no
+     * secret-derived output.
+     *
+     */
+    503: Error;
 };
 
 export type ReunlockVaultError = ReunlockVaultErrors[keyof ReunlockVaultErrors];
@@ -2782,7 +2842,11 @@ export type StoreFileData = {
 
 export type StoreFileErrors = {
     /**
-     * Empty file, unsupported network, or a malformed payment header (designed `invalid_payment_header`).
+     * Empty file (`empty_body`), unsupported network (`unsupported_network`); designed: a payment header
+     * that is not base64 of a payment payload (`invalid_payment_header`), a body that is not
+     * `multipart/form-data` with a `file` part (`invalid_multipart`), an `X-SVC-Tag-App` value that
+     * cannot be a storage tag (`invalid_tag`).
+     *
      */
     400: Error;
     /**
@@ -2806,7 +2870,10 @@ export type StoreFileErrors = {
      */
     429: Error;
     /**
-     * The upstream storage failed after settlement (no queue configured).
+     * The upstream storage failed after settlement and no queue is configured
+     * (`storage_upstream_failed`). Designed: the payment facilitator (`facilitator_unavailable`) or the
+     * Algorand node (`ledger_node_unavailable`) could not be reached; nothing was settled.
+     *
      */
     502: Error;
 };

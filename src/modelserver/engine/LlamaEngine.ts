@@ -40,6 +40,7 @@ import type {
 import type { CreateEngineParams } from './createEngine.js'
 import { toChatHistory } from './chatHistory.js'
 import { EngineCapabilityError, EngineError, EngineInputTooLongError, EngineModelUnloadedError } from './errors.js'
+import { boundedJsonGrammar } from './boundedJsonGrammar.js'
 import { toGrammarSchema } from './jsonSchema.js'
 import { detectKind, readModelInfo } from './modelInfo.js'
 import { normalize } from './vectors.js'
@@ -410,7 +411,10 @@ export class LlamaEngineModel implements EngineModel {
     const llama = this.engine.llama
     if (format === 'json') {
       const key = 'json'
-      if (!this.grammarCache.has(key)) this.grammarCache.set(key, llama.getGrammarFor('json'))
+      if (!this.grammarCache.has(key)) {
+        const bound = this.nudge.maxStringLength
+        this.grammarCache.set(key, bound !== undefined ? llama.createGrammar({ grammar: boundedJsonGrammar(bound) }) : llama.getGrammarFor('json'))
+      }
       return this.grammarCache.get(key)!
     }
     if (typeof format !== 'object') {

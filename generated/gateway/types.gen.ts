@@ -1830,7 +1830,7 @@ export type ReunlockVaultData = {
 
 export type ReunlockVaultErrors = {
     /**
-     * No proof file for flow A, or an invalid request.
+     * No proof file for flow A, a message other than the server unlock message, or an invalid request.
      */
     400: Error;
     /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { zChatChunk, zGenerateChunk, zProgressChunk } from '../../generated/modelserver/zod.gen.js'
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
-import { buildTinyChatModel } from './gguf/index.js'
+import { buildTinyChatModel, buildTinyLlama, tinyChatOptions } from './gguf/index.js'
 import { startTestModelServer, type TestModelServer } from './testServer.js'
 
 let engine: Engine
@@ -243,6 +243,21 @@ describe('model server with the stock ollama client', () => {
     const invalid = await post('/api/create', { model: 'junk', files: { 'x.gguf': d2 } })
     expect(invalid.status).toBe(400)
     await ollama.delete({ model: 'from-blob' })
+  })
+
+  it('thinking: a model whose template has a thinking section accepts think and streams with the client', async () => {
+    const bytes = buildTinyLlama({ ...tinyChatOptions, thinking: true, name: 'thinker' }).bytes
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+    expect((await fetch(`${ms.url}/api/blobs/${digest}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
+    await ollama.create({ model: 'thinker', files: { 'thinker.gguf': digest }, stream: false } as Parameters<Ollama['create']>[0])
+    expect((await ollama.show({ model: 'thinker' })).capabilities).toContain('thinking')
+    const stream = await ollama.chat({ model: 'thinker', messages: [{ role: 'user', content: 'why?' }], think: true, stream: true, options: { seed: 2, num_predict: 24 } })
+    let last
+    for await (const c of stream) last = zChatChunk.parse({ ...c, created_at: String(c.created_at) })
+    expect(last!.done).toBe(true)
+    const plain = await ollama.chat({ model: 'thinker', messages: [{ role: 'user', content: 'why?' }], think: false, stream: false, options: { num_predict: 4 } })
+    expect(plain.done).toBe(true)
+    await ollama.delete({ model: 'thinker' })
   })
 
   it('answers client mistakes with Ollama statuses and {error} bodies', async () => {

@@ -94,6 +94,19 @@ type RequestState<Locals extends Record<string, unknown>> = {
 
 export class RouterSetupError extends Error {}
 
+/**
+ * openapi-backend drops a request's trailing slash before matching but compares with the document's paths
+ * as written, so `/doc/` in the document would never match. Normalise the document the same way: `/doc/`
+ * and `/doc` both route to it.
+ */
+function withoutTrailingSlashes(document: Record<string, unknown>): Record<string, unknown> {
+  const paths = document.paths as Record<string, unknown> | undefined
+  if (!paths) return document
+  const normalised: Record<string, unknown> = {}
+  for (const [path, item] of Object.entries(paths)) normalised[path.length > 1 ? path.replace(/\/+$/, '') : path] = item
+  return { ...document, paths: normalised }
+}
+
 function errorBody(error: string, message: string, details?: Record<string, unknown>) {
   return details ? { error, message, details } : { error, message }
 }
@@ -155,7 +168,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const mode = options.responseValidation ?? 'error'
   const logger = options.logger
   const api = new OpenAPIBackend({
-    definition: structuredClone(options.document) as unknown as Document,
+    definition: withoutTrailingSlashes(structuredClone(options.document)) as unknown as Document,
     quick: true,
     strict: false,
     coerceTypes: true,

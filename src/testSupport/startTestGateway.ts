@@ -1,0 +1,97 @@
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { PrivateKeyAccount } from 'viem/accounts'
+import { createApp, type GatewayApp } from '../app.js'
+import { loadConfig } from '../config/loadConfig.js'
+import type { DatabaseDialect } from '../db/createDatabase.js'
+import { createTestDatabase, type TestDatabase } from '../db/testing.js'
+import type { ResponseValidationReport } from '../shared/http/index.js'
+import { createCapturingLogger } from '../shared/logger.js'
+
+export type TestGateway = {
+  url: string
+  gateway: GatewayApp
+  env: Record<string, string | undefined>
+  /** Every response that did not match the document (tests assert it stays empty). */
+  validationErrors: ResponseValidationReport[]
+  logText: () => string
+  /** Moves the gateway's clock (seconds). */
+  advance: (seconds: number) => void
+  /** Wallet login through the HTTP API; returns the session token. */
+  login: (account: PrivateKeyAccount) => Promise<string>
+  close: () => Promise<void>
+}
+
+export type StartTestGatewayParameters = {
+  dialect?: DatabaseDialect
+  env?: Record<string, string>
+  modelServerUrl?: string
+}
+
+/**
+ * The whole gateway (default domains) on a free port with a fresh database and data dir, response
+ * validation in `error` mode (a response that breaks the document becomes a 500 and is recorded).
+ */
+export async function startTestGateway(p: StartTestGatewayParameters = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-app-'))
+  const database: TestDatabase = await createTestDatabase(p.dialect ?? 'sqlite')
+  const env: Record<string, string | undefined> = {
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_PORT: '0',
+    SERVICE_PUBLIC_ORIGIN: 'http://gw.test',
+    SERVICE_LLM__MODELSERVER__BASE_URL: p.modelServerUrl ?? 'http://127.0.0.1:9',
+    SERVICE_LLM__MODELSERVER__TIMEOUT_MS: '2000',
+    SERVICE_RATE_LIMIT__MAX: '100000',
+    ...p.env,
+  }
+  const config = loadConfig(env)
+  let offset = 0
+  const now = () => Math.floor(Date.now() / 1000) + offset
+  const validationErrors: ResponseValidationReport[] = []
+  const { logger, text } = createCapturingLogger({ name: 'gateway-test' })
+  const gateway = await createApp({
+    config,
+    env,
+    database,
+    logger,
+    now,
+    responseValidation: 'error',
+    onResponseValidationError: (r) => validationErrors.push(r),
+  })
+  const server: Server = gateway.app.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    url,
+    gateway,
+    env,
+    validationErrors,
+    logText: text,
+    advance: (s) => {
+      offset += s
+    },
+    login: async (account) => {
+      const c = await fetch(`${url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: account.address }) })
+      const { challenge } = (await c.json()) as { challenge: string }
+      const signature = await account.signMessage({ message: challenge })
+      const r = await fetch(`${url}/users/register-with-signature`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ wallet: account.address, challenge, signature }),
+      })
+      if (r.status !== 200) throw new Error(`login failed: ${r.status} ${await r.text()}`)
+      return ((await r.json()) as { session_token: string }).session_token
+    },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await gateway.close()
+      await database.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}

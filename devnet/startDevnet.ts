@@ -15,14 +15,14 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { anvilAccount, ANVIL_MNEMONIC, FACILITATOR_INDEX, payerAccounts } from './accounts.js'
 import { ALGO_CREATOR_INDEX, ALGO_PAYER_INDEXES, ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from './algod/algoAccounts.js'
 import { USDC_ASA_ID } from './algod/AlgoLedger.js'
-import { startAlgod } from './algod/startAlgod.js'
-import { startArweaveGateway } from './arweave/startArweaveGateway.js'
+import { startAlgod, type AlgodPeer } from './algod/startAlgod.js'
+import { startArweaveGateway, type ArweaveGatewayPeer } from './arweave/startArweaveGateway.js'
 import { rpc } from './chains/startAnvil.js'
 import { DEFAULT_PAYER_USDC, startChain, type LocalChain } from './chains/startChain.js'
-import { startFacilitator } from './facilitator/startFacilitator.js'
+import { startFacilitator, type FacilitatorPeer } from './facilitator/startFacilitator.js'
 import { arweaveAddress, loadOrCreateArweaveJwk } from './testing/arweaveKey.js'
 import { DEFAULT_PRICING } from './upstream/pricing.js'
-import { startUpstream } from './upstream/startUpstream.js'
+import { startUpstream, type UpstreamOptions, type UpstreamPeer } from './upstream/startUpstream.js'
 
 export const DEFAULT_PORTS = {
   base: 8545,
@@ -89,9 +89,23 @@ export interface DevnetInfo {
   env: Record<string, string>
 }
 
+export interface DevnetPeers {
+  base: LocalChain
+  mainnet: LocalChain
+  facilitator: FacilitatorPeer
+  algod: AlgodPeer
+  upstream: UpstreamPeer
+  arweave: ArweaveGatewayPeer
+}
+
 export interface Devnet {
   info: DevnetInfo
   file: string
+  /** The running peers (tests: `peers.upstream.fail()`, `peers.arweave.mine()`, `peers.algod.advance()`). */
+  peers: DevnetPeers
+  /** Stops the storage upstream (connections refused) until `startUpstream()` brings it back on the same port and data. */
+  stopUpstream(): Promise<void>
+  startUpstream(): Promise<void>
   close(): Promise<void>
 }
 
@@ -132,7 +146,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
   const closers: (() => Promise<void>)[] = []
   const closeAll = async () => {
     const list = closers.splice(0).reverse()
-    await Promise.allSettled(list.map((c) => c()))
+    await Promise.allSettled(list.map(async (c) => c()))
   }
   try {
     const keys = loadOrCreateServiceKeys(join(devDir, 'service-keys.json'))
@@ -183,7 +197,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     const depositAddress = anvilAccount(9).address
     const gateway = await startArweaveGateway({ port: ports.arweave, dataDir: storageDir, blockIntervalMs })
     closers.push(() => gateway.close())
-    const upstream = await startUpstream({
+    const upstreamOpts: UpstreamOptions = {
       port: ports.upstream,
       dataDir: storageDir,
       blockIntervalMs,
@@ -197,7 +211,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
           usdc: { chainId: 1, rpcUrl: mainnet.url, tokenAddress: mainnet.tokenAddress },
         },
       },
-    })
+    }
+    let upstream = await startUpstream(upstreamOpts)
+    upstreamOpts.port = upstream.port
     closers.push(() => upstream.close())
 
     const chainInfo = (c: LocalChain) => ({
@@ -276,7 +292,18 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     }
     const file = join(dataDir, 'devnet.json')
     writeJsonAtomic(file, info, 0o600)
-    return { info, file, close: closeAll }
+    const peers: DevnetPeers = { base, mainnet, facilitator, algod, upstream, arweave: gateway }
+    return {
+      info,
+      file,
+      peers,
+      stopUpstream: () => upstream.close(),
+      startUpstream: async () => {
+        upstream = await startUpstream(upstreamOpts)
+        peers.upstream = upstream
+      },
+      close: closeAll,
+    }
   } catch (e) {
     await closeAll()
     throw e

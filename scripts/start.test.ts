@@ -30,7 +30,7 @@ describe('npm start', () => {
   it('brings the devnet (and whatever servers exist) up, then SIGTERM stops everything', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
     dirs.push(dataDir)
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       SERVICE_DATA_DIR: dataDir,
       DEVNET_FREE_PORTS: '1',

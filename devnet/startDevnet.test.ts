@@ -1,0 +1,83 @@
+/** startDevnet in-process on free ports: the wiring of devnet.json, both EVM networks, upstream stop/start. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { x402Client } from '@x402/core/client'
+import type { PaymentRequirements } from '@x402/core/types'
+import { toClientEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { createPublicClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { localChain, usdcArtifact } from './chains/startChain.js'
+import { startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
+
+describe('startDevnet', () => {
+  let dir: string
+  let devnet: Devnet
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'devnet-all-'))
+    devnet = await startDevnet({ dataDir: dir, ports: 'free', blockIntervalMs: 200, roundIntervalMs: 200 })
+  }, 90_000)
+  afterAll(async () => {
+    await devnet?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('writes devnet.json with every URL, token and account', () => {
+    const info = JSON.parse(readFileSync(join(dir, 'devnet.json'), 'utf8')) as DevnetInfo
+    expect(info).toEqual(JSON.parse(JSON.stringify(devnet.info)))
+    expect(Object.keys(info.env).sort()).toEqual(
+      [
+        'FACILITATOR_TOKEN', 'SERVICE_ALGOD__GENESIS_HASH', 'SERVICE_ALGOD__TOKEN', 'SERVICE_ALGOD__URL', 'SERVICE_BATCH__RPC_URL',
+        'SERVICE_DATA_DIR', 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', 'SERVICE_STORAGE__GATEWAY_URL', 'SERVICE_STORAGE__PAYMENT_URL',
+        'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_X402__ASSET__EIP155_1', 'SERVICE_X402__ASSET__EIP155_8453',
+        'SERVICE_X402__FACILITATOR_URL', 'SERVICE_X402__PAY_TO_ALGORAND', 'SERVICE_X402__PAY_TO_EVM',
+      ].sort(),
+    )
+    expect(info.accounts.evm.filter((a) => a.role === 'payer')).toHaveLength(4)
+    expect(info.accounts.algorand.filter((a) => a.role === 'payer')).toHaveLength(3)
+  })
+
+  it.each(['eip155:8453', 'eip155:1'] as const)('a reference x402 client pays the service on %s', async (network) => {
+    const info = devnet.info
+    const c = info.chains[network]
+    const payer = info.accounts.evm.find((a) => a.role === 'payer')!
+    const pub = createPublicClient({ chain: localChain(c.chainId, c.rpcUrl), transport: http(c.rpcUrl) })
+    const client = new x402Client()
+      .register('eip155:*', new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(payer.privateKey), pub)))
+      .setSpendControls({ allowedAssets: [{ network, asset: c.usdc }] })
+    const req: PaymentRequirements = {
+      scheme: 'exact', network, amount: '250000', asset: c.usdc, payTo: info.service.payToEvm, maxTimeoutSeconds: 60,
+      extra: { name: 'USD Coin', version: '2' },
+    }
+    const paymentPayload = await client.createPaymentPayload({ x402Version: 2, resource: { url: 'http://localhost:8000/store', description: '1 byte', mimeType: 'application/octet-stream' }, accepts: [req] })
+    const bal = () => pub.readContract({ address: c.usdc, abi: usdcArtifact().abi, functionName: 'balanceOf', args: [info.service.payToEvm] }) as Promise<bigint>
+    const before = await bal()
+    const res = await fetch(`${info.facilitator.url}/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${info.facilitator.token}` },
+      body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: req }),
+    })
+    expect(((await res.json()) as { success: boolean }).success).toBe(true)
+    expect((await bal()) - before).toBe(250000n)
+  })
+
+  it('the upstream can be stopped and started again on the same port with its balances', async () => {
+    const url = devnet.info.storage.paymentUrl
+    const addr = devnet.info.service.arweaveAddress
+    const before = await (await fetch(`${url}/v1/balance/${addr}`)).text()
+    await devnet.stopUpstream()
+    await expect(fetch(`${url}/v1/balance/${addr}`)).rejects.toThrow()
+    await devnet.startUpstream()
+    expect(devnet.peers.upstream.url).toBe(url)
+    expect(await (await fetch(`${url}/v1/balance/${addr}`)).text()).toBe(before)
+    // and the admin hook makes it fail over HTTP (for a gateway running in another process)
+    const fail = await fetch(`${url}/__devnet/fail`, { method: 'POST', headers: { authorization: `Bearer ${devnet.info.storage.adminToken}` }, body: '{"scope":"all"}' })
+    expect(fail.status).toBe(200)
+    expect((await fetch(`${url}/v1/rates`)).status).toBe(503)
+    expect((await fetch(`${url}/__devnet/recover`, { method: 'POST' })).status).toBe(401)
+    await fetch(`${url}/__devnet/recover`, { method: 'POST', headers: { authorization: `Bearer ${devnet.info.storage.adminToken}` } })
+    expect((await fetch(`${url}/v1/rates`)).status).toBe(200)
+  })
+})

@@ -164,7 +164,7 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
  * storage domain only, on a free port. `SERVICE_PUBLIC_ORIGIN` must be known before the port is: a probe
  * port is reserved first.
  */
-export async function startAppGateway(env: Record<string, string>, dir: string): Promise<TestGateway & { validationErrors: unknown[] }> {
+export async function startAppGateway(env: Record<string, string>, dir: string, options: { start?: boolean } = {}): Promise<TestGateway & { validationErrors: unknown[] }> {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
   const { initStorage } = await import('../../src/handlers/storage/index.js')
@@ -189,6 +189,7 @@ export async function startAppGateway(env: Record<string, string>, dir: string):
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
   })
+  if (options.start) await gateway.start()
   const server = gateway.app.listen(port, '127.0.0.1')
   await new Promise<void>((r) => server.once('listening', () => r()))
   const service = gateway.services.storage

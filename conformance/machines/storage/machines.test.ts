@@ -1,0 +1,100 @@
+/**
+ * Machine 3.5 against the live gateway app on the devnet (local Base, local chain 1, devnet algod), and the
+ * quote row against the Prism mock of the document.
+ */
+import { createHash } from 'node:crypto'
+import { x402Client, x402HTTPClient } from '@x402/core/client'
+import { toClientEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import algosdk from 'algosdk'
+import { createPublicClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { anvilAccount } from '../../../devnet/accounts.js'
+import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../../devnet/algod/algoAccounts.js'
+import { USDC_ASA_ID } from '../../../devnet/algod/AlgoLedger.js'
+import { startAlgod, type AlgodPeer } from '../../../devnet/algod/startAlgod.js'
+import type { LocalChain } from '../../../devnet/chains/startChain.js'
+import { freePort, startPrism, type PrismMock } from '../../../scripts/mock.js'
+import { createAlgodClient } from '../../../src/storage/StorageService.js'
+import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers } from '../../../tests/storage/harness.js'
+import { type Payer, replayPaidStorage, replayQuoteOnMock, type Requirement } from './replay.js'
+
+const TOKEN = 'd'.repeat(64)
+let peers: EvmPeers
+let node: AlgodPeer
+let gw: Awaited<ReturnType<typeof startAppGateway>>
+const service = algosdk.generateAccount()
+const algoPayer = algoTestAccount(3)
+
+beforeAll(async () => {
+  peers = await startEvmPeers()
+  node = await startAlgod({
+    token: TOKEN, roundIntervalMs: 200, assetCreator: algoTestAccount(0).address,
+    accounts: [
+      { address: algoPayer.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC },
+      { address: service.addr.toString(), microAlgos: 1_000_000n, usdc: 0n },
+    ],
+  })
+  const env = { ...evmEnv(peers), SERVICE_ALGOD__URL: node.url, SERVICE_ALGOD__TOKEN: TOKEN, SERVICE_X402__PAY_TO_ALGORAND: service.addr.toString(), SERVICE_ALGOD__POLL_INTERVAL_MS: '200' }
+  delete (env as Record<string, string>).SERVICE_ALGOD__GENESIS_HASH
+  gw = await startAppGateway(env, peers.dir, { start: true })
+}, 120_000)
+afterAll(async () => {
+  await gw?.close()
+  await node?.close()
+  await peers?.close()
+})
+
+function evmPayer(chain: LocalChain, index: number): Payer {
+  const client = new x402HTTPClient(
+    new x402Client((_v, accepts) => accepts[0]!)
+      .register('eip155:*', new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(anvilAccount(index).privateKey), createPublicClient({ chain: chain.chain, transport: http(chain.url) }))))
+      .setSpendControls({ allowedAssets: [{ network: chain.network, asset: chain.tokenAddress }] }),
+  )
+  return async (req) => {
+    const payload = await client.createPaymentPayload({ x402Version: 2, resource: { url: req.resource, description: req.description, mimeType: req.mimeType }, accepts: [req as never] })
+    return client.encodePaymentSignatureHeader(payload)['PAYMENT-SIGNATURE']!
+  }
+}
+
+const algorandPayer: Payer = async (req: Requirement, file: Uint8Array) => {
+  const algod = createAlgodClient(node.url, TOKEN)
+  const atomic = BigInt(req.amount)
+  const price = `${atomic / 1_000_000n}.${(atomic % 1_000_000n).toString().padStart(6, '0')}`
+  const note = createHash('sha256').update(`${req.resource}|${createHash('sha256').update(file).digest('hex')}|${file.length}|${price}`).digest()
+  const txn = algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({
+    sender: algoPayer.address, receiver: req.payTo, assetIndex: USDC_ASA_ID, amount: atomic, note: new Uint8Array(note),
+    suggestedParams: await algod.getTransactionParams().do(),
+  })
+  const { txid } = await algod.sendRawTransaction(txn.signTxn(algoPayer.sk)).do()
+  return Buffer.from(JSON.stringify({
+    x402Version: 2, scheme: 'exact', network: req.network, resource: { url: req.resource, description: req.description, mimeType: req.mimeType },
+    accepted: req, extensions: {}, outputSchema: null, payload: { txId: txid },
+  })).toString('base64')
+}
+
+describe('machine 3.5 (paid-storage request) on the devnet gateway', () => {
+  it('every row holds on eip155:8453, eip155:1 and algorand', async () => {
+    const results = await replayPaidStorage({
+      gatewayUrl: gw.url,
+      upstreamUrl: `http://127.0.0.1:${peers.upstreamPort}`,
+      payers: { 'eip155:8453': evmPayer(peers.base, 2), 'eip155:1': evmPayer(peers.mainnet, 3), 'algorand:*': algorandPayer },
+    })
+    const failed = results.filter((r) => !r.ok)
+    expect(failed, JSON.stringify(failed, null, 2)).toEqual([])
+    expect(new Set(results.map((r) => r.id))).toEqual(new Set(['3.5-1', '3.5-2', '3.5-3', '3.5-4', '3.5-5', '3.5-5r', '3.5-r1', '3.5-r2', '3.5-r3', '3.5-r4']))
+    expect(results.filter((r) => r.network === 'algorand:*')).toHaveLength(6)
+    expect(gw.validationErrors).toEqual([])
+  }, 180_000)
+})
+
+describe('machine 3.5, quote row, on the Prism mock', () => {
+  let prism: PrismMock | undefined
+  afterAll(async () => prism?.stop())
+  it('answers 402 with three requirements in order and PAYMENT-REQUIRED', async () => {
+    prism = await startPrism('openapi/gateway.yaml', await freePort())
+    const result = await replayQuoteOnMock(prism.url)
+    expect(result.problems).toEqual([])
+  }, 60_000)
+})

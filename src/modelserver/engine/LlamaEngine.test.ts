@@ -219,6 +219,17 @@ describe('structured output', () => {
     }
   })
 
+  it('multi-byte UTF-8 output (byte-fallback tokens) decodes and streams intact', async () => {
+    const utf8 = { type: 'object', properties: { w: { enum: ['日本語', 'héllo', 'ünïcødé'] } }, required: ['w'] }
+    for (let seed = 0; seed < 4; seed++) {
+      const chunks: string[] = []
+      const r = await chat.chat({ messages: [{ role: 'user', content: 'word' }], format: utf8, options: { seed }, onToken: (c) => chunks.push(c.content ?? '') })
+      expect(['日本語', 'héllo', 'ünïcødé']).toContain(JSON.parse(r.content).w)
+      expect(chunks.join('')).toBe(r.content)
+      expect(chunks.join('')).not.toContain('\uFFFD')
+    }
+  })
+
   it('an invalid format is a typed 400-class error', async () => {
     await expect(chat.complete({ prompt: 'x', format: 'yaml' as never })).rejects.toMatchObject({ code: 'invalid_format' })
   })

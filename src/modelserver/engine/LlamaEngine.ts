@@ -459,6 +459,8 @@ export class LlamaEngineModel implements EngineModel {
     for (const trigger of stopTriggers) addStopTrigger(trigger, model, stops, stopTokens)
     if (run.grammar) for (const trigger of run.grammar.stopGenerationTriggers) addStopTrigger(trigger, model, stops, stopTokens)
     const grammarState = run.grammar ? new LlamaGrammarEvaluationState({ model, grammar: run.grammar }) : undefined
+    const maxStopLength = stops.reduce((n, s) => Math.max(n, s.length), 0)
+    let undecoded: Token[] = []
 
     const start = process.hrtime.bigint()
     let firstTokenAt: bigint | undefined
@@ -510,18 +512,25 @@ export class LlamaEngineModel implements EngineModel {
           pendingLogprobs.push(entry)
           allLogprobs.push(entry)
         }
-        text = model.detokenize(generated, false)
-        const stopIndex = findStop(text, stops)
-        if (stopIndex !== undefined) {
-          stoppedAt = stopIndex
-          doneReason = 'stop'
-          break
+        // Incremental decoding: tokens that end inside a UTF-8 sequence wait for the rest (up to 4 bytes).
+        undecoded.push(token)
+        const piece = model.detokenize(undecoded, false, generated.slice(Math.max(0, generated.length - undecoded.length - 8), generated.length - undecoded.length))
+        if (!piece.endsWith('\uFFFD') || undecoded.length >= 4) {
+          undecoded = []
+          const before = text.length
+          text += piece
+          // Only the tail can hold a new stop match.
+          const stopIndex = findStop(text, stops, Math.max(0, before - maxStopLength))
+          if (stopIndex !== undefined) {
+            stoppedAt = stopIndex
+            doneReason = 'stop'
+            break
+          }
+          // Hold back any tail that may still become a stop sequence (and trailing whitespace a grammar trims).
+          let safe = text.length - partialStopLength(text, stops)
+          if (run.trimEnd) safe = Math.min(safe, text.trimEnd().length)
+          flush(safe)
         }
-        // Hold back an incomplete UTF-8 sequence and any tail that may still become a stop sequence.
-        let safe = text.length
-        if (text.endsWith('\uFFFD')) safe = text.length - 1
-        safe = Math.min(safe, text.length - partialStopLength(text, stops))
-        flush(safe)
         if (run.signal?.aborted) {
           aborted = true
           break
@@ -533,6 +542,7 @@ export class LlamaEngineModel implements EngineModel {
       }
     }
     if (run.signal?.aborted) aborted = true
+    if (undecoded.length > 0 && stoppedAt === undefined) text += model.detokenize(undecoded, false)
     const end = process.hrtime.bigint()
     let content = stoppedAt !== undefined ? text.slice(0, stoppedAt) : text
     if (run.trimEnd) content = content.trimEnd()
@@ -709,10 +719,10 @@ function stopList(stop: string | string[] | undefined): string[] {
   return (Array.isArray(stop) ? stop : [stop]).filter((s) => typeof s === 'string' && s !== '')
 }
 
-function findStop(text: string, stops: string[]): number | undefined {
+function findStop(text: string, stops: string[], from = 0): number | undefined {
   let best: number | undefined
   for (const s of stops) {
-    const i = text.indexOf(s)
+    const i = text.indexOf(s, from)
     if (i >= 0 && (best === undefined || i < best)) best = i
   }
   return best

@@ -767,7 +767,7 @@ function addStopTrigger(trigger: unknown, model: LlamaModel, stops: string[], st
       return
     }
   }
-  if (textOnly !== '' && textOnly.trim() !== '' && !stops.includes(textOnly)) stops.push(textOnly)
+  if (textOnly !== '' && !stops.includes(textOnly)) stops.push(textOnly)
 }
 
 function tokenLogprob(

@@ -43,6 +43,7 @@ export const errorCatalogue: Record<string, { status: number }> = {
   storage_upstream_failed: { status: 502 },
   facilitator_unavailable: { status: 502 },
   ledger_node_unavailable: { status: 502 },
+  storage_not_configured: { status: 503 },
   // configuration
   invalid_config: { status: 500 },
   // shadow-overlord tier, vault, cabinets (src/shadow/ShadowError.ts is the source of truth)

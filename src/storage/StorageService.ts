@@ -30,7 +30,7 @@ import {
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
-import { InvalidTagError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { InvalidTagError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
 import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
@@ -170,7 +170,22 @@ export class StorageService {
     }
   }
 
+  /** Names of the settings every quote needs; empty when all are set. */
+  missingSettings(): string[] {
+    const x = this.x402
+    const missing: [string, string][] = [
+      ['SERVICE_X402__PAY_TO_EVM', x.payToEvm],
+      ['SERVICE_X402__ASSET__EIP155_8453', x.assets['eip155:8453']],
+      ['SERVICE_X402__ASSET__EIP155_1', x.assets['eip155:1']],
+      ['SERVICE_X402__PAY_TO_ALGORAND', x.payToAlgorand],
+      ['FACILITATOR_TOKEN', x.facilitatorToken],
+    ]
+    return missing.filter(([, v]) => !v).map(([k]) => k)
+  }
+
   async #storeReceived(headers: HeaderBag, file: ReceivedUpload, path: string, takeFile: () => void): Promise<StoreOutcome> {
+    const missing = this.missingSettings()
+    if (missing.length > 0) throw new StorageNotConfiguredError(missing)
     // 2. price
     const { rates, wincPerMiB } = await this.upstream.pricing()
     const price = computePrice({ wincPerMiB, rateWinc: rates.winc, rateUsd: rates.usd, sizeBytes: file.sizeBytes })

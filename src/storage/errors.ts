@@ -47,3 +47,11 @@ export class InvalidTagError extends BaseError<'invalid_tag'> {
     super('invalid_tag', 'X-SVC-Tag-App must be 1 to 128 printable ASCII characters')
   }
 }
+
+/** 503: a payment rail is not configured (pay-to address, token address or facilitator token missing). */
+export class StorageNotConfiguredError extends BaseError<'storage_not_configured'> {
+  override name = 'StorageNotConfiguredError'
+  constructor(readonly missing: string[]) {
+    super('storage_not_configured', `paid storage is not configured: ${missing.join(', ')} unset`, { meta: { missing } })
+  }
+}

@@ -20,6 +20,7 @@ export const storageErrorStatus = {
   storage_upstream_failed: 502,
   facilitator_unavailable: 502,
   ledger_node_unavailable: 502,
+  storage_not_configured: 503,
 } as const satisfies Record<string, number>
 
 export type StorageErrorCode = keyof typeof storageErrorStatus

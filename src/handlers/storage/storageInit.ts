@@ -30,6 +30,8 @@ export const storageInit: DomainInit = (core) => {
   }
   const service = new StorageService({ storage, x402, ledger: new Ledger(core.db), logger: core.logger })
   const worker = new StorageWorker({ service, logger: core.logger })
+  const missing = service.missingSettings()
+  if (missing.length > 0) core.logger.warn({ missing }, 'paid storage not configured: POST /store answers 503 until these are set')
   return {
     services: { storage: service },
     start: () => worker.start(),

@@ -1,31 +1,39 @@
 /**
- * Machines 3.1 (residency) and 3.2 (pull progress), every row, replayed against live model servers.
- * By default two local instances are started (b pulls from a). To target another server — a real Ollama —
- * set CONFORMANCE_MODELSERVER_URL (and CONFORMANCE_MODEL, CONFORMANCE_PULL_MODEL: a model it can pull).
+ * Machines 3.1 (residency, conformance/runner.ts format) and 3.2 (pull progress, replay.ts), every row, replayed
+ * against live model servers; every response is checked against openapi/modelserver.yaml. By default two local
+ * instances are started (b pulls from a). To target another server — a real Ollama — set
+ * CONFORMANCE_MODELSERVER_URL, CONFORMANCE_MODEL (a model it has) and CONFORMANCE_PULL_MODEL (one it can pull).
  */
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../../src/modelserver/testServer.js'
-import { loadMachine, replayPull, replayResidency, type PullMachine, type ResidencyMachine } from './replay.js'
+import { formatResults, repoRoot, runMachines } from '../../runner.js'
+import { loadMachine, replayPull, type PullMachine } from './replay.js'
 
+const here = path.dirname(fileURLToPath(import.meta.url))
 const external = process.env.CONFORMANCE_MODELSERVER_URL
 let engine: Engine | undefined
 let a: TestModelServer | undefined
 let b: TestModelServer | undefined
 let url: string
+let model: string
 let pullModel: string
 
 beforeAll(async () => {
   if (external) {
     url = external.replace(/\/+$/, '')
+    model = process.env.CONFORMANCE_MODEL ?? 'llama3.2:1b'
     pullModel = process.env.CONFORMANCE_PULL_MODEL ?? 'all-minilm'
     return
   }
   engine = await createEngine({ threads: 1 })
   a = await startTestModelServer({ engine })
-  b = await startTestModelServer({ engine, config: { installDefaults: true } })
+  b = await startTestModelServer({ engine })
   url = b.url
+  model = 'svc-tiny-chat:latest'
   pullModel = `127.0.0.1:${a.port}/library/svc-tiny-chat:latest`
 })
 
@@ -35,22 +43,50 @@ afterAll(async () => {
   await engine?.dispose()
 })
 
+type PsModel = { name: string; expires_at: string }
+const ps = async () => ((await (await fetch(`${url}/api/ps`)).json()) as { models: PsModel[] }).models
+const post = (p: string, body: unknown) =>
+  fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json())
+
 describe('machine 3.1 — model residency', () => {
-  it('every row holds', async () => {
-    const machine = loadMachine<ResidencyMachine>('residency.yaml')
-    const results = await replayResidency(url, machine, process.env.CONFORMANCE_MODEL ? { model: process.env.CONFORMANCE_MODEL } : {})
-    expect(results.map((r) => r.id)).toEqual(machine.rows.map((r) => r.id))
-    expect(results.filter((r) => !r.ok)).toEqual([])
+  it('every transition holds, in order (conformance/runner.ts)', async () => {
+    const results = await runMachines([path.join(here, 'residency.yaml')], {
+      target: url,
+      documentPath: path.join(repoRoot, 'openapi', 'modelserver.yaml'),
+      vars: { model },
+    })
+    expect(results.filter((r) => !r.ok), formatResults(results)).toEqual([])
+    const seedRows = new Set(results.map((r) => r.id.match(/^3\.1-(\d)/)?.[1]).filter(Boolean))
+    expect([...seedRows].sort()).toEqual(['1', '2', '3', '4', '5', '6'])
   }, 60_000)
+
+  it('expires_at follows keep_alive: default 5m, a duration, seconds, -1 forever', async () => {
+    const expiresIn = async () => (new Date((await ps()).find((m) => m.name === model)!.expires_at).getTime() - Date.now()) / 1000
+    await post('/api/generate', { model, keep_alive: 0 })
+    await post('/api/generate', { model, prompt: 'hi', stream: false, options: { num_predict: 1 } })
+    expect(await expiresIn()).toBeGreaterThan(290)
+    expect(await expiresIn()).toBeLessThanOrEqual(300)
+    await post('/api/generate', { model, keep_alive: '10m' })
+    expect(Math.round(await expiresIn())).toBeGreaterThanOrEqual(595)
+    await post('/api/chat', { model, keep_alive: 3600 })
+    expect(Math.round(await expiresIn())).toBeGreaterThanOrEqual(3595)
+    await post('/api/chat', { model, keep_alive: -1 })
+    expect(await expiresIn()).toBeGreaterThan(100 * 365 * 24 * 3600)
+  })
 })
 
 describe('the pull replayer is not vacuous', () => {
   it('reports a status out of order and a missing one', async () => {
     const { createServer } = await import('node:http')
-    const lines = [{ status: 'pulling manifest' }, { status: 'verifying sha256 digest' }, { status: 'downloading sha256:' + 'a'.repeat(64), digest: 'x', total: 1, completed: 1 }, { status: 'success' }]
+    const lines = [
+      { status: 'pulling manifest' },
+      { status: 'verifying sha256 digest' },
+      { status: `downloading sha256:${'a'.repeat(64)}`, digest: 'x', total: 1, completed: 1 },
+      { status: 'success' },
+    ]
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' })
-      res.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+      res.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`)
     })
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     const port = (server.address() as { port: number }).port
@@ -73,13 +109,8 @@ describe('machine 3.2 — pull progress', () => {
   }, 120_000)
 
   it('the pulled model then generates', async () => {
-    const res = await fetch(`${url}/api/generate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: pullModel, prompt: 'hi', stream: false, options: { num_predict: 2 } }),
-    })
-    expect(res.status).toBe(200)
-    expect(((await res.json()) as { done: boolean }).done).toBe(true)
+    const res = (await post('/api/generate', { model: pullModel, prompt: 'hi', stream: false, options: { num_predict: 2 } })) as { done: boolean }
+    expect(res.done).toBe(true)
   })
 
   it('all local responses matched openapi/modelserver.yaml', () => {

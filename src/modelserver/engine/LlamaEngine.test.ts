@@ -358,3 +358,9 @@ describe('embeddings', () => {
     }
   })
 })
+
+describe('after everything', () => {
+  it('no llama.cpp warnings were logged by any load, variant or generation', () => {
+    expect(engine.warnings).toEqual([])
+  })
+})

@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const root = path.resolve(import.meta.dirname, '..')
+
+describe('src/main.ts', () => {
+  it('starts on the configured port, gates /journal, and stops cleanly on SIGTERM', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
+    const child = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk) => (output += chunk))
+    child.stderr.on('data', (chunk) => (output += chunk))
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listening line:\n${output}`)), 60_000)
+        child.stdout.on('data', () => {
+          const match = /gateway listening on http:\/\/localhost:(\d+)/.exec(output)
+          if (match) {
+            clearTimeout(timer)
+            resolve(Number(match[1]))
+          }
+        })
+        child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)))
+      })
+      const res = await fetch(`http://127.0.0.1:${port}/journal`, { headers: { accept: 'text/html' }, redirect: 'manual' })
+      expect(res.status).toBe(302)
+      expect(res.headers.get('location')).toBe('/login?from=%2Fjournal')
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+      expect(output).toContain('"msg":"stopped"')
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})

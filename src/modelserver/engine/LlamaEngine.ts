@@ -485,6 +485,7 @@ export class LlamaEngineModel implements EngineModel {
       pendingLogprobs = []
     }
 
+    if (limit <= 0) doneReason = 'length' // num_predict 0, or no room left in the context
     if (limit > 0 && !run.signal?.aborted) {
       const iterator = seq.evaluateWithMetadata(
         tokens,

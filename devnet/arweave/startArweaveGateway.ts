@@ -5,11 +5,16 @@
  *                         (confirmations = tip height − block height + 1, growing with every block)
  *   GET /{id}, /raw/{id} → the data item's data with its `Content-Type` tag (served as soon as uploaded,
  *                         like the optimistic cache of arweave.net)
+ *   POST/GET /graphql   → the Arweave GraphQL subset for data items (transaction, transactions; see graphqlSchema.ts)
+ *   GET /tx/{id}        → 404 for data items (they are not layer-1 transactions; use GraphQL for their tags)
  *   GET /info           → {network, height, current, blocks, …}
  *   POST /__devnet/mine → produce a block now (tests)
  * Blocks are produced every `blockIntervalMs` (default 2000) while a peer holds the store open.
  */
-import { HttpError, Router, sendBytes, sendJson, sendText, serve } from '../http.js'
+import { createReadStream } from 'node:fs'
+import { pipeline } from 'node:stream/promises'
+import { HttpError, Router, sendJson, sendText, serve, type Request } from '../http.js'
+import { runGraphql } from './graphqlSchema.js'
 import { openItemStore, type ItemStore } from '../upstream/ItemStore.js'
 
 export interface ArweaveGatewayOptions {
@@ -62,18 +67,77 @@ export async function startArweaveGateway(opts: ArweaveGatewayOptions): Promise<
       number_of_confirmations: store.height - m.blockHeight + 1,
     })
   })
-  const data = async (id: string, res: import('node:http').ServerResponse) => {
+  // Streams the data (never the whole item in memory); honours a single `Range: bytes=a-b`.
+  const data = async (req: Request, id: string, res: import('node:http').ServerResponse) => {
     if (!ID_RE.test(id)) throw new HttpError(400, 'Invalid ID')
     const m = store.get(id)
-    const bytes = m ? await store.readData(id) : undefined
-    if (!m || !bytes) {
+    if (!m) {
       sendText(res, 404, 'Not Found')
       return
     }
-    sendBytes(res, 200, bytes, m.contentType, { 'x-arweave-id': id, 'cache-control': 'public, max-age=2592000, immutable' })
+    const size = m.dataSize
+    let start = 0
+    let end = size - 1
+    let status = 200
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '')
+    if (range && (range[1] || range[2])) {
+      if (range[1]) {
+        start = Number(range[1])
+        end = range[2] ? Math.min(Number(range[2]), size - 1) : size - 1
+      } else {
+        start = Math.max(0, size - Number(range[2]))
+      }
+      if (start > end || start >= size) {
+        res.writeHead(416, { 'content-range': `bytes */${size}` }).end()
+        return
+      }
+      status = 206
+    }
+    const headers: Record<string, string | number> = {
+      'content-type': m.contentType,
+      'content-length': size === 0 ? 0 : end - start + 1,
+      'accept-ranges': 'bytes',
+      'x-arweave-id': id,
+      'cache-control': 'public, max-age=2592000, immutable',
+    }
+    if (status === 206) headers['content-range'] = `bytes ${start}-${end}/${size}`
+    res.writeHead(status, headers)
+    if (req.method === 'HEAD' || size === 0) {
+      res.end()
+      return
+    }
+    await pipeline(createReadStream(store.itemPath(id), { start: m.dataOffset + start, end: m.dataOffset + end }), res)
   }
-  router.get('/raw/{id}', (req, res) => data(req.params.id as string, res))
-  router.get('/{id}', (req, res) => data(req.params.id as string, res))
+  const graphqlHandler = async (req: Request, res: import('node:http').ServerResponse) => {
+    let query: string | undefined
+    let variables: Record<string, unknown> | undefined
+    let operationName: string | undefined
+    if (req.method === 'POST') {
+      try {
+        const b = JSON.parse((await req.body(1 << 20)).toString()) as { query?: string; variables?: Record<string, unknown>; operationName?: string }
+        ;({ query, variables, operationName } = b)
+      } catch {
+        sendJson(res, 400, { errors: [{ message: 'POST body must be JSON {query, variables?}' }] })
+        return
+      }
+    } else {
+      query = req.query.get('query') ?? undefined
+      const v = req.query.get('variables')
+      variables = v ? (JSON.parse(v) as Record<string, unknown>) : undefined
+      operationName = req.query.get('operationName') ?? undefined
+    }
+    if (!query) {
+      sendJson(res, 400, { errors: [{ message: 'Must provide query string.' }] })
+      return
+    }
+    const result = await runGraphql(store, query, variables, operationName)
+    sendJson(res, result.errors && !result.data ? 400 : 200, result)
+  }
+  router.post('/graphql', graphqlHandler)
+  router.get('/graphql', graphqlHandler)
+  router.get('/tx/{id}', (_req, res) => sendText(res, 404, 'Not Found'))
+  router.get('/raw/{id}', (req, res) => data(req, req.params.id as string, res))
+  router.get('/{id}', (req, res) => data(req, req.params.id as string, res))
   router.post('/__devnet/mine', (_req, res) => sendJson(res, 200, store.mineBlock()))
 
   const listening = await serve(router, {

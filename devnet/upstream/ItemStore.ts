@@ -28,8 +28,15 @@ export interface StoredItem {
   winc: string
   timestamp: number
   deadlineHeight: number
+  /** base64url raw fields of the data item header (for GraphQL). */
+  ownerKey?: string
+  signature?: string
+  target?: string
+  anchor?: string
   blockHeight?: number
   blockHash?: string
+  blockTimestamp?: number
+  blockPrevious?: string
 }
 
 interface Ledger {
@@ -104,11 +111,14 @@ export class ItemStore {
     const txs = [...this.pending].sort()
     const height = this.weave.height + 1
     const hash = b64url(createHash('sha384').update(`${this.weave.hash}|${height}|${txs.join(',')}`).digest())
+    const timestamp = Math.floor(Date.now() / 1000)
     for (const id of txs) {
       const m = this.meta.get(id)
       if (!m) continue
       m.blockHeight = height
       m.blockHash = hash
+      m.blockTimestamp = timestamp
+      m.blockPrevious = this.weave.hash
       atomicWrite(join(this.itemsDir, `${id}.json`), JSON.stringify(m))
       this.pending.delete(id)
     }
@@ -142,6 +152,16 @@ export class ItemStore {
 
   get(id: string): StoredItem | undefined {
     return this.meta.get(id)
+  }
+
+  /** Every stored item (metadata only). */
+  all(): StoredItem[] {
+    return [...this.meta.values()]
+  }
+
+  /** Path of the stored data item file (for streaming). */
+  itemPath(id: string): string {
+    return join(this.itemsDir, `${id}.bin`)
   }
 
   /** Directory for uploads in progress (same filesystem, so `put` can rename). */

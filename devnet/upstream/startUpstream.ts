@@ -240,6 +240,7 @@ export async function startUpstream(opts: UpstreamOptions): Promise<UpstreamPeer
       const signatureType = await item.signatureType()
       const id = createHash('sha256').update(await item.rawSignature()).digest('base64url')
       const rawOwner = await item.rawOwner()
+      const [rawSignature, rawTarget, rawAnchor] = [await item.rawSignature(), await item.rawTarget(), await item.rawAnchor()]
       const tags = await item.tags()
       const dataOffset = await item.dataStart()
       const owner = ownerAddress(signatureType, rawOwner)
@@ -262,6 +263,10 @@ export async function startUpstream(opts: UpstreamOptions): Promise<UpstreamPeer
         winc: winc.toString(),
         timestamp: Date.now(),
         deadlineHeight: store.height + 200,
+        ownerKey: rawOwner.toString('base64url'),
+        signature: rawSignature.toString('base64url'),
+        target: rawTarget.toString('base64url'),
+        anchor: rawAnchor.toString('base64url'),
       }
       store.put(tmp, m)
       sendJson(res, 200, {

@@ -101,6 +101,43 @@ describe('storage upstream + Arweave gateway peers', () => {
     expect((await fetch(`${gw.url}/${'A'.repeat(43)}`)).status).toBe(404)
   })
 
+  it('serves GraphQL metadata, ranges and HEAD like an Arweave gateway', async () => {
+    const a = await item(rich, 'graph me', 'text/markdown')
+    expect((await post(`${up.url}/v1/tx/arweave`, a.getRaw())).status).toBe(200)
+    const gql = async (query: string, variables?: unknown) =>
+      (await (await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) })).json()) as {
+        data: Record<string, any>
+        errors?: unknown[]
+      }
+    const q = 'query($id: ID!) { transaction(id: $id) { id owner { address key } data { size type } tags { name value } block { height id } bundledIn { id } } }'
+    const r1 = await gql(q, { id: a.id })
+    expect(r1.errors).toBeUndefined()
+    expect(r1.data.transaction).toMatchObject({
+      id: a.id,
+      owner: { address: arweaveAddress(rich), key: rich.n },
+      data: { size: '8', type: 'text/markdown' },
+      tags: [{ name: 'Content-Type', value: 'text/markdown' }, { name: 'App-Name', value: 'devnet-test' }],
+      block: null,
+    })
+    gw.mine()
+    const r2 = await gql(q, { id: a.id })
+    expect(r2.data.transaction.block.height).toBe(gw.store.height)
+    expect(r2.data.transaction.bundledIn.id).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect((await gql('{ transaction(id: "nope") { id } }')).data.transaction).toBeNull()
+    const list = await gql('{ transactions(tags: [{name: "Content-Type", values: ["text/markdown"]}], first: 5) { edges { node { id } } pageInfo { hasNextPage } } }')
+    expect(list.data.transactions.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([a.id])
+    expect((await gql('{ nope }')).errors).toBeDefined()
+
+    const part = await fetch(`${gw.url}/${a.id}`, { headers: { range: 'bytes=2-4' } })
+    expect(part.status).toBe(206)
+    expect(part.headers.get('content-range')).toBe('bytes 2-4/8')
+    expect(await part.text()).toBe('aph')
+    const head = await fetch(`${gw.url}/${a.id}`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-length')).toBe('8')
+    expect((await fetch(`${gw.url}/tx/${a.id}`)).status).toBe(404)
+  })
+
   it('rejects a bad signature with 400', async () => {
     const a = await item(rich, 'tampered payload')
     const raw = Buffer.from(a.getRaw())

@@ -169,6 +169,12 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   })
   app.use(headHandler(router, handlers, logger))
   app.use(router.handler)
+  // Anything that escapes the router still answers Ollama's `{error}` shape.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const result = mapError(error, logger)
+    if (res.headersSent) return void res.end()
+    res.status(result.status).json(result.body)
+  })
 
   return {
     app,
@@ -197,7 +203,14 @@ function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handle
     }
     const info = op ? router.operations.find((o) => o.operationId === op.operationId) : undefined
     if (!op || !info || info.method !== 'head') return next()
-    const parsed = router.api.router.parseRequest(request as never, op)
+    let params: Record<string, string>
+    try {
+      const parsed = router.api.router.parseRequest(request as never, op)
+      params = Object.fromEntries(Object.entries(parsed.params ?? {}).map(([k, v]) => [k, decodeURIComponent(String(v))]))
+    } catch {
+      res.status(400).end()
+      return
+    }
     const controller = new AbortController()
     res.on('close', () => controller.abort())
     const context: RequestContext = {
@@ -206,7 +219,7 @@ function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handle
       method: 'HEAD',
       path: req.path,
       url: req.originalUrl,
-      params: Object.fromEntries(Object.entries(parsed.params ?? {}).map(([k, v]) => [k, decodeURIComponent(String(v))])),
+      params,
       query: {},
       headers: req.headers,
       body: undefined,

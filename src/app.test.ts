@@ -350,6 +350,29 @@ describe('integration endpoints (seed 000 §4.5)', () => {
     expect(await (await get('/marketplace/ceo/status?company=GLOBEX', session())).json()).toEqual({ company: 'GLOBEX', ceo: null, soldiers: [] })
   })
 
+  it('model-server models through the admin route with an overlord bearer token', async () => {
+    const challenge = (await (await post('/admin/shadow/challenge', { scope: 'auth' })).json()) as { nonce: string; message: string }
+    const signature = await overlord.signMessage({ message: challenge.message })
+    const verified = await post('/admin/shadow/verify', { nonce: challenge.nonce, signature })
+    expect(verified.status).toBe(200)
+    const { jwt } = (await verified.json()) as { jwt: string }
+    const res = await get('/api/admin/modelserver/models', { authorization: `Bearer ${jwt}` })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({
+      base_url: model.url,
+      models: [
+        {
+          name: 'svc-tiny-chat:latest',
+          model: 'svc-tiny-chat:latest',
+          modified_at: '2026-11-22T18:58:00.123Z',
+          size: 524288,
+          digest: 'sha256:2c3a8a4e9d8f7b6a5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b',
+          details: { format: 'gguf', family: 'llama', families: null, parameter_size: '0.1M', quantization_level: 'F32' },
+        },
+      ],
+    })
+  })
+
   it('inbound metrics and Prometheus metrics', async () => {
     const inbound = (await (await get('/api/monitoring/inbound', session())).json()) as { requests_per_minute: number; window_s: number }
     expect(inbound.window_s).toBe(60)

@@ -63,7 +63,7 @@ export const listModelServerModels: Handler = async (ctx) => {
       models: models.map((m) => ({
         name: m.name,
         model: m.model,
-        modified_at: new Date(m.modified_at).toISOString(),
+        modified_at: isoOrRaw(m.modified_at),
         size: m.size,
         digest: m.digest.startsWith('sha256:') ? m.digest : `sha256:${m.digest}`,
         details: m.details ?? {},
@@ -77,3 +77,8 @@ export const getMetrics: Handler = async (ctx) => ({
   contentType: 'text/plain; version=0.0.4; charset=utf-8',
   body: await ctx.services.metricsText(),
 })
+
+function isoOrRaw(value: string): string {
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? value : date.toISOString()
+}

@@ -61,7 +61,8 @@ export class CabinetService {
   readonly #files: CabinetFiles
   readonly #events: EventSink
   readonly #now: () => number
-  readonly #faults: FaultHook | undefined
+  /** Test hook (failure injection); never set in production wiring. */
+  faults: FaultHook | undefined
   #queue: Promise<unknown> = Promise.resolve()
 
   constructor(options: CabinetServiceOptions) {
@@ -69,7 +70,7 @@ export class CabinetService {
     this.#files = options.files
     this.#events = options.events
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000))
-    this.#faults = options.faults
+    this.faults = options.faults
   }
 
   async preflight(company: string): Promise<Preflight> {
@@ -209,7 +210,7 @@ export class CabinetService {
     let current = 'start'
     const step = async (name: string) => {
       current = name
-      await this.#faults?.(name)
+      await this.faults?.(name)
     }
     try {
       return await body(step)

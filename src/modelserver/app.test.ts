@@ -370,5 +370,10 @@ describe('concurrency', () => {
     }
     expect(status).toBe(200)
     expect(Date.now() - started).toBeLessThan(5000)
+    // The aborted generation stopped early: far fewer tokens than the ~2,000 the context allowed.
+    const metrics = await (await fetch(`${busy.url}/metrics`)).text()
+    const generated = Number(/modelserver_generated_tokens_total\{model="svc-tiny-chat:latest"\} (\d+)/.exec(metrics)?.[1])
+    expect(generated).toBeGreaterThan(0)
+    expect(generated).toBeLessThan(1000)
   })
 })

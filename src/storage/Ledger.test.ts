@@ -81,6 +81,30 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; drop:
       expect(got!.upload).toMatchObject({ status: 'verified', ar_tx_id: 'A'.repeat(43), winc: '123', spool_path: null, attempts: 2 })
       expect(got!.deposit.deposit_id).toBe(d.depositId)
     })
+
+    it('recovers after a crash: settled-but-pending uploads and orphaned uploading ones go back to the queue', async (t) => {
+      if (!ctx) t.skip()
+      const d = claim('0x5', 'n-' + randomBytes(4).toString('hex'))
+      const uploadId = newUploadId()
+      const upload = { uploadId, depositId: d.depositId, sha256: 'bb', mimeType: 'text/plain', sizeBytes: 5n, appName: 'a', payerTag: '0x5', spoolPath: '/tmp/y' }
+      expect(await ledger.claimWithUpload(d, upload, 'pending_payment')).toBe(true)
+      // a replay of the same (payer, nonce) records neither a deposit nor an upload
+      expect(await ledger.claimWithUpload({ ...d, depositId: newDepositId() }, { ...upload, uploadId: newUploadId() }, 'pending_payment')).toBe(false)
+      await ledger.requeueStale(-10)
+      expect((await ledger.getUploadRow(uploadId))!.status).toBe('pending_payment') // not settled: left alone
+      await ledger.markSettled(d.depositId, '0x' + randomBytes(32).toString('hex'), {})
+      await ledger.requeueStale(-10) // the process died before activating the upload
+      expect((await ledger.getUploadRow(uploadId))!.status).toBe('queued')
+      await ledger.takeQueued(uploadId)
+      await ledger.requeueStale(-10) // and died again mid-upload
+      expect((await ledger.getUploadRow(uploadId))!.status).toBe('queued')
+      const e = claim('0x6', 'n-' + randomBytes(4).toString('hex'))
+      const other = newUploadId()
+      await ledger.claimWithUpload(e, { ...upload, uploadId: other, depositId: e.depositId }, 'pending_payment')
+      await ledger.dropUnpaid(e.depositId, other)
+      expect(await ledger.getUploadRow(other)).toBeUndefined()
+      expect(await ledger.getDeposit(e.depositId)).toBeUndefined()
+    })
   })
 }
 

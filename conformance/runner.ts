@@ -104,7 +104,11 @@ export function documentProblems(router: OpenApiRouter, method: string, requestP
       return ['body is not valid JSON']
     }
   }
-  const result = { status, headers: Object.fromEntries(headers.entries()), body, contentType }
+  const headerRecord: Record<string, string> = {}
+  headers.forEach((value, name) => {
+    headerRecord[name] = value
+  })
+  const result = { status, headers: headerRecord, body, contentType }
   const operation = router.matchOperation(method, requestPath.split('?')[0]!)
   if (operation) return router.responseValidator.validate(operation.definition as never, result, method.toLowerCase())
   // Outside every operation: the gate's and the router's own answers.

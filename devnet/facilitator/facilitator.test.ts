@@ -1,7 +1,8 @@
 import { x402Client } from '@x402/core/client'
-import type { PaymentRequired, PaymentRequirements } from '@x402/core/types'
+import type { Network, PaymentRequired, PaymentRequirements } from '@x402/core/types'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client'
 import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -103,6 +104,26 @@ describe('devnet facilitator on local Base', () => {
     const s2 = (await (await post('/settle', body)).json()) as { success: boolean; errorReason: string }
     expect(s2.success).toBe(false)
     expect(before - (await balance(payer.address))).toBe(1234567n)
+  })
+
+  it('a stock x402 v1 client pays on the v1 network name `base`', async () => {
+    const payer = anvilAccount(5)
+    const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
+    const client = new x402Client()
+      .registerV1('base' as Network, new ExactEvmSchemeV1(toClientEvmSigner(privateKeyToAccount(payer.privateKey), pub)))
+      .setSpendControls({ allowedAssets: [{ network: 'base' as Network, asset: base.tokenAddress }] })
+    const requirement = {
+      scheme: 'exact', network: 'base', maxAmountRequired: '777', resource: 'http://x/store', description: '1 byte',
+      mimeType: 'application/octet-stream', payTo, maxTimeoutSeconds: 60, asset: base.tokenAddress,
+      extra: { name: 'USD Coin', version: '2' },
+    }
+    const paymentPayload = await client.createPaymentPayload({ x402Version: 1, accepts: [requirement] } as never)
+    expect(paymentPayload.x402Version).toBe(1)
+    const body = { x402Version: 1, paymentPayload, paymentRequirements: requirement }
+    expect(((await (await post('/verify', body)).json()) as { isValid: boolean }).isValid).toBe(true)
+    const s = (await (await post('/settle', body)).json()) as { success: boolean; network: string }
+    expect(s).toMatchObject({ success: true, network: 'base' })
+    expect(((await (await post('/settle', body)).json()) as { success: boolean }).success).toBe(false)
   })
 
   it('concurrent settles of one authorization settle once', async () => {

@@ -7,6 +7,7 @@
  *   POST /verify {x402Version, paymentPayload, paymentRequirements} → VerifyResponse
  *   POST /settle {x402Version, paymentPayload, paymentRequirements} → SettleResponse
  *
+ * x402 v1 payloads are accepted too, on the v1 network names (`base` for 8453, `ethereum` for 1).
  * Every route requires `Authorization: Bearer <token>` (401 otherwise). Invalid payments answer 200 with
  * `isValid: false` / `success: false` like the reference facilitator; malformed bodies answer 400.
  * Settles of one authorization (payer, nonce, network) are serialised, and a payload whose authorization
@@ -15,9 +16,10 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import { x402Facilitator } from '@x402/core/facilitator'
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { toFacilitatorEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
+import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator'
 import { createWalletClient, http, publicActions } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { localChain } from '../chains/startChain.js'
@@ -42,6 +44,8 @@ export interface FacilitatorPeer {
   signer: `0x${string}`
   close(): Promise<void>
 }
+
+const V1_NETWORK_NAMES: Record<number, string> = { 8453: 'base', 1: 'ethereum' }
 
 function bearerOk(header: string | undefined, token: string): boolean {
   if (!header) return false
@@ -96,6 +100,9 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
       confirmationTimeoutMs: 30_000,
     })
     facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer))
+    // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
+    const v1Name = V1_NETWORK_NAMES[c.chainId]
+    if (v1Name) facilitator.registerV1(v1Name as Network, new ExactEvmSchemeV1(signer))
   }
 
   const settled = new Map<string, string>() // authorization key → settlement tx hash

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
@@ -131,6 +133,11 @@ describe('POST /store on the EVM rails (devnet)', () => {
     expect(deposits).toHaveLength(1)
     const uploads = await gw.ledger.db.selectFrom('storage_uploads').selectAll().where('deposit_id', '=', deposits[0]!.deposit_id).execute()
     expect(uploads).toHaveLength(1)
+    // the 49 refused requests left no bytes behind; the stored one's spool file is gone too
+    await new Promise((r) => setTimeout(r, 200))
+    const spool = gw.service.config.spoolDir
+    expect(readdirSync(join(spool, 'tmp'))).toEqual([])
+    expect(readdirSync(join(spool, 'paid'))).toEqual([])
   })
 
   it('rejects a payload for less than the price with 402 insufficient_amount and keeps nothing', async () => {

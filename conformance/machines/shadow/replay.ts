@@ -34,6 +34,8 @@ export type ShadowTarget = {
   setFault?: (hook: ((step: string) => void) | undefined) => void
   /** Sleep for real when a `wait` row has no clock hook (slow: 120 s / 300 s). */
   allowRealWait?: boolean
+  /** Sees every response (the key-leak sweep collects them). */
+  onResponse?: (response: { method: string; path: string; status: number; text: string }) => void
 }
 
 type Do = { action: string; [k: string]: unknown }
@@ -90,6 +92,7 @@ export class ShadowReplayer {
       body: body === undefined ? undefined : JSON.stringify(body),
     })
     const text = await res.text()
+    this.target.onResponse?.({ method, path: urlPath, status: res.status, text })
     let json: unknown
     try {
       json = JSON.parse(text)

@@ -103,6 +103,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     events: catalogue,
     hashIp: createIpHasher(loadOrCreateSalt(config.ipHashSalt, join(config.dataDir, 'ip-hash-salt'))),
     onRedirect: () => redirects.inc(),
+    onEventError: (error) => logger.error({ err: error }, 'auth.gate.redirect event could not be written'),
   })
   const modelServer = new ModelServerClient({ baseUrl: config.modelServer.baseUrl, timeoutMs: config.modelServer.timeoutMs, fetch: deps.fetch })
   const services = {

@@ -24,6 +24,8 @@ export type ArrivalGateParameters = {
   /** `sha256:<hex>` of a client address (keyed; see `createIpHasher`). */
   hashIp: (ip: string) => string
   onRedirect?: () => void
+  /** The redirect still happens when its event cannot be written; this hears about it. */
+  onEventError?: (error: unknown) => void
 }
 
 /**
@@ -51,10 +53,14 @@ export class ArrivalGate {
   async deny(request: GateRequest): Promise<GateDenial> {
     const from = sanitizeFrom(request.url)
     if (isHtmlRequest(request.headers)) {
-      await this.parameters.events.emit({
-        kind: 'auth.gate.redirect',
-        payload: { path: request.path, reason: 'no_session', ip_hash: this.parameters.hashIp(request.ip) },
-      })
+      try {
+        await this.parameters.events.emit({
+          kind: 'auth.gate.redirect',
+          payload: { path: request.path, reason: 'no_session', ip_hash: this.parameters.hashIp(request.ip) },
+        })
+      } catch (error) {
+        this.parameters.onEventError?.(error)
+      }
       this.parameters.onRedirect?.()
       return { kind: 'redirect', status: 302, location: `/login?from=${encodeURIComponent(from)}` }
     }

@@ -109,6 +109,10 @@ const document = {
       },
     },
     '/missing': { get: { operationId: 'missing', security: [], responses: { '501': errorResponse } } },
+    '/blob': {
+      get: { operationId: 'getBlob', security: [], responses: { '200': { description: 'ok', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+      head: { operationId: 'headBlob', security: [], responses: { '200': { description: 'exists', headers: { 'X-Exists': { required: true, schema: { type: 'string' } } } } } },
+    },
   },
 }
 
@@ -145,6 +149,8 @@ beforeAll(async () => {
           ? { status: 302, headers: { Location: '/elsewhere' } }
           : { status: 200, contentType: 'text/html; charset=utf-8', body: '<p>hi</p>' },
       wrong: () => ({ status: 200, body: { y: 1 } }),
+      getBlob: () => ({ status: 200, contentType: 'text/plain', body: 'blob' }),
+      headBlob: () => ({ status: 200, headers: { 'X-Exists': 'yes' } }),
     },
   })
   const app = express()
@@ -245,6 +251,14 @@ describe('createOpenApiRouter', () => {
     expect((await res.json()).error).toBe('response_validation_failed')
     expect(reports.length).toBe(before + 1)
     expect(reports.at(-1)!.operationId).toBe('wrong')
+  })
+
+  it('routes HEAD to a documented HEAD operation, else to GET', async () => {
+    const head = await fetch(`${base}/blob`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('x-exists')).toBe('yes')
+    const viaGet = await fetch(`${base}/page`, { method: 'HEAD' })
+    expect(viaGet.headers.get('content-type')).toMatch(/text\/html/)
   })
 
   it('answers 501 for an operation without a handler', async () => {

@@ -403,11 +403,20 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       if (!res.writableFinished) controller.abort()
     })
     const queryIndex = req.originalUrl.indexOf('?')
+    // HEAD routes to a documented HEAD operation when there is one, else to the GET operation (sent without body).
+    let method = req.method
+    if (method === 'HEAD') {
+      try {
+        if (!api.router.matchOperation({ method: 'HEAD', path: req.path, headers: {} } as never)) method = 'GET'
+      } catch {
+        method = 'GET'
+      }
+    }
     const state: RequestState<Locals> = {
       req,
       res,
       obRequest: {
-        method: req.method === 'HEAD' ? 'GET' : req.method,
+        method,
         path: req.path,
         query: queryIndex >= 0 ? req.originalUrl.slice(queryIndex + 1) : '',
         headers: req.headers as Record<string, string | string[]>,
@@ -462,12 +471,15 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     document,
     operations,
     matchOperation(method: string, path: string) {
-      try {
-        const op = api.router.matchOperation({ method: method === 'HEAD' ? 'GET' : method, path, headers: {} } as never)
-        return op ? operationsById.get(op.operationId ?? '') : undefined
-      } catch {
-        return undefined
+      const match = (m: string) => {
+        try {
+          const op = api.router.matchOperation({ method: m, path, headers: {} } as never)
+          return op ? operationsById.get(op.operationId ?? '') : undefined
+        } catch {
+          return undefined
+        }
       }
+      return method === 'HEAD' ? (match('HEAD') ?? match('GET')) : match(method)
     },
     send,
     responseValidator,

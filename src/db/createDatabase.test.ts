@@ -39,3 +39,14 @@ describe.each(dialects)('database on %s', (dialect) => {
     expect(row.expires_at).toBe(1_795_521_600)
   })
 })
+
+describe('PostgreSQL schemas migrated side by side', () => {
+  it('migrates parallel schemas of one server independently (kysely bookkeeping per schema)', async () => {
+    const handles = await Promise.all(Array.from({ length: 4 }, () => createTestDatabase('postgres')))
+    try {
+      for (const h of handles) expect(await h.db.selectFrom('wallets').selectAll().execute()).toEqual([])
+    } finally {
+      await Promise.all(handles.map((h) => h.close()))
+    }
+  })
+})

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Database } from './Database.js'
 import { migrateToLatest } from './migrateToLatest.js'
@@ -27,7 +27,11 @@ pg.types.setTypeParser(20, (value) => Number(value))
 
 export async function createDatabase({ url, migrate = true }: CreateDatabaseParameters): Promise<DatabaseHandle> {
   const handle = url.startsWith('postgres://') || url.startsWith('postgresql://') ? openPostgres(url) : openSqlite(url)
-  if (migrate) await migrateToLatest(handle.db)
+  if (migrate) {
+    const schema =
+      handle.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]?.schema : undefined
+    await migrateToLatest(handle.db, { schema })
+  }
   return handle
 }
 

@@ -10,9 +10,14 @@ export class MigrationFailedError extends BaseError<'migration_failed'> {
   }
 }
 
-/** Applies every migration of `migrations/index.ts` in name order; one set serves SQLite and PostgreSQL. */
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+/**
+ * Applies every migration of `migrations/index.ts` in name order; one set serves SQLite and PostgreSQL.
+ * On PostgreSQL pass the connection's `current_schema()` as `schema`: kysely otherwise decides whether its
+ * bookkeeping tables exist by looking at every schema of the database, and skips creating them when another
+ * schema (another tenant, a parallel test run) already has them.
+ */
+export async function migrateToLatest(db: Kysely<any>, { schema }: { schema?: string | undefined } = {}): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
   const { error, results } = await migrator.migrateToLatest()
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'

@@ -67,6 +67,12 @@ describe('npm run devnet', () => {
     expect(info.algorand.network).toBe(`algorand:${info.algorand.genesisHash}`)
     expect(info.env.SERVICE_X402__ASSET__EIP155_8453).toBe(info.chains['eip155:8453'].usdc)
     expect(out()).toContain('algod')
+    // seed 4.8's contracts, deployed by contracts/deploy.ts in the background
+    const deadline = Date.now() + 60_000
+    while (!/service contracts (deployed|not deployed)/.test(out()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    expect(out()).toMatch(/service contracts deployed on eip155:8453/)
+    const withContracts = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as DevnetInfo
+    expect(withContracts.contracts?.receiptBatches).toMatch(/^0x[0-9a-fA-F]{40}$/)
 
     proc.kill('SIGTERM')
     expect(await exited(proc)).toBe(0)

@@ -16,6 +16,7 @@ const devnet = await startDevnet({
   dataDir,
   ports: process.env.DEVNET_FREE_PORTS === '1' ? 'free' : undefined,
   blockIntervalMs: num(process.env.DEVNET_BLOCK_INTERVAL_MS),
+  deployContracts: process.env.DEVNET_CONTRACTS !== '0',
   roundIntervalMs: num(process.env.DEVNET_ROUND_INTERVAL_MS),
   log: (l) => console.log(`[devnet] ${l}`),
 }).catch((e: unknown) => {

@@ -7,9 +7,11 @@
  * and the facilitator/algod/admin tokens — so the gateway's configuration is stable across restarts.
  * `ports: 'free'` puts every peer on a free port (tests); the default is docs/design.md's ports.
  */
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import algosdk from 'algosdk'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { anvilAccount, ANVIL_MNEMONIC, FACILITATOR_INDEX, payerAccounts } from './accounts.js'
@@ -44,6 +46,12 @@ export interface DevnetOptions {
   roundIntervalMs?: number
   /** Winc credited to the service's Arweave address on first start (default 1e15 ≈ $5,000 at the default rate). */
   serviceWinc?: bigint
+  /**
+   * Also deploy the service's contracts (seed 4.8: StorageAttest, ReceiptBatches, Treasury with a mock venue)
+   * on local Base with contracts/deploy.ts, in a child process after the peers are up, the service key being
+   * deployer and holder of every role. `contractsReady` settles when done; devnet.json then gains `contracts`.
+   */
+  deployContracts?: boolean
   log?: (line: string) => void
 }
 
@@ -87,6 +95,8 @@ export interface DevnetInfo {
   }
   /** Gateway configuration (docs/design.md names) wired to this devnet. */
   env: Record<string, string>
+  /** The service contracts on local Base, once deployed (`deployContracts`). */
+  contracts?: Record<string, unknown>
 }
 
 export interface DevnetPeers {
@@ -103,6 +113,8 @@ export interface Devnet {
   file: string
   /** The running peers (tests: `peers.upstream.fail()`, `peers.arweave.mine()`, `peers.algod.advance()`). */
   peers: DevnetPeers
+  /** Settles once the service contracts are deployed (undefined when not asked for or when it failed). */
+  contractsReady: Promise<Record<string, unknown> | undefined>
   /** Stops the storage upstream (connections refused) until `startUpstream()` brings it back on the same port and data. */
   stopUpstream(): Promise<void>
   startUpstream(): Promise<void>
@@ -288,15 +300,26 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         SERVICE_STORAGE__GATEWAY_URL: gateway.url,
         SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
         SERVICE_BATCH__RPC_URL: base.url,
+        ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey } : {}),
       },
     }
     const file = join(dataDir, 'devnet.json')
     writeJsonAtomic(file, info, 0o600)
+    const contractsReady = opts.deployContracts
+      ? deployServiceContracts(base.url, keys.evm, dataDir, log, closers).then((c) => {
+          if (c) {
+            info.contracts = c
+            writeJsonAtomic(file, info, 0o600)
+          }
+          return c
+        })
+      : Promise.resolve(undefined)
     const peers: DevnetPeers = { base, mainnet, facilitator, algod, upstream, arweave: gateway }
     return {
       info,
       file,
       peers,
+      contractsReady,
       stopUpstream: () => upstream.close(),
       startUpstream: async () => {
         upstream = await startUpstream(upstreamOpts)
@@ -308,6 +331,54 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     await closeAll()
     throw e
   }
+}
+
+/**
+ * Runs `contracts/deploy.ts` (the contracts' own deploy script) against local Base in a child process, so
+ * its synchronous solc compile never stalls the peers. Failures are reported, not fatal: the peers stay up.
+ */
+async function deployServiceContracts(
+  rpcUrl: string,
+  service: ServiceKeys['evm'],
+  dataDir: string,
+  log: (l: string) => void,
+  closers: (() => Promise<void>)[],
+): Promise<Record<string, unknown> | undefined> {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+  const script = join(root, 'contracts/deploy.ts')
+  if (!existsSync(script)) return undefined
+  const t0 = Date.now()
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--import', './scripts/exitWithParent.mjs', 'contracts/deploy.ts', '--rpc', rpcUrl, '--data-dir', dataDir],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: {
+        ...process.env,
+        SERVICE_CONTRACTS__DEPLOYER_KEY: service.privateKey,
+        SERVICE_CONTRACTS__ATTESTORS: service.address,
+        SERVICE_CONTRACTS__GOVERNORS: service.address,
+        SERVICE_CONTRACTS__HARVESTERS: service.address,
+      },
+    },
+  )
+  let stderr = ''
+  child.stdout?.resume()
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()))
+  const done = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  closers.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+    await done
+  })
+  const code = await done
+  const file = join(dataDir, 'contracts-8453.json')
+  if (code !== 0 || !existsSync(file)) {
+    if (code !== null) log(`service contracts not deployed (contracts/deploy.ts exited ${code}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`)
+    return undefined
+  }
+  log(`service contracts deployed on eip155:8453 in ${Date.now() - t0} ms → ${file}`)
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
 }
 
 function pick(a: { index: number; address: `0x${string}`; privateKey: `0x${string}` }) {

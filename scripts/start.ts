@@ -116,6 +116,7 @@ if (configured) {
       dataDir,
       ports: env.DEVNET_FREE_PORTS === '1' ? 'free' : undefined,
       blockIntervalMs: num(env.DEVNET_BLOCK_INTERVAL_MS),
+      deployContracts: process.env.DEVNET_CONTRACTS !== '0',
       roundIntervalMs: num(env.DEVNET_ROUND_INTERVAL_MS),
       log: (l) => process.stdout.write(`[devnet] ${l}\n`),
     })

@@ -20,7 +20,8 @@ const require = createRequire(import.meta.url)
 
 export const CONTRACTS_DIR = dirname(fileURLToPath(import.meta.url))
 export const SOURCES_DIR = join(CONTRACTS_DIR, 'src')
-export const OUT_DIR = join(CONTRACTS_DIR, 'out')
+/** Artifact cache; `CONTRACTS_OUT_DIR` overrides it (CI caches, cold-start measurements). */
+export const OUT_DIR = process.env.CONTRACTS_OUT_DIR ? resolve(process.env.CONTRACTS_OUT_DIR) : join(CONTRACTS_DIR, 'out')
 
 export const COMPILER_SETTINGS = {
   optimizer: { enabled: true, runs: 200 },

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { hostileFromValues } from './gate/hostileFromValues.js'
+import { unlockMessageFor } from './vault/Vault.js'
 import { startFakeModelServer, type FakeModelServer } from './testSupport/fakeModelServer.js'
 import { startTestGateway, type TestGateway } from './testSupport/startTestGateway.js'
 
@@ -222,6 +223,40 @@ describe('tier matrix (seed 000 §4.2)', () => {
     expect(evolve.status).toBe(200)
     expect(await evolve.json()).toMatchObject({ agent: 'ceo', revision: 2 })
     expect(((await (await get('/agents/ceo', session())).json()) as { revision: number }).revision).toBe(2)
+  })
+
+  it.each(['/public', '/login', '/docs.html', '/doc/', '/autocore', '/shadow-overlord'])('GET %s: logged in → 200', async (path) => {
+    expect((await get(path, session())).status).toBe(200)
+  })
+
+  it('public login routes answer the same for a logged-in caller', async () => {
+    expect((await post('/users/challenge', { wallet: alice.address }, session())).status).toBe(200)
+    expect((await get(`/users/${alice.address}/permissions`, session())).status).toBe(200)
+    expect((await post('/admin/shadow/challenge', { scope: 'auth' }, session())).status).toBe(200)
+  })
+
+  it('boardroom with a provisioned cabinet: logged-in caller → 200 with eight weighted votes; CEO status lists the cabinet', async () => {
+    // The overlord unlocks the vault and provisions ACME through the shadow tier (bearer + signed challenges).
+    const auth = (await (await post('/admin/shadow/challenge', { scope: 'auth' })).json()) as { nonce: string; message: string }
+    const { jwt } = (await (await post('/admin/shadow/verify', { nonce: auth.nonce, signature: await overlord.signMessage({ message: auth.message }) })).json()) as { jwt: string }
+    const bearer = { authorization: `Bearer ${jwt}` }
+    const message = unlockMessageFor('http://gw.test')
+    const unlocked = await post('/vault/credentials/reunlock', { address: overlord.address, message, signature: await overlord.signMessage({ message }) }, bearer)
+    expect(unlocked.status).toBe(200)
+    const c = (await (await post('/admin/shadow/challenge', { scope: 'cabinet.provision', params: { company: 'ACME' } })).json()) as { nonce: string; message: string }
+    const provisioned = await post('/admin/cabinet/ACME/provision', { nonce: c.nonce, signature: await overlord.signMessage({ message: c.message }) }, bearer)
+    expect(provisioned.status).toBe(200)
+
+    const carol = privateKeyToAccount(generatePrivateKey())
+    const res = await post('/boardroom/convene', { company: 'ACME', motion: 'Raise the storage markup' }, { 'x-session-token': await gw.login(carol) })
+    expect(res.status).toBe(200)
+    const decision = (await res.json()) as { carried: boolean; weight_for: number; votes: { role: string; weight: number; vote: string }[] }
+    expect(decision.votes).toHaveLength(8)
+    expect(decision.votes[0]).toMatchObject({ role: 'ceo', weight: 30, vote: 'for' })
+    expect(decision).toMatchObject({ carried: true, weight_for: 100 })
+    const status = (await (await get('/marketplace/ceo/status?company=ACME', session())).json()) as { ceo: { role: string }; soldiers: unknown[] }
+    expect(status.ceo.role).toBe('ceo')
+    expect(status.soldiers).toHaveLength(7)
   })
 
   it('boardroom: unknown company → 404 cabinet_not_found', async () => {

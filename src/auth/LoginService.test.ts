@@ -127,7 +127,7 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
     const { challenge } = await service.createChallenge(carol.address)
     const { session_token } = await service.register(carol.address, challenge, await carol.signMessage({ message: challenge }))
     expect(await service.permissions(carol.address, session_token)).toMatchObject({ tier: 'session', registered: true, has_session: true, view: 'welcome_back' })
-    expect(await service.permissions(carol.address)).toMatchObject({ tier: 'public', registered: true, has_session: false, view: 'welcome_back' })
+    expect(await service.permissions(carol.address)).toMatchObject({ tier: 'public', registered: true, has_session: false, view: 'sign_in' })
     // Another wallet's token does not count as a session for this wallet.
     expect(await service.permissions(alice.address, session_token)).toMatchObject({ has_session: false })
   })

@@ -184,7 +184,7 @@ export class LoginService {
       tier,
       registered,
       has_session: hasSession,
-      view: hasSession || registered ? 'welcome_back' : 'sign_in',
+      view: hasSession ? 'welcome_back' : 'sign_in',
     }
   }
 

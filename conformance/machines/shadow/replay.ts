@@ -17,7 +17,7 @@ import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter } from '..
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, '../../..')
 
-export type Hook = 'clock' | 'restart' | 'proof_file' | 'faults'
+export type Hook = 'clock' | 'restart' | 'proof_file' | 'faults' | 'login'
 
 export type ShadowTarget = {
   /** Base URL of the gateway (re-read after a restart). */
@@ -34,6 +34,8 @@ export type ShadowTarget = {
   setFault?: (hook: ((step: string) => void) | undefined) => void
   /** Sleep for real when a `wait` row has no clock hook (slow: 120 s / 300 s). */
   allowRealWait?: boolean
+  /** False when the target does not serve wallet login (the shadow tier alone); default true. */
+  servesLogin?: boolean
   /** Sees every response (the key-leak sweep collects them). */
   onResponse?: (response: { method: string; path: string; status: number; text: string }) => void
 }
@@ -163,6 +165,21 @@ export class ShadowReplayer {
     return this.#bearer
   }
 
+  /** A live wallet session of a non-overlord user (seed §4.3); a placeholder where login is not served. */
+  async sessionToken(): Promise<string> {
+    const user = privateKeyToAccount(generatePrivateKey())
+    const res = await fetch(`${this.target.url()}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: user.address }) })
+    if (res.status !== 200) return 'conformance-session-token'
+    const { challenge } = (await res.json()) as { challenge: string }
+    const reg = await fetch(`${this.target.url()}/users/register-with-signature`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ wallet: user.address, challenge, signature: await user.signMessage({ message: challenge }) }),
+    })
+    if (reg.status !== 200) throw new Error(`login → ${reg.status}`)
+    return ((await reg.json()) as { session_token: string }).session_token
+  }
+
   forgetBearer(): void {
     this.#bearer = undefined
   }
@@ -252,7 +269,9 @@ function check(problems: string[], label: string, res: Res | undefined, expect: 
 }
 
 const hookAvailable = (target: ShadowTarget, hook: Hook): boolean =>
-  hook === 'clock' ? Boolean(target.advance || target.allowRealWait) : hook === 'restart' ? Boolean(target.restart) : hook === 'proof_file' ? Boolean(target.writeUnlockProof) : Boolean(target.setFault)
+  hook === 'login'
+    ? target.servesLogin !== false
+    : hook === 'clock' ? Boolean(target.advance || target.allowRealWait) : hook === 'restart' ? Boolean(target.restart) : hook === 'proof_file' ? Boolean(target.writeUnlockProof) : Boolean(target.setFault)
 
 /** Replays one machine; one result per row, in order. */
 export async function replayShadowMachine(target: ShadowTarget, machine: ShadowMachine, only?: string[]): Promise<RowResult[]> {
@@ -352,7 +371,9 @@ const bearerDriver: Driver = async (r, row, problems) => {
   } else if (d.action === 'preflight') {
     const headers: Record<string, string> =
       d.auth === 'session'
-        ? { 'x-session-token': 'conformance-session-token' }
+        ? { 'x-session-token': await r.sessionToken() }
+        : d.auth === 'bogus_session'
+          ? { 'x-session-token': `st_${'A'.repeat(43)}` }
         : d.auth === 'alg_none'
           ? { authorization: `Bearer ${unsecuredToken(r.target.overlord.address)}` }
           : {}

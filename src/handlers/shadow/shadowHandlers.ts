@@ -3,6 +3,7 @@ import type { ShadowTier } from '../../shadow/createShadowTier.js'
 import type { Caller } from '../../shadow/ShadowOverlord.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import type { Handler, HandlerContext } from '../types.js'
+import { sessionTokenOf } from '../core/session.js'
 import { renderAdminPage } from './adminPage.js'
 
 declare module '../types.js' {
@@ -14,6 +15,17 @@ declare module '../types.js' {
 export function callerOf(ctx: HandlerContext): Caller {
   const authorization = ctx.headers.authorization
   return { authorization: typeof authorization === 'string' ? authorization : undefined, hasSessionToken: Boolean(ctx.headers['x-session-token']) }
+}
+
+/**
+ * Like `callerOf`, but a session token only counts when the login service knows it as live (a logged-in
+ * caller gets 401 `insufficient_privilege`; a stale or made-up token is just a missing bearer).
+ */
+export async function verifiedCallerOf(ctx: HandlerContext): Promise<Caller> {
+  const caller = callerOf(ctx)
+  const login = (ctx.services as Partial<typeof ctx.services>).login
+  if (!caller.hasSessionToken || !login) return caller
+  return { ...caller, hasSessionToken: (await login.validate(sessionTokenOf(ctx))) !== undefined }
 }
 
 const json = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers: { 'Cache-Control': 'no-store', ...headers } })

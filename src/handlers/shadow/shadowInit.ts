@@ -3,7 +3,7 @@ import { readShadowConfig, ShadowConfigError } from '../../shadow/config.js'
 import { createShadowTier } from '../../shadow/createShadowTier.js'
 import { ShadowError } from '../../shadow/ShadowError.js'
 import type { DomainInit, HandlerContext } from '../types.js'
-import { callerOf } from './shadowHandlers.js'
+import { callerOf, verifiedCallerOf } from './shadowHandlers.js'
 
 /**
  * Start hook of the shadow tier: reads `SHADOW_*` (a weak `SHADOW_JWT_SECRET` with an overlord address set
@@ -48,7 +48,7 @@ export const shadowInit: DomainInit = async (core) => {
     unauthorized: {
       overlordBearer: async (ctx: HandlerContext) => {
         const target = ctx.params.co ?? ctx.params.agent_id ?? ''
-        const error = await tier.overlord.rejectUnauthenticated(callerOf(ctx), ctx.operationId, target)
+        const error = await tier.overlord.rejectUnauthenticated(await verifiedCallerOf(ctx), ctx.operationId, target)
         return { status: error.status, body: { error: error.code, message: error.shortMessage } }
       },
     },

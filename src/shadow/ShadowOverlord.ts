@@ -43,8 +43,12 @@ type AuditContext = { operation: string; scope: ShadowScope; target: string; act
  * The shadow-overlord tier as one framework-free facade: every operation authenticates, runs the consume
  * rules, touches the vault last, and writes an `admin.shadow_overlord_action` audit event whatever the
  * outcome (payload `ShadowOverlordActionPayload` of asyncapi/events.yaml: actor, scope, operation, target,
- * outcome, reason — never a key, signature or token). Audit is fail-closed for successes, like HashiCorp Vault: when the success event cannot be
- * written the caller gets 503 `audit_unavailable` and, for release-key and sign, no secret-derived output.
+ * outcome, reason — never a key, signature or token).
+ *
+ * Audit is fail-closed for successes, like HashiCorp Vault: when the success event cannot be written the
+ * caller gets 503 `audit_unavailable` and no secret-derived output (no key, no signature). A provision or
+ * clear that completed before the action event failed stays done (its own cabinet event was written inside
+ * the rolled-back-on-failure transaction); retrying is safe because provision is idempotent.
  */
 export class ShadowOverlord {
   constructor(private readonly o: ShadowOverlordOptions) {}

@@ -259,11 +259,15 @@ describe('tier matrix (seed 000 §4.2)', () => {
     expect(status.soldiers).toHaveLength(7)
   })
 
-  it('boardroom: unknown company → 404 cabinet_not_found', async () => {
+  it('boardroom: unknown company → 404 cabinet_not_found, and the failed call is not counted', async () => {
     const carol = privateKeyToAccount(generatePrivateKey())
-    const res = await post('/boardroom/convene', { company: 'NOPE', motion: 'Raise prices' }, { 'x-session-token': await gw.login(carol) })
-    expect(res.status).toBe(404)
-    expect(((await res.json()) as { error: string }).error).toBe('cabinet_not_found')
+    const h = { 'x-session-token': await gw.login(carol) }
+    for (let i = 0; i < 4; i++) {
+      const res = await post('/boardroom/convene', { company: 'NOPE', motion: 'Raise prices' }, h)
+      expect(res.status).toBe(404)
+      expect(((await res.json()) as { error: string }).error).toBe('cabinet_not_found')
+    }
+    expect((await post('/llm/completion', { prompt: 'still within quota' }, h)).status).toBe(200)
   })
 
   it('read endpoints: logged-in caller → 200', async () => {
@@ -406,6 +410,14 @@ describe('integration endpoints (seed 000 §4.5)', () => {
         },
       ],
     })
+  })
+
+  it('a model the model server does not have, or an option it refuses, is the caller\'s 400 — not a 5xx', async () => {
+    const unknown = await post('/marketplace/modelserver/ingest', { prompt: 'x', model: 'missing:latest' }, session())
+    expect(unknown.status).toBe(400)
+    expect(await unknown.json()).toMatchObject({ error: 'model_not_found' })
+    const refused = await post('/marketplace/agent/call', { agent: 'ceo', prompt: 'x', model: 'missing:latest' }, session())
+    expect(refused.status).toBe(400)
   })
 
   it('inbound metrics and Prometheus metrics', async () => {

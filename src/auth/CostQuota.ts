@@ -51,4 +51,16 @@ export class CostQuota {
     }
     return { limit: this.limit, used: Number(row.calls), resets_at: resetsAt }
   }
+
+  /** Gives back one call of today (the call failed before doing any work: a model-server error, say). */
+  async refund(wallet: string): Promise<void> {
+    const { day } = this.day()
+    await this.db
+      .updateTable('cost_usage')
+      .set((eb) => ({ calls: eb('calls', '-', 1) }))
+      .where('wallet', '=', wallet.toLowerCase())
+      .where('day', '=', day)
+      .where('calls', '>', 0)
+      .execute()
+  }
 }

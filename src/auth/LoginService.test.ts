@@ -139,6 +139,8 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
     expect(rejected.reason).toMatchObject({ code: 'quota_exceeded', meta: { limit: 5 } })
     await expect(quota.consume(bob.address)).resolves.toMatchObject({ used: 1 })
+    await quota.refund(alice.address)
+    await expect(quota.consume(alice.address)).resolves.toMatchObject({ used: 5 })
     now += 86_400
     await expect(quota.consume(alice.address)).resolves.toMatchObject({ used: 1 })
   })

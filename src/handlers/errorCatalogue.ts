@@ -25,6 +25,8 @@ export const errorCatalogue: Record<string, { status: number }> = {
   agent_not_found: { status: 404 },
   cabinet_not_found: { status: 404 },
   modelserver_unavailable: { status: 502 },
+  model_not_found: { status: 400 },
+  model_request_invalid: { status: 400 },
   // paid storage (src/x402, src/storage) — same table as src/storage/httpStatus.ts
   empty_body: { status: 400 },
   invalid_multipart: { status: 400 },

@@ -7,6 +7,11 @@ export class ModelServerUnavailableError extends BaseError<'modelserver_unavaila
   override name = 'ModelServerUnavailableError'
 }
 
+/** The model server refused the request itself (unknown model, bad option): the caller's mistake, a 400. */
+export class ModelRequestError extends BaseError<'model_not_found' | 'model_request_invalid'> {
+  override name = 'ModelRequestError'
+}
+
 export type ModelServerClientParameters = {
   baseUrl: string
   timeoutMs: number
@@ -15,8 +20,9 @@ export type ModelServerClientParameters = {
 
 /**
  * The model server as the gateway uses it, through the SDK generated from `openapi/modelserver.yaml`.
- * Any failure — connection refused, timeout, an error status, a body that is not what the document says —
- * becomes `modelserver_unavailable` (502 at the gateway), with the reason in the message.
+ * A request the model server refuses (404 unknown model, 400 bad option) is the caller's mistake:
+ * `model_not_found` / `model_request_invalid` (400). Any other failure — connection refused, timeout, a 5xx,
+ * a body that is not what the document says — becomes `modelserver_unavailable` (502 at the gateway).
  */
 export class ModelServerClient {
   readonly baseUrl: string
@@ -42,6 +48,8 @@ export class ModelServerClient {
     if (result.error !== undefined || result.data === undefined) {
       const status = result.response?.status
       const message = (result.error as { error?: unknown } | undefined)?.error
+      if (status === 404) throw new ModelRequestError('model_not_found', typeof message === 'string' ? message : `model not found on the model server`)
+      if (status === 400) throw new ModelRequestError('model_request_invalid', `model server rejected the request${typeof message === 'string' ? `: ${message}` : ''}`)
       throw new ModelServerUnavailableError(
         'modelserver_unavailable',
         `model server at ${this.baseUrl} answered ${status ?? 'an error'} to ${what}${typeof message === 'string' ? `: ${message}` : ''}`,

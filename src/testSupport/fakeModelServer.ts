@@ -30,6 +30,11 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       ],
     }),
   )
+  app.use((req, res, next) => {
+    if (req.body?.model === 'missing:latest') return void res.status(404).json({ error: "model 'missing:latest' not found" })
+    if (req.body?.options?.num_predict === 4096) return void res.status(400).json({ error: 'num_predict too large for this model' })
+    next()
+  })
   app.post('/api/generate', (req, res) => {
     const prompt = String(req.body?.prompt ?? '')
     res.json({

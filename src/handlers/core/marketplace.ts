@@ -27,7 +27,13 @@ const cost =
     const wallet = requireWallet(ctx)
     if (typeof wallet !== 'string') return wallet
     await ctx.services.quota.consume(wallet)
-    return { status: 200, body: await run(ctx) }
+    try {
+      return { status: 200, body: await run(ctx) }
+    } catch (error) {
+      // A call that failed (model server down, unknown model, no cabinet) does not count against the quota.
+      await ctx.services.quota.refund(wallet)
+      throw error
+    }
   }
 
 export const evolveAgent = cost((ctx) => ctx.services.marketplace.evolve(ctx.params.id!, ctx.body as { goal: string; model?: string }, call(ctx)))

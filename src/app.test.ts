@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { hostileFromValues } from './gate/hostileFromValues.js'
 import { unlockMessageFor } from './vault/Vault.js'
@@ -136,8 +136,14 @@ describe('arrival gate (seed 000 §4.1)', () => {
       const html = await page.text()
       expect(html, from).toContain('const from = "/public";')
     }
-    const good = await (await get('/login?from=%2Fjournal', HTML)).text()
+    const goodResponse = await get('/login?from=%2Fjournal', HTML)
+    const good = await goodResponse.text()
     expect(good).toContain('const from = "/journal";')
+    // Only the page's own inline script may run (CSP by hash), and the page cannot be framed.
+    const script = /<script>([\s\S]*?)<\/script>/.exec(good)![1]!
+    const csp = goodResponse.headers.get('content-security-policy')!
+    expect(csp).toContain(`'sha256-${createHash('sha256').update(script).digest('base64')}'`)
+    expect(csp).toContain("frame-ancestors 'none'")
   })
 
   it('rule 8: each redirect emits auth.gate.redirect with a keyed ip hash', async () => {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
@@ -37,4 +39,23 @@ ${script ? `<script>${script}</script>` : ''}
 </body>
 </html>
 `
+}
+
+/**
+ * Content-Security-Policy for a server-rendered page: only this origin, and inline scripts only by the
+ * SHA-256 of the exact scripts the page carries (no other inline script can run — an injected one fails).
+ * Framing is refused (no clickjacking of the login button).
+ */
+export function contentSecurityPolicy(html: string): string {
+  const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`)
+  return [
+    "default-src 'self'",
+    `script-src 'self'${hashes.length ? ` ${hashes.join(' ')}` : ''}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ')
 }

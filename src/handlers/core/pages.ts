@@ -1,10 +1,16 @@
 import { sanitizeFrom } from '../../gate/sanitizeFrom.js'
 import { autocorePage, docIndexPage, docsHtmlPage, feedbackText, publicPage, sessionPage } from '../../pages/pages.js'
+import { contentSecurityPolicy } from '../../pages/html.js'
 import { loginPage } from '../../pages/loginPage.js'
 import { swaggerPage } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
 
-const html = (body: string) => ({ status: 200, contentType: 'text/html; charset=utf-8', body, headers: { 'Cache-Control': 'no-store' } })
+const html = (body: string) => ({
+  status: 200,
+  contentType: 'text/html; charset=utf-8',
+  body,
+  headers: { 'Cache-Control': 'no-store', 'Content-Security-Policy': contentSecurityPolicy(body), 'X-Content-Type-Options': 'nosniff' },
+})
 
 export const getLoginPage: Handler = (ctx) => html(loginPage(sanitizeFrom(ctx.query.from)))
 export const getPublicPage: Handler = () => html(publicPage())
@@ -17,7 +23,8 @@ export const getDocIndex: Handler = () =>
       { name: 'Events (AsyncAPI 3.0)', href: '/doc/asyncapi/events.yaml' },
     ]),
   )
-export const getDocs: Handler = () => html(swaggerPage())
+// swagger-ui's bundle is not written for a strict CSP; the page loads only local scripts and has no inline one.
+export const getDocs: Handler = () => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
 export const getAutocorePage: Handler = () => html(autocorePage())
 
 const gated =

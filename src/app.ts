@@ -272,6 +272,11 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     services,
     router,
     start: async () => {
+      // The log is the record: index anything the database is missing (in the background).
+      void catalogue
+        .reindex()
+        .then((added) => added > 0 && logger.warn({ added }, 'catalogue: re-indexed events missing from the database'))
+        .catch((error: unknown) => logger.error({ err: error }, 'catalogue re-index failed'))
       for (const setup of setups) await setup.start?.()
     },
     close: async () => {

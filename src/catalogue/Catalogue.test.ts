@@ -53,6 +53,14 @@ describe.each(dialects)('catalogue on %s', (dialect) => {
     ).toMatch(/\/journal/)
   })
 
+  it('re-indexes events the database lost from the log', async () => {
+    const before = await catalogue.recent({ limit: 500 })
+    await handle.db.deleteFrom('catalogue_events').where('kind', '=', 'a.odd').execute()
+    expect(await catalogue.reindex()).toBe(25)
+    expect(await catalogue.recent({ limit: 500 })).toEqual(before)
+    expect(await catalogue.reindex()).toBe(0)
+  })
+
   it('reports whether the log is writable', async () => {
     await expect(catalogue.checkWritable()).resolves.toBeUndefined()
   })

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
+import { createReadStream } from 'node:fs'
 import { access, appendFile, mkdir } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
 import { dirname, resolve } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
@@ -95,6 +97,51 @@ export class Catalogue implements EventSink {
       payload: JSON.parse(row.payload) as Record<string, unknown>,
       source_log: row.source_log,
     }))
+  }
+
+  /**
+   * Indexes every event of the log that the database does not have (an index write that failed, a database
+   * restored from an older backup). Streams the log; returns how many events were added.
+   */
+  async reindex(): Promise<number> {
+    let added = 0
+    let batch: CatalogueEvent[] = []
+    const flush = async () => {
+      if (batch.length === 0) return
+      const ids = batch.map((e) => e.event_id)
+      const known = new Set(
+        (await this.db.selectFrom('catalogue_events').select('event_id').where('event_id', 'in', ids).execute()).map((r) => r.event_id),
+      )
+      const missing = batch.filter((e) => !known.has(e.event_id))
+      if (missing.length > 0) {
+        await this.db
+          .insertInto('catalogue_events')
+          .values(missing.map((e) => ({ ...e, payload: JSON.stringify(e.payload) })))
+          .onConflict((oc) => oc.column('event_id').doNothing())
+          .execute()
+        added += missing.length
+      }
+      batch = []
+    }
+    let stream
+    try {
+      await access(this.logPath, constants.R_OK)
+      stream = createReadStream(this.logPath, 'utf8')
+    } catch {
+      return 0
+    }
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+      if (!line.trim()) continue
+      try {
+        const event = JSON.parse(line) as CatalogueEvent
+        if (typeof event.event_id === 'string' && typeof event.kind === 'string') batch.push({ ...event, severity: event.severity ?? 'info' })
+      } catch {
+        this.logger?.warn({ source_log: this.logPath }, 'catalogue log holds a line that is not JSON; skipped')
+      }
+      if (batch.length >= 200) await flush()
+    }
+    await flush()
+    return added
   }
 
   /** Whether the log can be appended to (the file, or its directory when it does not exist yet). */

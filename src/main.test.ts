@@ -32,7 +32,8 @@ describe('src/main.ts', () => {
       const res = await fetch(`http://127.0.0.1:${port}/journal`, { headers: { accept: 'text/html' }, redirect: 'manual' })
       expect(res.status).toBe(302)
       expect(res.headers.get('location')).toBe('/login?from=%2Fjournal')
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      // 'close' (not 'exit'): stdout is fully read by then.
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
       child.kill('SIGTERM')
       expect(await exited).toBe(0)
       expect(output).toContain('"msg":"stopped"')

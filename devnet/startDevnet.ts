@@ -356,6 +356,7 @@ async function deployServiceContracts(
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: {
         ...process.env,
+        PAY2STORE_EXIT_WITH_PARENT: '1',
         SERVICE_CONTRACTS__DEPLOYER_KEY: service.privateKey,
         SERVICE_CONTRACTS__ATTESTORS: service.address,
         SERVICE_CONTRACTS__GOVERNORS: service.address,

@@ -26,7 +26,41 @@ const freePort = () =>
     })
   })
 
+async function launch() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
+  dirs.push(dataDir)
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SERVICE_DATA_DIR: dataDir,
+    DEVNET_FREE_PORTS: '1',
+    SERVICE_PORT: String(await freePort()),
+    MODELSERVER_PORT: String(await freePort()),
+  }
+  delete env.SERVICE_X402__FACILITATOR_URL
+  const t0 = Date.now()
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  procs.push(proc)
+  let out = ''
+  proc.stdout?.on('data', (c: Buffer) => (out += c.toString()))
+  proc.stderr?.on('data', (c: Buffer) => (out += c.toString()))
+  while (!/\[start\] (up in|.*stopping)/.test(out)) {
+    if (Date.now() - t0 > 150_000 || proc.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return { proc, dataDir, out: () => out }
+}
+
 describe('npm start', () => {
+  it('SIGKILL of npm start still leaves no process behind (exitWithParent + guardian for servers, watchdog for Anvil)', async () => {
+    const { proc, out } = await launch()
+    const tree = descendants(proc.pid as number)
+    expect(tree.length).toBeGreaterThanOrEqual(4) // 2 Anvil + watchdogs, servers when present
+    if (existsSync(join(root, 'src/main.ts'))) expect(out()).toContain('gateway answers')
+    proc.kill('SIGKILL')
+    const left = await waitGone(tree, 15_000)
+    expect(left.map((p) => `${p} ${commandOf(p)}`)).toEqual([])
+  })
+
   it('brings the devnet (and whatever servers exist) up, then SIGTERM stops everything', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
     dirs.push(dataDir)

@@ -7,8 +7,10 @@
  * 2. Starts the model server (src/modelserver/main.ts) and the gateway (src/main.ts) — each only if its file
  *    exists — as child processes (`node --import tsx`), with the environment built from devnet.json using
  *    docs/design.md's names (the caller's own environment wins), output forwarded line by line with prefixes.
- * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. Children
- *    also stop by themselves if this process dies (scripts/exitWithParent.mjs, Anvil's watchdog).
+ * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. If this
+ *    process dies without stopping them (SIGKILL), the servers get SIGTERM from scripts/exitWithParent.mjs
+ *    and, as a backstop, from a detached guardian that SIGKILLs whatever is left 5 s later (a server whose
+ *    shutdown blocks on a dead stdout would otherwise linger); Anvil has its own watchdog.
  *
  * Environment: SERVICE_DATA_DIR (default ./data), SERVICE_PORT (8000), MODELSERVER_PORT (11434),
  * DEVNET_FREE_PORTS=1 (devnet peers on free ports), DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS.
@@ -50,6 +52,8 @@ async function stop(reason: string, code: number): Promise<never> {
     await Promise.all(children.map((c) => c.exited))
     clearTimeout(force)
     await devnet?.close()
+    guard('done')
+    guardian.stdin?.end()
     say('stopped')
     process.exit(code)
   }
@@ -60,12 +64,33 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () =
 watchAncestors((why) => void stop(why, 0))
 
 /** Starts a server. A critical one (the gateway) that exits stops everything; others are only reported. */
+/**
+ * Guardian: a detached `sh` (its own session, so Ctrl-C to our group does not reach it) that reads child pids
+ * on its stdin. `done` means a clean stop; EOF without it means we died: SIGTERM every child, then 5 s later
+ * SIGKILL those still running (checked by their command line, so a reused pid is never hit).
+ */
+const GUARD = [
+  'trap "" INT TERM HUP',
+  'pids=""',
+  'while read -r line; do [ "$line" = done ] && exit 0; pids="$pids $line"; done',
+  'for p in $pids; do kill -TERM "$p" 2>/dev/null; done',
+  'sleep 5',
+  'for p in $pids; do grep -q exitWithParent "/proc/$p/cmdline" 2>/dev/null && kill -KILL "$p" 2>/dev/null; done',
+  'exit 0',
+].join('\n')
+const guardian = spawn('/bin/sh', ['-c', GUARD], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
+guardian.unref()
+;(guardian.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+guardian.stdin?.on('error', () => undefined)
+const guard = (line: string) => guardian.stdin?.write(`${line}\n`)
+
 function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean): Child {
   const proc = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/exitWithParent.mjs', file], {
     cwd: root,
-    env: childEnv,
+    env: { ...childEnv, PAY2STORE_EXIT_WITH_PARENT: '1' },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   })
+  if (proc.pid) guard(String(proc.pid))
   for (const [stream, out] of [
     [proc.stdout, process.stdout],
     [proc.stderr, process.stderr],

@@ -155,7 +155,7 @@ export function evmEnv(peers: EvmPeers): Record<string, string> {
 
 export function multipart(data: Uint8Array, filename = 'file.bin', type = 'application/octet-stream'): FormData {
   const form = new FormData()
-  form.append('file', new Blob([data], { type }), filename)
+  form.append('file', new Blob([Buffer.from(data)], { type }), filename)
   return form
 }
 

@@ -30,12 +30,12 @@ import { type AnvilInstance, startAnvil } from '../../devnet/chains/startAnvil.j
 import { localChain } from '../../devnet/chains/startChain.js'
 import { arweaveAddress, generateArweaveJwk } from '../../devnet/testing/arweaveKey.js'
 import { type UpstreamPeer, startUpstream } from '../../devnet/upstream/startUpstream.js'
-import { createDatabase } from '../db/createDatabase.js'
-import { receiptBatchesAbi } from './abi.js'
-import { getReceiptProof } from './getReceiptProof.js'
-import { ledgerReceiptSource } from './ledgerReceiptSource.js'
-import { type LeafTuple, arTxIdToBytes32 } from './receiptLeaf.js'
-import { insertLedgerRow } from './testing.js'
+import { createDatabase } from '../../src/db/createDatabase.js'
+import { receiptBatchesAbi } from '../../src/batch/abi.js'
+import { getReceiptProof } from '../../src/batch/getReceiptProof.js'
+import { ledgerReceiptSource } from '../../src/batch/ledgerReceiptSource.js'
+import { type LeafTuple, arTxIdToBytes32 } from '../../src/batch/receiptLeaf.js'
+import { insertLedgerRow } from '../../src/batch/testing.js'
 
 const run = promisify(execFile)
 const root = join(import.meta.dirname, '..', '..')

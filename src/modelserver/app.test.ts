@@ -285,6 +285,26 @@ describe('model server with the stock ollama client', () => {
     expect(typeof (await broken.json()).error).toBe('string')
   })
 
+  it('reads JSON bodies whatever the Content-Type, as Ollama (curl -d sends form-urlencoded)', async () => {
+    const body = JSON.stringify({ model: 'svc-tiny-chat', prompt: 'Hi', stream: false, options: { seed: 3, num_predict: 4 } })
+    const expected = (await post('/api/generate', JSON.parse(body))).json.response
+    for (const headers of [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }]) {
+      const res = await fetch(`${ms.url}/api/generate`, { method: 'POST', headers, body: new TextEncoder().encode(body) })
+      expect(res.status).toBe(200)
+      expect((await res.json()).response).toBe(expected)
+    }
+    const show = await fetch(`${ms.url}/api/show`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '{"model":"svc-tiny-chat"}' })
+    expect(show.status).toBe(200)
+    const broken = await fetch(`${ms.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"model":' })
+    expect(broken.status).toBe(400)
+    expect(typeof (await broken.json()).error).toBe('string')
+    // Blobs stay raw bytes: a JSON-looking body with a JSON content type is hashed as sent.
+    const bytes = Buffer.from('{"not":"parsed"}')
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+    const blob = await fetch(`${ms.url}/api/blobs/${digest}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes })
+    expect(blob.status).toBe(201)
+  })
+
   it('exposes Prometheus metrics: requests, tokens, load time, resident memory', async () => {
     await ollama.generate({ model: 'svc-tiny-chat', prompt: 'metrics', stream: false, options: { num_predict: 3 } })
     const res = await fetch(`${ms.url}/metrics`)

@@ -150,6 +150,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
 
   const app = express()
   app.disable('x-powered-by')
+  app.use(jsonWhateverTheContentType(router))
   // JSON is parsed here (large limit for base64 images, raw bytes kept for registry manifests, Ollama-style
   // errors); the shared router then sees the body as already read.
   app.use(
@@ -185,6 +186,34 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       if (ownEngine) await engine.dispose()
     },
   }
+}
+
+/**
+ * Ollama parses the body of its JSON endpoints whatever the Content-Type (`curl -d '{…}'` sends
+ * `application/x-www-form-urlencoded`, some clients send none). For an operation whose documented request body
+ * is JSON, a body with another (or no) media type is read as JSON: the header is set to `application/json`
+ * before the parsers see it. Raw-byte operations (blobs, registry uploads) are never parsed, whatever their label.
+ */
+function jsonWhateverTheContentType(router: OpenApiRouter) {
+  const jsonOperations = new Set(
+    router.operations
+      .filter((o) => Object.keys((o.definition as { requestBody?: { content?: object } }).requestBody?.content ?? {}).includes('application/json'))
+      .map((o) => o.operationId),
+  )
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (!hasBody(req)) return next()
+    const operation = router.matchOperation(req.method, req.path)
+    if (!operation) return next()
+    const json = isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0]!.trim())
+    if (!json && jsonOperations.has(operation.operationId)) req.headers['content-type'] = 'application/json'
+    // A blob is bytes even when a client labels it JSON: no parser may consume it before the handler hashes it.
+    if (json && rawBodyOperations.has(operation.operationId)) req.headers['content-type'] = 'application/octet-stream'
+    next()
+  }
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
 }
 
 /**

@@ -8,6 +8,11 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { x402Client, x402HTTPClient } from '@x402/core/client'
+import { toClientEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { createPublicClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { anvilAccount, FACILITATOR_INDEX } from '../../devnet/accounts.js'
 import { startArweaveGateway, type ArweaveGatewayPeer } from '../../devnet/arweave/startArweaveGateway.js'
 import { startChain, type LocalChain } from '../../devnet/chains/startChain.js'
@@ -205,5 +210,43 @@ export async function startAppGateway(env: Record<string, string>, dir: string, 
       await new Promise<void>((r) => server.close(() => r()))
       await gateway.close()
     },
+  }
+}
+
+/** A stock x402 client (`@x402/core` + `@x402/evm`) paying with Anvil account `payerIndex` on `chain`. */
+export function payingClient(chain: LocalChain, payerIndex: number): x402HTTPClient {
+  const pub = createPublicClient({ chain: chain.chain, transport: http(chain.url) })
+  const signer = toClientEvmSigner(privateKeyToAccount(anvilAccount(payerIndex).privateKey), pub)
+  const client = new x402Client((_v, accepts) => accepts.find((a) => a.network === chain.network)!)
+    .register('eip155:*', new ExactEvmScheme(signer))
+    .setSpendControls({ allowedAssets: [{ network: chain.network, asset: chain.tokenAddress }] })
+  return new x402HTTPClient(client)
+}
+
+/** Quote, pay with a stock x402 client and store `data` through `gatewayUrl`; returns the 200 body. */
+export async function payAndStoreOk(
+  gatewayUrl: string,
+  chain: LocalChain,
+  payerIndex: number,
+  data: Uint8Array,
+): Promise<{ arTxId: string; sha256: string; sizeBytes: number }> {
+  const first = await fetch(`${gatewayUrl}/store`, { method: 'POST', body: multipart(data) })
+  if (first.status !== 402) throw new Error(`quote answered ${first.status}`)
+  const http402 = payingClient(chain, payerIndex)
+  const required = http402.getPaymentRequiredResponse((n) => first.headers.get(n), await first.json())
+  const payload = await http402.createPaymentPayload(required)
+  const paid = await fetch(`${gatewayUrl}/store`, { method: 'POST', body: multipart(data), headers: http402.encodePaymentSignatureHeader(payload) })
+  const body = await paid.json()
+  if (paid.status !== 200) throw new Error(`store answered ${paid.status}: ${JSON.stringify(body)}`)
+  return body
+}
+
+/** Polls the ledger until the upload holding `arTxId` leaves `stored` (or the deadline passes). */
+export async function waitForVerification(ledger: Ledger, arTxId: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const row = await ledger.db.selectFrom('storage_uploads').selectAll().where('ar_tx_id', '=', arTxId).executeTakeFirstOrThrow()
+    if (row.status !== 'stored' || Date.now() > deadline) return row
+    await new Promise((r) => setTimeout(r, 200))
   }
 }

@@ -17,8 +17,10 @@ export type SettledReceipt = {
   sha256: string
   /** What the payer paid, in atomic units. */
   paidAtomics: bigint
-  /** When the paid upload was received (epoch seconds); the ledger keeps no separate stored time. */
+  /** When the paid upload was received (epoch seconds). */
   paidAt: number
+  /** When the upstream accepted the item (epoch seconds); the receive time for rows stored before migration 0007. */
+  storedAt: number
 }
 
 export interface ReceiptSource {

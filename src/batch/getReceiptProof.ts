@@ -116,7 +116,7 @@ export async function getReceiptProof(
       size_bytes: Number(receipt.sizeBytes),
       paid_atomics: leaf.paidAtomics.toString(),
       sha256: receipt.sha256,
-      stored_at: receipt.paidAt,
+      stored_at: receipt.storedAt,
       batch: null,
     },
     onChain: null,

@@ -21,6 +21,7 @@ export function ledgerReceiptSource(db: Kysely<Database>): ReceiptSource {
         'u.size_bytes',
         'u.sha256',
         'u.created_at',
+        'u.stored_at',
         'd.network',
         'd.asset',
         'd.payer',
@@ -37,6 +38,7 @@ export function ledgerReceiptSource(db: Kysely<Database>): ReceiptSource {
     size_bytes: number
     sha256: string
     created_at: number
+    stored_at: number | null
     network: string
     asset: string
     payer: string
@@ -52,6 +54,7 @@ export function ledgerReceiptSource(db: Kysely<Database>): ReceiptSource {
     sha256: r.sha256,
     paidAtomics: BigInt(r.amount_atomic),
     paidAt: Number(r.created_at),
+    storedAt: Number(r.stored_at ?? r.created_at),
   })
 
   return {

@@ -107,6 +107,14 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
     expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), late)).status).toBe('pending')
   })
 
+  it('stored_at is when the upstream accepted the item (the receive time only for rows that lack it)', async () => {
+    const id = await insertLedgerRow(h.db, { payer: PAYERS[0], createdAt: 1000, storedAt: 1300 })
+    expect((await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)).receipt.stored_at).toBe(1300)
+    await run({ cutoff: 2000 })
+    const batched = await getReceiptProof(h.db, ledgerReceiptSource(h.db), id)
+    expect(batched).toMatchObject({ status: 'committed', receipt: { stored_at: 1300 } })
+  })
+
   it('resumes after the tree upload failed, without rebuilding or re-reserving receipts', async () => {
     const id = await insertLedgerRow(h.db, { payer: PAYERS[0] })
     uploader.failNext = 1

@@ -183,7 +183,7 @@ async function build(
       leaf_hash: tree.leafHash(toLeafTuple(leaf)),
       proof: JSON.stringify(tree.getProof(i)),
       sha256: receipt.sha256,
-      stored_at: receipt.paidAt,
+      stored_at: receipt.storedAt,
       created_at: at,
     }
   })

@@ -19,6 +19,8 @@ export type LedgerRowInput = {
   uploadStatus?: string
   depositStatus?: string
   createdAt?: number
+  /** When the upstream accepted it (default: not recorded, as rows stored before migration 0007). */
+  storedAt?: number
 }
 
 export const randomArTxId = (): string => randomBytes(32).toString('base64url')
@@ -72,6 +74,7 @@ export async function insertLedgerRow(db: Kysely<Database>, r: LedgerRowInput): 
       next_verify_at: null,
       verified_at: null,
       verify_error: null,
+      stored_at: r.storedAt ?? null,
       created_at: at,
       updated_at: at,
     })

@@ -189,6 +189,7 @@ export class Ledger {
         last_error: null,
         attempts: eb('attempts', '+', 1),
         next_verify_at: nextVerifyAt,
+        stored_at: now(),
         updated_at: now(),
       }))
       .where('upload_id', '=', uploadId)
@@ -280,6 +281,53 @@ export class Ledger {
       }))
       .where('upload_id', '=', uploadId)
       .where('status', '=', 'stored')
+      .execute()
+  }
+
+  /** Verified uploads not attested on chain yet whose next attempt is due. */
+  async dueAttestation(limit: number): Promise<UploadRow[]> {
+    const t = now()
+    return this.db
+      .selectFrom('storage_uploads')
+      .selectAll()
+      .where('status', '=', 'verified')
+      .where('attest_tx_hash', 'is', null)
+      .where((eb) => eb.or([eb('next_attest_at', 'is', null), eb('next_attest_at', '<=', t)]))
+      .orderBy('verified_at')
+      .limit(limit)
+      .execute()
+  }
+
+  /**
+   * Takes a due attestation for one attempt (leases it until `leaseUntil`); false when another worker took
+   * it first or it is done.
+   */
+  async takeAttestation(uploadId: string, leaseUntil: number): Promise<boolean> {
+    const t = now()
+    const r = await this.db
+      .updateTable('storage_uploads')
+      .set({ next_attest_at: leaseUntil })
+      .where('upload_id', '=', uploadId)
+      .where('attest_tx_hash', 'is', null)
+      .where((eb) => eb.or([eb('next_attest_at', 'is', null), eb('next_attest_at', '<=', t)]))
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  }
+
+  async recordAttestation(uploadId: string, txHash: string): Promise<void> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set((eb) => ({ attest_tx_hash: txHash, attest_error: null, next_attest_at: null, attest_attempts: eb('attest_attempts', '+', 1), updated_at: now() }))
+      .where('upload_id', '=', uploadId)
+      .execute()
+  }
+
+  async recordAttestationFailure(uploadId: string, error: string, nextAttemptAt: number): Promise<void> {
+    await this.db
+      .updateTable('storage_uploads')
+      .set((eb) => ({ attest_error: error.slice(0, 500), next_attest_at: nextAttemptAt, attest_attempts: eb('attest_attempts', '+', 1), updated_at: now() }))
+      .where('upload_id', '=', uploadId)
+      .where('attest_tx_hash', 'is', null)
       .execute()
   }
 

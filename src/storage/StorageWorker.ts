@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { storageTags } from './signDataItem.js'
 import type { StorageService } from './StorageService.js'
+import { configuredAttestor, type VerifiedAttestor } from './VerifiedAttestor.js'
 import { verifyStoredItem } from './verifyStoredItem.js'
 
 export type StorageWorkerOptions = {
@@ -9,7 +10,16 @@ export type StorageWorkerOptions = {
   /** Uploads left `uploading` longer than this are assumed orphaned by a dead process (default 600 s). */
   staleUploadingSeconds?: number
   batchSize?: number
+  /**
+   * Attests verified uploads on chain (StorageAttest); default: configured from `SERVICE_STORAGE__ATTEST*`
+   * (`service.config.attest`), none when unset. `null` turns it off.
+   */
+  attestor?: VerifiedAttestor | null
 }
+
+const MAX_ATTEST_RETRY_S = 3600
+/** How long one worker holds an attestation it is sending (a dead worker's lease lapses after it). */
+const ATTEST_LEASE_S = 300
 
 /**
  * Background jobs of paid storage: retries queued (paid, not yet stored) uploads with backoff, and
@@ -20,12 +30,15 @@ export class StorageWorker {
   readonly #logger: Logger | undefined
   readonly #stale: number
   readonly #batch: number
+  readonly #attestor: VerifiedAttestor | undefined
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   #stopped = true
 
-  constructor({ service, logger, staleUploadingSeconds = 600, batchSize = 10 }: StorageWorkerOptions) {
+  constructor({ service, logger, staleUploadingSeconds = 600, batchSize = 10, attestor }: StorageWorkerOptions) {
     this.#service = service
+    const attest = service.config.attest
+    this.#attestor = attestor === null ? undefined : (attestor ?? (attest ? configuredAttestor(attest) : undefined))
     this.#logger = logger
     this.#stale = staleUploadingSeconds
     this.#batch = batchSize
@@ -53,8 +66,8 @@ export class StorageWorker {
     await this.#running
   }
 
-  /** One pass: requeue orphans, retry due uploads, verify due items. */
-  async tick(): Promise<{ retried: number; verified: number }> {
+  /** One pass: requeue orphans, retry due uploads, verify due items, attest verified ones (when configured). */
+  async tick(): Promise<{ retried: number; verified: number; attested: number }> {
     const ledger = this.#service.ledger
     await ledger.requeueStale(this.#stale)
     let retried = 0
@@ -81,6 +94,35 @@ export class StorageWorker {
         this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, outcome: outcome.state }, 'stored item verified')
       }
     }
-    return { retried, verified }
+    const attested = await this.#attestDue()
+    return { retried, verified, attested }
+  }
+
+  /**
+   * StorageAttest for each verified upload not attested yet (seed 4.8), one at a time (the storer's nonce is
+   * read per attestation). A failure (chain down, contract not deployed yet, revert) is recorded and retried
+   * with backoff. At least once: a crash between the transaction and its record attests again.
+   */
+  async #attestDue(): Promise<number> {
+    if (!this.#attestor) return 0
+    const ledger = this.#service.ledger
+    let attested = 0
+    for (const row of await ledger.dueAttestation(this.#batch)) {
+      if (!row.ar_tx_id) continue
+      const t = Math.floor(Date.now() / 1000)
+      if (!(await ledger.takeAttestation(row.upload_id, t + ATTEST_LEASE_S))) continue
+      try {
+        const { txHash } = await this.#attestor.attest(row.ar_tx_id, row.sha256)
+        await ledger.recordAttestation(row.upload_id, txHash)
+        attested++
+        this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, attest_tx_hash: txHash }, 'verified upload attested on chain')
+      } catch (error) {
+        const retryS = Math.min(Math.ceil(this.#service.config.retryIntervalMs / 1000) * 2 ** Math.min(row.attest_attempts, 16), MAX_ATTEST_RETRY_S)
+        const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
+        await ledger.recordAttestationFailure(row.upload_id, message, t + retryS)
+        this.#logger?.warn({ upload_id: row.upload_id, err: message, retry_in_s: retryS }, 'attestation failed; will retry')
+      }
+    }
+    return attested
   }
 }

@@ -1,4 +1,4 @@
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { BaseError } from '../shared/errors/BaseError.js'
 
 /**
@@ -10,7 +10,12 @@ import { BaseError } from '../shared/errors/BaseError.js'
  * - `SERVICE_STORAGE__APP_NAME` (the `App-Name` tag when `X-SVC-Tag-App` is absent; default `pay2store`);
  * - `SERVICE_STORAGE__VERIFY_INTERVAL_MS` (5000), `SERVICE_STORAGE__RETRY_INTERVAL_MS` (5000, doubled per
  *   failed attempt up to 5 min), `SERVICE_STORAGE__WORKER_TICK_MS` (1000);
- * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files and paid-but-unstored bytes.
+ * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files and paid-but-unstored bytes;
+ * - on-chain attestation of verified uploads (StorageAttest, seed 4.8), on when `SERVICE_STORAGE__ATTESTOR_KEY`
+ *   is set: `SERVICE_STORAGE__ATTESTOR_KEY` (the storer: signs the EIP-712 `Attest` and sends it, so it needs
+ *   gas; never logged), `SERVICE_STORAGE__ATTEST_RPC_URL` (default `http://127.0.0.1:8545`, the devnet's
+ *   chain 8453), `SERVICE_STORAGE__ATTEST_CONTRACT` (default: `storageAttest` of
+ *   `<SERVICE_DATA_DIR>/contracts-<chainId>.json`, written by `contracts/deploy.ts`, read when attesting).
  */
 export type StorageConfig = {
   publicOrigin: string
@@ -25,6 +30,16 @@ export type StorageConfig = {
   retryIntervalMs: number
   workerTickMs: number
   spoolDir: string
+  /** Attestation of verified uploads; undefined when `SERVICE_STORAGE__ATTESTOR_KEY` is unset. */
+  attest: StorageAttestConfig | undefined
+}
+
+export type StorageAttestConfig = {
+  rpcUrl: string
+  attestorKey: `0x${string}`
+  /** The StorageAttest address; undefined → read from `<deploymentsDir>/contracts-<chainId>.json`. */
+  contract: `0x${string}` | undefined
+  deploymentsDir: string
 }
 
 export class StorageConfigError extends BaseError<'storage_config_invalid'> {
@@ -62,5 +77,17 @@ export function readStorageConfig(env: Record<string, string | undefined> = proc
     retryIntervalMs: positiveInt(env.SERVICE_STORAGE__RETRY_INTERVAL_MS, 5_000, 'SERVICE_STORAGE__RETRY_INTERVAL_MS'),
     workerTickMs: positiveInt(env.SERVICE_STORAGE__WORKER_TICK_MS, 1_000, 'SERVICE_STORAGE__WORKER_TICK_MS'),
     spoolDir: s('SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage')),
+    attest: readAttestConfig(s, dataDir),
   }
+}
+
+function readAttestConfig(s: (name: string, fallback?: string) => string, dataDir: string): StorageAttestConfig | undefined {
+  const key = s('SERVICE_STORAGE__ATTESTOR_KEY')
+  if (!key) return undefined
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new StorageConfigError('SERVICE_STORAGE__ATTESTOR_KEY', 'must be a 0x-prefixed 32-byte hex key')
+  const contract = s('SERVICE_STORAGE__ATTEST_CONTRACT')
+  if (contract && !/^0x[0-9a-fA-F]{40}$/.test(contract)) throw new StorageConfigError('SERVICE_STORAGE__ATTEST_CONTRACT', `must be an address (got "${contract}")`)
+  const rpcUrl = s('SERVICE_STORAGE__ATTEST_RPC_URL', 'http://127.0.0.1:8545').replace(/\/+$/, '')
+  if (!/^https?:\/\/[^/]/.test(rpcUrl)) throw new StorageConfigError('SERVICE_STORAGE__ATTEST_RPC_URL', `must be an http(s) URL (got "${rpcUrl}")`)
+  return { rpcUrl, attestorKey: key as `0x${string}`, contract: (contract || undefined) as `0x${string}` | undefined, deploymentsDir: resolve(dataDir) }
 }

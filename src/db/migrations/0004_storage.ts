@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { ColumnType, Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
@@ -60,6 +60,14 @@ export interface StorageUploadsTable {
   verify_error: string | null
   created_at: number
   updated_at: number
+  // ── added by 0007_storage_attest ──
+  /** When the upstream accepted the item; NULL for rows stored before 0007 (read `created_at` then). */
+  stored_at: ColumnType<number | null, number | null | undefined, number | null>
+  /** StorageAttest transaction of a verified upload (when the verifier attests). */
+  attest_tx_hash: ColumnType<string | null, string | null | undefined, string | null>
+  attest_attempts: ColumnType<number, number | undefined, number>
+  next_attest_at: ColumnType<number | null, number | null | undefined, number | null>
+  attest_error: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface StorageTables {

@@ -5,6 +5,7 @@ import { migration as m0003 } from './0003_shadow.js'
 import { migration as m0004 } from './0004_storage.js'
 import { migration as m0005 } from './0005_batches.js'
 import { migration as m0006 } from './0006_marketplace.js'
+import { migration as m0007 } from './0007_storage_attest.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_storage': m0004,
   '0005_batches': m0005,
   '0006_marketplace': m0006,
+  '0007_storage_attest': m0007,
 }

@@ -299,8 +299,11 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         SERVICE_STORAGE__UPLOAD_URL: upstream.url,
         SERVICE_STORAGE__GATEWAY_URL: gateway.url,
         SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
+        // The daily receipt batch and the verifier's StorageAttest on local Base; the contract addresses are
+        // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
         SERVICE_BATCH__RPC_URL: base.url,
-        ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey } : {}),
+        SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
+        ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey, SERVICE_STORAGE__ATTESTOR_KEY: keys.evm.privateKey } : {}),
       },
     }
     const file = join(dataDir, 'devnet.json')

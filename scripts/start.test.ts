@@ -8,7 +8,15 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createHash, randomBytes } from 'node:crypto'
+import { type Address, createPublicClient, type Hex, http, parseAbi } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { ROLE } from '../contracts/deploy.js'
+import { localChain } from '../devnet/chains/startChain.js'
 import { alive, commandOf, descendants, waitGone } from '../devnet/testing/processTree.js'
+import { storageAttestAbi } from '../src/batch/abi.js'
+import { arTxIdToBytes32 } from '../src/batch/receiptLeaf.js'
+import { payAndStoreOk } from '../tests/storage/harness.js'
 
 const root = resolve(import.meta.dirname, '..')
 const procs: ChildProcess[] = []
@@ -68,6 +76,8 @@ describe('npm start', () => {
       ...process.env,
       SERVICE_DATA_DIR: dataDir,
       DEVNET_FREE_PORTS: '1',
+      DEVNET_BLOCK_INTERVAL_MS: '500',
+      SERVICE_STORAGE__VERIFY_INTERVAL_MS: '1000',
       SERVICE_PORT: String(await freePort()),
       MODELSERVER_PORT: String(await freePort()),
     }
@@ -86,7 +96,10 @@ describe('npm start', () => {
     expect(out).toMatch(/\[start\] devnet up in \d+ ms/)
     const info = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as { env: Record<string, string> }
     expect(info.env.SERVICE_X402__FACILITATOR_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    if (existsSync(join(root, 'src/main.ts'))) expect(out).toContain('[gateway]')
+    if (existsSync(join(root, 'src/main.ts'))) {
+      expect(out).toContain('[gateway]')
+      await batchAndAttestorWork(dataDir, Number(env.SERVICE_PORT), () => out)
+    }
 
     const tree = descendants(proc.pid as number)
     expect(tree.filter((p) => /^\S*anvil-linux-amd64\/bin\/anvil /.test(commandOf(p)))).toHaveLength(2)
@@ -96,3 +109,50 @@ describe('npm start', () => {
     expect(out).toContain('[start] stopped')
   })
 })
+
+/**
+ * The gateway under `npm start` has the daily batch scheduled and attests verified uploads: the service key
+ * (ATTESTOR_ROLE on ReceiptBatches, deployed in the background) is its batch attestor and its storer.
+ */
+async function batchAndAttestorWork(dataDir: string, gatewayPort: number, out: () => string) {
+  type Info = {
+    env: Record<string, string>
+    service: { payToEvm: Address }
+    chains: Record<'eip155:8453', { chainId: number; rpcUrl: string; usdc: Address }>
+    contracts?: { storageAttest: Address; receiptBatches: Address }
+  }
+  const read = () => JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as Info
+  let info = read()
+  expect(info.env).toMatchObject({
+    SERVICE_BATCH__RPC_URL: info.chains['eip155:8453'].rpcUrl,
+    SERVICE_STORAGE__ATTEST_RPC_URL: info.chains['eip155:8453'].rpcUrl,
+    SERVICE_BATCH__ATTESTOR_KEY: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    SERVICE_STORAGE__ATTESTOR_KEY: info.env.SERVICE_BATCH__ATTESTOR_KEY,
+  })
+  expect(out()).toContain('receipt batch scheduled')
+  const deadline = Date.now() + 60_000
+  while (!info.contracts && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250))
+    info = read()
+  }
+  expect(info.contracts, out().slice(-2000)).toBeDefined()
+  const c = info.chains['eip155:8453']
+  const pub = createPublicClient({ chain: localChain(c.chainId, c.rpcUrl), transport: http(c.rpcUrl) })
+  const attestor = privateKeyToAccount(info.env.SERVICE_BATCH__ATTESTOR_KEY as Hex).address
+  expect(await pub.readContract({ address: info.contracts!.receiptBatches, abi: parseAbi(['function hasRole(bytes32, address) view returns (bool)']), functionName: 'hasRole', args: [ROLE.ATTESTOR, attestor] })).toBe(true)
+
+  const data = randomBytes(1500)
+  const chain = { chain: localChain(c.chainId, c.rpcUrl), url: c.rpcUrl, network: 'eip155:8453' as const, tokenAddress: c.usdc }
+  const { arTxId } = await payAndStoreOk(`http://127.0.0.1:${gatewayPort}`, chain, 2, data)
+  const txid = arTxIdToBytes32(arTxId)
+  let logs: unknown[] = []
+  while (logs.length === 0 && Date.now() < deadline + 30_000) {
+    await new Promise((r) => setTimeout(r, 500))
+    logs = await pub.getContractEvents({ address: info.contracts!.storageAttest, abi: storageAttestAbi, eventName: 'StorageVerified', args: { txid }, fromBlock: 0n })
+  }
+  expect(logs, out().slice(-2000)).toHaveLength(1)
+  expect((logs[0] as { args: Record<string, unknown> }).args).toMatchObject({
+    storer: attestor,
+    sha256Expected: `0x${createHash('sha256').update(data).digest('hex')}`,
+  })
+}

@@ -7,6 +7,11 @@
  * 2. Starts the model server (src/modelserver/main.ts) and the gateway (src/main.ts) — each only if its file
  *    exists — as child processes (`node --import tsx`), with the environment built from devnet.json using
  *    docs/design.md's names (the caller's own environment wins), output forwarded line by line with prefixes.
+ *    That environment includes the daily receipt batch (`SERVICE_BATCH__RPC_URL`, `SERVICE_BATCH__ATTESTOR_KEY`)
+ *    and the verifier's StorageAttest (`SERVICE_STORAGE__ATTEST_RPC_URL`, `SERVICE_STORAGE__ATTESTOR_KEY`): the
+ *    service key, which deploys the contracts on local Base and holds ATTESTOR_ROLE. The deployment runs in the
+ *    background and is not waited for: the gateway reads the addresses from `contracts-8453.json` when it
+ *    attests or batches, and retries an attestation made before the file exists.
  * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. If this
  *    process dies without stopping them (SIGKILL), the servers get SIGTERM from scripts/exitWithParent.mjs
  *    and, as a backstop, from a detached guardian that SIGKILLs whatever is left 5 s later (a server whose
@@ -152,6 +157,9 @@ if (configured) {
   for (const l of devnetTable(devnet.info).split('\n')) process.stdout.write(`[devnet] ${l}\n`)
   say(`devnet up in ${Date.now() - t0} ms → ${devnet.file}`)
   devnetEnv = devnet.info.env
+  void devnet.contractsReady.then((c) => {
+    if (c && !stopping) say(`service contracts deployed (${Date.now() - t0} ms after start): the gateway's daily receipt batch and StorageAttest use them`)
+  })
 }
 
 const serverEnv: NodeJS.ProcessEnv = {

@@ -214,7 +214,9 @@ export async function startAppGateway(env: Record<string, string>, dir: string, 
 }
 
 /** A stock x402 client (`@x402/core` + `@x402/evm`) paying with Anvil account `payerIndex` on `chain`. */
-export function payingClient(chain: LocalChain, payerIndex: number): x402HTTPClient {
+export type PayableChain = Pick<LocalChain, 'chain' | 'url' | 'network' | 'tokenAddress'>
+
+export function payingClient(chain: PayableChain, payerIndex: number): x402HTTPClient {
   const pub = createPublicClient({ chain: chain.chain, transport: http(chain.url) })
   const signer = toClientEvmSigner(privateKeyToAccount(anvilAccount(payerIndex).privateKey), pub)
   const client = new x402Client((_v, accepts) => accepts.find((a) => a.network === chain.network)!)
@@ -226,7 +228,7 @@ export function payingClient(chain: LocalChain, payerIndex: number): x402HTTPCli
 /** Quote, pay with a stock x402 client and store `data` through `gatewayUrl`; returns the 200 body. */
 export async function payAndStoreOk(
   gatewayUrl: string,
-  chain: LocalChain,
+  chain: PayableChain,
   payerIndex: number,
   data: Uint8Array,
 ): Promise<{ arTxId: string; sha256: string; sizeBytes: number }> {

@@ -288,7 +288,7 @@ describe('model server with the stock ollama client', () => {
   it('reads JSON bodies whatever the Content-Type, as Ollama (curl -d sends form-urlencoded)', async () => {
     const body = JSON.stringify({ model: 'svc-tiny-chat', prompt: 'Hi', stream: false, options: { seed: 3, num_predict: 4 } })
     const expected = (await post('/api/generate', JSON.parse(body))).json.response
-    for (const headers of [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }]) {
+    for (const headers of [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }] as Array<Record<string, string>>) {
       const res = await fetch(`${ms.url}/api/generate`, { method: 'POST', headers, body: new TextEncoder().encode(body) })
       expect(res.status).toBe(200)
       expect((await res.json()).response).toBe(expected)

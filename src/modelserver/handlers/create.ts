@@ -4,6 +4,7 @@ import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON } from '../http/NdjsonChannel.js'
 import { assertDigest } from '../store/BlobStore.js'
 import { parseModelName } from '../store/ModelName.js'
+import { promptTemplateOf } from '../template/promptTemplate.js'
 import { LAYER, newManifest, type Descriptor, type ModelConfig } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 import type { CreateRequest } from '../../../generated/modelserver/types.gen.js'
@@ -33,6 +34,8 @@ export async function createModel(ctx: ModelServerContext, req: RequestContext):
     throw badRequest(`quantization is not supported by this server (requested "${body.quantize}"); upload an already quantized GGUF`)
   }
   if (body.adapters && Object.keys(body.adapters).length > 0) throw badRequest('adapters are not supported by this server')
+  // A template this server cannot render is refused now, not at the first generation.
+  if (body.template) promptTemplateOf(body.template)
   const files = Object.entries(body.files ?? {})
   if (!body.from && files.length === 0) throw badRequest("neither 'from' or 'files' was specified")
   if (files.length > 1) throw badRequest('only one model file (a single GGUF) is supported')

@@ -6,6 +6,7 @@ import { parseKeepAlive } from '../residency/parseKeepAlive.js'
 import type { ModelRecord } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 import type { ChatRequest, EmbeddingsRequest, EmbedRequest, GenerateRequest } from '../../../generated/modelserver/types.gen.js'
+import { promptTemplateOf, type PromptMessage } from '../template/promptTemplate.js'
 import { mergeOptions, runGeneration } from './runGeneration.js'
 
 function requireCapability(info: ModelInfo, capability: Capability, name: string, verb: string = capability): void {
@@ -59,6 +60,18 @@ export async function generate(ctx: ModelServerContext, req: RequestContext): Pr
   const think = thinkOf(body.think)
   if (wantsThinking(think)) requireCapability(info, 'thinking', body.model)
   const options = mergeOptions(record, body.options)
+  const suffix = body.suffix === '' ? undefined : body.suffix
+  const system = body.system ?? record.system
+  // As Ollama: unless raw (or fill-in-the-middle), the prompt follows the system prompt and the model's stored
+  // messages, rendered with the model's template (a template layer, else the GGUF's own chat template).
+  const templated = !body.raw && suffix === undefined
+  const conversation: ChatMessage[] = [
+    ...(system ? [{ role: 'system' as const, content: system }] : []),
+    ...(record.messages as ChatMessage[]),
+    { role: 'user', content: body.prompt ?? '' },
+  ]
+  const template = templated && record.template ? promptTemplateOf(record.template) : undefined
+  const common = { format: formatOf(body.format), think, options, logprobs: body.logprobs, topLogprobs: body.top_logprobs, signal: req.signal }
   return runGeneration({
     ctx,
     record,
@@ -66,20 +79,11 @@ export async function generate(ctx: ModelServerContext, req: RequestContext): Pr
     keepAliveMs,
     stream: body.stream !== false,
     signal: req.signal,
-    run: (model, onToken) =>
-      model.complete({
-        prompt: body.prompt ?? '',
-        suffix: body.suffix === '' ? undefined : body.suffix,
-        system: body.system ?? record.system,
-        raw: body.raw,
-        format: formatOf(body.format),
-        think,
-        options,
-        logprobs: body.logprobs,
-        topLogprobs: body.top_logprobs,
-        signal: req.signal,
-        onToken,
-      }),
+    run: (model, onToken) => {
+      if (template) return model.complete({ prompt: template.render(conversation as PromptMessage[]), raw: true, ...common, onToken })
+      if (templated && record.messages.length > 0) return model.chat({ messages: conversation, ...common, onToken })
+      return model.complete({ prompt: body.prompt ?? '', suffix, system, raw: body.raw, ...common, onToken })
+    },
     chunk: (piece, createdAt) => ({
       model: body.model,
       created_at: createdAt,
@@ -128,6 +132,11 @@ export async function chat(ctx: ModelServerContext, req: RequestContext): Promis
   }
   messages.push(...requestMessages)
   const options = mergeOptions(record, body.options)
+  const template = record.template ? promptTemplateOf(record.template) : undefined
+  if (template && (body.tools ?? []).length > 0) {
+    throw badRequest(`"${body.model}" has its own template (from /api/create); tools are only supported with the model file's chat template`)
+  }
+  const common = { format: formatOf(body.format), think, options, logprobs: body.logprobs, topLogprobs: body.top_logprobs, signal: req.signal }
   return runGeneration({
     ctx,
     record,
@@ -135,20 +144,10 @@ export async function chat(ctx: ModelServerContext, req: RequestContext): Promis
     keepAliveMs,
     stream: body.stream !== false,
     signal: req.signal,
-    run: async (model, onToken) => {
-      const result = await model.chat({
-        messages,
-        tools: body.tools as ToolDefinition[] | undefined,
-        format: formatOf(body.format),
-        think,
-        options,
-        logprobs: body.logprobs,
-        topLogprobs: body.top_logprobs,
-        signal: req.signal,
-        onToken,
-      })
-      return result
-    },
+    run: (model, onToken) =>
+      template
+        ? model.complete({ prompt: template.render(messages as PromptMessage[]), raw: true, ...common, onToken })
+        : model.chat({ messages, tools: body.tools as ToolDefinition[] | undefined, ...common, onToken }),
     chunk: (piece, createdAt) => ({
       model: body.model,
       created_at: createdAt,

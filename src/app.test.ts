@@ -99,8 +99,8 @@ describe('arrival gate (seed 000 §4.1)', () => {
     const res = await get('/journal', { accept: 'application/json' })
     expect(res.status).toBe(401)
     expect(await res.json()).toEqual({ code: 'auth_required', from: '/journal' })
-    const api = await get('/health')
-    expect(await api.json()).toEqual({ code: 'auth_required', from: '/health' })
+    const api = await get('/health/detailed')
+    expect(await api.json()).toEqual({ code: 'auth_required', from: '/health/detailed' })
     const unknown = await get('/secret/thing')
     expect(unknown.status).toBe(401)
     // The gate answers before the body is read or validated.
@@ -129,12 +129,12 @@ describe('arrival gate (seed 000 §4.1)', () => {
   it('rule 7: the from value is sanitised, in the redirect and on the login page', async () => {
     const res = await fetch(`${gw.url}//evil.com/x`, { headers: HTML, redirect: 'manual' })
     expect(res.status).toBe(302)
-    expect(res.headers.get('location')).toBe('/login?from=%2Fpublic')
+    expect(res.headers.get('location')).toBe('/login?from=%2F')
     for (const from of hostileFromValues) {
       const page = await get(`/login?from=${encodeURIComponent(from.slice(0, 2048))}`, HTML)
       expect(page.status, from).toBe(200)
       const html = await page.text()
-      expect(html, from).toContain('const from = "/public";')
+      expect(html, from).toContain('const from = "/";')
     }
     const goodResponse = await get('/login?from=%2Fjournal', HTML)
     const good = await goodResponse.text()

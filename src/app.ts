@@ -166,6 +166,23 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     return { status: 401, body: denial.body, component: 'AuthRequired' }
   }
 
+  // One session lookup per request, shared by the `sessionToken` and `sessionCookie` security handlers (they run together).
+  const sessionLookups = new WeakMap<object, ReturnType<typeof services.login.validate>>()
+  const sessionSecurity = async (ctx: RequestContext<GatewayLocals>) => {
+    let lookup = sessionLookups.get(ctx.raw)
+    if (!lookup) {
+      lookup = services.login.validate(sessionTokenOf(ctx))
+      sessionLookups.set(ctx.raw, lookup)
+    }
+    const session = await lookup
+    if (session) {
+      ctx.locals.session = session
+      return session
+    }
+    if (gate.isOpen(ctx.path, ctx.operation.security)) return { anonymous: true }
+    return undefined
+  }
+
   const handlerMap: Record<string, (ctx: RequestContext<GatewayLocals>) => Promise<HttpResult> | HttpResult> = {}
   for (const [operationId, handler] of Object.entries(deps.handlers ?? defaultHandlers)) {
     if (handler) handlerMap[operationId] = (ctx) => handler(withServices(ctx))
@@ -179,15 +196,9 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     onResponseValidationError: deps.onResponseValidationError,
     securityHandlers: {
       // Rule 3: a valid session proceeds. Rule 6: with the hard gate off, the pre-rollout list proceeds too.
-      sessionToken: async (ctx) => {
-        const session = await services.login.validate(sessionTokenOf(ctx))
-        if (session) {
-          ctx.locals.session = session
-          return session
-        }
-        if (gate.isOpen(ctx.path, ctx.operation.security)) return { anonymous: true }
-        return undefined
-      },
+      // `sessionCookie` is the GET/HEAD alternative of the same session (`sessionTokenOf` reads both).
+      sessionToken: sessionSecurity,
+      sessionCookie: sessionSecurity,
       ...Object.fromEntries(Object.entries(domainSecurity).map(([name, fn]) => [name, (ctx: RequestContext<GatewayLocals>) => fn(withServices(ctx))])),
     },
     unauthorized: async (ctx) => {

@@ -208,12 +208,10 @@ export const Base64JsonSchema = {
 } as const;
 
 export const PaymentSignatureHeaderSchema = {
-    description: 'Value of `PAYMENT-SIGNATURE` / `X-PAYMENT`.',
-    allOf: [
-        {
-            $ref: '#/components/schemas/Base64Json'
-        }
-    ],
+    description: 'Value of `PAYMENT-SIGNATURE` / `X-PAYMENT`: base64 (standard or URL-safe alphabet, padding optional,\nsurrounding spaces ignored) of a `PaymentPayload` JSON object. Deliberately no pattern: the payment\ncode decodes it and answers a malformed value with 400 `invalid_payment_header` and a message naming\nthe problem, which request validation could not give.\n',
+    type: 'string',
+    contentEncoding: 'base64',
+    contentMediaType: 'application/json',
     contentSchema: {
         $ref: '#/components/schemas/PaymentPayload'
     }
@@ -410,17 +408,6 @@ export const WalletPermissionsSchema = {
     }
 } as const;
 
-export const ShadowScopeSchema = {
-    type: 'string',
-    enum: [
-        'auth',
-        'cabinet.provision',
-        'cabinet.clear',
-        'vault.sign',
-        'release.key'
-    ]
-} as const;
-
 export const ShadowChallengeParamsSchema = {
     type: 'object',
     description: 'Bound parameters; which ones a scope requires is listed on `createShadowChallenge`.',
@@ -458,7 +445,15 @@ export const ShadowChallengeRequestSchema = {
     additionalProperties: false,
     properties: {
         scope: {
-            $ref: '#/components/schemas/ShadowScope'
+            type: 'string',
+            description: 'One of `auth`, `cabinet.provision`, `cabinet.clear`, `vault.sign`, `release.key` (bound parameters\nof each on `createShadowChallenge`). Deliberately a plain string, not an enum: any other value\nreaches the handler and is answered 400 `invalid_scope` (and audited), not rejected by request\nvalidation as `invalid_request`.\n',
+            examples: [
+                'auth',
+                'cabinet.provision',
+                'cabinet.clear',
+                'vault.sign',
+                'release.key'
+            ]
         },
         params: {
             $ref: '#/components/schemas/ShadowChallengeParams'
@@ -1939,7 +1934,7 @@ export const PaymentRequirementSchema = {
             pattern: '^(0x[0-9a-fA-F]{40}|[0-9]+)$'
         },
         extra: {
-            description: '`{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on `algorand`.',
+            description: '`{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on\n`algorand`, where the transaction note must be SHA-256 of\n`<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>` with `price_usd` written as described on\n`AlgorandExtra` (`amount` 5012 → `0.005012`, 5000 → `0.005`, 1000000 → `1.0`).\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/EvmAssetDomain'
@@ -1980,6 +1975,7 @@ export const EvmAssetDomainSchema = {
 
 export const AlgorandExtraSchema = {
     type: 'object',
+    description: '`extra` of the `algorand:<genesis_hash>` requirement. `requestHashBinding: true` says the payment\nmust bind this request in its note.\nThe note of the Algorand transaction must be the raw 32 bytes (not hex, not base64 text) of\nSHA-256 over the UTF-8 text `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>`, where `resource_url`\nis this requirement\'s `resource`, `sha256_hex` the file\'s SHA-256 in lower-case hex, `size_bytes` its\nsize in decimal, and `price_usd` is `amount` (micro-USD) divided by 10⁶ written as the shortest decimal\nwith at least one fractional digit: `5012` → `0.005012`, `5000` → `0.005`, `1000000` → `1.0`, `1234560`\n→ `1.23456` (what Python\'s `str(round(price, 6))` prints). The service also accepts the same price with\nexactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);\nany other note is 402 `request_hash_mismatch`.\n',
     required: [
         'requestHashBinding'
     ],
@@ -2542,6 +2538,9 @@ export const ReceiptSchema = {
         'paid_atomics',
         'sha256',
         'stored_at',
+        'chain_id',
+        'contract',
+        'commit_tx',
         'batch'
     ],
     additionalProperties: false,
@@ -2593,6 +2592,39 @@ export const ReceiptSchema = {
         },
         stored_at: {
             $ref: '#/components/schemas/EpochSeconds'
+        },
+        chain_id: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1,
+            description: 'Designed. EIP-155 chain id of the chain holding the ReceiptBatches contract the receipt\'s batch is\ncommitted to (where `attestLeaf` is called). Null until the batch is committed (as `batch`).\n',
+            examples: [
+                8453
+            ]
+        },
+        contract: {
+            description: 'Designed. Address of the ReceiptBatches contract on `chain_id` (the `attestLeaf` target). Null\nuntil the batch is committed (as `batch`).\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Address'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        commit_tx: {
+            description: 'Designed. Hash of the `commitBatch` transaction that committed the receipt\'s batch root on\n`chain_id`. Null until the batch is committed (as `batch`).\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Bytes32Hex'
+                },
+                {
+                    type: 'null'
+                }
+            ]
         },
         batch: {
             oneOf: [

@@ -22,7 +22,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Login page
  *
  * HTML login page (browser-wallet driven). After a successful login the page redirects to `from`,
- * which the server sanitises (same-origin absolute path only; otherwise `/public`), so there is no
+ * which the server sanitises (same-origin absolute path only; otherwise `/`), so there is no
  * open redirect.
  *
  */
@@ -58,7 +58,11 @@ export const getDocIndex = <ThrowOnError extends boolean = false>(options?: Opti
  *
  */
 export const getDocs = <ThrowOnError extends boolean = false>(options?: Options<GetDocsData, ThrowOnError>): RequestResult<GetDocsResponses, GetDocsErrors, ThrowOnError> => (options?.client ?? client).get<GetDocsResponses, GetDocsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/docs',
     ...options
 });
@@ -102,6 +106,8 @@ export const createLoginChallenge = <ThrowOnError extends boolean = false>(optio
  * Verifies the EIP-191 signature of `challenge` (as returned, byte for byte) against `wallet`,
  * consumes the challenge and returns a session token. Designed beyond `session_token`: the
  * checksummed `wallet` and `expires_at` (designed session lifetime 24 h); designed 401 codes.
+ * Designed: the 200 also sets the browser session cookie `svc_session` (the same token; see the
+ * `sessionCookie` security scheme), accepted by the gate on GET and HEAD only.
  *
  */
 export const registerWithSignature = <ThrowOnError extends boolean = false>(options: Options<RegisterWithSignatureData, ThrowOnError>): RequestResult<RegisterWithSignatureResponses, RegisterWithSignatureErrors, ThrowOnError> => (options.client ?? client).post<RegisterWithSignatureResponses, RegisterWithSignatureErrors, ThrowOnError>({
@@ -125,7 +131,9 @@ export const validateSession = <ThrowOnError extends boolean = false>(options: O
 /**
  * End the current session
  *
- * Designed. Revokes the session token sent in `X-Session-Token`.
+ * Designed. Revokes the session token sent in `X-Session-Token` and clears the browser cookie
+ * `svc_session` (`Max-Age=0`). A POST, so the cookie alone does not authorise it.
+ *
  */
 export const logout = <ThrowOnError extends boolean = false>(options?: Options<LogoutData, ThrowOnError>): RequestResult<LogoutResponses, LogoutErrors, ThrowOnError> => (options?.client ?? client).post<LogoutResponses, LogoutErrors, ThrowOnError>({
     security: [{ name: 'X-Session-Token', type: 'apiKey' }],
@@ -338,13 +346,14 @@ export const getCabinetHtml = <ThrowOnError extends boolean = false>(options?: O
 /**
  * Liveness
  *
- * Designed body. Session-gated with the hard gate on (it is not in the public set); public before the rollout.
+ * Designed: body and access. Public (`security: []`), unlike the rest of the integration routes: the
+ * load balancers and orchestrators of operators probe liveness without a wallet login. It reports
+ * liveness only — that the process answers — and carries no data beyond the version and uptime (no
+ * dependency state, no addresses, no counts); dependency checks are `GET /health/detailed`, which stays
+ * session-gated.
+ *
  */
-export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>): RequestResult<GetHealthResponses, GetHealthErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
-    url: '/health',
-    ...options
-});
+export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>): RequestResult<GetHealthResponses, GetHealthErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });
 
 /**
  * Readiness with dependency checks
@@ -355,7 +364,11 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
  *
  */
 export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?: Options<GetHealthDetailedData, ThrowOnError>): RequestResult<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/health/detailed',
     ...options
 });
@@ -366,7 +379,11 @@ export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?
  * Designed. The five marketplace agents (including the chief executive and the mastermind).
  */
 export const listAgents = <ThrowOnError extends boolean = false>(options?: Options<ListAgentsData, ThrowOnError>): RequestResult<ListAgentsResponses, ListAgentsErrors, ThrowOnError> => (options?.client ?? client).get<ListAgentsResponses, ListAgentsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/agents',
     ...options
 });
@@ -377,7 +394,11 @@ export const listAgents = <ThrowOnError extends boolean = false>(options?: Optio
  * Designed.
  */
 export const getAgent = <ThrowOnError extends boolean = false>(options: Options<GetAgentData, ThrowOnError>): RequestResult<GetAgentResponses, GetAgentErrors, ThrowOnError> => (options.client ?? client).get<GetAgentResponses, GetAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/agents/{id}',
     ...options
 });
@@ -405,7 +426,11 @@ export const evolveAgent = <ThrowOnError extends boolean = false>(options: Optio
  * Designed field names. Rolling window over the last `window_s` seconds.
  */
 export const getInboundMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetInboundMetricsData, ThrowOnError>): RequestResult<GetInboundMetricsResponses, GetInboundMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetInboundMetricsResponses, GetInboundMetricsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/api/monitoring/inbound',
     ...options
 });
@@ -462,7 +487,11 @@ export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(op
  * Designed. Without a cabinet, `ceo` is null and `soldiers` is empty.
  */
 export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Options<GetCeoStatusData, ThrowOnError>): RequestResult<GetCeoStatusResponses, GetCeoStatusErrors, ThrowOnError> => (options.client ?? client).get<GetCeoStatusResponses, GetCeoStatusErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/marketplace/ceo/status',
     ...options
 });
@@ -475,7 +504,11 @@ export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(options?: Options<GetRecentCatalogueEventsData, ThrowOnError>): RequestResult<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/insight/catalogue/recent',
     ...options
 });
@@ -486,7 +519,11 @@ export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(o
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getFeedbackPage = <ThrowOnError extends boolean = false>(options?: Options<GetFeedbackPageData, ThrowOnError>): RequestResult<GetFeedbackPageResponses, GetFeedbackPageErrors, ThrowOnError> => (options?.client ?? client).get<GetFeedbackPageResponses, GetFeedbackPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/feedback.html',
     ...options
 });
@@ -497,7 +534,11 @@ export const getFeedbackPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getFeedbackText = <ThrowOnError extends boolean = false>(options?: Options<GetFeedbackTextData, ThrowOnError>): RequestResult<GetFeedbackTextResponses, GetFeedbackTextErrors, ThrowOnError> => (options?.client ?? client).get<GetFeedbackTextResponses, GetFeedbackTextErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/feedback.txt',
     ...options
 });
@@ -508,7 +549,11 @@ export const getFeedbackText = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getJournalPage = <ThrowOnError extends boolean = false>(options?: Options<GetJournalPageData, ThrowOnError>): RequestResult<GetJournalPageResponses, GetJournalPageErrors, ThrowOnError> => (options?.client ?? client).get<GetJournalPageResponses, GetJournalPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/journal',
     ...options
 });
@@ -519,7 +564,11 @@ export const getJournalPage = <ThrowOnError extends boolean = false>(options?: O
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getDojoPage = <ThrowOnError extends boolean = false>(options?: Options<GetDojoPageData, ThrowOnError>): RequestResult<GetDojoPageResponses, GetDojoPageErrors, ThrowOnError> => (options?.client ?? client).get<GetDojoPageResponses, GetDojoPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/dojo',
     ...options
 });
@@ -530,7 +579,11 @@ export const getDojoPage = <ThrowOnError extends boolean = false>(options?: Opti
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getBoardroomPage = <ThrowOnError extends boolean = false>(options?: Options<GetBoardroomPageData, ThrowOnError>): RequestResult<GetBoardroomPageResponses, GetBoardroomPageErrors, ThrowOnError> => (options?.client ?? client).get<GetBoardroomPageResponses, GetBoardroomPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/boardroom',
     ...options
 });
@@ -541,7 +594,11 @@ export const getBoardroomPage = <ThrowOnError extends boolean = false>(options?:
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getBookPage = <ThrowOnError extends boolean = false>(options?: Options<GetBookPageData, ThrowOnError>): RequestResult<GetBookPageResponses, GetBookPageErrors, ThrowOnError> => (options?.client ?? client).get<GetBookPageResponses, GetBookPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/book',
     ...options
 });
@@ -552,7 +609,11 @@ export const getBookPage = <ThrowOnError extends boolean = false>(options?: Opti
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getCoretermPage = <ThrowOnError extends boolean = false>(options?: Options<GetCoretermPageData, ThrowOnError>): RequestResult<GetCoretermPageResponses, GetCoretermPageErrors, ThrowOnError> => (options?.client ?? client).get<GetCoretermPageResponses, GetCoretermPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/coreterm/',
     ...options
 });
@@ -563,7 +624,11 @@ export const getCoretermPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getInsightPage = <ThrowOnError extends boolean = false>(options?: Options<GetInsightPageData, ThrowOnError>): RequestResult<GetInsightPageResponses, GetInsightPageErrors, ThrowOnError> => (options?.client ?? client).get<GetInsightPageResponses, GetInsightPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/insight/',
     ...options
 });
@@ -574,7 +639,11 @@ export const getInsightPage = <ThrowOnError extends boolean = false>(options?: O
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getRegistryPage = <ThrowOnError extends boolean = false>(options?: Options<GetRegistryPageData, ThrowOnError>): RequestResult<GetRegistryPageResponses, GetRegistryPageErrors, ThrowOnError> => (options?.client ?? client).get<GetRegistryPageResponses, GetRegistryPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/registry/',
     ...options
 });
@@ -585,7 +654,11 @@ export const getRegistryPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getStoragePage = <ThrowOnError extends boolean = false>(options?: Options<GetStoragePageData, ThrowOnError>): RequestResult<GetStoragePageResponses, GetStoragePageErrors, ThrowOnError> => (options?.client ?? client).get<GetStoragePageResponses, GetStoragePageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        }],
     url: '/storage/',
     ...options
 });
@@ -668,14 +741,29 @@ export const llmCompletion = <ThrowOnError extends boolean = false>(options: Opt
  * same body base64-encoded in `PAYMENT-REQUIRED`; (4) with a payment header, `accepted.network`
  * chooses the rail: EVM through the facilitator's `/verify` and `/settle`, Algorand by polling the
  * node (1.5 s, up to 30 s) and checking asset, amount, receiver and the note
- * `sha256("<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>")`; any other network → 400
+ * `sha256("<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>")` (raw 32 bytes; `price_usd` is the
+ * requirement's `amount` ÷ 10⁶ as the shortest decimal with at least one fractional digit — `0.005012`,
+ * `0.005`, `1.0` — exact format on `AlgorandExtra`); any other network → 400
  * `unsupported_network`; (5) store upstream with tags `App-Name` (from `X-SVC-Tag-App`),
  * `App-Version: 1.0`, `SVC-SHA256`, `SVC-Service: pay2store`, `SVC-Payer`; (6) record the deposit
  * and the upload and answer 200 with `PAYMENT-RESPONSE`.
  *
  * Authentication is the payment itself: this operation is reachable without a session. When both
  * `PAYMENT-SIGNATURE` (v2) and `X-PAYMENT` (v1 alias) are sent, `PAYMENT-SIGNATURE` wins. The
- * header value is base64 of `PaymentPayload` JSON.
+ * header value is base64 of `PaymentPayload` JSON; it is decoded by the payment code, not checked by
+ * a pattern here, so a malformed value is answered 400 `invalid_payment_header` with a message saying
+ * what is wrong (`malformed payment header: ` followed by `PAYMENT-SIGNATURE is not base64`, `… is not
+ * base64 of JSON`, `x402Version must be 1 or 2`, `missing field accepted.network (string)`…).
+ *
+ * Before any of this the body is checked: `multipart/form-data` with a `file` part, else 400
+ * `invalid_multipart` (no boundary, a malformed body, no `file` part) — another media type is 415, no
+ * body or a JSON body 400 `invalid_request`. Without the payment settings
+ * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`, `SERVICE_X402__ASSET__EIP155_1`,
+ * `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503 `storage_not_configured`
+ * (`details.missing` names them) — after the body is read, before any quote. `X-SVC-Tag-App` is
+ * checked once a payment header has been decoded and its network accepted, before anything is
+ * verified or settled: not 1–128 printable ASCII characters → 400 `invalid_tag` (a request without
+ * payment gets the quote whatever the tag).
  *
  * Designed: 202 (queued when the upstream fails and `SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE=1`),
  * 409 `payment_replayed`, 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the
@@ -708,7 +796,8 @@ export const getUpload = <ThrowOnError extends boolean = false>(options: Options
  *
  * Designed. Public (storage ids are public on the permaweb). Once the daily batch containing the
  * receipt is committed, `batch` carries everything `attestLeaf(epoch, payer, arTxid, sizeBytes,
- * paidAtomics, currency, proof)` needs. Currency codes: 1 USDC on eip155:8453, 2 USDC on eip155:1,
+ * paidAtomics, currency, proof)` needs, and `chain_id`, `contract` and `commit_tx` say where to call it
+ * (the ReceiptBatches contract and the transaction that committed the root). Currency codes: 1 USDC on eip155:8453, 2 USDC on eip155:1,
  * 3 USDC (ASA 31566704) on Algorand, 4 native ALGO.
  *
  */

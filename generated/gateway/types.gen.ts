@@ -106,9 +106,13 @@ export type SessionToken = string;
 export type Base64Json = string;
 
 /**
- * Value of `PAYMENT-SIGNATURE` / `X-PAYMENT`.
+ * Value of `PAYMENT-SIGNATURE` / `X-PAYMENT`: base64 (standard or URL-safe alphabet, padding optional,
+ * surrounding spaces ignored) of a `PaymentPayload` JSON object. Deliberately no pattern: the payment
+ * code decodes it and answers a malformed value with 400 `invalid_payment_header` and a message naming
+ * the problem, which request validation could not give.
+ *
  */
-export type PaymentSignatureHeader = Base64Json;
+export type PaymentSignatureHeader = string;
 
 /**
  * Value of `PAYMENT-REQUIRED`.
@@ -192,8 +196,6 @@ export type WalletPermissions = {
     view: 'sign_in' | 'welcome_back';
 };
 
-export type ShadowScope = 'auth' | 'cabinet.provision' | 'cabinet.clear' | 'vault.sign' | 'release.key';
-
 /**
  * Bound parameters; which ones a scope requires is listed on `createShadowChallenge`.
  */
@@ -209,7 +211,14 @@ export type ShadowChallengeParams = {
 };
 
 export type ShadowChallengeRequest = {
-    scope: ShadowScope;
+    /**
+     * One of `auth`, `cabinet.provision`, `cabinet.clear`, `vault.sign`, `release.key` (bound parameters
+     * of each on `createShadowChallenge`). Deliberately a plain string, not an enum: any other value
+     * reaches the handler and is answered 400 `invalid_scope` (and audited), not rejected by request
+     * validation as `invalid_request`.
+     *
+     */
+    scope: string;
     params?: ShadowChallengeParams;
 };
 
@@ -764,7 +773,11 @@ export type PaymentRequirement = {
      */
     asset: string;
     /**
-     * `{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on `algorand`.
+     * `{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on
+     * `algorand`, where the transaction note must be SHA-256 of
+     * `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>` with `price_usd` written as described on
+     * `AlgorandExtra` (`amount` 5012 → `0.005012`, 5000 → `0.005`, 1000000 → `1.0`).
+     *
      */
     extra: EvmAssetDomain | AlgorandExtra | null;
 };
@@ -774,6 +787,19 @@ export type EvmAssetDomain = {
     version: string;
 };
 
+/**
+ * `extra` of the `algorand:<genesis_hash>` requirement. `requestHashBinding: true` says the payment
+ * must bind this request in its note.
+ * The note of the Algorand transaction must be the raw 32 bytes (not hex, not base64 text) of
+ * SHA-256 over the UTF-8 text `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>`, where `resource_url`
+ * is this requirement's `resource`, `sha256_hex` the file's SHA-256 in lower-case hex, `size_bytes` its
+ * size in decimal, and `price_usd` is `amount` (micro-USD) divided by 10⁶ written as the shortest decimal
+ * with at least one fractional digit: `5012` → `0.005012`, `5000` → `0.005`, `1000000` → `1.0`, `1234560`
+ * → `1.23456` (what Python's `str(round(price, 6))` prints). The service also accepts the same price with
+ * exactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);
+ * any other note is 402 `request_hash_mismatch`.
+ *
+ */
 export type AlgorandExtra = {
     requestHashBinding: true;
 };
@@ -975,6 +1001,24 @@ export type Receipt = {
     paid_atomics: AtomicAmount;
     sha256: Sha256Hex;
     stored_at: EpochSeconds;
+    /**
+     * Designed. EIP-155 chain id of the chain holding the ReceiptBatches contract the receipt's batch is
+     * committed to (where `attestLeaf` is called). Null until the batch is committed (as `batch`).
+     *
+     */
+    chain_id: number | null;
+    /**
+     * Designed. Address of the ReceiptBatches contract on `chain_id` (the `attestLeaf` target). Null
+     * until the batch is committed (as `batch`).
+     *
+     */
+    contract: Address | null;
+    /**
+     * Designed. Hash of the `commitBatch` transaction that committed the receipt's batch root on
+     * `chain_id`. Null until the batch is committed (as `batch`).
+     *
+     */
+    commit_tx: Bytes32Hex | null;
     batch: ReceiptBatch | null;
 };
 
@@ -1207,6 +1251,19 @@ export type CreateLoginChallengeErrors = {
      */
     400: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
@@ -1242,6 +1299,19 @@ export type RegisterWithSignatureErrors = {
      *
      */
     401: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -1320,7 +1390,7 @@ export type LogoutError = LogoutErrors[keyof LogoutErrors];
 
 export type LogoutResponses = {
     /**
-     * Session revoked.
+     * Session revoked; the `svc_session` cookie is cleared.
      */
     204: void;
 };
@@ -1405,6 +1475,19 @@ export type CreateShadowChallengeErrors = {
      */
     400: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
@@ -1458,6 +1541,19 @@ export type VerifyShadowChallengeErrors = {
      * The nonce expired (120 s).
      */
     410: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -1525,6 +1621,19 @@ export type ReleaseKeyErrors = {
      * The nonce expired (120 s).
      */
     410: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
     /**
      * The vault is locked (after a restart); unlock with `POST /vault/credentials/reunlock`.
      */
@@ -1642,6 +1751,19 @@ export type ProvisionCabinetErrors = {
      */
     410: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * The vault is locked (after a restart); unlock with `POST /vault/credentials/reunlock`.
      */
     423: Error;
@@ -1716,6 +1838,19 @@ export type ClearCabinetErrors = {
      * The nonce expired (120 s).
      */
     410: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
     /**
      * The vault is locked (after a restart); unlock with `POST /vault/credentials/reunlock`.
      */
@@ -1794,6 +1929,19 @@ export type VaultSignErrors = {
      */
     410: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * The vault is locked (after a restart); unlock with `POST /vault/credentials/reunlock`.
      */
     423: Error;
@@ -1843,6 +1991,19 @@ export type ReunlockVaultErrors = {
      * The signature does not recover to the overlord (`bad_signature`) or does not unwrap this vault (`vault_unlock_failed`).
      */
     403: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -1963,10 +2124,6 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
-    /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
-     */
-    401: AuthRequired;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -2098,7 +2255,10 @@ export type EvolveAgentData = {
 
 export type EvolveAgentErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2114,11 +2274,27 @@ export type EvolveAgentErrors = {
      */
     404: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2182,7 +2358,10 @@ export type ListModelServerModelsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2207,7 +2386,10 @@ export type CallMarketplaceAgentData = {
 
 export type CallMarketplaceAgentErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2219,11 +2401,27 @@ export type CallMarketplaceAgentErrors = {
      */
     404: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2248,7 +2446,10 @@ export type IngestModelServerPromptData = {
 
 export type IngestModelServerPromptErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2256,11 +2457,27 @@ export type IngestModelServerPromptErrors = {
      */
     401: AuthRequired;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2656,7 +2873,10 @@ export type CreateCoordinatorTaskData = {
 
 export type CreateCoordinatorTaskErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2672,11 +2892,27 @@ export type CreateCoordinatorTaskErrors = {
      */
     404: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2701,7 +2937,10 @@ export type ConveneBoardroomData = {
 
 export type ConveneBoardroomErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2717,11 +2956,27 @@ export type ConveneBoardroomErrors = {
      */
     404: Error;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2746,7 +3001,10 @@ export type LlmChatData = {
 
 export type LlmChatErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2758,11 +3016,27 @@ export type LlmChatErrors = {
      */
     402: QuotaExceeded;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2787,7 +3061,10 @@ export type LlmCompletionData = {
 
 export type LlmCompletionErrors = {
     /**
-     * The request does not match this document.
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
      */
     400: Error;
     /**
@@ -2799,11 +3076,27 @@ export type LlmCompletionErrors = {
      */
     402: QuotaExceeded;
     /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached or answered with an error.
+     * Designed. The model server could not be reached (connection refused, down), did not answer within
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
      */
     502: Error;
 };
@@ -2823,7 +3116,10 @@ export type StoreFileData = {
     body: StoreUpload;
     headers?: {
         /**
-         * Base64 of the `PaymentPayload` JSON (x402 version 2).
+         * Base64 of the `PaymentPayload` JSON (x402 version 2). Standard or URL-safe alphabet, padding
+         * optional. Any string passes request validation; a value that does not decode is 400
+         * `invalid_payment_header`.
+         *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
         /**
@@ -2831,7 +3127,10 @@ export type StoreFileData = {
          */
         'X-PAYMENT'?: PaymentSignatureHeader;
         /**
-         * Value of the `App-Name` storage tag; default is the fixed service label `pay2store`.
+         * Value of the `App-Name` storage tag; default is the fixed service label `pay2store`
+         * (`SERVICE_STORAGE__APP_NAME`). Must be 1–128 printable ASCII characters (`^[\x20-\x7E]{1,128}$`);
+         * checked by the service, not by request validation, so a bad value is 400 `invalid_tag`.
+         *
          */
         'X-SVC-Tag-App'?: string;
     };
@@ -2842,10 +3141,16 @@ export type StoreFileData = {
 
 export type StoreFileErrors = {
     /**
-     * Empty file (`empty_body`), unsupported network (`unsupported_network`); designed: a payment header
-     * that is not base64 of a payment payload (`invalid_payment_header`), a body that is not
-     * `multipart/form-data` with a `file` part (`invalid_multipart`), an `X-SVC-Tag-App` value that
-     * cannot be a storage tag (`invalid_tag`).
+     * Empty file (`empty_body`), unsupported network (`unsupported_network`); designed:
+     * - `invalid_multipart`: `Content-Type: multipart/form-data` without a boundary (message "request
+     * must be multipart/form-data with a file field …"), a body that does not parse ("malformed
+     * multipart body"), no `file` part ("missing file field …"), or a request stream that broke;
+     * - `invalid_payment_header`: `PAYMENT-SIGNATURE` (or `X-PAYMENT`) is empty, not base64, not base64
+     * of a JSON object, or lacks `x402Version` 1|2, `payload` or `accepted.network`; the message says
+     * which;
+     * - `invalid_tag`: a payment header was sent and `X-SVC-Tag-App` is not 1–128 printable ASCII
+     * characters (checked before anything is verified or settled);
+     * - `invalid_request`: no body, or a body that is not multipart (JSON).
      *
      */
     400: Error;
@@ -2862,9 +3167,18 @@ export type StoreFileErrors = {
      */
     409: Error;
     /**
-     * Designed. The file exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES`.
+     * Designed. The file exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`, a decimal
+     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`).
+     *
      */
     413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -2876,6 +3190,14 @@ export type StoreFileErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. Paid storage is not configured on this deployment: a payment setting is unset
+     * (`details.missing` lists which of `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`,
+     * `SERVICE_X402__ASSET__EIP155_1`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`). Answered
+     * after the body is read and before any quote; nothing is charged.
+     *
+     */
+    503: Error;
 };
 
 export type StoreFileError = StoreFileErrors[keyof StoreFileErrors];

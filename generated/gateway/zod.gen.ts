@@ -105,9 +105,13 @@ export const zSessionToken = z.string().regex(/^st_[A-Za-z0-9_-]{43}$/);
 export const zBase64Json = z.string().regex(/^[A-Za-z0-9+\/]+={0,2}$/);
 
 /**
- * Value of `PAYMENT-SIGNATURE` / `X-PAYMENT`.
+ * Value of `PAYMENT-SIGNATURE` / `X-PAYMENT`: base64 (standard or URL-safe alphabet, padding optional,
+ * surrounding spaces ignored) of a `PaymentPayload` JSON object. Deliberately no pattern: the payment
+ * code decodes it and answers a malformed value with 400 `invalid_payment_header` and a message naming
+ * the problem, which request validation could not give.
+ *
  */
-export const zPaymentSignatureHeader = zBase64Json;
+export const zPaymentSignatureHeader = z.string();
 
 /**
  * Value of `PAYMENT-REQUIRED`.
@@ -177,14 +181,6 @@ export const zWalletPermissions = z.object({
     view: z.enum(['sign_in', 'welcome_back'])
 });
 
-export const zShadowScope = z.enum([
-    'auth',
-    'cabinet.provision',
-    'cabinet.clear',
-    'vault.sign',
-    'release.key'
-]);
-
 /**
  * Bound parameters; which ones a scope requires is listed on `createShadowChallenge`.
  */
@@ -196,7 +192,7 @@ export const zShadowChallengeParams = z.object({
 });
 
 export const zShadowChallengeRequest = z.object({
-    scope: zShadowScope,
+    scope: z.string(),
     params: zShadowChallengeParams.optional()
 });
 
@@ -678,6 +674,19 @@ export const zEvmAssetDomain = z.object({
     version: z.string()
 });
 
+/**
+ * `extra` of the `algorand:<genesis_hash>` requirement. `requestHashBinding: true` says the payment
+ * must bind this request in its note.
+ * The note of the Algorand transaction must be the raw 32 bytes (not hex, not base64 text) of
+ * SHA-256 over the UTF-8 text `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>`, where `resource_url`
+ * is this requirement's `resource`, `sha256_hex` the file's SHA-256 in lower-case hex, `size_bytes` its
+ * size in decimal, and `price_usd` is `amount` (micro-USD) divided by 10⁶ written as the shortest decimal
+ * with at least one fractional digit: `5012` → `0.005012`, `5000` → `0.005`, `1000000` → `1.0`, `1234560`
+ * → `1.23456` (what Python's `str(round(price, 6))` prints). The service also accepts the same price with
+ * exactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);
+ * any other note is 402 `request_hash_mismatch`.
+ *
+ */
 export const zAlgorandExtra = z.object({
     requestHashBinding: z.literal(true)
 });
@@ -881,6 +890,9 @@ export const zReceipt = z.object({
     paid_atomics: zAtomicAmount,
     sha256: zSha256Hex,
     stored_at: zEpochSeconds,
+    chain_id: z.int().gte(1).nullable(),
+    contract: zAddress.nullable(),
+    commit_tx: zBytes32Hex.nullable(),
     batch: zReceiptBatch.nullable()
 });
 
@@ -979,7 +991,7 @@ export const zValidateSessionHeaders = z.object({
 export const zValidateSessionResponse = zSessionValidation;
 
 /**
- * Session revoked.
+ * Session revoked; the `svc_session` cookie is cleared.
  */
 export const zLogoutResponse = z.void();
 
@@ -1256,7 +1268,7 @@ export const zStoreFileBody = zStoreUpload;
 export const zStoreFileHeaders = z.object({
     'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
     'X-PAYMENT': zPaymentSignatureHeader.optional(),
-    'X-SVC-Tag-App': z.string().min(1).max(128).regex(/^[\x20-\x7E]+$/).optional()
+    'X-SVC-Tag-App': z.string().optional()
 });
 
 export const zStoreFileResponse = z.union([

@@ -21,6 +21,10 @@ import {
   requiresSession,
 } from './specHelpers.js'
 import path from 'node:path'
+import { clearedSessionCookie, sessionCookie } from '../../src/handlers/core/session.js'
+import { formatPriceUsd } from '../../src/x402/price.js'
+import { requestBindingNote, requestBindingNotes } from '../../src/x402/requirements.js'
+import type { JsonObject } from './specHelpers.js'
 
 const gateway = loadDoc('gateway')
 const gatewayOps = operations(gateway)
@@ -49,10 +53,31 @@ describe('gateway public set is readable from the document', () => {
     expect(ungated.sort()).toEqual([...gatewayUngatedOperations].sort())
   })
 
-  it('every other operation requires exactly the session token', () => {
+  it('every other operation requires exactly the session: the header, or on GET/HEAD also the browser cookie', () => {
     for (const o of gatewayOps.filter((x) => requiresSession(gateway, x.op))) {
-      expect(o.op.security, `${o.operationId} declares its security explicitly`).toEqual([{ sessionToken: [] }])
+      const expected = o.method === 'get' || o.method === 'head' ? [{ sessionToken: [] }, { sessionCookie: [] }] : [{ sessionToken: [] }]
+      expect(o.op.security, `${o.operationId} declares its security explicitly`).toEqual(expected)
     }
+    const schemes = (gateway.components as JsonObject).securitySchemes as JsonObject
+    expect(schemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'svc_session' })
+  })
+
+  it('login sets the session cookie and logout clears it (Set-Cookie documented)', () => {
+    const responseOf = (id: string, status: string) => {
+      const o = gatewayOps.find((x) => x.operationId === id)!
+      return deref(gateway, (o.op.responses as JsonObject)[status], '').value as JsonObject
+    }
+    const headerOf = (r: JsonObject) => deref(gateway, (r.headers as JsonObject)['Set-Cookie'], '').value as JsonObject
+    const set = headerOf(responseOf('registerWithSignature', '200'))
+    const cleared = headerOf(responseOf('logout', '204'))
+    expect(set.required).toBe(true)
+    expect(cleared.required).toBe(true)
+    const pattern = (h: JsonObject) => new RegExp(String((h.schema as JsonObject).pattern))
+    // the exact strings src/handlers/core/session.ts builds
+    expect(sessionCookie('st_kX3v9QeP2mZ7rT1yB8nD4fH6jL0sW5aC9gU2oI7eR1t', 86400, false)).toMatch(pattern(set))
+    expect(sessionCookie('st_kX3v9QeP2mZ7rT1yB8nD4fH6jL0sW5aC9gU2oI7eR1t', 86400, true)).toMatch(pattern(set))
+    expect(clearedSessionCookie(true)).toMatch(pattern(cleared))
+    expect(clearedSessionCookie(false)).toMatch(pattern(cleared))
   })
 
   it('public operations declare `security: []`, shadow ones the bearer, /store the payment', () => {
@@ -85,13 +110,90 @@ describe('gateway public set is readable from the document', () => {
     }
   })
 
-  it('session-gated operations document the gate: 401 AuthRequired, and 302 on HTML pages', () => {
-    for (const o of gatewayOps.filter((x) => requiresSession(gateway, x.op))) {
+  it('every session-gated operation documents the gate: 302 GateRedirect (HTML requests) and 401 AuthRequired', () => {
+    const gated = gatewayOps.filter((x) => requiresSession(gateway, x.op))
+    expect(gated.length).toBeGreaterThanOrEqual(25)
+    for (const o of gated) {
       const responses = o.op.responses as Record<string, unknown>
       expect(responses['401'], `${o.operationId} 401`).toEqual({ $ref: '#/components/responses/AuthRequired' })
-      const ok = deref(gateway, responses['200'] as never, '').value
-      const html = isObject(ok) && isObject(ok.content) && 'text/html' in ok.content
-      if (html) expect(responses['302'], `${o.operationId} 302`).toEqual({ $ref: '#/components/responses/GateRedirect' })
+      // the gate redirects every gated HTML request, whatever the operation answers otherwise
+      expect(responses['302'], `${o.operationId} 302`).toEqual({ $ref: '#/components/responses/GateRedirect' })
+    }
+    const redirect = deref(gateway, { $ref: '#/components/responses/GateRedirect' }, '').value as JsonObject
+    expect((redirect.headers as JsonObject).Location).toMatchObject({ required: true })
+  })
+
+  it('GET /health is public (liveness only, designed and explained); /health/detailed stays gated', () => {
+    const health = gatewayOps.find((o) => o.operationId === 'getHealth')!
+    expect(health.op.security).toEqual([])
+    expect(health.op['x-designed']).toBe(true)
+    expect(String(health.op.description)).toMatch(/liveness only/i)
+    expect(Object.keys(health.op.responses as JsonObject)).not.toContain('401')
+    const detailed = gatewayOps.find((o) => o.operationId === 'getHealthDetailed')!
+    expect(requiresSession(gateway, detailed.op)).toBe(true)
+  })
+
+  it('JSON-body operations document the router\'s 413 and 415 (bodies of createOpenApiRouter)', () => {
+    const jsonBody = gatewayOps.filter((o) => {
+      const body = deref(gateway, o.op.requestBody as never, '').value
+      return isObject(body) && isObject(body.content) && 'application/json' in body.content
+    })
+    expect(jsonBody.length).toBeGreaterThan(15)
+    for (const o of jsonBody) {
+      const responses = o.op.responses as Record<string, unknown>
+      expect(responses['413'], `${o.operationId} 413`).toEqual({ $ref: '#/components/responses/PayloadTooLarge' })
+      expect(responses['415'], `${o.operationId} 415`).toEqual({ $ref: '#/components/responses/UnsupportedMediaType' })
+    }
+    const example = (name: string, key: string) =>
+      ((((deref(gateway, { $ref: `#/components/responses/${name}` }, '').value as JsonObject).content as JsonObject)['application/json'] as JsonObject).examples as JsonObject)[key] as JsonObject
+    expect(example('PayloadTooLarge', 'payload_too_large').value).toEqual({ error: 'payload_too_large', message: 'The request body is too large.' })
+    expect((example('UnsupportedMediaType', 'unsupported_media_type').value as JsonObject).error).toBe('unsupported_media_type')
+  })
+
+  it('the Algorand note\'s price_usd text is documented exactly as src/x402 writes and accepts it', () => {
+    const schemas = (gateway.components as JsonObject).schemas as JsonObject
+    const description = String((schemas.AlgorandExtra as JsonObject).description)
+    const pairs = [...description.matchAll(/`(\d+)`\s+→\s+`(\d+\.\d+)`/g)].map((m) => [m[1]!, m[2]!] as const)
+    expect(pairs.length).toBeGreaterThanOrEqual(4)
+    for (const [atomic, text] of pairs) expect(formatPriceUsd(BigInt(atomic)), atomic).toBe(text)
+    // also accepted: six decimals, and a whole dollar without fraction — and nothing else
+    const note = (t: string) => Buffer.from(requestBindingNote('http://gw.test/store', 'ab'.repeat(32), 11n, t)).toString('hex')
+    const accepted = (atomic: bigint) => requestBindingNotes('http://gw.test/store', 'ab'.repeat(32), 11n, atomic).map((n) => Buffer.from(n).toString('hex'))
+    expect(description).toContain('`0.005000`')
+    expect(accepted(5000n).sort()).toEqual([note('0.005'), note('0.005000')].sort())
+    expect(accepted(1_000_000n).sort()).toEqual([note('1.0'), note('1.000000'), note('1')].sort())
+  })
+
+  it('/store documents 415, 503 storage_not_configured and the designed 400 codes', () => {
+    const store = gatewayOps.find((o) => o.operationId === 'storeFile')!
+    const responses = store.op.responses as JsonObject
+    expect(responses['415']).toEqual({ $ref: '#/components/responses/UnsupportedMediaType' })
+    const examplesOf = (status: string) => (((responses[status] as JsonObject).content as JsonObject)['application/json'] as JsonObject).examples as JsonObject
+    expect(Object.keys(examplesOf('503'))).toEqual(['storage_not_configured'])
+    expect(Object.keys(examplesOf('400'))).toEqual(expect.arrayContaining(['invalid_multipart', 'invalid_tag', 'invalid_payment_header', 'empty_body', 'unsupported_network']))
+    // no pattern on the payment header: the x402 decoder, not request validation, answers a malformed one
+    const header = (schemas: JsonObject) => schemas.PaymentSignatureHeader as JsonObject
+    expect(header((gateway.components as JsonObject).schemas as JsonObject)).not.toHaveProperty('pattern')
+    expect(header((gateway.components as JsonObject).schemas as JsonObject)).not.toHaveProperty('allOf')
+  })
+
+  it('the shadow challenge request takes any scope string, so the handler answers invalid_scope', () => {
+    const schemas = (gateway.components as JsonObject).schemas as JsonObject
+    const scope = ((schemas.ShadowChallengeRequest as JsonObject).properties as JsonObject).scope as JsonObject
+    expect(scope.type).toBe('string')
+    expect(scope).not.toHaveProperty('enum')
+    expect(scope).not.toHaveProperty('$ref')
+    expect(scope.examples).toEqual(['auth', 'cabinet.provision', 'cabinet.clear', 'vault.sign', 'release.key'])
+  })
+
+  it('operations that call the model server document its refusals (400) and its failures (502)', () => {
+    const refusals = deref(gateway, { $ref: '#/components/responses/ModelBadRequest' }, '').value as JsonObject
+    const examples = ((refusals.content as JsonObject)['application/json'] as JsonObject).examples as JsonObject
+    expect(Object.keys(examples).sort()).toEqual(['invalid_request', 'model_not_found', 'model_request_invalid'])
+    for (const id of ['callMarketplaceAgent', 'ingestModelServerPrompt', 'evolveAgent', 'createCoordinatorTask', 'conveneBoardroom', 'llmChat', 'llmCompletion']) {
+      const responses = gatewayOps.find((o) => o.operationId === id)!.op.responses as JsonObject
+      expect(responses['400'], `${id} 400`).toEqual({ $ref: '#/components/responses/ModelBadRequest' })
+      expect(responses['502'], `${id} 502`).toEqual({ $ref: '#/components/responses/ModelServerUnavailable' })
     }
   })
 

@@ -110,6 +110,8 @@ export const gatewayUngatedOperations: readonly string[] = [
   'GET /store/receipts/{ar_tx_id}',
   // designed: Prometheus scraping
   'GET /metrics',
+  // designed: liveness probe of load balancers (liveness only, no data); /health/detailed stays gated
+  'GET /health',
 ]
 
 /** The gateway operationIds fixed in docs/design.md (handlers are keyed by them). */

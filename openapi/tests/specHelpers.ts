@@ -130,10 +130,13 @@ export function effectiveSecurity(doc: JsonObject, op: JsonObject): JsonObject[]
   return Array.isArray(sec) ? (sec.filter(isObject) as JsonObject[]) : []
 }
 
-/** True when the operation can only be called with a session token (the gate's rule in docs/design.md). */
+/**
+ * True when the operation can only be called with a session — the `X-Session-Token` header or its GET/HEAD
+ * cookie alternative `sessionCookie` (the gate's rule in docs/design.md).
+ */
 export function requiresSession(doc: JsonObject, op: JsonObject): boolean {
   const sec = effectiveSecurity(doc, op)
-  return sec.length > 0 && sec.every((req) => Object.keys(req).includes('sessionToken'))
+  return sec.length > 0 && sec.every((req) => Object.keys(req).some((k) => k === 'sessionToken' || k === 'sessionCookie'))
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The gate's public set, derived from the OpenAPI document (design.md, seed 000 §4.1 rule 2):
- * - an operation is public when one of its security requirements does not need `sessionToken`
- *   (`security: []`, `[{overlordBearer: []}]`, `[{}, {x402Payment: []}]`…);
+ * - an operation is public when one of its security requirements does not need a session — neither
+ *   `sessionToken` nor its GET/HEAD cookie alternative `sessionCookie` (`security: []`,
+ *   `[{overlordBearer: []}]`, `[{}, {x402Payment: []}]`…);
  * - paths without an operation are public when they equal an `x-public-exact-paths` entry or start with an
  *   `x-public-prefixes` entry (static assets, `/doc/`, `/cms-json/`…);
  * - with the hard gate off, `x-pre-rollout-public-paths` / `x-pre-rollout-public-prefixes` are public as well.
@@ -9,10 +10,14 @@
 export type SecurityRequirementList = ReadonlyArray<Record<string, readonly string[]>>
 
 export const SESSION_SCHEME = 'sessionToken'
+/** The `svc_session` cookie: the same session, accepted on GET/HEAD only (an alternative to the header). */
+export const SESSION_COOKIE_SCHEME = 'sessionCookie'
+const SESSION_SCHEMES: readonly string[] = [SESSION_SCHEME, SESSION_COOKIE_SCHEME]
 
+/** True when every security requirement of the operation needs a session (header or cookie). */
 export function requiresSession(security: SecurityRequirementList): boolean {
   if (security.length === 0) return false
-  return security.every((requirement) => SESSION_SCHEME in requirement)
+  return security.every((requirement) => SESSION_SCHEMES.some((scheme) => scheme in requirement))
 }
 
 export type PublicSetLists = {

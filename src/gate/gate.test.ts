@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { ArrivalGate } from './ArrivalGate.js'
 import { createIpHasher } from './createIpHasher.js'
 import { isHtmlRequest } from './isHtmlRequest.js'
-import { PublicSet, requiresSession } from './PublicSet.js'
+import { fileURLToPath } from 'node:url'
+import { loadOpenApiDocument } from '../shared/http/index.js'
+import { PublicSet, publicSetFromDocument, requiresSession } from './PublicSet.js'
 import { FROM_FALLBACK, sanitizeFrom } from './sanitizeFrom.js'
 import { hostileFromValues } from './hostileFromValues.js'
 import type { CatalogueEvent, CatalogueEventInput, EventSink } from '../catalogue/EventSink.js'
@@ -26,6 +28,12 @@ describe('sanitizeFrom', () => {
     ['/a%20b', '/a%20b'],
   ])('keeps the same-origin path %j', (value, expected) => {
     expect(sanitizeFrom(value)).toBe(expected)
+  })
+
+  it('falls back to / (the issue\'s rule), not to any other page', () => {
+    expect(FROM_FALLBACK).toBe('/')
+    expect(sanitizeFrom('//evil.example/x')).toBe('/')
+    expect(sanitizeFrom('/login?from=%2Fjournal')).toBe('/')
   })
 
   it('falls back for missing and non-string values', () => {
@@ -70,6 +78,10 @@ describe('public set', () => {
   })
   it('derives session-required operations from their security requirements', () => {
     expect(requiresSession([{ sessionToken: [] }])).toBe(true)
+    // the browser cookie is the same session (GET/HEAD alternative): still gated
+    expect(requiresSession([{ sessionToken: [] }, { sessionCookie: [] }])).toBe(true)
+    expect(requiresSession([{ sessionCookie: [] }])).toBe(true)
+    expect(requiresSession([{ sessionToken: [] }, {}])).toBe(false)
     expect(requiresSession([])).toBe(false)
     expect(requiresSession([{ overlordBearer: [] }])).toBe(false)
     expect(requiresSession([{}, { x402Payment: [] }])).toBe(false)
@@ -86,6 +98,31 @@ describe('public set', () => {
     expect(gate.isOpen('/insight/', session)).toBe(true)
     expect(gate.isOpen('/insight', session)).toBe(true)
     expect(gate.isOpen('/llm/chat', session)).toBe(false)
+  })
+})
+
+describe('public set of the gateway document', () => {
+  const document = loadOpenApiDocument(fileURLToPath(new URL('../../openapi/gateway.yaml', import.meta.url)))
+  const securityOf = (path: string) => {
+    const operation = (document.paths as Record<string, { get: { security: Array<Record<string, string[]>> } }>)[path]!.get
+    return operation.security
+  }
+  const gate = new ArrivalGate({
+    publicSet: new PublicSet(publicSetFromDocument(document)),
+    hardGateEnabled: () => true,
+    events: { emit: async (e) => e as unknown as CatalogueEvent },
+    hashIp: createIpHasher('salt'),
+  })
+
+  it('GET /health is a public liveness probe (security: []); /health/detailed stays gated', () => {
+    expect(securityOf('/health')).toEqual([])
+    expect(gate.isOpen('/health', securityOf('/health'))).toBe(true)
+    expect(gate.isOpen('/health/detailed', securityOf('/health/detailed'))).toBe(false)
+  })
+
+  it('session-gated GET pages accept the cookie as an alternative and stay gated', () => {
+    expect(securityOf('/journal')).toEqual([{ sessionToken: [] }, { sessionCookie: [] }])
+    expect(gate.isOpen('/journal', securityOf('/journal'))).toBe(false)
   })
 })
 

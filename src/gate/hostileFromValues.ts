@@ -1,4 +1,4 @@
-/** Open-redirect attempts: every one must fall back to `/public`. */
+/** Open-redirect attempts: every one must fall back to `/`. */
 export const hostileFromValues = [
   'https://evil.com',
   'http://evil.com/journal',

@@ -1,5 +1,5 @@
 /** Where a rejected or missing `from` leads. */
-export const FROM_FALLBACK = '/public'
+export const FROM_FALLBACK = '/'
 
 const MAX_LENGTH = 2048
 // C0 controls, DEL, C1 controls; browsers silently drop tab/CR/LF inside URLs, so `/\t/evil.com` would
@@ -17,7 +17,7 @@ function unsafe(candidate: string): boolean {
 
 /**
  * Sanitises the post-login return path (seed 000 §4.1 rule 7): only a same-origin absolute path survives.
- * Rejected, falling back to `/public`: anything not a string or longer than 2048 characters; absolute URLs
+ * Rejected, falling back to `/`: anything not a string or longer than 2048 characters; absolute URLs
  * (`https://evil.com`, `javascript:…`); scheme-relative `//host`; any backslash (`/\evil.com`); control
  * characters (tab, CR, LF, NUL…); and each of those hidden behind one or more rounds of percent-encoding
  * (`%2F%2Fevil.com`, `/%252F%252Fevil.com`, `%5C`). The login page itself is refused too (no loop).

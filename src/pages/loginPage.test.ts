@@ -64,8 +64,8 @@ describe('/login page script', () => {
     expect(gw.validationErrors).toEqual([])
   })
 
-  it('returns to /public when from is hostile', async () => {
+  it('returns to / when from is hostile', async () => {
     const { assigned } = await runLogin('https://evil.example/steal')
-    expect(assigned).toBe('/public')
+    expect(assigned).toBe('/')
   })
 })

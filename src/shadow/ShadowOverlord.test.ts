@@ -281,7 +281,18 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
       ['preflight', 'rejected', 'bearer_required'],
     ])
     expect(actions[6]!.payload).toEqual({ actor: overlord.account.address, scope: 'cabinet.provision', operation: 'provision', target: 'ACME', outcome: 'ok' })
-    expect(actions[7]!.payload).toEqual({ actor: null, scope: 'auth', operation: 'preflight', target: 'ACME', outcome: 'rejected', reason: 'bearer_required' })
+    // bearer-only operations consume no challenge: their scope is null (asyncapi ShadowOverlordActionPayload)
+    expect(actions[4]!.payload).toEqual({ actor: overlord.account.address, scope: null, operation: 'reunlock', target: '', outcome: 'ok' })
+    expect(actions[7]!.payload).toEqual({ actor: null, scope: null, operation: 'preflight', target: 'ACME', outcome: 'rejected', reason: 'bearer_required' })
+    await tier.overlord.challenge({ scope: 'vault.export' }).catch(() => {})
+    expect(events.ofKind('admin.shadow_overlord_action').at(-1)!.payload).toEqual({
+      actor: null,
+      scope: null,
+      operation: 'challenge',
+      target: '',
+      outcome: 'rejected',
+      reason: 'invalid_scope',
+    })
     for (const e of actions) expect(Object.keys(e.payload).every((k) => ['actor', 'scope', 'operation', 'target', 'outcome', 'reason'].includes(k))).toBe(true)
     const text = JSON.stringify(events.events)
     expect(text).not.toContain(auth.authorization.slice(7))

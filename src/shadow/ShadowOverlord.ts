@@ -26,18 +26,18 @@ export type ShadowOverlordOptions = {
   onVaultInitialised?: () => void
 }
 
-/** operationId → audit operation name and scope (bearer-only operations are audited under `auth`). */
-const OPERATIONS: Record<string, { operation: string; scope: ShadowScope }> = {
-  getCabinetPreflight: { operation: 'preflight', scope: 'auth' },
+/** operationId → audit operation name and scope (bearer-only operations consume no challenge: scope null). */
+const OPERATIONS: Record<string, { operation: string; scope: ShadowScope | null }> = {
+  getCabinetPreflight: { operation: 'preflight', scope: null },
   provisionCabinet: { operation: 'provision', scope: 'cabinet.provision' },
   clearCabinet: { operation: 'clear', scope: 'cabinet.clear' },
   vaultSign: { operation: 'sign', scope: 'vault.sign' },
   releaseKey: { operation: 'release_key', scope: 'release.key' },
-  reunlockVault: { operation: 'reunlock', scope: 'auth' },
+  reunlockVault: { operation: 'reunlock', scope: null },
 }
 
 /** `ShadowOverlordActionPayload` of asyncapi/events.yaml: operation names are short, target '' when none. */
-type AuditContext = { operation: string; scope: ShadowScope; target: string; actor: string | null }
+type AuditContext = { operation: string; scope: ShadowScope | null; target: string; actor: string | null }
 
 /**
  * The shadow-overlord tier as one framework-free facade: every operation authenticates, runs the consume
@@ -58,8 +58,8 @@ export class ShadowOverlord {
   }
 
   challenge(body: { scope?: unknown; params?: unknown }): Promise<IssuedChallenge> {
-    // An unknown scope is audited under `auth` (the event's scope is an enum) with reason `invalid_scope`.
-    const scope: ShadowScope = isShadowScope(body?.scope) ? body.scope : 'auth'
+    // An unknown scope is audited with scope null and reason `invalid_scope`.
+    const scope: ShadowScope | null = isShadowScope(body?.scope) ? body.scope : null
     const params = body?.params && typeof body.params === 'object' ? (body.params as Record<string, unknown>) : {}
     const target = typeof params.company === 'string' ? params.company : typeof params.agent_id === 'string' ? params.agent_id : ''
     return this.#audited({ operation: 'challenge', scope, target, actor: null }, async () => {
@@ -79,7 +79,7 @@ export class ShadowOverlord {
   }
 
   preflight(caller: Caller, company: string): Promise<Preflight> {
-    return this.#audited({ operation: 'preflight', scope: 'auth', target: company, actor: null }, async (ctx) => {
+    return this.#audited({ operation: 'preflight', scope: null, target: company, actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       checkCompany(company)
       return this.o.cabinets.preflight(company)
@@ -149,7 +149,7 @@ export class ShadowOverlord {
    */
   reunlock(caller: Caller, body: UnlockProof | undefined): Promise<{ unlocked: true; flow: 'A' | 'B' }> {
     const flowB = body !== undefined && body !== null && typeof body === 'object' && Object.keys(body).length > 0
-    return this.#audited({ operation: 'reunlock', scope: 'auth', target: '', actor: null }, async (ctx) => {
+    return this.#audited({ operation: 'reunlock', scope: null, target: '', actor: null }, async (ctx) => {
       ctx.actor = await this.#authenticate(caller)
       const proof = flowB ? body : await readUnlockProof(this.o.unlockProofPath)
       const result = await this.o.vault.unlock(proof)
@@ -178,7 +178,7 @@ export class ShadowOverlord {
    * returns the precise error (401 `bearer_required` / `bearer_invalid` / `insufficient_privilege`, or 503).
    */
   async rejectUnauthenticated(caller: Caller, operationId: string, target: string): Promise<ShadowError> {
-    const { operation, scope } = OPERATIONS[operationId] ?? { operation: operationId, scope: 'auth' as const }
+    const { operation, scope } = OPERATIONS[operationId] ?? { operation: operationId, scope: null }
     try {
       await this.#audited({ operation, scope, target, actor: null }, async () => {
         await this.#authenticate(caller)

@@ -88,12 +88,18 @@ describe('GET /store/receipts/{ar_tx_id}', () => {
       size_bytes: 2048,
       paid_atomics: '5012',
       stored_at: 1_795_348_805,
+      chain_id: null,
+      contract: null,
+      commit_tx: null,
       batch: null,
     })
 
-    await runBatch({ db: h.db, source: ledgerReceiptSource(h.db), uploader: new FakeUploader(), committer: new FakeCommitter() })
+    const committer = new FakeCommitter()
+    await runBatch({ db: h.db, source: ledgerReceiptSource(h.db), uploader: new FakeUploader(), committer })
     const committed = await get(id)
     expect(committed.status).toBe(200)
+    // where to call attestLeaf: the committer's chain and contract, and the transaction that committed the root
+    expect(committed.body).toMatchObject({ chain_id: committer.chainId, contract: committer.contract, commit_tx: committer.sent[0]!.hash })
     const batch = committed.body.batch as { epoch: number; root: string; leaf_count: number; leaf: string; proof: string[] }
     expect(batch).toMatchObject({ epoch: 1, leaf_count: 2 })
     const b = committed.body

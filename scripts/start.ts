@@ -14,8 +14,10 @@
  *    attests or batches, and retries an attestation made before the file exists.
  * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. If this
  *    process dies without stopping them (SIGKILL), the servers get SIGTERM from scripts/exitWithParent.mjs
- *    and, as a backstop, from a detached guardian that SIGKILLs whatever is left 5 s later (a server whose
- *    shutdown blocks on a dead stdout would otherwise linger); Anvil has its own watchdog.
+ *    and, as a backstop, from a detached guardian that SIGKILLs whatever is left 5 s later; Anvil has its own
+ *    watchdog. (The gateway itself now exits on SIGTERM with its stdout gone — src/shared/logger.ts writes
+ *    synchronously and drops output after EPIPE — so the guardian only covers a shutdown stuck elsewhere,
+ *    e.g. in a native call of the model server.)
  *
  * Environment: SERVICE_DATA_DIR (default ./data), SERVICE_PORT (8000), MODELSERVER_PORT (11434),
  * DEVNET_FREE_PORTS=1 (devnet peers on free ports), DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS.

@@ -42,4 +42,39 @@ describe('src/main.ts', () => {
       rmSync(dataDir, { recursive: true, force: true })
     }
   })
+
+  it('exits promptly on SIGTERM after its stdout and stderr are gone (a dead parent), instead of hanging in the final log flush', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk) => (output += chunk))
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listening line:\n${output}`)), 60_000)
+        child.stdout.on('data', () => {
+          if (output.includes('gateway listening')) {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)))
+      })
+      // The reading ends close, as when the parent dies: every later write gets EPIPE.
+      child.stdout.destroy()
+      child.stderr.destroy()
+      const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(`${code ?? signal}`)))
+      const started = Date.now()
+      child.kill('SIGTERM')
+      const outcome = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 5 s'), 5_000))])
+      expect(outcome).toBe('0')
+      expect(Date.now() - started).toBeLessThan(5_000)
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
 })

@@ -16,7 +16,7 @@ import algosdk from 'algosdk'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { anvilAccount, ANVIL_MNEMONIC, FACILITATOR_INDEX, payerAccounts } from './accounts.js'
 import { ALGO_CREATOR_INDEX, ALGO_PAYER_INDEXES, ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from './algod/algoAccounts.js'
-import { USDC_ASA_ID } from './algod/AlgoLedger.js'
+import { OTHER_ASA_ID, USDC_ASA_ID } from './algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from './algod/startAlgod.js'
 import { startArweaveGateway, type ArweaveGatewayPeer } from './arweave/startArweaveGateway.js'
 import { rpc } from './chains/startAnvil.js'
@@ -79,7 +79,7 @@ export interface DevnetInfo {
     pricing: { wincPerGiB: string; fiat: Record<string, number>; freeBytes: number }
     blockIntervalMs: number
   }
-  algorand: { url: string; token: string; genesisId: string; genesisHash: string; network: string; usdcAsaId: number; roundIntervalMs: number }
+  algorand: { url: string; token: string; genesisId: string; genesisHash: string; network: string; usdcAsaId: number; /** A second ASA (payers hold it, the service is opted in): the wrong asset. */ otherAsaId: number; roundIntervalMs: number }
   service: {
     payToEvm: `0x${string}`
     evmPrivateKey: `0x${string}`
@@ -196,8 +196,10 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       roundIntervalMs,
       assetCreator: algoCreator.address,
       accounts: [
-        ...algoPayers.map((a) => ({ address: a.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC })),
-        { address: keys.algorand.address, microAlgos: 10_000_000n, usdc: 0n },
+        // payers also hold the second ASA, and the service is opted in to it, so a payment in the wrong
+        // asset confirms on the devnet and reaches the gateway's `wrong_asset` check
+        ...algoPayers.map((a) => ({ address: a.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC, otherAsa: ALGO_PAYER_USDC })),
+        { address: keys.algorand.address, microAlgos: 10_000_000n, usdc: 0n, otherAsa: 0n },
       ],
     })
     closers.push(() => algod.close())
@@ -262,6 +264,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         genesisHash: algod.genesisHash,
         network: `algorand:${algod.genesisHash}`,
         usdcAsaId: Number(USDC_ASA_ID),
+        otherAsaId: Number(OTHER_ASA_ID),
         roundIntervalMs,
       },
       service: {
@@ -399,7 +402,7 @@ export function devnetTable(info: DevnetInfo): string {
     ['arweave gateway', info.storage.gatewayUrl, `block every ${info.storage.blockIntervalMs} ms`],
     ['algod', info.algorand.url, `X-Algo-API-Token ${info.algorand.token.slice(0, 12)}…  ${info.algorand.network}`],
     ['service pay-to (EVM)', info.service.payToEvm, ''],
-    ['service pay-to (Algorand)', info.service.payToAlgorand, `ASA ${info.algorand.usdcAsaId} opted in`],
+    ['service pay-to (Algorand)', info.service.payToAlgorand, `ASA ${info.algorand.usdcAsaId} (and ${info.algorand.otherAsaId}) opted in`],
     ['service Arweave JWK', info.service.arweaveJwkPath, ''],
     ...info.accounts.evm.filter((a) => a.role === 'payer').map((a) => [`EVM payer #${a.index}`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
     ...info.accounts.algorand.filter((a) => a.role === 'payer').map((a) => ['Algorand payer', a.address, `${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),

@@ -1,5 +1,7 @@
 /**
- * The devnet Algorand ledger: native balances (microAlgos), ASA holdings (USDC-like ASA 31566704, 6 decimals),
+ * The devnet Algorand ledger: native balances (microAlgos), ASA holdings (USDC-like ASA 31566704 and a second
+ * token, ASA 10458941 — what Algorand's testnet calls USDC — so a payment in the wrong asset can confirm; both
+ * 6 decimals, created by the same reserve account),
  * a transaction pool and rounds. Transactions are checked like algod checks them — genesis hash/id, validity
  * window, minimum fee, group id, ed25519 signature over "TX"‖txn (or the auth address), opt-in, minimum balance
  * and overspend — against the state that will exist once every pooled transaction is applied. They are applied
@@ -11,6 +13,10 @@ import algosdk from 'algosdk'
 import { decodeMulti, IntMode } from 'algorand-msgpack'
 
 export const USDC_ASA_ID = 31566704n
+/** A second ASA on the devnet: a real, confirmable token that is not the one the service asks for. */
+export const OTHER_ASA_ID = 10458941n
+/** Every ASA the devnet knows (the reserve created them all). */
+export const DEVNET_ASA_IDS: readonly bigint[] = [USDC_ASA_ID, OTHER_ASA_ID]
 export const MIN_FEE = 1000n
 export const MIN_BALANCE = 100_000n
 export const MIN_BALANCE_PER_ASSET = 100_000n
@@ -72,7 +78,7 @@ export class AlgoLedger {
     this.genesis = genesis
     this.assetCreator = assetCreator
     this.fund(assetCreator, 10n ** 15n)
-    this.account(assetCreator).assets.set(USDC_ASA_ID, assetTotal)
+    for (const id of DEVNET_ASA_IDS) this.account(assetCreator).assets.set(id, assetTotal)
   }
 
   account(addr: string): AccountState {
@@ -92,14 +98,15 @@ export class AlgoLedger {
     this.account(addr).amount += microAlgos
   }
 
-  /** Opts `addr` in to the ASA and moves `amount` from the creator (genesis allocation). */
-  allocateAsset(addr: string, amount: bigint): void {
+  /** Opts `addr` in to ASA `assetId` (default USDC) and moves `amount` from the creator (genesis allocation). */
+  allocateAsset(addr: string, amount: bigint, assetId: bigint = USDC_ASA_ID): void {
+    if (!DEVNET_ASA_IDS.includes(assetId)) throw new Error(`asset ${assetId} does not exist on the devnet`)
     const a = this.account(addr)
-    if (!a.assets.has(USDC_ASA_ID)) a.assets.set(USDC_ASA_ID, 0n)
+    if (!a.assets.has(assetId)) a.assets.set(assetId, 0n)
     if (amount > 0n) {
       const c = this.account(this.assetCreator)
-      c.assets.set(USDC_ASA_ID, (c.assets.get(USDC_ASA_ID) ?? 0n) - amount)
-      a.assets.set(USDC_ASA_ID, (a.assets.get(USDC_ASA_ID) ?? 0n) + amount)
+      c.assets.set(assetId, (c.assets.get(assetId) ?? 0n) - amount)
+      a.assets.set(assetId, (a.assets.get(assetId) ?? 0n) + amount)
     }
   }
 
@@ -156,7 +163,7 @@ export class AlgoLedger {
     }
     if (t.type === algosdk.TransactionType.axfer) {
       const x = t.assetTransfer!
-      if (x.assetIndex !== USDC_ASA_ID) throw new TxnRejected(`transaction ${txid}: asset ${x.assetIndex} does not exist or has been deleted`)
+      if (!DEVNET_ASA_IDS.includes(x.assetIndex)) throw new TxnRejected(`transaction ${txid}: asset ${x.assetIndex} does not exist or has been deleted`)
       if (x.closeRemainderTo) throw new TxnRejected(`transaction ${txid}: asset close-out is not supported on the devnet`)
       if (x.assetSender) throw new TxnRejected(`transaction ${txid}: clawback is not supported on the devnet`)
     }
@@ -200,20 +207,21 @@ export class AlgoLedger {
       }
     } else {
       const x = t.assetTransfer!
+      const id = x.assetIndex
       const receiver = x.receiver.toString()
       const optIn = receiver === sender && x.amount === 0n
       if (optIn) {
-        if (!s.assets.has(USDC_ASA_ID)) s.assets.set(USDC_ASA_ID, 0n)
+        if (!s.assets.has(id)) s.assets.set(id, 0n)
       } else {
-        const have = s.assets.get(USDC_ASA_ID)
-        if (have === undefined) throw new TxnRejected(`transaction ${txid}: asset ${USDC_ASA_ID} missing from ${sender}`)
+        const have = s.assets.get(id)
+        if (have === undefined) throw new TxnRejected(`transaction ${txid}: asset ${id} missing from ${sender}`)
         const r = get(receiver)
-        if (!r.assets.has(USDC_ASA_ID)) throw new TxnRejected(`transaction ${txid}: asset ${USDC_ASA_ID} missing from ${receiver}`)
+        if (!r.assets.has(id)) throw new TxnRejected(`transaction ${txid}: asset ${id} missing from ${receiver}`)
         if (have < x.amount) {
           throw new TxnRejected(`transaction ${txid}: underflow on subtracting ${x.amount} from sender amount ${have}`)
         }
-        s.assets.set(USDC_ASA_ID, have - x.amount)
-        r.assets.set(USDC_ASA_ID, (r.assets.get(USDC_ASA_ID) ?? 0n) + x.amount)
+        s.assets.set(id, have - x.amount)
+        r.assets.set(id, (r.assets.get(id) ?? 0n) + x.amount)
       }
     }
     if (s.amount < this.minBalance(s)) {

@@ -1,7 +1,7 @@
 /**
  * Deterministic devnet Algorand accounts: seed_i = sha256("pay2store-devnet-algorand-<i>").
- *   index 0 — USDC ASA 31566704 creator/reserve
- *   index 1…3 — funded test payers (1,000 ALGO and 1,000,000 USDC each, opted in)
+ *   index 0 — creator/reserve of USDC ASA 31566704 and of the second ASA 10458941
+ *   index 1…3 — funded test payers (1,000 ALGO, 1,000,000 USDC and 1,000,000 of ASA 10458941 each, opted in)
  * Public knowledge; devnet only.
  */
 import { createHash } from 'node:crypto'

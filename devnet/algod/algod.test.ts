@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import algosdk from 'algosdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from './algoAccounts.js'
-import { AlgoLedger, USDC_ASA_ID } from './AlgoLedger.js'
+import { AlgoLedger, OTHER_ASA_ID, USDC_ASA_ID } from './AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from './startAlgod.js'
 
 const TOKEN = 'a'.repeat(64)
@@ -104,8 +104,11 @@ describe('devnet algod', () => {
     await expect(algod.sendRawTransaction(mk({ amount: ALGO_PAYER_USDC * 10n }).signTxn(payer.sk)).do()).rejects.toThrow(/underflow/)
     const pay = algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver: service.addr, amount: ALGO_PAYER_MICROALGOS * 2n, suggestedParams: params })
     await expect(algod.sendRawTransaction(pay.signTxn(payer.sk)).do()).rejects.toThrow(/overspend/)
-    // receiver not opted in
+    // receiver not opted in (the service holds USDC only here); an ASA the devnet never created
     await expect(algod.sendRawTransaction(mk({ receiver: stranger.addr }).signTxn(payer.sk)).do()).rejects.toThrow(/missing from/)
+    await expect(algod.sendRawTransaction(mk({ assetIndex: OTHER_ASA_ID }).signTxn(payer.sk)).do()).rejects.toThrow(/asset 10458941 missing from/)
+    await expect(algod.sendRawTransaction(mk({ assetIndex: 12345n }).signTxn(payer.sk)).do()).rejects.toThrow(/asset 12345 does not exist/)
+    expect((await algod.getAssetByID(OTHER_ASA_ID).do()).params.unitName).toBe('OTHER')
     // replay of an accepted transaction
     const once = mk().signTxn(payer.sk)
     await algod.sendRawTransaction(once).do()

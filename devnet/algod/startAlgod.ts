@@ -13,7 +13,7 @@ import algosdk from 'algosdk'
 import type { ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { HttpError, Router, sendBytes, sendJson, serve, type Request } from '../http.js'
-import { AlgoLedger, CONSENSUS_VERSION, devnetGenesis, MIN_FEE, TxnRejected, USDC_ASA_ID, type PooledTxn } from './AlgoLedger.js'
+import { AlgoLedger, CONSENSUS_VERSION, DEVNET_ASA_IDS, devnetGenesis, MIN_FEE, OTHER_ASA_ID, TxnRejected, USDC_ASA_ID, type PooledTxn } from './AlgoLedger.js'
 
 const { modelsv2 } = algosdk
 
@@ -22,6 +22,8 @@ export interface AlgodAccountFunding {
   microAlgos: bigint
   /** USDC ASA units (6 decimals); the account is opted in when this is set (0 = opted in, empty). */
   usdc?: bigint
+  /** Units of the second ASA (`OTHER_ASA_ID`), likewise: opted in when set. */
+  otherAsa?: bigint
 }
 
 export interface AlgodOptions {
@@ -75,6 +77,7 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
   for (const a of opts.accounts ?? []) {
     ledger.fund(a.address, a.microAlgos)
     if (a.usdc !== undefined) ledger.allocateAsset(a.address, a.usdc)
+    if (a.otherAsa !== undefined) ledger.allocateAsset(a.address, a.otherAsa, OTHER_ASA_ID)
   }
   const confirmRounds = BigInt(opts.confirmRounds ?? 1)
   const maxWaitMs = opts.maxWaitMs ?? 60_000
@@ -211,7 +214,7 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
     const address = parseAddress(req.params.addr as string)
     const a = ledger.peek(address) ?? { amount: 0n, assets: new Map<bigint, bigint>() }
     const assets = [...a.assets].map(([assetId, amount]) => new modelsv2.AssetHolding({ amount, assetId, isFrozen: false }))
-    const created = address === ledger.assetCreator ? 1 : 0
+    const created = address === ledger.assetCreator ? DEVNET_ASA_IDS.length : 0
     reply(
       req,
       res,
@@ -233,22 +236,23 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
       }),
     )
   })
-  const assetParams = () =>
+  const assetParams = (id: bigint) =>
     new modelsv2.AssetParams({
       creator: ledger.assetCreator,
       decimals: 6,
       total: USDC_TOTAL,
       defaultFrozen: false,
-      name: 'USDC',
-      unitName: 'USDC',
-      url: 'https://www.centre.io/usdc',
+      ...(id === USDC_ASA_ID
+        ? { name: 'USDC', unitName: 'USDC', url: 'https://www.centre.io/usdc' }
+        : { name: 'Devnet Other Token', unitName: 'OTHER', url: 'https://example.invalid/devnet-other' }),
       manager: ledger.assetCreator,
       reserve: ledger.assetCreator,
     })
+  const assetId = (text: string) => BigInt(/^\d+$/.test(text) ? text : '0')
   router.get('/v2/accounts/{addr}/assets/{id}', (req, res) => {
     const address = parseAddress(req.params.addr as string)
-    const id = BigInt(/^\d+$/.test(req.params.id as string) ? (req.params.id as string) : '0')
-    const held = id === USDC_ASA_ID ? ledger.peek(address)?.assets.get(id) : undefined
+    const id = assetId(req.params.id as string)
+    const held = DEVNET_ASA_IDS.includes(id) ? ledger.peek(address)?.assets.get(id) : undefined
     if (held === undefined) throw algodError(404, 'account asset info not found')
     reply(
       req,
@@ -256,13 +260,14 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
       new modelsv2.AccountAssetResponse({
         round: ledger.round,
         assetHolding: new modelsv2.AssetHolding({ amount: held, assetId: id, isFrozen: false }),
-        createdAsset: address === ledger.assetCreator ? assetParams() : undefined,
+        createdAsset: address === ledger.assetCreator ? assetParams(id) : undefined,
       }),
     )
   })
   router.get('/v2/assets/{id}', (req, res) => {
-    if (req.params.id !== USDC_ASA_ID.toString()) throw algodError(404, 'asset does not exist')
-    reply(req, res, new modelsv2.Asset({ index: USDC_ASA_ID, params: assetParams() }))
+    const id = assetId(req.params.id as string)
+    if (!DEVNET_ASA_IDS.includes(id)) throw algodError(404, 'asset does not exist')
+    reply(req, res, new modelsv2.Asset({ index: id, params: assetParams(id) }))
   })
 
   const listening = await serve(router, { port: opts.port, name: 'algod' })

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import algosdk from 'algosdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../devnet/algod/algoAccounts.js'
-import { USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
+import { OTHER_ASA_ID, USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from '../../devnet/algod/startAlgod.js'
 import { createAlgodClient } from '../../src/storage/StorageService.js'
 import { evmEnv, type EvmPeers, multipart, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
@@ -23,8 +23,8 @@ beforeAll(async () => {
     roundIntervalMs: 200,
     assetCreator: algoTestAccount(0).address,
     accounts: [
-      { address: payer.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC },
-      { address: service.addr.toString(), microAlgos: 1_000_000n, usdc: 0n },
+      { address: payer.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC, otherAsa: ALGO_PAYER_USDC },
+      { address: service.addr.toString(), microAlgos: 1_000_000n, usdc: 0n, otherAsa: 0n },
       { address: stranger.addr.toString(), microAlgos: 1_000_000n, usdc: 0n },
     ],
   })
@@ -48,12 +48,12 @@ async function quote(data: Uint8Array) {
   return body.accepts[2]!
 }
 
-async function submit(opts: { note: Uint8Array; amount: bigint; receiver?: string; native?: boolean; wait?: boolean }) {
+async function submit(opts: { note: Uint8Array; amount: bigint; receiver?: string; native?: boolean; wait?: boolean; assetIndex?: bigint }) {
   const params = await algod.getTransactionParams().do()
   const receiver = opts.receiver ?? service.addr.toString()
   const txn = opts.native
     ? algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver, amount: opts.amount, note: opts.note, suggestedParams: params })
-    : algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver, assetIndex: USDC_ASA_ID, amount: opts.amount, note: opts.note, suggestedParams: params })
+    : algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver, assetIndex: opts.assetIndex ?? USDC_ASA_ID, amount: opts.amount, note: opts.note, suggestedParams: params })
   const { txid } = await algod.sendRawTransaction(txn.signTxn(payer.sk)).do()
   return txid
 }
@@ -132,6 +132,23 @@ describe('POST /store on the Algorand rail (devnet algod)', () => {
     const r = await store(data, req, txId)
     expect(r.status).toBe(402)
     expect(r.body.error).toBe('wrong_receiver')
+  })
+
+  it('a payment in another ASA confirms on the node and gets 402 wrong_asset (nothing recorded)', async () => {
+    const data = randomBytes(1200)
+    const req = await quote(data)
+    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount), assetIndex: OTHER_ASA_ID })
+    // the transaction is real and final: the service received the other token
+    const confirmed = await algosdk.waitForConfirmation(algod, txId, 20)
+    expect(confirmed.confirmedRound).toBeGreaterThan(0n)
+    expect(confirmed.txn.txn.assetTransfer?.assetIndex).toBe(OTHER_ASA_ID)
+    const held = await algod.accountAssetInformation(service.addr, OTHER_ASA_ID).do()
+    expect(held.assetHolding?.amount).toBeGreaterThanOrEqual(BigInt(req.amount))
+    const r = await store(data, req, txId)
+    expect(r.status, JSON.stringify(r.body)).toBe(402)
+    expect(r.body.error).toBe('wrong_asset')
+    expect(r.body.message).toContain(String(OTHER_ASA_ID))
+    expect(await gw.ledger.db.selectFrom('storage_deposits').selectAll().where('nonce', '=', txId).execute()).toHaveLength(0)
   })
 
   it('answers 402 expired_payment when the transaction is not confirmed within the timeout', async () => {

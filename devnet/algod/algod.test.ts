@@ -108,7 +108,7 @@ describe('devnet algod', () => {
     await expect(algod.sendRawTransaction(mk({ receiver: stranger.addr }).signTxn(payer.sk)).do()).rejects.toThrow(/missing from/)
     await expect(algod.sendRawTransaction(mk({ assetIndex: OTHER_ASA_ID }).signTxn(payer.sk)).do()).rejects.toThrow(/asset 10458941 missing from/)
     await expect(algod.sendRawTransaction(mk({ assetIndex: 12345n }).signTxn(payer.sk)).do()).rejects.toThrow(/asset 12345 does not exist/)
-    expect((await algod.getAssetByID(OTHER_ASA_ID).do()).params.unitName).toBe('OTHER')
+    expect((await algod.getAssetByID(OTHER_ASA_ID).do()).params?.unitName).toBe('OTHER')
     // replay of an accepted transaction
     const once = mk().signTxn(payer.sk)
     await algod.sendRawTransaction(once).do()

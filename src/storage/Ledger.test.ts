@@ -57,7 +57,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; drop:
       expect((await ledger.getDeposit(b.depositId))!.tx_hash).toBeNull()
       const c = claim('0x2', 'n-' + randomBytes(4).toString('hex'))
       await ledger.claimDeposit(c)
-      await ledger.releaseClaim(c.depositId)
+      await ledger.dropUnpaid(c.depositId, 'upl_none')
       expect(await ledger.getDeposit(c.depositId)).toBeUndefined()
       expect(await ledger.claimDeposit({ ...c, depositId: newDepositId() })).toBe(true)
       // a final (Algorand) claim whose tx hash is known is refused as a replay

@@ -116,11 +116,6 @@ export class Ledger {
     return this.db.selectFrom('storage_uploads').selectAll().where('upload_id', '=', uploadId).executeTakeFirst()
   }
 
-  /** Drops a claim whose payment was refused, so nothing is kept for a payment that never happened. */
-  async releaseClaim(depositId: string): Promise<void> {
-    await this.db.deleteFrom('storage_deposits').where('deposit_id', '=', depositId).where('status', '=', 'claimed').execute()
-  }
-
   /** Records the settlement. False when that tx hash is already recorded (duplicates ignored). */
   async markSettled(depositId: string, txHash: string, settlement: unknown): Promise<boolean> {
     try {

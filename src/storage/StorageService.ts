@@ -13,7 +13,6 @@ import {
   type EvmRailConfig,
   FacilitatorClient,
   FacilitatorUnavailableError,
-  InvalidPaymentError,
   LedgerNodeUnavailableError,
   parseAlgorandPayment,
   parseEvmPayment,
@@ -435,4 +434,3 @@ export function paymentResponse(result: UploadResult): Record<string, unknown> {
   return { success: true, transaction: s.transaction, network: s.network, payer: s.payer, ...result }
 }
 
-export { InvalidPaymentError }

@@ -1,4 +1,6 @@
 import { join, resolve } from 'node:path'
+import { ConfigError } from '../config/ConfigError.js'
+import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../config/env.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 
 /**
@@ -42,6 +44,10 @@ export type StorageAttestConfig = {
   deploymentsDir: string
 }
 
+/**
+ * @deprecated No longer thrown: the reader throws the core's `ConfigError` (src/config). Kept only because
+ * `src/handlers/storage/storageInit.ts` still names it in a catch that can now go.
+ */
 export class StorageConfigError extends BaseError<'storage_config_invalid'> {
   override name = 'StorageConfigError'
   constructor(
@@ -52,42 +58,41 @@ export class StorageConfigError extends BaseError<'storage_config_invalid'> {
   }
 }
 
-const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
-  if (value === undefined || value.trim() === '') return fallback
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n <= 0) throw new StorageConfigError(name, 'must be a positive integer')
-  return n
-}
-
-export function readStorageConfig(env: Record<string, string | undefined> = process.env): StorageConfig {
-  const s = (name: string, fallback = '') => env[name]?.trim() || fallback
-  const dataDir = s('SERVICE_DATA_DIR', 'data')
-  const maxText = s('SERVICE_STORAGE__MAX_UPLOAD_BYTES', String(2 * 1024 ** 3))
-  if (!/^\d+$/.test(maxText) || BigInt(maxText) === 0n) throw new StorageConfigError('SERVICE_STORAGE__MAX_UPLOAD_BYTES', 'must be a positive integer')
+export function readStorageConfig(env: Env = process.env): StorageConfig {
+  const dataDir = envString(env, 'SERVICE_DATA_DIR', 'data')
+  const maxText = envString(env, 'SERVICE_STORAGE__MAX_UPLOAD_BYTES', String(2 * 1024 ** 3))
+  if (!/^\d+$/.test(maxText) || BigInt(maxText) === 0n) throw new ConfigError('SERVICE_STORAGE__MAX_UPLOAD_BYTES', 'must be a positive integer')
+  const positive = (name: string, fallback: number) => envInt(env, name, fallback, { min: 1, max: Number.MAX_SAFE_INTEGER })
   return {
-    publicOrigin: s('SERVICE_PUBLIC_ORIGIN', `http://localhost:${s('SERVICE_PORT', '8000')}`).replace(/\/+$/, ''),
-    paymentUrl: s('SERVICE_STORAGE__PAYMENT_URL', 'http://127.0.0.1:8403'),
-    uploadUrl: s('SERVICE_STORAGE__UPLOAD_URL', 'http://127.0.0.1:8403'),
-    gatewayUrl: s('SERVICE_STORAGE__GATEWAY_URL', 'http://127.0.0.1:8404'),
-    arweaveJwkPath: s('SERVICE_STORAGE__ARWEAVE_JWK_PATH', join(dataDir, 'arweave-jwk.json')),
+    publicOrigin: envString(env, 'SERVICE_PUBLIC_ORIGIN', `http://localhost:${envString(env, 'SERVICE_PORT', '8000')}`).replace(/\/+$/, ''),
+    paymentUrl: envString(env, 'SERVICE_STORAGE__PAYMENT_URL', 'http://127.0.0.1:8403'),
+    uploadUrl: envString(env, 'SERVICE_STORAGE__UPLOAD_URL', 'http://127.0.0.1:8403'),
+    gatewayUrl: envString(env, 'SERVICE_STORAGE__GATEWAY_URL', 'http://127.0.0.1:8404'),
+    arweaveJwkPath: envString(env, 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', join(dataDir, 'arweave-jwk.json')),
     maxUploadBytes: BigInt(maxText),
-    queueOnUpstreamFailure: /^(1|true|yes|on)$/i.test(s('SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE')),
-    appName: s('SERVICE_STORAGE__APP_NAME', 'pay2store'),
-    verifyIntervalMs: positiveInt(env.SERVICE_STORAGE__VERIFY_INTERVAL_MS, 5_000, 'SERVICE_STORAGE__VERIFY_INTERVAL_MS'),
-    retryIntervalMs: positiveInt(env.SERVICE_STORAGE__RETRY_INTERVAL_MS, 5_000, 'SERVICE_STORAGE__RETRY_INTERVAL_MS'),
-    workerTickMs: positiveInt(env.SERVICE_STORAGE__WORKER_TICK_MS, 1_000, 'SERVICE_STORAGE__WORKER_TICK_MS'),
-    spoolDir: s('SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage')),
-    attest: readAttestConfig(s, dataDir),
+    // any other value is off (not an error), as before
+    queueOnUpstreamFailure: /^(1|true|yes|on)$/i.test(envString(env, 'SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE', '')),
+    appName: envString(env, 'SERVICE_STORAGE__APP_NAME', 'pay2store'),
+    verifyIntervalMs: positive('SERVICE_STORAGE__VERIFY_INTERVAL_MS', 5_000),
+    retryIntervalMs: positive('SERVICE_STORAGE__RETRY_INTERVAL_MS', 5_000),
+    workerTickMs: positive('SERVICE_STORAGE__WORKER_TICK_MS', 1_000),
+    spoolDir: envString(env, 'SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage')),
+    attest: readAttestConfig(env, dataDir),
   }
 }
 
-function readAttestConfig(s: (name: string, fallback?: string) => string, dataDir: string): StorageAttestConfig | undefined {
-  const key = s('SERVICE_STORAGE__ATTESTOR_KEY')
-  if (!key) return undefined
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new StorageConfigError('SERVICE_STORAGE__ATTESTOR_KEY', 'must be a 0x-prefixed 32-byte hex key')
-  const contract = s('SERVICE_STORAGE__ATTEST_CONTRACT')
-  if (contract && !/^0x[0-9a-fA-F]{40}$/.test(contract)) throw new StorageConfigError('SERVICE_STORAGE__ATTEST_CONTRACT', `must be an address (got "${contract}")`)
-  const rpcUrl = s('SERVICE_STORAGE__ATTEST_RPC_URL', 'http://127.0.0.1:8545').replace(/\/+$/, '')
-  if (!/^https?:\/\/[^/]/.test(rpcUrl)) throw new StorageConfigError('SERVICE_STORAGE__ATTEST_RPC_URL', `must be an http(s) URL (got "${rpcUrl}")`)
-  return { rpcUrl, attestorKey: key as `0x${string}`, contract: (contract || undefined) as `0x${string}` | undefined, deploymentsDir: resolve(dataDir) }
+function readAttestConfig(env: Env, dataDir: string): StorageAttestConfig | undefined {
+  const key = envOptionalString(env, 'SERVICE_STORAGE__ATTESTOR_KEY')
+  if (key === undefined) return undefined
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new ConfigError('SERVICE_STORAGE__ATTESTOR_KEY', 'must be a 0x-prefixed 32-byte hex key')
+  const contract = envOptionalString(env, 'SERVICE_STORAGE__ATTEST_CONTRACT')
+  if (contract !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(contract)) {
+    throw new ConfigError('SERVICE_STORAGE__ATTEST_CONTRACT', `must be an address (got "${contract}")`)
+  }
+  return {
+    rpcUrl: envHttpUrl(env, 'SERVICE_STORAGE__ATTEST_RPC_URL', 'http://127.0.0.1:8545'),
+    attestorKey: key as `0x${string}`,
+    contract: contract as `0x${string}` | undefined,
+    deploymentsDir: resolve(dataDir),
+  }
 }

@@ -1,3 +1,4 @@
+import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 
 /**
@@ -27,6 +28,10 @@ export type X402Config = {
   maxTimeoutSeconds: number
 }
 
+/**
+ * @deprecated No longer thrown: the reader throws the core's `ConfigError` (src/config). Kept only because
+ * `src/handlers/storage/storageInit.ts` still names it in a catch that can now go.
+ */
 export class X402ConfigError extends BaseError<'x402_config_invalid'> {
   override name = 'X402ConfigError'
   constructor(
@@ -37,15 +42,9 @@ export class X402ConfigError extends BaseError<'x402_config_invalid'> {
   }
 }
 
-const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
-  if (value === undefined || value.trim() === '') return fallback
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n <= 0) throw new X402ConfigError(name, 'must be a positive integer')
-  return n
-}
-
-export function readX402Config(env: Record<string, string | undefined> = process.env): X402Config {
-  const s = (name: string, fallback = '') => env[name]?.trim() || fallback
+export function readX402Config(env: Env = process.env): X402Config {
+  const s = (name: string, fallback = '') => envString(env, name, fallback)
+  const positive = (name: string, fallback: number) => envInt(env, name, fallback, { min: 1, max: Number.MAX_SAFE_INTEGER })
   return {
     facilitatorUrl: s('SERVICE_X402__FACILITATOR_URL', 'http://127.0.0.1:8402'),
     facilitatorToken: s('FACILITATOR_TOKEN'),
@@ -56,9 +55,9 @@ export function readX402Config(env: Record<string, string | undefined> = process
     payToAlgorand: s('SERVICE_X402__PAY_TO_ALGORAND'),
     algodUrl: s('SERVICE_ALGOD__URL', 'http://127.0.0.1:8405'),
     algodToken: s('SERVICE_ALGOD__TOKEN'),
-    algodGenesisHash: s('SERVICE_ALGOD__GENESIS_HASH') || undefined,
-    algodPollIntervalMs: positiveInt(env.SERVICE_ALGOD__POLL_INTERVAL_MS, 1_500, 'SERVICE_ALGOD__POLL_INTERVAL_MS'),
-    algodTimeoutMs: positiveInt(env.SERVICE_ALGOD__TIMEOUT_MS, 30_000, 'SERVICE_ALGOD__TIMEOUT_MS'),
-    maxTimeoutSeconds: positiveInt(env.SERVICE_X402__MAX_TIMEOUT_SECONDS, 60, 'SERVICE_X402__MAX_TIMEOUT_SECONDS'),
+    algodGenesisHash: envOptionalString(env, 'SERVICE_ALGOD__GENESIS_HASH'),
+    algodPollIntervalMs: positive('SERVICE_ALGOD__POLL_INTERVAL_MS', 1_500),
+    algodTimeoutMs: positive('SERVICE_ALGOD__TIMEOUT_MS', 30_000),
+    maxTimeoutSeconds: positive('SERVICE_X402__MAX_TIMEOUT_SECONDS', 60),
   }
 }

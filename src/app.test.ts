@@ -130,6 +130,10 @@ describe('arrival gate (seed 000 §4.1)', () => {
     const res = await fetch(`${gw.url}//evil.com/x`, { headers: HTML, redirect: 'manual' })
     expect(res.status).toBe(302)
     expect(res.headers.get('location')).toBe('/login?from=%2F')
+    // the fallback lands on a page: `/` is the public landing page
+    const root = await get('/', HTML)
+    expect(root.status).toBe(200)
+    expect(root.headers.get('content-type')).toMatch(/^text\/html/)
     for (const from of hostileFromValues) {
       const page = await get(`/login?from=${encodeURIComponent(from.slice(0, 2048))}`, HTML)
       expect(page.status, from).toBe(200)

@@ -36,6 +36,7 @@ export const operationIds = [
   'getReceipt',
   'getRecentCatalogueEvents',
   'getRegistryPage',
+  'getRootPage',
   'getShadowOverlordPage',
   'getStoragePage',
   'getUpload',

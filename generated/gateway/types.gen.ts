@@ -1054,6 +1054,31 @@ export type AgentIdPath = VaultAgentId;
  */
 export type MarketplaceAgentPath = MarketplaceAgentId;
 
+export type GetRootPageData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/';
+};
+
+export type GetRootPageErrors = {
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type GetRootPageError = GetRootPageErrors[keyof GetRootPageErrors];
+
+export type GetRootPageResponses = {
+    /**
+     * HTML page.
+     */
+    200: string;
+};
+
+export type GetRootPageResponse = GetRootPageResponses[keyof GetRootPageResponses];
+
 export type GetLoginPageData = {
     body?: never;
     path?: never;

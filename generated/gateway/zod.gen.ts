@@ -928,6 +928,11 @@ export const zAgentIdPath = zVaultAgentId;
  */
 export const zMarketplaceAgentPath = zMarketplaceAgentId;
 
+/**
+ * HTML page.
+ */
+export const zGetRootPageResponse = z.string();
+
 export const zGetLoginPageQuery = z.object({
     from: z.string().max(2048).optional()
 });

@@ -112,11 +112,13 @@ export const gatewayUngatedOperations: readonly string[] = [
   'GET /metrics',
   // designed: liveness probe of load balancers (liveness only, no data); /health/detailed stays gated
   'GET /health',
+  // designed: the site root, where a missing or rejected `from` lands (the public landing page)
+  'GET /',
 ]
 
 /** The gateway operationIds fixed in docs/design.md (handlers are keyed by them). */
 export const gatewayDesignOperationIds: readonly string[] = [
-  'getHealth', 'getHealthDetailed', 'getDocs', 'getDocsHtml', 'getDocIndex', 'getLoginPage', 'getPublicPage',
+  'getRootPage', 'getHealth', 'getHealthDetailed', 'getDocs', 'getDocsHtml', 'getDocIndex', 'getLoginPage', 'getPublicPage',
   'createLoginChallenge', 'registerWithSignature', 'validateSession', 'logout', 'getWalletPermissions',
   'createShadowChallenge', 'verifyShadowChallenge', 'getCabinetPreflight', 'provisionCabinet', 'clearCabinet', 'vaultSign',
   'releaseKey', 'reunlockVault', 'getCabinetRoster', 'getCabinetPage', 'getCabinetHtml', 'getShadowOverlordPage',

@@ -14,6 +14,8 @@ const html = (body: string) => ({
 
 export const getLoginPage: Handler = (ctx) => html(loginPage(sanitizeFrom(ctx.query.from)))
 export const getPublicPage: Handler = () => html(publicPage())
+/** `/` is the landing page too: the login page returns there when `from` is missing or rejected. */
+export const getRootPage: Handler = () => html(publicPage())
 export const getDocsHtml: Handler = () => html(docsHtmlPage())
 export const getDocIndex: Handler = () =>
   html(

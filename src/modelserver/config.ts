@@ -1,4 +1,3 @@
-import os from 'node:os'
 import path from 'node:path'
 import { parseKeepAlive } from './residency/parseKeepAlive.js'
 
@@ -50,4 +49,4 @@ function int(value: string | undefined, fallback: number): number {
   return Math.floor(n)
 }
 
-export const defaultThreads = (): number => Math.max(1, Math.min(os.availableParallelism(), 4))
+export { defaultThreadCount as defaultThreads } from './engine/threads.js'

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os'
 import {
   getLlama,
   GeneralChatWrapper,
@@ -43,17 +42,16 @@ import { EngineCapabilityError, EngineError, EngineInputTooLongError, EngineMode
 import { boundedJsonGrammar } from './boundedJsonGrammar.js'
 import { toGrammarSchema } from './jsonSchema.js'
 import { detectKind, readModelInfo } from './modelInfo.js'
+import { defaultThreadCount } from './threads.js'
 import { normalize } from './vectors.js'
 
 const DEFAULT_NUM_CTX = 2048
-const MAX_DEFAULT_THREADS = 4
-
-/** Thread count: explicit, else `MODELSERVER_THREADS`, else the machine's cores capped at 4 (never llama.cpp's default). */
+/** Thread count: explicit, else `MODELSERVER_THREADS`, else `defaultThreadCount()` (never llama.cpp's default). */
 export function resolveThreads(explicit?: number): number {
   if (explicit !== undefined && explicit > 0) return Math.floor(explicit)
   const env = Number(process.env.MODELSERVER_THREADS)
   if (Number.isFinite(env) && env > 0) return Math.floor(env)
-  return Math.max(1, Math.min(availableParallelism(), MAX_DEFAULT_THREADS))
+  return defaultThreadCount()
 }
 
 export class LlamaEngine implements Engine {

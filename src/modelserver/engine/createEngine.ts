@@ -1,7 +1,7 @@
 import type { Engine } from './Engine.js'
 
 export type CreateEngineParams = {
-  /** CPU threads for llama.cpp; default `MODELSERVER_THREADS` or min(availableParallelism, 4). */
+  /** CPU threads for llama.cpp; default `MODELSERVER_THREADS` or `defaultThreadCount()` (cores - 1, between 1 and 4). */
   threads?: number | undefined
 }
 

@@ -3,7 +3,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import type { ResponseValidationReport } from '../shared/http/index.js'
+import type { ResponseValidationMode, ResponseValidationReport } from '../shared/http/index.js'
 import { createModelServer, type ModelServer } from './app.js'
 import { loadModelServerConfig, type ModelServerConfig } from './config.js'
 import type { Engine } from './engine/Engine.js'
@@ -18,7 +18,12 @@ export type TestModelServer = {
 }
 
 /** Starts a model server on a free port with its own temporary models directory (tests, benchmarks). */
-export async function startTestModelServer(params: { engine: Engine; config?: Partial<ModelServerConfig> }): Promise<TestModelServer> {
+export async function startTestModelServer(params: {
+  engine: Engine
+  config?: Partial<ModelServerConfig>
+  /** Default `error` (tests); benchmarks use `warn` as `npm run modelserver` does. */
+  responseValidation?: ResponseValidationMode
+}): Promise<TestModelServer> {
   const modelsDir = params.config?.modelsDir ?? (await mkdtemp(path.join(os.tmpdir(), 'modelserver-')))
   const ownsDir = params.config?.modelsDir === undefined
   const config: ModelServerConfig = { ...loadModelServerConfig({}), modelsDir, threads: 1, ...params.config }
@@ -26,7 +31,7 @@ export async function startTestModelServer(params: { engine: Engine; config?: Pa
   const server = await createModelServer({
     config,
     engine: params.engine,
-    responseValidation: 'error',
+    responseValidation: params.responseValidation ?? 'error',
     onResponseValidationError: (r) => mismatches.push(r),
     processMetrics: false,
   })

@@ -8,6 +8,7 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { receiptBatchesAbi } from './abi.js'
+import { rpcChain } from './chain.js'
 import { BatchCommitFailedError } from './errors.js'
 
 export type CommitResult = { epoch: number; txHash: Hex; blockNumber: bigint }
@@ -35,12 +36,7 @@ export type ViemBatchCommitterOptions = {
 export function viemBatchCommitter(opts: ViemBatchCommitterOptions): BatchCommitter {
   const account = privateKeyToAccount(opts.attestorKey)
   const transport = http(opts.rpcUrl, { retryCount: 1 })
-  const chain = {
-    id: opts.chainId,
-    name: `chain-${opts.chainId}`,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [opts.rpcUrl] } },
-  } as const
+  const chain = rpcChain(opts.chainId, opts.rpcUrl)
   const pub = createPublicClient({ chain, transport })
   const wallet = createWalletClient({ account, chain, transport })
   return {

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { isAbsolute, join, resolve } from 'node:path'
+import { isAbsolute, resolve } from 'node:path'
 import { type Address, type Hex, getAddress, isAddress } from 'viem'
 import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envBool, envHttpUrl, envInt, envOptionalString, envString } from '../config/env.js'
-import { BatchConfigError } from './errors.js'
+import { deployedAddressSync } from './chain.js'
 
 /**
  * Configuration of the daily receipt batch, from `SERVICE_BATCH__*`:
@@ -57,18 +56,5 @@ export function readBatchConfig(env: Env = process.env): BatchConfig {
 
 /** The ReceiptBatches address: configured, else from the deployment file of `chainId`. */
 export function resolveReceiptBatchesAddress(config: BatchConfig, chainId: number): Address {
-  if (config.receiptBatchesAddress) return config.receiptBatchesAddress
-  const file = join(config.dataDir, `contracts-${chainId}.json`)
-  let parsed: { receiptBatches?: unknown }
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'))
-  } catch {
-    throw new BatchConfigError(
-      `no ReceiptBatches address: set SERVICE_BATCH__RECEIPT_BATCHES_ADDRESS or deploy with contracts/deploy.ts (expected ${file})`,
-    )
-  }
-  if (typeof parsed.receiptBatches !== 'string' || !isAddress(parsed.receiptBatches, { strict: false })) {
-    throw new BatchConfigError(`${file} has no receiptBatches address`)
-  }
-  return getAddress(parsed.receiptBatches)
+  return config.receiptBatchesAddress ?? deployedAddressSync(config.dataDir, chainId, 'receiptBatches', 'SERVICE_BATCH__RECEIPT_BATCHES_ADDRESS')
 }

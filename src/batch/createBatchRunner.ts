@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely'
-import { createPublicClient, http } from 'viem'
 import type { EventSink } from '../catalogue/EventSink.js'
 import type { Database } from '../db/Database.js'
 import { viemBatchCommitter } from './BatchCommitter.js'
+import { rpcChainId } from './chain.js'
 import type { ReceiptSource } from './ReceiptSource.js'
 import type { TreeUploader } from './TreeUploader.js'
 import { type BatchConfig, resolveReceiptBatchesAddress } from './config.js'
@@ -24,7 +24,7 @@ export async function createBatchRunner(
   deps: BatchRunnerDependencies,
 ): Promise<(opts?: { cutoff?: number }) => Promise<BatchRunResult>> {
   if (!config.attestorKey) throw new BatchConfigError('SERVICE_BATCH__ATTESTOR_KEY is not set; the batch cannot commit')
-  const chainId = await createPublicClient({ transport: http(config.rpcUrl, { retryCount: 1 }) }).getChainId()
+  const chainId = await rpcChainId(config.rpcUrl)
   const committer = viemBatchCommitter({
     rpcUrl: config.rpcUrl,
     attestorKey: config.attestorKey,

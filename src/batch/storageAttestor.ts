@@ -1,6 +1,7 @@
 import { type Address, type Hex, createPublicClient, createWalletClient, http, parseEventLogs } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { storageAttestAbi } from './abi.js'
+import { rpcChain } from './chain.js'
 import { BatchCommitFailedError } from './errors.js'
 import { arTxIdToBytes32 } from './receiptLeaf.js'
 
@@ -24,12 +25,7 @@ export type Attestation = { txHash: Hex; nonce: bigint }
  */
 export function storageAttestor(opts: StorageAttestorOptions) {
   const account = privateKeyToAccount(opts.storerKey)
-  const chain = {
-    id: opts.chainId,
-    name: `chain-${opts.chainId}`,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [opts.rpcUrl] } },
-  } as const
+  const chain = rpcChain(opts.chainId, opts.rpcUrl)
   const transport = http(opts.rpcUrl, { retryCount: 1 })
   const pub = createPublicClient({ chain, transport })
   const wallet = createWalletClient({ account, chain, transport })

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { createPublicClient, getAddress, http, isAddress } from 'viem'
+import { getAddress } from 'viem'
+import { deployedAddress, rpcChainId } from '../batch/chain.js'
 import { storageAttestor } from '../batch/storageAttestor.js'
 import type { StorageAttestConfig } from './config.js'
 
@@ -17,9 +16,9 @@ export type VerifiedAttestor = {
 export function configuredAttestor(config: StorageAttestConfig): VerifiedAttestor {
   let client: Promise<ReturnType<typeof storageAttestor>> | undefined
   const connect = async () => {
-    const chainId = await createPublicClient({ transport: http(config.rpcUrl, { retryCount: 1 }) }).getChainId()
-    const contract = config.contract ?? (await deployedStorageAttest(config.deploymentsDir, chainId))
-    return storageAttestor({ rpcUrl: config.rpcUrl, chainId, contract: getAddress(contract), storerKey: config.attestorKey })
+    const chainId = await rpcChainId(config.rpcUrl)
+    const contract = config.contract ? getAddress(config.contract) : await deployedAddress(config.deploymentsDir, chainId, 'storageAttest', 'SERVICE_STORAGE__ATTEST_CONTRACT')
+    return storageAttestor({ rpcUrl: config.rpcUrl, chainId, contract, storerKey: config.attestorKey })
   }
   return {
     async attest(arTxId, sha256Hex) {
@@ -32,16 +31,4 @@ export function configuredAttestor(config: StorageAttestConfig): VerifiedAttesto
       }
     },
   }
-}
-
-async function deployedStorageAttest(dir: string, chainId: number): Promise<`0x${string}`> {
-  const file = join(dir, `contracts-${chainId}.json`)
-  let parsed: { storageAttest?: unknown }
-  try {
-    parsed = JSON.parse(await readFile(file, 'utf8'))
-  } catch {
-    throw new Error(`no StorageAttest address: set SERVICE_STORAGE__ATTEST_CONTRACT or deploy with contracts/deploy.ts (expected ${file})`)
-  }
-  if (typeof parsed.storageAttest !== 'string' || !isAddress(parsed.storageAttest, { strict: false })) throw new Error(`${file} has no storageAttest address`)
-  return parsed.storageAttest
 }

@@ -39,6 +39,8 @@ describe('receipt leaf mapping', () => {
     const publicKey = account.sk.slice(32) // ed25519 secret key = seed ‖ public key
     const expected = getAddress(`0x${keccak256(publicKey).slice(2 + 24)}`)
     expect(payerAddress('algorand:genesis', account.addr.toString())).toBe(expected)
+    // a ledger row written lower-cased (before Ledger kept Algorand payers as written) still maps
+    expect(payerAddress('algorand:genesis', account.addr.toString().toLowerCase())).toBe(expected)
     expect(() => payerAddress('algorand:genesis', 'NOTANALGORANDADDRESS')).toThrow(ReceiptMappingError)
   })
 })

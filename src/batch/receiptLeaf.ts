@@ -79,7 +79,8 @@ export function payerAddress(network: string, payer: string): Address {
   if (network.startsWith('algorand:')) {
     let publicKey: Uint8Array
     try {
-      publicKey = algosdk.decodeAddress(payer).publicKey
+      // base32 is case-insensitive; ledgers written before the fix hold Algorand payers lower-cased
+      publicKey = algosdk.decodeAddress(payer.toUpperCase()).publicKey
     } catch {
       throw new ReceiptMappingError(`not an Algorand address: ${payer}`)
     }

@@ -45,6 +45,14 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; drop:
       expect(rows[0]!.amount_atomic).toBe('5000')
     })
 
+    it('keeps an Algorand payer as written (base32, upper case); EVM payers are lower-cased', async (t) => {
+      if (!ctx) t.skip()
+      const algo = 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM'
+      const c = { ...claim(algo, 'ALGOTXID' + randomBytes(4).toString('hex')), network: 'algorand:x' }
+      expect(await ledger.claimDeposit(c)).toBe(true)
+      expect((await ledger.getDeposit(c.depositId))!.payer).toBe(algo)
+    })
+
     it('records a settlement tx hash at most once and releases refused claims', async (t) => {
       if (!ctx) t.skip()
       const a = claim('0x1', '0x' + randomBytes(32).toString('hex'))

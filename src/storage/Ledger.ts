@@ -38,6 +38,11 @@ export type NewUpload = {
 const now = () => Math.floor(Date.now() / 1000)
 const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))
 
+/** EVM addresses are compared lower-cased; an Algorand address is base32 and kept as written (upper case). */
+export function normalisePayer(payer: string): string {
+  return payer.startsWith('0x') ? payer.toLowerCase() : payer
+}
+
 function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; message?: string }
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint/i.test(e?.message ?? '')
@@ -58,7 +63,7 @@ export class Ledger {
         .insertInto('storage_deposits')
         .values({
           deposit_id: claim.depositId,
-          payer: claim.payer.toLowerCase(),
+          payer: normalisePayer(claim.payer),
           nonce: claim.nonce,
           pay_to: claim.payTo,
           network: claim.network,

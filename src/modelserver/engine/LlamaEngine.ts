@@ -20,6 +20,7 @@ import {
 import type {
   ChatMessage,
   ChatParams,
+  CommonGenerateParams,
   CompleteParams,
   EmbedParams,
   EmbedResult,
@@ -169,6 +170,22 @@ type GenerateRun = {
   signal?: AbortSignal | undefined
   onToken?: ((chunk: TokenChunk) => void) | undefined
   trimEnd: boolean
+}
+
+/** The token loop's settings for a completion or a chat request (same options, same meaning). */
+function generateRun(params: CommonGenerateParams, tokens: Token[], grammar: LlamaGrammar | undefined): GenerateRun {
+  return {
+    tokens,
+    sampling: sampling(params.options),
+    grammar,
+    stop: stopList(params.options?.stop),
+    maxTokens: numPredict(params.options),
+    logprobs: params.logprobs === true,
+    topLogprobs: params.topLogprobs ?? 0,
+    signal: params.signal,
+    onToken: params.onToken,
+    trimEnd: grammar !== undefined,
+  }
 }
 
 /** A FIFO of jobs: one generation or embedding at a time per model. */
@@ -326,21 +343,7 @@ export class LlamaEngineModel implements EngineModel {
       } else {
         tokens = [...this.bos(), ...this.model.tokenize(params.prompt, true)]
       }
-      return this.generate(
-        {
-          tokens,
-          sampling: sampling(params.options),
-          grammar,
-          stop: stopList(params.options?.stop),
-          maxTokens: numPredict(params.options),
-          logprobs: params.logprobs === true,
-          topLogprobs: params.topLogprobs ?? 0,
-          signal: params.signal,
-          onToken: params.onToken,
-          trimEnd: grammar !== undefined,
-        },
-        queuedAt,
-      )
+      return this.generate(generateRun(params, tokens, grammar), queuedAt)
     }, params.signal)
   }
 
@@ -363,23 +366,7 @@ export class LlamaEngineModel implements EngineModel {
       if (useLlamaChat) return this.generateWithLlamaChat(params, history, tools, queuedAt)
       const state = chatWrapper.generateContextState({ chatHistory: history })
       const tokens = state.contextText.tokenize(this.model.tokenizer)
-      const stop = stopList(params.options?.stop)
-      return this.generate(
-        {
-          tokens,
-          sampling: sampling(params.options),
-          grammar,
-          stop,
-          maxTokens: numPredict(params.options),
-          logprobs: params.logprobs === true,
-          topLogprobs: params.topLogprobs ?? 0,
-          signal: params.signal,
-          onToken: params.onToken,
-          trimEnd: grammar !== undefined,
-        },
-        queuedAt,
-        state.stopGenerationTriggers,
-      )
+      return this.generate(generateRun(params, tokens, grammar), queuedAt, state.stopGenerationTriggers)
     }, params.signal)
   }
 

@@ -1,4 +1,15 @@
-import type { Capability, ChatMessage, EngineFormat, ModelInfo, ThinkOption, ToolDefinition } from '../engine/Engine.js'
+import type {
+  Capability,
+  ChatMessage,
+  EngineFormat,
+  EngineModel,
+  EngineOptions,
+  GenerationResult,
+  ModelInfo,
+  ThinkOption,
+  TokenChunk,
+  ToolDefinition,
+} from '../engine/Engine.js'
 import { ModelServerError, badRequest } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { toModelServerError } from '../ModelServerContext.js'
@@ -28,50 +39,62 @@ function wantsThinking(think: ThinkOption | undefined): boolean {
   return think !== undefined && think !== false
 }
 
-/** Load-only / unload-only answers (seed §3.1: a body with only `model`). */
-async function preloadOrUnload(
-  ctx: ModelServerContext,
-  record: ModelRecord,
-  name: string,
-  keepAliveMs: number,
-  shape: 'generate' | 'chat',
-): Promise<HttpResult> {
-  const base = shape === 'generate' ? { response: '' } : { message: { role: 'assistant', content: '' } }
-  if (keepAliveMs === 0) {
-    await ctx.residency.unload(record)
-    return { status: 200, body: { model: name, created_at: new Date().toISOString(), ...base, done: true, done_reason: 'unload' } }
-  }
-  const lease = await ctx.residency.acquire(record, { keepAliveMs })
-  await lease.release(keepAliveMs)
-  return { status: 200, body: { model: name, created_at: new Date().toISOString(), ...base, done: true, done_reason: 'load' } }
+type Shape = 'generate' | 'chat'
+type TextPart = { content: string; thinking?: string | undefined; toolCalls?: unknown[] | undefined }
+
+/** The shape-specific part of a reply: `response` (+ `thinking`) for generate, `message` for chat. */
+function textFields(shape: Shape, text: TextPart): Record<string, unknown> {
+  const thinking = text.thinking !== undefined ? { thinking: text.thinking } : {}
+  if (shape === 'generate') return { response: text.content, ...thinking }
+  const toolCalls = text.toolCalls && text.toolCalls.length > 0 ? { tool_calls: text.toolCalls } : {}
+  return { message: { role: 'assistant', content: text.content, ...thinking, ...toolCalls } }
 }
 
-export async function generate(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as GenerateRequest
+/** Load-only / unload-only answers (seed §3.1: a body with only `model`). */
+async function preloadOrUnload(ctx: ModelServerContext, record: ModelRecord, name: string, keepAliveMs: number, shape: Shape): Promise<HttpResult> {
+  let doneReason = 'load'
+  if (keepAliveMs === 0) {
+    await ctx.residency.unload(record)
+    doneReason = 'unload'
+  } else {
+    const lease = await ctx.residency.acquire(record, { keepAliveMs })
+    await lease.release(keepAliveMs)
+  }
+  const body = { model: name, created_at: new Date().toISOString(), ...textFields(shape, { content: '' }), done: true, done_reason: doneReason }
+  return { status: 200, body }
+}
+
+type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | 'format' | 'options' | 'logprobs' | 'top_logprobs' | 'stream'>
+
+/** What generate and chat check and read alike: the model, keep_alive, the completion and thinking capabilities. */
+async function prepare(ctx: ModelServerContext, body: GenerationBody, verb: Shape) {
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
   const info = await ctx.inspect(record)
-  requireCapability(info, 'completion', body.model, 'generate')
-  if ((body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined) {
-    return preloadOrUnload(ctx, record, body.model, keepAliveMs, 'generate')
-  }
-  if (body.suffix !== undefined && body.suffix !== '') requireCapability(info, 'insert', body.model)
-  if ((body.images ?? []).length > 0) requireCapability(info, 'vision', body.model)
+  requireCapability(info, 'completion', body.model, verb)
   const think = thinkOf(body.think)
-  if (wantsThinking(think)) requireCapability(info, 'thinking', body.model)
-  const options = mergeOptions(record, body.options)
-  const suffix = body.suffix === '' ? undefined : body.suffix
-  const system = body.system ?? record.system
-  // As Ollama: unless raw (or fill-in-the-middle), the prompt follows the system prompt and the model's stored
-  // messages, rendered with the model's template (a template layer, else the GGUF's own chat template).
-  const templated = !body.raw && suffix === undefined
-  const conversation: ChatMessage[] = [
-    ...(system ? [{ role: 'system' as const, content: system }] : []),
-    ...(record.messages as ChatMessage[]),
-    { role: 'user', content: body.prompt ?? '' },
-  ]
-  const template = templated && record.template ? promptTemplateOf(record.template) : undefined
-  const common = { format: formatOf(body.format), think, options, logprobs: body.logprobs, topLogprobs: body.top_logprobs, signal: req.signal }
+  return { record, keepAliveMs, info, think }
+}
+
+/** Runs one generation for generate or chat and shapes its chunks and final reply (runGeneration streams them). */
+function respond(
+  ctx: ModelServerContext,
+  req: RequestContext,
+  shape: Shape,
+  body: GenerationBody,
+  prepared: { record: ModelRecord; keepAliveMs: number; think: ThinkOption | undefined },
+  run: (model: EngineModel, common: CommonParams) => Promise<GenerationResult>,
+): Promise<HttpResult> {
+  const { record, keepAliveMs, think } = prepared
+  const common: CommonParams = {
+    format: formatOf(body.format),
+    think,
+    options: mergeOptions(record, body.options),
+    logprobs: body.logprobs,
+    topLogprobs: body.top_logprobs,
+    signal: req.signal,
+    onToken: undefined,
+  }
   return runGeneration({
     ctx,
     record,
@@ -79,24 +102,22 @@ export async function generate(ctx: ModelServerContext, req: RequestContext): Pr
     keepAliveMs,
     stream: body.stream !== false,
     signal: req.signal,
-    run: (model, onToken) => {
-      if (template) return model.complete({ prompt: template.render(conversation as PromptMessage[]), raw: true, ...common, onToken })
-      if (templated && record.messages.length > 0) return model.chat({ messages: conversation, ...common, onToken })
-      return model.complete({ prompt: body.prompt ?? '', suffix, system, raw: body.raw, ...common, onToken })
-    },
+    run: (model, onToken) => run(model, { ...common, onToken }),
     chunk: (piece, createdAt) => ({
       model: body.model,
       created_at: createdAt,
-      response: piece.content ?? '',
-      ...(piece.thinking !== undefined ? { thinking: piece.thinking } : {}),
+      ...textFields(shape, { content: piece.content ?? '', thinking: piece.thinking }),
       done: false,
       ...(piece.logprobs ? { logprobs: piece.logprobs } : {}),
     }),
     final: (result, m, streamed) => ({
       model: body.model,
       created_at: m.created_at,
-      response: streamed ? '' : result.content,
-      ...(!streamed && result.thinking ? { thinking: result.thinking } : {}),
+      ...textFields(shape, {
+        content: streamed ? '' : result.content,
+        thinking: !streamed && result.thinking ? result.thinking : undefined,
+        toolCalls: result.toolCalls,
+      }),
       done: true,
       done_reason: result.doneReason,
       total_duration: m.total_duration,
@@ -107,78 +128,72 @@ export async function generate(ctx: ModelServerContext, req: RequestContext): Pr
       eval_duration: m.eval_duration,
       ...(!streamed && result.logprobs ? { logprobs: result.logprobs } : {}),
     }),
+  })
+}
+
+type CommonParams = {
+  format: EngineFormat | undefined
+  think: ThinkOption | undefined
+  options: EngineOptions
+  logprobs: boolean | undefined
+  topLogprobs: number | undefined
+  signal: AbortSignal
+  onToken: ((chunk: TokenChunk) => void) | undefined
+}
+
+export async function generate(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
+  const body = req.body as GenerateRequest
+  const prepared = await prepare(ctx, body, 'generate')
+  const { record, info } = prepared
+  if ((body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined) {
+    return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'generate')
+  }
+  const suffix = body.suffix === '' ? undefined : body.suffix
+  if (suffix !== undefined) requireCapability(info, 'insert', body.model)
+  if ((body.images ?? []).length > 0) requireCapability(info, 'vision', body.model)
+  if (wantsThinking(prepared.think)) requireCapability(info, 'thinking', body.model)
+  const system = body.system ?? record.system
+  // As Ollama: unless raw (or fill-in-the-middle), the prompt follows the system prompt and the model's stored
+  // messages, rendered with the model's template (a template layer, else the GGUF's own chat template).
+  const templated = !body.raw && suffix === undefined
+  const conversation = withStoredMessages(record, [{ role: 'user', content: body.prompt ?? '' }], system)
+  const template = templated && record.template ? promptTemplateOf(record.template) : undefined
+  return respond(ctx, req, 'generate', body, prepared, (model, common) => {
+    if (template) return model.complete({ prompt: template.render(conversation as PromptMessage[]), raw: true, ...common })
+    if (templated && record.messages.length > 0) return model.chat({ messages: conversation, ...common })
+    return model.complete({ prompt: body.prompt ?? '', suffix, system, raw: body.raw, ...common })
   })
 }
 
 export async function chat(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as ChatRequest
-  const record = await ctx.findModel(body.model)
-  const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
-  const info = await ctx.inspect(record)
-  requireCapability(info, 'completion', body.model, 'chat')
+  const prepared = await prepare(ctx, body, 'chat')
+  const { record, info } = prepared
   const requestMessages = (body.messages ?? []) as ChatMessage[]
-  if (requestMessages.length === 0) return preloadOrUnload(ctx, record, body.model, keepAliveMs, 'chat')
-  if ((body.tools ?? []).length > 0) requireCapability(info, 'tools', body.model)
+  if (requestMessages.length === 0) return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'chat')
+  const tools = (body.tools ?? []) as ToolDefinition[]
+  if (tools.length > 0) requireCapability(info, 'tools', body.model)
   if (requestMessages.some((m) => (m.images ?? []).length > 0)) requireCapability(info, 'vision', body.model)
-  const think = thinkOf(body.think)
-  if (wantsThinking(think)) requireCapability(info, 'thinking', body.model)
+  if (wantsThinking(prepared.think)) requireCapability(info, 'thinking', body.model)
   for (const m of requestMessages) {
     if (m.role === 'tool' && typeof m.content !== 'string') throw badRequest('tool message content must be a string')
   }
-  // The model's stored messages and system prompt come first, as Ollama does.
-  const messages: ChatMessage[] = [...(record.messages as ChatMessage[])]
-  if (record.system && !requestMessages.some((m) => m.role === 'system')) {
-    messages.unshift({ role: 'system', content: record.system })
-  }
-  messages.push(...requestMessages)
-  const options = mergeOptions(record, body.options)
+  const hasSystem = requestMessages.some((m) => m.role === 'system')
+  const messages = withStoredMessages(record, requestMessages, hasSystem ? undefined : record.system)
   const template = record.template ? promptTemplateOf(record.template) : undefined
-  if (template && (body.tools ?? []).length > 0) {
+  if (template && tools.length > 0) {
     throw badRequest(`"${body.model}" has its own template (from /api/create); tools are only supported with the model file's chat template`)
   }
-  const common = { format: formatOf(body.format), think, options, logprobs: body.logprobs, topLogprobs: body.top_logprobs, signal: req.signal }
-  return runGeneration({
-    ctx,
-    record,
-    name: body.model,
-    keepAliveMs,
-    stream: body.stream !== false,
-    signal: req.signal,
-    run: (model, onToken) =>
-      template
-        ? model.complete({ prompt: template.render(messages as PromptMessage[]), raw: true, ...common, onToken })
-        : model.chat({ messages, tools: body.tools as ToolDefinition[] | undefined, ...common, onToken }),
-    chunk: (piece, createdAt) => ({
-      model: body.model,
-      created_at: createdAt,
-      message: {
-        role: 'assistant',
-        content: piece.content ?? '',
-        ...(piece.thinking !== undefined ? { thinking: piece.thinking } : {}),
-      },
-      done: false,
-      ...(piece.logprobs ? { logprobs: piece.logprobs } : {}),
-    }),
-    final: (result, m, streamed) => ({
-      model: body.model,
-      created_at: m.created_at,
-      message: {
-        role: 'assistant',
-        content: streamed ? '' : result.content,
-        ...(!streamed && result.thinking ? { thinking: result.thinking } : {}),
-        ...(result.toolCalls && result.toolCalls.length > 0 ? { tool_calls: result.toolCalls } : {}),
-      },
-      done: true,
-      done_reason: result.doneReason,
-      total_duration: m.total_duration,
-      load_duration: m.load_duration,
-      prompt_eval_count: m.prompt_eval_count,
-      prompt_eval_duration: m.prompt_eval_duration,
-      eval_count: m.eval_count,
-      eval_duration: m.eval_duration,
-      ...(!streamed && result.logprobs ? { logprobs: result.logprobs } : {}),
-    }),
-  })
+  return respond(ctx, req, 'chat', body, prepared, (model, common) =>
+    template
+      ? model.complete({ prompt: template.render(messages as PromptMessage[]), raw: true, ...common })
+      : model.chat({ messages, tools: tools.length > 0 ? tools : undefined, ...common }),
+  )
+}
+
+/** As Ollama: the system prompt (when given), then the model's stored messages, then the request's. */
+function withStoredMessages(record: ModelRecord, messages: ChatMessage[], system: string | undefined): ChatMessage[] {
+  return [...(system ? [{ role: 'system' as const, content: system }] : []), ...(record.messages as ChatMessage[]), ...messages]
 }
 
 export async function embed(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {

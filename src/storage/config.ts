@@ -1,7 +1,6 @@
 import { join, resolve } from 'node:path'
 import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../config/env.js'
-import { BaseError } from '../shared/errors/BaseError.js'
 
 /**
  * Configuration of paid storage (seed 4.6, 4.7), from `SERVICE_STORAGE__*`:
@@ -42,20 +41,6 @@ export type StorageAttestConfig = {
   /** The StorageAttest address; undefined → read from `<deploymentsDir>/contracts-<chainId>.json`. */
   contract: `0x${string}` | undefined
   deploymentsDir: string
-}
-
-/**
- * @deprecated No longer thrown: the reader throws the core's `ConfigError` (src/config). Kept only because
- * `src/handlers/storage/storageInit.ts` still names it in a catch that can now go.
- */
-export class StorageConfigError extends BaseError<'storage_config_invalid'> {
-  override name = 'StorageConfigError'
-  constructor(
-    readonly variable: string,
-    readonly problem: string,
-  ) {
-    super('storage_config_invalid', `${variable} ${problem}`)
-  }
 }
 
 export function readStorageConfig(env: Env = process.env): StorageConfig {

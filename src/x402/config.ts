@@ -1,5 +1,4 @@
 import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
-import { BaseError } from '../shared/errors/BaseError.js'
 
 /**
  * Configuration of the payment rails (seed 4.6 step 4), from `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
@@ -26,20 +25,6 @@ export type X402Config = {
   algodPollIntervalMs: number
   algodTimeoutMs: number
   maxTimeoutSeconds: number
-}
-
-/**
- * @deprecated No longer thrown: the reader throws the core's `ConfigError` (src/config). Kept only because
- * `src/handlers/storage/storageInit.ts` still names it in a catch that can now go.
- */
-export class X402ConfigError extends BaseError<'x402_config_invalid'> {
-  override name = 'X402ConfigError'
-  constructor(
-    readonly variable: string,
-    readonly problem: string,
-  ) {
-    super('x402_config_invalid', `${variable} ${problem}`)
-  }
 }
 
 export function readX402Config(env: Env = process.env): X402Config {

@@ -1,9 +1,8 @@
-import { ConfigError } from '../../config/ConfigError.js'
-import { readStorageConfig, StorageConfigError } from '../../storage/config.js'
+import { readStorageConfig } from '../../storage/config.js'
 import { Ledger } from '../../storage/Ledger.js'
 import { StorageService } from '../../storage/StorageService.js'
 import { StorageWorker } from '../../storage/StorageWorker.js'
-import { readX402Config, X402ConfigError } from '../../x402/config.js'
+import { readX402Config } from '../../x402/config.js'
 import type { DomainInit } from '../types.js'
 
 declare module '../types.js' {
@@ -19,15 +18,9 @@ declare module '../types.js' {
  */
 export const storageInit: DomainInit = (core) => {
   const env = { ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin }
-  let storage
-  let x402
-  try {
-    storage = readStorageConfig(env)
-    x402 = readX402Config(env)
-  } catch (error) {
-    if (error instanceof StorageConfigError || error instanceof X402ConfigError) throw new ConfigError(error.variable, error.problem)
-    throw error
-  }
+  // both readers throw the core's ConfigError (src/config), which stops the start naming the variable
+  const storage = readStorageConfig(env)
+  const x402 = readX402Config(env)
   const service = new StorageService({ storage, x402, ledger: new Ledger(core.db), logger: core.logger })
   const worker = new StorageWorker({ service, logger: core.logger })
   const missing = service.missingSettings()

@@ -4,7 +4,7 @@ import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client'
 import { createPublicClient, http } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount, FACILITATOR_INDEX } from '../accounts.js'
 import { startChain, usdcArtifact, type LocalChain } from '../chains/startChain.js'
@@ -12,12 +12,17 @@ import { startFacilitator, type FacilitatorPeer } from './startFacilitator.js'
 
 const TOKEN = 'test-facilitator-token'
 const payTo = '0x000000000000000000000000000000000000dEaD' as const
+/** Fresh payers (USDC only, no ETH: EIP-3009 payers never pay gas) for the concurrency test. */
+const concurrentPayers = Array.from({ length: 5 }, () => privateKeyToAccount(generatePrivateKey()))
 
 describe('devnet facilitator on local Base', () => {
   let base: LocalChain
   let fac: FacilitatorPeer
   beforeAll(async () => {
-    base = await startChain({ chainId: 8453 })
+    base = await startChain({
+      chainId: 8453,
+      fund: concurrentPayers.map((a) => ({ address: a.address, amount: 1_000_000_000n })),
+    })
     fac = await startFacilitator({
       token: TOKEN,
       chains: [{ chainId: 8453, rpcUrl: base.url }],
@@ -140,6 +145,50 @@ describe('devnet facilitator on local Base', () => {
     const body = { x402Version: 2, paymentPayload, paymentRequirements: requirement }
     const results = (await Promise.all(Array.from({ length: 5 }, async () => (await post('/settle', body)).json()))) as { success: boolean }[]
     expect(results.filter((r) => r.success)).toHaveLength(1)
+  })
+
+  it('concurrent settles by different payers all succeed (one signer nonce sequence per chain)', async () => {
+    const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
+    const abi = usdcArtifact().abi
+    const balance = (a: `0x${string}`) =>
+      pub.readContract({ address: base.tokenAddress, abi, functionName: 'balanceOf', args: [a] }) as Promise<bigint>
+    const bodies = await Promise.all(
+      concurrentPayers.map(async (account, i) => {
+        const requirement: PaymentRequirements = {
+          scheme: 'exact', network: 'eip155:8453', amount: String(10_000 + i), asset: base.tokenAddress, payTo,
+          maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' },
+        }
+        const paymentPayload = await payingClient(toClientEvmSigner(account, pub)).createPaymentPayload({
+          x402Version: 2, resource: { url: 'http://x/store', description: 'd', mimeType: 'application/octet-stream' }, accepts: [requirement],
+        })
+        return { x402Version: 2, paymentPayload, paymentRequirements: requirement }
+      }),
+    )
+    const before = await Promise.all(concurrentPayers.map((a) => balance(a.address)))
+    const payToBefore = await balance(payTo)
+    // Twice, so the second round also starts from a signer nonce the facilitator has already used.
+    for (const round of [0, 1]) {
+      const batch = round === 0 ? bodies : await Promise.all(
+        concurrentPayers.map(async (account, i) => {
+          const requirement = { ...bodies[i]!.paymentRequirements }
+          const paymentPayload = await payingClient(toClientEvmSigner(account, pub)).createPaymentPayload({
+            x402Version: 2, resource: { url: 'http://x/store', description: 'd', mimeType: 'application/octet-stream' }, accepts: [requirement],
+          })
+          return { x402Version: 2, paymentPayload, paymentRequirements: requirement }
+        }),
+      )
+      const results = await Promise.all(
+        batch.map(async (b) => {
+          const r = await post('/settle', b)
+          return { status: r.status, body: (await r.json()) as { success: boolean; transaction: string; errorMessage?: string } }
+        }),
+      )
+      for (const r of results) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { success: true } })
+      expect(new Set(results.map((r) => r.body.transaction)).size).toBe(5)
+    }
+    const after = await Promise.all(concurrentPayers.map((a) => balance(a.address)))
+    after.forEach((b, i) => expect(before[i]! - b).toBe(2n * BigInt(10_000 + i)))
+    expect((await balance(payTo)) - payToBefore).toBe(2n * (5n * 10_000n + 10n))
   })
 
   it('rejects a tampered signature and a malformed body', async () => {

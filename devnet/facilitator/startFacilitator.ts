@@ -13,6 +13,10 @@
  * Settles of one authorization (payer, nonce, network) are serialised, and a payload whose authorization
  * was already settled is rejected (`invalid_exact_evm_nonce_already_used`) — on chain the token also
  * refuses it (`FiatTokenV2: authorization is used or canceled`).
+ * Settles of different authorizations run concurrently, but every transaction the signer submits on one
+ * chain goes through that chain's queue (nonce read, sign, broadcast — not the wait for the receipt), so
+ * concurrent settles by different payers never reuse the signer's nonce ("nonce too low"). A submission
+ * that fails before broadcasting uses no nonce, so the sequence never has a gap.
  */
 import { timingSafeEqual } from 'node:crypto'
 import { x402Facilitator } from '@x402/core/facilitator'
@@ -80,6 +84,16 @@ function parseBody(buf: Buffer): Body {
   return o as Body
 }
 
+/** Runs the tasks given to it one at a time, in order; a failed task does not stop the next. */
+export function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve()
+  return <T>(task: () => Promise<T>): Promise<T> => {
+    const run = tail.then(() => task())
+    tail = run.catch(() => undefined)
+    return run
+  }
+}
+
 function authorizationKey(p: PaymentPayload, r: PaymentRequirements): string | undefined {
   const auth = (p.payload as { authorization?: { from?: string; nonce?: string } } | undefined)?.authorization
   if (!auth?.from || !auth.nonce) return undefined
@@ -96,9 +110,16 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
       transport: http(c.rpcUrl, { retryCount: 0 }),
       pollingInterval: 100,
     }).extend(publicActions)
-    const signer = toFacilitatorEvmSigner(Object.assign(client, { address: account.address }) as never, {
-      confirmationTimeoutMs: 30_000,
-    })
+    const submit = serialQueue()
+    const signer = toFacilitatorEvmSigner(
+      {
+        ...client,
+        address: account.address,
+        writeContract: ((args: never) => submit(() => client.writeContract(args))) as typeof client.writeContract,
+        sendTransaction: ((args: never) => submit(() => client.sendTransaction(args))) as typeof client.sendTransaction,
+      } as never,
+      { confirmationTimeoutMs: 30_000 },
+    )
     facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer))
     // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
     const v1Name = V1_NETWORK_NAMES[c.chainId]

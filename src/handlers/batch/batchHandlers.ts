@@ -1,14 +1,12 @@
-import type { ReceiptLookup } from '../../batch/getReceiptProof.js'
+import type { BatchService } from '../../batch/createBatchService.js'
 import { ReceiptNotFoundError } from '../../batch/errors.js'
 import type { Receipt } from '../../../generated/gateway/types.gen.js'
 import type { Handler } from '../types.js'
 
 declare module '../types.js' {
   interface Services {
-    batch: {
-      /** A receipt and its proof (src/batch/getReceiptProof.ts); throws ReceiptNotFoundError. */
-      receipt: (arTxId: string) => Promise<ReceiptLookup>
-    }
+    /** The receipt batch (src/batch/createBatchService.ts). */
+    batch: BatchService
   }
 }
 

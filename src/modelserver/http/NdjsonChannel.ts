@@ -77,5 +77,11 @@ export class NdjsonChannel implements AsyncIterable<string> {
 
 export const NDJSON = 'application/x-ndjson'
 
-/** Write interval for token streams (ms): at most ~100 writes per second per stream. */
-export const TOKEN_FLUSH_INTERVAL_MS = 10
+/**
+ * Write interval for token streams (ms): at most 20 writes per second per stream. Each write is a syscall that
+ * runs on the token loop's thread between two tokens (on loopback it also drives the receiver's TCP path):
+ * profiled at ~0.3-0.45 ms per write on the 2-core VMs. At 10 ms, the ~20 writes of a 512-token generation cost
+ * ~8% of the server's CPU and pushed HTTP streaming 15% below in-process; 50 ms keeps text flowing smoothly
+ * (20 updates per second) for a fifth of that (scripts/bench/modelserverThroughput.ts).
+ */
+export const TOKEN_FLUSH_INTERVAL_MS = 50

@@ -2410,9 +2410,11 @@ export const UploadStatusSchema = {
         'mime_type',
         'created_at',
         'updated_at',
+        'stored_at',
         'deposit',
         'result',
-        'error'
+        'error',
+        'attestation'
     ],
     additionalProperties: false,
     properties: {
@@ -2455,6 +2457,18 @@ export const UploadStatusSchema = {
         updated_at: {
             $ref: '#/components/schemas/EpochSeconds'
         },
+        stored_at: {
+            description: 'Designed. When the storage upstream accepted the data item (the receipt\'s `stored_at`). Null until\nthe upload is stored; uploads stored before the gateway kept it report `created_at`.\n',
+            'x-designed': true,
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
         deposit: {
             $ref: '#/components/schemas/Deposit'
         },
@@ -2474,6 +2488,56 @@ export const UploadStatusSchema = {
                 'null'
             ],
             description: 'Last upstream or verification error.'
+        },
+        attestation: {
+            description: 'Designed. The StorageAttest attestation the verifier sent for this verified upload (seed 4.8), when\nthe gateway attests (`SERVICE_STORAGE__ATTESTOR_KEY`). Null until attested, and for attestations\nrecorded before the gateway kept their chain and contract.\n',
+            'x-designed': true,
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/UploadAttestation'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const UploadAttestationSchema = {
+    description: 'Designed. Where a verified upload was attested on chain through StorageAttest.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'tx_hash',
+        'chain_id',
+        'contract'
+    ],
+    additionalProperties: false,
+    properties: {
+        tx_hash: {
+            allOf: [
+                {
+                    $ref: '#/components/schemas/Bytes32Hex'
+                }
+            ],
+            description: 'The `attest` transaction (it emitted `StorageVerified`).'
+        },
+        chain_id: {
+            type: 'integer',
+            minimum: 1,
+            description: 'EIP-155 chain id of the chain the transaction was sent on.',
+            examples: [
+                8453
+            ]
+        },
+        contract: {
+            allOf: [
+                {
+                    $ref: '#/components/schemas/Address'
+                }
+            ],
+            description: 'The StorageAttest contract on `chain_id`.'
         }
     }
 } as const;

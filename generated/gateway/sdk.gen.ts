@@ -796,7 +796,9 @@ export const storeFile = <ThrowOnError extends boolean = false>(options: Options
  *
  * Designed. Public: the id is unguessable and is returned only to the payer (as `queue_id` of a 202).
  * States: `queued` → `uploading` → `stored` → `verified` | `verify_failed` (verification: at
- * least one confirmation, the SHA-256 of the fetched bytes and every expected tag match).
+ * least one confirmation, the SHA-256 of the fetched bytes and every expected tag match). `stored_at`
+ * says when the upstream accepted the item; `attestation`, where the verifier attested a verified
+ * upload on chain (StorageAttest), once it has.
  *
  */
 export const getUpload = <ThrowOnError extends boolean = false>(options: Options<GetUploadData, ThrowOnError>): RequestResult<GetUploadResponses, GetUploadErrors, ThrowOnError> => (options.client ?? client).get<GetUploadResponses, GetUploadErrors, ThrowOnError>({ url: '/store/uploads/{upload_id}', ...options });

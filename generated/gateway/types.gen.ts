@@ -955,12 +955,43 @@ export type UploadStatus = {
     mime_type: string;
     created_at: EpochSeconds;
     updated_at: EpochSeconds;
+    /**
+     * Designed. When the storage upstream accepted the data item (the receipt's `stored_at`). Null until
+     * the upload is stored; uploads stored before the gateway kept it report `created_at`.
+     *
+     */
+    stored_at: EpochSeconds | null;
     deposit: Deposit;
     result: UploadResult | null;
     /**
      * Last upstream or verification error.
      */
     error: string | null;
+    /**
+     * Designed. The StorageAttest attestation the verifier sent for this verified upload (seed 4.8), when
+     * the gateway attests (`SERVICE_STORAGE__ATTESTOR_KEY`). Null until attested, and for attestations
+     * recorded before the gateway kept their chain and contract.
+     *
+     */
+    attestation: UploadAttestation | null;
+};
+
+/**
+ * Designed. Where a verified upload was attested on chain through StorageAttest.
+ */
+export type UploadAttestation = {
+    /**
+     * The `attest` transaction (it emitted `StorageVerified`).
+     */
+    tx_hash: Bytes32Hex;
+    /**
+     * EIP-155 chain id of the chain the transaction was sent on.
+     */
+    chain_id: number;
+    /**
+     * The StorageAttest contract on `chain_id`.
+     */
+    contract: Address;
 };
 
 /**

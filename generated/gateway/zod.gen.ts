@@ -837,6 +837,15 @@ export const zUploadQueued = z.object({
 });
 
 /**
+ * Designed. Where a verified upload was attested on chain through StorageAttest.
+ */
+export const zUploadAttestation = z.object({
+    tx_hash: zBytes32Hex,
+    chain_id: z.int().gte(1),
+    contract: zAddress
+});
+
+/**
  * Designed. State of a paid upload.
  */
 export const zUploadStatus = z.object({
@@ -854,9 +863,11 @@ export const zUploadStatus = z.object({
     mime_type: z.string(),
     created_at: zEpochSeconds,
     updated_at: zEpochSeconds,
+    stored_at: zEpochSeconds.nullable(),
     deposit: zDeposit,
     result: zUploadResult.nullable(),
-    error: z.string().nullable()
+    error: z.string().nullable(),
+    attestation: zUploadAttestation.nullable()
 });
 
 /**

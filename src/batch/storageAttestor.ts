@@ -15,12 +15,13 @@ export type StorageAttestorOptions = {
   pollingIntervalMs?: number
 }
 
-export type Attestation = { txHash: Hex; nonce: bigint }
+/** The attestation transaction, the nonce `StorageVerified` reported, and where it was sent. */
+export type Attestation = { txHash: Hex; nonce: bigint; chainId: number; contract: Address }
 
 /**
  * Attests a verified upload on chain (seed 000 §4.8 StorageAttest): reads the storer's nonce, signs
  * `Attest(txid, sha256Expected, storer, nonce)` under the domain `StorageAttest`/`1`/chainId/contract,
- * calls `attest` and returns the nonce from `StorageVerified`. For the paid-storage verifier to call after
+ * calls `attest` and returns the transaction, the nonce from `StorageVerified`, the chain id and contract. For the paid-storage verifier to call after
  * a successful verification, when configured. Not concurrency-safe per storer: call it from one loop.
  */
 export function storageAttestor(opts: StorageAttestorOptions) {
@@ -60,7 +61,7 @@ export function storageAttestor(opts: StorageAttestorOptions) {
       const receipt = await pub.waitForTransactionReceipt({ hash: txHash, pollingInterval: opts.pollingIntervalMs ?? 500 })
       const [event] = parseEventLogs({ abi: storageAttestAbi, eventName: 'StorageVerified', logs: receipt.logs })
       if (receipt.status !== 'success' || !event) throw new BatchCommitFailedError(`attest transaction ${txHash} failed`)
-      return { txHash, nonce: event.args.nonce }
+      return { txHash, nonce: event.args.nonce, chainId: opts.chainId, contract: opts.contract }
     },
   }
 }

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/Database.js'
 import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations/0004_storage.js'
+import type { AttestationRecord } from './VerifiedAttestor.js'
 
 export type DepositRow = Selectable<StorageDepositsTable>
 export type UploadRow = Selectable<StorageUploadsTable>
@@ -314,10 +315,11 @@ export class Ledger {
     return Number(r.numUpdatedRows) === 1
   }
 
-  async recordAttestation(uploadId: string, txHash: string): Promise<void> {
+  /** The attestation transaction and where it was sent (chain id, StorageAttest contract). */
+  async recordAttestation(uploadId: string, { txHash, chainId, contract }: AttestationRecord): Promise<void> {
     await this.db
       .updateTable('storage_uploads')
-      .set((eb) => ({ attest_tx_hash: txHash, attest_error: null, next_attest_at: null, attest_attempts: eb('attest_attempts', '+', 1), updated_at: now() }))
+      .set((eb) => ({ attest_tx_hash: txHash, attest_chain_id: chainId, attest_contract: contract, attest_error: null, next_attest_at: null, attest_attempts: eb('attest_attempts', '+', 1), updated_at: now() }))
       .where('upload_id', '=', uploadId)
       .execute()
   }

@@ -74,9 +74,13 @@ export type UploadStatusView = {
   mime_type: string
   created_at: number
   updated_at: number
+  /** When the upstream accepted the item; null until stored (`created_at` for rows stored before 0007). */
+  stored_at: number | null
   deposit: DepositView
   result: UploadResult | null
   error: string | null
+  /** Where the verifier attested the upload on chain (StorageAttest); null until it has. */
+  attestation: { tx_hash: string; chain_id: number; contract: string } | null
 }
 
 export type StorageServiceOptions = {
@@ -371,11 +375,19 @@ export class StorageService {
       mime_type: u.mime_type,
       created_at: Number(u.created_at),
       updated_at: Number(u.updated_at),
+      stored_at: u.ar_tx_id ? Number(u.stored_at ?? u.created_at) : null,
       deposit: viewDeposit(deposit),
       result: u.ar_tx_id ? { arTxId: u.ar_tx_id, sha256: u.sha256, sizeBytes: Number(u.size_bytes), winc: u.winc, settlement } : null,
       error: u.status === 'verify_failed' ? u.verify_error : u.last_error,
+      attestation: viewAttestation(u),
     }
   }
+}
+
+/** The recorded StorageAttest attestation; null until attested (or when its chain and contract predate 0008). */
+function viewAttestation(u: UploadRow): UploadStatusView['attestation'] {
+  if (!u.attest_tx_hash || u.attest_chain_id === null || !u.attest_contract) return null
+  return { tx_hash: u.attest_tx_hash, chain_id: Number(u.attest_chain_id), contract: u.attest_contract }
 }
 
 function parseSettlement(d: DepositRow): Record<string, unknown> {

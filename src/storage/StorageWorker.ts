@@ -112,10 +112,13 @@ export class StorageWorker {
       const t = Math.floor(Date.now() / 1000)
       if (!(await ledger.takeAttestation(row.upload_id, t + ATTEST_LEASE_S))) continue
       try {
-        const { txHash } = await this.#attestor.attest(row.ar_tx_id, row.sha256)
-        await ledger.recordAttestation(row.upload_id, txHash)
+        const attestation = await this.#attestor.attest(row.ar_tx_id, row.sha256)
+        await ledger.recordAttestation(row.upload_id, attestation)
         attested++
-        this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, attest_tx_hash: txHash }, 'verified upload attested on chain')
+        this.#logger?.info(
+          { upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, attest_tx_hash: attestation.txHash, chain_id: attestation.chainId },
+          'verified upload attested on chain',
+        )
       } catch (error) {
         const retryS = Math.min(Math.ceil(this.#service.config.retryIntervalMs / 1000) * 2 ** Math.min(row.attest_attempts, 16), MAX_ATTEST_RETRY_S)
         const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)

@@ -3,9 +3,12 @@ import { deployedAddress, rpcChainId } from '../batch/chain.js'
 import { storageAttestor } from '../batch/storageAttestor.js'
 import type { StorageAttestConfig } from './config.js'
 
-/** Attests one verified upload on chain; returns the attestation transaction. */
+/** Where a verified upload was attested on chain: the transaction, its chain and the StorageAttest contract. */
+export type AttestationRecord = { txHash: string; chainId: number; contract: string }
+
+/** Attests one verified upload on chain. */
 export type VerifiedAttestor = {
-  attest(arTxId: string, sha256Hex: string): Promise<{ txHash: string }>
+  attest(arTxId: string, sha256Hex: string): Promise<AttestationRecord>
 }
 
 /**
@@ -24,7 +27,8 @@ export function configuredAttestor(config: StorageAttestConfig): VerifiedAttesto
     async attest(arTxId, sha256Hex) {
       client ??= connect()
       try {
-        return await (await client).attest(arTxId, sha256Hex)
+        const { txHash, chainId, contract } = await (await client).attest(arTxId, sha256Hex)
+        return { txHash, chainId, contract }
       } catch (error) {
         client = undefined
         throw error

@@ -50,6 +50,7 @@ const client = (chain: LocalChain, index: number) =>
 describe('POST /store through the real gateway app (response validation on)', () => {
   it('quotes, pays on local Base, stores, and shows the upload; every response matches the document', async () => {
     const data = randomBytes(10_000)
+    const before = Math.floor(Date.now() / 1000)
     const first = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data) })
     const quote = await first.json()
     expect(first.status, JSON.stringify(quote)).toBe(402)
@@ -68,6 +69,10 @@ describe('POST /store through the real gateway app (response validation on)', ()
     const body = await state.json()
     expect(state.status, JSON.stringify(body)).toBe(200)
     expect(body).toMatchObject({ status: 'stored', ar_tx_id: result.arTxId, result: { arTxId: result.arTxId } })
+    // stored_at: when the upstream accepted the item; no attestation (no SERVICE_STORAGE__ATTESTOR_KEY here)
+    expect(body.stored_at).toBeGreaterThanOrEqual(before)
+    expect(body.stored_at).toBeGreaterThanOrEqual(body.created_at)
+    expect(body.attestation).toBeNull()
     expect(gw.validationErrors).toEqual([])
   })
 

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { createPublicClient, http, parseEventLogs } from 'viem'
+import { createPublicClient, getAddress, http, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deployContracts } from '../../contracts/deploy.js'
 import { anvilAccount } from '../../devnet/accounts.js'
@@ -74,6 +74,9 @@ describe('StorageAttest from the verifier (Anvil)', () => {
     expect(receipt.to?.toLowerCase()).toBe(deployment.storageAttest.toLowerCase())
     const [event] = parseEventLogs({ abi: storageAttestAbi, eventName: 'StorageVerified', logs: receipt.logs })
     expect(event?.args).toMatchObject({ storer: STORER.address, txid: arTxIdToBytes32(arTxId), sha256Expected: `0x${sha}`, nonce: 0n })
+    // the upload state shows where it was attested
+    const view = await gw.service.getUpload(attested.upload_id)
+    expect(view.attestation).toEqual({ tx_hash: attested.attest_tx_hash, chain_id: 8453, contract: getAddress(deployment.storageAttest) })
 
     // the next verified upload is attested with the storer's next nonce
     const second = await payAndStoreOk(gw.url, peers.base, 3, randomBytes(1800))

@@ -68,6 +68,10 @@ export interface StorageUploadsTable {
   attest_attempts: ColumnType<number, number | undefined, number>
   next_attest_at: ColumnType<number | null, number | null | undefined, number | null>
   attest_error: ColumnType<string | null, string | null | undefined, string | null>
+  // ── added by 0008_storage_attest_chain ──
+  /** Chain id and StorageAttest contract of `attest_tx_hash`; NULL for rows attested before 0008. */
+  attest_chain_id: ColumnType<number | null, number | null | undefined, number | null>
+  attest_contract: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface StorageTables {

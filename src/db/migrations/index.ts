@@ -6,6 +6,7 @@ import { migration as m0004 } from './0004_storage.js'
 import { migration as m0005 } from './0005_batches.js'
 import { migration as m0006 } from './0006_marketplace.js'
 import { migration as m0007 } from './0007_storage_attest.js'
+import { migration as m0008 } from './0008_storage_attest_chain.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_batches': m0005,
   '0006_marketplace': m0006,
   '0007_storage_attest': m0007,
+  '0008_storage_attest_chain': m0008,
 }

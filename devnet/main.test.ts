@@ -88,6 +88,7 @@ describe('npm run devnet', () => {
     const second = await launch(false, dataDir)
     expect(second.info.service).toEqual(first.info.service)
     expect(second.info.facilitator.token).toBe(first.info.facilitator.token)
+    expect(second.info.shadow).toEqual(first.info.shadow)
     const tree = descendants(second.proc.pid as number)
     expect(tree.filter(isAnvil)).toHaveLength(2)
     second.proc.kill('SIGKILL')

@@ -1,5 +1,5 @@
 /** startDevnet in-process on free ports: the wiring of devnet.json, both EVM networks, upstream stop/start. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { x402Client } from '@x402/core/client'
@@ -10,7 +10,7 @@ import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { localChain, usdcArtifact } from './chains/startChain.js'
-import { startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
+import { loadOrCreateServiceKeys, startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
 
 describe('startDevnet', () => {
   let dir: string
@@ -33,8 +33,16 @@ describe('startDevnet', () => {
         'SERVICE_DATA_DIR', 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', 'SERVICE_STORAGE__ATTEST_RPC_URL', 'SERVICE_STORAGE__GATEWAY_URL', 'SERVICE_STORAGE__PAYMENT_URL',
         'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_X402__ASSET__EIP155_1', 'SERVICE_X402__ASSET__EIP155_8453',
         'SERVICE_X402__FACILITATOR_URL', 'SERVICE_X402__PAY_TO_ALGORAND', 'SERVICE_X402__PAY_TO_EVM',
+        'SHADOW_JWT_SECRET', 'SHADOW_OVERLORD_ADDRESS',
       ].sort(),
     )
+    // the shadow-overlord tier: a devnet overlord TEST key and a 32-byte bearer secret, kept with the service keys
+    expect(info.shadow.overlord).toMatchObject({ testKey: true, address: privateKeyToAccount(info.shadow.overlord.privateKey).address })
+    expect(info.env.SHADOW_OVERLORD_ADDRESS).toBe(info.shadow.overlord.address)
+    expect(info.env.SHADOW_JWT_SECRET).toMatch(/^[0-9a-f]{64}$/)
+    expect(info.env.SHADOW_JWT_SECRET).toBe(info.shadow.jwtSecret)
+    const kept = JSON.parse(readFileSync(join(dir, 'devnet', 'service-keys.json'), 'utf8')) as Record<string, unknown>
+    expect(kept).toMatchObject({ overlord: { address: info.shadow.overlord.address }, shadowJwtSecret: info.shadow.jwtSecret })
     expect(info.accounts.evm.filter((a) => a.role === 'payer')).toHaveLength(4)
     expect(info.accounts.algorand.filter((a) => a.role === 'payer')).toHaveLength(3)
   })
@@ -79,5 +87,24 @@ describe('startDevnet', () => {
     expect((await fetch(`${url}/__devnet/recover`, { method: 'POST' })).status).toBe(401)
     await fetch(`${url}/__devnet/recover`, { method: 'POST', headers: { authorization: `Bearer ${devnet.info.storage.adminToken}` } })
     expect((await fetch(`${url}/v1/rates`)).status).toBe(200)
+  })
+})
+
+describe('service keys', () => {
+  it('a keys file from before the overlord key existed keeps its keys and gains the missing ones, once', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'devnet-keys-'))
+    try {
+      const path = join(dir, 'service-keys.json')
+      const { overlord: _o, shadowJwtSecret: _s, ...old } = loadOrCreateServiceKeys(path)
+      writeFileSync(path, JSON.stringify(old), { mode: 0o600 })
+      const upgraded = loadOrCreateServiceKeys(path)
+      expect(upgraded).toMatchObject(old)
+      expect(upgraded.overlord.address).toBe(privateKeyToAccount(upgraded.overlord.privateKey).address)
+      expect(upgraded.shadowJwtSecret).toMatch(/^[0-9a-f]{64}$/)
+      expect(loadOrCreateServiceKeys(path)).toEqual(upgraded)
+      expect(statSync(path).mode & 0o777).toBe(0o600)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

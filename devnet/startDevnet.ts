@@ -4,7 +4,9 @@
  *   Turbo-compatible storage upstream; the Arweave gateway peer; the algod node.
  * On first start it makes the service's keys and keeps them under `<dataDir>/devnet/`: an Arweave JWK
  * (pre-funded in the upstream), an EVM pay-to key and an Algorand account (funded and opted in to the ASA),
- * and the facilitator/algod/admin tokens — so the gateway's configuration is stable across restarts.
+ * the facilitator/algod/admin tokens, and the shadow-overlord tier's devnet overlord key (a TEST key: it exists
+ * only so the admin tier works offline) and `SHADOW_JWT_SECRET` — so the gateway's configuration is stable
+ * across restarts. A keys file from before a key existed gains it on the next start.
  * `ports: 'free'` puts every peer on a free port (tests); the default is docs/design.md's ports.
  */
 import { spawn } from 'node:child_process'
@@ -61,6 +63,10 @@ interface ServiceKeys {
   facilitatorToken: string
   algodToken: string
   adminToken: string
+  /** Devnet overlord (TEST key) of the shadow-overlord tier: `SHADOW_OVERLORD_ADDRESS` is its address. */
+  overlord: { address: `0x${string}`; privateKey: `0x${string}` }
+  /** `SHADOW_JWT_SECRET`: 32 random bytes, hex. */
+  shadowJwtSecret: string
 }
 
 export interface DevnetInfo {
@@ -93,6 +99,11 @@ export interface DevnetInfo {
     evm: { role: string; index: number; address: `0x${string}`; privateKey: `0x${string}`; usdc: string }[]
     algorand: { role: string; address: string; mnemonic: string; microAlgos: string; usdc: string }[]
   }
+  /**
+   * The shadow-overlord tier on the devnet: the overlord's TEST key (sign challenges and the vault unlock
+   * message with it) and the gateway's `SHADOW_JWT_SECRET`. `npm start` also writes flow A's unlock proof.
+   */
+  shadow: { overlord: { address: `0x${string}`; privateKey: `0x${string}`; testKey: true }; jwtSecret: string }
   /** Gateway configuration (docs/design.md names) wired to this devnet. */
   env: Record<string, string>
   /** The service contracts on local Base, once deployed (`deployContracts`). */
@@ -127,18 +138,26 @@ function writeJsonAtomic(path: string, value: unknown, mode?: number): void {
   renameSync(tmp, path)
 }
 
-function loadOrCreateServiceKeys(path: string): ServiceKeys {
-  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as ServiceKeys
+function newEvmKey(): { address: `0x${string}`; privateKey: `0x${string}` } {
   const pk = generatePrivateKey()
+  return { address: privateKeyToAccount(pk).address, privateKey: pk }
+}
+
+/** Loads the service keys, making (and keeping) whichever are missing: all of them on first start. */
+export function loadOrCreateServiceKeys(path: string): ServiceKeys {
+  const stored = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Partial<ServiceKeys>) : {}
   const algo = algosdk.generateAccount()
-  const keys: ServiceKeys = {
-    evm: { address: privateKeyToAccount(pk).address, privateKey: pk },
+  const fresh: ServiceKeys = {
+    evm: newEvmKey(),
     algorand: { address: algo.addr.toString(), mnemonic: algosdk.secretKeyToMnemonic(algo.sk) },
     facilitatorToken: randomBytes(24).toString('hex'),
     algodToken: randomBytes(32).toString('hex'),
     adminToken: randomBytes(16).toString('hex'),
+    overlord: newEvmKey(),
+    shadowJwtSecret: randomBytes(32).toString('hex'),
   }
-  writeJsonAtomic(path, keys, 0o600)
+  const keys = { ...fresh, ...stored } as ServiceKeys
+  if (Object.keys(fresh).some((k) => !(k in stored))) writeJsonAtomic(path, keys, 0o600)
   return keys
 }
 
@@ -287,6 +306,10 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
           ...algoPayers.map((a) => ({ role: 'payer', address: a.address, mnemonic: a.mnemonic, microAlgos: ALGO_PAYER_MICROALGOS.toString(), usdc: ALGO_PAYER_USDC.toString() })),
         ],
       },
+      shadow: {
+        overlord: { address: keys.overlord.address, privateKey: keys.overlord.privateKey, testKey: true },
+        jwtSecret: keys.shadowJwtSecret,
+      },
       env: {
         SERVICE_DATA_DIR: dataDir,
         FACILITATOR_TOKEN: keys.facilitatorToken,
@@ -306,6 +329,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
         SERVICE_BATCH__RPC_URL: base.url,
         SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
+        // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
+        SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
+        SHADOW_JWT_SECRET: keys.shadowJwtSecret,
         ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey, SERVICE_STORAGE__ATTESTOR_KEY: keys.evm.privateKey } : {}),
       },
     }
@@ -404,6 +430,7 @@ export function devnetTable(info: DevnetInfo): string {
     ['service pay-to (EVM)', info.service.payToEvm, ''],
     ['service pay-to (Algorand)', info.service.payToAlgorand, `ASA ${info.algorand.usdcAsaId} (and ${info.algorand.otherAsaId}) opted in`],
     ['service Arweave JWK', info.service.arweaveJwkPath, ''],
+    ['shadow overlord (TEST key)', info.shadow.overlord.address, `key ${info.shadow.overlord.privateKey} (devnet only)`],
     ...info.accounts.evm.filter((a) => a.role === 'payer').map((a) => [`EVM payer #${a.index}`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
     ...info.accounts.algorand.filter((a) => a.role === 'payer').map((a) => ['Algorand payer', a.address, `${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
   ]

@@ -3,7 +3,7 @@
  * no process behind. Free ports throughout (DEVNET_FREE_PORTS=1 and free SERVICE_PORT / MODELSERVER_PORT).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -98,6 +98,7 @@ describe('npm start', () => {
     expect(info.env.SERVICE_X402__FACILITATOR_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     if (existsSync(join(root, 'src/main.ts'))) {
       expect(out).toContain('[gateway]')
+      await adminTierWorks(dataDir, Number(env.SERVICE_PORT))
       await batchAndAttestorWork(dataDir, Number(env.SERVICE_PORT), () => out)
     }
 
@@ -155,4 +156,58 @@ async function batchAndAttestorWork(dataDir: string, gatewayPort: number, out: (
     storer: attestor,
     sha256Expected: `0x${createHash('sha256').update(data).digest('hex')}`,
   })
+}
+
+/**
+ * The shadow-overlord tier under `npm start`: the devnet overlord TEST key from devnet.json gets a bearer,
+ * flow A (the proof file npm start wrote, no body) unlocks the sealed vault, and a signed `cabinet.provision`
+ * challenge provisions ACME, whose public roster then lists 8 members with addresses.
+ */
+async function adminTierWorks(dataDir: string, gatewayPort: number) {
+  const info = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as {
+    env: Record<string, string>
+    shadow: { overlord: { address: Address; privateKey: Hex; testKey: boolean }; jwtSecret: string }
+  }
+  expect(info.shadow.overlord.testKey).toBe(true)
+  expect(info.env).toMatchObject({ SHADOW_OVERLORD_ADDRESS: info.shadow.overlord.address, SHADOW_JWT_SECRET: expect.stringMatching(/^[0-9a-f]{64}$/) })
+  const overlord = privateKeyToAccount(info.shadow.overlord.privateKey)
+  expect(overlord.address).toBe(info.shadow.overlord.address)
+  const proof = JSON.parse(readFileSync(join(dataDir, 'vault_unlock_proof.json'), 'utf8')) as Record<string, string>
+  expect(Object.keys(proof).sort()).toEqual(['address', 'message', 'signature'])
+  expect(statSync(join(dataDir, 'vault_unlock_proof.json')).mode & 0o777).toBe(0o600)
+
+  const base = `http://127.0.0.1:${gatewayPort}`
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    return { status: res.status, text, body: (text ? JSON.parse(text) : undefined) as Record<string, any> }
+  }
+  const signed = async (scope: string, params?: Record<string, string>) => {
+    const c = await call('POST', '/admin/shadow/challenge', params ? { scope, params } : { scope })
+    expect(c.status, c.text).toBe(200)
+    return { nonce: c.body.nonce as string, signature: await overlord.signMessage({ message: c.body.message as string }) }
+  }
+  const v = await call('POST', '/admin/shadow/verify', await signed('auth'))
+  expect(v.status, v.text).toBe(200)
+  const bearer = { authorization: `Bearer ${v.body.jwt}` }
+
+  const sealed = await call('GET', '/admin/cabinet/ACME/preflight', undefined, bearer)
+  expect(sealed.status, sealed.text).toBe(200)
+  expect(sealed.body.vault_unlocked).toBe(false)
+  const unlock = await call('POST', '/vault/credentials/reunlock', undefined, bearer)
+  expect(unlock.status, unlock.text).toBe(200)
+  expect(unlock.body).toMatchObject({ unlocked: true, flow: 'A' })
+
+  const p = await call('POST', '/admin/cabinet/ACME/provision', await signed('cabinet.provision', { company: 'ACME' }), bearer)
+  expect(p.status, p.text).toBeLessThan(300)
+  const roster = await call('GET', '/cabinet/ACME')
+  expect(roster.status, roster.text).toBe(200)
+  const members = roster.body.members as { role: string; address: string }[]
+  expect(members).toHaveLength(8)
+  for (const m of members) expect(m.address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+  expect(new Set(members.map((m) => m.address.toLowerCase())).size).toBe(8)
 }

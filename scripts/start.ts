@@ -12,6 +12,13 @@
  *    service key, which deploys the contracts on local Base and holds ATTESTOR_ROLE. The deployment runs in the
  *    background and is not waited for: the gateway reads the addresses from `contracts-8453.json` when it
  *    attests or batches, and retries an attestation made before the file exists.
+ *    It also turns on the shadow-overlord (admin) tier: `SHADOW_OVERLORD_ADDRESS` is the devnet overlord's
+ *    TEST key and `SHADOW_JWT_SECRET` the devnet's (both kept in `<SERVICE_DATA_DIR>/devnet/`), and flow A's
+ *    unlock proof (the overlord's signature over the gateway's unlock message, `{address, signature,
+ *    message}`) is written to `SHADOW_UNLOCK_PROOF_PATH` (default `<SERVICE_DATA_DIR>/vault_unlock_proof.json`)
+ *    on every start, so `POST /vault/credentials/reunlock` with a bearer and no body unlocks the vault. The
+ *    vault is still sealed after each start, as everywhere. A caller-set `SHADOW_OVERLORD_ADDRESS` of another
+ *    key wins, and then no proof is written.
  * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. If this
  *    process dies without stopping them (SIGKILL), the servers get SIGTERM from scripts/exitWithParent.mjs
  *    and, as a backstop, from a detached guardian that SIGKILLs whatever is left 5 s later; Anvil has its own
@@ -27,8 +34,12 @@ import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { devnetTable, startDevnet, type Devnet } from '../devnet/startDevnet.js'
+import { privateKeyToAccount } from 'viem/accounts'
+import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from '../devnet/startDevnet.js'
 import { watchAncestors } from '../devnet/watchAncestors.js'
+import { readShadowConfig } from '../src/shadow/config.js'
+import { unlockMessageFor } from '../src/vault/Vault.js'
+import { writeFileAtomic } from '../src/vault/writeFileAtomic.js'
 
 const t0 = Date.now()
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -171,6 +182,37 @@ const serverEnv: NodeJS.ProcessEnv = {
   MODELSERVER_PORT: String(modelPort),
   SERVICE_LLM__MODELSERVER__BASE_URL: `http://127.0.0.1:${modelPort}`,
   ...env, // the caller's own settings win
+}
+
+/**
+ * Flow A's unlock proof for the devnet overlord, signed over the unlock message of the gateway as it will be
+ * configured (same origin, same proof path: read through the gateway's own `readShadowConfig`).
+ */
+async function writeDevnetUnlockProof(shadow: DevnetInfo['shadow'], gatewayEnv: NodeJS.ProcessEnv): Promise<void> {
+  let cfg: ReturnType<typeof readShadowConfig>
+  try {
+    cfg = readShadowConfig(gatewayEnv)
+  } catch (e) {
+    say(`shadow-overlord tier misconfigured (${(e as Error).message}): no unlock proof written`)
+    return
+  }
+  const overlord = privateKeyToAccount(shadow.overlord.privateKey)
+  if (cfg.overlordAddress?.toLowerCase() !== overlord.address.toLowerCase()) {
+    say(`SHADOW_OVERLORD_ADDRESS is not the devnet overlord: no unlock proof written`)
+    return
+  }
+  const message = unlockMessageFor(cfg.publicOrigin)
+  const proof = { address: overlord.address, signature: await overlord.signMessage({ message }), message }
+  const path = resolve(root, cfg.unlockProofPath)
+  await writeFileAtomic(path, `${JSON.stringify(proof, null, 2)}\n`, 0o600)
+  say(`admin tier: overlord ${overlord.address} (devnet TEST key, in devnet.json \`shadow\`); the vault starts sealed — POST /vault/credentials/reunlock with a bearer and no body unlocks it (proof ${path})`)
+}
+if (devnet) {
+  try {
+    await writeDevnetUnlockProof(devnet.info.shadow, serverEnv)
+  } catch (e) {
+    say(`could not write the devnet unlock proof: ${(e as Error).message}`)
+  }
 }
 
 const waits: Promise<boolean>[] = []

@@ -27,30 +27,11 @@ export const errorCatalogue: Record<string, { status: number }> = {
   modelserver_unavailable: { status: 502 },
   model_not_found: { status: 400 },
   model_request_invalid: { status: 400 },
-  // paid storage (src/x402, src/storage) — same table as src/storage/httpStatus.ts
-  empty_body: { status: 400 },
-  invalid_multipart: { status: 400 },
-  invalid_tag: { status: 400 },
-  invalid_payment_header: { status: 400 },
-  unsupported_network: { status: 400 },
-  invalid_payment: { status: 402 },
-  wrong_asset: { status: 402 },
-  insufficient_amount: { status: 402 },
-  wrong_receiver: { status: 402 },
-  request_hash_mismatch: { status: 402 },
-  expired_payment: { status: 402 },
-  upload_not_found: { status: 404 },
-  payment_replayed: { status: 409 },
-  payload_too_large: { status: 413 },
-  storage_upstream_failed: { status: 502 },
-  facilitator_unavailable: { status: 502 },
-  ledger_node_unavailable: { status: 502 },
-  storage_not_configured: { status: 503 },
   // configuration
   invalid_config: { status: 500 },
   // shadow-overlord tier, vault, cabinets (src/shadow/ShadowError.ts is the source of truth)
   ...shadowErrorRows,
-  // paid storage and receipt batches keep their rows beside their handlers
+  // paid storage (src/x402, src/storage: src/storage/httpStatus.ts) and receipt batches, rows beside their handlers
   ...storageErrorRows,
   ...batchErrorRows,
 }

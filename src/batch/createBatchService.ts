@@ -7,7 +7,7 @@ import { loadArweaveSigner } from '../storage/signDataItem.js'
 import { UpstreamClient } from '../storage/UpstreamClient.js'
 import type { BatchConfig } from './config.js'
 import { createBatchRunner } from './createBatchRunner.js'
-import { type ReceiptLookup, getReceiptProof } from './getReceiptProof.js'
+import { type ReceiptView, getReceiptProof, receiptView } from './getReceiptProof.js'
 import { ledgerReceiptSource } from './ledgerReceiptSource.js'
 import type { BatchLogger, BatchRunResult } from './runBatch.js'
 import { type BatchScheduler, startBatchScheduler } from './scheduler.js'
@@ -22,8 +22,8 @@ export type BatchServiceDependencies = {
 }
 
 export type BatchService = {
-  /** A receipt and its proof (getReceiptProof.ts); throws ReceiptNotFoundError. */
-  receipt(arTxId: string): Promise<ReceiptLookup>
+  /** The `Receipt` body of a receipt, with its proof once committed (getReceiptProof.ts); throws ReceiptNotFoundError. */
+  receipt(arTxId: string): Promise<ReceiptView>
   /** One batch run now (what the daily schedule runs). */
   runOnce(): Promise<BatchRunResult>
   /** Starts the daily schedule (`SERVICE_BATCH__DAILY_AT`, UTC) when `config.enabled`; otherwise does nothing. */
@@ -50,7 +50,7 @@ export function createBatchService(config: BatchConfig, deps: BatchServiceDepend
   }
 
   return {
-    receipt: (arTxId) => getReceiptProof(db, source, arTxId),
+    receipt: async (arTxId) => receiptView(await getReceiptProof(db, source, arTxId)),
     runOnce,
     start() {
       if (!config.enabled || scheduler) return

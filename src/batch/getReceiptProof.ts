@@ -41,6 +41,16 @@ export type ReceiptLookup = {
   onChain: { chainId: number; contract: Hex; commitTxHash: Hex; batchId: string } | null
 }
 
+/**
+ * The `Receipt` response body: the receipt plus where `attestLeaf` is called — the chain, the ReceiptBatches
+ * contract and the `commitBatch` transaction — all null until the batch is committed (as `batch`).
+ */
+export type ReceiptView = ReceiptBody & { chain_id: number | null; contract: Hex | null; commit_tx: Hex | null }
+
+export function receiptView({ receipt, onChain }: ReceiptLookup): ReceiptView {
+  return { ...receipt, chain_id: onChain?.chainId ?? null, contract: onChain?.contract ?? null, commit_tx: onChain?.commitTxHash ?? null }
+}
+
 /** Throws ReceiptNotFoundError when the id is neither batched nor a stored, paid upload. */
 export async function getReceiptProof(
   db: Kysely<Database>,

@@ -4,7 +4,7 @@ export { type BatchConfig, readBatchConfig, resolveReceiptBatchesAddress } from 
 export { createBatchRunner } from './createBatchRunner.js'
 export { type BatchService, type BatchServiceDependencies, createBatchService } from './createBatchService.js'
 export * from './errors.js'
-export { getReceiptProof, type ReceiptBody, type ReceiptLookup } from './getReceiptProof.js'
+export { getReceiptProof, type ReceiptBody, type ReceiptLookup, type ReceiptView, receiptView } from './getReceiptProof.js'
 export { ledgerReceiptSource } from './ledgerReceiptSource.js'
 export type { ReceiptSource, SettledReceipt } from './ReceiptSource.js'
 export * from './receiptLeaf.js'

@@ -15,6 +15,7 @@ import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from '../.
 import { type DatabaseHandle, createDatabase } from '../../db/createDatabase.js'
 import { type ResponseValidationReport, createOpenApiRouter, loadOpenApiDocument } from '../../shared/http/index.js'
 import { createCapturingLogger } from '../../shared/logger.js'
+import { errorToResult } from '../errorCatalogue.js'
 import type { CoreServices, Handler, HandlerContext, Services } from '../types.js'
 import { batchErrorRows } from './batchErrorRows.js'
 import { batchHandlers, initBatch } from './index.js'
@@ -48,6 +49,8 @@ beforeAll(async () => {
       Object.entries(batchHandlers).map(([id, fn]) => [id, (ctx: unknown) => (fn as Handler)({ ...(ctx as HandlerContext), services })]),
     ),
     responseValidation: 'error',
+    // thrown errors become responses through the error catalogue, as in the app
+    mapError: (error) => errorToResult(error) ?? { status: 500, body: { error: 'internal_error', message: 'internal error' } },
     onResponseValidationError: (r) => validationErrors.push(r),
     logger,
   })

@@ -191,21 +191,24 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
 /**
  * Ollama parses the body of its JSON endpoints whatever the Content-Type (`curl -d '{…}'` sends
  * `application/x-www-form-urlencoded`, some clients send none). For an operation whose documented request body
- * is JSON, a body with another (or no) media type is read as JSON: the header is set to `application/json`
- * before the parsers see it. Raw-byte operations (blobs, registry uploads) are never parsed, whatever their label.
+ * is JSON, a body with another (or no) media type is read as JSON: the header is set to the documented JSON
+ * type before the parsers see it (so no 415, which the document does not have). Raw-byte operations (blobs,
+ * registry uploads) are never parsed, whatever their label.
  */
 function jsonWhateverTheContentType(router: OpenApiRouter) {
-  const jsonOperations = new Set(
-    router.operations
-      .filter((o) => Object.keys((o.definition as { requestBody?: { content?: object } }).requestBody?.content ?? {}).includes('application/json'))
-      .map((o) => o.operationId),
-  )
+  // operationId → the JSON media type its request body is documented with (`application/json`, the manifest type…).
+  const jsonOperations = new Map<string, string>()
+  for (const o of router.operations) {
+    const media = Object.keys((o.definition as { requestBody?: { content?: object } }).requestBody?.content ?? {}).find(isJsonMediaType)
+    if (media && !rawBodyOperations.has(o.operationId)) jsonOperations.set(o.operationId, media)
+  }
   return (req: Request, _res: Response, next: NextFunction) => {
     if (!hasBody(req)) return next()
     const operation = router.matchOperation(req.method, req.path)
     if (!operation) return next()
     const json = isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0]!.trim())
-    if (!json && jsonOperations.has(operation.operationId)) req.headers['content-type'] = 'application/json'
+    const documented = jsonOperations.get(operation.operationId)
+    if (!json && documented) req.headers['content-type'] = documented
     // A blob is bytes even when a client labels it JSON: no parser may consume it before the handler hashes it.
     if (json && rawBodyOperations.has(operation.operationId)) req.headers['content-type'] = 'application/octet-stream'
     next()

@@ -13,6 +13,8 @@ import {
   type EvmRailConfig,
   FacilitatorClient,
   FacilitatorUnavailableError,
+  HEADER_PAYMENT_REQUIRED,
+  HEADER_PAYMENT_RESPONSE,
   LedgerNodeUnavailableError,
   parseAlgorandPayment,
   parseEvmPayment,
@@ -207,7 +209,7 @@ export class StorageService {
     const quote = buildPaymentRequired(input)
     // 3. no payment header → 402
     const decoded = decodePaymentHeader(headers)
-    if (!decoded) return { status: 402, body: quote, headers: { 'PAYMENT-REQUIRED': encodeBase64Json(quote) } }
+    if (!decoded) return { status: 402, body: quote, headers: { [HEADER_PAYMENT_REQUIRED]: encodeBase64Json(quote) } }
     // 4. rail by accepted.network
     const requirement = quote.accepts.find((r) => r.network === decoded.network)
     if (!requirement) throw new UnsupportedNetworkError(decoded.network)
@@ -235,7 +237,7 @@ export class StorageService {
     try {
       const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
       const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
-      return { status: 200, body: result, headers: { 'PAYMENT-RESPONSE': encodeBase64Json(paymentResponse(result)) } }
+      return { status: 200, body: result, headers: { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) } }
     } catch (error) {
       const row = await this.ledger.getDeposit(deposit.depositId)
       const depositView = row ? viewDeposit(row) : undefined

@@ -22,5 +22,3 @@ export const storageErrorStatus = {
   ledger_node_unavailable: 502,
   storage_not_configured: 503,
 } as const satisfies Record<string, number>
-
-export type StorageErrorCode = keyof typeof storageErrorStatus

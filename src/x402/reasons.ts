@@ -20,7 +20,6 @@ export const ErrorCodes = {
   storageUpstreamFailed: 'storage_upstream_failed',
   uploadNotFound: 'upload_not_found',
 } as const
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]
 
 export const InvalidPaymentReasons = {
   schemeMismatch: 'scheme_mismatch',

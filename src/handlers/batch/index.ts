@@ -3,14 +3,12 @@
  * started by `initBatch`. Error rows for `../errorCatalogue.ts`: `batchErrorRows`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
-import type { DomainInit, Handler } from '../types.js'
+import type { Handler } from '../types.js'
 import { getReceipt } from './batchHandlers.js'
-import { batchInit } from './batchInit.js'
 
 export { batchErrorRows } from './batchErrorRows.js'
+export { batchInit as initBatch } from './batchInit.js'
 
 export const batchHandlers = {
   getReceipt,
 } satisfies Partial<Record<OperationId, Handler>>
-
-export const initBatch: DomainInit = batchInit

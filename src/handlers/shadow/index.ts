@@ -1,3 +1,3 @@
 export { shadowHandlers } from './shadowHandlers.js'
-export { shadowInit, shadowInit as initShadow } from './shadowInit.js'
+export { shadowInit as initShadow } from './shadowInit.js'
 export { shadowErrorRows } from './shadowErrorRows.js'

@@ -1,3 +1,3 @@
 export { storageHandlers } from './storageHandlers.js'
-export { storageInit, storageInit as initStorage } from './storageInit.js'
+export { storageInit as initStorage } from './storageInit.js'
 export { storageErrorRows } from './storageErrorRows.js'

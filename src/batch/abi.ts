@@ -1,8 +1,8 @@
 import { parseAbi } from 'viem'
 
 /**
- * The part of ReceiptBatches' ABI the gateway uses (contracts/src/ReceiptBatches.sol). `abi.test.ts`
- * checks every item against the compiled contract.
+ * The part of ReceiptBatches' ABI the gateway uses (contracts/src/ReceiptBatches.sol).
+ * `contracts/contracts.anvil.test.ts` checks every item of both ABIs here against the compiled contracts.
  */
 export const receiptBatchesAbi = parseAbi([
   'function commitBatch(bytes32 root, uint64 leafCount, bytes32 arweaveTx) returns (uint64 epoch)',

@@ -22,8 +22,9 @@ const MAX_ATTEST_RETRY_S = 3600
 const ATTEST_LEASE_S = 300
 
 /**
- * Background jobs of paid storage: retries queued (paid, not yet stored) uploads with backoff, and
- * verifies stored items against the gateway (seed 4.7), every `SERVICE_STORAGE__WORKER_TICK_MS`.
+ * Background jobs of paid storage: retries queued (paid, not yet stored) uploads with backoff, verifies
+ * stored items against the gateway (seed 4.7) and, when configured, attests verified ones on chain
+ * (StorageAttest, seed 4.8), every `SERVICE_STORAGE__WORKER_TICK_MS`.
  */
 export class StorageWorker {
   readonly #service: StorageService

@@ -14,7 +14,8 @@ declare module '../types.js' {
 /**
  * Start hook of paid storage: reads `SERVICE_STORAGE__*`, `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
  * `FACILITATOR_TOKEN`, builds the service over the main database, and runs the background worker
- * (queued-upload retries and verification) while the app is up.
+ * (queued-upload retries, verification and, with `SERVICE_STORAGE__ATTESTOR_KEY`, attestation) while the app
+ * is up.
  */
 export const storageInit: DomainInit = (core) => {
   const env = { ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin }

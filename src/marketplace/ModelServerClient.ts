@@ -1,7 +1,13 @@
 import { createClient } from '../../generated/modelserver/client/index.js'
 import { chat, embed, generate, getVersion, listModels } from '../../generated/modelserver/sdk.gen.js'
 import type { ChatMessage, ChatResponse, GenerateResponse, ModelOptions, ModelSummary } from '../../generated/modelserver/types.gen.js'
+import type { ModelServerModels } from '../../generated/gateway/types.gen.js'
 import { BaseError } from '../shared/errors/BaseError.js'
+
+function isoOrRaw(value: string): string {
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? value : date.toISOString()
+}
 
 export class ModelServerUnavailableError extends BaseError<'modelserver_unavailable'> {
   override name = 'ModelServerUnavailableError'
@@ -66,6 +72,26 @@ export class ModelServerClient {
   async listModels(signal?: AbortSignal): Promise<ModelSummary[]> {
     const data = await this.call('GET /api/tags', (s) => listModels({ client: this.client, signal: s }), signal)
     return data.models
+  }
+
+  /**
+   * The installed models as the gateway documents them (`ModelServerModels`): the model server's base URL,
+   * and per model an ISO `modified_at` (kept as sent when unparsable), a `sha256:`-prefixed digest and
+   * `details` always an object.
+   */
+  async installedModels(signal?: AbortSignal): Promise<ModelServerModels> {
+    const models = await this.listModels(signal)
+    return {
+      base_url: this.baseUrl,
+      models: models.map((m) => ({
+        name: m.name,
+        model: m.model,
+        modified_at: isoOrRaw(m.modified_at),
+        size: m.size,
+        digest: m.digest.startsWith('sha256:') ? m.digest : `sha256:${m.digest}`,
+        details: m.details ?? {},
+      })),
+    }
   }
 
   async generate(

@@ -54,31 +54,10 @@ export const getAgent: Handler = async (ctx) => ({ status: 200, body: await ctx.
 
 export const getInboundMetrics: Handler = (ctx) => ({ status: 200, body: ctx.services.inbound.snapshot() })
 
-export const listModelServerModels: Handler = async (ctx) => {
-  const models = await ctx.services.modelServer.listModels(ctx.signal)
-  return {
-    status: 200,
-    body: {
-      base_url: ctx.services.modelServer.baseUrl,
-      models: models.map((m) => ({
-        name: m.name,
-        model: m.model,
-        modified_at: isoOrRaw(m.modified_at),
-        size: m.size,
-        digest: m.digest.startsWith('sha256:') ? m.digest : `sha256:${m.digest}`,
-        details: m.details ?? {},
-      })),
-    },
-  }
-}
+export const listModelServerModels: Handler = async (ctx) => ({ status: 200, body: await ctx.services.modelServer.installedModels(ctx.signal) })
 
 export const getMetrics: Handler = async (ctx) => ({
   status: 200,
   contentType: 'text/plain; version=0.0.4; charset=utf-8',
   body: await ctx.services.metricsText(),
 })
-
-function isoOrRaw(value: string): string {
-  const date = new Date(value)
-  return Number.isNaN(date.getTime()) ? value : date.toISOString()
-}

@@ -1,14 +1,6 @@
-import {
-  type Address,
-  type Hex,
-  createPublicClient,
-  createWalletClient,
-  http,
-  parseEventLogs,
-} from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { type Address, type Hex, parseEventLogs } from 'viem'
 import { receiptBatchesAbi } from './abi.js'
-import { rpcChain } from './chain.js'
+import { keyedRpcClients } from './chain.js'
 import { BatchCommitFailedError } from './errors.js'
 
 export type CommitResult = { epoch: number; txHash: Hex; blockNumber: bigint }
@@ -34,11 +26,7 @@ export type ViemBatchCommitterOptions = {
 }
 
 export function viemBatchCommitter(opts: ViemBatchCommitterOptions): BatchCommitter {
-  const account = privateKeyToAccount(opts.attestorKey)
-  const transport = http(opts.rpcUrl, { retryCount: 1 })
-  const chain = rpcChain(opts.chainId, opts.rpcUrl)
-  const pub = createPublicClient({ chain, transport })
-  const wallet = createWalletClient({ account, chain, transport })
+  const { account, pub, wallet } = keyedRpcClients(opts.rpcUrl, opts.chainId, opts.attestorKey)
   return {
     chainId: opts.chainId,
     contract: opts.contract,

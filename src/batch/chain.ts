@@ -1,17 +1,26 @@
 import { readFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Address, type Chain, createPublicClient, getAddress, http, isAddress } from 'viem'
+import { type Address, type Chain, type Hex, createPublicClient, createWalletClient, getAddress, http, isAddress } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { BatchConfigError } from './errors.js'
 
-/** A viem chain for an RPC we only know by URL and chain id (the batch committer, the storage attestor). */
-export function rpcChain(chainId: number, rpcUrl: string): Chain {
+/** A viem chain for an RPC we only know by URL and chain id. */
+function rpcChain(chainId: number, rpcUrl: string): Chain {
   return {
     id: chainId,
     name: `chain-${chainId}`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   }
+}
+
+/** The account of `key` and the public and wallet clients of one RPC (the batch committer, the storage attestor). */
+export function keyedRpcClients(rpcUrl: string, chainId: number, key: Hex) {
+  const account = privateKeyToAccount(key)
+  const chain = rpcChain(chainId, rpcUrl)
+  const transport = http(rpcUrl, { retryCount: 1 })
+  return { account, pub: createPublicClient({ chain, transport }), wallet: createWalletClient({ account, chain, transport }) }
 }
 
 /** The chain id the RPC reports. */

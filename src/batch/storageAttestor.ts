@@ -1,7 +1,6 @@
-import { type Address, type Hex, createPublicClient, createWalletClient, http, parseEventLogs } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { type Address, type Hex, parseEventLogs } from 'viem'
 import { storageAttestAbi } from './abi.js'
-import { rpcChain } from './chain.js'
+import { keyedRpcClients } from './chain.js'
 import { BatchCommitFailedError } from './errors.js'
 import { arTxIdToBytes32 } from './receiptLeaf.js'
 
@@ -25,11 +24,7 @@ export type Attestation = { txHash: Hex; nonce: bigint; chainId: number; contrac
  * a successful verification, when configured. Not concurrency-safe per storer: call it from one loop.
  */
 export function storageAttestor(opts: StorageAttestorOptions) {
-  const account = privateKeyToAccount(opts.storerKey)
-  const chain = rpcChain(opts.chainId, opts.rpcUrl)
-  const transport = http(opts.rpcUrl, { retryCount: 1 })
-  const pub = createPublicClient({ chain, transport })
-  const wallet = createWalletClient({ account, chain, transport })
+  const { account, pub, wallet } = keyedRpcClients(opts.rpcUrl, opts.chainId, opts.storerKey)
   return {
     storer: account.address,
     async attest(arTxId: string, sha256Hex: string): Promise<Attestation> {

@@ -4,7 +4,7 @@ import type { Caller } from '../../shadow/ShadowOverlord.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import type { Handler, HandlerContext } from '../types.js'
 import { sessionTokenOf } from '../core/session.js'
-import { renderAdminPage } from './adminPage.js'
+import { renderAdminPage } from '../../pages/adminPage.js'
 
 declare module '../types.js' {
   interface Services {

@@ -17,6 +17,7 @@
  *   included) and eval rate (`eval_count / eval_duration`, the seed's definition of tokens per second).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -46,6 +47,7 @@ async function bench(): Promise<void> {
   const url = server.url
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-throughput-'))
   const engine = await createEngine({ threads })
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   try {
     const tiny = tinyChatModel()
     const file = path.join(dir, 'chat.gguf')
@@ -70,22 +72,30 @@ async function bench(): Promise<void> {
       if (r.evalCount !== tokens) throw new Error(`a run produced ${r.evalCount} tokens, not ${tokens}`)
       return { wall: r.evalCount / seconds, eval: r.evalCount / (r.evalDurationNs / 1e9) }
     }
+    // The client is node:http keeping only the tail of the body: on a 2-core machine the client shares the cores
+    // with the server, and fetch (undici web streams) spends ~2x more CPU per streamed reply (README).
     const post = (stream: boolean) =>
-      fetch(`${url}/api/generate`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'svc-tiny-chat', prompt, stream, options, keep_alive: -1 }),
+      new Promise<Final>((resolve, reject) => {
+        const body = JSON.stringify({ model: 'svc-tiny-chat', prompt, stream, options, keep_alive: -1 })
+        const req = http.request(`${url}/api/generate`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+          let tail: Buffer = Buffer.alloc(0)
+          res.on('data', (d: Buffer) => (tail = tail.length > 8192 ? d : Buffer.concat([tail, d])))
+          res.on('end', () => {
+            const text = tail.toString('utf8').trimEnd()
+            resolve(JSON.parse(text.slice(text.lastIndexOf('\n') + 1)) as Final)
+          })
+          res.on('error', reject)
+        })
+        req.on('error', reject)
+        req.end(body)
       })
     type Final = { eval_count: number; eval_duration: number }
     const fromFinal = (f: Final): Result => ({ evalCount: f.eval_count, evalDurationNs: f.eval_duration })
     const paths: Record<string, () => Promise<Result>> = {
       'in-process': () => model.complete({ prompt, options }),
-      'HTTP stream:false': async () => fromFinal((await (await post(false)).json()) as Final),
+      'HTTP stream:false': async () => fromFinal(await post(false)),
       'in-process + onToken': () => model.complete({ prompt, options, onToken: () => {} }),
-      'HTTP stream:true': async () => {
-        const text = await (await post(true)).text()
-        return fromFinal(JSON.parse(text.slice(text.trimEnd().lastIndexOf('\n') + 1)) as Final)
-      },
+      'HTTP stream:true': async () => fromFinal(await post(true)),
     }
     const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(paths).map((k) => [k, []]))
     for (let round = -1; round < runs; round++) {
@@ -114,6 +124,7 @@ async function bench(): Promise<void> {
     console.log('tokens/s; percentages: HTTP relative to the in-process path above it. wall = as seen by the caller,')
     console.log('eval = eval_count / eval_duration. "best" = fastest run of each path (least disturbed on a shared machine).')
   } finally {
+    agent.destroy()
     await server.stop()
     await engine.dispose()
     await rm(dir, { recursive: true, force: true })

@@ -6,7 +6,7 @@
  *
  * - HTTP: a model server in a child process (its own event loop, like `npm run modelserver`), the stock default
  *   model `svc-tiny-chat`, `POST /api/generate` with `stream: false` and with `stream: true` (NDJSON, read to
- *   the end by this process).
+ *   the end by this process through node:http, keeping only the tail: a lean client, see the README).
  * - In-process: this process loads the same GGUF on its own engine (same llama.cpp thread count) and calls
  *   `EngineModel.complete` with the same prompt and options, without and with an `onToken` callback.
  * - Same tokens: seed, temperature and `num_predict` are identical, and the seed is chosen (first that works,

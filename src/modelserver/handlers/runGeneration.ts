@@ -71,9 +71,20 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
   const channel = new NdjsonChannel(TOKEN_FLUSH_INTERVAL_MS)
   let firstToken: () => void = () => {}
   const started$ = new Promise<void>((resolve) => (firstToken = resolve))
+  // One chunk per token (~2,000 per second with the tiny models): the ISO timestamp is formatted once per millisecond.
+  let stampMs = 0
+  let stamp = ''
+  const createdAt = () => {
+    const now = Date.now()
+    if (now !== stampMs) {
+      stampMs = now
+      stamp = new Date(now).toISOString()
+    }
+    return stamp
+  }
   const onToken = (piece: TokenChunk) => {
     if (p.signal.aborted) return
-    channel.push(p.chunk(piece, new Date().toISOString()))
+    channel.push(p.chunk(piece, createdAt()))
     firstToken()
   }
   const running = p.run(lease.model, onToken)

@@ -5,12 +5,10 @@
  * recorded. Configuration: `SERVICE_BATCH__*` (src/batch/config.ts), `SERVICE_STORAGE__*` for the upstream
  * and Arweave key, `SERVICE_DATABASE_URL` / `SERVICE_DATA_DIR`. Exits non-zero when a step fails.
  */
-import { createBatchRunner, readBatchConfig, upstreamTreeUploader } from '../src/batch/index.js'
+import { createBatchService } from '../src/batch/createBatchService.js'
+import { readBatchConfig } from '../src/batch/index.js'
 import { loadConfig } from '../src/config/loadConfig.js'
 import { createDatabase } from '../src/db/createDatabase.js'
-import { readStorageConfig } from '../src/storage/config.js'
-import { UpstreamClient } from '../src/storage/UpstreamClient.js'
-import { loadArweaveSigner } from '../src/storage/signDataItem.js'
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name)
@@ -21,22 +19,19 @@ async function main(): Promise<void> {
   const cutoffText = flag('--cutoff')
   if (cutoffText !== undefined && !/^\d+$/.test(cutoffText)) throw new Error('--cutoff must be epoch seconds')
   const batchConfig = readBatchConfig()
-  const storage = readStorageConfig()
   const { databaseUrl } = loadConfig()
   const handle = await createDatabase({ url: databaseUrl })
   try {
-    const upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
-    const signer = await loadArweaveSigner(storage.arweaveJwkPath)
-    const run = await createBatchRunner(batchConfig, {
+    const service = createBatchService(batchConfig, {
       db: handle.db,
-      uploader: upstreamTreeUploader(upstream, signer),
+      env: process.env,
       log: {
         info: (o, m) => console.error(m ?? '', JSON.stringify(o)),
         warn: (o, m) => console.error(`warning: ${m ?? ''}`, JSON.stringify(o)),
         error: (o, m) => console.error(`error: ${m ?? ''}`, JSON.stringify(o)),
       },
     })
-    const result = await run({ cutoff: cutoffText === undefined ? undefined : Number(cutoffText) })
+    const result = await service.runOnce({ cutoff: cutoffText === undefined ? undefined : Number(cutoffText) })
     const batches = [...result.resumed, ...result.created]
     if (process.argv.includes('--json')) {
       console.log(JSON.stringify(result, null, 2))

@@ -24,8 +24,8 @@ export type BatchServiceDependencies = {
 export type BatchService = {
   /** The `Receipt` body of a receipt, with its proof once committed (getReceiptProof.ts); throws ReceiptNotFoundError. */
   receipt(arTxId: string): Promise<ReceiptView>
-  /** One batch run now (what the daily schedule runs). */
-  runOnce(): Promise<BatchRunResult>
+  /** One batch run now (what the daily schedule and `npm run batch` run); `cutoff`: only uploads paid before it. */
+  runOnce(options?: { cutoff?: number }): Promise<BatchRunResult>
   /** Starts the daily schedule (`SERVICE_BATCH__DAILY_AT`, UTC) when `config.enabled`; otherwise does nothing. */
   start(): void
   stop(): void
@@ -41,12 +41,12 @@ export function createBatchService(config: BatchConfig, deps: BatchServiceDepend
   const source = ledgerReceiptSource(db)
   let scheduler: BatchScheduler | undefined
 
-  const runOnce = async (): Promise<BatchRunResult> => {
+  const runOnce = async (options: { cutoff?: number } = {}): Promise<BatchRunResult> => {
     const storage = readStorageConfig(env)
     const upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
     const signer = await loadArweaveSigner(storage.arweaveJwkPath)
     const run = await createBatchRunner(config, { db, source, uploader: upstreamTreeUploader(upstream, signer), events, log })
-    return run()
+    return run(options)
   }
 
   return {

@@ -1,4 +1,5 @@
 import { summarizeEvent } from '../../catalogue/Catalogue.js'
+import { checkHealth } from '../../health/checkHealth.js'
 import type { Handler } from '../types.js'
 
 const started = Date.now()
@@ -8,31 +9,9 @@ export const getHealth: Handler = (ctx) => ({
   body: { status: 'ok', version: ctx.services.config.version, uptime_s: Math.floor((Date.now() - started) / 1000) },
 })
 
-async function timed(check: () => Promise<unknown>, timeoutMs: number) {
-  const t0 = performance.now()
-  try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
-    ])
-    return { status: 'ok' as const, latency_ms: round(performance.now() - t0) }
-  } catch (error) {
-    return { status: 'down' as const, latency_ms: round(performance.now() - t0), detail: error instanceof Error ? error.message : String(error) }
-  }
-}
-
-const round = (n: number) => Math.round(n * 1000) / 1000
-
 export const getHealthDetailed: Handler = async (ctx) => {
   const { db, modelServer, catalogue } = ctx.services
-  const [database, modelserver, catalogue_log] = await Promise.all([
-    timed(() => db.selectFrom('catalogue_events').select('event_id').limit(1).execute(), 2000),
-    timed(() => modelServer.version(ctx.signal), 2000),
-    timed(() => catalogue.checkWritable(), 2000),
-  ])
-  const checks = { database, modelserver, catalogue_log }
-  const status = Object.values(checks).every((c) => c.status === 'ok') ? 'ok' : 'degraded'
-  return { status: 200, body: { status, checks } }
+  return { status: 200, body: await checkHealth({ db, modelServer, catalogue, signal: ctx.signal }) }
 }
 
 export const getRecentCatalogueEvents: Handler = async (ctx) => {

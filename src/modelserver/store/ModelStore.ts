@@ -61,10 +61,22 @@ export type ModelRecord = ManifestEntry & {
   messages: Array<{ role: string; content: string }>
 }
 
-/** Manifests in Ollama's layout: `<root>/manifests/<host>/<namespace>/<model>/<tag>`. */
+/** What `resolve` reads from a manifest's blobs. */
+type ResolvedLayers = Omit<ModelRecord, keyof ManifestEntry>
+
+/**
+ * Manifests in Ollama's layout: `<root>/manifests/<host>/<namespace>/<model>/<tag>`.
+ *
+ * Every generation request looks its model up, so reads are cached: a manifest entry while its file keeps its
+ * identity (inode, size, mtime — one `stat` per lookup instead of reading and hashing it; writes replace the file
+ * by rename, so a change is always seen, also one made by another process), and the layers read from a manifest by
+ * its digest (blobs are content-addressed: the same digest always resolves to the same layers).
+ */
 export class ModelStore {
   readonly blobs: BlobStore
   readonly manifestsDir: string
+  private readonly entries = new Map<string, { identity: string; entry: ManifestEntry }>()
+  private readonly layers = new Map<string, ResolvedLayers>()
 
   constructor(readonly modelsDir: string) {
     this.blobs = new BlobStore(modelsDir)
@@ -132,6 +144,7 @@ export class ModelStore {
     const entry = await this.get(name)
     if (!entry) return false
     await rm(this.manifestPath(entry.name), { force: true })
+    this.forget(this.manifestPath(entry.name))
     // Prune empty directories up to manifests/.
     let dir = path.dirname(this.manifestPath(entry.name))
     while (dir.startsWith(this.manifestsDir) && dir !== this.manifestsDir) {
@@ -159,24 +172,50 @@ export class ModelStore {
 
   private async readEntry(name: ModelName): Promise<ManifestEntry> {
     const file = this.manifestPath(name)
-    const [bytes, st] = await Promise.all([readFile(file), stat(file)])
+    const before = await stat(file, { bigint: true })
+    const identity = `${before.ino}:${before.size}:${before.mtimeNs}`
+    const cached = this.entries.get(file)
+    if (cached?.identity === identity) return { ...cached.entry, name }
+    const bytes = await readFile(file)
     const manifest = JSON.parse(bytes.toString('utf8')) as Manifest
     if (!manifest || !Array.isArray(manifest.layers) || !manifest.config) throw new Error('not a manifest')
     const size = [manifest.config, ...manifest.layers].reduce((n, d) => n + (d.size ?? 0), 0)
-    return { name, manifest, digest: sha256Digest(bytes), modifiedAt: st.mtime, size }
+    const entry: ManifestEntry = { name, manifest, digest: sha256Digest(bytes), modifiedAt: new Date(Number(before.mtimeMs)), size }
+    this.forget(file)
+    // Kept only when the file did not change while it was read (a concurrent rename would leave a stale pair).
+    const after = await stat(file, { bigint: true }).catch(() => undefined)
+    if (after && `${after.ino}:${after.size}:${after.mtimeNs}` === identity) this.entries.set(file, { identity, entry })
+    return entry
+  }
+
+  /** Drops the cached entry of a manifest file and the layers of its digest. */
+  private forget(file: string): void {
+    const cached = this.entries.get(file)
+    if (!cached) return
+    this.entries.delete(file)
+    this.layers.delete(cached.entry.digest)
   }
 
   /** Reads the layers the server uses (model path, template, system, params, license, messages). */
   async resolve(entry: ManifestEntry): Promise<ModelRecord> {
+    let layers = this.layers.get(entry.digest)
+    if (!layers) {
+      layers = await this.readLayers(entry.manifest)
+      this.layers.set(entry.digest, layers)
+    }
+    // Copies, so a caller that edits its record cannot change the cached one.
+    return { ...entry, ...structuredClone(layers) }
+  }
+
+  private async readLayers(manifest: Manifest): Promise<ResolvedLayers> {
     const text = async (d: Descriptor) => (await readFile(this.blobs.path(d.digest))).toString('utf8')
     let config: ModelConfig | undefined
     try {
-      config = JSON.parse(await text(entry.manifest.config)) as ModelConfig
+      config = JSON.parse(await text(manifest.config)) as ModelConfig
     } catch {
       config = undefined
     }
-    const record: ModelRecord = {
-      ...entry,
+    const record: ResolvedLayers = {
       config,
       modelPath: undefined,
       modelDigest: undefined,
@@ -186,7 +225,7 @@ export class ModelStore {
       license: [],
       messages: [],
     }
-    for (const layer of entry.manifest.layers) {
+    for (const layer of manifest.layers) {
       switch (layer.mediaType) {
         case LAYER.model:
           record.modelPath = this.blobs.path(layer.digest)

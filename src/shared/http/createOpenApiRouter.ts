@@ -178,6 +178,11 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       createAjv({ ...(ajvOptions as object), strict: false }) as unknown as ReturnType<NonNullable<import('openapi-backend').Options['customizeAjv']>>,
   })
   api.init()
+  // openapi-backend flattens the document into its operation list again (lodash, an object per operation) on
+  // every match — ~35 µs per call with 26 operations, and a request is matched two or three times. The
+  // document never changes after init, so the list is built once.
+  const routedOperations = api.router.getOperations()
+  api.router.getOperations = () => routedOperations
   const document = api.definition
   const responseValidator = new ResponseValidator(document as never)
   const operations = api.router.getOperations().map(toOperationInfo)

@@ -2,7 +2,7 @@
  * Benchmark: generation throughput through the model server's HTTP API versus the same generation in-process
  * (issue 8: "tokens per second through HTTP within 5% of the same generation run in-process").
  *
- *   npx tsx scripts/bench/modelserverThroughput.ts [--tokens 512] [--runs 9] [--threads 1] [--seed auto]
+ *   npx tsx scripts/bench/modelserverThroughput.ts [--tokens 512] [--runs 21] [--threads 1] [--seed auto] [--cpus dedicated|shared]
  *
  * - HTTP: a model server in a child process (its own event loop, like `npm run modelserver`), the stock default
  *   model `svc-tiny-chat`, `POST /api/generate` with `stream: false` and with `stream: true` (NDJSON, read to
@@ -12,6 +12,10 @@
  * - Same tokens: seed, temperature and `num_predict` are identical, and the seed is chosen (first that works,
  *   unless `--seed`) so the generation runs to `num_predict` instead of stopping early; every run checks that
  *   both paths produced exactly that many tokens.
+ * - CPUs (`--cpus`): `dedicated` (the default where it can be done) generates on core 1 on both paths — the
+ *   server child is pinned there, and this process moves there for its in-process runs — and reads the HTTP
+ *   replies from core 0, as a client on another machine would; `shared` lets the scheduler place everything
+ *   on the machine's cores (the README shows what a co-located client costs the stream on 2 cores).
  * - The paths alternate within each round (so machine noise hits them alike); one warm-up round is discarded;
  *   figures are medians and bests (the fastest run, least disturbed on a shared machine). Two rates per path: wall clock seen by the caller (request, parse and transfer
  *   included) and eval rate (`eval_count / eval_duration`, the seed's definition of tokens per second).
@@ -21,17 +25,29 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { pinningUnavailable, pinToCpu } from './cpuAffinity.js'
 import { spawnModelServer } from './modelserverChild.js'
 
 const { values } = parseArgs({
   options: {
     tokens: { type: 'string', default: '512' },
-    runs: { type: 'string', default: '9' },
+    runs: { type: 'string', default: '21' },
     threads: { type: 'string', default: '1' },
     seed: { type: 'string', default: 'auto' },
+    cpus: { type: 'string', default: 'dedicated' },
   },
 })
 const threads = Number(values.threads)
+const cores = os.availableParallelism() // before pinning narrows it
+if (values.cpus !== 'dedicated' && values.cpus !== 'shared') throw new Error(`--cpus is dedicated or shared, not ${values.cpus}`)
+const noPinning = values.cpus === 'dedicated' ? pinningUnavailable() : undefined
+if (noPinning) console.log(`${noPinning}: running with --cpus shared`)
+const dedicated = values.cpus === 'dedicated' && !noPinning
+// One core for generation: more llama.cpp threads than cores collapse (src/modelserver/README.md, "Threads").
+if (dedicated && threads > 1) throw new Error('--cpus dedicated generates on one core: use --threads 1, or --cpus shared')
+/** Generation runs here on both paths when dedicated; the HTTP client reads from the other core. */
+const GENERATION_CPU = 1
+const CLIENT_CPU = 0
 
 await bench()
 
@@ -44,6 +60,7 @@ async function bench(): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
   const server = await spawnModelServer(threads)
+  if (dedicated) pinToCpu(server.pid, GENERATION_CPU)
   const url = server.url
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-throughput-'))
   const engine = await createEngine({ threads })
@@ -97,9 +114,12 @@ async function bench(): Promise<void> {
       'in-process + onToken': () => model.complete({ prompt, options, onToken: () => {} }),
       'HTTP stream:true': async () => fromFinal(await post(true)),
     }
+    // Dedicated CPUs: this process (its engine's threads included) moves before each path, outside the timing.
+    const cpuOf = (name: string) => (name.startsWith('HTTP') ? CLIENT_CPU : GENERATION_CPU)
     const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(paths).map((k) => [k, []]))
     for (let round = -1; round < runs; round++) {
       for (const [name, fn] of Object.entries(paths)) {
+        if (dedicated) pinToCpu(process.pid, cpuOf(name))
         const s = await measure(fn)
         if (round >= 0) samples[name]!.push(s)
       }
@@ -116,7 +136,8 @@ async function bench(): Promise<void> {
       )
     }
     const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
-    console.log(`${tokens} tokens per run (seed ${seed}, temperature 0.8), ${runs} runs + 1 warm-up, llama threads ${threads}, ${os.availableParallelism()} cores, load ${load}`)
+    const cpus = dedicated ? `dedicated CPUs (generation on core ${GENERATION_CPU}, HTTP client on core ${CLIENT_CPU})` : 'shared CPUs'
+    console.log(`${tokens} tokens per run (seed ${seed}, temperature 0.8), ${runs} runs + 1 warm-up, llama threads ${threads}, ${cores} cores, ${cpus}, load ${load}`)
     row('in-process', 'in-process')
     row('HTTP stream:false', 'in-process')
     row('in-process + onToken', 'in-process + onToken')

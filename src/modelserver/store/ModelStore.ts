@@ -68,9 +68,10 @@ type ResolvedLayers = Omit<ModelRecord, keyof ManifestEntry>
  * Manifests in Ollama's layout: `<root>/manifests/<host>/<namespace>/<model>/<tag>`.
  *
  * Every generation request looks its model up, so reads are cached: a manifest entry while its file keeps its
- * identity (inode, size, mtime — one `stat` per lookup instead of reading and hashing it; writes replace the file
- * by rename, so a change is always seen, also one made by another process), and the layers read from a manifest by
- * its digest (blobs are content-addressed: the same digest always resolves to the same layers).
+ * identity (inode, size, mtime — one `stat` per lookup instead of reading and hashing it), and the layers read from
+ * a manifest by its digest (blobs are content-addressed: the same digest always resolves to the same layers). Our
+ * writes replace the file by rename (a new inode), so they are always seen; so is another process's in-place
+ * rewrite, unless it keeps the size and lands within one tick of the file system's clock after our last read.
  */
 export class ModelStore {
   readonly blobs: BlobStore

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import { spawnModelServer } from './modelserverChild.js'
+import { spawnModelServer } from './support/modelserverChild.js'
 
 const { values } = parseArgs({
   options: {

@@ -25,8 +25,8 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { pinningUnavailable, pinToCpu } from './cpuAffinity.js'
-import { spawnModelServer } from './modelserverChild.js'
+import { pinningUnavailable, pinToCpu } from './support/cpuAffinity.js'
+import { spawnModelServer } from './support/modelserverChild.js'
 
 const { values } = parseArgs({
   options: {

@@ -2,7 +2,7 @@
  * A model server in a child process for the benchmarks (its own event loop and llama.cpp threads, as with
  * `npm run modelserver`): temporary store with the default tiny models, a free port, response validation `warn`.
  *
- *   npx tsx scripts/bench/modelserverChild.ts --threads 1     (prints `READY <url>`, stops when stdin closes)
+ *   npx tsx scripts/bench/support/modelserverChild.ts --threads 1     (prints `READY <url>`, stops when stdin closes)
  */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
@@ -34,8 +34,8 @@ export async function spawnModelServer(threads: number): Promise<ServerChild> {
 }
 
 async function serve(threads: number): Promise<void> {
-  const { createEngine } = await import('../../src/modelserver/engine/createEngine.js')
-  const { startTestModelServer } = await import('../../src/modelserver/testServer.js')
+  const { createEngine } = await import('../../../src/modelserver/engine/createEngine.js')
+  const { startTestModelServer } = await import('../../../src/modelserver/testServer.js')
   const engine = await createEngine({ threads })
   const server = await startTestModelServer({ engine, config: { threads }, responseValidation: 'warn' })
   console.log(`READY ${server.url}`)

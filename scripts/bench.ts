@@ -1,7 +1,8 @@
 /**
  * `npm run bench` — runs every benchmark in scripts/bench/ (the files directly in it; their helpers live in
- * scripts/bench/support/), one child process each (native addons and servers stay isolated), in name order. `npm run bench -- <substring>...` runs only the matching files;
- * arguments after `--` a second time are passed to each benchmark.
+ * scripts/bench/support/), one child process each (native addons and servers stay isolated), in name order.
+ * `npm run bench -- <substring>...` runs only the matching files; arguments after `--` a second time are passed
+ * to each benchmark.
  *
  *   npm run bench
  *   npm run bench -- modelserver

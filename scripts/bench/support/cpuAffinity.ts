@@ -3,8 +3,8 @@
  *
  * Why: on a 2-core machine a benchmark client shares the cores with the server it measures. Each NDJSON write
  * wakes the client, and the scheduler may run it on the core where llama.cpp's worker is computing the next
- * token, so the generation pays for the client's reads (src/modelserver/README.md has figures for both layouts). Pinning the server to one core and the client to the
- * other measures the server as a remote client would see it.
+ * token, so the generation pays for the client's reads (src/modelserver/README.md has figures for both layouts).
+ * Pinning the server to one core and the client to the other measures the server as a remote client would see it.
  */
 import { execFileSync } from 'node:child_process'
 import os from 'node:os'

@@ -1,3 +1,4 @@
+import type { BigIntStats } from 'node:fs'
 import { mkdir, readdir, readFile, rm, rmdir, stat, writeFile, rename } from 'node:fs/promises'
 import path from 'node:path'
 import { BlobStore, sha256Digest } from './BlobStore.js'
@@ -174,7 +175,7 @@ export class ModelStore {
   private async readEntry(name: ModelName): Promise<ManifestEntry> {
     const file = this.manifestPath(name)
     const before = await stat(file, { bigint: true })
-    const identity = `${before.ino}:${before.size}:${before.mtimeNs}`
+    const identity = identityOf(before)
     const cached = this.entries.get(file)
     if (cached?.identity === identity) return { ...cached.entry, name }
     const bytes = await readFile(file)
@@ -185,7 +186,7 @@ export class ModelStore {
     this.forget(file)
     // Kept only when the file did not change while it was read (a concurrent rename would leave a stale pair).
     const after = await stat(file, { bigint: true }).catch(() => undefined)
-    if (after && `${after.ino}:${after.size}:${after.mtimeNs}` === identity) this.entries.set(file, { identity, entry })
+    if (after && identityOf(after) === identity) this.entries.set(file, { identity, entry })
     return entry
   }
 
@@ -272,6 +273,11 @@ export function newManifest(config: Descriptor, layers: Descriptor[]): Manifest 
 }
 
 export { displayName, fullName }
+
+/** What tells two versions of a manifest file apart without reading it. */
+function identityOf(st: BigIntStats): string {
+  return `${st.ino}:${st.size}:${st.mtimeNs}`
+}
 
 async function dirs(dir: string): Promise<string[]> {
   try {

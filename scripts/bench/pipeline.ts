@@ -190,6 +190,9 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
+/** Monotonic µs when the measured rounds began (profiles are summarised from there). */
+let measuredFromUs = 0
+
 async function main(): Promise<void> {
   if (!args['no-build']) {
     console.log('building (npm run build) …')
@@ -238,6 +241,7 @@ async function main(): Promise<void> {
     for (const gateway of gateways) for (const route of routesByGateway.get(gateway)!) await load(gateway.url, route, 1)
     await load(bare.url, { method: 'GET', path: '/' }, 1)
 
+    measuredFromUs = Number(process.hrtime.bigint() / 1000n)
     const figures = new Map<string, Figures[]>()
     const add = (key: string, f: Figures) => figures.set(key, [...(figures.get(key) ?? []), f])
     for (let round = 1; round <= rounds; round++) {
@@ -289,12 +293,12 @@ async function main(): Promise<void> {
   }
   if (profileDir) {
     for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
-      const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 20)
+      const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 30, measuredFromUs)
       const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
       console.log(`\nprofile ${join(profileDir, file)} — busy ${busy.toFixed(0)} ms; self time by area:`)
       for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
       console.log('  top functions:')
-      for (const [f, ms] of functions.slice(0, 15)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
+      for (const [f, ms] of functions.slice(0, 30)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
     }
   }
 }

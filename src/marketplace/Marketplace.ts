@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { ModelOptions } from '../../generated/modelserver/types.gen.js'
 import type { Database } from '../db/Database.js'
+import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { type AgentDefinition, agentDefinitions } from './agents.js'
 import { type ModelServerClient, nsToMs } from './ModelServerClient.js'
@@ -31,7 +32,23 @@ type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
  * goes to the model server; its failures surface as `modelserver_unavailable`.
  */
 export class Marketplace {
-  constructor(private readonly p: MarketplaceParameters) {}
+  /** The current revision of every agent (one query, built once; see `currentAll`). */
+  private readonly currentRevisions: () => Promise<{ agent: string; revision: number; instructions: string; model: string }[]>
+
+  constructor(private readonly p: MarketplaceParameters) {
+    this.currentRevisions = precompiledQuery(p.db, 0, (db) =>
+      db
+        .selectFrom('agent_revisions as r')
+        .select(['r.agent', 'r.revision', 'r.instructions', 'r.model'])
+        .where('r.agent', 'in', agentDefinitions.map((a) => a.id))
+        .where('r.revision', '=', (eb) =>
+          eb
+            .selectFrom('agent_revisions as l')
+            .select((l) => l.fn.max('l.revision').as('m'))
+            .whereRef('l.agent', '=', 'r.agent'),
+        ),
+    )
+  }
 
   private definition(id: string): AgentDefinition {
     const agent = agentDefinitions.find((a) => a.id === id)
@@ -57,17 +74,7 @@ export class Marketplace {
    * Read on every request rather than cached: an evolution on any gateway instance shows at once.
    */
   private async currentAll(): Promise<Map<string, { revision: number; instructions: string; model: string }>> {
-    const rows = await this.p.db
-      .selectFrom('agent_revisions as r')
-      .select(['r.agent', 'r.revision', 'r.instructions', 'r.model'])
-      .where('r.agent', 'in', agentDefinitions.map((a) => a.id))
-      .where('r.revision', '=', (eb) =>
-        eb
-          .selectFrom('agent_revisions as l')
-          .select((l) => l.fn.max('l.revision').as('m'))
-          .whereRef('l.agent', '=', 'r.agent'),
-      )
-      .execute()
+    const rows = await this.currentRevisions()
     return new Map(rows.map((row) => [row.agent, { revision: Number(row.revision), instructions: row.instructions, model: row.model }]))
   }
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs'
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; children?: number[] }
-type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number }
 
 /** Where a frame's code lives: an npm package, our source area, node internals, or V8 (GC, idle, program). */
 export function areaOf(url: string, functionName: string): string {
@@ -18,10 +18,19 @@ export function areaOf(url: string, functionName: string): string {
   return url
 }
 
-export function summarise(profile: Profile, top = 25): { areas: [string, number][]; functions: [string, number][]; totalMs: number } {
+/**
+ * `fromUs`: drop samples taken before this monotonic time in µs (V8 stamps samples with CLOCK_MONOTONIC, the
+ * clock of `process.hrtime` in any process on the machine), so start-up and warm-up stay out of the summary.
+ */
+export function summarise(profile: Profile, top = 25, fromUs = 0): { areas: [string, number][]; functions: [string, number][]; totalMs: number } {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const self = new Map<number, number>()
-  for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i]!, (self.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  let at = profile.startTime
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0
+    if (at < fromUs) continue
+    self.set(profile.samples[i]!, (self.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  }
   const areas = new Map<string, number>()
   const functions = new Map<string, number>()
   let total = 0

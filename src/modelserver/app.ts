@@ -21,6 +21,7 @@ import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
 import { chat, embed, embeddings, generate } from './handlers/generation.js'
 import { copyModel, deleteModel, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
+import * as openai from './handlers/openai.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
 import { installDefaultModels } from './installDefaultModels.js'
@@ -29,6 +30,7 @@ import { createFindModel, createInspector, type ModelServerContext } from './Mod
 import { RegistryClient } from './registry/RegistryClient.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
+import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 
 export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
 
@@ -125,6 +127,11 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     registryStartUpload: (r) => registry.startUpload(r),
     registryPatchUpload: (r) => registry.patchUpload(r),
     registryCompleteUpload: (r) => registry.completeUpload(r),
+    openaiChatCompletions: (r) => openai.chatCompletions(ctx, r),
+    openaiCompletions: (r) => openai.completions(ctx, r),
+    openaiEmbeddings: (r) => openai.embeddings(ctx, r),
+    openaiListModels: () => openai.listModels(ctx),
+    openaiRetrieveModel: (r) => openai.retrieveModel(ctx, r),
   }
 
   const router = createOpenApiRouter({
@@ -134,12 +141,19 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     responseValidation: options.responseValidation ?? 'warn',
     onResponseValidationError: options.onResponseValidationError,
     validateRequest: (r) => !rawBodyOperations.has(r.operationId),
-    invalidRequest: (_r, errors) => ({ status: 400, body: { error: ollamaValidationMessage(errors) } }),
-    mapError: (error) => mapError(error, logger),
-    unrouted: (r) =>
-      r.reason === 'not_found'
-        ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
-        : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } },
+    // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
+    invalidRequest: (r, errors) =>
+      isOpenAIPath(r.path)
+        ? { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+        : { status: 400, body: { error: ollamaValidationMessage(errors) } },
+    mapError: (error, r) => (r && isOpenAIPath(r.path) ? toOpenAIError(mapError(error, logger), error) : mapError(error, logger)),
+    unrouted: (r) => {
+      const result =
+        r.reason === 'not_found'
+          ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
+          : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
+      return isOpenAIPath(r.path) ? toOpenAIError(result) : result
+    },
     onResponse: (info) => {
       const operation = info.operationId ?? 'unrouted'
       metrics.requests.inc({ operation, status: String(info.status) })
@@ -166,13 +180,14 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     if (!error) return next()
     const e = error as { type?: string; status?: number; message?: string }
     const status = e.type === 'entity.too.large' ? 413 : 400
-    res.status(status).json({ error: e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request' })
+    const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request'
+    res.status(status).json(isOpenAIPath(_req.path) ? openaiErrorBody(status, message) : { error: message })
   })
   app.use(headHandler(router, handlers, logger))
   app.use(router.handler)
   // Anything that escapes the router still answers Ollama's `{error}` shape.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const result = mapError(error, logger)
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const result = isOpenAIPath(req.path) ? toOpenAIError(mapError(error, logger), error) : mapError(error, logger)
     if (res.headersSent) return void res.end()
     res.status(result.status).json(result.body)
   })
@@ -285,6 +300,17 @@ export function mapError(error: unknown, logger?: Logger): HttpResult {
   logger?.error({ err: error }, 'unhandled error')
   const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
   return { status: 500, body: { error: message || 'internal error' } }
+}
+
+/** OpenAI's `param` for a schema error: the body field at fault (`messages[0].role`). */
+function openaiParamOf(issues: ReadonlyArray<{ location: string; path: string; message: string }>): string | null {
+  const first = issues[0]
+  if (!first || first.location !== 'body' || !first.path) return null
+  return first.path
+    .replace(/^\//, '')
+    .split('/')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('')
 }
 
 /** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */

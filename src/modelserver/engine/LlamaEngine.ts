@@ -585,6 +585,7 @@ export class LlamaEngineModel implements EngineModel {
       const think = params.think === undefined ? undefined : Boolean(params.think)
       let thinkingText = ''
       const maxTokens = numPredict(params.options)
+      const paramsText = new Map<number, string>()
       const res = await chat.generateResponse(history, {
         functions: tools.length > 0 ? functions : undefined,
         maxParallelFunctionCalls,
@@ -602,6 +603,15 @@ export class LlamaEngineModel implements EngineModel {
         onToken: () => {
           firstAt ??= process.hrtime.bigint()
         },
+        // A call is streamed whole as soon as its parameters are complete (Ollama sends a call in that chunk).
+        onFunctionCallParamsChunk: params.onToken
+          ? (chunk) => {
+              const text = (paramsText.get(chunk.callIndex) ?? '') + chunk.paramsChunk
+              paramsText.set(chunk.callIndex, text)
+              if (!chunk.done) return
+              params.onToken!({ toolCalls: [{ type: 'function', function: { index: chunk.callIndex, name: chunk.functionName, arguments: parseArguments(text) } }] })
+            }
+          : undefined,
         onResponseChunk: (chunk) => {
           firstAt ??= process.hrtime.bigint()
           if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
@@ -691,6 +701,17 @@ function sampling(o: EngineOptions | undefined): Sampling {
     topP: Math.min(1, Math.max(0, num(o?.top_p, 0.9))),
     minP: Math.min(1, Math.max(0, num(o?.min_p, 0))),
     seed: seed ?? (Math.random() * 2 ** 32) >>> 0,
+  }
+}
+
+/** A streamed call's parameters text (JSON by grammar; `{}` when the function takes none). */
+function parseArguments(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {}
+  try {
+    const value = JSON.parse(text) as unknown
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+  } catch {
+    return {}
   }
 }
 

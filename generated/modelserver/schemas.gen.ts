@@ -79,13 +79,12 @@ export const ThinkSchema = {
 
 export const ModelOptionsSchema = {
     type: 'object',
-    description: 'Runtime controls. The fields below are the documented ones; Ollama accepts further llama.cpp options\n(`repeat_penalty`, `num_thread`...), which this server accepts and ignores when it has no use for them.\n',
+    description: 'Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,\n`num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and\nwithout effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,\n`typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server\'s thread count is\n`MODELSERVER_THREADS`), and any other key Ollama accepts.\n',
     additionalProperties: true,
     properties: {
         seed: {
             type: 'integer',
-            default: 0,
-            description: 'Random seed; the same seed and options give the same output.'
+            description: 'Random seed; the same seed and options give the same output. Absent (or negative): a random seed per\nrequest, as Ollama.\n'
         },
         temperature: {
             type: 'number',
@@ -141,16 +140,26 @@ export const ModelOptionsSchema = {
             type: 'number'
         },
         repeat_last_n: {
-            type: 'integer'
+            type: 'integer',
+            minimum: -1,
+            default: 64,
+            description: 'How many recent tokens the repetition penalties look at; 0 turns them off, -1 is the whole context.'
         },
         repeat_penalty: {
-            type: 'number'
+            type: 'number',
+            minimum: 0,
+            default: 1,
+            description: 'Divides the logits of recently seen tokens (1 = off). The default is 1 on this server on every path\n(Ollama\'s is 1.1): set 1.1 for Ollama\'s sampling.\n'
         },
         presence_penalty: {
-            type: 'number'
+            type: 'number',
+            default: 0,
+            description: 'Subtracted once from the logit of every recently seen token (0 = off).'
         },
         frequency_penalty: {
-            type: 'number'
+            type: 'number',
+            default: 0,
+            description: 'Subtracted from a token\'s logit per recent occurrence (0 = off).'
         },
         num_batch: {
             type: 'integer'

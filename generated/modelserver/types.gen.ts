@@ -44,13 +44,18 @@ export type Format = '' | 'json' | {
 export type Think = boolean | 'high' | 'medium' | 'low';
 
 /**
- * Runtime controls. The fields below are the documented ones; Ollama accepts further llama.cpp options
- * (`repeat_penalty`, `num_thread`...), which this server accepts and ignores when it has no use for them.
+ * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
+ * `num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and
+ * without effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,
+ * `typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server's thread count is
+ * `MODELSERVER_THREADS`), and any other key Ollama accepts.
  *
  */
 export type ModelOptions = {
     /**
-     * Random seed; the same seed and options give the same output.
+     * Random seed; the same seed and options give the same output. Absent (or negative): a random seed per
+     * request, as Ollama.
+     *
      */
     seed?: number;
     temperature?: number;
@@ -68,9 +73,23 @@ export type ModelOptions = {
     num_predict?: number;
     num_keep?: number;
     typical_p?: number;
+    /**
+     * How many recent tokens the repetition penalties look at; 0 turns them off, -1 is the whole context.
+     */
     repeat_last_n?: number;
+    /**
+     * Divides the logits of recently seen tokens (1 = off). The default is 1 on this server on every path
+     * (Ollama's is 1.1): set 1.1 for Ollama's sampling.
+     *
+     */
     repeat_penalty?: number;
+    /**
+     * Subtracted once from the logit of every recently seen token (0 = off).
+     */
     presence_penalty?: number;
+    /**
+     * Subtracted from a token's logit per recent occurrence (0 = off).
+     */
     frequency_penalty?: number;
     num_batch?: number;
     num_gpu?: number;

@@ -52,12 +52,15 @@ export const zThink = z.union([
 ]);
 
 /**
- * Runtime controls. The fields below are the documented ones; Ollama accepts further llama.cpp options
- * (`repeat_penalty`, `num_thread`...), which this server accepts and ignores when it has no use for them.
+ * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
+ * `num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and
+ * without effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,
+ * `typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server's thread count is
+ * `MODELSERVER_THREADS`), and any other key Ollama accepts.
  *
  */
 export const zModelOptions = z.object({
-    seed: z.int().optional().default(0),
+    seed: z.int().optional(),
     temperature: z.number().gte(0).optional().default(0.8),
     top_k: z.int().gte(0).optional().default(40),
     top_p: z.number().gte(0).lte(1).optional().default(0.9),
@@ -70,10 +73,10 @@ export const zModelOptions = z.object({
     num_predict: z.int().gte(-2).optional().default(-1),
     num_keep: z.int().optional(),
     typical_p: z.number().optional(),
-    repeat_last_n: z.int().optional(),
-    repeat_penalty: z.number().optional(),
-    presence_penalty: z.number().optional(),
-    frequency_penalty: z.number().optional(),
+    repeat_last_n: z.int().gte(-1).optional().default(64),
+    repeat_penalty: z.number().gte(0).optional().default(1),
+    presence_penalty: z.number().optional().default(0),
+    frequency_penalty: z.number().optional().default(0),
     num_batch: z.int().optional(),
     num_gpu: z.int().optional(),
     main_gpu: z.int().optional(),

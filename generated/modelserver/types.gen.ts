@@ -569,11 +569,25 @@ export type Manifest = {
     layers: Array<Descriptor>;
 };
 
+/**
+ * The OCI distribution specification's error body, answered by every `/v2/...` route (also for paths and
+ * methods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.
+ *
+ */
 export type RegistryError = {
     errors: Array<{
+        /**
+         * `BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,
+         * `MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,
+         * `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
+         *
+         */
         code: string;
         message: string;
-        detail?: unknown;
+        /**
+         * Context of the error (e.g. the digest or name refused).
+         */
+        detail: unknown;
     }>;
 };
 
@@ -895,6 +909,15 @@ export type GetRootData = {
     url: '/';
 };
 
+export type GetRootErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetRootResponses = {
     /**
      * The server is up.
@@ -917,11 +940,19 @@ export type GenerateErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -956,11 +987,19 @@ export type ChatErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -995,11 +1034,19 @@ export type EmbedErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -1032,11 +1079,19 @@ export type EmbeddingsErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -1065,7 +1120,15 @@ export type ListRunningModelsData = {
 
 export type ListRunningModelsErrors = {
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1088,6 +1151,15 @@ export type GetVersionData = {
     url: '/api/version';
 };
 
+export type GetVersionErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetVersionResponses = {
     /**
      * The version string.
@@ -1106,7 +1178,15 @@ export type ListModelsData = {
 
 export type ListModelsErrors = {
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1135,11 +1215,19 @@ export type ShowModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1168,11 +1256,19 @@ export type CreateModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1201,11 +1297,19 @@ export type CopyModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1232,11 +1336,19 @@ export type DeleteModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1263,11 +1375,19 @@ export type PullModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1296,11 +1416,19 @@ export type PushModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1329,6 +1457,12 @@ export type CheckBlobData = {
 };
 
 export type CheckBlobErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * The blob does not exist (no body on HEAD).
      */
@@ -1360,7 +1494,15 @@ export type PushBlobErrors = {
      */
     400: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1385,6 +1527,15 @@ export type GetMetricsData = {
     url: '/metrics';
 };
 
+export type GetMetricsErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetMetricsResponses = {
     /**
      * Metrics in Prometheus text format 0.0.4.
@@ -1406,6 +1557,12 @@ export type OpenaiChatCompletionsErrors = {
      * Invalid request (OpenAI's error shape, `type` `invalid_request_error`).
      */
     400: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
@@ -1447,6 +1604,12 @@ export type OpenaiCompletionsErrors = {
      */
     400: OpenAiError;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
@@ -1484,6 +1647,12 @@ export type OpenaiEmbeddingsErrors = {
      */
     400: OpenAiError;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
@@ -1516,6 +1685,12 @@ export type OpenaiListModelsData = {
 };
 
 export type OpenaiListModelsErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
@@ -1551,6 +1726,12 @@ export type OpenaiRetrieveModelErrors = {
      */
     400: OpenAiError;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
@@ -1576,6 +1757,15 @@ export type RegistryCheckData = {
     path?: never;
     query?: never;
     url: '/v2';
+};
+
+export type RegistryCheckErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
 };
 
 export type RegistryCheckResponses = {
@@ -1605,9 +1795,25 @@ export type RegistryGetManifestData = {
 
 export type RegistryGetManifestErrors = {
     /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryGetManifestError = RegistryGetManifestErrors[keyof RegistryGetManifestErrors];
@@ -1637,9 +1843,23 @@ export type RegistryHeadManifestData = {
 
 export type RegistryHeadManifestErrors = {
     /**
+     * Invalid repository name, reference or digest (no body on HEAD).
+     */
+    400: unknown;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest.
      */
     404: unknown;
+    /**
+     * Unexpected failure (no body on HEAD).
+     */
+    500: unknown;
 };
 
 export type RegistryHeadManifestResponses = {
@@ -1665,9 +1885,21 @@ export type RegistryPutManifestData = {
 
 export type RegistryPutManifestErrors = {
     /**
-     * Invalid manifest, unknown referenced blob or digest mismatch (OCI error body).
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
      */
     400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryPutManifestError = RegistryPutManifestErrors[keyof RegistryPutManifestErrors];
@@ -1695,9 +1927,25 @@ export type RegistryGetBlobData = {
 
 export type RegistryGetBlobErrors = {
     /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryGetBlobError = RegistryGetBlobErrors[keyof RegistryGetBlobErrors];
@@ -1727,9 +1975,23 @@ export type RegistryHeadBlobData = {
 
 export type RegistryHeadBlobErrors = {
     /**
+     * Invalid repository name, reference or digest (no body on HEAD).
+     */
+    400: unknown;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown blob.
      */
     404: unknown;
+    /**
+     * Unexpected failure (no body on HEAD).
+     */
+    500: unknown;
 };
 
 export type RegistryHeadBlobResponses = {
@@ -1748,6 +2010,27 @@ export type RegistryStartUploadData = {
     query?: never;
     url: '/v2/{namespace}/{repository}/blobs/uploads';
 };
+
+export type RegistryStartUploadErrors = {
+    /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
+};
+
+export type RegistryStartUploadError = RegistryStartUploadErrors[keyof RegistryStartUploadErrors];
 
 export type RegistryStartUploadResponses = {
     /**
@@ -1769,9 +2052,19 @@ export type RegistryPatchUploadData = {
 
 export type RegistryPatchUploadErrors = {
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryPatchUploadError = RegistryPatchUploadErrors[keyof RegistryPatchUploadErrors];
@@ -1798,13 +2091,25 @@ export type RegistryCompleteUploadData = {
 
 export type RegistryCompleteUploadErrors = {
     /**
-     * Invalid manifest, unknown referenced blob or digest mismatch (OCI error body).
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
      */
     400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryCompleteUploadError = RegistryCompleteUploadErrors[keyof RegistryCompleteUploadErrors];

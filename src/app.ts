@@ -149,6 +149,9 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     throw error
   }
   for (const setup of setups) Object.assign(services, setup.services ?? {})
+  for (const { metrics: own } of setups) {
+    for (const { name } of own?.getMetricsAsArray() ?? []) metrics.registerMetric(own!.getSingleMetric(name)!)
+  }
   Object.assign(services, deps.services ?? {})
 
   const withServices = (ctx: RequestContext<GatewayLocals>) => Object.assign(ctx, { services }) as HandlerContext
@@ -243,7 +246,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
       credentials: true,
       allowedHeaders: ['Content-Type', 'X-Session-Token', 'Authorization', 'PAYMENT-SIGNATURE', 'X-PAYMENT', 'X-SVC-Tag-App'],
-      exposedHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'Retry-After', 'Location'],
+      exposedHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE', 'Retry-After', 'Location'],
       maxAge: 600,
     }),
   )

@@ -771,9 +771,10 @@ export const llmCompletion = <ThrowOnError extends boolean = false>(options: Opt
  * Before any of this the body is checked: `multipart/form-data` with a `file` part, else 400
  * `invalid_multipart` (no boundary, a malformed body, no `file` part) — another media type is 415, no
  * body or a JSON body 400 `invalid_request`. Without the payment settings
- * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`, `SERVICE_X402__ASSET__EIP155_1`,
- * `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503 `storage_not_configured`
- * (`details.missing` names them) — after the body is read, before any quote. `X-SVC-Tag-App` is
+ * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503
+ * `storage_not_configured` (`details.missing` names them) — after the body is read, before any quote.
+ * The EVM assets default to each network's canonical USDC (`SERVICE_X402__ASSET__EIP155_8453`,
+ * `SERVICE_X402__ASSET__EIP155_1` choose others). `X-SVC-Tag-App` is
  * checked once a payment header has been decoded and its network accepted, before anything is
  * verified or settled: not 1–128 printable ASCII characters → 400 `invalid_tag` (a request without
  * payment gets the quote whatever the tag).

@@ -3388,8 +3388,8 @@ export type StoreFileErrors = {
     502: Error;
     /**
      * Designed. Paid storage is not configured on this deployment: a payment setting is unset
-     * (`details.missing` lists which of `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`,
-     * `SERVICE_X402__ASSET__EIP155_1`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`). Answered
+     * (`details.missing` lists which of `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`,
+     * `FACILITATOR_TOKEN`; the asset settings default to the canonical USDC). Answered
      * after the body is read and before any quote; nothing is charged. Or
      * `upstream_credit_insufficient`: the service's prepaid upstream account cannot pay for this upload
      * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any

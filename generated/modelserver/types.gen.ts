@@ -577,6 +577,9 @@ export type RegistryError = {
  */
 export type BlobDigest = string;
 
+/**
+ * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+ */
 export type Namespace = string;
 
 export type Repository = string;
@@ -1254,6 +1257,9 @@ export type RegistryCheckResponse = RegistryCheckResponses[keyof RegistryCheckRe
 export type RegistryGetManifestData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1302,6 +1308,9 @@ export type RegistryGetManifestResponse = RegistryGetManifestResponses[keyof Reg
 export type RegistryHeadManifestData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1344,6 +1353,9 @@ export type RegistryHeadManifestResponses = {
 export type RegistryPutManifestData = {
     body: Manifest;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1386,6 +1398,9 @@ export type RegistryPutManifestResponses = {
 export type RegistryGetBlobData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1434,6 +1449,9 @@ export type RegistryGetBlobResponse = RegistryGetBlobResponses[keyof RegistryGet
 export type RegistryHeadBlobData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1476,6 +1494,9 @@ export type RegistryHeadBlobResponses = {
 export type RegistryStartUploadData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
     };
@@ -1514,6 +1535,9 @@ export type RegistryStartUploadResponses = {
 export type RegistryPatchUploadData = {
     body: Blob | File;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         uuid: string;
@@ -1551,6 +1575,9 @@ export type RegistryPatchUploadResponses = {
 export type RegistryCompleteUploadData = {
     body?: Blob | File;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         uuid: string;

@@ -1228,6 +1228,12 @@ export const MarketplaceCallRequestSchema = {
         },
         model: {
             $ref: '#/components/schemas/ModelName'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``MarketplaceCallChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1691,7 +1697,7 @@ export const LlmMessageSchema = {
 } as const;
 
 export const LlmChatRequestSchema = {
-    description: 'Designed. Minimal subset of the model server\'s chat request (never streamed).',
+    description: 'Designed. Subset of the model server\'s chat request.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1712,6 +1718,12 @@ export const LlmChatRequestSchema = {
         },
         options: {
             $ref: '#/components/schemas/LlmOptions'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``LlmChatChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1773,7 +1785,7 @@ export const LlmChatResultSchema = {
 } as const;
 
 export const LlmCompletionRequestSchema = {
-    description: 'Designed. Minimal subset of the model server\'s generate request (never streamed).',
+    description: 'Designed. Subset of the model server\'s generate request.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1795,6 +1807,12 @@ export const LlmCompletionRequestSchema = {
         },
         options: {
             $ref: '#/components/schemas/LlmOptions'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``LlmCompletionChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1838,6 +1856,208 @@ export const LlmCompletionResultSchema = {
             type: 'number',
             minimum: 0
         }
+    }
+} as const;
+
+export const LlmUsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.',
+    required: [
+        'done_reason',
+        'prompt_eval_count',
+        'eval_count',
+        'total_duration_ms',
+        'load_duration_ms',
+        'prompt_eval_duration_ms',
+        'eval_duration_ms'
+    ],
+    properties: {
+        done_reason: {
+            type: 'string',
+            examples: [
+                'stop',
+                'length'
+            ]
+        },
+        prompt_eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        load_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        prompt_eval_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        eval_duration_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const LlmChatChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;\nthe last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server\nproduced the piece.\n',
+    type: 'object',
+    required: [
+        'model',
+        'created_at',
+        'message',
+        'done'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        message: {
+            type: 'object',
+            required: [
+                'role',
+                'content'
+            ],
+            additionalProperties: false,
+            properties: {
+                role: {
+                    type: 'string',
+                    const: 'assistant'
+                },
+                content: {
+                    type: 'string'
+                }
+            }
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        message: {
+            role: 'assistant',
+            content: 'Hel'
+        },
+        done: false
+    }
+} as const;
+
+export const LlmCompletionChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).',
+    type: 'object',
+    required: [
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        response: ' durable',
+        done: false
+    }
+} as const;
+
+export const MarketplaceCallChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).',
+    type: 'object',
+    required: [
+        'agent',
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        agent: 'ceo',
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        response: 'Revenue',
+        done: false
     }
 } as const;
 

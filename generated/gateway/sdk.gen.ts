@@ -461,7 +461,10 @@ export const listModelServerModels = <ThrowOnError extends boolean = false>(opti
 /**
  * Call the main agent through a named marketplace agent
  *
- * Designed body and response. `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`.
+ * Designed body and response. `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. With
+ * `stream: true` the answer is `application/x-ndjson`, one `MarketplaceCallChunk` per line (see
+ * `/llm/chat`).
+ *
  */
 export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(options: Options<CallMarketplaceAgentData, ThrowOnError>): RequestResult<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError> => (options.client ?? client).post<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError>({
     security: [{ name: 'X-Session-Token', type: 'apiKey' }],
@@ -709,10 +712,13 @@ export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: 
 });
 
 /**
- * Chat completion (non-streaming)
+ * Chat completion (JSON or an NDJSON stream)
  *
- * Designed: a minimal subset of the model server's `POST /api/chat`, always non-streaming. `model`
- * defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds.
+ * Designed: a subset of the model server's `POST /api/chat`. `model` defaults to
+ * `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds. With `stream: true` the answer is
+ * `application/x-ndjson`, one `LlmChatChunk` per line as the model server produces it (no buffering);
+ * the timeout `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` bounds the wait for each chunk, not the whole
+ * answer.
  *
  */
 export const llmChat = <ThrowOnError extends boolean = false>(options: Options<LlmChatData, ThrowOnError>): RequestResult<LlmChatResponses, LlmChatErrors, ThrowOnError> => (options.client ?? client).post<LlmChatResponses, LlmChatErrors, ThrowOnError>({
@@ -726,10 +732,11 @@ export const llmChat = <ThrowOnError extends boolean = false>(options: Options<L
 });
 
 /**
- * Text completion (non-streaming)
+ * Text completion (JSON or an NDJSON stream)
  *
- * Designed: a minimal subset of the model server's `POST /api/generate`, always non-streaming.
- * `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds.
+ * Designed: a subset of the model server's `POST /api/generate`. `model` defaults to
+ * `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds. With `stream: true` the answer is
+ * `application/x-ndjson`, one `LlmCompletionChunk` per line (see `/llm/chat`).
  *
  */
 export const llmCompletion = <ThrowOnError extends boolean = false>(options: Options<LlmCompletionData, ThrowOnError>): RequestResult<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError> => (options.client ?? client).post<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError>({

@@ -508,6 +508,15 @@ export type MarketplaceCallRequest = {
     agent: MarketplaceAgentId;
     prompt: string;
     model?: ModelName;
+    /**
+     * Designed. `true` answers `application/x-ndjson`: one ``MarketplaceCallChunk`` per line as the model server
+     * produces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,
+     * invalid option) or an unreachable model server is still a 400 / 502 before the first line; a
+     * failure after it ends the stream with one `Error` line. Closing the connection stops the
+     * generation on the model server.
+     *
+     */
+    stream?: boolean;
 };
 
 /**
@@ -682,12 +691,21 @@ export type LlmMessage = {
 };
 
 /**
- * Designed. Minimal subset of the model server's chat request (never streamed).
+ * Designed. Subset of the model server's chat request.
  */
 export type LlmChatRequest = {
     model?: ModelName;
     messages: Array<LlmMessage>;
     options?: LlmOptions;
+    /**
+     * Designed. `true` answers `application/x-ndjson`: one ``LlmChatChunk`` per line as the model server
+     * produces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,
+     * invalid option) or an unreachable model server is still a 400 / 502 before the first line; a
+     * failure after it ends the stream with one `Error` line. Closing the connection stops the
+     * generation on the model server.
+     *
+     */
+    stream?: boolean;
 };
 
 /**
@@ -706,13 +724,22 @@ export type LlmChatResult = {
 };
 
 /**
- * Designed. Minimal subset of the model server's generate request (never streamed).
+ * Designed. Subset of the model server's generate request.
  */
 export type LlmCompletionRequest = {
     model?: ModelName;
     prompt: string;
     system?: string;
     options?: LlmOptions;
+    /**
+     * Designed. `true` answers `application/x-ndjson`: one ``LlmCompletionChunk`` per line as the model server
+     * produces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,
+     * invalid option) or an unreachable model server is still a 400 / 502 before the first line; a
+     * failure after it ends the stream with one `Error` line. Closing the connection stops the
+     * generation on the model server.
+     *
+     */
+    stream?: boolean;
 };
 
 /**
@@ -725,6 +752,56 @@ export type LlmCompletionResult = {
     prompt_eval_count: number;
     eval_count: number;
     total_duration_ms: number;
+};
+
+/**
+ * Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.
+ */
+export type LlmUsage = {
+    done_reason: string;
+    prompt_eval_count: number;
+    eval_count: number;
+    total_duration_ms: number;
+    load_duration_ms: number;
+    prompt_eval_duration_ms: number;
+    eval_duration_ms: number;
+};
+
+/**
+ * Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;
+ * the last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server
+ * produced the piece.
+ *
+ */
+export type LlmChatChunk = {
+    model: ModelName;
+    created_at: string;
+    message: {
+        role: 'assistant';
+        content: string;
+    };
+    done: boolean;
+};
+
+/**
+ * Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).
+ */
+export type LlmCompletionChunk = {
+    model: ModelName;
+    created_at: string;
+    response: string;
+    done: boolean;
+};
+
+/**
+ * Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).
+ */
+export type MarketplaceCallChunk = {
+    agent: MarketplaceAgentId;
+    model: ModelName;
+    created_at: string;
+    response: string;
+    done: boolean;
 };
 
 export type StoreUpload = {
@@ -2347,8 +2424,8 @@ export type EvolveAgentErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2414,8 +2491,8 @@ export type ListModelServerModelsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2474,8 +2551,8 @@ export type CallMarketplaceAgentErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2530,8 +2607,8 @@ export type IngestModelServerPromptErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2965,8 +3042,8 @@ export type CreateCoordinatorTaskErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3029,8 +3106,8 @@ export type ConveneBoardroomErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3089,8 +3166,8 @@ export type LlmChatErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3149,8 +3226,8 @@ export type LlmCompletionErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */

@@ -449,7 +449,8 @@ export const zModelServerModels = z.object({
 export const zMarketplaceCallRequest = z.object({
     agent: zMarketplaceAgentId,
     prompt: z.string().min(1).max(16000),
-    model: zModelName.optional()
+    model: zModelName.optional(),
+    stream: z.boolean().optional().default(false)
 });
 
 /**
@@ -610,12 +611,13 @@ export const zLlmMessage = z.object({
 });
 
 /**
- * Designed. Minimal subset of the model server's chat request (never streamed).
+ * Designed. Subset of the model server's chat request.
  */
 export const zLlmChatRequest = z.object({
     model: zModelName.optional(),
     messages: z.array(zLlmMessage).min(1).max(64),
-    options: zLlmOptions.optional()
+    options: zLlmOptions.optional(),
+    stream: z.boolean().optional().default(false)
 });
 
 /**
@@ -634,13 +636,14 @@ export const zLlmChatResult = z.object({
 });
 
 /**
- * Designed. Minimal subset of the model server's generate request (never streamed).
+ * Designed. Subset of the model server's generate request.
  */
 export const zLlmCompletionRequest = z.object({
     model: zModelName.optional(),
     prompt: z.string().min(1).max(32000),
     system: z.string().max(8000).optional(),
-    options: zLlmOptions.optional()
+    options: zLlmOptions.optional(),
+    stream: z.boolean().optional().default(false)
 });
 
 /**
@@ -653,6 +656,56 @@ export const zLlmCompletionResult = z.object({
     prompt_eval_count: z.int().gte(0),
     eval_count: z.int().gte(0),
     total_duration_ms: z.number().gte(0)
+});
+
+/**
+ * Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.
+ */
+export const zLlmUsage = z.object({
+    done_reason: z.string(),
+    prompt_eval_count: z.int().gte(0),
+    eval_count: z.int().gte(0),
+    total_duration_ms: z.number().gte(0),
+    load_duration_ms: z.number().gte(0),
+    prompt_eval_duration_ms: z.number().gte(0),
+    eval_duration_ms: z.number().gte(0)
+});
+
+/**
+ * Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;
+ * the last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server
+ * produced the piece.
+ *
+ */
+export const zLlmChatChunk = z.object({
+    model: zModelName,
+    created_at: z.iso.datetime(),
+    message: z.object({
+        role: z.literal('assistant'),
+        content: z.string()
+    }),
+    done: z.boolean()
+});
+
+/**
+ * Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).
+ */
+export const zLlmCompletionChunk = z.object({
+    model: zModelName,
+    created_at: z.iso.datetime(),
+    response: z.string(),
+    done: z.boolean()
+});
+
+/**
+ * Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).
+ */
+export const zMarketplaceCallChunk = z.object({
+    agent: zMarketplaceAgentId,
+    model: zModelName,
+    created_at: z.iso.datetime(),
+    response: z.string(),
+    done: z.boolean()
 });
 
 export const zStoreUpload = z.object({

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LogoutData, LogoutErrors, LogoutResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, StoreFileData, StoreFileErrors, StoreFileResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -224,7 +224,11 @@ export const verifyShadowChallenge = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const releaseKey = <ThrowOnError extends boolean = false>(options: Options<ReleaseKeyData, ThrowOnError>): RequestResult<ReleaseKeyResponses, ReleaseKeyErrors, ThrowOnError> => (options.client ?? client).post<ReleaseKeyResponses, ReleaseKeyErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/shadow/release-key/{agent_id}',
     ...options,
     headers: {
@@ -239,7 +243,11 @@ export const releaseKey = <ThrowOnError extends boolean = false>(options: Option
  * Read-only; the bearer token alone authorises it. Field names designed.
  */
 export const getCabinetPreflight = <ThrowOnError extends boolean = false>(options: Options<GetCabinetPreflightData, ThrowOnError>): RequestResult<GetCabinetPreflightResponses, GetCabinetPreflightErrors, ThrowOnError> => (options.client ?? client).get<GetCabinetPreflightResponses, GetCabinetPreflightErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/cabinet/{co}/preflight',
     ...options
 });
@@ -255,7 +263,11 @@ export const getCabinetPreflight = <ThrowOnError extends boolean = false>(option
  *
  */
 export const provisionCabinet = <ThrowOnError extends boolean = false>(options: Options<ProvisionCabinetData, ThrowOnError>): RequestResult<ProvisionCabinetResponses, ProvisionCabinetErrors, ThrowOnError> => (options.client ?? client).post<ProvisionCabinetResponses, ProvisionCabinetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/cabinet/{co}/provision',
     ...options,
     headers: {
@@ -275,7 +287,11 @@ export const provisionCabinet = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const clearCabinet = <ThrowOnError extends boolean = false>(options: Options<ClearCabinetData, ThrowOnError>): RequestResult<ClearCabinetResponses, ClearCabinetErrors, ThrowOnError> => (options.client ?? client).post<ClearCabinetResponses, ClearCabinetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/cabinet/{co}/clear',
     ...options,
     headers: {
@@ -298,7 +314,11 @@ export const clearCabinet = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const vaultSign = <ThrowOnError extends boolean = false>(options: Options<VaultSignData, ThrowOnError>): RequestResult<VaultSignResponses, VaultSignErrors, ThrowOnError> => (options.client ?? client).post<VaultSignResponses, VaultSignErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/vault/sign/{agent_id}',
     ...options,
     headers: {
@@ -321,7 +341,11 @@ export const vaultSign = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const reunlockVault = <ThrowOnError extends boolean = false>(options?: Options<ReunlockVaultData, ThrowOnError>): RequestResult<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError> => (options?.client ?? client).post<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/vault/credentials/reunlock',
     ...options,
     headers: {
@@ -453,7 +477,11 @@ export const getInboundMetrics = <ThrowOnError extends boolean = false>(options?
  *
  */
 export const listModelServerModels = <ThrowOnError extends boolean = false>(options?: Options<ListModelServerModelsData, ThrowOnError>): RequestResult<ListModelServerModelsResponses, ListModelServerModelsErrors, ThrowOnError> => (options?.client ?? client).get<ListModelServerModelsResponses, ListModelServerModelsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/api/admin/modelserver/models',
     ...options
 });
@@ -742,6 +770,238 @@ export const llmChat = <ThrowOnError extends boolean = false>(options: Options<L
 export const llmCompletion = <ThrowOnError extends boolean = false>(options: Options<LlmCompletionData, ThrowOnError>): RequestResult<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError> => (options.client ?? client).post<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError>({
     security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/completion',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Test call — does the model server answer with this model?
+ *
+ * Designed (seed 000 §4.5 "/llm (… test …)"). Runs a tiny generation (at most 8 tokens, temperature 0)
+ * with `model` (default `SERVICE_LLM__MODELSERVER__CHAT_MODEL`) and reports how long it took. A check,
+ * not a cost call: it counts against no quota.
+ *
+ */
+export const testLlm = <ThrowOnError extends boolean = false>(options?: Options<TestLlmData, ThrowOnError>): RequestResult<TestLlmResponses, TestLlmErrors, ThrowOnError> => (options?.client ?? client).post<TestLlmResponses, TestLlmErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/test',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Ollama-native generate through the gateway
+ *
+ * Designed (seed 000 §4.5 "/llm (… generate)"): the model server's own `POST /api/generate`, passed
+ * through with the caller's quota — Ollama's request fields and Ollama's replies (durations in ns).
+ * As in Ollama, `stream` defaults to true: one Ollama `GenerateChunk` per line, forwarded as produced.
+ * An agent id as `model` runs with that agent's model and instructions (`system`).
+ *
+ */
+export const llmGenerate = <ThrowOnError extends boolean = false>(options: Options<LlmGenerateData, ThrowOnError>): RequestResult<LlmGenerateResponses, LlmGenerateErrors, ThrowOnError> => (options.client ?? client).post<LlmGenerateResponses, LlmGenerateErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/generate',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * The wallet's /llm API keys
+ *
+ * Designed. Every key of the calling wallet, newest first, revoked ones included (never the key itself).
+ */
+export const listLlmKeys = <ThrowOnError extends boolean = false>(options?: Options<ListLlmKeysData, ThrowOnError>): RequestResult<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    url: '/llm/keys',
+    ...options
+});
+
+/**
+ * Create an /llm API key
+ *
+ * Designed. A new key of the calling wallet (`sk-p2s-` + 43 base64url characters). The key is in this
+ * response only — the gateway stores its SHA-256. Use it as `Authorization: Bearer <key>` on `/llm/v1*`
+ * (e.g. `apiKey` of the `openai` client); its calls count against the wallet's quota.
+ *
+ */
+export const createLlmKey = <ThrowOnError extends boolean = false>(options?: Options<CreateLlmKeyData, ThrowOnError>): RequestResult<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError> => (options?.client ?? client).post<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    url: '/llm/keys',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Revoke an /llm API key
+ *
+ * Designed. The key stops working at once (every use checks it). Revoking twice is fine.
+ */
+export const revokeLlmKey = <ThrowOnError extends boolean = false>(options: Options<RevokeLlmKeyData, ThrowOnError>): RequestResult<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    url: '/llm/keys/{key_id}',
+    ...options
+});
+
+/**
+ * OpenAI-compatible chat completions (JSON or SSE)
+ *
+ * Designed: OpenAI's `POST /v1/chat/completions`, proxied to the model server's OpenAI-compatible API.
+ * `stream: true` answers `text/event-stream` (`data: {chunk}` events, then `data: [DONE]`) passed on as
+ * the model server produces it. `model` is a model of the model server or a marketplace agent id (its
+ * model, its instructions as the first system message). A cost call (quota). Errors produced by the
+ * model server or about the model are in OpenAI's shape (`OpenAiError`); the gateway's own request
+ * validation is the usual `Error`.
+ *
+ */
+export const openAiChatCompletions = <ThrowOnError extends boolean = false>(options: Options<OpenAiChatCompletionsData, ThrowOnError>): RequestResult<OpenAiChatCompletionsResponses, OpenAiChatCompletionsErrors, ThrowOnError> => (options.client ?? client).post<OpenAiChatCompletionsResponses, OpenAiChatCompletionsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/chat/completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * OpenAI-compatible (legacy) completions (JSON or SSE)
+ *
+ * Designed. OpenAI's `POST /v1/completions`, proxied like `/llm/v1/chat/completions`. A cost call.
+ */
+export const openAiCompletions = <ThrowOnError extends boolean = false>(options: Options<OpenAiCompletionsData, ThrowOnError>): RequestResult<OpenAiCompletionsResponses, OpenAiCompletionsErrors, ThrowOnError> => (options.client ?? client).post<OpenAiCompletionsResponses, OpenAiCompletionsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * OpenAI-compatible embeddings
+ *
+ * Designed. OpenAI's `POST /v1/embeddings`, proxied to the model server. A cost call.
+ */
+export const openAiEmbeddings = <ThrowOnError extends boolean = false>(options: Options<OpenAiEmbeddingsData, ThrowOnError>): RequestResult<OpenAiEmbeddingsResponses, OpenAiEmbeddingsErrors, ThrowOnError> => (options.client ?? client).post<OpenAiEmbeddingsResponses, OpenAiEmbeddingsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/embeddings',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * OpenAI-compatible model list
+ *
+ * Designed. The model server's models (`GET /v1/models`) followed by the marketplace agents, which are
+ * model names too (`owned_by: pay2store-agent`). Not a cost call.
+ *
+ */
+export const openAiModels = <ThrowOnError extends boolean = false>(options?: Options<OpenAiModelsData, ThrowOnError>): RequestResult<OpenAiModelsResponses, OpenAiModelsErrors, ThrowOnError> => (options?.client ?? client).get<OpenAiModelsResponses, OpenAiModelsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/models',
+    ...options
+});
+
+/**
+ * One turn with an agent, with recall from the wallet's memory
+ *
+ * Designed (seed 000 §4.5 "/coreagent — agent interaction and memory logging"). The prompt is embedded
+ * (`SERVICE_LLM__MODELSERVER__EMBED_MODEL`); the wallet's `recall` closest memories (cosine similarity)
+ * are added to the agent's instructions and returned in `recalled`; the answer comes from the agent's
+ * model; the turn is logged as a memory of the agent, keyed by the prompt's embedding (`remember`
+ * false skips that). A cost call.
+ *
+ */
+export const coreAgentInteract = <ThrowOnError extends boolean = false>(options: Options<CoreAgentInteractData, ThrowOnError>): RequestResult<CoreAgentInteractResponses, CoreAgentInteractErrors, ThrowOnError> => (options.client ?? client).post<CoreAgentInteractResponses, CoreAgentInteractErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/coreagent/interact',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Log a memory
+ *
+ * Designed. Stores `text` (optionally for an `agent`) with its embedding in the wallet's memory, where
+ * `/coreagent/memories/search` and `/coreagent/interact` find it.
+ *
+ */
+export const logCoreAgentMemory = <ThrowOnError extends boolean = false>(options: Options<LogCoreAgentMemoryData, ThrowOnError>): RequestResult<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError> => (options.client ?? client).post<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/coreagent/memories',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Semantic search over the wallet's memories
+ *
+ * Designed. Embeds `query` and ranks the wallet's memories (logged here, by `/coreagent/interact`, or by
+ * `ingest` with `remember: true`; the 5,000 most recent) by cosine similarity, best first. Other wallets'
+ * memories are never searched.
+ *
+ */
+export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(options: Options<SearchCoreAgentMemoriesData, ThrowOnError>): RequestResult<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError> => (options.client ?? client).post<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/coreagent/memories/search',
     ...options,
     headers: {
         'Content-Type': 'application/json',

@@ -105,6 +105,18 @@ export class Marketplace {
     }
   }
 
+  /** An agent's current model and instructions (for callers that build their own prompt, e.g. `/coreagent`). */
+  async agentContext(id: string): Promise<{ agent: string; model: string; instructions: string }> {
+    const agent = this.definition(id)
+    const current = await this.current(agent)
+    return { agent: agent.id, model: current.model, instructions: current.instructions }
+  }
+
+  /** True when `id` names a marketplace agent (agent ids are model names on `/llm/v1`). */
+  isAgent(id: string): boolean {
+    return agentDefinitions.some((a) => a.id === id)
+  }
+
   async listAgents() {
     return Promise.all(agentDefinitions.map((a) => this.view(a)))
   }

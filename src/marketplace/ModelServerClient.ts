@@ -183,6 +183,14 @@ export class ModelServerClient {
     return this.chunks('POST /api/chat', upstream, isChatChunk)
   }
 
+  /**
+   * `/api/generate` with a caller's body passed on as is (Ollama's fields), streamed: the raw NDJSON bytes as
+   * the model server sends them (refusals are thrown here, before any byte).
+   */
+  async generateStreamRaw(body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return this.openNdjson('POST /api/generate', '/api/generate', { ...body, stream: true }, signal)
+  }
+
   /** A streamed `/api/generate` (opened: refusals are thrown here, before any chunk). */
   async generateStream(input: GenerateInput, signal?: AbortSignal): Promise<AsyncGenerator<GenerateChunk[]>> {
     const upstream = await this.openNdjson('POST /api/generate', '/api/generate', { ...input, stream: true }, signal)

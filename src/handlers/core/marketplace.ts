@@ -10,12 +10,15 @@ import type {
   MarketplaceCallRequest,
   MarketplaceCallResult,
 } from '../../../generated/gateway/types.gen.js'
-import type { HttpResult } from '../../shared/http/index.js'
 import type { Handler, HandlerContext } from '../types.js'
 import { ndjsonResult } from './ndjsonResult.js'
-import { requireWallet } from './session.js'
+import { cost, costResult } from './cost.js'
+import { callerOf } from './session.js'
 
-const call = (ctx: HandlerContext) => ({ wallet: ctx.locals.session?.wallet, signal: ctx.signal })
+const call = (ctx: HandlerContext) => {
+  const caller = callerOf(ctx)
+  return { wallet: 'status' in caller ? undefined : caller.wallet, signal: ctx.signal }
+}
 
 const logStreamError = (ctx: HandlerContext) => (error: unknown) =>
   ctx.services.logger.warn({ err: error, operationId: ctx.operationId }, 'stream ended with an error')
@@ -36,27 +39,6 @@ export const getCeoStatus: Handler = async (ctx) => ({
   status: 200,
   body: (await ctx.services.marketplace.ceoStatus(ctx.query.company as string)) as CeoStatus,
 })
-
-/** Cost endpoints: a session and one unit of the wallet's daily quota (402 `quota_exceeded` past it). */
-const cost =
-  (run: (ctx: HandlerContext) => Promise<unknown>): Handler =>
-  costResult(async (ctx) => ({ status: 200, body: await run(ctx) }))
-
-/** `cost` for handlers that shape their own result (streams). A stream that started counts as a call. */
-const costResult =
-  (run: (ctx: HandlerContext) => Promise<HttpResult>): Handler =>
-  async (ctx) => {
-    const wallet = requireWallet(ctx)
-    if (typeof wallet !== 'string') return wallet
-    await ctx.services.quota.consume(wallet)
-    try {
-      return await run(ctx)
-    } catch (error) {
-      // A call that failed (model server down, unknown model, no cabinet) does not count against the quota.
-      await ctx.services.quota.refund(wallet)
-      throw error
-    }
-  }
 
 export const evolveAgent = cost((ctx) => ctx.services.marketplace.evolve(ctx.params.id!, ctx.body as EvolveRequest, call(ctx)))
 export const createCoordinatorTask = cost((ctx) =>

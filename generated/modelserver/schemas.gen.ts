@@ -1585,26 +1585,34 @@ export const ManifestSchema = {
 
 export const RegistryErrorSchema = {
     type: 'object',
+    description: 'The OCI distribution specification\'s error body, answered by every `/v2/...` route (also for paths and\nmethods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.\n',
+    'x-designed': true,
     required: [
         'errors'
     ],
     properties: {
         errors: {
             type: 'array',
+            minItems: 1,
             items: {
                 type: 'object',
                 required: [
                     'code',
-                    'message'
+                    'message',
+                    'detail'
                 ],
                 properties: {
                     code: {
-                        type: 'string'
+                        type: 'string',
+                        description: '`BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,\n`MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,\n`UNSUPPORTED`, or `UNKNOWN` (unexpected failure).\n',
+                        pattern: '^[A-Z_]+$'
                     },
                     message: {
                         type: 'string'
                     },
-                    detail: {}
+                    detail: {
+                        description: 'Context of the error (e.g. the digest or name refused).'
+                    }
                 }
             }
         }
@@ -1613,7 +1621,10 @@ export const RegistryErrorSchema = {
         errors: [
             {
                 code: 'BLOB_UNKNOWN',
-                message: 'blob unknown to registry'
+                message: 'blob unknown to registry',
+                detail: {
+                    digest: 'sha256:6f2b1c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9'
+                }
             }
         ]
     }

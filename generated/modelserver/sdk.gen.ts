@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsResponses, GetRootData, GetRootResponses, GetVersionData, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
+import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckErrors, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadErrors, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -23,7 +23,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  *
  * Answers `Ollama is running` as Ollama does (clients probe it before other calls).
  */
-export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>): RequestResult<GetRootResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetRootResponses, unknown, ThrowOnError>({ url: '/', ...options });
+export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>): RequestResult<GetRootResponses, GetRootErrors, ThrowOnError> => (options?.client ?? client).get<GetRootResponses, GetRootErrors, ThrowOnError>({ url: '/', ...options });
 
 /**
  * Generate a completion for a prompt
@@ -96,7 +96,7 @@ export const listRunningModels = <ThrowOnError extends boolean = false>(options?
 /**
  * Server version
  */
-export const getVersion = <ThrowOnError extends boolean = false>(options?: Options<GetVersionData, ThrowOnError>): RequestResult<GetVersionResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetVersionResponses, unknown, ThrowOnError>({ url: '/api/version', ...options });
+export const getVersion = <ThrowOnError extends boolean = false>(options?: Options<GetVersionData, ThrowOnError>): RequestResult<GetVersionResponses, GetVersionErrors, ThrowOnError> => (options?.client ?? client).get<GetVersionResponses, GetVersionErrors, ThrowOnError>({ url: '/api/version', ...options });
 
 /**
  * Installed models
@@ -224,12 +224,12 @@ export const pushBlob = <ThrowOnError extends boolean = false>(options: Options<
  * model load time, resident models and their memory, queue depth, plus process metrics.
  *
  */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, unknown, ThrowOnError>({ url: '/metrics', ...options });
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
 
 /**
  * OCI distribution API version check (`/v2/`; a trailing slash is accepted)
  */
-export const registryCheck = <ThrowOnError extends boolean = false>(options?: Options<RegistryCheckData, ThrowOnError>): RequestResult<RegistryCheckResponses, unknown, ThrowOnError> => (options?.client ?? client).get<RegistryCheckResponses, unknown, ThrowOnError>({ url: '/v2', ...options });
+export const registryCheck = <ThrowOnError extends boolean = false>(options?: Options<RegistryCheckData, ThrowOnError>): RequestResult<RegistryCheckResponses, RegistryCheckErrors, ThrowOnError> => (options?.client ?? client).get<RegistryCheckResponses, RegistryCheckErrors, ThrowOnError>({ url: '/v2', ...options });
 
 /**
  * Fetch a model manifest
@@ -266,7 +266,7 @@ export const registryHeadBlob = <ThrowOnError extends boolean = false>(options: 
 /**
  * Start a blob upload session (`.../blobs/uploads/`; a trailing slash is accepted)
  */
-export const registryStartUpload = <ThrowOnError extends boolean = false>(options: Options<RegistryStartUploadData, ThrowOnError>): RequestResult<RegistryStartUploadResponses, unknown, ThrowOnError> => (options.client ?? client).post<RegistryStartUploadResponses, unknown, ThrowOnError>({ url: '/v2/{namespace}/{repository}/blobs/uploads', ...options });
+export const registryStartUpload = <ThrowOnError extends boolean = false>(options: Options<RegistryStartUploadData, ThrowOnError>): RequestResult<RegistryStartUploadResponses, RegistryStartUploadErrors, ThrowOnError> => (options.client ?? client).post<RegistryStartUploadResponses, RegistryStartUploadErrors, ThrowOnError>({ url: '/v2/{namespace}/{repository}/blobs/uploads', ...options });
 
 /**
  * Append bytes to an upload session

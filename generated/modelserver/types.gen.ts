@@ -550,11 +550,25 @@ export type Manifest = {
     layers: Array<Descriptor>;
 };
 
+/**
+ * The OCI distribution specification's error body, answered by every `/v2/...` route (also for paths and
+ * methods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.
+ *
+ */
 export type RegistryError = {
     errors: Array<{
+        /**
+         * `BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,
+         * `MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,
+         * `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
+         *
+         */
         code: string;
         message: string;
-        detail?: unknown;
+        /**
+         * Context of the error (e.g. the digest or name refused).
+         */
+        detail: unknown;
     }>;
 };
 
@@ -572,6 +586,15 @@ export type GetRootData = {
     path?: never;
     query?: never;
     url: '/';
+};
+
+export type GetRootErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
 };
 
 export type GetRootResponses = {
@@ -596,11 +619,19 @@ export type GenerateErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -635,11 +666,19 @@ export type ChatErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -674,11 +713,19 @@ export type EmbedErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -711,11 +758,19 @@ export type EmbeddingsErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -744,7 +799,15 @@ export type ListRunningModelsData = {
 
 export type ListRunningModelsErrors = {
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -767,6 +830,15 @@ export type GetVersionData = {
     url: '/api/version';
 };
 
+export type GetVersionErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetVersionResponses = {
     /**
      * The version string.
@@ -785,7 +857,15 @@ export type ListModelsData = {
 
 export type ListModelsErrors = {
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -814,11 +894,19 @@ export type ShowModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -847,11 +935,19 @@ export type CreateModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -880,11 +976,19 @@ export type CopyModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -911,11 +1015,19 @@ export type DeleteModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -942,11 +1054,19 @@ export type PullModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -975,11 +1095,19 @@ export type PushModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1008,6 +1136,12 @@ export type CheckBlobData = {
 };
 
 export type CheckBlobErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * The blob does not exist (no body on HEAD).
      */
@@ -1039,7 +1173,15 @@ export type PushBlobErrors = {
      */
     400: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1064,6 +1206,15 @@ export type GetMetricsData = {
     url: '/metrics';
 };
 
+export type GetMetricsErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetMetricsResponses = {
     /**
      * Metrics in Prometheus text format 0.0.4.
@@ -1078,6 +1229,15 @@ export type RegistryCheckData = {
     path?: never;
     query?: never;
     url: '/v2';
+};
+
+export type RegistryCheckErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
 };
 
 export type RegistryCheckResponses = {
@@ -1107,9 +1267,25 @@ export type RegistryGetManifestData = {
 
 export type RegistryGetManifestErrors = {
     /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryGetManifestError = RegistryGetManifestErrors[keyof RegistryGetManifestErrors];
@@ -1139,9 +1315,23 @@ export type RegistryHeadManifestData = {
 
 export type RegistryHeadManifestErrors = {
     /**
+     * Invalid repository name, reference or digest (no body on HEAD).
+     */
+    400: unknown;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest.
      */
     404: unknown;
+    /**
+     * Unexpected failure (no body on HEAD).
+     */
+    500: unknown;
 };
 
 export type RegistryHeadManifestResponses = {
@@ -1167,9 +1357,21 @@ export type RegistryPutManifestData = {
 
 export type RegistryPutManifestErrors = {
     /**
-     * Invalid manifest, unknown referenced blob or digest mismatch (OCI error body).
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
      */
     400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryPutManifestError = RegistryPutManifestErrors[keyof RegistryPutManifestErrors];
@@ -1197,9 +1399,25 @@ export type RegistryGetBlobData = {
 
 export type RegistryGetBlobErrors = {
     /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryGetBlobError = RegistryGetBlobErrors[keyof RegistryGetBlobErrors];
@@ -1229,9 +1447,23 @@ export type RegistryHeadBlobData = {
 
 export type RegistryHeadBlobErrors = {
     /**
+     * Invalid repository name, reference or digest (no body on HEAD).
+     */
+    400: unknown;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown blob.
      */
     404: unknown;
+    /**
+     * Unexpected failure (no body on HEAD).
+     */
+    500: unknown;
 };
 
 export type RegistryHeadBlobResponses = {
@@ -1250,6 +1482,27 @@ export type RegistryStartUploadData = {
     query?: never;
     url: '/v2/{namespace}/{repository}/blobs/uploads';
 };
+
+export type RegistryStartUploadErrors = {
+    /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
+};
+
+export type RegistryStartUploadError = RegistryStartUploadErrors[keyof RegistryStartUploadErrors];
 
 export type RegistryStartUploadResponses = {
     /**
@@ -1271,9 +1524,19 @@ export type RegistryPatchUploadData = {
 
 export type RegistryPatchUploadErrors = {
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryPatchUploadError = RegistryPatchUploadErrors[keyof RegistryPatchUploadErrors];
@@ -1300,13 +1563,25 @@ export type RegistryCompleteUploadData = {
 
 export type RegistryCompleteUploadErrors = {
     /**
-     * Invalid manifest, unknown referenced blob or digest mismatch (OCI error body).
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
      */
     400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryCompleteUploadError = RegistryCompleteUploadErrors[keyof RegistryCompleteUploadErrors];

@@ -428,12 +428,17 @@ export const zManifest = z.object({
     layers: z.array(zDescriptor)
 });
 
+/**
+ * The OCI distribution specification's error body, answered by every `/v2/...` route (also for paths and
+ * methods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.
+ *
+ */
 export const zRegistryError = z.object({
     errors: z.array(z.object({
-        code: z.string(),
+        code: z.string().regex(/^[A-Z_]+$/),
         message: z.string(),
-        detail: z.unknown().optional()
-    }))
+        detail: z.unknown()
+    })).min(1)
 });
 
 /**

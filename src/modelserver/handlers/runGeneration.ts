@@ -1,5 +1,6 @@
 import type { EngineModel, EngineOptions, GenerationResult, ModelKind, TokenChunk } from '../engine/Engine.js'
 import { toModelServerError, type ModelServerContext } from '../ModelServerContext.js'
+import { publicMessage } from '../errors.js'
 import { NDJSON, NdjsonChannel, TOKEN_FLUSH_INTERVAL_MS } from '../http/NdjsonChannel.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import type { ModelRecord } from '../store/ModelStore.js'
@@ -105,8 +106,7 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
       channel.end()
     })
     .catch((error: unknown) => {
-      const mapped = toModelServerError(error, p.name) as Error
-      channel.fail(mapped?.message?.split('\n')[0] ?? 'generation failed')
+      channel.fail(publicMessage(toModelServerError(error, p.name)))
     })
     .finally(() => void finish())
   return { status: 200, contentType: NDJSON, stream: channel }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../modelserver/engine/createEngine.js'
 import type { Engine } from '../../modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../modelserver/testServer.js'
-import { startTestGateway, type TestGateway } from '../../testSupport/startTestGateway.js'
+import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 
 // Item 1 of issue 14 against a live model server: NDJSON streams through /llm/chat, /llm/completion and
 // /marketplace/agent/call arrive chunk by chunk, end with usage, and a client that goes away stops generation.

@@ -3,7 +3,7 @@
  * ≤ 1 ms and streamed tokens/s ≥ 0.97 of direct, side by side in one run, medians of at least 20 alternating
  * rounds, with their spread").
  *
- *   npm run bench -- llm                       (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512])
+ *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
  *
  * - Model server: a child process with the default tiny models (`scripts/bench/support/modelserverChild.ts`).
  * - Gateway: a second child process, the production entry (`src/main.ts`) on a fresh SQLite data dir, pointed
@@ -36,6 +36,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '21' },
     tokens: { type: 'string', default: '512' },
     threads: { type: 'string', default: '1' },
+    /** A model server already running (instead of the child this benchmark starts). */
+    modelserver: { type: 'string' },
   },
 })
 const rounds = Number(values.rounds)
@@ -144,7 +146,9 @@ await bench()
 
 async function bench(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-llm-'))
-  const server = await spawnModelServer(Number(values.threads))
+  const server = values.modelserver
+    ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
+    : await spawnModelServer(Number(values.threads))
   const gateway = await startGateway(server.url, dataDir)
   try {
     const token = await login(gateway.url)

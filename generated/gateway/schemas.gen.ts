@@ -1361,7 +1361,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`. Payloads per kind: `asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `llm.key.created`, `llm.key.revoked`. Payloads per\nkind: `asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]

@@ -68,11 +68,19 @@ export const getDocIndex = <ThrowOnError extends boolean = false>(options?: Opti
  *
  */
 export const getDocs = <ThrowOnError extends boolean = false>(options?: Options<GetDocsData, ThrowOnError>): RequestResult<GetDocsResponses, GetDocsErrors, ThrowOnError> => (options?.client ?? client).get<GetDocsResponses, GetDocsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/docs',
     ...options
 });
@@ -398,11 +406,19 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
  *
  */
 export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?: Options<GetHealthDetailedData, ThrowOnError>): RequestResult<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/health/detailed',
     ...options
 });
@@ -413,11 +429,19 @@ export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?
  * Designed. The five marketplace agents (including the chief executive and the mastermind).
  */
 export const listAgents = <ThrowOnError extends boolean = false>(options?: Options<ListAgentsData, ThrowOnError>): RequestResult<ListAgentsResponses, ListAgentsErrors, ThrowOnError> => (options?.client ?? client).get<ListAgentsResponses, ListAgentsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/agents',
     ...options
 });
@@ -428,11 +452,19 @@ export const listAgents = <ThrowOnError extends boolean = false>(options?: Optio
  * Designed.
  */
 export const getAgent = <ThrowOnError extends boolean = false>(options: Options<GetAgentData, ThrowOnError>): RequestResult<GetAgentResponses, GetAgentErrors, ThrowOnError> => (options.client ?? client).get<GetAgentResponses, GetAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/agents/{id}',
     ...options
 });
@@ -445,7 +477,11 @@ export const getAgent = <ThrowOnError extends boolean = false>(options: Options<
  *
  */
 export const evolveAgent = <ThrowOnError extends boolean = false>(options: Options<EvolveAgentData, ThrowOnError>): RequestResult<EvolveAgentResponses, EvolveAgentErrors, ThrowOnError> => (options.client ?? client).post<EvolveAgentResponses, EvolveAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/agents/{id}/evolve',
     ...options,
     headers: {
@@ -460,11 +496,19 @@ export const evolveAgent = <ThrowOnError extends boolean = false>(options: Optio
  * Designed field names. Rolling window over the last `window_s` seconds.
  */
 export const getInboundMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetInboundMetricsData, ThrowOnError>): RequestResult<GetInboundMetricsResponses, GetInboundMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetInboundMetricsResponses, GetInboundMetricsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/api/monitoring/inbound',
     ...options
 });
@@ -495,7 +539,11 @@ export const listModelServerModels = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(options: Options<CallMarketplaceAgentData, ThrowOnError>): RequestResult<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError> => (options.client ?? client).post<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/marketplace/agent/call',
     ...options,
     headers: {
@@ -513,7 +561,11 @@ export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(optio
  *
  */
 export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(options: Options<IngestModelServerPromptData, ThrowOnError>): RequestResult<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError> => (options.client ?? client).post<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/marketplace/modelserver/ingest',
     ...options,
     headers: {
@@ -528,11 +580,19 @@ export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(op
  * Designed. Without a cabinet, `ceo` is null and `soldiers` is empty.
  */
 export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Options<GetCeoStatusData, ThrowOnError>): RequestResult<GetCeoStatusResponses, GetCeoStatusErrors, ThrowOnError> => (options.client ?? client).get<GetCeoStatusResponses, GetCeoStatusErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/marketplace/ceo/status',
     ...options
 });
@@ -545,11 +605,19 @@ export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(options?: Options<GetRecentCatalogueEventsData, ThrowOnError>): RequestResult<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/insight/catalogue/recent',
     ...options
 });
@@ -560,11 +628,19 @@ export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(o
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getFeedbackPage = <ThrowOnError extends boolean = false>(options?: Options<GetFeedbackPageData, ThrowOnError>): RequestResult<GetFeedbackPageResponses, GetFeedbackPageErrors, ThrowOnError> => (options?.client ?? client).get<GetFeedbackPageResponses, GetFeedbackPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/feedback.html',
     ...options
 });
@@ -575,11 +651,19 @@ export const getFeedbackPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getFeedbackText = <ThrowOnError extends boolean = false>(options?: Options<GetFeedbackTextData, ThrowOnError>): RequestResult<GetFeedbackTextResponses, GetFeedbackTextErrors, ThrowOnError> => (options?.client ?? client).get<GetFeedbackTextResponses, GetFeedbackTextErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/feedback.txt',
     ...options
 });
@@ -590,11 +674,19 @@ export const getFeedbackText = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getJournalPage = <ThrowOnError extends boolean = false>(options?: Options<GetJournalPageData, ThrowOnError>): RequestResult<GetJournalPageResponses, GetJournalPageErrors, ThrowOnError> => (options?.client ?? client).get<GetJournalPageResponses, GetJournalPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/journal',
     ...options
 });
@@ -605,11 +697,19 @@ export const getJournalPage = <ThrowOnError extends boolean = false>(options?: O
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getDojoPage = <ThrowOnError extends boolean = false>(options?: Options<GetDojoPageData, ThrowOnError>): RequestResult<GetDojoPageResponses, GetDojoPageErrors, ThrowOnError> => (options?.client ?? client).get<GetDojoPageResponses, GetDojoPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/dojo',
     ...options
 });
@@ -620,11 +720,19 @@ export const getDojoPage = <ThrowOnError extends boolean = false>(options?: Opti
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getBoardroomPage = <ThrowOnError extends boolean = false>(options?: Options<GetBoardroomPageData, ThrowOnError>): RequestResult<GetBoardroomPageResponses, GetBoardroomPageErrors, ThrowOnError> => (options?.client ?? client).get<GetBoardroomPageResponses, GetBoardroomPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/boardroom',
     ...options
 });
@@ -635,11 +743,19 @@ export const getBoardroomPage = <ThrowOnError extends boolean = false>(options?:
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getBookPage = <ThrowOnError extends boolean = false>(options?: Options<GetBookPageData, ThrowOnError>): RequestResult<GetBookPageResponses, GetBookPageErrors, ThrowOnError> => (options?.client ?? client).get<GetBookPageResponses, GetBookPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/book',
     ...options
 });
@@ -650,11 +766,19 @@ export const getBookPage = <ThrowOnError extends boolean = false>(options?: Opti
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getCoretermPage = <ThrowOnError extends boolean = false>(options?: Options<GetCoretermPageData, ThrowOnError>): RequestResult<GetCoretermPageResponses, GetCoretermPageErrors, ThrowOnError> => (options?.client ?? client).get<GetCoretermPageResponses, GetCoretermPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/coreterm/',
     ...options
 });
@@ -665,11 +789,19 @@ export const getCoretermPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getInsightPage = <ThrowOnError extends boolean = false>(options?: Options<GetInsightPageData, ThrowOnError>): RequestResult<GetInsightPageResponses, GetInsightPageErrors, ThrowOnError> => (options?.client ?? client).get<GetInsightPageResponses, GetInsightPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/insight/',
     ...options
 });
@@ -680,11 +812,19 @@ export const getInsightPage = <ThrowOnError extends boolean = false>(options?: O
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getRegistryPage = <ThrowOnError extends boolean = false>(options?: Options<GetRegistryPageData, ThrowOnError>): RequestResult<GetRegistryPageResponses, GetRegistryPageErrors, ThrowOnError> => (options?.client ?? client).get<GetRegistryPageResponses, GetRegistryPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/registry/',
     ...options
 });
@@ -695,11 +835,19 @@ export const getRegistryPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getStoragePage = <ThrowOnError extends boolean = false>(options?: Options<GetStoragePageData, ThrowOnError>): RequestResult<GetStoragePageResponses, GetStoragePageErrors, ThrowOnError> => (options?.client ?? client).get<GetStoragePageResponses, GetStoragePageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/storage/',
     ...options
 });
@@ -713,7 +861,11 @@ export const getStoragePage = <ThrowOnError extends boolean = false>(options?: O
  *
  */
 export const createCoordinatorTask = <ThrowOnError extends boolean = false>(options: Options<CreateCoordinatorTaskData, ThrowOnError>): RequestResult<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError> => (options.client ?? client).post<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/coordinator/tasks',
     ...options,
     headers: {
@@ -730,7 +882,11 @@ export const createCoordinatorTask = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: Options<ConveneBoardroomData, ThrowOnError>): RequestResult<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError> => (options.client ?? client).post<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/boardroom/convene',
     ...options,
     headers: {
@@ -750,7 +906,11 @@ export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const llmChat = <ThrowOnError extends boolean = false>(options: Options<LlmChatData, ThrowOnError>): RequestResult<LlmChatResponses, LlmChatErrors, ThrowOnError> => (options.client ?? client).post<LlmChatResponses, LlmChatErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/chat',
     ...options,
     headers: {
@@ -768,7 +928,11 @@ export const llmChat = <ThrowOnError extends boolean = false>(options: Options<L
  *
  */
 export const llmCompletion = <ThrowOnError extends boolean = false>(options: Options<LlmCompletionData, ThrowOnError>): RequestResult<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError> => (options.client ?? client).post<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/completion',
     ...options,
     headers: {
@@ -828,7 +992,11 @@ export const llmGenerate = <ThrowOnError extends boolean = false>(options: Optio
  * Designed. Every key of the calling wallet, newest first, revoked ones included (never the key itself).
  */
 export const listLlmKeys = <ThrowOnError extends boolean = false>(options?: Options<ListLlmKeysData, ThrowOnError>): RequestResult<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/keys',
     ...options
 });
@@ -842,7 +1010,11 @@ export const listLlmKeys = <ThrowOnError extends boolean = false>(options?: Opti
  *
  */
 export const createLlmKey = <ThrowOnError extends boolean = false>(options?: Options<CreateLlmKeyData, ThrowOnError>): RequestResult<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError> => (options?.client ?? client).post<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/keys',
     ...options,
     headers: {
@@ -857,7 +1029,11 @@ export const createLlmKey = <ThrowOnError extends boolean = false>(options?: Opt
  * Designed. The key stops working at once (every use checks it). Revoking twice is fine.
  */
 export const revokeLlmKey = <ThrowOnError extends boolean = false>(options: Options<RevokeLlmKeyData, ThrowOnError>): RequestResult<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/keys/{key_id}',
     ...options
 });

@@ -564,7 +564,8 @@ export type CeoStatus = {
 /**
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`. Payloads per kind: `asyncapi/events.yaml`.
+ * `storage.upload.stored`, `storage.upload.verified`, `llm.key.created`, `llm.key.revoked`. Payloads per
+ * kind: `asyncapi/events.yaml`.
  *
  */
 export type CatalogueKind = string;

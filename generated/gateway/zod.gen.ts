@@ -492,7 +492,8 @@ export const zCeoStatus = z.object({
 /**
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`. Payloads per kind: `asyncapi/events.yaml`.
+ * `storage.upload.stored`, `storage.upload.verified`, `llm.key.created`, `llm.key.revoked`. Payloads per
+ * kind: `asyncapi/events.yaml`.
  *
  */
 export const zCatalogueKind = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/);

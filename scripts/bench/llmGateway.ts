@@ -107,15 +107,21 @@ async function startGateway(modelServerUrl: string, dataDir: string) {
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
+  const exited = new Promise((r) => child.once('exit', r))
+  let gone = false
+  void exited.then(() => (gone = true))
+  // Up to 3 minutes: on a loaded 2-core machine tsx alone can take most of a minute.
   for (let i = 0; ; i++) {
     try {
       if ((await fetch(`${url}/health`)).ok) break
     } catch {
-      if (i > 300) throw new Error('gateway did not start')
+      if (gone || i > 1800) {
+        child.kill('SIGTERM')
+        throw new Error(gone ? 'the gateway exited during start' : 'the gateway did not start within 3 minutes')
+      }
     }
     await new Promise((r) => setTimeout(r, 100))
   }
-  const exited = new Promise((r) => child.once('exit', r))
   return {
     url,
     stop: async () => {
@@ -149,7 +155,10 @@ async function bench(): Promise<void> {
   const server = values.modelserver
     ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
     : await spawnModelServer(Number(values.threads))
-  const gateway = await startGateway(server.url, dataDir)
+  const gateway = await startGateway(server.url, dataDir).catch(async (error: unknown) => {
+    await server.stop()
+    throw error
+  })
   try {
     const token = await login(gateway.url)
     const auth = { 'x-session-token': token }

@@ -146,6 +146,13 @@ describe('/llm API keys', () => {
     expect(((await revoked.json()) as { revoked_at: number | null }).revoked_at).toEqual(expect.any(Number))
     const after = await client.completions.create({ model: 'svc-tiny-chat:latest', prompt: 'x', max_tokens: 2 }).catch((e: unknown) => e)
     expect(after).toBeInstanceOf(OpenAI.AuthenticationError)
+
+    // Both are catalogue events naming the key, never containing it.
+    for (const kind of ['llm.key.created', 'llm.key.revoked']) {
+      const events = await (await request('GET', `/insight/catalogue/recent?kind=${kind}`, session(aliceToken))).text()
+      expect(events).toContain(key.key_id)
+      expect(events).not.toContain(key.key)
+    }
   })
 })
 

@@ -25,13 +25,21 @@ const withCaller =
 
 export const listLlmKeys = withCaller(async (ctx, caller) => ({ status: 200, body: { keys: await ctx.services.llmKeys.list(caller.wallet) } }))
 
-export const createLlmKey = withCaller(async (ctx, caller) => ({
-  status: 201,
-  headers: { 'Cache-Control': 'no-store' },
-  body: await ctx.services.llmKeys.create(caller.wallet, (ctx.body as LlmKeyCreateRequest | undefined)?.name),
-}))
+/** `llm.key.created` / `llm.key.revoked` (asyncapi/events.yaml): who, which key — never the key itself. */
+const keyEvent = (ctx: HandlerContext, kind: 'llm.key.created' | 'llm.key.revoked', wallet: string, key: { key_id: string; prefix: string; name: string }) =>
+  ctx.services.catalogue.emit({ kind, actor: wallet.toLowerCase(), payload: { wallet: wallet.toLowerCase(), key_id: key.key_id, prefix: key.prefix, name: key.name } })
 
-export const revokeLlmKey = withCaller(async (ctx, caller) => ({ status: 200, body: await ctx.services.llmKeys.revoke(caller.wallet, ctx.params.key_id!) }))
+export const createLlmKey = withCaller(async (ctx, caller) => {
+  const key = await ctx.services.llmKeys.create(caller.wallet, (ctx.body as LlmKeyCreateRequest | undefined)?.name)
+  await keyEvent(ctx, 'llm.key.created', caller.wallet, key)
+  return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: key }
+})
+
+export const revokeLlmKey = withCaller(async (ctx, caller) => {
+  const key = await ctx.services.llmKeys.revoke(caller.wallet, ctx.params.key_id!)
+  await keyEvent(ctx, 'llm.key.revoked', caller.wallet, key)
+  return { status: 200, body: key }
+})
 
 // ── /llm test and generate ──
 

@@ -933,8 +933,58 @@ export const HealthDetailedSchema = {
                 },
                 catalogue_log: {
                     $ref: '#/components/schemas/HealthCheck'
+                },
+                storage_upstream: {
+                    $ref: '#/components/schemas/HealthCheck'
+                },
+                facilitator: {
+                    $ref: '#/components/schemas/HealthCheck'
+                },
+                algod: {
+                    $ref: '#/components/schemas/HealthCheck'
+                },
+                upstream_credit: {
+                    $ref: '#/components/schemas/UpstreamCreditCheck'
                 }
             }
+        }
+    }
+} as const;
+
+export const UpstreamCreditCheckSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a\n`storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when\nthe balance could not be read.\n',
+    required: [
+        'status',
+        'latency_ms'
+    ],
+    additionalProperties: false,
+    properties: {
+        status: {
+            type: 'string',
+            enum: [
+                'ok',
+                'low',
+                'down'
+            ]
+        },
+        latency_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        detail: {
+            type: 'string'
+        },
+        balance_winc: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        low_winc: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        top_up: {
+            type: 'boolean',
+            description: 'Whether automatic top-up is configured.'
         }
     }
 } as const;
@@ -1361,7 +1411,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `llm.key.created`, `llm.key.revoked`. Payloads per\nkind: `asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]
@@ -3006,8 +3056,8 @@ export const StoreUploadSchema = {
 
 export const NetworkSchema = {
     type: 'string',
-    pattern: '^(eip155:[0-9]+|algorand:[A-Za-z0-9+/=_-]+)$',
-    description: 'CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.',
+    pattern: '^(eip155:[0-9]+|algorand:[A-Za-z0-9+/=_-]+|base|ethereum)$',
+    description: 'CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.\nIn x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).\n',
     examples: [
         'eip155:8453'
     ]
@@ -3138,7 +3188,7 @@ export const AlgorandExtraSchema = {
 
 export const X402PaymentRequiredSchema = {
     type: 'object',
-    description: 'The `/store` 402 quote (fixed by the specification). For `/store` `accepts` holds three\nrequirements in the order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`.\n',
+    description: 'The `/store` 402 body: the specification\'s `{x402Version, accepts, error}` and, in version 2, the\nx402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for\ndiscovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the\norder `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`, and `error` is null on a first quote.\nVersion 1 (designed, for v1 clients): only the `base` requirement, `error` always a string, no\n`resource`/`extensions`.\n',
     required: [
         'x402Version',
         'accepts',
@@ -3154,19 +3204,326 @@ export const X402PaymentRequiredSchema = {
             ],
             default: 2
         },
+        error: {
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Null on a first v2 quote; else why (`insufficient_amount`, `invalid_payment`, … — or the v1 text `X-PAYMENT header is required`).'
+        },
+        message: {
+            type: 'string',
+            description: 'Designed. `error` in words.',
+            'x-designed': true
+        },
+        resource: {
+            $ref: '#/components/schemas/PaymentResource'
+        },
         accepts: {
             type: 'array',
-            minItems: 3,
+            minItems: 1,
             maxItems: 3,
             items: {
                 $ref: '#/components/schemas/PaymentRequirement'
             }
+        },
+        extensions: {
+            type: 'object',
+            description: 'x402 v2 extensions; `bazaar` is the Bazaar discovery declaration (`{info, schema}`).',
+            additionalProperties: true
+        }
+    }
+} as const;
+
+export const X402VersionParamSchema = {
+    type: 'integer',
+    enum: [
+        1,
+        2
+    ],
+    default: 2,
+    description: 'Designed. x402 protocol version of the answer.',
+    'x-designed': true
+} as const;
+
+export const StoreQuoteSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The 402 body `POST /store` would give for the size, plus `quote`.',
+    required: [
+        'x402Version',
+        'accepts',
+        'error',
+        'quote'
+    ],
+    additionalProperties: false,
+    properties: {
+        x402Version: {
+            type: 'integer',
+            enum: [
+                1,
+                2
+            ]
         },
         error: {
             type: [
                 'string',
                 'null'
             ]
+        },
+        message: {
+            type: 'string'
+        },
+        resource: {
+            $ref: '#/components/schemas/PaymentResource'
+        },
+        accepts: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 3,
+            items: {
+                $ref: '#/components/schemas/PaymentRequirement'
+            }
+        },
+        extensions: {
+            type: 'object',
+            additionalProperties: true
+        },
+        quote: {
+            type: 'object',
+            required: [
+                'size_bytes',
+                'amount',
+                'price_usd',
+                'valid_until',
+                'valid_for_s'
+            ],
+            additionalProperties: false,
+            properties: {
+                size_bytes: {
+                    type: 'integer',
+                    minimum: 1
+                },
+                amount: {
+                    $ref: '#/components/schemas/AtomicAmount'
+                },
+                price_usd: {
+                    type: 'string',
+                    pattern: '^[0-9]+\\.[0-9]{1,6}$',
+                    description: '`amount` ÷ 10⁶, shortest form with at least one fractional digit (as in the Algorand binding).'
+                },
+                valid_until: {
+                    type: 'integer',
+                    description: 'Epoch seconds until which a payment of `amount` for this size is accepted.'
+                },
+                valid_for_s: {
+                    type: 'integer',
+                    minimum: 1
+                }
+            }
+        }
+    }
+} as const;
+
+export const X402DiscoverySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. `GET /.well-known/x402`.',
+    required: [
+        'version',
+        'x402Version',
+        'resources',
+        'items'
+    ],
+    additionalProperties: false,
+    properties: {
+        version: {
+            type: 'integer',
+            const: 1,
+            description: 'Version of this document\'s layout (the x402scan discovery document).'
+        },
+        x402Version: {
+            type: 'integer',
+            const: 2
+        },
+        resources: {
+            type: 'array',
+            items: {
+                type: 'string',
+                format: 'uri'
+            }
+        },
+        instructions: {
+            type: 'string'
+        },
+        items: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/X402DiscoveryItem'
+            }
+        }
+    }
+} as const;
+
+export const X402DiscoveryItemSchema = {
+    type: 'object',
+    required: [
+        'resource',
+        'type',
+        'method',
+        'x402Versions',
+        'description',
+        'mimeType',
+        'accepts',
+        'price',
+        'extensions'
+    ],
+    additionalProperties: false,
+    properties: {
+        resource: {
+            type: 'string',
+            format: 'uri'
+        },
+        type: {
+            type: 'string',
+            const: 'http'
+        },
+        method: {
+            type: 'string',
+            examples: [
+                'POST'
+            ]
+        },
+        x402Versions: {
+            type: 'array',
+            items: {
+                type: 'integer',
+                enum: [
+                    1,
+                    2
+                ]
+            }
+        },
+        v1Networks: {
+            type: 'array',
+            description: 'Network names offered to v1 clients.',
+            items: {
+                type: 'string'
+            }
+        },
+        description: {
+            type: 'string'
+        },
+        mimeType: {
+            type: 'string',
+            description: 'Media type of the paid answer.'
+        },
+        accepts: {
+            type: 'array',
+            description: 'Every way to pay; the amount depends on the size (see `price`).',
+            items: {
+                type: 'object',
+                required: [
+                    'scheme',
+                    'network',
+                    'asset',
+                    'payTo',
+                    'maxTimeoutSeconds',
+                    'extra'
+                ],
+                additionalProperties: false,
+                properties: {
+                    scheme: {
+                        type: 'string',
+                        const: 'exact'
+                    },
+                    network: {
+                        $ref: '#/components/schemas/Network'
+                    },
+                    asset: {
+                        type: 'string'
+                    },
+                    payTo: {
+                        type: 'string'
+                    },
+                    maxTimeoutSeconds: {
+                        type: 'integer'
+                    },
+                    extra: {
+                        oneOf: [
+                            {
+                                $ref: '#/components/schemas/EvmAssetDomain'
+                            },
+                            {
+                                $ref: '#/components/schemas/AlgorandExtra'
+                            },
+                            {
+                                type: 'null'
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        price: {
+            type: 'object',
+            required: [
+                'unit',
+                'currency',
+                'decimals',
+                'formula',
+                'minimum_amount',
+                'quote_url',
+                'example'
+            ],
+            additionalProperties: false,
+            properties: {
+                unit: {
+                    type: 'string',
+                    const: 'byte'
+                },
+                currency: {
+                    type: 'string',
+                    const: 'USD'
+                },
+                decimals: {
+                    type: 'integer',
+                    const: 6
+                },
+                formula: {
+                    type: 'string'
+                },
+                minimum_amount: {
+                    $ref: '#/components/schemas/AtomicAmount'
+                },
+                quote_url: {
+                    type: 'string',
+                    description: 'URL template of `GET /store/quote` (`{bytes}`).'
+                },
+                quote_validity_s: {
+                    type: 'integer'
+                },
+                example: {
+                    type: 'object',
+                    required: [
+                        'size_bytes',
+                        'amount'
+                    ],
+                    additionalProperties: false,
+                    properties: {
+                        size_bytes: {
+                            type: 'integer'
+                        },
+                        amount: {
+                            $ref: '#/components/schemas/AtomicAmount'
+                        }
+                    }
+                }
+            }
+        },
+        extensions: {
+            type: 'object',
+            additionalProperties: true
         }
     }
 } as const;

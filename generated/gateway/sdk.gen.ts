@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -401,8 +401,11 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
  * Readiness with dependency checks
  *
  * Designed. Checks the database, the model server (`GET /api/version` on
- * `SERVICE_LLM__MODELSERVER__BASE_URL`) and the catalogue log (append-only file writable). `status` is
- * `degraded` when any check is not `ok`; the answer is 200 either way so the body can be read.
+ * `SERVICE_LLM__MODELSERVER__BASE_URL`) and the catalogue log (append-only file writable) and, when paid
+ * storage is configured, the storage upstream (`GET /v1/rates`), the facilitators (`GET /supported` on
+ * each: `ok` while one answers, `detail` names those down), the Algorand node (`GET /v2/status`) and the
+ * upstream credit (`upstream_credit`: balance, threshold, `low` below it). `status` is `degraded` when any
+ * check is not `ok`; the answer is 200 either way so the body can be read.
  *
  */
 export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?: Options<GetHealthDetailedData, ThrowOnError>): RequestResult<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError>({
@@ -1211,9 +1214,10 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * Before any of this the body is checked: `multipart/form-data` with a `file` part, else 400
  * `invalid_multipart` (no boundary, a malformed body, no `file` part) — another media type is 415, no
  * body or a JSON body 400 `invalid_request`. Without the payment settings
- * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`, `SERVICE_X402__ASSET__EIP155_1`,
- * `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503 `storage_not_configured`
- * (`details.missing` names them) — after the body is read, before any quote. `X-SVC-Tag-App` is
+ * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503
+ * `storage_not_configured` (`details.missing` names them) — after the body is read, before any quote.
+ * The EVM assets default to each network's canonical USDC (`SERVICE_X402__ASSET__EIP155_8453`,
+ * `SERVICE_X402__ASSET__EIP155_1` choose others). `X-SVC-Tag-App` is
  * checked once a payment header has been decoded and its network accepted, before anything is
  * verified or settled: not 1–128 printable ASCII characters → 400 `invalid_tag` (a request without
  * payment gets the quote whatever the tag).
@@ -1221,6 +1225,27 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * Designed: 202 (queued when the upstream fails and `SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE=1`),
  * 409 `payment_replayed`, 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the
  * 402 codes `wrong_asset`, `insufficient_amount`, `wrong_receiver`.
+ *
+ * **Every 402 is actionable (designed).** A first quote and a refused payment alike answer the full
+ * `X402PaymentRequired` body — requirements at the current price, the reason in `error` (null on a
+ * first quote, else the code: `invalid_payment`, `insufficient_amount`, `expired_payment`, …) and in
+ * words in `message` — and `PAYMENT-REQUIRED` with the same JSON, so a client retries from the 402 alone.
+ *
+ * **Quotes hold (designed).** A price given in a 402 or by `GET /store/quote` is honoured for
+ * `SERVICE_STORAGE__QUOTE_VALIDITY_S` (300 s) even if the upstream's rates move: a payment covering it is
+ * accepted (and an Algorand note may bind it).
+ *
+ * **Upstream credit (designed).** Before anything is verified or settled the service checks that its
+ * prepaid upstream account can pay for the upload; when it cannot: 503 `upstream_credit_insufficient`
+ * (nothing charged; a top-up starts when configured).
+ *
+ * **x402 versions (designed).** Version 2 is the default. Version 1 is answered in v1 terms when the
+ * request announces it: an `X-PAYMENT` header carrying a v1 payload (`x402Version: 1`, v1 network name
+ * `base` or `ethereum`), or — for the v1 client's first request, which carries nothing a server could tell
+ * apart — the query parameter `x402Version=1`. v1 terms: `x402Version: 1`, only the requirements on
+ * networks every stock v1 client knows (`base`; `x402` 1.2 rejects a 402 naming a network it does not
+ * know, and v1 has no Algorand name), `error` always a string, the facilitator called with
+ * `x402Version: 1` and the v1 payload as sent, and `X-PAYMENT-RESPONSE` on success.
  *
  */
 export const storeFile = <ThrowOnError extends boolean = false>(options: Options<StoreFileData, ThrowOnError>): RequestResult<StoreFileResponses, StoreFileErrors, ThrowOnError> => (options.client ?? client).post<StoreFileResponses, StoreFileErrors, ThrowOnError>({
@@ -1233,6 +1258,33 @@ export const storeFile = <ThrowOnError extends boolean = false>(options: Options
         ...options.headers
     }
 });
+
+/**
+ * Price of storing N bytes, without uploading them
+ *
+ * Designed. Public. What `POST /store` would answer in its 402 for a file of `bytes` bytes — the same
+ * price formula (`price_usd = round(upstream_cost_usd × 1.25 + 0.005, 6)`), the same requirements,
+ * resource and extensions — plus `quote`: the amount, `price_usd` and until when this price is honoured
+ * (`SERVICE_STORAGE__QUOTE_VALIDITY_S`, 300 s). A `POST /store` payment made from these requirements for
+ * a file of the same size is accepted within that time even if the upstream's rates move.
+ * `PAYMENT-REQUIRED` carries the same requirements, so a stock x402 client builds its payment from this
+ * answer as from a 402. The Algorand requirement asks for the request binding as on `/store`: the note
+ * is computed over the file's own SHA-256, which the payer knows.
+ *
+ */
+export const quoteStore = <ThrowOnError extends boolean = false>(options: Options<QuoteStoreData, ThrowOnError>): RequestResult<QuoteStoreResponses, QuoteStoreErrors, ThrowOnError> => (options.client ?? client).get<QuoteStoreResponses, QuoteStoreErrors, ThrowOnError>({ url: '/store/quote', ...options });
+
+/**
+ * x402 discovery document
+ *
+ * Designed. Public. The paid resources of this service for x402 discovery services and agents: the
+ * x402scan-style `{version: 1, resources: [url…]}` list, and per resource (`items`) its method, the
+ * x402 versions it speaks, every way to pay it (scheme, network, asset, pay-to, timeout, `extra`), the
+ * price rule (the formula, its floor, the quote URL and the price of 1 MiB now) and the Bazaar discovery
+ * extension it declares in its 402.
+ *
+ */
+export const getX402Discovery = <ThrowOnError extends boolean = false>(options?: Options<GetX402DiscoveryData, ThrowOnError>): RequestResult<GetX402DiscoveryResponses, GetX402DiscoveryErrors, ThrowOnError> => (options?.client ?? client).get<GetX402DiscoveryResponses, GetX402DiscoveryErrors, ThrowOnError>({ url: '/.well-known/x402', ...options });
 
 /**
  * State of a paid upload

@@ -411,7 +411,29 @@ export type HealthDetailed = {
         database: HealthCheck;
         modelserver: HealthCheck;
         catalogue_log: HealthCheck;
+        storage_upstream?: HealthCheck;
+        facilitator?: HealthCheck;
+        algod?: HealthCheck;
+        upstream_credit?: UpstreamCreditCheck;
     };
+};
+
+/**
+ * Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a
+ * `storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when
+ * the balance could not be read.
+ *
+ */
+export type UpstreamCreditCheck = {
+    status: 'ok' | 'low' | 'down';
+    latency_ms: number;
+    detail?: string;
+    balance_winc?: AtomicAmount;
+    low_winc?: AtomicAmount;
+    /**
+     * Whether automatic top-up is configured.
+     */
+    top_up?: boolean;
 };
 
 /**
@@ -564,8 +586,9 @@ export type CeoStatus = {
 /**
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`, `llm.key.created`, `llm.key.revoked`. Payloads per
- * kind: `asyncapi/events.yaml`.
+ * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:
+ * `asyncapi/events.yaml`.
  *
  */
 export type CatalogueKind = string;
@@ -1089,6 +1112,8 @@ export type StoreUpload = {
 
 /**
  * CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.
+ * In x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).
+ *
  */
 export type Network = string;
 
@@ -1158,18 +1183,124 @@ export type AlgorandExtra = {
 };
 
 /**
- * The `/store` 402 quote (fixed by the specification). For `/store` `accepts` holds three
- * requirements in the order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`.
+ * The `/store` 402 body: the specification's `{x402Version, accepts, error}` and, in version 2, the
+ * x402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for
+ * discovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the
+ * order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`, and `error` is null on a first quote.
+ * Version 1 (designed, for v1 clients): only the `base` requirement, `error` always a string, no
+ * `resource`/`extensions`.
  *
  */
 export type X402PaymentRequired = {
     x402Version: 1 | 2;
-    accepts: [
-        PaymentRequirement,
-        PaymentRequirement,
-        PaymentRequirement
-    ];
+    /**
+     * Null on a first v2 quote; else why (`insufficient_amount`, `invalid_payment`, … — or the v1 text `X-PAYMENT header is required`).
+     */
     error: string | null;
+    /**
+     * Designed. `error` in words.
+     */
+    message?: string;
+    resource?: PaymentResource;
+    accepts: Array<PaymentRequirement>;
+    /**
+     * x402 v2 extensions; `bazaar` is the Bazaar discovery declaration (`{info, schema}`).
+     */
+    extensions?: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * Designed. x402 protocol version of the answer.
+ */
+export type X402VersionParam = 1 | 2;
+
+/**
+ * Designed. The 402 body `POST /store` would give for the size, plus `quote`.
+ */
+export type StoreQuote = {
+    x402Version: 1 | 2;
+    error: string | null;
+    message?: string;
+    resource?: PaymentResource;
+    accepts: Array<PaymentRequirement>;
+    extensions?: {
+        [key: string]: unknown;
+    };
+    quote: {
+        size_bytes: number;
+        amount: AtomicAmount;
+        /**
+         * `amount` ÷ 10⁶, shortest form with at least one fractional digit (as in the Algorand binding).
+         */
+        price_usd: string;
+        /**
+         * Epoch seconds until which a payment of `amount` for this size is accepted.
+         */
+        valid_until: number;
+        valid_for_s: number;
+    };
+};
+
+/**
+ * Designed. `GET /.well-known/x402`.
+ */
+export type X402Discovery = {
+    /**
+     * Version of this document's layout (the x402scan discovery document).
+     */
+    version: 1;
+    x402Version: 2;
+    resources: Array<string>;
+    instructions?: string;
+    items: Array<X402DiscoveryItem>;
+};
+
+export type X402DiscoveryItem = {
+    resource: string;
+    type: 'http';
+    method: string;
+    x402Versions: Array<1 | 2>;
+    /**
+     * Network names offered to v1 clients.
+     */
+    v1Networks?: Array<string>;
+    description: string;
+    /**
+     * Media type of the paid answer.
+     */
+    mimeType: string;
+    /**
+     * Every way to pay; the amount depends on the size (see `price`).
+     */
+    accepts: Array<{
+        scheme: 'exact';
+        network: Network;
+        asset: string;
+        payTo: string;
+        maxTimeoutSeconds: number;
+        extra: EvmAssetDomain | AlgorandExtra | null;
+    }>;
+    price: {
+        unit: 'byte';
+        currency: 'USD';
+        decimals: 6;
+        formula: string;
+        minimum_amount: AtomicAmount;
+        /**
+         * URL template of `GET /store/quote` (`{bytes}`).
+         */
+        quote_url: string;
+        quote_validity_s?: number;
+        example: {
+            size_bytes: number;
+            amount: AtomicAmount;
+        };
+    };
+    extensions: {
+        [key: string]: unknown;
+    };
 };
 
 export type PaymentResource = {
@@ -4167,7 +4298,15 @@ export type StoreFileData = {
         'X-SVC-Tag-App'?: string;
     };
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * Designed. The x402 version of the answer to a request without payment: `1` gives the v1 402 (for
+         * v1 clients, whose first request cannot be told apart otherwise). A payment header's own
+         * `x402Version` wins.
+         *
+         */
+        x402Version?: X402VersionParam;
+    };
     url: '/store';
 };
 
@@ -4187,13 +4326,14 @@ export type StoreFileErrors = {
      */
     400: Error;
     /**
-     * Payment required. Without a payment header: the quote (`X402PaymentRequired`) and the
-     * `PAYMENT-REQUIRED` header (base64 of the same JSON). With a rejected payment: an `Error`
-     * (`invalid_payment`, `request_hash_mismatch`, `expired_payment`; designed `wrong_asset`,
-     * `insufficient_amount`, `wrong_receiver`) and no header.
+     * Payment required — always the `X402PaymentRequired` body and `PAYMENT-REQUIRED` (base64 of the same
+     * JSON). Without a payment header: the quote, `error: null` (v2). With a refused payment: the same
+     * requirements and the reason in `error` — `invalid_payment`, `request_hash_mismatch`,
+     * `expired_payment`; designed `wrong_asset`, `insufficient_amount`, `wrong_receiver` — with a
+     * human-readable `message`. A client can retry from any of these answers alone.
      *
      */
-    402: X402PaymentRequired | Error;
+    402: X402PaymentRequired;
     /**
      * Designed. The settlement transaction or the payer's EIP-3009 nonce was already used.
      */
@@ -4224,9 +4364,12 @@ export type StoreFileErrors = {
     502: Error;
     /**
      * Designed. Paid storage is not configured on this deployment: a payment setting is unset
-     * (`details.missing` lists which of `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`,
-     * `SERVICE_X402__ASSET__EIP155_1`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`). Answered
-     * after the body is read and before any quote; nothing is charged.
+     * (`details.missing` lists which of `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`,
+     * `FACILITATOR_TOKEN`; the asset settings default to the canonical USDC). Answered
+     * after the body is read and before any quote; nothing is charged. Or
+     * `upstream_credit_insufficient`: the service's prepaid upstream account cannot pay for this upload
+     * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
+     * payment is verified or settled, so nothing is charged — retry after the automatic top-up.
      *
      */
     503: Error;
@@ -4236,7 +4379,10 @@ export type StoreFileError = StoreFileErrors[keyof StoreFileErrors];
 
 export type StoreFileResponses = {
     /**
-     * Stored. `PAYMENT-RESPONSE` carries the same result base64-encoded.
+     * Stored. `PAYMENT-RESPONSE` carries the same result base64-encoded (with the x402 settle fields
+     * `success`, `transaction`, `network`, `payer` at the top level); a v1 payer also gets
+     * `X-PAYMENT-RESPONSE` (the same, `network` under its v1 name).
+     *
      */
     200: UploadResult;
     /**
@@ -4248,6 +4394,93 @@ export type StoreFileResponses = {
 };
 
 export type StoreFileResponse = StoreFileResponses[keyof StoreFileResponses];
+
+export type QuoteStoreData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * Size of the file to store, in bytes.
+         */
+        bytes: number;
+        /**
+         * Media type the file will be sent with (its part's `Content-Type`); default `application/octet-stream`.
+         */
+        mime_type?: string;
+        /**
+         * The x402 version of the answer (`1`: the v1 requirements, as `POST /store?x402Version=1`).
+         */
+        x402Version?: X402VersionParam;
+    };
+    url: '/store/quote';
+};
+
+export type QuoteStoreErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * `bytes` exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`).
+     */
+    413: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * The upstream's prices (`storage_upstream_failed`) or the Algorand node's genesis (`ledger_node_unavailable`) could not be read.
+     */
+    502: Error;
+    /**
+     * Paid storage is not configured (`storage_not_configured`) or the upstream credit cannot pay for `bytes` bytes (`upstream_credit_insufficient`).
+     */
+    503: Error;
+};
+
+export type QuoteStoreError = QuoteStoreErrors[keyof QuoteStoreErrors];
+
+export type QuoteStoreResponses = {
+    /**
+     * The requirements for `bytes` bytes and how long they hold.
+     */
+    200: StoreQuote;
+};
+
+export type QuoteStoreResponse = QuoteStoreResponses[keyof QuoteStoreResponses];
+
+export type GetX402DiscoveryData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/x402';
+};
+
+export type GetX402DiscoveryErrors = {
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * The upstream's prices or the Algorand node could not be read.
+     */
+    502: Error;
+    /**
+     * Paid storage is not configured (`storage_not_configured`).
+     */
+    503: Error;
+};
+
+export type GetX402DiscoveryError = GetX402DiscoveryErrors[keyof GetX402DiscoveryErrors];
+
+export type GetX402DiscoveryResponses = {
+    /**
+     * The discovery document.
+     */
+    200: X402Discovery;
+};
+
+export type GetX402DiscoveryResponse = GetX402DiscoveryResponses[keyof GetX402DiscoveryResponses];
 
 export type GetUploadData = {
     body?: never;

@@ -341,18 +341,6 @@ export const zHealthCheck = z.object({
 });
 
 /**
- * Designed. Readiness with one check per dependency.
- */
-export const zHealthDetailed = z.object({
-    status: z.enum(['ok', 'degraded']),
-    checks: z.object({
-        database: zHealthCheck,
-        modelserver: zHealthCheck,
-        catalogue_log: zHealthCheck
-    })
-});
-
-/**
  * Designed marketplace agent record.
  */
 export const zAgent = z.object({
@@ -492,8 +480,9 @@ export const zCeoStatus = z.object({
 /**
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`, `llm.key.created`, `llm.key.revoked`. Payloads per
- * kind: `asyncapi/events.yaml`.
+ * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:
+ * `asyncapi/events.yaml`.
  *
  */
 export const zCatalogueKind = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/);
@@ -984,13 +973,50 @@ export const zStoreUpload = z.object({
 
 /**
  * CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.
+ * In x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).
+ *
  */
-export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/=_-]+)$/);
+export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/=_-]+|base|ethereum)$/);
 
 /**
  * Integer amount in atomic units (six decimals for USDC), as a decimal string.
  */
 export const zAtomicAmount = z.string().regex(/^(0|[1-9][0-9]*)$/);
+
+/**
+ * Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a
+ * `storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when
+ * the balance could not be read.
+ *
+ */
+export const zUpstreamCreditCheck = z.object({
+    status: z.enum([
+        'ok',
+        'low',
+        'down'
+    ]),
+    latency_ms: z.number().gte(0),
+    detail: z.string().optional(),
+    balance_winc: zAtomicAmount.optional(),
+    low_winc: zAtomicAmount.optional(),
+    top_up: z.boolean().optional()
+});
+
+/**
+ * Designed. Readiness with one check per dependency.
+ */
+export const zHealthDetailed = z.object({
+    status: z.enum(['ok', 'degraded']),
+    checks: z.object({
+        database: zHealthCheck,
+        modelserver: zHealthCheck,
+        catalogue_log: zHealthCheck,
+        storage_upstream: zHealthCheck.optional(),
+        facilitator: zHealthCheck.optional(),
+        algod: zHealthCheck.optional(),
+        upstream_credit: zUpstreamCreditCheck.optional()
+    })
+});
 
 export const zEvmAssetDomain = z.object({
     name: z.string(),
@@ -1037,24 +1063,97 @@ export const zPaymentRequirement = z.object({
 });
 
 /**
- * The `/store` 402 quote (fixed by the specification). For `/store` `accepts` holds three
- * requirements in the order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`.
- *
+ * Designed. x402 protocol version of the answer.
  */
-export const zX402PaymentRequired = z.object({
-    x402Version: z.union([z.literal(1), z.literal(2)]).default(2),
-    accepts: z.tuple([
-        zPaymentRequirement,
-        zPaymentRequirement,
-        zPaymentRequirement
-    ]),
-    error: z.string().nullable()
+export const zX402VersionParam = z.union([z.literal(1), z.literal(2)]).default(2);
+
+export const zX402DiscoveryItem = z.object({
+    resource: z.url(),
+    type: z.literal('http'),
+    method: z.string(),
+    x402Versions: z.array(z.union([z.literal(1), z.literal(2)])),
+    v1Networks: z.array(z.string()).optional(),
+    description: z.string(),
+    mimeType: z.string(),
+    accepts: z.array(z.object({
+        scheme: z.literal('exact'),
+        network: zNetwork,
+        asset: z.string(),
+        payTo: z.string(),
+        maxTimeoutSeconds: z.int(),
+        extra: z.union([
+            zEvmAssetDomain,
+            zAlgorandExtra
+        ]).nullable()
+    })),
+    price: z.object({
+        unit: z.literal('byte'),
+        currency: z.literal('USD'),
+        decimals: z.literal(6),
+        formula: z.string(),
+        minimum_amount: zAtomicAmount,
+        quote_url: z.string(),
+        quote_validity_s: z.int().optional(),
+        example: z.object({
+            size_bytes: z.int(),
+            amount: zAtomicAmount
+        })
+    }),
+    extensions: z.record(z.string(), z.unknown())
+});
+
+/**
+ * Designed. `GET /.well-known/x402`.
+ */
+export const zX402Discovery = z.object({
+    version: z.literal(1),
+    x402Version: z.literal(2),
+    resources: z.array(z.url()),
+    instructions: z.string().optional(),
+    items: z.array(zX402DiscoveryItem)
 });
 
 export const zPaymentResource = z.object({
     url: z.url(),
     description: z.string(),
     mimeType: z.string()
+});
+
+/**
+ * The `/store` 402 body: the specification's `{x402Version, accepts, error}` and, in version 2, the
+ * x402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for
+ * discovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the
+ * order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`, and `error` is null on a first quote.
+ * Version 1 (designed, for v1 clients): only the `base` requirement, `error` always a string, no
+ * `resource`/`extensions`.
+ *
+ */
+export const zX402PaymentRequired = z.object({
+    x402Version: z.union([z.literal(1), z.literal(2)]).default(2),
+    error: z.string().nullable(),
+    message: z.string().optional(),
+    resource: zPaymentResource.optional(),
+    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    extensions: z.record(z.string(), z.unknown()).optional()
+});
+
+/**
+ * Designed. The 402 body `POST /store` would give for the size, plus `quote`.
+ */
+export const zStoreQuote = z.object({
+    x402Version: z.union([z.literal(1), z.literal(2)]),
+    error: z.string().nullable(),
+    message: z.string().optional(),
+    resource: zPaymentResource.optional(),
+    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    extensions: z.record(z.string(), z.unknown()).optional(),
+    quote: z.object({
+        size_bytes: z.int().gte(1),
+        amount: zAtomicAmount,
+        price_usd: z.string().regex(/^[0-9]+\.[0-9]{1,6}$/),
+        valid_until: z.int(),
+        valid_for_s: z.int().gte(1)
+    })
 });
 
 /**
@@ -1692,10 +1791,30 @@ export const zStoreFileHeaders = z.object({
     'X-SVC-Tag-App': z.string().optional()
 });
 
+export const zStoreFileQuery = z.object({
+    x402Version: zX402VersionParam.optional()
+});
+
 export const zStoreFileResponse = z.union([
     zUploadResult,
     zUploadQueued
 ]);
+
+export const zQuoteStoreQuery = z.object({
+    bytes: z.int().gte(1).lte(1099511627776),
+    mime_type: z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/).optional(),
+    x402Version: zX402VersionParam.optional()
+});
+
+/**
+ * The requirements for `bytes` bytes and how long they hold.
+ */
+export const zQuoteStoreResponse = zStoreQuote;
+
+/**
+ * The discovery document.
+ */
+export const zGetX402DiscoveryResponse = zX402Discovery;
 
 export const zGetUploadPath = z.object({
     upload_id: zUploadId

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely'
+import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
 import type { LoginService, ValidSession } from '../auth/LoginService.js'
 import type { Catalogue } from '../catalogue/Catalogue.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import type { Database } from '../db/Database.js'
+import type { ExtraChecks } from '../health/checkHealth.js'
 import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
@@ -57,6 +59,8 @@ export interface Services {
   overlordAddress?: (() => string | undefined) | undefined
   /** Prometheus text exposition for `/metrics`. */
   metricsText: () => Promise<string>
+  /** More dependency checks of `/health/detailed`, provided by a domain (paid storage). */
+  healthChecks?: ExtraChecks | undefined
 }
 
 /** The core services every domain init receives. */
@@ -80,6 +84,8 @@ export type DomainSetup = {
   securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
   /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */
   unauthorized?: Record<string, (ctx: HandlerContext) => HttpResult | Promise<HttpResult>>
+  /** The domain's metrics, served by `/metrics` with the core's. */
+  metrics?: Registry
   /** Started after the app is built (background loops); stopped by `close`. */
   start?: () => void | Promise<void>
   close?: () => void | Promise<void>

@@ -92,8 +92,27 @@ export class Marketplace {
       : { revision: 1, instructions: agent.instructions, model: this.p.chatModel }
   }
 
-  private async view(agent: AgentDefinition) {
-    const current = await this.current(agent)
+  /**
+   * The current revision of every agent in one query (the list would otherwise cost a round trip per agent).
+   * Read on every request rather than cached: an evolution on any gateway instance shows at once.
+   */
+  private async currentAll(): Promise<Map<string, { revision: number; instructions: string; model: string }>> {
+    const rows = await this.p.db
+      .selectFrom('agent_revisions as r')
+      .select(['r.agent', 'r.revision', 'r.instructions', 'r.model'])
+      .where('r.agent', 'in', agentDefinitions.map((a) => a.id))
+      .where('r.revision', '=', (eb) =>
+        eb
+          .selectFrom('agent_revisions as l')
+          .select((l) => l.fn.max('l.revision').as('m'))
+          .whereRef('l.agent', '=', 'r.agent'),
+      )
+      .execute()
+    return new Map(rows.map((row) => [row.agent, { revision: Number(row.revision), instructions: row.instructions, model: row.model }]))
+  }
+
+  private async view(agent: AgentDefinition, known?: { revision: number; model: string }) {
+    const current = known ?? (await this.current(agent))
     return {
       id: agent.id,
       name: agent.name,
@@ -118,7 +137,8 @@ export class Marketplace {
   }
 
   async listAgents() {
-    return Promise.all(agentDefinitions.map((a) => this.view(a)))
+    const current = await this.currentAll()
+    return Promise.all(agentDefinitions.map((a) => this.view(a, current.get(a.id) ?? { revision: 1, model: this.p.chatModel })))
   }
 
   async getAgent(id: string) {

@@ -188,6 +188,35 @@ describe('generation', () => {
   })
 })
 
+describe('repetition penalties', () => {
+  // Greedy decoding of the random tiny model repeats itself; each penalty changes what it writes, on both paths.
+  const distinct = (text: string) => new Set(text).size
+  it('repeat_penalty, frequency_penalty and presence_penalty take effect (completion path)', async () => {
+    const base = { prompt: 'Once upon a time', options: { temperature: 0, num_predict: 48 } }
+    const plain = await chat.complete(base)
+    for (const extra of [{ repeat_penalty: 1.8 }, { frequency_penalty: 1.5 }, { presence_penalty: 1.5 }]) {
+      const penalised = await chat.complete({ ...base, options: { ...base.options, ...extra } })
+      expect(penalised.content, JSON.stringify(extra)).not.toBe(plain.content)
+    }
+    // repeat_last_n 0 turns the penalty off: the output is the unpenalised one.
+    const off = await chat.complete({ ...base, options: { ...base.options, repeat_penalty: 1.8, repeat_last_n: 0 } })
+    expect(off.content).toBe(plain.content)
+    const strong = await chat.complete({ ...base, options: { ...base.options, repeat_penalty: 3, repeat_last_n: -1 } })
+    expect(distinct(strong.content)).toBeGreaterThanOrEqual(distinct(plain.content))
+  })
+
+  it('take effect on the tool-calling path too (LlamaChat), and are off by default there as well', async () => {
+    const messages = [{ role: 'user' as const, content: 'Say something' }]
+    // After a tool result the nudge is off, so the model writes text to compare.
+    const lastIsTool = { messages: [...messages, { role: 'assistant' as const, content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'x' } } }] }, { role: 'tool' as const, content: 'sunny', tool_name: 'get_weather' }], tools: [weatherTool], options: { temperature: 0, num_predict: 32 } }
+    const plain = await chat.chat(lastIsTool)
+    const penalised = await chat.chat({ ...lastIsTool, options: { ...lastIsTool.options, repeat_penalty: 2.5 } })
+    expect(penalised.content).not.toBe(plain.content)
+    const explicitOff = await chat.chat({ ...lastIsTool, options: { ...lastIsTool.options, repeat_penalty: 1 } })
+    expect(explicitOff.content).toBe(plain.content)
+  })
+})
+
 describe('structured output', () => {
   const schema = {
     type: 'object',

@@ -162,6 +162,7 @@ type Sampling = {
 type GenerateRun = {
   tokens: Token[]
   sampling: Sampling
+  penalties: Penalties | undefined
   grammar?: LlamaGrammar | undefined
   stop: string[]
   maxTokens: number | undefined
@@ -177,6 +178,7 @@ function generateRun(params: CommonGenerateParams, tokens: Token[], grammar: Lla
   return {
     tokens,
     sampling: sampling(params.options),
+    penalties: penalties(params.options),
     grammar,
     stop: stopList(params.options?.stop),
     maxTokens: numPredict(params.options),
@@ -483,6 +485,7 @@ export class LlamaEngineModel implements EngineModel {
           seed: run.sampling.seed,
           grammarEvaluationState: grammarState,
           yieldEogToken: true,
+          repeatPenalty: run.penalties ? repeatPenaltyOf(run.penalties, tokens, generated, this.ctxSize) : undefined,
         },
       )
       for await (const out of iterator) {
@@ -579,12 +582,14 @@ export class LlamaEngineModel implements EngineModel {
       // A nudged model would call again and again; one call per turn is what the nudge is for.
       const maxParallelFunctionCalls = tokenBias ? 1 : undefined
       const s = sampling(params.options)
+      const pen = penalties(params.options)
       const meterBefore = seq.tokenMeter.getState()
       const start = process.hrtime.bigint()
       let firstAt: bigint | undefined
       const think = params.think === undefined ? undefined : Boolean(params.think)
       let thinkingText = ''
       const maxTokens = numPredict(params.options)
+      const paramsText = new Map<number, string>()
       const res = await chat.generateResponse(history, {
         functions: tools.length > 0 ? functions : undefined,
         maxParallelFunctionCalls,
@@ -599,9 +604,22 @@ export class LlamaEngineModel implements EngineModel {
         stopOnAbortSignal: true,
         customStopTriggers: stopList(params.options?.stop),
         budgets: think === false ? { thoughtTokens: 0 } : undefined,
+        // Off unless asked for, as on the other path (LlamaChat's own default is 1.1 over the last 64 tokens).
+        repeatPenalty: pen
+          ? { lastTokens: pen.lastN < 0 ? this.ctxSize : pen.lastN, penalty: pen.penalty, frequencyPenalty: pen.frequency, presencePenalty: pen.presence, penalizeNewLine: true }
+          : false,
         onToken: () => {
           firstAt ??= process.hrtime.bigint()
         },
+        // A call is streamed whole as soon as its parameters are complete (Ollama sends a call in that chunk).
+        onFunctionCallParamsChunk: params.onToken
+          ? (chunk) => {
+              const text = (paramsText.get(chunk.callIndex) ?? '') + chunk.paramsChunk
+              paramsText.set(chunk.callIndex, text)
+              if (!chunk.done) return
+              params.onToken!({ toolCalls: [{ type: 'function', function: { index: chunk.callIndex, name: chunk.functionName, arguments: parseArguments(text) } }] })
+            }
+          : undefined,
         onResponseChunk: (chunk) => {
           firstAt ??= process.hrtime.bigint()
           if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
@@ -691,6 +709,51 @@ function sampling(o: EngineOptions | undefined): Sampling {
     topP: Math.min(1, Math.max(0, num(o?.top_p, 0.9))),
     minP: Math.min(1, Math.max(0, num(o?.min_p, 0))),
     seed: seed ?? (Math.random() * 2 ** 32) >>> 0,
+  }
+}
+
+/**
+ * Ollama's repetition options: `repeat_penalty` (1 = off), `frequency_penalty` and `presence_penalty` (0 = off)
+ * over the last `repeat_last_n` tokens (default 64; 0 = off; -1 = the whole context). Undefined when all are off.
+ * The defaults leave them off (Ollama's `repeat_penalty` default is 1.1; openapi/modelserver.yaml says so).
+ */
+type Penalties = { lastN: number; penalty: number; frequency: number; presence: number }
+
+function penalties(o: EngineOptions | undefined): Penalties | undefined {
+  const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d)
+  const p: Penalties = {
+    lastN: Math.floor(num(o?.repeat_last_n, 64)),
+    penalty: Math.max(0, num(o?.repeat_penalty, 1)),
+    frequency: num(o?.frequency_penalty, 0),
+    presence: num(o?.presence_penalty, 0),
+  }
+  if (p.lastN === 0 || (p.penalty === 1 && p.frequency === 0 && p.presence === 0)) return undefined
+  return p
+}
+
+/** The penalty over the most recent tokens of the context (prompt, then what was generated so far). */
+function repeatPenaltyOf(p: Penalties, prompt: Token[], generated: Token[], ctxSize: number) {
+  const lastN = p.lastN < 0 ? ctxSize : p.lastN
+  return {
+    punishTokens: () => {
+      if (generated.length >= lastN) return generated.slice(generated.length - lastN)
+      return [...prompt.slice(Math.max(0, prompt.length - (lastN - generated.length))), ...generated]
+    },
+    maxPunishTokens: lastN,
+    penalty: p.penalty,
+    frequencyPenalty: p.frequency,
+    presencePenalty: p.presence,
+  }
+}
+
+/** A streamed call's parameters text (JSON by grammar; `{}` when the function takes none). */
+function parseArguments(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {}
+  try {
+    const value = JSON.parse(text) as unknown
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+  } catch {
+    return {}
   }
 }
 

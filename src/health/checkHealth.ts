@@ -36,7 +36,7 @@ export async function checkHealth({ db, modelServer, catalogue, signal, timeoutM
     timed(() => db.selectFrom('catalogue_events').select('event_id').limit(1).execute(), timeoutMs),
     timed(() => modelServer.version(signal), timeoutMs),
     timed(() => catalogue.checkWritable(), timeoutMs),
-    ...extraNames.map((name) => timed(extra[name] as () => Promise<unknown>, timeoutMs)),
+    ...extraNames.map((name) => timed(extra[name] as () => Promise<unknown>, timeoutMs, true)),
   ])
   const checks: HealthReport['checks'] = { database, modelserver, catalogue_log }
   extraNames.forEach((name, i) => {
@@ -45,14 +45,15 @@ export async function checkHealth({ db, modelServer, catalogue, signal, timeoutM
   return { status: Object.values(checks).every((c) => c.status === 'ok') ? 'ok' : 'degraded', checks }
 }
 
-async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<HealthCheck> {
+/** Runs one check with a deadline; `withFields`: an object the check resolves to is merged into the result. */
+async function timed(check: () => Promise<unknown>, timeoutMs: number, withFields = false): Promise<HealthCheck> {
   const t0 = performance.now()
   try {
     const fields = await Promise.race([
       check(),
       new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
     ])
-    const more = fields && typeof fields === 'object' ? (fields as Record<string, unknown>) : {}
+    const more = withFields && fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {}
     return { status: 'ok', ...more, latency_ms: round(performance.now() - t0) } as HealthCheck
   } catch (error) {
     return { status: 'down', latency_ms: round(performance.now() - t0), detail: error instanceof Error ? error.message : String(error) }

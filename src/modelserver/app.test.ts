@@ -429,6 +429,23 @@ describe('Ollama parity', () => {
     expect(withCalls[0]!.message.tool_calls).toEqual(whole.message.tool_calls)
   })
 
+  it('show reports tools only where they hold: a model with its own template layer has none, and tools are refused alike', async () => {
+    expect((await ollama.show({ model: 'svc-tiny-chat' })).capabilities).toContain('tools')
+    await ollama.create({ model: 'templated-chat', from: 'svc-tiny-chat', template: '{{ .System }} {{ .Prompt }}' })
+    try {
+      const caps = (await ollama.show({ model: 'templated-chat' })).capabilities
+      expect(caps).toContain('completion')
+      expect(caps).not.toContain('tools')
+      const refused = await post('/api/chat', { model: 'templated-chat', messages: [{ role: 'user', content: 'x' }], tools: [weather], stream: false })
+      expect([refused.status, refused.json.error]).toEqual([400, '"templated-chat" does not support tools'])
+      const plain = await post('/api/chat', { model: 'templated-chat', messages: [{ role: 'user', content: 'x' }], stream: false, options: { num_predict: 2 } })
+      expect(plain.status).toBe(200)
+    } finally {
+      await ollama.delete({ model: 'templated-chat' })
+    }
+    expect(ms.mismatches).toEqual([])
+  })
+
   it('the per-request template of /api/generate replaces the model’s; one this server cannot render is a 400', async () => {
     const base = { model: 'svc-tiny-chat', prompt: 'Hello', stream: false, options: { seed: 1, num_predict: 1 } }
     const chatml = await post('/api/generate', base)

@@ -20,6 +20,7 @@ beforeAll(async () => {
   paths = writeTestModels({
     plain: { tools: false, fim: false, toolCallNudge: undefined },
     thinker: { thinking: true },
+    leveled: { thinking: true, thinkLevels: true },
   })
   engine = await LlamaEngine.create({ threads: 1 })
   chat = await engine.loadModel({ path: paths.chat, name: 'svc-tiny-chat:latest' })
@@ -341,6 +342,24 @@ describe('thinking', () => {
         if (!think) expect(r.thinking).toBeUndefined()
       }
     } finally {
+      await thinker.unload()
+    }
+  })
+
+  it('think levels reach a template that reads reasoning_effort; elsewhere a level is think: true', async () => {
+    const leveled = await engine.loadModel({ path: paths.leveled, name: 'leveled:latest' })
+    const thinker = await engine.loadModel({ path: paths.thinker, name: 'thinker:latest' })
+    try {
+      const prompt = async (m: EngineModel, think: boolean | 'low' | 'medium' | 'high') =>
+        (await m.chat({ messages: [{ role: 'user', content: 'hmm' }], think, options: { seed: 3, num_predict: 1 } })).promptEvalCount
+      const [none, low, medium, high] = [await prompt(leveled, true), await prompt(leveled, 'low'), await prompt(leveled, 'medium'), await prompt(leveled, 'high')]
+      // The level is rendered into the prompt (`Reasoning: <level>` in a system turn): longer prompts, and each level its own.
+      expect(low).toBeGreaterThan(none)
+      expect(new Set([low, medium, high]).size).toBe(3)
+      // A thinking template without levels: the level is plain thinking (the prompt is the one of think: true).
+      expect(await prompt(thinker, 'high')).toBe(await prompt(thinker, true))
+    } finally {
+      await leveled.unload()
       await thinker.unload()
     }
   })

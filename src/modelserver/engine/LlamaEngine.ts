@@ -1,6 +1,7 @@
 import {
   getLlama,
   GeneralChatWrapper,
+  HarmonyChatWrapper,
   JinjaTemplateChatWrapper,
   LlamaChat,
   resolveChatWrapper,
@@ -32,6 +33,7 @@ import type {
   LoadModelParams,
   ModelInfo,
   ModelKind,
+  ThinkOption,
   TokenChunk,
   TokenLogprob,
   ToolCall,
@@ -123,13 +125,24 @@ export class LlamaEngine implements Engine {
    * so a template that resolved to the generic Jinja wrapper once is built directly on later loads.
    * @internal
    */
-  resolveWrapper(model: LlamaModel, template: string): ChatWrapper {
+  resolveWrapper(model: LlamaModel, template: string, level?: ThinkLevel): ChatWrapper {
     const common = {
       bosString: model.tokens.bosString,
       filename: model.filename,
       fileInfo: model.fileInfo,
       tokenizer: model.tokenizer,
       llama: this.llama,
+    }
+    // Think levels reach the model the way its template takes them: gpt-oss's Harmony format through the wrapper's
+    // reasoning effort, a Jinja template that reads `reasoning_effort` through that variable.
+    if (level) {
+      const plain = this.resolveWrapper(model, template)
+      if (plain instanceof HarmonyChatWrapper) return new HarmonyChatWrapper({ reasoningEffort: level })
+      if (templateTakesLevels(template)) {
+        const w = resolveChatWrapper({ ...common, type: 'jinjaTemplate', customWrapperSettings: { jinjaTemplate: { template, additionalRenderParameters: { reasoning_effort: level } } } })
+        if (w) return w
+      }
+      return plain
     }
     if (template && this.jinjaTemplates.has(template)) {
       const w = resolveChatWrapper({ ...common, type: 'jinjaTemplate' })
@@ -364,7 +377,7 @@ export class LlamaEngineModel implements EngineModel {
       const useLlamaChat = grammar === undefined && (tools.length > 0 || thinking)
       await this.ensureContext(params.options?.num_ctx)
       const history = toChatHistory(params.messages, { withThinking: thinking })
-      const chatWrapper = this.chatWrapper()
+      const chatWrapper = this.chatWrapper(thinkLevelOf(params.think))
       if (useLlamaChat) return this.generateWithLlamaChat(params, history, tools, queuedAt)
       const state = chatWrapper.generateContextState({ chatHistory: history })
       const tokens = state.contextText.tokenize(this.model.tokenizer)
@@ -387,10 +400,15 @@ export class LlamaEngineModel implements EngineModel {
     if (this.kind === 'completion') this.chatWrapper()
   }
 
-  private wrapper: ChatWrapper | undefined
-  private chatWrapper(): ChatWrapper {
-    if (!this.wrapper) this.wrapper = this.engine.resolveWrapper(this.model, this.info.template)
-    return this.wrapper
+  /** The chat wrapper, per think level (undefined: the model's default). */
+  private readonly wrappers = new Map<ThinkLevel | undefined, ChatWrapper>()
+  private chatWrapper(level?: ThinkLevel): ChatWrapper {
+    let w = this.wrappers.get(level)
+    if (!w) {
+      w = this.engine.resolveWrapper(this.model, this.info.template, level)
+      this.wrappers.set(level, w)
+    }
+    return w
   }
 
   private async resolveGrammar(format: EngineFormat | undefined): Promise<LlamaGrammar | undefined> {
@@ -561,7 +579,7 @@ export class LlamaEngineModel implements EngineModel {
   ): Promise<GenerationResult> {
     const seq = this.sequence!
     await seq.clearHistory()
-    const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: this.chatWrapper() })
+    const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: this.chatWrapper(thinkLevelOf(params.think)) })
     try {
       const functions: Record<string, ChatModelFunctions[string]> = {}
       for (const t of tools) {
@@ -744,6 +762,18 @@ function repeatPenaltyOf(p: Penalties, prompt: Token[], generated: Token[], ctxS
     frequencyPenalty: p.frequency,
     presencePenalty: p.presence,
   }
+}
+
+type ThinkLevel = 'low' | 'medium' | 'high'
+
+/** A `think` level (`low`/`medium`/`high`); `true`/`false` have none. */
+function thinkLevelOf(think: ThinkOption | undefined): ThinkLevel | undefined {
+  return think === 'low' || think === 'medium' || think === 'high' ? think : undefined
+}
+
+/** A Jinja chat template that reads `reasoning_effort` (gpt-oss's convention for think levels). */
+export function templateTakesLevels(template: string): boolean {
+  return /\breasoning_effort\b/.test(template)
 }
 
 /** A streamed call's parameters text (JSON by grammar; `{}` when the function takes none). */

@@ -10,6 +10,7 @@ import type {
   TokenChunk,
   ToolDefinition,
 } from '../engine/Engine.js'
+import { capabilitiesOf } from '../capabilitiesOf.js'
 import { ModelServerError, badRequest } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { toModelServerError } from '../ModelServerContext.js'
@@ -76,7 +77,9 @@ type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | '
 async function prepare(ctx: ModelServerContext, body: GenerationBody, verb: Shape) {
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
-  const info = await ctx.inspect(record)
+  const fileInfo = await ctx.inspect(record)
+  // Checked against what `show` reports (a template layer has no tools or thinking).
+  const info = { ...fileInfo, capabilities: capabilitiesOf(record, fileInfo) }
   requireCapability(info, 'completion', body.model, verb)
   const think = thinkOf(body.think)
   return { record, keepAliveMs, info, think }
@@ -221,9 +224,6 @@ export async function chat(
   const hasSystem = requestMessages.some((m) => m.role === 'system')
   const messages = withStoredMessages(record, requestMessages, hasSystem ? undefined : record.system)
   const template = record.template ? promptTemplateOf(record.template) : undefined
-  if (template && tools.length > 0) {
-    throw badRequest(`"${body.model}" has its own template (from /api/create); tools are only supported with the model file's chat template`)
-  }
   return respond(
     ctx,
     req,

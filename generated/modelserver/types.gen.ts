@@ -898,6 +898,9 @@ export type OpenAiModelList = {
  */
 export type BlobDigest = string;
 
+/**
+ * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+ */
 export type Namespace = string;
 
 export type Repository = string;
@@ -1782,6 +1785,9 @@ export type RegistryCheckResponse = RegistryCheckResponses[keyof RegistryCheckRe
 export type RegistryGetManifestData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1830,6 +1836,9 @@ export type RegistryGetManifestResponse = RegistryGetManifestResponses[keyof Reg
 export type RegistryHeadManifestData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1872,6 +1881,9 @@ export type RegistryHeadManifestResponses = {
 export type RegistryPutManifestData = {
     body: Manifest;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1914,6 +1926,9 @@ export type RegistryPutManifestResponses = {
 export type RegistryGetBlobData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1962,6 +1977,9 @@ export type RegistryGetBlobResponse = RegistryGetBlobResponses[keyof RegistryGet
 export type RegistryHeadBlobData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -2004,6 +2022,9 @@ export type RegistryHeadBlobResponses = {
 export type RegistryStartUploadData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
     };
@@ -2042,6 +2063,9 @@ export type RegistryStartUploadResponses = {
 export type RegistryPatchUploadData = {
     body: Blob | File;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         uuid: string;
@@ -2079,6 +2103,9 @@ export type RegistryPatchUploadResponses = {
 export type RegistryCompleteUploadData = {
     body?: Blob | File;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         uuid: string;

@@ -751,7 +751,10 @@ export const zOpenAiModelList = z.object({
  */
 export const zBlobDigest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
-export const zNamespace = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/);
+/**
+ * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+ */
+export const zNamespace = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/);
 
 export const zRepository = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/);
 
@@ -898,7 +901,7 @@ export const zOpenaiRetrieveModelResponse = zOpenAiModel;
 export const zRegistryCheckResponse = z.record(z.string(), z.unknown());
 
 export const zRegistryGetManifestPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     reference: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/)
 });
@@ -909,7 +912,7 @@ export const zRegistryGetManifestPath = z.object({
 export const zRegistryGetManifestResponse = zManifest;
 
 export const zRegistryHeadManifestPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     reference: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/)
 });
@@ -917,13 +920,13 @@ export const zRegistryHeadManifestPath = z.object({
 export const zRegistryPutManifestBody = zManifest;
 
 export const zRegistryPutManifestPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     reference: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/)
 });
 
 export const zRegistryGetBlobPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     digest: z.string().regex(/^sha256:[0-9a-f]{64}$/)
 });
@@ -934,20 +937,20 @@ export const zRegistryGetBlobPath = z.object({
 export const zRegistryGetBlobResponse = z.string();
 
 export const zRegistryHeadBlobPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     digest: z.string().regex(/^sha256:[0-9a-f]{64}$/)
 });
 
 export const zRegistryStartUploadPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/)
 });
 
 export const zRegistryPatchUploadBody = z.string();
 
 export const zRegistryPatchUploadPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     uuid: z.string().regex(/^[A-Za-z0-9-]{1,64}$/)
 });
@@ -955,7 +958,7 @@ export const zRegistryPatchUploadPath = z.object({
 export const zRegistryCompleteUploadBody = z.string();
 
 export const zRegistryCompleteUploadPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     uuid: z.string().regex(/^[A-Za-z0-9-]{1,64}$/)
 });

@@ -289,6 +289,15 @@ function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handle
       res.status(400).end()
       return
     }
+    // Registry HEADs check their path parameters as the GETs do (a name or digest outside its pattern is a 400, and
+    // never reaches the file system); `checkBlob` answers 404 for a malformed digest by design.
+    if (isRegistryOperation(info.operationId)) {
+      const checked = router.api.validator.validateRequest(request as never, op)
+      if ((checked.errors ?? []).some((e) => (e.instancePath ?? '').startsWith('/path'))) {
+        await router.send(req, res, { status: 400 }, info)
+        return
+      }
+    }
     const controller = new AbortController()
     res.on('close', () => controller.abort())
     const context: RequestContext = {

@@ -41,6 +41,14 @@ export class GatewayMetrics {
     this.unauthenticated.inc()
   }
 
+  /** Serves a domain's own metrics (e.g. paid storage's upstream credit) with the gateway's. */
+  adopt(domain: Registry): void {
+    for (const { name } of domain.getMetricsAsArray()) {
+      const metric = domain.getSingleMetric(name)
+      if (metric) this.registry.registerMetric(metric)
+    }
+  }
+
   /** Prometheus text exposition. */
   text(): Promise<string> {
     return this.registry.metrics()

@@ -16,7 +16,7 @@ export function corsStage({ origins }: CorsStageParameters): RequestHandler {
     origin: origins.includes('*') ? true : [...origins],
     credentials: true,
     allowedHeaders: ['Content-Type', 'X-Session-Token', 'Authorization', 'PAYMENT-SIGNATURE', 'X-PAYMENT', 'X-SVC-Tag-App'],
-    exposedHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'Retry-After', 'Location'],
+    exposedHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE', 'Retry-After', 'Location'],
     maxAge: 600,
   })
 }

@@ -110,6 +110,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     throw error
   }
   for (const setup of setups) Object.assign(services, setup.services ?? {})
+  for (const setup of setups) if (setup.metrics) metrics.adopt(setup.metrics)
   Object.assign(services, p.overrides ?? {})
 
   return {

@@ -1278,6 +1278,12 @@ export const MarketplaceCallRequestSchema = {
         },
         model: {
             $ref: '#/components/schemas/ModelName'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``MarketplaceCallChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1405,7 +1411,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`. Payloads per kind: `asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]
@@ -1741,7 +1747,7 @@ export const LlmMessageSchema = {
 } as const;
 
 export const LlmChatRequestSchema = {
-    description: 'Designed. Minimal subset of the model server\'s chat request (never streamed).',
+    description: 'Designed. Subset of the model server\'s chat request.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1762,6 +1768,12 @@ export const LlmChatRequestSchema = {
         },
         options: {
             $ref: '#/components/schemas/LlmOptions'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``LlmChatChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1823,7 +1835,7 @@ export const LlmChatResultSchema = {
 } as const;
 
 export const LlmCompletionRequestSchema = {
-    description: 'Designed. Minimal subset of the model server\'s generate request (never streamed).',
+    description: 'Designed. Subset of the model server\'s generate request.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1845,6 +1857,12 @@ export const LlmCompletionRequestSchema = {
         },
         options: {
             $ref: '#/components/schemas/LlmOptions'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``LlmCompletionChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1887,6 +1905,1136 @@ export const LlmCompletionResultSchema = {
         total_duration_ms: {
             type: 'number',
             minimum: 0
+        }
+    }
+} as const;
+
+export const LlmUsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.',
+    required: [
+        'done_reason',
+        'prompt_eval_count',
+        'eval_count',
+        'total_duration_ms',
+        'load_duration_ms',
+        'prompt_eval_duration_ms',
+        'eval_duration_ms'
+    ],
+    properties: {
+        done_reason: {
+            type: 'string',
+            examples: [
+                'stop',
+                'length'
+            ]
+        },
+        prompt_eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        load_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        prompt_eval_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        eval_duration_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const LlmChatChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;\nthe last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server\nproduced the piece.\n',
+    type: 'object',
+    required: [
+        'model',
+        'created_at',
+        'message',
+        'done'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        message: {
+            type: 'object',
+            required: [
+                'role',
+                'content'
+            ],
+            additionalProperties: false,
+            properties: {
+                role: {
+                    type: 'string',
+                    const: 'assistant'
+                },
+                content: {
+                    type: 'string'
+                }
+            }
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        message: {
+            role: 'assistant',
+            content: 'Hel'
+        },
+        done: false
+    }
+} as const;
+
+export const LlmCompletionChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).',
+    type: 'object',
+    required: [
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        response: ' durable',
+        done: false
+    }
+} as const;
+
+export const MarketplaceCallChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).',
+    type: 'object',
+    required: [
+        'agent',
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        agent: 'ceo',
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        response: 'Revenue',
+        done: false
+    }
+} as const;
+
+export const LlmTestRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. `model` defaults to the configured chat model.',
+    additionalProperties: false,
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        }
+    }
+} as const;
+
+export const LlmTestResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model answered; `latency_ms` is the whole call as the gateway saw it.',
+    required: [
+        'ok',
+        'model',
+        'modelserver',
+        'response',
+        'eval_count',
+        'latency_ms'
+    ],
+    additionalProperties: false,
+    properties: {
+        ok: {
+            type: 'boolean',
+            const: true
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        modelserver: {
+            type: 'string',
+            format: 'uri'
+        },
+        response: {
+            type: 'string'
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        latency_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const LlmGenerateRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model server\'s `GenerateRequest` fields the gateway passes on (see its document);\n`model` defaults to the configured chat model, `stream` to true.\n',
+    required: [
+        'prompt'
+    ],
+    additionalProperties: false,
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        prompt: {
+            type: 'string',
+            maxLength: 32000
+        },
+        suffix: {
+            type: 'string',
+            maxLength: 8000
+        },
+        system: {
+            type: 'string',
+            maxLength: 8000
+        },
+        template: {
+            type: 'string',
+            maxLength: 8000
+        },
+        raw: {
+            type: 'boolean'
+        },
+        format: {
+            description: '`json` or a JSON schema.',
+            oneOf: [
+                {
+                    type: 'string',
+                    const: 'json'
+                },
+                {
+                    type: 'object'
+                }
+            ]
+        },
+        stream: {
+            type: 'boolean',
+            default: true
+        },
+        think: {
+            type: 'boolean'
+        },
+        keep_alive: {
+            oneOf: [
+                {
+                    type: 'string',
+                    maxLength: 32
+                },
+                {
+                    type: 'number'
+                }
+            ]
+        },
+        options: {
+            type: 'object',
+            description: 'Ollama\'s model options (validated by the model server).',
+            additionalProperties: true
+        }
+    }
+} as const;
+
+export const LlmGenerateResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model server\'s `GenerateResponse`, as it sent it (durations in ns).',
+    required: [
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    additionalProperties: true,
+    properties: {
+        model: {
+            type: 'string'
+        },
+        created_at: {
+            type: 'string'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    }
+} as const;
+
+export const LlmKeyIdSchema = {
+    type: 'string',
+    pattern: '^key_[0-9A-HJKMNP-TV-Z]{26}$',
+    examples: [
+        'key_01JD7ZQ3XK9M2N5P6R8S0TVW4Y'
+    ]
+} as const;
+
+export const LlmKeySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. An /llm API key as listed (never the key itself; `prefix` tells keys apart).',
+    required: [
+        'key_id',
+        'name',
+        'prefix',
+        'created_at',
+        'last_used_at',
+        'revoked_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        key_id: {
+            $ref: '#/components/schemas/LlmKeyId'
+        },
+        name: {
+            type: 'string'
+        },
+        prefix: {
+            type: 'string',
+            pattern: '^sk-p2s-'
+        },
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        last_used_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        revoked_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const LlmKeyCreatedSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A new key (`LlmKey` fields) with the key itself — only here.',
+    required: [
+        'key',
+        'key_id',
+        'name',
+        'prefix',
+        'created_at',
+        'last_used_at',
+        'revoked_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        key: {
+            type: 'string',
+            pattern: '^sk-p2s-[A-Za-z0-9_-]{43}$'
+        },
+        key_id: {
+            $ref: '#/components/schemas/LlmKeyId'
+        },
+        name: {
+            type: 'string'
+        },
+        prefix: {
+            type: 'string',
+            pattern: '^sk-p2s-'
+        },
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        last_used_at: {
+            type: 'null'
+        },
+        revoked_at: {
+            type: 'null'
+        }
+    }
+} as const;
+
+export const LlmKeyListSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'keys'
+    ],
+    additionalProperties: false,
+    properties: {
+        keys: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/LlmKey'
+            }
+        }
+    }
+} as const;
+
+export const LlmKeyCreateRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    additionalProperties: false,
+    properties: {
+        name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 128,
+            default: 'default'
+        }
+    }
+} as const;
+
+export const OpenAiErrorSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s error body, as the `openai` SDKs read it.',
+    required: [
+        'error'
+    ],
+    properties: {
+        error: {
+            type: 'object',
+            required: [
+                'message'
+            ],
+            properties: {
+                message: {
+                    type: 'string'
+                },
+                type: {
+                    type: 'string'
+                },
+                param: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                code: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const OpenAiChatCompletionRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'OpenAI\'s chat completion request. The gateway checks the fields below and passes the rest to the\nmodel server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).\n',
+    required: [
+        'model',
+        'messages'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        messages: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 256,
+            items: {
+                type: 'object',
+                required: [
+                    'role'
+                ],
+                additionalProperties: true,
+                properties: {
+                    role: {
+                        type: 'string',
+                        enum: [
+                            'system',
+                            'developer',
+                            'user',
+                            'assistant',
+                            'tool'
+                        ]
+                    }
+                }
+            }
+        },
+        stream: {
+            type: 'boolean'
+        },
+        max_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        max_completion_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        }
+    }
+} as const;
+
+export const OpenAiCompletionRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'OpenAI\'s (legacy) completion request; checked and passed on as the chat request is.',
+    required: [
+        'model',
+        'prompt'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        prompt: {
+            oneOf: [
+                {
+                    type: 'string',
+                    maxLength: 32000
+                },
+                {
+                    type: 'array',
+                    maxItems: 16,
+                    items: {
+                        type: 'string',
+                        maxLength: 32000
+                    }
+                }
+            ]
+        },
+        stream: {
+            type: 'boolean'
+        },
+        max_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        }
+    }
+} as const;
+
+export const OpenAiEmbeddingRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'OpenAI\'s embedding request.',
+    required: [
+        'model',
+        'input'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        input: {
+            oneOf: [
+                {
+                    type: 'string',
+                    maxLength: 32000
+                },
+                {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: 256,
+                    items: {
+                        type: 'string',
+                        maxLength: 32000
+                    }
+                }
+            ]
+        },
+        encoding_format: {
+            type: 'string',
+            enum: [
+                'float',
+                'base64'
+            ]
+        },
+        dimensions: {
+            type: 'integer',
+            minimum: 1
+        }
+    }
+} as const;
+
+export const OpenAiChatCompletionSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s chat completion object, as the model server sent it.',
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        object: {
+            type: 'string',
+            const: 'chat.completion'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'index',
+                    'message'
+                ],
+                properties: {
+                    index: {
+                        type: 'integer'
+                    },
+                    message: {
+                        type: 'object',
+                        required: [
+                            'role'
+                        ],
+                        properties: {
+                            role: {
+                                type: 'string',
+                                const: 'assistant'
+                            },
+                            content: {
+                                type: [
+                                    'string',
+                                    'null'
+                                ]
+                            }
+                        }
+                    },
+                    finish_reason: {
+                        type: [
+                            'string',
+                            'null'
+                        ]
+                    }
+                }
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/OpenAiUsage'
+        }
+    }
+} as const;
+
+export const OpenAiCompletionSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s text completion object, as the model server sent it.',
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        object: {
+            type: 'string',
+            const: 'text_completion'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'index',
+                    'text'
+                ],
+                properties: {
+                    index: {
+                        type: 'integer'
+                    },
+                    text: {
+                        type: 'string'
+                    },
+                    finish_reason: {
+                        type: [
+                            'string',
+                            'null'
+                        ]
+                    }
+                }
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/OpenAiUsage'
+        }
+    }
+} as const;
+
+export const OpenAiUsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'prompt_tokens',
+        'total_tokens'
+    ],
+    properties: {
+        prompt_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        completion_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_tokens: {
+            type: 'integer',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const OpenAiEmbeddingListSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s embedding list, as the model server sent it.',
+    required: [
+        'object',
+        'data',
+        'model'
+    ],
+    properties: {
+        object: {
+            type: 'string',
+            const: 'list'
+        },
+        model: {
+            type: 'string'
+        },
+        data: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'object',
+                    'index',
+                    'embedding'
+                ],
+                properties: {
+                    object: {
+                        type: 'string',
+                        const: 'embedding'
+                    },
+                    index: {
+                        type: 'integer'
+                    },
+                    embedding: {
+                        oneOf: [
+                            {
+                                type: 'array',
+                                items: {
+                                    type: 'number'
+                                }
+                            },
+                            {
+                                type: 'string',
+                                description: 'base64 of little-endian float32 (`encoding_format` base64)'
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/OpenAiUsage'
+        }
+    }
+} as const;
+
+export const OpenAiModelListSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'object',
+        'data'
+    ],
+    properties: {
+        object: {
+            type: 'string',
+            const: 'list'
+        },
+        data: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'object',
+                    'created',
+                    'owned_by'
+                ],
+                properties: {
+                    id: {
+                        type: 'string'
+                    },
+                    object: {
+                        type: 'string',
+                        const: 'model'
+                    },
+                    created: {
+                        type: 'integer'
+                    },
+                    owned_by: {
+                        type: 'string'
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const MemoryIdSchema = {
+    type: 'string',
+    pattern: '^mem_[0-9A-HJKMNP-TV-Z]{26}$',
+    examples: [
+        'mem_01JD7ZQ3XK9M2N5P6R8S0TVW4Y'
+    ]
+} as const;
+
+export const RecalledMemorySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A memory and its cosine similarity to the query (−1…1).',
+    required: [
+        'memory_id',
+        'agent',
+        'text',
+        'response',
+        'score',
+        'created_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        memory_id: {
+            $ref: '#/components/schemas/MemoryId'
+        },
+        agent: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/MarketplaceAgentId'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        text: {
+            type: 'string',
+            description: 'The logged text, or the prompt of an interaction or ingest.'
+        },
+        response: {
+            type: 'string',
+            description: 'The answer of an interaction or ingest (empty for a logged text).'
+        },
+        score: {
+            type: 'number',
+            minimum: -1,
+            maximum: 1
+        },
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        }
+    }
+} as const;
+
+export const CoreAgentInteractRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'agent',
+        'prompt'
+    ],
+    additionalProperties: false,
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        prompt: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 16000
+        },
+        recall: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 20,
+            default: 3,
+            description: 'How many memories to recall into the prompt.'
+        },
+        remember: {
+            type: 'boolean',
+            default: true,
+            description: 'Log this turn as a memory.'
+        }
+    }
+} as const;
+
+export const CoreAgentInteractResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'agent',
+        'model',
+        'response',
+        'recalled',
+        'eval_count',
+        'total_duration_ms'
+    ],
+    additionalProperties: false,
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        response: {
+            type: 'string'
+        },
+        recalled: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/RecalledMemory'
+            }
+        },
+        memory_id: {
+            $ref: '#/components/schemas/MemoryId'
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_duration_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const CoreAgentMemoryRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'text'
+    ],
+    additionalProperties: false,
+    properties: {
+        text: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 16000
+        },
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        }
+    }
+} as const;
+
+export const CoreAgentMemoryLoggedSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'memory_id',
+        'dimensions'
+    ],
+    additionalProperties: false,
+    properties: {
+        memory_id: {
+            $ref: '#/components/schemas/MemoryId'
+        },
+        dimensions: {
+            type: 'integer',
+            minimum: 1
+        }
+    }
+} as const;
+
+export const CoreAgentSearchRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'query'
+    ],
+    additionalProperties: false,
+    properties: {
+        query: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 16000
+        },
+        limit: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 50,
+            default: 5
+        },
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        }
+    }
+} as const;
+
+export const CoreAgentSearchResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'memories'
+    ],
+    additionalProperties: false,
+    properties: {
+        memories: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/RecalledMemory'
+            }
         }
     }
 } as const;

@@ -18,6 +18,8 @@ import type { HttpResult, RequestContext } from '../shared/http/index.js'
 export type GatewayLocals = {
   /** The live session of `X-Session-Token` (or the browser cookie on GET), when there is one. */
   session?: ValidSession | undefined
+  /** The `/llm` API key of `Authorization: Bearer sk-p2s-…` on `/llm/v1` (its wallet is the caller). */
+  apiKey?: { wallet: string; key_id: string } | undefined
 }
 
 /** A roster member as the public roster shows it (`RosterItem` of the document). */

@@ -23,6 +23,7 @@ import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
 import { chat, embed, embeddings, generate } from './handlers/generation.js'
 import { copyModel, deleteModel, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
+import * as openai from './handlers/openai.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
 import { createBrowserGuard } from './http/browserGuard.js'
@@ -34,6 +35,7 @@ import { ociError, ociErrorFor, ociValidationError } from './registry/ociErrors.
 import { RegistryClient } from './registry/RegistryClient.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
+import { isOpenAIOperation, isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 
 export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
 
@@ -138,6 +140,11 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     registryStartUpload: (r) => registry.startUpload(r),
     registryPatchUpload: (r) => registry.patchUpload(r),
     registryCompleteUpload: (r) => registry.completeUpload(r),
+    openaiChatCompletions: (r) => openai.chatCompletions(ctx, r),
+    openaiCompletions: (r) => openai.completions(ctx, r),
+    openaiEmbeddings: (r) => openai.embeddings(ctx, r),
+    openaiListModels: () => openai.listModels(ctx),
+    openaiRetrieveModel: (r) => openai.retrieveModel(ctx, r),
   }
 
   const router = createOpenApiRouter({
@@ -147,17 +154,23 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     responseValidation: options.responseValidation ?? 'warn',
     onResponseValidationError: options.onResponseValidationError,
     validateRequest: (r) => !rawBodyOperations.has(r.operationId),
-    invalidRequest: (r, errors) =>
-      isRegistryOperation(r.operationId) ? ociValidationError(errors) : { status: 400, body: { error: ollamaValidationMessage(errors) } },
+    invalidRequest: (r, errors) => {
+      if (isRegistryOperation(r.operationId)) return ociValidationError(errors)
+      // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
+      if (isOpenAIOperation(r.operationId)) return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+      return { status: 400, body: { error: ollamaValidationMessage(errors) } }
+    },
     mapError: (error, r) => mapError(error, r?.operationId),
     unrouted: (r) => {
       if (isRegistryPath(r.path)) {
         const result = r.reason === 'not_found' ? ociError('NAME_UNKNOWN', { path: r.path }) : ociError('UNSUPPORTED', { method: r.method })
         return { ...result, component: 'RegistryError' }
       }
-      return r.reason === 'not_found'
-        ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` }, component: 'Error' }
-        : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` }, component: 'Error' }
+      const result =
+        r.reason === 'not_found'
+          ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
+          : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
+      return isOpenAIPath(r.path) ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
     },
     onResponse: (info) => {
       const operation = info.operationId ?? 'unrouted'
@@ -197,7 +210,8 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       const result = ociError('MANIFEST_INVALID', { reason: e.type === 'entity.parse.failed' ? 'invalid JSON' : e.type ?? 'unreadable body' })
       return void res.status(status).json(result.body)
     }
-    res.status(status).json({ error: e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request' })
+    const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request'
+    res.status(status).json(isOpenAIPath(req.path) ? openaiErrorBody(status, message) : { error: message })
   })
   app.use(headHandler(router, handlers, mapError))
   app.use(router.handler)
@@ -275,6 +289,15 @@ function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handle
       res.status(400).end()
       return
     }
+    // Registry HEADs check their path parameters as the GETs do (a name or digest outside its pattern is a 400, and
+    // never reaches the file system); `checkBlob` answers 404 for a malformed digest by design.
+    if (isRegistryOperation(info.operationId)) {
+      const checked = router.api.validator.validateRequest(request as never, op)
+      if ((checked.errors ?? []).some((e) => (e.instancePath ?? '').startsWith('/path'))) {
+        await router.send(req, res, { status: 400 }, info)
+        return
+      }
+    }
     const controller = new AbortController()
     res.on('close', () => controller.abort())
     const context: RequestContext = {
@@ -333,8 +356,20 @@ export function createErrorMapper(logger: Logger | undefined, redact: (text: str
       const result = ociErrorFor(error, message)
       return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
     }
+    if (isOpenAIOperation(operationId)) return toOpenAIError({ status, body: { error: message } }, error)
     return { status, body: { error: message } }
   }
+}
+
+/** OpenAI's `param` for a schema error: the body field at fault (`messages[0].role`). */
+function openaiParamOf(issues: ReadonlyArray<RequestValidationIssue>): string | null {
+  const first = issues[0]
+  if (!first || first.location !== 'body' || !first.path || first.path === '/') return null
+  return first.path
+    .replace(/^\//, '')
+    .split('/')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('')
 }
 
 /** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */

@@ -1,4 +1,4 @@
-import { BaseError } from '../shared/errors/BaseError.js'
+import { BaseError, type BaseErrorParameters } from '../shared/errors/BaseError.js'
 
 /**
  * An error the model server answers with Ollama's body `{error: shortMessage}` and `status`.
@@ -7,7 +7,7 @@ import { BaseError } from '../shared/errors/BaseError.js'
 export class ModelServerError extends BaseError<string> {
   override name = 'ModelServerError'
   readonly status: number
-  constructor(code: string, message: string, status: number, parameters: { details?: string; cause?: unknown } = {}) {
+  constructor(code: string, message: string, status: number, parameters: BaseErrorParameters = {}) {
     super(code, message, parameters)
     this.status = status
   }

@@ -64,6 +64,17 @@ describe('names such as __proto__, constructor, toString, hasOwnProperty', () =>
       expect(await call(b, 'DELETE', '/api/delete', { model: name })).toMatchObject({ status: 404, json: notFound })
       expect(await call(b, 'POST', '/api/copy', { source: name, destination: 'x' })).toMatchObject({ status: 404, json: notFound })
       expect(await call(b, 'POST', '/api/create', { model: 'x', from: name, stream: false })).toMatchObject({ status: 404, json: notFound })
+      // The OpenAI-compatible routes take the same names.
+      for (const [path, body] of [
+        ['/v1/chat/completions', { model: name, messages: [{ role: 'user', content: 'x' }] }],
+        ['/v1/completions', { model: name, prompt: 'x' }],
+        ['/v1/embeddings', { model: name, input: 'x' }],
+      ] as const) {
+        const answer = await call(b, 'POST', path, body)
+        expect(answer.status, `${path} ${name}`).toBe(404)
+        expect(answer.json.error.message, `${path} ${name}`).toContain(name)
+      }
+      if (!name.includes('/')) expect((await call(b, 'GET', `/v1/models/${encodeURIComponent(name)}`)).status, name).toBe(404)
       expect((await call(b, 'POST', '/api/push', { model: `127.0.0.1:${a.port}/${name.includes('/') ? name : `library/${name}`}`, insecure: true })).status).toBe(404)
       expect((await call(b, 'POST', '/api/pull', { model: `127.0.0.1:${a.port}/${name.includes('/') ? name : `library/${name}`}`, insecure: true, stream: false })).status).toBe(404)
     }
@@ -101,7 +112,13 @@ describe('names such as __proto__, constructor, toString, hasOwnProperty', () =>
       expect(generated.json.model).toBe(name)
       const chat = await call(b, 'POST', '/api/chat', { model: name, messages: [{ role: 'user', content: 'x' }], stream: false, options: { num_predict: 2 } })
       expect(chat.status).toBe(200)
+      const completion = await call(b, 'POST', '/v1/chat/completions', { model: name, messages: [{ role: 'user', content: 'x' }], max_tokens: 2 })
+      expect(completion.status).toBe(200)
+      expect(completion.json.model).toBe(name)
+      if (!name.includes('/')) expect((await call(b, 'GET', `/v1/models/${encodeURIComponent(name)}`)).status, name).toBe(200)
     }
+    const listed = (await call(b, 'GET', '/v1/models')).json.data.map((m: { id: string }) => m.id)
+    expect(listed).toEqual(expect.arrayContaining(names.map((n) => n.shown)))
     const tags = (await call(b, 'GET', '/api/tags')).json.models.map((m: { name: string }) => m.name)
     expect(tags).toEqual(expect.arrayContaining(names.map((n) => n.shown)))
     const ps = (await call(b, 'GET', '/api/ps')).json.models.map((m: { name: string }) => m.name)
@@ -112,6 +129,7 @@ describe('names such as __proto__, constructor, toString, hasOwnProperty', () =>
     expect((await call(b, 'POST', '/api/copy', { source: 'svc-tiny-embed', destination: 'valueOf:toString' })).status).toBe(200)
     expect((await call(b, 'POST', '/api/embed', { model: 'valueOf:toString', input: 'x' })).json.embeddings).toHaveLength(1)
     expect((await call(b, 'POST', '/api/embeddings', { model: 'valueOf:toString', prompt: 'x' })).json.embedding).toHaveLength(64)
+    expect((await call(b, 'POST', '/v1/embeddings', { model: 'valueOf:toString', input: 'x' })).json.data).toHaveLength(1)
 
     // A GGUF uploaded as a blob, whose file name is `__proto__`.
     const bytes = buildTinyChatModel()

@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../capabilitiesOf.js'
 import type { ModelInfo } from '../engine/Engine.js'
 import { badRequest, modelNotFound } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
@@ -134,7 +135,7 @@ export async function showModel(ctx: ModelServerContext, req: RequestContext): P
       details: detailsOf(record.config),
       messages: record.messages,
       model_info: modelInfoOf(info, body.verbose === true),
-      capabilities: info.capabilities,
+      capabilities: capabilitiesOf(record, info),
       modified_at: record.modifiedAt.toISOString(),
     },
   }

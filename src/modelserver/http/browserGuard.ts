@@ -44,7 +44,7 @@ export type BrowserGuardOptions = {
  *   (a page on `evil.example` rebound to 127.0.0.1 sends `Host: evil.example` and its own origin).
  */
 export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler {
-  const { origins, forbid } = options
+  const { origins } = options
   const headers = cors({
     origin: origins.allowAll ? '*' : true,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
@@ -53,6 +53,11 @@ export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler
     optionsSuccessStatus: 204,
   })
   const checkHost = isLoopbackListen(options.listenHost)
+  // The refused request's body is drained so its connection stays usable (a kept-alive socket is not cut short).
+  const forbid = (req: Request, res: Response) => {
+    req.resume()
+    options.forbid(req, res)
+  }
   return (req: Request, res: Response, next: NextFunction) => {
     const host = String(req.headers.host ?? '')
     const origin = req.headers.origin

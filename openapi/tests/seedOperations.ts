@@ -106,6 +106,8 @@ export const gatewayUngatedOperations: readonly string[] = [
   'GET /api/admin/modelserver/models',
   // paid storage: the payment is the authentication; status and receipts are public reads (designed)
   'POST /store',
+  'GET /store/quote',
+  'GET /.well-known/x402',
   'GET /store/uploads/{upload_id}',
   'GET /store/receipts/{ar_tx_id}',
   // designed: Prometheus scraping
@@ -126,7 +128,7 @@ export const gatewayDesignOperationIds: readonly string[] = [
   'ingestModelServerPrompt', 'getCeoStatus', 'getRecentCatalogueEvents', 'getFeedbackPage', 'getFeedbackText',
   'getJournalPage', 'getDojoPage', 'getBoardroomPage', 'getBookPage', 'getCoretermPage', 'getInsightPage',
   'getRegistryPage', 'getStoragePage', 'createCoordinatorTask', 'conveneBoardroom',
-  'llmChat', 'llmCompletion', 'storeFile', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
+  'llmChat', 'llmCompletion', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
 ]
 
 /** Seed 001 — model server (Ollama API). */

@@ -50,7 +50,7 @@ export function documentProblems(server: Server, method: string, requestPath: st
   // Outside every operation: the gate's and the router's own answers.
   if (status === 302 && server === 'gateway') return headers.get('location')?.startsWith('/login?from=') ? [] : ['302 without a /login location']
   if (status === 401 && server === 'gateway') return router.responseValidator.validateComponent('AuthRequired', body)
-  if (status === 404 || status === 405 || status === 429) return router.responseValidator.validateComponent('Error', body)
+  if (status === 404 || status === 405 || status === 429) return method === 'HEAD' && body === undefined ? [] : router.responseValidator.validateComponent('Error', body)
   return [`${method} ${requestPath} is not in the document (status ${status})`]
 }
 

@@ -76,7 +76,7 @@ export function responseProblems(server: Server, method: string, path: string, s
 }
 
 /** Live credentials per tier, refreshed when they may have been spent (a fuzzed logout, a bearer's 300 s). */
-class Credentials {
+export class Credentials {
   #session: Promise<string | undefined> | undefined
   #sessionUses = 0
   #bearer: { value: Promise<string | undefined>; at: number } | undefined

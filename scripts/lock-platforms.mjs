@@ -9,6 +9,17 @@
  * constraints (read from the package name), so `npm ci` sees the tree in sync and skips it as
  * not-for-this-platform without ever fetching it.
  *
+ * It also keeps the install light (README, "Install size"): node-llama-cpp lists every prebuilt binary
+ * as an optional dependency, and its GPU variants (`*-cuda`, `*-cuda-ext`, `*-vulkan`: 610 MB on x64
+ * Linux) declare the same os/cpu/libc as the CPU build, so npm would install all of them on every x64
+ * machine; the ARM Linux builds also declare `x64` in `cpu`. `npm ci` decides from the lock entry's
+ * os/cpu/libc whether a package is for this machine, so the lock records:
+ * - the ARM builds with only their own architecture (`@node-llama-cpp/linux-arm64` → `cpu: ["arm64"]`);
+ * - the GPU builds with the CPU suffixed `+gpu` (`cpu: ["x64+gpu"]`), a CPU no machine reports, so
+ *   `npm ci` skips them everywhere exactly like another platform's package. A GPU build is opted into
+ *   with `npm run gpu -- cuda|vulkan` (scripts/gpu.mjs), which installs it without touching the lock.
+ * node-llama-cpp picks its binary at run time (`gpu: "auto"`), so nothing else changes.
+ *
  * Run after any `npm install` that touches the lock: `node scripts/lock-platforms.mjs`.
  * Idempotent; `--check` exits 1 when the lock needs fixing.
  */
@@ -68,6 +79,21 @@ for (const [path, entry] of Object.entries(packages)) {
   }
 }
 
+/** Prebuilt GPU variants of node-llama-cpp: installed only on request (scripts/gpu.mjs). */
+export const GPU_PACKAGE = /^@node-llama-cpp\/[a-z0-9]+-[a-z0-9]+-(cuda|cuda-ext|vulkan)$/
+const ARM_PACKAGE = /^@node-llama-cpp\/linux-(arm64|armv7l)$/
+const narrowed = []
+for (const [path, entry] of Object.entries(packages)) {
+  const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)
+  let cpu
+  if (GPU_PACKAGE.test(name)) cpu = (platformOf(name)?.cpu ?? entry.cpu ?? []).map((c) => (c.endsWith('+gpu') ? c : `${c}+gpu`))
+  else if (ARM_PACKAGE.test(name)) cpu = platformOf(name)?.cpu
+  if (!cpu || JSON.stringify(cpu) === JSON.stringify(entry.cpu)) continue
+  entry.cpu = cpu
+  narrowed.push(`${name}: cpu ${JSON.stringify(cpu)}`)
+}
+added.push(...narrowed)
+
 if (process.argv.includes('--check')) {
   if (added.length) {
     console.error(`package-lock.json lacks ${added.length} platform entries; run node scripts/lock-platforms.mjs`)
@@ -79,4 +105,4 @@ if (process.argv.includes('--check')) {
 if (added.length) {
   writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`)
 }
-console.log(added.length ? `added ${added.length} platform entries:\n  ${added.join('\n  ')}` : 'lock already complete')
+console.log(added.length ? `fixed ${added.length} platform entries:\n  ${added.join('\n  ')}` : 'lock already complete')

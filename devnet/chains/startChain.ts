@@ -1,13 +1,21 @@
 /**
  * One local chain: Anvil with the given chain id, the devnet USDC (contracts/src/devnet/UsdcToken.sol)
- * deployed by account 0 at start, and USDC minted to the funded test payers (accounts 2…5).
- * Deployed by account 0 at nonce 0, so the token address is the same on every start and on both chains.
+ * placed at start, and USDC minted to the funded test payers (accounts 2…5).
+ *
+ * The token sits where the real USDC sits on that network (Base `0x8335…2913` on eip155:8453, Ethereum
+ * `0xA0b8…eB48` on eip155:1; the table is @x402/evm's DEFAULT_ASSETS, the one stock x402 clients allow by
+ * default), so a stock client with its default spend controls pays the devnet as it would pay mainnet. It is
+ * placed the way it would be deployed: the constructor runs as account 0 (`debug_traceCall` of the creation
+ * code), and the runtime code and the storage it wrote are set at the canonical address with
+ * `anvil_setCode` / `anvil_setStorageAt`. Account 0 is the owner (the only minter). A chain id without a
+ * canonical USDC gets the token at the address account 0 would deploy it to at nonce 0.
  */
-import { createPublicClient, createWalletClient, defineChain, getAddress, http, type Chain } from 'viem'
+import { getDefaultAsset } from '@x402/evm'
+import { createPublicClient, createWalletClient, defineChain, getAddress, getContractAddress, http, type Chain, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadArtifact } from '../../contracts/compile.js'
 import { anvilAccount, DEPLOYER_INDEX, payerAccounts } from '../accounts.js'
-import { startAnvil, type AnvilInstance } from './startAnvil.js'
+import { rpc, startAnvil, type AnvilInstance } from './startAnvil.js'
 
 export const USDC_SOURCE = 'devnet/UsdcToken.sol'
 /** 1,000,000 USDC per payer (6 decimals). */
@@ -15,6 +23,37 @@ export const DEFAULT_PAYER_USDC = 1_000_000n * 10n ** 6n
 
 export function usdcArtifact() {
   return loadArtifact(USDC_SOURCE, 'UsdcToken')
+}
+
+/** The network's real USDC address (and EIP-712 domain), or undefined when @x402/evm knows none. */
+export function canonicalUsdc(chainId: number): { address: `0x${string}`; name: string; version: string } | undefined {
+  try {
+    const a = getDefaultAsset(`eip155:${chainId}`, 'USDC')
+    return { address: getAddress(a.asset), name: a.name, version: a.version }
+  } catch {
+    return undefined
+  }
+}
+
+type PrestateDiff = { post: Record<string, { code?: Hex; storage?: Record<Hex, Hex> }> }
+
+/**
+ * Runs `creation` as a contract creation by `from` without sending it, and sets the code and storage it
+ * would leave at `at`. Immutables keep the would-be address; EIP-712 contracts (OpenZeppelin's EIP712)
+ * rebuild their domain separator from `address(this)` when it differs, so signatures bind `at`.
+ */
+export async function placeContract(url: string, from: `0x${string}`, creation: Hex, at: `0x${string}`): Promise<void> {
+  const nonce = BigInt(await rpc<Hex>(url, 'eth_getTransactionCount', [from, 'latest']))
+  const wouldBe = getContractAddress({ from, nonce }).toLowerCase()
+  const trace = await rpc<PrestateDiff>(url, 'debug_traceCall', [
+    { from, data: creation, gas: '0x1c9c380' },
+    'latest',
+    { tracer: 'prestateTracer', tracerConfig: { diffMode: true } },
+  ])
+  const created = Object.entries(trace.post).find(([address]) => address.toLowerCase() === wouldBe)?.[1]
+  if (!created?.code || created.code === '0x') throw new Error('the constructor left no code')
+  await rpc(url, 'anvil_setCode', [at, created.code])
+  for (const [slot, value] of Object.entries(created.storage ?? {})) await rpc(url, 'anvil_setStorageAt', [at, slot, value])
 }
 
 export function localChain(chainId: number, url: string): Chain {
@@ -56,10 +95,8 @@ export async function startChain(opts: ChainOptions): Promise<LocalChain> {
     const wallet = createWalletClient({ chain, transport, account: deployer })
     const pub = createPublicClient({ chain, transport, pollingInterval: 50 })
 
-    const deployHash = await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode })
-    const receipt = await pub.waitForTransactionReceipt({ hash: deployHash, pollingInterval: 50 })
-    if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error('UsdcToken deployment failed')
-    const tokenAddress = getAddress(receipt.contractAddress)
+    const tokenAddress = canonicalUsdc(opts.chainId)?.address ?? getContractAddress({ from: deployer.address, nonce: 0n })
+    await placeContract(anvil.url, deployer.address, artifact.bytecode, tokenAddress)
 
     const amount = opts.payerUsdc ?? DEFAULT_PAYER_USDC
     const mints = [...payerAccounts().map((p) => ({ address: p.address, amount })), ...(opts.fund ?? [])]

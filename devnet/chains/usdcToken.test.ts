@@ -4,7 +4,8 @@ import { createPublicClient, createWalletClient, http, parseSignature, type Hex 
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../accounts.js'
-import { startChain, usdcArtifact, type LocalChain } from './startChain.js'
+import { getDefaultAsset } from '@x402/evm'
+import { canonicalUsdc, startChain, usdcArtifact, type LocalChain } from './startChain.js'
 
 const types = {
   TransferWithAuthorization: [
@@ -53,6 +54,18 @@ describe('UsdcToken (FiatTokenV2-like)', () => {
     expect(await read('version')).toBe('2')
     const d = (await read('eip712Domain')) as unknown[]
     expect(d.slice(1, 5)).toEqual(['USD Coin', '2', 1n, chain.tokenAddress])
+    expect(await read('owner')).toBe(anvilAccount(0).address)
+    expect(await read('balanceOf', [payer.address])).toBe(1_000_000n * 10n ** 6n)
+  })
+
+  it("sits at Ethereum's USDC address with the EIP-712 name/version stock x402 clients sign for", async () => {
+    const real = getDefaultAsset('eip155:1', 'USDC')
+    expect(chain.tokenAddress).toBe('0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48')
+    expect(chain.tokenAddress.toLowerCase()).toBe(real.asset.toLowerCase())
+    const d = (await pub().readContract({ address: chain.tokenAddress, abi, functionName: 'eip712Domain' })) as unknown[]
+    expect(d.slice(1, 3)).toEqual([real.name, real.version])
+    expect(canonicalUsdc(8453)?.address).toBe('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')
+    expect(canonicalUsdc(31337)).toBeUndefined()
   })
 
   it('transferWithAuthorization (v,r,s and bytes) with FiatTokenV2 revert reasons', async () => {

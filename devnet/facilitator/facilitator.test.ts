@@ -34,11 +34,12 @@ describe('devnet facilitator on local Base', () => {
     await base?.close()
   })
 
-  // Stock x402 clients only pay known default assets unless told otherwise: allow the devnet USDC.
+  // The devnet USDC is at the canonical address, a default asset; stock clients cap a payment at $1 by
+  // default, and these tests pay up to 1.234567 USDC: raise the cap for this asset.
   const payingClient = (signer: ReturnType<typeof toClientEvmSigner>) =>
     new x402Client()
       .register('eip155:*', new ExactEvmScheme(signer))
-      .setSpendControls({ allowedAssets: [{ network: 'eip155:8453', asset: base.tokenAddress }] })
+      .setSpendControls({ allowedAssets: [{ network: 'eip155:8453', asset: base.tokenAddress, maxAmountPerPayment: '10000000' }] })
 
   const post = (path: string, body: unknown, token: string | null = TOKEN) =>
     fetch(`${fac.url}${path}`, {

@@ -6,6 +6,7 @@
  *   GET  /v1/account/balance/{token}?address=         → {winc, controlledWinc, effectiveBalance, …}; 404 likewise
  *   GET  /v1/price/bytes/{n}                          → {winc, adjustments: []}
  *   GET  /v1/rates                                    → {winc, fiat: {usd, …}, adjustments: []} (price of 1 GiB)
+ *   GET  /v1/currencies, /v1/countries, /v1/price/{currency|token}/{amount} → turboReads.ts
  *   POST /v1/top-up/wallet/{address}/{currency}/{tx}  → credits a USDC transfer to the deposit address found in
  *        `tx` on the local chain of `currency` (`base-usdc` = chain 8453, `usdc` = chain 1); once per tx
  * Upload:
@@ -31,6 +32,7 @@ import { publicKeyToAddress } from 'viem/accounts'
 import { HttpError, Router, sendJson, sendText, serve, type Request } from '../http.js'
 import { openItemStore, type ItemStore, type StoredItem } from './ItemStore.js'
 import { DEFAULT_PRICING, priceBytes, uploadCost, wincForUsdAtomic, type Pricing } from './pricing.js'
+import { addTurboReadRoutes } from './turboReads.js'
 
 export interface FundingChain {
   chainId: number
@@ -158,6 +160,7 @@ export async function startUpstream(opts: UpstreamOptions): Promise<UpstreamPeer
     if (rate === undefined) throw textError(404, `Invalid currency: ${currency}`)
     sendJson(res, 200, { currency, rate })
   })
+  addTurboReadRoutes(router, pricing) // currencies, countries, price of fiat and token amounts
   router.post('/v1/top-up/wallet/{address}/{currency}/{txHash}', async (req, res) => {
     const { address, currency, txHash } = req.params as Record<string, string>
     const chain = opts.funding?.currencies[currency.toLowerCase()]

@@ -60,7 +60,7 @@ describe('npm run conformance — arguments', () => {
     [['--gateway', 'http://127.0.0.1:9', '--key', 'overlord=0x12'], /--key overlord= expects/],
     [['--gateway', 'http://127.0.0.1:9', '--machine', 'no-such-machine'], /--machine no-such-machine/],
     [['--gateway', 'http://127.0.0.1:9', '--report', 'html=x.html'], /--report expects/],
-    [['--gateway', 'http://127.0.0.1:9', '--seed', '-1'], /--seed expects/],
+    [['--gateway', 'http://127.0.0.1:9', '--seed', 'abc'], /--seed expects/],
     [['--gateway', 'http://127.0.0.1:9', '--frobnicate'], /Unknown option/],
   ])('bad arguments %j: a clear message, no stack trace, exit 2', async (args, message) => {
     const r = await conformance(args as string[])

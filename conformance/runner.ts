@@ -1,210 +1,129 @@
 /**
- * Conformance runner: replays state machines written as tables of transitions
- * `(state, event, expected status, next state)` against any deployment, and checks every response against
- * the OpenAPI document (status documented, media type, JSON Schema 2020-12 of the body, required headers).
- * Machines are YAML files (format in `machines/gateway/arrivalGate.yaml`); the runner signs EIP-191
- * messages with generated wallets or with keys given on the command line.
+ * The conformance runner: replays every machine (one row format, conformance/types.ts) against a target and
+ * returns one result per row — passed, failed, or skipped with the reason (a hook, key, server or payer the
+ * target lacks, or a row that cannot hold on a stateless mock). A skipped row is never counted as passed.
+ * What a row does is its machine's driver (conformance/drivers/); every response any driver sees is
+ * checked against the server's OpenAPI document, and a document mismatch fails the row.
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { type PrivateKeyAccount, generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { parse } from 'yaml'
-import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter } from '../src/shared/http/index.js'
+import { DocumentClient, repoRoot } from './DocumentClient.js'
+import { drivers } from './drivers/index.js'
+import { SeededRandom } from './SeededRandom.js'
+import type { Machine, Row, RowResult, Target } from './types.js'
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-export const repoRoot = path.resolve(here, '..')
+export { repoRoot }
 
-export type Row = {
-  id: string
-  state: string
-  event: string
-  request: { method: string; path: string; headers?: Record<string, string>; body?: unknown }
-  sign?: { key: string; message: string; as: string }
-  expect: {
-    status: number
-    body?: Record<string, unknown>
-    headers?: Record<string, string>
-    bodyContains?: string
-    bodyNotContains?: string
+/** The nine machines, by name, in replay order (the model server's residency before its pull). */
+export const MACHINES: Record<string, string> = {
+  'arrival-gate': 'gateway/arrivalGate.yaml',
+  'wallet-login': 'gateway/login.yaml',
+  'shadow-nonce': 'shadow/nonce.yaml',
+  'shadow-bearer': 'shadow/bearer.yaml',
+  'shadow-cabinet': 'shadow/cabinet.yaml',
+  'shadow-vault-lock': 'shadow/vault.yaml',
+  'paid-storage-request': 'storage/paidStorage.yaml',
+  'model-residency': 'modelserver/residency.yaml',
+  'pull-progress': 'modelserver/pullProgress.yaml',
+}
+
+/** A machine by name (`shadow-nonce`) or by file path. */
+export function machineFile(nameOrFile: string): string {
+  const known = Object.hasOwn(MACHINES, nameOrFile) ? MACHINES[nameOrFile] : undefined
+  return known ? path.join(repoRoot, 'conformance', 'machines', known) : path.resolve(nameOrFile)
+}
+
+export function loadMachine(nameOrFile: string): Machine {
+  const file = machineFile(nameOrFile)
+  const machine = parse(readFileSync(file, 'utf8')) as Machine
+  for (const field of ['machine', 'seed', 'server', 'driver', 'rows'] as const) {
+    if (machine?.[field] === undefined) throw new Error(`${file}: machine lacks \`${field}\``)
   }
-  capture?: Record<string, string>
-  next: string
-  mock?: boolean
-  [extra: string]: unknown
+  if (!Object.hasOwn(drivers, machine.driver)) throw new Error(`${file}: unknown driver ${machine.driver} (known: ${Object.keys(drivers).join(', ')})`)
+  return { ...machine, file }
 }
 
-export type Machine = { machine: string; seed?: string; initial: string; states?: string[]; rows: Row[] }
+/** Context a driver gets for one machine. */
+export type MachineContext = { machine: Machine; target: Target; client: DocumentClient; random: SeededRandom; vars: Record<string, string> }
 
-export type RowResult = {
-  machine: string
-  id: string
-  from: string
-  event: string
-  to: string
-  status: number | undefined
-  ok: boolean
-  skipped?: string
-  problems: string[]
+/** A driver's per-machine session: state carried from row to row. */
+export interface Session {
+  /** Runs of a row (paid storage: one per network); default one run without a variant. */
+  variants?(row: Row): (string | undefined)[]
+  /** Why this run cannot happen on this target (a payer, a fault hook of the right kind…), if it cannot. */
+  missing?(row: Row, variant: string | undefined): string | undefined
+  /** Performs the row; problems go into `problems`. Throwing fails the row with the error's message. */
+  run(row: Row, variant: string | undefined, problems: string[]): Promise<void>
 }
+export type Driver = (context: MachineContext) => Session
 
 export type RunOptions = {
-  target: string
-  /** Only rows marked `mock: true` (for the Prism mock, which cannot keep state or verify signatures). */
-  mockOnly?: boolean
-  /** Extra signing keys by name (`--key overlord=0x…`). */
-  keys?: Record<string, `0x${string}`>
-  vars?: Record<string, string>
-  /** Check responses against this document (default `openapi/gateway.yaml`). */
-  documentPath?: string
+  /** Seed of every random value of the run (wallets, names, files). */
+  seed?: number
+  /** Only these row ids. */
+  rows?: string[]
+  /** Sees each result as it is made. */
+  onResult?: (result: RowResult) => void
 }
 
-export function loadMachine(file: string): Machine {
-  return parse(readFileSync(file, 'utf8')) as Machine
+function mockExpect(row: Row): Row {
+  if (typeof row.mock !== 'object' || row.mock === null) return row
+  return { ...row, expect: row.mock.expect ?? row.expect }
 }
 
-/** The gateway machines of this folder, in replay order. */
-export const gatewayMachineFiles = ['arrivalGate.yaml', 'login.yaml'].map((f) => path.join(here, 'machines', 'gateway', f))
-
-function fill(value: unknown, vars: Record<string, string>): unknown {
-  if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (m, k: string) => vars[k] ?? m)
-  if (Array.isArray(value)) return value.map((v) => fill(v, vars))
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, vars)]))
-  return value
+function whyNot(row: Row, machine: Machine, target: Target): string | undefined {
+  if (!target.urls[machine.server]) return `no ${machine.server} URL (--${machine.server})`
+  if (target.mock && !row.mock) return 'needs server state, signatures or time: does not hold on a stateless mock'
+  const missingKeys = (machine.keys ?? []).filter((k) => !Object.hasOwn(target.keys, k))
+  if (missingKeys.length) return `no key ${missingKeys.map((k) => `${k} (--key ${k}=0x…)`).join(', ')}`
+  const missingHooks = (row.needs ?? []).filter((h) => !target.hooks[h])
+  if (missingHooks.length) return `target lacks hook(s): ${missingHooks.join(', ')}`
+  return undefined
 }
 
-function subsetProblems(actual: unknown, expected: Record<string, unknown>, where = 'body'): string[] {
-  if (!actual || typeof actual !== 'object') return [`${where} is not an object`]
-  const problems: string[] = []
-  for (const [k, v] of Object.entries(expected)) {
-    const a = (actual as Record<string, unknown>)[k]
-    if (v && typeof v === 'object' && !Array.isArray(v)) problems.push(...subsetProblems(a, v as Record<string, unknown>, `${where}.${k}`))
-    else if (a !== v) problems.push(`${where}.${k} = ${JSON.stringify(a)}, expected ${JSON.stringify(v)}`)
-  }
-  return problems
-}
-
-function pick(source: { body: unknown; headers: Headers }, pathExpr: string): string | undefined {
-  const [root, ...rest] = pathExpr.split('.')
-  if (root === 'header') return source.headers.get(rest.join('.')) ?? undefined
-  let value: unknown = source.body
-  for (const key of rest) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined
-}
-
-/** Checks one response against the document; CORS preflights are outside it. */
-export function documentProblems(router: OpenApiRouter, method: string, requestPath: string, status: number, headers: Headers, text: string): string[] {
-  if (method === 'OPTIONS') return []
-  const contentType = headers.get('content-type') ?? undefined
-  let body: unknown = text === '' ? undefined : text
-  if (contentType && /json/.test(contentType) && text !== '') {
-    try {
-      body = JSON.parse(text)
-    } catch {
-      return ['body is not valid JSON']
-    }
-  }
-  const headerRecord: Record<string, string> = {}
-  headers.forEach((value, name) => {
-    headerRecord[name] = value
-  })
-  const result = { status, headers: headerRecord, body, contentType }
-  const operation = router.matchOperation(method, requestPath.split('?')[0]!)
-  if (operation) return router.responseValidator.validate(operation.definition as never, result, method.toLowerCase())
-  // Outside every operation: the gate's and the router's own answers.
-  if (status === 302) return headers.get('location')?.startsWith('/login?from=') ? [] : ['302 without a /login location']
-  if (status === 401) return router.responseValidator.validateComponent('AuthRequired', body)
-  if (status === 404 || status === 405 || status === 429) return router.responseValidator.validateComponent('Error', body)
-  return [`${method} ${requestPath} is not in the document (status ${status})`]
-}
-
-export async function runMachine(machine: Machine, options: RunOptions, router: OpenApiRouter): Promise<RowResult[]> {
-  const wallet = privateKeyToAccount(generatePrivateKey())
-  const other = privateKeyToAccount(generatePrivateKey())
-  const accounts: Record<string, PrivateKeyAccount> = { wallet, other }
-  for (const [name, key] of Object.entries(options.keys ?? {})) accounts[name] = privateKeyToAccount(key)
-  const vars: Record<string, string> = {
-    wallet: wallet.address,
-    other_wallet: other.address,
-    origin: new URL(options.target).origin,
-    ...Object.fromEntries(Object.entries(accounts).map(([n, a]) => [`${n}_address`, a.address])),
-    ...options.vars,
-  }
-  let state = machine.initial
+/** Replays one machine, row by row, in order. */
+export async function runMachine(machine: Machine, target: Target, options: RunOptions = {}): Promise<RowResult[]> {
+  const random = new SeededRandom(options.seed ?? 1).fork(machine.machine)
+  const client = new DocumentClient(target)
+  const vars: Record<string, string> = { ...machine.vars, ...target.vars }
+  const session = drivers[machine.driver]!({ machine, target, client, random, vars })
   const results: RowResult[] = []
-  for (const row of machine.rows) {
-    const base = { machine: machine.machine, id: row.id, from: row.state, event: row.event, to: row.next }
-    if (options.mockOnly && !row.mock) {
-      results.push({ ...base, status: undefined, ok: true, skipped: 'needs the live service', problems: [] })
-      continue
-    }
-    const problems: string[] = []
-    if (!options.mockOnly && row.state !== state) problems.push(`table out of order: machine is in ${state}, row starts in ${row.state}`)
-    if (row.sign) {
-      const account = accounts[row.sign.key]
-      if (!account) problems.push(`no key named ${row.sign.key}`)
-      else vars[row.sign.as] = await account.signMessage({ message: fill(row.sign.message, vars) as string })
-    }
-    const request = fill(row.request, vars) as Row['request']
-    const headers: Record<string, string> = { ...(request.headers ?? {}) }
-    if (request.body !== undefined) headers['content-type'] ??= 'application/json'
-    let status: number | undefined
-    try {
-      const response = await fetch(`${options.target.replace(/\/$/, '')}${request.path}`, {
-        method: request.method,
-        headers,
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        redirect: 'manual',
-      })
-      status = response.status
-      const text = await response.text()
-      let body: unknown = text
+  for (const original of machine.rows) {
+    if (options.rows && !options.rows.includes(original.id)) continue
+    const row = target.mock ? mockExpect(original) : original
+    const skip = whyNot(original, machine, target)
+    const variants = session.variants?.(row) ?? [undefined]
+    for (const variant of variants) {
+      const started = Date.now()
+      const base = { machine: machine.machine, seed: machine.seed, id: row.id, variant, from: row.from, event: row.event, to: row.to, expected: row.expect ?? row.do }
+      const reason = skip ?? session.missing?.(row, variant)
+      if (reason) {
+        const result: RowResult = { ...base, outcome: 'skipped', reason, problems: [], exchanges: [], ms: 0 }
+        results.push(result)
+        options.onResult?.(result)
+        continue
+      }
+      const problems: string[] = []
+      const first = client.exchanges.length
       try {
-        body = JSON.parse(text)
-      } catch {
-        // not JSON
+        await session.run(row, variant, problems)
+      } catch (error) {
+        problems.push(`error: ${error instanceof Error ? error.message : String(error)}`)
       }
-      if (status !== row.expect.status) problems.push(`status ${status}, expected ${row.expect.status}: ${text.slice(0, 160)}`)
-      else {
-        if (row.expect.body) problems.push(...subsetProblems(body, row.expect.body))
-        for (const [name, expected] of Object.entries(row.expect.headers ?? {})) {
-          const actual = response.headers.get(name)
-          const ok = expected.startsWith('/') && expected.endsWith('/') && expected.length > 1 ? actual !== null && new RegExp(expected.slice(1, -1)).test(actual) : actual === expected
-          if (!ok) problems.push(`header ${name} = ${JSON.stringify(actual)}, expected ${expected}`)
-        }
-        if (row.expect.bodyContains && !text.includes(fill(row.expect.bodyContains, vars) as string)) problems.push(`body lacks ${row.expect.bodyContains}`)
-        if (row.expect.bodyNotContains && text.includes(row.expect.bodyNotContains)) problems.push(`body contains ${row.expect.bodyNotContains}`)
-        for (const [name, expr] of Object.entries(row.capture ?? {})) {
-          const value = pick({ body, headers: response.headers }, expr)
-          if (value === undefined) problems.push(`cannot capture ${name} from ${expr}`)
-          else vars[name] = value
-        }
-      }
-      problems.push(...documentProblems(router, request.method, request.path, status, response.headers, text).map((p) => `document: ${p}`))
-    } catch (error) {
-      problems.push(`request failed: ${error instanceof Error ? error.message : String(error)}`)
+      const exchanges = client.exchanges.slice(first)
+      for (const e of exchanges) for (const s of e.schemaErrors) problems.push(`document: ${e.method} ${e.path} → ${e.status}: ${s}`)
+      const result: RowResult = { ...base, outcome: problems.length ? 'failed' : 'passed', problems, exchanges, ms: Date.now() - started }
+      results.push(result)
+      options.onResult?.(result)
     }
-    if (problems.length === 0) state = row.next
-    results.push({ ...base, status, ok: problems.length === 0, problems })
   }
   return results
 }
 
-/** Replays every machine file in order. */
-export async function runMachines(files: string[], options: RunOptions): Promise<RowResult[]> {
-  const document = loadOpenApiDocument(options.documentPath ?? path.join(repoRoot, 'openapi', 'gateway.yaml'))
-  const router = createOpenApiRouter({ document, handlers: {}, responseValidation: 'off' })
+/** Replays machines in order (names or files; default all nine). */
+export async function runMachines(machines: string[] | undefined, target: Target, options: RunOptions = {}): Promise<RowResult[]> {
   const results: RowResult[] = []
-  for (const file of files) results.push(...(await runMachine(loadMachine(file), options, router)))
+  for (const name of machines ?? Object.keys(MACHINES)) results.push(...(await runMachine(loadMachine(name), target, options)))
   return results
-}
-
-export function formatResults(results: RowResult[]): string {
-  return results
-    .map((r) => {
-      const mark = r.skipped ? '-' : r.ok ? '✓' : '✗'
-      const line = `${mark} ${r.machine} ${r.id}  ${r.from} --[${r.event}]--> ${r.to}  ${r.status ?? ''}${r.skipped ? ` (skipped: ${r.skipped})` : ''}`
-      return r.problems.length ? `${line}\n${r.problems.map((p) => `    ${p}`).join('\n')}` : line
-    })
-    .join('\n')
 }

@@ -150,7 +150,8 @@ export const validateSession = <ThrowOnError extends boolean = false>(options: O
  * End the current session
  *
  * Designed. Revokes the session token sent in `X-Session-Token` and clears the browser cookie
- * `svc_session` (`Max-Age=0`). A POST, so the cookie alone does not authorise it.
+ * `svc_session` (`Max-Age=0`). A POST, so the cookie alone does not authorise it. It takes no body; a
+ * JSON body that does not parse is still a client mistake (400 `invalid_json`), as on every route.
  *
  */
 export const logout = <ThrowOnError extends boolean = false>(options?: Options<LogoutData, ThrowOnError>): RequestResult<LogoutResponses, LogoutErrors, ThrowOnError> => (options?.client ?? client).post<LogoutResponses, LogoutErrors, ThrowOnError>({

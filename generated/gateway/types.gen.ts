@@ -1917,6 +1917,10 @@ export type LogoutData = {
 
 export type LogoutErrors = {
     /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
      * Gated non-HTML request without a valid session (body fixed by the specification).
      */
     401: AuthRequired;

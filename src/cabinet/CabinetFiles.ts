@@ -14,14 +14,20 @@ export type RegistryMember = {
 }
 
 export type RegistryBlock = { company: string; provisioned_at: number; members: RegistryMember[] }
-export type RegistryFile = { version: 1; companies: Record<string, RegistryBlock> }
+/** Blocks by company name. A Map: company names come from clients (`constructor`, `__proto__` are names too). */
+export type RegistryFile = { version: 1; companies: Map<string, RegistryBlock> }
 
 export type AgentMapEntry = { company: string; role: CabinetRole; address: string | null }
-export type AgentMapFile = { version: 1; agents: Record<string, AgentMapEntry> }
+/** Entries by agent id (a Map, for the same reason). */
+export type AgentMapFile = { version: 1; agents: Map<string, AgentMapEntry> }
+
+/** A JSON object's own entries as a Map (a key named like an Object.prototype member is just a key). */
+const entries = <T>(record: Record<string, T> | undefined): Map<string, T> => new Map(Object.entries(record ?? {}))
 
 /**
  * The production registry file (one public block per company) and the agent-map file (soldier addresses),
- * JSON in the data dir, always written atomically (temp + fsync + rename).
+ * JSON in the data dir, always written atomically (temp + fsync + rename). In memory the keyed parts are
+ * Maps; on disk plain JSON objects (Object.fromEntries writes every key, `__proto__` included, as its own).
  */
 export class CabinetFiles {
   readonly registryPath: string
@@ -34,20 +40,20 @@ export class CabinetFiles {
 
   async readRegistry(): Promise<RegistryFile> {
     const text = await readOptional(this.registryPath)
-    return text === null ? { version: 1, companies: {} } : (JSON.parse(text) as RegistryFile)
+    return { version: 1, companies: entries(text === null ? undefined : (JSON.parse(text) as { companies?: Record<string, RegistryBlock> }).companies) }
   }
 
   async writeRegistry(file: RegistryFile): Promise<void> {
-    await writeJsonAtomic(this.registryPath, file, 0o644)
+    await writeJsonAtomic(this.registryPath, { version: file.version, companies: Object.fromEntries(file.companies) }, 0o644)
   }
 
   async readAgentMap(): Promise<AgentMapFile> {
     const text = await readOptional(this.agentMapPath)
-    return text === null ? { version: 1, agents: {} } : (JSON.parse(text) as AgentMapFile)
+    return { version: 1, agents: entries(text === null ? undefined : (JSON.parse(text) as { agents?: Record<string, AgentMapEntry> }).agents) }
   }
 
   async writeAgentMap(file: AgentMapFile): Promise<void> {
-    await writeJsonAtomic(this.agentMapPath, file, 0o644)
+    await writeJsonAtomic(this.agentMapPath, { version: file.version, agents: Object.fromEntries(file.agents) }, 0o644)
   }
 
   /** Raw bytes of both files (null = absent): the pre-operation snapshot. */

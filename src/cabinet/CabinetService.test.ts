@@ -51,10 +51,10 @@ describe('CabinetService (machine 3.3)', () => {
       expect(await vault.withSecret(`${m.entity_id}:pk`, (b) => privateKeyToAccount(`0x${b.toString('hex')}`).address)).toBe(m.address)
     }
     const registry = await files.readRegistry()
-    expect(registry.companies.ACME!.members[0]!.vault_pk_id).toBe('company:ACME:cabinet:ceo:pk')
+    expect(registry.companies.get('ACME')!.members[0]!.vault_pk_id).toBe('company:ACME:cabinet:ceo:pk')
     const agents = (await files.readAgentMap()).agents
-    expect(Object.keys(agents)).toHaveLength(7)
-    expect(agents['company:ACME:cabinet:cro_risk']!.address).toBe(result.members[7]!.address)
+    expect(agents.size).toBe(7)
+    expect(agents.get('company:ACME:cabinet:cro_risk')!.address).toBe(result.members[7]!.address)
     expect(events.ofKind('admin.cabinet.provisioned')).toHaveLength(1)
     expect(events.ofKind('admin.cabinet.provisioned')[0]!.payload).toEqual({ company: 'ACME', ceo_address: result.ceo.address, soldier_count: 7, created: true })
     // Roster and result never carry vault_pk_id; nothing on disk outside the vault holds a key.
@@ -91,11 +91,11 @@ describe('CabinetService (machine 3.3)', () => {
     expect(cleared).toEqual({ company: 'ACME', cleared: true, vault_entries_deleted: 16 })
     expect(vault.list('company:ACME:')).toHaveLength(0)
     expect(vault.list()).toHaveLength(16)
-    expect((await files.readRegistry()).companies.ACME).toBeUndefined()
-    expect((await files.readRegistry()).companies.KEEP).toBeDefined()
+    expect((await files.readRegistry()).companies.get('ACME')).toBeUndefined()
+    expect((await files.readRegistry()).companies.get('KEEP')).toBeDefined()
     const agents = (await files.readAgentMap()).agents
-    expect(Object.entries(agents).filter(([id]) => id.startsWith('company:ACME:')).every(([, a]) => a.address === null)).toBe(true)
-    expect(Object.entries(agents).filter(([id]) => id.startsWith('company:KEEP:')).every(([, a]) => a.address !== null)).toBe(true)
+    expect([...agents].filter(([id]) => id.startsWith('company:ACME:')).every(([, a]) => a.address === null)).toBe(true)
+    expect([...agents].filter(([id]) => id.startsWith('company:KEEP:')).every(([, a]) => a.address !== null)).toBe(true)
     expect(events.ofKind('admin.cabinet.cleared')[0]!.payload).toEqual({ company: 'ACME', vault_entries_deleted: 16 })
     await expect(cabinets.roster('ACME')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'cabinet_not_found')
     expect((await cabinets.preflight('ACME')).soldiers_with_address).toBe(0)

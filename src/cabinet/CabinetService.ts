@@ -74,9 +74,9 @@ export class CabinetService {
   }
 
   async preflight(company: string): Promise<Preflight> {
-    const block = (await this.#files.readRegistry()).companies[company]
+    const block = (await this.#files.readRegistry()).companies.get(company)
     const agents = (await this.#files.readAgentMap()).agents
-    const soldiersWithAddress = SOLDIER_ROLES.filter((role) => agents[agentIdFor(company, role)]?.address).length
+    const soldiersWithAddress = SOLDIER_ROLES.filter((role) => agents.get(agentIdFor(company, role))?.address).length
     return {
       company,
       exists: block !== undefined,
@@ -88,7 +88,7 @@ export class CabinetService {
 
   /** Public roster; 404 `cabinet_not_found` when the company has no registry block. */
   async roster(company: string): Promise<Roster> {
-    const block = (await this.#files.readRegistry()).companies[company]
+    const block = (await this.#files.readRegistry()).companies.get(company)
     if (!block) throw new ShadowError('cabinet_not_found', `No cabinet for company ${company}.`)
     return toRoster(block)
   }
@@ -132,14 +132,14 @@ export class CabinetService {
   async #member(agentId: string): Promise<RegistryMember> {
     this.#vault.list('') // 423 while locked, before anything else
     const parsed = parseCabinetAgentId(agentId)
-    const member = parsed && (await this.#files.readRegistry()).companies[parsed.company]?.members.find((m) => m.entity_id === agentId)
+    const member = parsed && (await this.#files.readRegistry()).companies.get(parsed.company)?.members.find((m) => m.entity_id === agentId)
     if (!member) throw new ShadowError('agent_not_found', `Unknown cabinet member ${agentId}.`)
     return member
   }
 
   async #provision(company: string): Promise<ProvisionResult> {
     this.#vault.list('')
-    const existing = (await this.#files.readRegistry()).companies[company]
+    const existing = (await this.#files.readRegistry()).companies.get(company)
     if (existing) {
       await this.#events.emit({ kind: 'admin.cabinet.provisioned', payload: provisionedPayload(existing, false) })
       return provisionResult(existing, false)
@@ -161,11 +161,11 @@ export class CabinetService {
       const block: RegistryBlock = { company, provisioned_at: this.#now(), members }
       await step('registry.write')
       const registry = await this.#files.readRegistry()
-      await this.#files.writeRegistry({ ...registry, companies: { ...registry.companies, [company]: block } })
+      await this.#files.writeRegistry({ ...registry, companies: new Map(registry.companies).set(company, block) })
       await step('agent_map.write')
       const map = await this.#files.readAgentMap()
-      const agents = { ...map.agents }
-      for (const m of members) if (m.role !== 'ceo') agents[m.entity_id] = { company, role: m.role, address: m.address }
+      const agents = new Map(map.agents)
+      for (const m of members) if (m.role !== 'ceo') agents.set(m.entity_id, { company, role: m.role, address: m.address })
       await this.#files.writeAgentMap({ ...map, agents })
       await step('event.provisioned')
       await this.#events.emit({ kind: 'admin.cabinet.provisioned', payload: provisionedPayload(block, true) })
@@ -175,7 +175,7 @@ export class CabinetService {
 
   async #clear(company: string): Promise<ClearResult> {
     this.#vault.list('')
-    const block = (await this.#files.readRegistry()).companies[company]
+    const block = (await this.#files.readRegistry()).companies.get(company)
     if (!block) throw new ShadowError('cabinet_not_found', `No cabinet for company ${company}.`)
     return this.#transaction('clear', async (step) => {
       let deleted = 0
@@ -187,15 +187,16 @@ export class CabinetService {
       }
       await step('registry.write')
       const registry = await this.#files.readRegistry()
-      const companies = { ...registry.companies }
-      delete companies[company]
+      const companies = new Map(registry.companies)
+      companies.delete(company)
       await this.#files.writeRegistry({ ...registry, companies })
       await step('agent_map.write')
       const map = await this.#files.readAgentMap()
-      const agents = { ...map.agents }
+      const agents = new Map(map.agents)
       for (const role of SOLDIER_ROLES) {
         const id = agentIdFor(company, role)
-        if (agents[id]) agents[id] = { ...agents[id], address: null }
+        const entry = agents.get(id)
+        if (entry) agents.set(id, { ...entry, address: null })
       }
       await this.#files.writeAgentMap({ ...map, agents })
       await step('event.cleared')

@@ -147,7 +147,8 @@ export class Vault {
   }
 
   context(id: string): string | undefined {
-    return this.#unlocked().entries[id]?.context
+    const entries = this.#unlocked().entries
+    return Object.hasOwn(entries, id) ? entries[id]!.context : undefined
   }
 
   async put(id: string, plaintext: Uint8Array | string, context: string): Promise<void> {
@@ -178,7 +179,8 @@ export class Vault {
    * Undefined when the entry does not exist.
    */
   async withSecret<T>(id: string, use: (plaintext: Buffer) => Promise<T> | T): Promise<T | undefined> {
-    const record = this.#unlocked().entries[id]
+    const entries = this.#unlocked().entries
+    const record = Object.hasOwn(entries, id) ? entries[id] : undefined
     if (!record) return undefined
     const plaintext = open(this.#dataKey!, Buffer.from(record.nonce, 'hex'), Buffer.from(record.ciphertext, 'hex'), Buffer.from(id, 'utf8'))
     try {

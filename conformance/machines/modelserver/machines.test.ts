@@ -1,19 +1,19 @@
 /**
- * Machines 3.1 (residency, conformance/runner.ts format) and 3.2 (pull progress, replay.ts), every row, replayed
- * against live model servers; every response is checked against openapi/modelserver.yaml. By default two local
- * instances are started (b pulls from a). To target another server — a real Ollama — set
- * CONFORMANCE_MODELSERVER_URL, CONFORMANCE_MODEL (a model it has) and CONFORMANCE_PULL_MODEL (one it can pull).
+ * Machines 3.1 (residency, driver `http`) and 3.2 (pull progress, driver `pull-progress`), every row, replayed
+ * by the conformance runner against live model servers; every response is checked against
+ * openapi/modelserver.yaml. By default two local instances are started (b pulls from a). To target another
+ * server — a real Ollama — set CONFORMANCE_MODELSERVER_URL, CONFORMANCE_MODEL (a model it has) and
+ * CONFORMANCE_PULL_MODEL (one it can pull), or use `npm run conformance -- --modelserver <url> --var …`.
  */
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../../src/modelserver/testServer.js'
-import { formatResults, repoRoot, runMachines } from '../../runner.js'
-import { loadMachine, replayPull, type PullMachine } from './replay.js'
+import { formatText } from '../../report.js'
+import { loadMachine, runMachine } from '../../runner.js'
+import type { Target } from '../../types.js'
 
-const here = path.dirname(fileURLToPath(import.meta.url))
+const target = (base: string, vars: Record<string, string>): Target => ({ urls: { modelserver: base }, keys: {}, hooks: {}, vars })
 const external = process.env.CONFORMANCE_MODELSERVER_URL
 let engine: Engine | undefined
 let a: TestModelServer | undefined
@@ -50,12 +50,8 @@ const post = (p: string, body: unknown) =>
 
 describe('machine 3.1 — model residency', () => {
   it('every transition holds, in order (conformance/runner.ts)', async () => {
-    const results = await runMachines([path.join(here, 'residency.yaml')], {
-      target: url,
-      documentPath: path.join(repoRoot, 'openapi', 'modelserver.yaml'),
-      vars: { model },
-    })
-    expect(results.filter((r) => !r.ok), formatResults(results)).toEqual([])
+    const results = await runMachine(loadMachine('model-residency'), target(url, { model }))
+    expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])
     const seedRows = new Set(results.map((r) => r.id.match(/^3\.1-(\d)/)?.[1]).filter(Boolean))
     expect([...seedRows].sort()).toEqual(['1', '2', '3', '4', '5', '6'])
   }, 60_000)
@@ -75,7 +71,7 @@ describe('machine 3.1 — model residency', () => {
   })
 })
 
-describe('the pull replayer is not vacuous', () => {
+describe('the pull-progress driver is not vacuous', () => {
   it('reports a status out of order and a missing one', async () => {
     const { createServer } = await import('node:http')
     const lines = [
@@ -91,9 +87,10 @@ describe('the pull replayer is not vacuous', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     const port = (server.address() as { port: number }).port
     try {
-      const results = await replayPull(`http://127.0.0.1:${port}`, loadMachine<PullMachine>('pullProgress.yaml'))
-      expect(results.filter((r) => !r.ok).map((r) => r.id)).toEqual(['3.2-4', '3.2-5'])
-      expect(results.at(-1)!.problems.join(' ')).toMatch(/out of order/)
+      const results = await runMachine(loadMachine('pull-progress'), target(`http://127.0.0.1:${port}`, {}))
+      expect(results.filter((r) => r.outcome === 'failed').map((r) => r.id)).toEqual(['3.2-2', '3.2-4'])
+      expect(results[1]!.problems.join(' ')).toMatch(/out of order/)
+      expect(results[3]!.problems.join(' ')).toMatch(/never seen/)
     } finally {
       server.close()
     }
@@ -102,10 +99,9 @@ describe('the pull replayer is not vacuous', () => {
 
 describe('machine 3.2 — pull progress', () => {
   it('every status appears, in order', async () => {
-    const machine = loadMachine<PullMachine>('pullProgress.yaml')
-    const results = await replayPull(url, machine, { pullModel })
+    const results = await runMachine(loadMachine('pull-progress'), target(url, { pullModel }))
     expect(results).toHaveLength(5)
-    expect(results.filter((r) => !r.ok)).toEqual([])
+    expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])
   }, 120_000)
 
   it('the pulled model then generates', async () => {

@@ -1,12 +1,13 @@
 /**
- * Machines 3.1 (nonce), 3.2 (bearer), 3.3 (cabinet), 3.4 (vault lock): every row, replayed over HTTP and
- * signed with a test overlord key, against three live targets started here — the whole gateway
+ * Machines 3.1 (nonce), 3.2 (bearer), 3.3 (cabinet), 3.4 (vault lock): every row, replayed by the conformance
+ * runner (conformance/runner.ts, driver `shadow`) over HTTP and signed with a test overlord key, against three
+ * live targets started here — the whole gateway
  * (`createApp`, every domain) on SQLite and on PostgreSQL, and the shadow tier alone behind the router —
  * each with clock, restart (same data dir and database), proof-file and fault hooks, so no row is skipped.
  * Afterwards every response, log line and catalogue event of the run is swept for member private keys.
  *
- * Another deployment: CONFORMANCE_GATEWAY_URL and CONFORMANCE_OVERLORD_KEY (the overlord's test key); rows
- * needing hooks are then reported as skipped, `wait` rows sleep for real only with CONFORMANCE_ALLOW_WAIT=1.
+ * Another deployment: `npm run conformance -- --gateway <url> --key overlord=0x…` (rows needing hooks are then
+ * reported as skipped).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { once } from 'node:events'
@@ -14,7 +15,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import type { PrivateKeyAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp, type GatewayApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config/loadConfig.js'
@@ -24,9 +25,13 @@ import { type ShadowTestApp, startShadowTestApp } from '../../../tests/support/s
 import { createCapturingLogger } from '../../../src/shared/logger.js'
 import { tempDir, testOverlord } from '../../../tests/support/shadowFixtures.js'
 import { unlockMessageFor, Vault } from '../../../src/vault/Vault.js'
-import { loadShadowMachine, MACHINE_FILES, replayShadowMachine, type ShadowTarget } from './replay.js'
+import { formatText } from '../../report.js'
+import { loadMachine, runMachine } from '../../runner.js'
+import type { Target } from '../../types.js'
 
-type Harness = { target: ShadowTarget; dataDir: string; overlord: PrivateKeyAccount; texts: () => string[]; close: () => Promise<void> }
+const MACHINES = ['shadow-nonce', 'shadow-bearer', 'shadow-cabinet', 'shadow-vault-lock']
+
+type Harness = { target: Target; dataDir: string; overlord: PrivateKeyAccount; texts: () => string[]; close: () => Promise<void> }
 
 /** The whole gateway; restart = a new `createApp` on the same data dir and database. */
 async function fullGateway(dialect: DatabaseDialect): Promise<Harness> {
@@ -68,20 +73,29 @@ async function fullGateway(dialect: DatabaseDialect): Promise<Harness> {
     dataDir,
     overlord: overlord.account,
     target: {
-      url: () => url,
-      overlord: overlord.account,
-      advance: async (s) => void (offset += s),
-      restart: async (env) => {
-        await stop()
-        await start(env)
+      urls: {
+        get gateway() {
+          return url
+        },
       },
-      writeUnlockProof: async (proof) => {
-        const path = join(dataDir, 'vault_unlock_proof.json')
-        if (proof) writeFileSync(path, JSON.stringify(proof), { mode: 0o600 })
-        else rmSync(path, { force: true })
-      },
-      setFault: (hook) => {
-        gateway.services.shadow.cabinets.faults = hook
+      keys: { overlord: overlord.account },
+      hooks: {
+        login: true,
+        clock: async (s) => void (offset += s),
+        restart: async (env) => {
+          await stop()
+          await start(env)
+        },
+        proof_file: async (proof) => {
+          const path = join(dataDir, 'vault_unlock_proof.json')
+          if (proof) writeFileSync(path, JSON.stringify(proof), { mode: 0o600 })
+          else rmSync(path, { force: true })
+        },
+        faults: {
+          cabinetStep: (hook) => {
+            gateway.services.shadow.cabinets.faults = hook
+          },
+        },
       },
       onResponse: (r) => responses.push(r.text),
     },
@@ -113,21 +127,29 @@ async function tierAlone(): Promise<Harness> {
     dataDir,
     overlord: overlord.account,
     target: {
-      url: () => current().url,
-      overlord: overlord.account,
-      servesLogin: false,
-      advance: async (s) => void (offset += s),
-      restart: async (env) => {
-        await current().close()
-        await start(env)
+      urls: {
+        get gateway() {
+          return current().url
+        },
       },
-      writeUnlockProof: async (proof) => {
-        const path = join(dataDir, 'vault_unlock_proof.json')
-        if (proof) writeFileSync(path, JSON.stringify(proof), { mode: 0o600 })
-        else rmSync(path, { force: true })
-      },
-      setFault: (hook) => {
-        current().services.shadow.cabinets.faults = hook
+      keys: { overlord: overlord.account },
+      hooks: {
+        // no `login`: the tier alone serves no wallet login
+        clock: async (s) => void (offset += s),
+        restart: async (env) => {
+          await current().close()
+          await start(env)
+        },
+        proof_file: async (proof) => {
+          const path = join(dataDir, 'vault_unlock_proof.json')
+          if (proof) writeFileSync(path, JSON.stringify(proof), { mode: 0o600 })
+          else rmSync(path, { force: true })
+        },
+        faults: {
+          cabinetStep: (hook) => {
+            current().services.shadow.cabinets.faults = hook
+          },
+        },
       },
     },
     texts: () => apps.flatMap((a) => [...a.responses.map((r) => r.body), a.logText(), JSON.stringify(a.events.events)]),
@@ -135,29 +157,26 @@ async function tierAlone(): Promise<Harness> {
   }
 }
 
-const external = process.env.CONFORMANCE_GATEWAY_URL
-const harnesses: [string, () => Promise<Harness>][] = external
-  ? []
-  : [
-      ['whole gateway on SQLite', () => fullGateway('sqlite')],
-      ['whole gateway on PostgreSQL', () => fullGateway('postgres')],
-      ['shadow tier alone', tierAlone],
-    ]
+const harnesses: [string, () => Promise<Harness>][] = [
+  ['whole gateway on SQLite', () => fullGateway('sqlite')],
+  ['whole gateway on PostgreSQL', () => fullGateway('postgres')],
+  ['shadow tier alone', tierAlone],
+]
 
 for (const [label, make] of harnesses) {
   describe(`shadow machines — ${label}`, () => {
     let h: Harness
     afterAll(async () => h?.close())
 
-    for (const name of Object.keys(MACHINE_FILES) as (keyof typeof MACHINE_FILES)[]) {
+    for (const name of MACHINES) {
       it(`machine ${name}: every row holds`, async () => {
         h ??= await make()
-        const machine = loadShadowMachine(name)
-        const results = await replayShadowMachine(h.target, machine)
+        const machine = loadMachine(name)
+        const results = await runMachine(machine, h.target)
         expect(results.map((r) => r.id)).toEqual(machine.rows.map((r) => r.id))
-        expect(results.filter((r) => !r.ok && !r.skipped)).toEqual([])
+        expect(results.filter((r) => r.outcome === 'failed'), formatText(results)).toEqual([])
         // Only the tier alone may skip, and only the rows that need wallet login.
-        expect(results.filter((r) => r.skipped).every((r) => h.target.servesLogin === false && /login/.test(r.skipped!))).toBe(true)
+        expect(results.filter((r) => r.outcome === 'skipped').every((r) => !h.target.hooks.login && /login/.test(r.reason!))).toBe(true)
       }, 180_000)
     }
 
@@ -173,29 +192,14 @@ for (const [label, make] of harnesses) {
       for (const key of keys) expect(texts.some((t) => t.includes(key))).toBe(false)
     })
 
-    it('the replayer is not vacuous: a wrong status and a broken probe are reported', async () => {
-      const machine = loadShadowMachine('nonce')
+    it('the runner is not vacuous: a wrong status and a broken probe are reported', async () => {
+      const machine = loadMachine('shadow-nonce')
       const row = machine.rows.find((r) => r.id === '3.1-4')!
       const broken = { ...machine, rows: [{ ...row, expect: { status: 200 } }, { ...machine.rows.find((r) => r.id === '3.1-r7')!, to: 'consumed' }] }
-      const results = await replayShadowMachine(h.target, broken)
-      expect(results.map((r) => r.ok)).toEqual([false, false])
+      const results = await runMachine(broken, h.target)
+      expect(results.map((r) => r.outcome)).toEqual(['failed', 'failed'])
       expect(results[0]!.problems.join(' ')).toMatch(/status 409, expected 200/)
       expect(results[1]!.problems.join(' ')).toMatch(/probe consumed/)
     })
   })
 }
-
-describe.runIf(external)('shadow machines — external target', () => {
-  for (const name of Object.keys(MACHINE_FILES) as (keyof typeof MACHINE_FILES)[]) {
-    it(`machine ${name}: every row that needs no harness hook holds`, async () => {
-      const target: ShadowTarget = {
-        url: () => external!.replace(/\/+$/, ''),
-        overlord: privateKeyToAccount(process.env.CONFORMANCE_OVERLORD_KEY as `0x${string}`),
-        allowRealWait: process.env.CONFORMANCE_ALLOW_WAIT === '1',
-      }
-      const results = await replayShadowMachine(target, loadShadowMachine(name))
-      expect(results.filter((r) => !r.ok && !r.skipped)).toEqual([])
-    }, 900_000)
-  }
-})
-

@@ -1,6 +1,7 @@
 /**
- * Machine 3.5 against the live gateway app on the devnet (local Base, local chain 1, devnet algod), and the
- * quote row against the Prism mock of the document.
+ * Machine 3.5 through the conformance runner (driver `paid-storage`) against the live gateway app on the
+ * devnet (local Base, local chain 1, devnet algod) with the `chain` hook (a payer per network) and the
+ * `faults` hook (the devnet upstream's fail/recover), and its mock rows against the Prism mock.
  */
 import { createHash } from 'node:crypto'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
@@ -18,7 +19,9 @@ import type { LocalChain } from '../../../devnet/chains/startChain.js'
 import { freePort, startPrism, type PrismMock } from '../../../scripts/mock.js'
 import { createAlgodClient } from '../../../src/storage/StorageService.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers } from '../../../tests/storage/harness.js'
-import { type Payer, replayPaidStorage, replayQuoteOnMock, type Requirement } from './replay.js'
+import { formatText } from '../../report.js'
+import { loadMachine, runMachine } from '../../runner.js'
+import type { Payer, Requirement, Target } from '../../types.js'
 
 const TOKEN = 'd'.repeat(64)
 let peers: EvmPeers
@@ -74,27 +77,47 @@ const algorandPayer: Payer = async (req: Requirement, file: Uint8Array) => {
   })).toString('base64')
 }
 
+async function upstream(what: 'fail' | 'recover'): Promise<void> {
+  const r = await fetch(`http://127.0.0.1:${peers.upstreamPort}/__devnet/${what}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: what === 'fail' ? JSON.stringify({ scope: 'uploads', status: 503 }) : '{}',
+  })
+  if (!r.ok) throw new Error(`upstream ${what} hook answered ${r.status}`)
+}
+
 describe('machine 3.5 (paid-storage request) on the devnet gateway', () => {
   it('every row holds on eip155:8453, eip155:1 and algorand', async () => {
-    const results = await replayPaidStorage({
-      gatewayUrl: gw.url,
-      upstreamUrl: `http://127.0.0.1:${peers.upstreamPort}`,
-      payers: { 'eip155:8453': evmPayer(peers.base, 2), 'eip155:1': evmPayer(peers.mainnet, 3), 'algorand:*': algorandPayer },
-    })
-    const failed = results.filter((r) => !r.ok)
-    expect(failed, JSON.stringify(failed, null, 2)).toEqual([])
+    const target: Target = {
+      urls: { gateway: gw.url },
+      keys: {},
+      hooks: {
+        chain: { payers: { 'eip155:8453': evmPayer(peers.base, 2), 'eip155:1': evmPayer(peers.mainnet, 3), 'algorand:*': algorandPayer } },
+        faults: { upstream },
+      },
+    }
+    const results = await runMachine(loadMachine('paid-storage-request'), target)
+    expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])
     expect(new Set(results.map((r) => r.id))).toEqual(new Set(['3.5-1', '3.5-2', '3.5-3', '3.5-4', '3.5-5', '3.5-5r', '3.5-r1', '3.5-r2', '3.5-r3', '3.5-r4']))
-    expect(results.filter((r) => r.network === 'algorand:*')).toHaveLength(6)
+    expect(results.filter((r) => r.variant === 'algorand:*')).toHaveLength(6)
     expect(gw.validationErrors).toEqual([])
   }, 180_000)
+
+  it('without the hooks, the paying and failing rows are skipped with the reason, never passed', async () => {
+    const results = await runMachine(loadMachine('paid-storage-request'), { urls: { gateway: gw.url }, keys: {}, hooks: {} }, { rows: ['3.5-2', '3.5-3', '3.5-5', '3.5-5r'] })
+    expect(results.filter((r) => r.outcome === 'passed').map((r) => r.id)).toEqual(['3.5-2'])
+    expect(new Set(results.filter((r) => r.outcome === 'skipped').map((r) => r.id))).toEqual(new Set(['3.5-3', '3.5-5', '3.5-5r']))
+    expect(results.find((r) => r.id === '3.5-5')!.reason).toMatch(/chain, faults/)
+  }, 60_000)
 })
 
-describe('machine 3.5, quote row, on the Prism mock', () => {
+describe('machine 3.5 on the Prism mock', () => {
   let prism: PrismMock | undefined
   afterAll(async () => prism?.stop())
-  it('answers 402 with three requirements in order and PAYMENT-REQUIRED', async () => {
+  it('the quote row answers 402 with three requirements in order and PAYMENT-REQUIRED; the others are skipped', async () => {
     prism = await startPrism('openapi/gateway.yaml', await freePort())
-    const result = await replayQuoteOnMock(prism.url)
-    expect(result.problems).toEqual([])
+    const results = await runMachine(loadMachine('paid-storage-request'), { urls: { gateway: prism.url }, mock: true, keys: {}, hooks: {} })
+    expect(results.filter((r) => r.outcome === 'passed').map((r) => r.id)).toEqual(['3.5-2'])
+    expect(results.filter((r) => r.outcome === 'failed'), formatText(results)).toEqual([])
   }, 60_000)
 })

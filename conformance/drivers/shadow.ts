@@ -1,118 +1,57 @@
 /**
- * Replays the shadow-overlord machines (nonce.yaml, bearer.yaml, cabinet.yaml, vault.yaml — seed 000 §3.1–3.4)
- * against a live gateway by URL, signing with a test overlord key. Every response is checked against
- * `openapi/gateway.yaml`. Each row starts from fresh data: the replayer reaches `from`, performs the row's
- * action, compares `expect`, then probes `to`. Rows needing a harness hook the target lacks are skipped
- * (reported, never counted as passed).
+ * Driver `shadow`: the shadow-overlord machines (nonce.yaml, bearer.yaml, cabinet.yaml, vault.yaml — seed 000
+ * §3.1–3.4), signing with the target's `overlord` key. Each row starts from fresh data: the driver reaches
+ * `from`, performs the row's action (`do`), compares `expect`, then probes `to` (each state has a probe:
+ * e.g. nonce `consumed` ⇒ a further consume answers 409; cabinet `present` ⇒ the public roster has 8
+ * members and no `vault_pk_id`). Hooks: `clock`, `restart`, `proof_file`, `faults` (a failure at a cabinet
+ * provisioning step), `login` (a live wallet session for the non-overlord rows).
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { createHash } from 'node:crypto'
 import { type Hex, recoverMessageAddress } from 'viem'
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { parse } from 'yaml'
-import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter } from '../../../src/shared/http/index.js'
-
-const here = path.dirname(fileURLToPath(import.meta.url))
-const repoRoot = path.resolve(here, '../../..')
-
-export type Hook = 'clock' | 'restart' | 'proof_file' | 'faults' | 'login'
-
-export type ShadowTarget = {
-  /** Base URL of the gateway (re-read after a restart). */
-  url: () => string
-  /** The overlord key whose address the gateway is configured with. */
-  overlord: PrivateKeyAccount
-  /** Advances the gateway's clock; without it `wait` rows sleep for real (only with `allowRealWait`). */
-  advance?: (seconds: number) => Promise<void>
-  /** Restarts the gateway (same data dir) with these env overrides (`SHADOW_JWT_SECRET`, …). */
-  restart?: (env?: Record<string, string>) => Promise<void>
-  /** Writes (or, with null, removes) the flow-A unlock proof file the gateway reads. */
-  writeUnlockProof?: (proof: { address: string; signature: string; message: string } | null) => Promise<void>
-  /** Installs a failure-injection hook on cabinet steps (undefined removes it). */
-  setFault?: (hook: ((step: string) => void) | undefined) => void
-  /** Sleep for real when a `wait` row has no clock hook (slow: 120 s / 300 s). */
-  allowRealWait?: boolean
-  /** False when the target does not serve wallet login (the shadow tier alone); default true. */
-  servesLogin?: boolean
-  /** Sees every response (the key-leak sweep collects them). */
-  onResponse?: (response: { method: string; path: string; status: number; text: string }) => void
-}
+import type { PrivateKeyAccount } from 'viem/accounts'
+import type { DocumentClient, Reply } from '../DocumentClient.js'
+import type { Driver } from '../runner.js'
+import type { SeededRandom } from '../SeededRandom.js'
+import type { Hooks, Row as BaseRow, Target } from '../types.js'
 
 type Do = { action: string; [k: string]: unknown }
-export type Row = {
-  id: string
-  'x-designed'?: boolean
-  from: string
-  event: string
-  condition?: string
-  do: Do
-  needs?: Hook[]
-  restartEnv?: Record<string, string>
-  expect?: { status?: number; error?: string; body?: Record<string, unknown> }
-  to: string
-  also?: string
-}
-export type ShadowMachine = { machine: string; seed: string; states: string[]; rows: Row[] }
-export type RowResult = { id: string; ok: boolean; skipped?: string; problems: string[] }
+type Row = BaseRow & { do: Do; restartEnv?: Record<string, string> }
 
-export const MACHINE_FILES = { nonce: 'nonce.yaml', bearer: 'bearer.yaml', cabinet: 'cabinet.yaml', vault: 'vault.yaml' } as const
-
-export function loadShadowMachine(name: keyof typeof MACHINE_FILES): ShadowMachine {
-  return parse(readFileSync(path.join(here, MACHINE_FILES[name]), 'utf8')) as ShadowMachine
-}
-
-type Res = { status: number; body: any; text: string; headers: Headers }
+type Res = Reply
 const CONSUME_REJECTIONS = new Set(['nonce_not_found', 'nonce_expired', 'nonce_consumed', 'scope_mismatch', 'params_mismatch', 'bad_signature', 'confirm_mismatch', 'message_hash_mismatch'])
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 const sha256 = (s: string) => `0x${createHash('sha256').update(s, 'utf8').digest('hex')}`
-const fresh = (prefix: string) => `${prefix}${randomBytes(4).toString('hex').toUpperCase()}`
 
 function highS(signature: Hex): Hex {
   const s = BigInt(`0x${signature.slice(66, 130)}`)
   return `0x${signature.slice(2, 66)}${(N - s).toString(16).padStart(64, '0')}${signature.endsWith('1b') ? '1c' : '1b'}`
 }
 
-/** One replay session against a target: HTTP with document validation, and the shadow-tier vocabulary. */
-export class ShadowReplayer {
-  readonly problems: string[] = []
-  readonly intruder = privateKeyToAccount(generatePrivateKey())
-  #router: OpenApiRouter
+/** One machine's session against a target: the shadow-tier vocabulary over the document-checked client. */
+class ShadowReplayer {
+  readonly intruder: PrivateKeyAccount
+  readonly overlord: PrivateKeyAccount
+  readonly hooks: Hooks
   #bearer: { authorization: string } | undefined
   #unlockMessage: string | undefined
 
-  constructor(readonly target: ShadowTarget) {
-    this.#router = createOpenApiRouter({ document: loadOpenApiDocument(path.join(repoRoot, 'openapi', 'gateway.yaml')), handlers: {} })
+  constructor(
+    readonly target: Target,
+    readonly client: DocumentClient,
+    readonly random: SeededRandom,
+  ) {
+    this.intruder = random.account()
+    this.overlord = target.keys.overlord!
+    this.hooks = target.hooks
   }
 
-  /** HTTP call; the response is validated against the document (problems collected on `this.problems`). */
+  fresh(prefix: string): string {
+    return this.random.name(prefix)
+  }
+
+  /** HTTP call to the gateway; the client checks the response against the document. */
   async call(method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> {
-    const res = await fetch(`${this.target.url()}${urlPath}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await res.text()
-    this.target.onResponse?.({ method, path: urlPath, status: res.status, text })
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      json = undefined
-    }
-    const operation = this.#router.matchOperation(method, urlPath.split('?')[0]!)
-    if (!operation) this.problems.push(`${method} ${urlPath}: no operation in the document`)
-    else {
-      const contentType = res.headers.get('content-type') ?? undefined
-      const errors = this.#router.responseValidator.validate(
-        operation.definition as never,
-        { status: res.status, body: json === undefined ? text : json, contentType, headers: headersObject(res.headers) },
-        method.toLowerCase(),
-      )
-      for (const e of errors) this.problems.push(`${method} ${urlPath} → ${res.status}: ${e}`)
-    }
-    return { status: res.status, body: json as any, text, headers: res.headers }
+    return this.client.call('gateway', method, urlPath, { json: body, headers })
   }
 
   async unlockMessage(): Promise<string> {
@@ -125,9 +64,9 @@ export class ShadowReplayer {
     return this.#unlockMessage
   }
 
-  async unlockProof(signer: PrivateKeyAccount = this.target.overlord) {
+  async unlockProof(signer: PrivateKeyAccount = this.overlord) {
     const message = await this.unlockMessage()
-    return { address: this.target.overlord.address, signature: await signer.signMessage({ message }), message }
+    return { address: this.overlord.address, signature: await signer.signMessage({ message }), message }
   }
 
   paramsFor(scope: string, company: string, message = 'conformance message'): Record<string, string> {
@@ -146,12 +85,12 @@ export class ShadowReplayer {
     }
   }
 
-  async challenge(scope: string, params: Record<string, string>, signer: PrivateKeyAccount | 'high_s' = this.target.overlord) {
+  async challenge(scope: string, params: Record<string, string>, signer: PrivateKeyAccount | 'high_s' = this.overlord) {
     const res = await this.call('POST', '/admin/shadow/challenge', Object.keys(params).length ? { scope, params } : { scope })
     if (res.status !== 200) throw new Error(`challenge ${scope} → ${res.status} ${res.text}`)
     const message = res.body.message as string
-    const good = await this.target.overlord.signMessage({ message })
-    const signature = signer === 'high_s' ? highS(good) : signer === this.target.overlord ? good : await signer.signMessage({ message })
+    const good = await this.overlord.signMessage({ message })
+    const signature = signer === 'high_s' ? highS(good) : signer === this.overlord ? good : await signer.signMessage({ message })
     return { nonce: res.body.nonce as string, signature, message, scope, params }
   }
 
@@ -165,19 +104,15 @@ export class ShadowReplayer {
     return this.#bearer
   }
 
-  /** A live wallet session of a non-overlord user (seed §4.3); a placeholder where login is not served. */
+  /** A live wallet session of a non-overlord user (seed §4.3); rows using it need the `login` hook. */
   async sessionToken(): Promise<string> {
-    const user = privateKeyToAccount(generatePrivateKey())
-    const res = await fetch(`${this.target.url()}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: user.address }) })
-    if (res.status !== 200) return 'conformance-session-token'
-    const { challenge } = (await res.json()) as { challenge: string }
-    const reg = await fetch(`${this.target.url()}/users/register-with-signature`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ wallet: user.address, challenge, signature: await user.signMessage({ message: challenge }) }),
-    })
+    const user = this.random.account()
+    const res = await this.call('POST', '/users/challenge', { wallet: user.address })
+    if (res.status !== 200) throw new Error(`login challenge → ${res.status}`)
+    const { challenge } = res.body as { challenge: string }
+    const reg = await this.call('POST', '/users/register-with-signature', { wallet: user.address, challenge, signature: await user.signMessage({ message: challenge }) })
     if (reg.status !== 200) throw new Error(`login → ${reg.status}`)
-    return ((await reg.json()) as { session_token: string }).session_token
+    return (reg.body as { session_token: string }).session_token
   }
 
   forgetBearer(): void {
@@ -215,7 +150,7 @@ export class ShadowReplayer {
   /** Submits a challenge to the endpoint of `endpointScope` (default: its own scope), with optional tampering. */
   async consume(c: { nonce: string; signature: string; scope: string; params: Record<string, string> }, options: { endpoint?: string; tamper?: string } = {}) {
     const scope = options.endpoint ?? c.scope
-    const company = options.tamper === 'company' ? fresh('OTHER') : (c.params.company ?? fresh('CONF'))
+    const company = options.tamper === 'company' ? this.fresh('OTHER') : (c.params.company ?? this.fresh('CONF'))
     const agent = c.params.agent_id ?? `company:${company}:cabinet:ceo`
     const body = { nonce: c.nonce, signature: c.signature }
     switch (scope) {
@@ -236,27 +171,15 @@ export class ShadowReplayer {
   }
 
   async advance(seconds: number): Promise<boolean> {
-    if (this.target.advance) {
-      await this.target.advance(seconds)
-      return true
-    }
-    if (!this.target.allowRealWait) return false
-    await new Promise((r) => setTimeout(r, (seconds + 1) * 1000))
+    if (!this.hooks.clock) return false
+    await this.hooks.clock(seconds)
     return true
   }
 
   async restart(env?: Record<string, string>): Promise<void> {
-    await this.target.restart!(env)
+    await this.hooks.restart!(env)
     this.#unlockMessage = undefined
   }
-}
-
-function headersObject(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {}
-  headers.forEach((value, key) => {
-    out[key] = value
-  })
-  return out
 }
 
 function check(problems: string[], label: string, res: Res | undefined, expect: Row['expect']): void {
@@ -268,43 +191,12 @@ function check(problems: string[], label: string, res: Res | undefined, expect: 
   }
 }
 
-const hookAvailable = (target: ShadowTarget, hook: Hook): boolean =>
-  hook === 'login'
-    ? target.servesLogin !== false
-    : hook === 'clock' ? Boolean(target.advance || target.allowRealWait) : hook === 'restart' ? Boolean(target.restart) : hook === 'proof_file' ? Boolean(target.writeUnlockProof) : Boolean(target.setFault)
-
-/** Replays one machine; one result per row, in order. */
-export async function replayShadowMachine(target: ShadowTarget, machine: ShadowMachine, only?: string[]): Promise<RowResult[]> {
-  const results: RowResult[] = []
-  const r = new ShadowReplayer(target)
-  const driver = drivers[machine.machine]
-  if (!driver) throw new Error(`no driver for machine ${machine.machine}`)
-  for (const row of machine.rows) {
-    if (only && !only.includes(row.id)) continue
-    const missing = (row.needs ?? []).filter((h) => !hookAvailable(target, h))
-    if (missing.length > 0) {
-      results.push({ id: row.id, ok: false, skipped: `target lacks hook(s): ${missing.join(', ')}`, problems: [] })
-      continue
-    }
-    const problems: string[] = []
-    const before = r.problems.length
-    try {
-      await driver(r, row, problems)
-    } catch (error) {
-      problems.push(`error: ${(error as Error).message}`)
-    }
-    problems.push(...r.problems.slice(before).map((p) => `document: ${p}`))
-    results.push({ id: row.id, ok: problems.length === 0, problems })
-  }
-  return results
-}
-
-type Driver = (r: ShadowReplayer, row: Row, problems: string[]) => Promise<void>
+type RowDriver = (r: ShadowReplayer, row: Row, problems: string[]) => Promise<void>
 
 // ── 3.1 nonce ──
-const nonceDriver: Driver = async (r, row, problems) => {
+const nonceDriver: RowDriver = async (r, row, problems) => {
   const d = row.do
-  const company = fresh('CONF')
+  const company = r.fresh('CONF')
   const scope = (d.scope as string | undefined) ?? 'auth'
   let challenge: Awaited<ReturnType<ShadowReplayer['challenge']>> | undefined
   // reach `from`
@@ -323,11 +215,11 @@ const nonceDriver: Driver = async (r, row, problems) => {
       if (res.status === 200) {
         if (!/^0x[0-9a-f]{64}$/.test(res.body.nonce)) problems.push('nonce is not 0x + 64 hex')
         if (!String(res.body.message).startsWith(`svc-shadow-overlord/v1 scope=${scope}\nnonce: ${res.body.nonce}\n`)) problems.push('message layout')
-        const sig = await r.target.overlord.signMessage({ message: res.body.message })
+        const sig = await r.overlord.signMessage({ message: res.body.message })
         challenge = { nonce: res.body.nonce, signature: sig, message: res.body.message, scope, params }
       }
     } else if (d.action === 'consume') {
-      const c = d.nonce === 'unknown' ? { nonce: `0x${randomBytes(32).toString('hex')}`, signature: await r.target.overlord.signMessage({ message: 'x' }), scope, params: {} } : challenge!
+      const c = d.nonce === 'unknown' ? { nonce: `0x${r.random.hex(32)}`, signature: await r.overlord.signMessage({ message: 'x' }), scope, params: {} } : challenge!
       res = await r.consume(c, { endpoint: d.endpoint as string | undefined, tamper: d.tamper as string | undefined })
     } else if (d.action === 'wait') {
       if (!(await r.advance(d.seconds as number))) throw new Error('no clock')
@@ -335,7 +227,7 @@ const nonceDriver: Driver = async (r, row, problems) => {
     check(problems, row.event, res, row.expect)
     // probe `to` (with a correctly signed copy for `issued`)
     if (challenge && row.to !== 'none') {
-      const good = { ...challenge, signature: await r.target.overlord.signMessage({ message: challenge.message }) }
+      const good = { ...challenge, signature: await r.overlord.signMessage({ message: challenge.message }) }
       const probe = await r.consume(good)
       const code = probe.body?.error as string | undefined
       if (row.to === 'issued' && code && CONSUME_REJECTIONS.has(code)) problems.push(`probe issued: a correct consume was rejected with ${code}`)
@@ -349,9 +241,9 @@ const nonceDriver: Driver = async (r, row, problems) => {
 }
 
 // ── 3.2 bearer ──
-const bearerDriver: Driver = async (r, row, problems) => {
+const bearerDriver: RowDriver = async (r, row, problems) => {
   const d = row.do
-  const company = fresh('CONF')
+  const company = r.fresh('CONF')
   r.forgetBearer()
   let bearer: { authorization: string } | undefined
   let roster: string | undefined
@@ -365,7 +257,7 @@ const bearerDriver: Driver = async (r, row, problems) => {
       const claims = JSON.parse(Buffer.from(String(res.body.jwt).split('.')[1]!, 'base64url').toString())
       const header = JSON.parse(Buffer.from(String(res.body.jwt).split('.')[0]!, 'base64url').toString())
       if (header.alg !== 'HS256') problems.push(`alg ${header.alg}`)
-      if (String(claims.sub).toLowerCase() !== r.target.overlord.address.toLowerCase()) problems.push('sub is not the overlord')
+      if (String(claims.sub).toLowerCase() !== r.overlord.address.toLowerCase()) problems.push('sub is not the overlord')
       if (claims.exp - claims.iat !== 300 || res.body.exp !== claims.exp) problems.push('lifetime is not 300 s')
     }
   } else if (d.action === 'preflight') {
@@ -375,7 +267,7 @@ const bearerDriver: Driver = async (r, row, problems) => {
         : d.auth === 'bogus_session'
           ? { 'x-session-token': `st_${'A'.repeat(43)}` }
         : d.auth === 'alg_none'
-          ? { authorization: `Bearer ${unsecuredToken(r.target.overlord.address)}` }
+          ? { authorization: `Bearer ${unsecuredToken(r.overlord.address)}` }
           : {}
     res = await r.preflight(company, headers)
   } else if (d.action === 'provision') {
@@ -386,7 +278,7 @@ const bearerDriver: Driver = async (r, row, problems) => {
     await r.ensureUnlocked()
     check(problems, 'provision before rotation', await r.provision(company), { status: 200 })
     roster = (await r.call('GET', `/cabinet/${company}`)).text
-    await r.restart(d.rotateSecret ? { SHADOW_JWT_SECRET: randomBytes(32).toString('hex') } : undefined)
+    await r.restart(d.rotateSecret ? { SHADOW_JWT_SECRET: r.random.hex(32) } : undefined)
   }
   check(problems, row.event, res, row.expect)
   // probe `to`
@@ -424,9 +316,9 @@ async function probeCabinet(r: ShadowReplayer, company: string, state: string, p
   }
 }
 
-const cabinetDriver: Driver = async (r, row, problems) => {
+const cabinetDriver: RowDriver = async (r, row, problems) => {
   const d = row.do
-  const company = fresh('CONF')
+  const company = r.fresh('CONF')
   await r.ensureUnlocked()
   let before: Res | undefined
   if (row.from === 'present') {
@@ -439,11 +331,11 @@ const cabinetDriver: Driver = async (r, row, problems) => {
     let steps = 0
     for (let k = 0; k < 200; k++) {
       let i = 0
-      r.target.setFault!(() => {
+      r.hooks.faults!.cabinetStep!(() => {
         if (i++ === k) throw new Error(`conformance fault at step ${k}`)
       })
       const attempt = await r.provision(company)
-      r.target.setFault!(undefined)
+      r.hooks.faults!.cabinetStep!(undefined)
       if (attempt.status === 200) {
         steps = k
         break
@@ -457,7 +349,7 @@ const cabinetDriver: Driver = async (r, row, problems) => {
     res = await r.provision(company)
     if (res.status === 200 && before && res.body.ceo?.address !== before.body.members[0].address) problems.push('idempotent provision changed the roster')
   } else if (d.action === 'clear') {
-    res = d.confirm === 'wrong' ? await r.clear(company, { confirm: `DESTROY-${company.toLowerCase()}-CABINET` }) : d.tamper === 'company' ? await r.clear(company, { boundCompany: fresh('OTHER') }) : await r.clear(company)
+    res = d.confirm === 'wrong' ? await r.clear(company, { confirm: `DESTROY-${company.toLowerCase()}-CABINET` }) : d.tamper === 'company' ? await r.clear(company, { boundCompany: r.fresh('OTHER') }) : await r.clear(company)
   }
   check(problems, row.event, res, row.expect)
   if (!(d.fault === 'every_step')) await probeCabinet(r, company, row.to, problems)
@@ -468,10 +360,10 @@ const cabinetDriver: Driver = async (r, row, problems) => {
 }
 
 // ── 3.4 vault lock ──
-const vaultDriver: Driver = async (r, row, problems) => {
+const vaultDriver: RowDriver = async (r, row, problems) => {
   const d = row.do
   await r.ensureUnlocked()
-  const company = fresh('CONF')
+  const company = r.fresh('CONF')
   const provisioned = await r.provision(company)
   check(problems, 'fixture cabinet', provisioned, { status: 200 })
   const ceo = provisioned.body?.ceo as { entity_id: string; address: string }
@@ -479,9 +371,9 @@ const vaultDriver: Driver = async (r, row, problems) => {
   let res: Res | undefined
   if (d.action === 'restart') await r.restart()
   else if (d.action === 'reunlock_a') {
-    await r.target.writeUnlockProof!(d.proof === 'absent' ? null : await r.unlockProof())
+    await r.hooks.proof_file!(d.proof === 'absent' ? null : await r.unlockProof())
     res = await r.call('POST', '/vault/credentials/reunlock', undefined, await r.bearer())
-    await r.target.writeUnlockProof!(null)
+    await r.hooks.proof_file!(null)
   } else if (d.action === 'reunlock_b') {
     res = await r.call('POST', '/vault/credentials/reunlock', await r.unlockProof(d.signer === 'intruder' ? r.intruder : undefined), await r.bearer())
   }
@@ -500,9 +392,22 @@ const vaultDriver: Driver = async (r, row, problems) => {
   }
 }
 
-const drivers: Record<string, Driver> = {
-  'shadow-nonce': nonceDriver,
-  'shadow-bearer': bearerDriver,
-  'shadow-cabinet': cabinetDriver,
-  'shadow-vault-lock': vaultDriver,
+const rowDrivers = new Map<string, RowDriver>([
+  ['shadow-nonce', nonceDriver],
+  ['shadow-bearer', bearerDriver],
+  ['shadow-cabinet', cabinetDriver],
+  ['shadow-vault-lock', vaultDriver],
+])
+
+export const shadowDriver: Driver = ({ machine, target, client, random }) => {
+  const rowDriver = rowDrivers.get(machine.machine)
+  if (!rowDriver) throw new Error(`driver shadow has no vocabulary for machine ${machine.machine}`)
+  let replayer: ShadowReplayer | undefined
+  return {
+    missing: (row) => ((row as Row).do?.fault && !target.hooks.faults?.cabinetStep ? 'target lacks hook: faults (cabinet step)' : undefined),
+    async run(row, _variant, problems) {
+      replayer ??= new ShadowReplayer(target, client, random)
+      await rowDriver(replayer, row as Row, problems)
+    },
+  }
 }

@@ -1,0 +1,110 @@
+/**
+ * Driver `http`: each row is one request and its expected response, replayed in order; the machine's state
+ * must be the row's `from` (an earlier failed row leaves it behind, and later rows report it).
+ * - `request`: method, path, headers, JSON body; `{{var}}` is filled from the run's variables (`wallet`,
+ *   `other_wallet`, `origin`, `<key>_address`, the machine's `vars`, `--var`, and values captured earlier).
+ * - `sign`: before the request, sign `message` (EIP-191) with the key `key` (`wallet`, `other`, or a target
+ *   key) and store the signature as the variable `as`.
+ * - `expect`: `status`, `body` subset, `headers` (exact value or /regex/), `bodyContains`, `bodyNotContains`.
+ * - `capture`: variables read from the response (`body.a.b`, `header.name`).
+ */
+import type { PrivateKeyAccount } from 'viem/accounts'
+import type { Reply } from '../DocumentClient.js'
+import type { Driver } from '../runner.js'
+import type { Expect, Row } from '../types.js'
+
+type HttpRow = Row & {
+  request: { method: string; path: string; headers?: Record<string, string>; body?: unknown }
+  sign?: { key: string; message: string; as: string }
+  capture?: Record<string, string>
+}
+
+export function fill(value: unknown, vars: Record<string, string>): unknown {
+  if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (m, k: string) => (Object.hasOwn(vars, k) ? vars[k]! : m))
+  if (Array.isArray(value)) return value.map((v) => fill(v, vars))
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, vars)]))
+  return value
+}
+
+export function subsetProblems(actual: unknown, expected: Record<string, unknown>, where = 'body'): string[] {
+  if (!actual || typeof actual !== 'object') return [`${where} is not an object`]
+  const problems: string[] = []
+  for (const [k, v] of Object.entries(expected)) {
+    const a = Object.hasOwn(actual, k) ? (actual as Record<string, unknown>)[k] : undefined
+    if (v && typeof v === 'object' && !Array.isArray(v)) problems.push(...subsetProblems(a, v as Record<string, unknown>, `${where}.${k}`))
+    else if (a !== v) problems.push(`${where}.${k} = ${JSON.stringify(a)}, expected ${JSON.stringify(v)}`)
+  }
+  return problems
+}
+
+function pick(reply: Reply, pathExpr: string): string | undefined {
+  const [root, ...rest] = pathExpr.split('.')
+  if (root === 'header') return reply.headers.get(rest.join('.')) ?? undefined
+  let value: unknown = reply.body
+  for (const key of rest) value = value && typeof value === 'object' && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined
+}
+
+/** Compares a reply with `expect` (status first; the rest only when the status is right). */
+export function expectProblems(reply: Reply, expect: Expect | undefined, vars: Record<string, string>): string[] {
+  if (!expect) return []
+  if (expect.status !== undefined && reply.status !== expect.status) return [`status ${reply.status}, expected ${expect.status}: ${reply.text.slice(0, 200)}`]
+  const problems: string[] = []
+  if (expect.error !== undefined && reply.body?.error !== expect.error) problems.push(`error ${String(reply.body?.error)}, expected ${expect.error}`)
+  if (expect.body) problems.push(...subsetProblems(reply.body, fill(expect.body, vars) as Record<string, unknown>))
+  if (expect.headers && !Array.isArray(expect.headers)) {
+    for (const [name, expected] of Object.entries(expect.headers)) {
+      const actual = reply.headers.get(name)
+      const ok = expected.startsWith('/') && expected.endsWith('/') && expected.length > 1 ? actual !== null && new RegExp(expected.slice(1, -1)).test(actual) : actual === expected
+      if (!ok) problems.push(`header ${name} = ${JSON.stringify(actual)}, expected ${expected}`)
+    }
+  }
+  if (Array.isArray(expect.headers)) for (const h of expect.headers) if (!reply.headers.get(h)) problems.push(`missing header ${h}`)
+  if (expect.bodyKeys) for (const k of expect.bodyKeys) if (!(reply.body && typeof reply.body === 'object' && Object.hasOwn(reply.body, k))) problems.push(`body lacks ${k}`)
+  if (expect.bodyContains && !reply.text.includes(fill(expect.bodyContains, vars) as string)) problems.push(`body lacks ${fill(expect.bodyContains, vars)}`)
+  if (expect.bodyNotContains && reply.text.includes(fill(expect.bodyNotContains, vars) as string)) problems.push(`body contains ${fill(expect.bodyNotContains, vars)}`)
+  if (expect.contentType && !(reply.headers.get('content-type') ?? '').startsWith(expect.contentType)) problems.push(`content-type ${reply.headers.get('content-type')}, expected ${expect.contentType}`)
+  return problems
+}
+
+export const httpDriver: Driver = ({ machine, target, client, random, vars }) => {
+  const accounts = new Map<string, PrivateKeyAccount>([
+    ['wallet', random.account()],
+    ['other', random.account()],
+    ...Object.entries(target.keys),
+  ])
+  const server = machine.server
+  const base = target.urls[server]
+  Object.assign(vars, {
+    wallet: accounts.get('wallet')!.address,
+    other_wallet: accounts.get('other')!.address,
+    ...(base ? { origin: new URL(base).origin, host: new URL(base).host } : {}),
+    ...Object.fromEntries([...accounts].map(([n, a]) => [`${n}_address`, a.address])),
+    ...target.vars,
+  })
+  let state = machine.initial ?? machine.rows[0]?.from
+  return {
+    async run(original, _variant, problems) {
+      const row = original as HttpRow
+      if (!target.mock && row.from !== state) problems.push(`table out of order: machine is in ${state}, row starts in ${row.from}`)
+      if (row.sign) {
+        const account = accounts.get(row.sign.key)
+        if (!account) throw new Error(`no key named ${row.sign.key}`)
+        vars[row.sign.as] = await account.signMessage({ message: fill(row.sign.message, vars) as string })
+      }
+      const request = fill(row.request, vars) as HttpRow['request']
+      const mockHeaders = typeof row.mock === 'object' && target.mock ? row.mock.headers : undefined
+      const reply = await client.call(server, request.method, request.path, { headers: { ...request.headers, ...mockHeaders }, json: request.body })
+      const found = expectProblems(reply, row.expect, vars)
+      problems.push(...found)
+      if (found.length === 0) {
+        for (const [name, expr] of Object.entries(row.capture ?? {})) {
+          const value = pick(reply, expr)
+          if (value === undefined) problems.push(`cannot capture ${name} from ${expr}`)
+          else vars[name] = value
+        }
+      }
+      if (problems.length === 0) state = row.to
+    },
+  }
+}

@@ -1,0 +1,13 @@
+/** The drivers (row vocabularies) of the conformance runner, by the name a machine file gives in `driver`. */
+import type { Driver } from '../runner.js'
+import { httpDriver } from './http.js'
+import { paidStorageDriver } from './paidStorage.js'
+import { pullProgressDriver } from './pullProgress.js'
+import { shadowDriver } from './shadow.js'
+
+export const drivers: Record<string, Driver> = Object.assign(Object.create(null) as Record<string, Driver>, {
+  http: httpDriver,
+  shadow: shadowDriver,
+  'paid-storage': paidStorageDriver,
+  'pull-progress': pullProgressDriver,
+})

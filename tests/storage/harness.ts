@@ -169,10 +169,11 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
  * storage domain only, on a free port. `SERVICE_PUBLIC_ORIGIN` must be known before the port is: a probe
  * port is reserved first.
  */
-export async function startAppGateway(env: Record<string, string>, dir: string, options: { start?: boolean } = {}): Promise<TestGateway & { validationErrors: unknown[] }> {
+export async function startAppGateway(env: Record<string, string>, dir: string, options: { start?: boolean; withBatch?: boolean } = {}): Promise<TestGateway & { validationErrors: unknown[] }> {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
   const { initStorage } = await import('../../src/handlers/storage/index.js')
+  const { initBatch } = await import('../../src/handlers/batch/index.js')
   const probe = createServer()
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
   const port = (probe.address() as AddressInfo).port
@@ -190,7 +191,7 @@ export async function startAppGateway(env: Record<string, string>, dir: string, 
   const gateway = await createApp({
     config: loadConfig(fullEnv),
     env: fullEnv,
-    domains: [initStorage],
+    domains: options.withBatch ? [initStorage, initBatch] : [initStorage],
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
   })

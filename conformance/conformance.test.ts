@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestGateway, type TestGateway } from '../src/testSupport/startTestGateway.js'
+import { startTestGateway, type TestGateway } from '../tests/support/startTestGateway.js'
 import { formatResults, gatewayMachineFiles, repoRoot, runMachines } from './runner.js'
 
 async function freePort(): Promise<number> {

@@ -37,6 +37,9 @@ export const DEFAULT_PORTS = {
   algod: 8405,
 } as const
 
+/** USDC minted to the service key on each chain (its own funds for upstream top-ups). */
+export const SERVICE_TOP_UP_USDC = 1_000n * 10n ** 6n
+
 export type DevnetPorts = { [K in keyof typeof DEFAULT_PORTS]: number }
 
 export interface DevnetOptions {
@@ -185,8 +188,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     const jwkP = loadOrCreateArweaveJwk(jwkPath)
 
     const start = Date.now()
+    // The service key also holds 1,000 USDC on each chain: its own funds for topping up the upstream credit.
     const chainP = (chainId: number, port: number | undefined) =>
-      startChain({ chainId, port }).then((c) => {
+      startChain({ chainId, port, fund: [{ address: keys.evm.address, amount: SERVICE_TOP_UP_USDC }] }).then((c) => {
         closers.push(() => c.close())
         return c
       })
@@ -328,6 +332,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         // The daily receipt batch and the verifier's StorageAttest on local Base; the contract addresses are
         // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
         SERVICE_BATCH__RPC_URL: base.url,
+        // Automatic top-up of the upstream credit from the service's own USDC on local Base (`base-usdc`).
+        SERVICE_STORAGE__TOPUP_KEY: keys.evm.privateKey,
+        SERVICE_STORAGE__TOPUP_RPC_URL: base.url,
         SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
         // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
         SHADOW_OVERLORD_ADDRESS: keys.overlord.address,

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestGateway, type TestGateway } from '../src/testSupport/startTestGateway.js'
+import { startTestGateway, type TestGateway } from '../tests/support/startTestGateway.js'
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, '..')

@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestGateway, type TestGateway } from './testSupport/startTestGateway.js'
+import { startTestGateway, type TestGateway } from '../tests/support/startTestGateway.js'
 
 /** The gateway's storage paths over HTTP on PostgreSQL (the domain tests cover both dialects in depth). */
 describe('gateway on PostgreSQL', () => {

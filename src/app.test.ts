@@ -4,8 +4,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { hostileFromValues } from './gate/hostileFromValues.js'
 import { unlockMessageFor } from './vault/Vault.js'
-import { startFakeModelServer, type FakeModelServer } from './testSupport/fakeModelServer.js'
-import { startTestGateway, type TestGateway } from './testSupport/startTestGateway.js'
+import { startFakeModelServer, type FakeModelServer } from '../tests/support/fakeModelServer.js'
+import { startTestGateway, type TestGateway } from '../tests/support/startTestGateway.js'
 
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 const JSON_BODY = { 'content-type': 'application/json' }

@@ -933,8 +933,58 @@ export const HealthDetailedSchema = {
                 },
                 catalogue_log: {
                     $ref: '#/components/schemas/HealthCheck'
+                },
+                storage_upstream: {
+                    $ref: '#/components/schemas/HealthCheck'
+                },
+                facilitator: {
+                    $ref: '#/components/schemas/HealthCheck'
+                },
+                algod: {
+                    $ref: '#/components/schemas/HealthCheck'
+                },
+                upstream_credit: {
+                    $ref: '#/components/schemas/UpstreamCreditCheck'
                 }
             }
+        }
+    }
+} as const;
+
+export const UpstreamCreditCheckSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a\n`storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when\nthe balance could not be read.\n',
+    required: [
+        'status',
+        'latency_ms'
+    ],
+    additionalProperties: false,
+    properties: {
+        status: {
+            type: 'string',
+            enum: [
+                'ok',
+                'low',
+                'down'
+            ]
+        },
+        latency_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        detail: {
+            type: 'string'
+        },
+        balance_winc: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        low_winc: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        top_up: {
+            type: 'boolean',
+            description: 'Whether automatic top-up is configured.'
         }
     }
 } as const;
@@ -1228,6 +1278,12 @@ export const MarketplaceCallRequestSchema = {
         },
         model: {
             $ref: '#/components/schemas/ModelName'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``MarketplaceCallChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1355,7 +1411,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`. Payloads per kind: `asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]
@@ -1691,7 +1747,7 @@ export const LlmMessageSchema = {
 } as const;
 
 export const LlmChatRequestSchema = {
-    description: 'Designed. Minimal subset of the model server\'s chat request (never streamed).',
+    description: 'Designed. Subset of the model server\'s chat request.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1712,6 +1768,12 @@ export const LlmChatRequestSchema = {
         },
         options: {
             $ref: '#/components/schemas/LlmOptions'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``LlmChatChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1773,7 +1835,7 @@ export const LlmChatResultSchema = {
 } as const;
 
 export const LlmCompletionRequestSchema = {
-    description: 'Designed. Minimal subset of the model server\'s generate request (never streamed).',
+    description: 'Designed. Subset of the model server\'s generate request.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -1795,6 +1857,12 @@ export const LlmCompletionRequestSchema = {
         },
         options: {
             $ref: '#/components/schemas/LlmOptions'
+        },
+        stream: {
+            type: 'boolean',
+            default: false,
+            'x-designed': true,
+            description: 'Designed. `true` answers `application/x-ndjson`: one ``LlmCompletionChunk`` per line as the model server\nproduces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,\ninvalid option) or an unreachable model server is still a 400 / 502 before the first line; a\nfailure after it ends the stream with one `Error` line. Closing the connection stops the\ngeneration on the model server.\n'
         }
     }
 } as const;
@@ -1841,6 +1909,1136 @@ export const LlmCompletionResultSchema = {
     }
 } as const;
 
+export const LlmUsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.',
+    required: [
+        'done_reason',
+        'prompt_eval_count',
+        'eval_count',
+        'total_duration_ms',
+        'load_duration_ms',
+        'prompt_eval_duration_ms',
+        'eval_duration_ms'
+    ],
+    properties: {
+        done_reason: {
+            type: 'string',
+            examples: [
+                'stop',
+                'length'
+            ]
+        },
+        prompt_eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        load_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        prompt_eval_duration_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        eval_duration_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const LlmChatChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;\nthe last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server\nproduced the piece.\n',
+    type: 'object',
+    required: [
+        'model',
+        'created_at',
+        'message',
+        'done'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        message: {
+            type: 'object',
+            required: [
+                'role',
+                'content'
+            ],
+            additionalProperties: false,
+            properties: {
+                role: {
+                    type: 'string',
+                    const: 'assistant'
+                },
+                content: {
+                    type: 'string'
+                }
+            }
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        message: {
+            role: 'assistant',
+            content: 'Hel'
+        },
+        done: false
+    }
+} as const;
+
+export const LlmCompletionChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).',
+    type: 'object',
+    required: [
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        response: ' durable',
+        done: false
+    }
+} as const;
+
+export const MarketplaceCallChunkSchema = {
+    'x-designed': true,
+    description: 'Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).',
+    type: 'object',
+    required: [
+        'agent',
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        created_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    },
+    if: {
+        properties: {
+            done: {
+                const: true
+            }
+        }
+    },
+    then: {
+        $ref: '#/components/schemas/LlmUsage'
+    },
+    unevaluatedProperties: false,
+    example: {
+        agent: 'ceo',
+        model: 'svc-tiny-chat:latest',
+        created_at: '2026-11-25T12:00:00.010Z',
+        response: 'Revenue',
+        done: false
+    }
+} as const;
+
+export const LlmTestRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. `model` defaults to the configured chat model.',
+    additionalProperties: false,
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        }
+    }
+} as const;
+
+export const LlmTestResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model answered; `latency_ms` is the whole call as the gateway saw it.',
+    required: [
+        'ok',
+        'model',
+        'modelserver',
+        'response',
+        'eval_count',
+        'latency_ms'
+    ],
+    additionalProperties: false,
+    properties: {
+        ok: {
+            type: 'boolean',
+            const: true
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        modelserver: {
+            type: 'string',
+            format: 'uri'
+        },
+        response: {
+            type: 'string'
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        latency_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const LlmGenerateRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model server\'s `GenerateRequest` fields the gateway passes on (see its document);\n`model` defaults to the configured chat model, `stream` to true.\n',
+    required: [
+        'prompt'
+    ],
+    additionalProperties: false,
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        prompt: {
+            type: 'string',
+            maxLength: 32000
+        },
+        suffix: {
+            type: 'string',
+            maxLength: 8000
+        },
+        system: {
+            type: 'string',
+            maxLength: 8000
+        },
+        template: {
+            type: 'string',
+            maxLength: 8000
+        },
+        raw: {
+            type: 'boolean'
+        },
+        format: {
+            description: '`json` or a JSON schema.',
+            oneOf: [
+                {
+                    type: 'string',
+                    const: 'json'
+                },
+                {
+                    type: 'object'
+                }
+            ]
+        },
+        stream: {
+            type: 'boolean',
+            default: true
+        },
+        think: {
+            type: 'boolean'
+        },
+        keep_alive: {
+            oneOf: [
+                {
+                    type: 'string',
+                    maxLength: 32
+                },
+                {
+                    type: 'number'
+                }
+            ]
+        },
+        options: {
+            type: 'object',
+            description: 'Ollama\'s model options (validated by the model server).',
+            additionalProperties: true
+        }
+    }
+} as const;
+
+export const LlmGenerateResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model server\'s `GenerateResponse`, as it sent it (durations in ns).',
+    required: [
+        'model',
+        'created_at',
+        'response',
+        'done'
+    ],
+    additionalProperties: true,
+    properties: {
+        model: {
+            type: 'string'
+        },
+        created_at: {
+            type: 'string'
+        },
+        response: {
+            type: 'string'
+        },
+        done: {
+            type: 'boolean'
+        }
+    }
+} as const;
+
+export const LlmKeyIdSchema = {
+    type: 'string',
+    pattern: '^key_[0-9A-HJKMNP-TV-Z]{26}$',
+    examples: [
+        'key_01JD7ZQ3XK9M2N5P6R8S0TVW4Y'
+    ]
+} as const;
+
+export const LlmKeySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. An /llm API key as listed (never the key itself; `prefix` tells keys apart).',
+    required: [
+        'key_id',
+        'name',
+        'prefix',
+        'created_at',
+        'last_used_at',
+        'revoked_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        key_id: {
+            $ref: '#/components/schemas/LlmKeyId'
+        },
+        name: {
+            type: 'string'
+        },
+        prefix: {
+            type: 'string',
+            pattern: '^sk-p2s-'
+        },
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        last_used_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        revoked_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const LlmKeyCreatedSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A new key (`LlmKey` fields) with the key itself — only here.',
+    required: [
+        'key',
+        'key_id',
+        'name',
+        'prefix',
+        'created_at',
+        'last_used_at',
+        'revoked_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        key: {
+            type: 'string',
+            pattern: '^sk-p2s-[A-Za-z0-9_-]{43}$'
+        },
+        key_id: {
+            $ref: '#/components/schemas/LlmKeyId'
+        },
+        name: {
+            type: 'string'
+        },
+        prefix: {
+            type: 'string',
+            pattern: '^sk-p2s-'
+        },
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        last_used_at: {
+            type: 'null'
+        },
+        revoked_at: {
+            type: 'null'
+        }
+    }
+} as const;
+
+export const LlmKeyListSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'keys'
+    ],
+    additionalProperties: false,
+    properties: {
+        keys: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/LlmKey'
+            }
+        }
+    }
+} as const;
+
+export const LlmKeyCreateRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    additionalProperties: false,
+    properties: {
+        name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 128,
+            default: 'default'
+        }
+    }
+} as const;
+
+export const OpenAiErrorSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s error body, as the `openai` SDKs read it.',
+    required: [
+        'error'
+    ],
+    properties: {
+        error: {
+            type: 'object',
+            required: [
+                'message'
+            ],
+            properties: {
+                message: {
+                    type: 'string'
+                },
+                type: {
+                    type: 'string'
+                },
+                param: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                code: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const OpenAiChatCompletionRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'OpenAI\'s chat completion request. The gateway checks the fields below and passes the rest to the\nmodel server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).\n',
+    required: [
+        'model',
+        'messages'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        messages: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 256,
+            items: {
+                type: 'object',
+                required: [
+                    'role'
+                ],
+                additionalProperties: true,
+                properties: {
+                    role: {
+                        type: 'string',
+                        enum: [
+                            'system',
+                            'developer',
+                            'user',
+                            'assistant',
+                            'tool'
+                        ]
+                    }
+                }
+            }
+        },
+        stream: {
+            type: 'boolean'
+        },
+        max_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        max_completion_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        }
+    }
+} as const;
+
+export const OpenAiCompletionRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'OpenAI\'s (legacy) completion request; checked and passed on as the chat request is.',
+    required: [
+        'model',
+        'prompt'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        prompt: {
+            oneOf: [
+                {
+                    type: 'string',
+                    maxLength: 32000
+                },
+                {
+                    type: 'array',
+                    maxItems: 16,
+                    items: {
+                        type: 'string',
+                        maxLength: 32000
+                    }
+                }
+            ]
+        },
+        stream: {
+            type: 'boolean'
+        },
+        max_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        }
+    }
+} as const;
+
+export const OpenAiEmbeddingRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'OpenAI\'s embedding request.',
+    required: [
+        'model',
+        'input'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        input: {
+            oneOf: [
+                {
+                    type: 'string',
+                    maxLength: 32000
+                },
+                {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: 256,
+                    items: {
+                        type: 'string',
+                        maxLength: 32000
+                    }
+                }
+            ]
+        },
+        encoding_format: {
+            type: 'string',
+            enum: [
+                'float',
+                'base64'
+            ]
+        },
+        dimensions: {
+            type: 'integer',
+            minimum: 1
+        }
+    }
+} as const;
+
+export const OpenAiChatCompletionSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s chat completion object, as the model server sent it.',
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        object: {
+            type: 'string',
+            const: 'chat.completion'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'index',
+                    'message'
+                ],
+                properties: {
+                    index: {
+                        type: 'integer'
+                    },
+                    message: {
+                        type: 'object',
+                        required: [
+                            'role'
+                        ],
+                        properties: {
+                            role: {
+                                type: 'string',
+                                const: 'assistant'
+                            },
+                            content: {
+                                type: [
+                                    'string',
+                                    'null'
+                                ]
+                            }
+                        }
+                    },
+                    finish_reason: {
+                        type: [
+                            'string',
+                            'null'
+                        ]
+                    }
+                }
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/OpenAiUsage'
+        }
+    }
+} as const;
+
+export const OpenAiCompletionSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s text completion object, as the model server sent it.',
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        object: {
+            type: 'string',
+            const: 'text_completion'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'index',
+                    'text'
+                ],
+                properties: {
+                    index: {
+                        type: 'integer'
+                    },
+                    text: {
+                        type: 'string'
+                    },
+                    finish_reason: {
+                        type: [
+                            'string',
+                            'null'
+                        ]
+                    }
+                }
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/OpenAiUsage'
+        }
+    }
+} as const;
+
+export const OpenAiUsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'prompt_tokens',
+        'total_tokens'
+    ],
+    properties: {
+        prompt_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        completion_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_tokens: {
+            type: 'integer',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const OpenAiEmbeddingListSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s embedding list, as the model server sent it.',
+    required: [
+        'object',
+        'data',
+        'model'
+    ],
+    properties: {
+        object: {
+            type: 'string',
+            const: 'list'
+        },
+        model: {
+            type: 'string'
+        },
+        data: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'object',
+                    'index',
+                    'embedding'
+                ],
+                properties: {
+                    object: {
+                        type: 'string',
+                        const: 'embedding'
+                    },
+                    index: {
+                        type: 'integer'
+                    },
+                    embedding: {
+                        oneOf: [
+                            {
+                                type: 'array',
+                                items: {
+                                    type: 'number'
+                                }
+                            },
+                            {
+                                type: 'string',
+                                description: 'base64 of little-endian float32 (`encoding_format` base64)'
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/OpenAiUsage'
+        }
+    }
+} as const;
+
+export const OpenAiModelListSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'object',
+        'data'
+    ],
+    properties: {
+        object: {
+            type: 'string',
+            const: 'list'
+        },
+        data: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'id',
+                    'object',
+                    'created',
+                    'owned_by'
+                ],
+                properties: {
+                    id: {
+                        type: 'string'
+                    },
+                    object: {
+                        type: 'string',
+                        const: 'model'
+                    },
+                    created: {
+                        type: 'integer'
+                    },
+                    owned_by: {
+                        type: 'string'
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const MemoryIdSchema = {
+    type: 'string',
+    pattern: '^mem_[0-9A-HJKMNP-TV-Z]{26}$',
+    examples: [
+        'mem_01JD7ZQ3XK9M2N5P6R8S0TVW4Y'
+    ]
+} as const;
+
+export const RecalledMemorySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A memory and its cosine similarity to the query (−1…1).',
+    required: [
+        'memory_id',
+        'agent',
+        'text',
+        'response',
+        'score',
+        'created_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        memory_id: {
+            $ref: '#/components/schemas/MemoryId'
+        },
+        agent: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/MarketplaceAgentId'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        text: {
+            type: 'string',
+            description: 'The logged text, or the prompt of an interaction or ingest.'
+        },
+        response: {
+            type: 'string',
+            description: 'The answer of an interaction or ingest (empty for a logged text).'
+        },
+        score: {
+            type: 'number',
+            minimum: -1,
+            maximum: 1
+        },
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        }
+    }
+} as const;
+
+export const CoreAgentInteractRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'agent',
+        'prompt'
+    ],
+    additionalProperties: false,
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        prompt: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 16000
+        },
+        recall: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 20,
+            default: 3,
+            description: 'How many memories to recall into the prompt.'
+        },
+        remember: {
+            type: 'boolean',
+            default: true,
+            description: 'Log this turn as a memory.'
+        }
+    }
+} as const;
+
+export const CoreAgentInteractResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'agent',
+        'model',
+        'response',
+        'recalled',
+        'eval_count',
+        'total_duration_ms'
+    ],
+    additionalProperties: false,
+    properties: {
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        },
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        response: {
+            type: 'string'
+        },
+        recalled: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/RecalledMemory'
+            }
+        },
+        memory_id: {
+            $ref: '#/components/schemas/MemoryId'
+        },
+        eval_count: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_duration_ms: {
+            type: 'number',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const CoreAgentMemoryRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'text'
+    ],
+    additionalProperties: false,
+    properties: {
+        text: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 16000
+        },
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        }
+    }
+} as const;
+
+export const CoreAgentMemoryLoggedSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'memory_id',
+        'dimensions'
+    ],
+    additionalProperties: false,
+    properties: {
+        memory_id: {
+            $ref: '#/components/schemas/MemoryId'
+        },
+        dimensions: {
+            type: 'integer',
+            minimum: 1
+        }
+    }
+} as const;
+
+export const CoreAgentSearchRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'query'
+    ],
+    additionalProperties: false,
+    properties: {
+        query: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 16000
+        },
+        limit: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 50,
+            default: 5
+        },
+        agent: {
+            $ref: '#/components/schemas/MarketplaceAgentId'
+        }
+    }
+} as const;
+
+export const CoreAgentSearchResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'memories'
+    ],
+    additionalProperties: false,
+    properties: {
+        memories: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/RecalledMemory'
+            }
+        }
+    }
+} as const;
+
 export const StoreUploadSchema = {
     type: 'object',
     required: [
@@ -1858,8 +3056,8 @@ export const StoreUploadSchema = {
 
 export const NetworkSchema = {
     type: 'string',
-    pattern: '^(eip155:[0-9]+|algorand:[A-Za-z0-9+/=_-]+)$',
-    description: 'CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.',
+    pattern: '^(eip155:[0-9]+|algorand:[A-Za-z0-9+/=_-]+|base|ethereum)$',
+    description: 'CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.\nIn x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).\n',
     examples: [
         'eip155:8453'
     ]
@@ -1990,7 +3188,7 @@ export const AlgorandExtraSchema = {
 
 export const X402PaymentRequiredSchema = {
     type: 'object',
-    description: 'The `/store` 402 quote (fixed by the specification). For `/store` `accepts` holds three\nrequirements in the order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`.\n',
+    description: 'The `/store` 402 body: the specification\'s `{x402Version, accepts, error}` and, in version 2, the\nx402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for\ndiscovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the\norder `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`, and `error` is null on a first quote.\nVersion 1 (designed, for v1 clients): only the `base` requirement, `error` always a string, no\n`resource`/`extensions`.\n',
     required: [
         'x402Version',
         'accepts',
@@ -2006,19 +3204,326 @@ export const X402PaymentRequiredSchema = {
             ],
             default: 2
         },
+        error: {
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Null on a first v2 quote; else why (`insufficient_amount`, `invalid_payment`, … — or the v1 text `X-PAYMENT header is required`).'
+        },
+        message: {
+            type: 'string',
+            description: 'Designed. `error` in words.',
+            'x-designed': true
+        },
+        resource: {
+            $ref: '#/components/schemas/PaymentResource'
+        },
         accepts: {
             type: 'array',
-            minItems: 3,
+            minItems: 1,
             maxItems: 3,
             items: {
                 $ref: '#/components/schemas/PaymentRequirement'
             }
+        },
+        extensions: {
+            type: 'object',
+            description: 'x402 v2 extensions; `bazaar` is the Bazaar discovery declaration (`{info, schema}`).',
+            additionalProperties: true
+        }
+    }
+} as const;
+
+export const X402VersionParamSchema = {
+    type: 'integer',
+    enum: [
+        1,
+        2
+    ],
+    default: 2,
+    description: 'Designed. x402 protocol version of the answer.',
+    'x-designed': true
+} as const;
+
+export const StoreQuoteSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The 402 body `POST /store` would give for the size, plus `quote`.',
+    required: [
+        'x402Version',
+        'accepts',
+        'error',
+        'quote'
+    ],
+    additionalProperties: false,
+    properties: {
+        x402Version: {
+            type: 'integer',
+            enum: [
+                1,
+                2
+            ]
         },
         error: {
             type: [
                 'string',
                 'null'
             ]
+        },
+        message: {
+            type: 'string'
+        },
+        resource: {
+            $ref: '#/components/schemas/PaymentResource'
+        },
+        accepts: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 3,
+            items: {
+                $ref: '#/components/schemas/PaymentRequirement'
+            }
+        },
+        extensions: {
+            type: 'object',
+            additionalProperties: true
+        },
+        quote: {
+            type: 'object',
+            required: [
+                'size_bytes',
+                'amount',
+                'price_usd',
+                'valid_until',
+                'valid_for_s'
+            ],
+            additionalProperties: false,
+            properties: {
+                size_bytes: {
+                    type: 'integer',
+                    minimum: 1
+                },
+                amount: {
+                    $ref: '#/components/schemas/AtomicAmount'
+                },
+                price_usd: {
+                    type: 'string',
+                    pattern: '^[0-9]+\\.[0-9]{1,6}$',
+                    description: '`amount` ÷ 10⁶, shortest form with at least one fractional digit (as in the Algorand binding).'
+                },
+                valid_until: {
+                    type: 'integer',
+                    description: 'Epoch seconds until which a payment of `amount` for this size is accepted.'
+                },
+                valid_for_s: {
+                    type: 'integer',
+                    minimum: 1
+                }
+            }
+        }
+    }
+} as const;
+
+export const X402DiscoverySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. `GET /.well-known/x402`.',
+    required: [
+        'version',
+        'x402Version',
+        'resources',
+        'items'
+    ],
+    additionalProperties: false,
+    properties: {
+        version: {
+            type: 'integer',
+            const: 1,
+            description: 'Version of this document\'s layout (the x402scan discovery document).'
+        },
+        x402Version: {
+            type: 'integer',
+            const: 2
+        },
+        resources: {
+            type: 'array',
+            items: {
+                type: 'string',
+                format: 'uri'
+            }
+        },
+        instructions: {
+            type: 'string'
+        },
+        items: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/X402DiscoveryItem'
+            }
+        }
+    }
+} as const;
+
+export const X402DiscoveryItemSchema = {
+    type: 'object',
+    required: [
+        'resource',
+        'type',
+        'method',
+        'x402Versions',
+        'description',
+        'mimeType',
+        'accepts',
+        'price',
+        'extensions'
+    ],
+    additionalProperties: false,
+    properties: {
+        resource: {
+            type: 'string',
+            format: 'uri'
+        },
+        type: {
+            type: 'string',
+            const: 'http'
+        },
+        method: {
+            type: 'string',
+            examples: [
+                'POST'
+            ]
+        },
+        x402Versions: {
+            type: 'array',
+            items: {
+                type: 'integer',
+                enum: [
+                    1,
+                    2
+                ]
+            }
+        },
+        v1Networks: {
+            type: 'array',
+            description: 'Network names offered to v1 clients.',
+            items: {
+                type: 'string'
+            }
+        },
+        description: {
+            type: 'string'
+        },
+        mimeType: {
+            type: 'string',
+            description: 'Media type of the paid answer.'
+        },
+        accepts: {
+            type: 'array',
+            description: 'Every way to pay; the amount depends on the size (see `price`).',
+            items: {
+                type: 'object',
+                required: [
+                    'scheme',
+                    'network',
+                    'asset',
+                    'payTo',
+                    'maxTimeoutSeconds',
+                    'extra'
+                ],
+                additionalProperties: false,
+                properties: {
+                    scheme: {
+                        type: 'string',
+                        const: 'exact'
+                    },
+                    network: {
+                        $ref: '#/components/schemas/Network'
+                    },
+                    asset: {
+                        type: 'string'
+                    },
+                    payTo: {
+                        type: 'string'
+                    },
+                    maxTimeoutSeconds: {
+                        type: 'integer'
+                    },
+                    extra: {
+                        oneOf: [
+                            {
+                                $ref: '#/components/schemas/EvmAssetDomain'
+                            },
+                            {
+                                $ref: '#/components/schemas/AlgorandExtra'
+                            },
+                            {
+                                type: 'null'
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        price: {
+            type: 'object',
+            required: [
+                'unit',
+                'currency',
+                'decimals',
+                'formula',
+                'minimum_amount',
+                'quote_url',
+                'example'
+            ],
+            additionalProperties: false,
+            properties: {
+                unit: {
+                    type: 'string',
+                    const: 'byte'
+                },
+                currency: {
+                    type: 'string',
+                    const: 'USD'
+                },
+                decimals: {
+                    type: 'integer',
+                    const: 6
+                },
+                formula: {
+                    type: 'string'
+                },
+                minimum_amount: {
+                    $ref: '#/components/schemas/AtomicAmount'
+                },
+                quote_url: {
+                    type: 'string',
+                    description: 'URL template of `GET /store/quote` (`{bytes}`).'
+                },
+                quote_validity_s: {
+                    type: 'integer'
+                },
+                example: {
+                    type: 'object',
+                    required: [
+                        'size_bytes',
+                        'amount'
+                    ],
+                    additionalProperties: false,
+                    properties: {
+                        size_bytes: {
+                            type: 'integer'
+                        },
+                        amount: {
+                            $ref: '#/components/schemas/AtomicAmount'
+                        }
+                    }
+                }
+            }
+        },
+        extensions: {
+            type: 'object',
+            additionalProperties: true
         }
     }
 } as const;

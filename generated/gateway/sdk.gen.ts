@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LogoutData, LogoutErrors, LogoutResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, StoreFileData, StoreFileErrors, StoreFileResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -68,11 +68,19 @@ export const getDocIndex = <ThrowOnError extends boolean = false>(options?: Opti
  *
  */
 export const getDocs = <ThrowOnError extends boolean = false>(options?: Options<GetDocsData, ThrowOnError>): RequestResult<GetDocsResponses, GetDocsErrors, ThrowOnError> => (options?.client ?? client).get<GetDocsResponses, GetDocsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/docs',
     ...options
 });
@@ -224,7 +232,11 @@ export const verifyShadowChallenge = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const releaseKey = <ThrowOnError extends boolean = false>(options: Options<ReleaseKeyData, ThrowOnError>): RequestResult<ReleaseKeyResponses, ReleaseKeyErrors, ThrowOnError> => (options.client ?? client).post<ReleaseKeyResponses, ReleaseKeyErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/shadow/release-key/{agent_id}',
     ...options,
     headers: {
@@ -239,7 +251,11 @@ export const releaseKey = <ThrowOnError extends boolean = false>(options: Option
  * Read-only; the bearer token alone authorises it. Field names designed.
  */
 export const getCabinetPreflight = <ThrowOnError extends boolean = false>(options: Options<GetCabinetPreflightData, ThrowOnError>): RequestResult<GetCabinetPreflightResponses, GetCabinetPreflightErrors, ThrowOnError> => (options.client ?? client).get<GetCabinetPreflightResponses, GetCabinetPreflightErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/cabinet/{co}/preflight',
     ...options
 });
@@ -255,7 +271,11 @@ export const getCabinetPreflight = <ThrowOnError extends boolean = false>(option
  *
  */
 export const provisionCabinet = <ThrowOnError extends boolean = false>(options: Options<ProvisionCabinetData, ThrowOnError>): RequestResult<ProvisionCabinetResponses, ProvisionCabinetErrors, ThrowOnError> => (options.client ?? client).post<ProvisionCabinetResponses, ProvisionCabinetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/cabinet/{co}/provision',
     ...options,
     headers: {
@@ -275,7 +295,11 @@ export const provisionCabinet = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const clearCabinet = <ThrowOnError extends boolean = false>(options: Options<ClearCabinetData, ThrowOnError>): RequestResult<ClearCabinetResponses, ClearCabinetErrors, ThrowOnError> => (options.client ?? client).post<ClearCabinetResponses, ClearCabinetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/admin/cabinet/{co}/clear',
     ...options,
     headers: {
@@ -298,7 +322,11 @@ export const clearCabinet = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const vaultSign = <ThrowOnError extends boolean = false>(options: Options<VaultSignData, ThrowOnError>): RequestResult<VaultSignResponses, VaultSignErrors, ThrowOnError> => (options.client ?? client).post<VaultSignResponses, VaultSignErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/vault/sign/{agent_id}',
     ...options,
     headers: {
@@ -321,7 +349,11 @@ export const vaultSign = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const reunlockVault = <ThrowOnError extends boolean = false>(options?: Options<ReunlockVaultData, ThrowOnError>): RequestResult<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError> => (options?.client ?? client).post<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/vault/credentials/reunlock',
     ...options,
     headers: {
@@ -369,16 +401,27 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
  * Readiness with dependency checks
  *
  * Designed. Checks the database, the model server (`GET /api/version` on
- * `SERVICE_LLM__MODELSERVER__BASE_URL`) and the catalogue log (append-only file writable). `status` is
- * `degraded` when any check is not `ok`; the answer is 200 either way so the body can be read.
+ * `SERVICE_LLM__MODELSERVER__BASE_URL`) and the catalogue log (append-only file writable) and, when paid
+ * storage is configured, the storage upstream (`GET /v1/rates`), the facilitators (`GET /supported` on
+ * each: `ok` while one answers, `detail` names those down), the Algorand node (`GET /v2/status`) and the
+ * upstream credit (`upstream_credit`: balance, threshold, `low` below it). `status` is `degraded` when any
+ * check is not `ok`; the answer is 200 either way so the body can be read.
  *
  */
 export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?: Options<GetHealthDetailedData, ThrowOnError>): RequestResult<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthDetailedResponses, GetHealthDetailedErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/health/detailed',
     ...options
 });
@@ -389,11 +432,19 @@ export const getHealthDetailed = <ThrowOnError extends boolean = false>(options?
  * Designed. The five marketplace agents (including the chief executive and the mastermind).
  */
 export const listAgents = <ThrowOnError extends boolean = false>(options?: Options<ListAgentsData, ThrowOnError>): RequestResult<ListAgentsResponses, ListAgentsErrors, ThrowOnError> => (options?.client ?? client).get<ListAgentsResponses, ListAgentsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/agents',
     ...options
 });
@@ -404,11 +455,19 @@ export const listAgents = <ThrowOnError extends boolean = false>(options?: Optio
  * Designed.
  */
 export const getAgent = <ThrowOnError extends boolean = false>(options: Options<GetAgentData, ThrowOnError>): RequestResult<GetAgentResponses, GetAgentErrors, ThrowOnError> => (options.client ?? client).get<GetAgentResponses, GetAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/agents/{id}',
     ...options
 });
@@ -421,7 +480,11 @@ export const getAgent = <ThrowOnError extends boolean = false>(options: Options<
  *
  */
 export const evolveAgent = <ThrowOnError extends boolean = false>(options: Options<EvolveAgentData, ThrowOnError>): RequestResult<EvolveAgentResponses, EvolveAgentErrors, ThrowOnError> => (options.client ?? client).post<EvolveAgentResponses, EvolveAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/agents/{id}/evolve',
     ...options,
     headers: {
@@ -436,11 +499,19 @@ export const evolveAgent = <ThrowOnError extends boolean = false>(options: Optio
  * Designed field names. Rolling window over the last `window_s` seconds.
  */
 export const getInboundMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetInboundMetricsData, ThrowOnError>): RequestResult<GetInboundMetricsResponses, GetInboundMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetInboundMetricsResponses, GetInboundMetricsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/api/monitoring/inbound',
     ...options
 });
@@ -453,7 +524,11 @@ export const getInboundMetrics = <ThrowOnError extends boolean = false>(options?
  *
  */
 export const listModelServerModels = <ThrowOnError extends boolean = false>(options?: Options<ListModelServerModelsData, ThrowOnError>): RequestResult<ListModelServerModelsResponses, ListModelServerModelsErrors, ThrowOnError> => (options?.client ?? client).get<ListModelServerModelsResponses, ListModelServerModelsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/api/admin/modelserver/models',
     ...options
 });
@@ -461,10 +536,17 @@ export const listModelServerModels = <ThrowOnError extends boolean = false>(opti
 /**
  * Call the main agent through a named marketplace agent
  *
- * Designed body and response. `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`.
+ * Designed body and response. `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. With
+ * `stream: true` the answer is `application/x-ndjson`, one `MarketplaceCallChunk` per line (see
+ * `/llm/chat`).
+ *
  */
 export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(options: Options<CallMarketplaceAgentData, ThrowOnError>): RequestResult<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError> => (options.client ?? client).post<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/marketplace/agent/call',
     ...options,
     headers: {
@@ -482,7 +564,11 @@ export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(optio
  *
  */
 export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(options: Options<IngestModelServerPromptData, ThrowOnError>): RequestResult<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError> => (options.client ?? client).post<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/marketplace/modelserver/ingest',
     ...options,
     headers: {
@@ -497,11 +583,19 @@ export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(op
  * Designed. Without a cabinet, `ceo` is null and `soldiers` is empty.
  */
 export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Options<GetCeoStatusData, ThrowOnError>): RequestResult<GetCeoStatusResponses, GetCeoStatusErrors, ThrowOnError> => (options.client ?? client).get<GetCeoStatusResponses, GetCeoStatusErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/marketplace/ceo/status',
     ...options
 });
@@ -514,11 +608,19 @@ export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(options?: Options<GetRecentCatalogueEventsData, ThrowOnError>): RequestResult<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/insight/catalogue/recent',
     ...options
 });
@@ -529,11 +631,19 @@ export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(o
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getFeedbackPage = <ThrowOnError extends boolean = false>(options?: Options<GetFeedbackPageData, ThrowOnError>): RequestResult<GetFeedbackPageResponses, GetFeedbackPageErrors, ThrowOnError> => (options?.client ?? client).get<GetFeedbackPageResponses, GetFeedbackPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/feedback.html',
     ...options
 });
@@ -544,11 +654,19 @@ export const getFeedbackPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getFeedbackText = <ThrowOnError extends boolean = false>(options?: Options<GetFeedbackTextData, ThrowOnError>): RequestResult<GetFeedbackTextResponses, GetFeedbackTextErrors, ThrowOnError> => (options?.client ?? client).get<GetFeedbackTextResponses, GetFeedbackTextErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/feedback.txt',
     ...options
 });
@@ -559,11 +677,19 @@ export const getFeedbackText = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getJournalPage = <ThrowOnError extends boolean = false>(options?: Options<GetJournalPageData, ThrowOnError>): RequestResult<GetJournalPageResponses, GetJournalPageErrors, ThrowOnError> => (options?.client ?? client).get<GetJournalPageResponses, GetJournalPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/journal',
     ...options
 });
@@ -574,11 +700,19 @@ export const getJournalPage = <ThrowOnError extends boolean = false>(options?: O
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getDojoPage = <ThrowOnError extends boolean = false>(options?: Options<GetDojoPageData, ThrowOnError>): RequestResult<GetDojoPageResponses, GetDojoPageErrors, ThrowOnError> => (options?.client ?? client).get<GetDojoPageResponses, GetDojoPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/dojo',
     ...options
 });
@@ -589,11 +723,19 @@ export const getDojoPage = <ThrowOnError extends boolean = false>(options?: Opti
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getBoardroomPage = <ThrowOnError extends boolean = false>(options?: Options<GetBoardroomPageData, ThrowOnError>): RequestResult<GetBoardroomPageResponses, GetBoardroomPageErrors, ThrowOnError> => (options?.client ?? client).get<GetBoardroomPageResponses, GetBoardroomPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/boardroom',
     ...options
 });
@@ -604,11 +746,19 @@ export const getBoardroomPage = <ThrowOnError extends boolean = false>(options?:
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getBookPage = <ThrowOnError extends boolean = false>(options?: Options<GetBookPageData, ThrowOnError>): RequestResult<GetBookPageResponses, GetBookPageErrors, ThrowOnError> => (options?.client ?? client).get<GetBookPageResponses, GetBookPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/book',
     ...options
 });
@@ -619,11 +769,19 @@ export const getBookPage = <ThrowOnError extends boolean = false>(options?: Opti
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getCoretermPage = <ThrowOnError extends boolean = false>(options?: Options<GetCoretermPageData, ThrowOnError>): RequestResult<GetCoretermPageResponses, GetCoretermPageErrors, ThrowOnError> => (options?.client ?? client).get<GetCoretermPageResponses, GetCoretermPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/coreterm/',
     ...options
 });
@@ -634,11 +792,19 @@ export const getCoretermPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getInsightPage = <ThrowOnError extends boolean = false>(options?: Options<GetInsightPageData, ThrowOnError>): RequestResult<GetInsightPageResponses, GetInsightPageErrors, ThrowOnError> => (options?.client ?? client).get<GetInsightPageResponses, GetInsightPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/insight/',
     ...options
 });
@@ -649,11 +815,19 @@ export const getInsightPage = <ThrowOnError extends boolean = false>(options?: O
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getRegistryPage = <ThrowOnError extends boolean = false>(options?: Options<GetRegistryPageData, ThrowOnError>): RequestResult<GetRegistryPageResponses, GetRegistryPageErrors, ThrowOnError> => (options?.client ?? client).get<GetRegistryPageResponses, GetRegistryPageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/registry/',
     ...options
 });
@@ -664,11 +838,19 @@ export const getRegistryPage = <ThrowOnError extends boolean = false>(options?: 
  * Session-gated page. Without a session a browser navigation is redirected to `/login`, other requests get 401.
  */
 export const getStoragePage = <ThrowOnError extends boolean = false>(options?: Options<GetStoragePageData, ThrowOnError>): RequestResult<GetStoragePageResponses, GetStoragePageErrors, ThrowOnError> => (options?.client ?? client).get<GetStoragePageResponses, GetStoragePageErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
             in: 'cookie',
             name: 'svc_session',
             type: 'apiKey'
-        }],
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
     url: '/storage/',
     ...options
 });
@@ -682,7 +864,11 @@ export const getStoragePage = <ThrowOnError extends boolean = false>(options?: O
  *
  */
 export const createCoordinatorTask = <ThrowOnError extends boolean = false>(options: Options<CreateCoordinatorTaskData, ThrowOnError>): RequestResult<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError> => (options.client ?? client).post<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/coordinator/tasks',
     ...options,
     headers: {
@@ -699,7 +885,11 @@ export const createCoordinatorTask = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: Options<ConveneBoardroomData, ThrowOnError>): RequestResult<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError> => (options.client ?? client).post<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/boardroom/convene',
     ...options,
     headers: {
@@ -709,14 +899,21 @@ export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: 
 });
 
 /**
- * Chat completion (non-streaming)
+ * Chat completion (JSON or an NDJSON stream)
  *
- * Designed: a minimal subset of the model server's `POST /api/chat`, always non-streaming. `model`
- * defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds.
+ * Designed: a subset of the model server's `POST /api/chat`. `model` defaults to
+ * `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds. With `stream: true` the answer is
+ * `application/x-ndjson`, one `LlmChatChunk` per line as the model server produces it (no buffering);
+ * the timeout `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` bounds the wait for each chunk, not the whole
+ * answer.
  *
  */
 export const llmChat = <ThrowOnError extends boolean = false>(options: Options<LlmChatData, ThrowOnError>): RequestResult<LlmChatResponses, LlmChatErrors, ThrowOnError> => (options.client ?? client).post<LlmChatResponses, LlmChatErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/chat',
     ...options,
     headers: {
@@ -726,15 +923,264 @@ export const llmChat = <ThrowOnError extends boolean = false>(options: Options<L
 });
 
 /**
- * Text completion (non-streaming)
+ * Text completion (JSON or an NDJSON stream)
  *
- * Designed: a minimal subset of the model server's `POST /api/generate`, always non-streaming.
- * `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds.
+ * Designed: a subset of the model server's `POST /api/generate`. `model` defaults to
+ * `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. Durations in milliseconds. With `stream: true` the answer is
+ * `application/x-ndjson`, one `LlmCompletionChunk` per line (see `/llm/chat`).
  *
  */
 export const llmCompletion = <ThrowOnError extends boolean = false>(options: Options<LlmCompletionData, ThrowOnError>): RequestResult<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError> => (options.client ?? client).post<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/llm/completion',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Test call — does the model server answer with this model?
+ *
+ * Designed (seed 000 §4.5 "/llm (… test …)"). Runs a tiny generation (at most 8 tokens, temperature 0)
+ * with `model` (default `SERVICE_LLM__MODELSERVER__CHAT_MODEL`) and reports how long it took. A check,
+ * not a cost call: it counts against no quota.
+ *
+ */
+export const testLlm = <ThrowOnError extends boolean = false>(options?: Options<TestLlmData, ThrowOnError>): RequestResult<TestLlmResponses, TestLlmErrors, ThrowOnError> => (options?.client ?? client).post<TestLlmResponses, TestLlmErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/test',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Ollama-native generate through the gateway
+ *
+ * Designed (seed 000 §4.5 "/llm (… generate)"): the model server's own `POST /api/generate`, passed
+ * through with the caller's quota — Ollama's request fields and Ollama's replies (durations in ns).
+ * As in Ollama, `stream` defaults to true: one Ollama `GenerateChunk` per line, forwarded as produced.
+ * An agent id as `model` runs with that agent's model and instructions (`system`).
+ *
+ */
+export const llmGenerate = <ThrowOnError extends boolean = false>(options: Options<LlmGenerateData, ThrowOnError>): RequestResult<LlmGenerateResponses, LlmGenerateErrors, ThrowOnError> => (options.client ?? client).post<LlmGenerateResponses, LlmGenerateErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/generate',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * The wallet's /llm API keys
+ *
+ * Designed. Every key of the calling wallet, newest first, revoked ones included (never the key itself).
+ */
+export const listLlmKeys = <ThrowOnError extends boolean = false>(options?: Options<ListLlmKeysData, ThrowOnError>): RequestResult<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/keys',
+    ...options
+});
+
+/**
+ * Create an /llm API key
+ *
+ * Designed. A new key of the calling wallet (`sk-p2s-` + 43 base64url characters). The key is in this
+ * response only — the gateway stores its SHA-256. Use it as `Authorization: Bearer <key>` on `/llm/v1*`
+ * (e.g. `apiKey` of the `openai` client); its calls count against the wallet's quota.
+ *
+ */
+export const createLlmKey = <ThrowOnError extends boolean = false>(options?: Options<CreateLlmKeyData, ThrowOnError>): RequestResult<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError> => (options?.client ?? client).post<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/keys',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Revoke an /llm API key
+ *
+ * Designed. The key stops working at once (every use checks it). Revoking twice is fine.
+ */
+export const revokeLlmKey = <ThrowOnError extends boolean = false>(options: Options<RevokeLlmKeyData, ThrowOnError>): RequestResult<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/keys/{key_id}',
+    ...options
+});
+
+/**
+ * OpenAI-compatible chat completions (JSON or SSE)
+ *
+ * Designed: OpenAI's `POST /v1/chat/completions`, proxied to the model server's OpenAI-compatible API.
+ * `stream: true` answers `text/event-stream` (`data: {chunk}` events, then `data: [DONE]`) passed on as
+ * the model server produces it. `model` is a model of the model server or a marketplace agent id (its
+ * model, its instructions as the first system message). A cost call (quota). Errors produced by the
+ * model server or about the model are in OpenAI's shape (`OpenAiError`); the gateway's own request
+ * validation is the usual `Error`.
+ *
+ */
+export const openAiChatCompletions = <ThrowOnError extends boolean = false>(options: Options<OpenAiChatCompletionsData, ThrowOnError>): RequestResult<OpenAiChatCompletionsResponses, OpenAiChatCompletionsErrors, ThrowOnError> => (options.client ?? client).post<OpenAiChatCompletionsResponses, OpenAiChatCompletionsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/chat/completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * OpenAI-compatible (legacy) completions (JSON or SSE)
+ *
+ * Designed. OpenAI's `POST /v1/completions`, proxied like `/llm/v1/chat/completions`. A cost call.
+ */
+export const openAiCompletions = <ThrowOnError extends boolean = false>(options: Options<OpenAiCompletionsData, ThrowOnError>): RequestResult<OpenAiCompletionsResponses, OpenAiCompletionsErrors, ThrowOnError> => (options.client ?? client).post<OpenAiCompletionsResponses, OpenAiCompletionsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * OpenAI-compatible embeddings
+ *
+ * Designed. OpenAI's `POST /v1/embeddings`, proxied to the model server. A cost call.
+ */
+export const openAiEmbeddings = <ThrowOnError extends boolean = false>(options: Options<OpenAiEmbeddingsData, ThrowOnError>): RequestResult<OpenAiEmbeddingsResponses, OpenAiEmbeddingsErrors, ThrowOnError> => (options.client ?? client).post<OpenAiEmbeddingsResponses, OpenAiEmbeddingsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/embeddings',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * OpenAI-compatible model list
+ *
+ * Designed. The model server's models (`GET /v1/models`) followed by the marketplace agents, which are
+ * model names too (`owned_by: pay2store-agent`). Not a cost call.
+ *
+ */
+export const openAiModels = <ThrowOnError extends boolean = false>(options?: Options<OpenAiModelsData, ThrowOnError>): RequestResult<OpenAiModelsResponses, OpenAiModelsErrors, ThrowOnError> => (options?.client ?? client).get<OpenAiModelsResponses, OpenAiModelsErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/llm/v1/models',
+    ...options
+});
+
+/**
+ * One turn with an agent, with recall from the wallet's memory
+ *
+ * Designed (seed 000 §4.5 "/coreagent — agent interaction and memory logging"). The prompt is embedded
+ * (`SERVICE_LLM__MODELSERVER__EMBED_MODEL`); the wallet's `recall` closest memories (cosine similarity)
+ * are added to the agent's instructions and returned in `recalled`; the answer comes from the agent's
+ * model; the turn is logged as a memory of the agent, keyed by the prompt's embedding (`remember`
+ * false skips that). A cost call.
+ *
+ */
+export const coreAgentInteract = <ThrowOnError extends boolean = false>(options: Options<CoreAgentInteractData, ThrowOnError>): RequestResult<CoreAgentInteractResponses, CoreAgentInteractErrors, ThrowOnError> => (options.client ?? client).post<CoreAgentInteractResponses, CoreAgentInteractErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/coreagent/interact',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Log a memory
+ *
+ * Designed. Stores `text` (optionally for an `agent`) with its embedding in the wallet's memory, where
+ * `/coreagent/memories/search` and `/coreagent/interact` find it.
+ *
+ */
+export const logCoreAgentMemory = <ThrowOnError extends boolean = false>(options: Options<LogCoreAgentMemoryData, ThrowOnError>): RequestResult<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError> => (options.client ?? client).post<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/coreagent/memories',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Semantic search over the wallet's memories
+ *
+ * Designed. Embeds `query` and ranks the wallet's memories (logged here, by `/coreagent/interact`, or by
+ * `ingest` with `remember: true`; the 5,000 most recent) by cosine similarity, best first. Other wallets'
+ * memories are never searched.
+ *
+ */
+export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(options: Options<SearchCoreAgentMemoriesData, ThrowOnError>): RequestResult<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError> => (options.client ?? client).post<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/coreagent/memories/search',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -780,6 +1226,27 @@ export const llmCompletion = <ThrowOnError extends boolean = false>(options: Opt
  * 409 `payment_replayed`, 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the
  * 402 codes `wrong_asset`, `insufficient_amount`, `wrong_receiver`.
  *
+ * **Every 402 is actionable (designed).** A first quote and a refused payment alike answer the full
+ * `X402PaymentRequired` body — requirements at the current price, the reason in `error` (null on a
+ * first quote, else the code: `invalid_payment`, `insufficient_amount`, `expired_payment`, …) and in
+ * words in `message` — and `PAYMENT-REQUIRED` with the same JSON, so a client retries from the 402 alone.
+ *
+ * **Quotes hold (designed).** A price given in a 402 or by `GET /store/quote` is honoured for
+ * `SERVICE_STORAGE__QUOTE_VALIDITY_S` (300 s) even if the upstream's rates move: a payment covering it is
+ * accepted (and an Algorand note may bind it).
+ *
+ * **Upstream credit (designed).** Before anything is verified or settled the service checks that its
+ * prepaid upstream account can pay for the upload; when it cannot: 503 `upstream_credit_insufficient`
+ * (nothing charged; a top-up starts when configured).
+ *
+ * **x402 versions (designed).** Version 2 is the default. Version 1 is answered in v1 terms when the
+ * request announces it: an `X-PAYMENT` header carrying a v1 payload (`x402Version: 1`, v1 network name
+ * `base` or `ethereum`), or — for the v1 client's first request, which carries nothing a server could tell
+ * apart — the query parameter `x402Version=1`. v1 terms: `x402Version: 1`, only the requirements on
+ * networks every stock v1 client knows (`base`; `x402` 1.2 rejects a 402 naming a network it does not
+ * know, and v1 has no Algorand name), `error` always a string, the facilitator called with
+ * `x402Version: 1` and the v1 payload as sent, and `X-PAYMENT-RESPONSE` on success.
+ *
  */
 export const storeFile = <ThrowOnError extends boolean = false>(options: Options<StoreFileData, ThrowOnError>): RequestResult<StoreFileResponses, StoreFileErrors, ThrowOnError> => (options.client ?? client).post<StoreFileResponses, StoreFileErrors, ThrowOnError>({
     ...formDataBodySerializer,
@@ -791,6 +1258,33 @@ export const storeFile = <ThrowOnError extends boolean = false>(options: Options
         ...options.headers
     }
 });
+
+/**
+ * Price of storing N bytes, without uploading them
+ *
+ * Designed. Public. What `POST /store` would answer in its 402 for a file of `bytes` bytes — the same
+ * price formula (`price_usd = round(upstream_cost_usd × 1.25 + 0.005, 6)`), the same requirements,
+ * resource and extensions — plus `quote`: the amount, `price_usd` and until when this price is honoured
+ * (`SERVICE_STORAGE__QUOTE_VALIDITY_S`, 300 s). A `POST /store` payment made from these requirements for
+ * a file of the same size is accepted within that time even if the upstream's rates move.
+ * `PAYMENT-REQUIRED` carries the same requirements, so a stock x402 client builds its payment from this
+ * answer as from a 402. The Algorand requirement asks for the request binding as on `/store`: the note
+ * is computed over the file's own SHA-256, which the payer knows.
+ *
+ */
+export const quoteStore = <ThrowOnError extends boolean = false>(options: Options<QuoteStoreData, ThrowOnError>): RequestResult<QuoteStoreResponses, QuoteStoreErrors, ThrowOnError> => (options.client ?? client).get<QuoteStoreResponses, QuoteStoreErrors, ThrowOnError>({ url: '/store/quote', ...options });
+
+/**
+ * x402 discovery document
+ *
+ * Designed. Public. The paid resources of this service for x402 discovery services and agents: the
+ * x402scan-style `{version: 1, resources: [url…]}` list, and per resource (`items`) its method, the
+ * x402 versions it speaks, every way to pay it (scheme, network, asset, pay-to, timeout, `extra`), the
+ * price rule (the formula, its floor, the quote URL and the price of 1 MiB now) and the Bazaar discovery
+ * extension it declares in its 402.
+ *
+ */
+export const getX402Discovery = <ThrowOnError extends boolean = false>(options?: Options<GetX402DiscoveryData, ThrowOnError>): RequestResult<GetX402DiscoveryResponses, GetX402DiscoveryErrors, ThrowOnError> => (options?.client ?? client).get<GetX402DiscoveryResponses, GetX402DiscoveryErrors, ThrowOnError>({ url: '/.well-known/x402', ...options });
 
 /**
  * State of a paid upload

@@ -411,7 +411,29 @@ export type HealthDetailed = {
         database: HealthCheck;
         modelserver: HealthCheck;
         catalogue_log: HealthCheck;
+        storage_upstream?: HealthCheck;
+        facilitator?: HealthCheck;
+        algod?: HealthCheck;
+        upstream_credit?: UpstreamCreditCheck;
     };
+};
+
+/**
+ * Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a
+ * `storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when
+ * the balance could not be read.
+ *
+ */
+export type UpstreamCreditCheck = {
+    status: 'ok' | 'low' | 'down';
+    latency_ms: number;
+    detail?: string;
+    balance_winc?: AtomicAmount;
+    low_winc?: AtomicAmount;
+    /**
+     * Whether automatic top-up is configured.
+     */
+    top_up?: boolean;
 };
 
 /**
@@ -508,6 +530,15 @@ export type MarketplaceCallRequest = {
     agent: MarketplaceAgentId;
     prompt: string;
     model?: ModelName;
+    /**
+     * Designed. `true` answers `application/x-ndjson`: one ``MarketplaceCallChunk`` per line as the model server
+     * produces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,
+     * invalid option) or an unreachable model server is still a 400 / 502 before the first line; a
+     * failure after it ends the stream with one `Error` line. Closing the connection stops the
+     * generation on the model server.
+     *
+     */
+    stream?: boolean;
 };
 
 /**
@@ -555,7 +586,9 @@ export type CeoStatus = {
 /**
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`. Payloads per kind: `asyncapi/events.yaml`.
+ * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:
+ * `asyncapi/events.yaml`.
  *
  */
 export type CatalogueKind = string;
@@ -682,12 +715,21 @@ export type LlmMessage = {
 };
 
 /**
- * Designed. Minimal subset of the model server's chat request (never streamed).
+ * Designed. Subset of the model server's chat request.
  */
 export type LlmChatRequest = {
     model?: ModelName;
     messages: Array<LlmMessage>;
     options?: LlmOptions;
+    /**
+     * Designed. `true` answers `application/x-ndjson`: one ``LlmChatChunk`` per line as the model server
+     * produces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,
+     * invalid option) or an unreachable model server is still a 400 / 502 before the first line; a
+     * failure after it ends the stream with one `Error` line. Closing the connection stops the
+     * generation on the model server.
+     *
+     */
+    stream?: boolean;
 };
 
 /**
@@ -706,13 +748,22 @@ export type LlmChatResult = {
 };
 
 /**
- * Designed. Minimal subset of the model server's generate request (never streamed).
+ * Designed. Subset of the model server's generate request.
  */
 export type LlmCompletionRequest = {
     model?: ModelName;
     prompt: string;
     system?: string;
     options?: LlmOptions;
+    /**
+     * Designed. `true` answers `application/x-ndjson`: one ``LlmCompletionChunk`` per line as the model server
+     * produces it, the last one with `done: true`, usage and durations (ms). A refusal (unknown model,
+     * invalid option) or an unreachable model server is still a 400 / 502 before the first line; a
+     * failure after it ends the stream with one `Error` line. Closing the connection stops the
+     * generation on the model server.
+     *
+     */
+    stream?: boolean;
 };
 
 /**
@@ -727,6 +778,331 @@ export type LlmCompletionResult = {
     total_duration_ms: number;
 };
 
+/**
+ * Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.
+ */
+export type LlmUsage = {
+    done_reason: string;
+    prompt_eval_count: number;
+    eval_count: number;
+    total_duration_ms: number;
+    load_duration_ms: number;
+    prompt_eval_duration_ms: number;
+    eval_duration_ms: number;
+};
+
+/**
+ * Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;
+ * the last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server
+ * produced the piece.
+ *
+ */
+export type LlmChatChunk = {
+    model: ModelName;
+    created_at: string;
+    message: {
+        role: 'assistant';
+        content: string;
+    };
+    done: boolean;
+};
+
+/**
+ * Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).
+ */
+export type LlmCompletionChunk = {
+    model: ModelName;
+    created_at: string;
+    response: string;
+    done: boolean;
+};
+
+/**
+ * Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).
+ */
+export type MarketplaceCallChunk = {
+    agent: MarketplaceAgentId;
+    model: ModelName;
+    created_at: string;
+    response: string;
+    done: boolean;
+};
+
+/**
+ * Designed. `model` defaults to the configured chat model.
+ */
+export type LlmTestRequest = {
+    model?: ModelName;
+};
+
+/**
+ * Designed. The model answered; `latency_ms` is the whole call as the gateway saw it.
+ */
+export type LlmTestResult = {
+    ok: true;
+    model: ModelName;
+    modelserver: string;
+    response: string;
+    eval_count: number;
+    latency_ms: number;
+};
+
+/**
+ * Designed. The model server's `GenerateRequest` fields the gateway passes on (see its document);
+ * `model` defaults to the configured chat model, `stream` to true.
+ *
+ */
+export type LlmGenerateRequest = {
+    model?: ModelName;
+    prompt: string;
+    suffix?: string;
+    system?: string;
+    template?: string;
+    raw?: boolean;
+    /**
+     * `json` or a JSON schema.
+     */
+    format?: 'json' | {
+        [key: string]: unknown;
+    };
+    stream?: boolean;
+    think?: boolean;
+    keep_alive?: string | number;
+    /**
+     * Ollama's model options (validated by the model server).
+     */
+    options?: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * Designed. The model server's `GenerateResponse`, as it sent it (durations in ns).
+ */
+export type LlmGenerateResult = {
+    model: string;
+    created_at: string;
+    response: string;
+    done: boolean;
+    [key: string]: unknown;
+};
+
+export type LlmKeyId = string;
+
+/**
+ * Designed. An /llm API key as listed (never the key itself; `prefix` tells keys apart).
+ */
+export type LlmKey = {
+    key_id: LlmKeyId;
+    name: string;
+    prefix: string;
+    created_at: EpochSeconds;
+    last_used_at: EpochSeconds | null;
+    revoked_at: EpochSeconds | null;
+};
+
+/**
+ * Designed. A new key (`LlmKey` fields) with the key itself — only here.
+ */
+export type LlmKeyCreated = {
+    key: string;
+    key_id: LlmKeyId;
+    name: string;
+    prefix: string;
+    created_at: EpochSeconds;
+    last_used_at: null;
+    revoked_at: null;
+};
+
+export type LlmKeyList = {
+    keys: Array<LlmKey>;
+};
+
+export type LlmKeyCreateRequest = {
+    name?: string;
+};
+
+/**
+ * OpenAI's error body, as the `openai` SDKs read it.
+ */
+export type OpenAiError = {
+    error: {
+        message: string;
+        type?: string;
+        param?: string | null;
+        code?: string | null;
+    };
+};
+
+/**
+ * OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
+ * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
+ *
+ */
+export type OpenAiChatCompletionRequest = {
+    model: ModelName;
+    messages: Array<{
+        role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+        [key: string]: unknown;
+    }>;
+    stream?: boolean;
+    max_tokens?: number | null;
+    max_completion_tokens?: number | null;
+    temperature?: number | null;
+    [key: string]: unknown;
+};
+
+/**
+ * OpenAI's (legacy) completion request; checked and passed on as the chat request is.
+ */
+export type OpenAiCompletionRequest = {
+    model: ModelName;
+    prompt: string | Array<string>;
+    stream?: boolean;
+    max_tokens?: number | null;
+    temperature?: number | null;
+    [key: string]: unknown;
+};
+
+/**
+ * OpenAI's embedding request.
+ */
+export type OpenAiEmbeddingRequest = {
+    model: ModelName;
+    input: string | Array<string>;
+    encoding_format?: 'float' | 'base64';
+    dimensions?: number;
+    [key: string]: unknown;
+};
+
+/**
+ * OpenAI's chat completion object, as the model server sent it.
+ */
+export type OpenAiChatCompletion = {
+    id: string;
+    object: 'chat.completion';
+    created: number;
+    model: string;
+    choices: Array<{
+        index: number;
+        message: {
+            role: 'assistant';
+            content?: string | null;
+        };
+        finish_reason?: string | null;
+    }>;
+    usage?: OpenAiUsage;
+};
+
+/**
+ * OpenAI's text completion object, as the model server sent it.
+ */
+export type OpenAiCompletion = {
+    id: string;
+    object: 'text_completion';
+    created: number;
+    model: string;
+    choices: Array<{
+        index: number;
+        text: string;
+        finish_reason?: string | null;
+    }>;
+    usage?: OpenAiUsage;
+};
+
+export type OpenAiUsage = {
+    prompt_tokens: number;
+    completion_tokens?: number;
+    total_tokens: number;
+};
+
+/**
+ * OpenAI's embedding list, as the model server sent it.
+ */
+export type OpenAiEmbeddingList = {
+    object: 'list';
+    model: string;
+    data: Array<{
+        object: 'embedding';
+        index: number;
+        embedding: Array<number> | string;
+    }>;
+    usage?: OpenAiUsage;
+};
+
+export type OpenAiModelList = {
+    object: 'list';
+    data: Array<{
+        id: string;
+        object: 'model';
+        created: number;
+        owned_by: string;
+    }>;
+};
+
+export type MemoryId = string;
+
+/**
+ * Designed. A memory and its cosine similarity to the query (−1…1).
+ */
+export type RecalledMemory = {
+    memory_id: MemoryId;
+    agent: MarketplaceAgentId | null;
+    /**
+     * The logged text, or the prompt of an interaction or ingest.
+     */
+    text: string;
+    /**
+     * The answer of an interaction or ingest (empty for a logged text).
+     */
+    response: string;
+    score: number;
+    created_at: EpochSeconds;
+};
+
+export type CoreAgentInteractRequest = {
+    agent: MarketplaceAgentId;
+    prompt: string;
+    /**
+     * How many memories to recall into the prompt.
+     */
+    recall?: number;
+    /**
+     * Log this turn as a memory.
+     */
+    remember?: boolean;
+};
+
+export type CoreAgentInteractResult = {
+    agent: MarketplaceAgentId;
+    model: ModelName;
+    response: string;
+    recalled: Array<RecalledMemory>;
+    memory_id?: MemoryId;
+    eval_count: number;
+    total_duration_ms: number;
+};
+
+export type CoreAgentMemoryRequest = {
+    text: string;
+    agent?: MarketplaceAgentId;
+};
+
+export type CoreAgentMemoryLogged = {
+    memory_id: MemoryId;
+    dimensions: number;
+};
+
+export type CoreAgentSearchRequest = {
+    query: string;
+    limit?: number;
+    agent?: MarketplaceAgentId;
+};
+
+export type CoreAgentSearchResult = {
+    memories: Array<RecalledMemory>;
+};
+
 export type StoreUpload = {
     /**
      * The bytes to store (at least 1 byte).
@@ -736,6 +1112,8 @@ export type StoreUpload = {
 
 /**
  * CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.
+ * In x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).
+ *
  */
 export type Network = string;
 
@@ -805,18 +1183,124 @@ export type AlgorandExtra = {
 };
 
 /**
- * The `/store` 402 quote (fixed by the specification). For `/store` `accepts` holds three
- * requirements in the order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`.
+ * The `/store` 402 body: the specification's `{x402Version, accepts, error}` and, in version 2, the
+ * x402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for
+ * discovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the
+ * order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`, and `error` is null on a first quote.
+ * Version 1 (designed, for v1 clients): only the `base` requirement, `error` always a string, no
+ * `resource`/`extensions`.
  *
  */
 export type X402PaymentRequired = {
     x402Version: 1 | 2;
-    accepts: [
-        PaymentRequirement,
-        PaymentRequirement,
-        PaymentRequirement
-    ];
+    /**
+     * Null on a first v2 quote; else why (`insufficient_amount`, `invalid_payment`, … — or the v1 text `X-PAYMENT header is required`).
+     */
     error: string | null;
+    /**
+     * Designed. `error` in words.
+     */
+    message?: string;
+    resource?: PaymentResource;
+    accepts: Array<PaymentRequirement>;
+    /**
+     * x402 v2 extensions; `bazaar` is the Bazaar discovery declaration (`{info, schema}`).
+     */
+    extensions?: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * Designed. x402 protocol version of the answer.
+ */
+export type X402VersionParam = 1 | 2;
+
+/**
+ * Designed. The 402 body `POST /store` would give for the size, plus `quote`.
+ */
+export type StoreQuote = {
+    x402Version: 1 | 2;
+    error: string | null;
+    message?: string;
+    resource?: PaymentResource;
+    accepts: Array<PaymentRequirement>;
+    extensions?: {
+        [key: string]: unknown;
+    };
+    quote: {
+        size_bytes: number;
+        amount: AtomicAmount;
+        /**
+         * `amount` ÷ 10⁶, shortest form with at least one fractional digit (as in the Algorand binding).
+         */
+        price_usd: string;
+        /**
+         * Epoch seconds until which a payment of `amount` for this size is accepted.
+         */
+        valid_until: number;
+        valid_for_s: number;
+    };
+};
+
+/**
+ * Designed. `GET /.well-known/x402`.
+ */
+export type X402Discovery = {
+    /**
+     * Version of this document's layout (the x402scan discovery document).
+     */
+    version: 1;
+    x402Version: 2;
+    resources: Array<string>;
+    instructions?: string;
+    items: Array<X402DiscoveryItem>;
+};
+
+export type X402DiscoveryItem = {
+    resource: string;
+    type: 'http';
+    method: string;
+    x402Versions: Array<1 | 2>;
+    /**
+     * Network names offered to v1 clients.
+     */
+    v1Networks?: Array<string>;
+    description: string;
+    /**
+     * Media type of the paid answer.
+     */
+    mimeType: string;
+    /**
+     * Every way to pay; the amount depends on the size (see `price`).
+     */
+    accepts: Array<{
+        scheme: 'exact';
+        network: Network;
+        asset: string;
+        payTo: string;
+        maxTimeoutSeconds: number;
+        extra: EvmAssetDomain | AlgorandExtra | null;
+    }>;
+    price: {
+        unit: 'byte';
+        currency: 'USD';
+        decimals: 6;
+        formula: string;
+        minimum_amount: AtomicAmount;
+        /**
+         * URL template of `GET /store/quote` (`{bytes}`).
+         */
+        quote_url: string;
+        quote_validity_s?: number;
+        example: {
+            size_bytes: number;
+            amount: AtomicAmount;
+        };
+    };
+    extensions: {
+        [key: string]: unknown;
+    };
 };
 
 export type PaymentResource = {
@@ -2347,8 +2831,8 @@ export type EvolveAgentErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2414,8 +2898,8 @@ export type ListModelServerModelsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2474,8 +2958,8 @@ export type CallMarketplaceAgentErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2530,8 +3014,8 @@ export type IngestModelServerPromptErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -2965,8 +3449,8 @@ export type CreateCoordinatorTaskErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3029,8 +3513,8 @@ export type ConveneBoardroomErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3089,8 +3573,8 @@ export type LlmChatErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3149,8 +3633,8 @@ export type LlmCompletionErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server could not be reached (connection refused, down), did not answer within
-     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS`, answered 5xx, or answered something that is not what its
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      *
      */
@@ -3167,6 +3651,629 @@ export type LlmCompletionResponses = {
 };
 
 export type LlmCompletionResponse = LlmCompletionResponses[keyof LlmCompletionResponses];
+
+export type TestLlmData = {
+    body?: LlmTestRequest;
+    path?: never;
+    query?: never;
+    url: '/llm/test';
+};
+
+export type TestLlmErrors = {
+    /**
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
+     */
+    502: Error;
+};
+
+export type TestLlmError = TestLlmErrors[keyof TestLlmErrors];
+
+export type TestLlmResponses = {
+    /**
+     * The model answered.
+     */
+    200: LlmTestResult;
+};
+
+export type TestLlmResponse = TestLlmResponses[keyof TestLlmResponses];
+
+export type LlmGenerateData = {
+    body: LlmGenerateRequest;
+    path?: never;
+    query?: never;
+    url: '/llm/generate';
+};
+
+export type LlmGenerateErrors = {
+    /**
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed body. The session's quota on cost endpoints is used up.
+     */
+    402: QuotaExceeded;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
+     */
+    502: Error;
+};
+
+export type LlmGenerateError = LlmGenerateErrors[keyof LlmGenerateErrors];
+
+export type LlmGenerateResponses = {
+    /**
+     * Ollama's generate reply (`stream` false) or its NDJSON stream.
+     */
+    200: LlmGenerateResult;
+};
+
+export type LlmGenerateResponse = LlmGenerateResponses[keyof LlmGenerateResponses];
+
+export type ListLlmKeysData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/llm/keys';
+};
+
+export type ListLlmKeysErrors = {
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type ListLlmKeysError = ListLlmKeysErrors[keyof ListLlmKeysErrors];
+
+export type ListLlmKeysResponses = {
+    /**
+     * Keys.
+     */
+    200: LlmKeyList;
+};
+
+export type ListLlmKeysResponse = ListLlmKeysResponses[keyof ListLlmKeysResponses];
+
+export type CreateLlmKeyData = {
+    body?: LlmKeyCreateRequest;
+    path?: never;
+    query?: never;
+    url: '/llm/keys';
+};
+
+export type CreateLlmKeyErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type CreateLlmKeyError = CreateLlmKeyErrors[keyof CreateLlmKeyErrors];
+
+export type CreateLlmKeyResponses = {
+    /**
+     * The key (shown once).
+     */
+    201: LlmKeyCreated;
+};
+
+export type CreateLlmKeyResponse = CreateLlmKeyResponses[keyof CreateLlmKeyResponses];
+
+export type RevokeLlmKeyData = {
+    body?: never;
+    path: {
+        key_id: LlmKeyId;
+    };
+    query?: never;
+    url: '/llm/keys/{key_id}';
+};
+
+export type RevokeLlmKeyErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * No such key for this wallet.
+     */
+    404: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type RevokeLlmKeyError = RevokeLlmKeyErrors[keyof RevokeLlmKeyErrors];
+
+export type RevokeLlmKeyResponses = {
+    /**
+     * The revoked key.
+     */
+    200: LlmKey;
+};
+
+export type RevokeLlmKeyResponse = RevokeLlmKeyResponses[keyof RevokeLlmKeyResponses];
+
+export type OpenAiChatCompletionsData = {
+    body: OpenAiChatCompletionRequest;
+    path?: never;
+    query?: never;
+    url: '/llm/v1/chat/completions';
+};
+
+export type OpenAiChatCompletionsErrors = {
+    /**
+     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
+     * server refused it (OpenAI's shape, passed on).
+     *
+     */
+    400: Error | OpenAiError;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed body. The session's quota on cost endpoints is used up.
+     */
+    402: QuotaExceeded;
+    /**
+     * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
+     */
+    404: OpenAiError | Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     */
+    502: OpenAiError;
+};
+
+export type OpenAiChatCompletionsError = OpenAiChatCompletionsErrors[keyof OpenAiChatCompletionsErrors];
+
+export type OpenAiChatCompletionsResponses = {
+    /**
+     * Completion, or its SSE stream.
+     */
+    200: OpenAiChatCompletion;
+};
+
+export type OpenAiChatCompletionsResponse = OpenAiChatCompletionsResponses[keyof OpenAiChatCompletionsResponses];
+
+export type OpenAiCompletionsData = {
+    body: OpenAiCompletionRequest;
+    path?: never;
+    query?: never;
+    url: '/llm/v1/completions';
+};
+
+export type OpenAiCompletionsErrors = {
+    /**
+     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
+     * server refused it (OpenAI's shape, passed on).
+     *
+     */
+    400: Error | OpenAiError;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed body. The session's quota on cost endpoints is used up.
+     */
+    402: QuotaExceeded;
+    /**
+     * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
+     */
+    404: OpenAiError | Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     */
+    502: OpenAiError;
+};
+
+export type OpenAiCompletionsError = OpenAiCompletionsErrors[keyof OpenAiCompletionsErrors];
+
+export type OpenAiCompletionsResponses = {
+    /**
+     * Completion, or its SSE stream.
+     */
+    200: OpenAiCompletion;
+};
+
+export type OpenAiCompletionsResponse = OpenAiCompletionsResponses[keyof OpenAiCompletionsResponses];
+
+export type OpenAiEmbeddingsData = {
+    body: OpenAiEmbeddingRequest;
+    path?: never;
+    query?: never;
+    url: '/llm/v1/embeddings';
+};
+
+export type OpenAiEmbeddingsErrors = {
+    /**
+     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
+     * server refused it (OpenAI's shape, passed on).
+     *
+     */
+    400: Error | OpenAiError;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed body. The session's quota on cost endpoints is used up.
+     */
+    402: QuotaExceeded;
+    /**
+     * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
+     */
+    404: OpenAiError | Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     */
+    502: OpenAiError;
+};
+
+export type OpenAiEmbeddingsError = OpenAiEmbeddingsErrors[keyof OpenAiEmbeddingsErrors];
+
+export type OpenAiEmbeddingsResponses = {
+    /**
+     * Embeddings.
+     */
+    200: OpenAiEmbeddingList;
+};
+
+export type OpenAiEmbeddingsResponse = OpenAiEmbeddingsResponses[keyof OpenAiEmbeddingsResponses];
+
+export type OpenAiModelsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/llm/v1/models';
+};
+
+export type OpenAiModelsErrors = {
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     */
+    502: OpenAiError;
+};
+
+export type OpenAiModelsError = OpenAiModelsErrors[keyof OpenAiModelsErrors];
+
+export type OpenAiModelsResponses = {
+    /**
+     * Models.
+     */
+    200: OpenAiModelList;
+};
+
+export type OpenAiModelsResponse = OpenAiModelsResponses[keyof OpenAiModelsResponses];
+
+export type CoreAgentInteractData = {
+    body: CoreAgentInteractRequest;
+    path?: never;
+    query?: never;
+    url: '/coreagent/interact';
+};
+
+export type CoreAgentInteractErrors = {
+    /**
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed body. The session's quota on cost endpoints is used up.
+     */
+    402: QuotaExceeded;
+    /**
+     * Unknown marketplace agent.
+     */
+    404: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
+     */
+    502: Error;
+};
+
+export type CoreAgentInteractError = CoreAgentInteractErrors[keyof CoreAgentInteractErrors];
+
+export type CoreAgentInteractResponses = {
+    /**
+     * The agent's answer and what it recalled.
+     */
+    200: CoreAgentInteractResult;
+};
+
+export type CoreAgentInteractResponse = CoreAgentInteractResponses[keyof CoreAgentInteractResponses];
+
+export type LogCoreAgentMemoryData = {
+    body: CoreAgentMemoryRequest;
+    path?: never;
+    query?: never;
+    url: '/coreagent/memories';
+};
+
+export type LogCoreAgentMemoryErrors = {
+    /**
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Unknown marketplace agent.
+     */
+    404: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
+     */
+    502: Error;
+};
+
+export type LogCoreAgentMemoryError = LogCoreAgentMemoryErrors[keyof LogCoreAgentMemoryErrors];
+
+export type LogCoreAgentMemoryResponses = {
+    /**
+     * Stored.
+     */
+    201: CoreAgentMemoryLogged;
+};
+
+export type LogCoreAgentMemoryResponse = LogCoreAgentMemoryResponses[keyof LogCoreAgentMemoryResponses];
+
+export type SearchCoreAgentMemoriesData = {
+    body: CoreAgentSearchRequest;
+    path?: never;
+    query?: never;
+    url: '/coreagent/memories/search';
+};
+
+export type SearchCoreAgentMemoriesErrors = {
+    /**
+     * The request does not match this document (`invalid_request`), or (designed) the model server refused
+     * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
+     * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     *
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server could not be reached (connection refused, down), sent nothing for
+     * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
+     * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     *
+     */
+    502: Error;
+};
+
+export type SearchCoreAgentMemoriesError = SearchCoreAgentMemoriesErrors[keyof SearchCoreAgentMemoriesErrors];
+
+export type SearchCoreAgentMemoriesResponses = {
+    /**
+     * Closest memories.
+     */
+    200: CoreAgentSearchResult;
+};
+
+export type SearchCoreAgentMemoriesResponse = SearchCoreAgentMemoriesResponses[keyof SearchCoreAgentMemoriesResponses];
 
 export type StoreFileData = {
     body: StoreUpload;
@@ -3191,7 +4298,15 @@ export type StoreFileData = {
         'X-SVC-Tag-App'?: string;
     };
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * Designed. The x402 version of the answer to a request without payment: `1` gives the v1 402 (for
+         * v1 clients, whose first request cannot be told apart otherwise). A payment header's own
+         * `x402Version` wins.
+         *
+         */
+        x402Version?: X402VersionParam;
+    };
     url: '/store';
 };
 
@@ -3211,13 +4326,14 @@ export type StoreFileErrors = {
      */
     400: Error;
     /**
-     * Payment required. Without a payment header: the quote (`X402PaymentRequired`) and the
-     * `PAYMENT-REQUIRED` header (base64 of the same JSON). With a rejected payment: an `Error`
-     * (`invalid_payment`, `request_hash_mismatch`, `expired_payment`; designed `wrong_asset`,
-     * `insufficient_amount`, `wrong_receiver`) and no header.
+     * Payment required — always the `X402PaymentRequired` body and `PAYMENT-REQUIRED` (base64 of the same
+     * JSON). Without a payment header: the quote, `error: null` (v2). With a refused payment: the same
+     * requirements and the reason in `error` — `invalid_payment`, `request_hash_mismatch`,
+     * `expired_payment`; designed `wrong_asset`, `insufficient_amount`, `wrong_receiver` — with a
+     * human-readable `message`. A client can retry from any of these answers alone.
      *
      */
-    402: X402PaymentRequired | Error;
+    402: X402PaymentRequired;
     /**
      * Designed. The settlement transaction or the payer's EIP-3009 nonce was already used.
      */
@@ -3250,7 +4366,10 @@ export type StoreFileErrors = {
      * Designed. Paid storage is not configured on this deployment: a payment setting is unset
      * (`details.missing` lists which of `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`,
      * `FACILITATOR_TOKEN`; the asset settings default to the canonical USDC). Answered
-     * after the body is read and before any quote; nothing is charged.
+     * after the body is read and before any quote; nothing is charged. Or
+     * `upstream_credit_insufficient`: the service's prepaid upstream account cannot pay for this upload
+     * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
+     * payment is verified or settled, so nothing is charged — retry after the automatic top-up.
      *
      */
     503: Error;
@@ -3260,7 +4379,10 @@ export type StoreFileError = StoreFileErrors[keyof StoreFileErrors];
 
 export type StoreFileResponses = {
     /**
-     * Stored. `PAYMENT-RESPONSE` carries the same result base64-encoded.
+     * Stored. `PAYMENT-RESPONSE` carries the same result base64-encoded (with the x402 settle fields
+     * `success`, `transaction`, `network`, `payer` at the top level); a v1 payer also gets
+     * `X-PAYMENT-RESPONSE` (the same, `network` under its v1 name).
+     *
      */
     200: UploadResult;
     /**
@@ -3272,6 +4394,93 @@ export type StoreFileResponses = {
 };
 
 export type StoreFileResponse = StoreFileResponses[keyof StoreFileResponses];
+
+export type QuoteStoreData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * Size of the file to store, in bytes.
+         */
+        bytes: number;
+        /**
+         * Media type the file will be sent with (its part's `Content-Type`); default `application/octet-stream`.
+         */
+        mime_type?: string;
+        /**
+         * The x402 version of the answer (`1`: the v1 requirements, as `POST /store?x402Version=1`).
+         */
+        x402Version?: X402VersionParam;
+    };
+    url: '/store/quote';
+};
+
+export type QuoteStoreErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * `bytes` exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`).
+     */
+    413: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * The upstream's prices (`storage_upstream_failed`) or the Algorand node's genesis (`ledger_node_unavailable`) could not be read.
+     */
+    502: Error;
+    /**
+     * Paid storage is not configured (`storage_not_configured`) or the upstream credit cannot pay for `bytes` bytes (`upstream_credit_insufficient`).
+     */
+    503: Error;
+};
+
+export type QuoteStoreError = QuoteStoreErrors[keyof QuoteStoreErrors];
+
+export type QuoteStoreResponses = {
+    /**
+     * The requirements for `bytes` bytes and how long they hold.
+     */
+    200: StoreQuote;
+};
+
+export type QuoteStoreResponse = QuoteStoreResponses[keyof QuoteStoreResponses];
+
+export type GetX402DiscoveryData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/x402';
+};
+
+export type GetX402DiscoveryErrors = {
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * The upstream's prices or the Algorand node could not be read.
+     */
+    502: Error;
+    /**
+     * Paid storage is not configured (`storage_not_configured`).
+     */
+    503: Error;
+};
+
+export type GetX402DiscoveryError = GetX402DiscoveryErrors[keyof GetX402DiscoveryErrors];
+
+export type GetX402DiscoveryResponses = {
+    /**
+     * The discovery document.
+     */
+    200: X402Discovery;
+};
+
+export type GetX402DiscoveryResponse = GetX402DiscoveryResponses[keyof GetX402DiscoveryResponses];
 
 export type GetUploadData = {
     body?: never;

@@ -341,18 +341,6 @@ export const zHealthCheck = z.object({
 });
 
 /**
- * Designed. Readiness with one check per dependency.
- */
-export const zHealthDetailed = z.object({
-    status: z.enum(['ok', 'degraded']),
-    checks: z.object({
-        database: zHealthCheck,
-        modelserver: zHealthCheck,
-        catalogue_log: zHealthCheck
-    })
-});
-
-/**
  * Designed marketplace agent record.
  */
 export const zAgent = z.object({
@@ -449,7 +437,8 @@ export const zModelServerModels = z.object({
 export const zMarketplaceCallRequest = z.object({
     agent: zMarketplaceAgentId,
     prompt: z.string().min(1).max(16000),
-    model: zModelName.optional()
+    model: zModelName.optional(),
+    stream: z.boolean().optional().default(false)
 });
 
 /**
@@ -491,7 +480,9 @@ export const zCeoStatus = z.object({
 /**
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`. Payloads per kind: `asyncapi/events.yaml`.
+ * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:
+ * `asyncapi/events.yaml`.
  *
  */
 export const zCatalogueKind = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/);
@@ -610,12 +601,13 @@ export const zLlmMessage = z.object({
 });
 
 /**
- * Designed. Minimal subset of the model server's chat request (never streamed).
+ * Designed. Subset of the model server's chat request.
  */
 export const zLlmChatRequest = z.object({
     model: zModelName.optional(),
     messages: z.array(zLlmMessage).min(1).max(64),
-    options: zLlmOptions.optional()
+    options: zLlmOptions.optional(),
+    stream: z.boolean().optional().default(false)
 });
 
 /**
@@ -634,13 +626,14 @@ export const zLlmChatResult = z.object({
 });
 
 /**
- * Designed. Minimal subset of the model server's generate request (never streamed).
+ * Designed. Subset of the model server's generate request.
  */
 export const zLlmCompletionRequest = z.object({
     model: zModelName.optional(),
     prompt: z.string().min(1).max(32000),
     system: z.string().max(8000).optional(),
-    options: zLlmOptions.optional()
+    options: zLlmOptions.optional(),
+    stream: z.boolean().optional().default(false)
 });
 
 /**
@@ -655,19 +648,375 @@ export const zLlmCompletionResult = z.object({
     total_duration_ms: z.number().gte(0)
 });
 
+/**
+ * Designed. Usage and durations (ms) of a finished generation, on the final chunk of a stream.
+ */
+export const zLlmUsage = z.object({
+    done_reason: z.string(),
+    prompt_eval_count: z.int().gte(0),
+    eval_count: z.int().gte(0),
+    total_duration_ms: z.number().gte(0),
+    load_duration_ms: z.number().gte(0),
+    prompt_eval_duration_ms: z.number().gte(0),
+    eval_duration_ms: z.number().gte(0)
+});
+
+/**
+ * Designed. One line of a streamed `/llm/chat`: `message.content` is the next piece of the reply;
+ * the last line has `done: true` and the `LlmUsage` fields. `created_at` is when the model server
+ * produced the piece.
+ *
+ */
+export const zLlmChatChunk = z.object({
+    model: zModelName,
+    created_at: z.iso.datetime(),
+    message: z.object({
+        role: z.literal('assistant'),
+        content: z.string()
+    }),
+    done: z.boolean()
+});
+
+/**
+ * Designed. One line of a streamed `/llm/completion` (see `LlmChatChunk`; `response` is the next piece).
+ */
+export const zLlmCompletionChunk = z.object({
+    model: zModelName,
+    created_at: z.iso.datetime(),
+    response: z.string(),
+    done: z.boolean()
+});
+
+/**
+ * Designed. One line of a streamed `/marketplace/agent/call` (see `LlmCompletionChunk`).
+ */
+export const zMarketplaceCallChunk = z.object({
+    agent: zMarketplaceAgentId,
+    model: zModelName,
+    created_at: z.iso.datetime(),
+    response: z.string(),
+    done: z.boolean()
+});
+
+/**
+ * Designed. `model` defaults to the configured chat model.
+ */
+export const zLlmTestRequest = z.object({
+    model: zModelName.optional()
+});
+
+/**
+ * Designed. The model answered; `latency_ms` is the whole call as the gateway saw it.
+ */
+export const zLlmTestResult = z.object({
+    ok: z.literal(true),
+    model: zModelName,
+    modelserver: z.url(),
+    response: z.string(),
+    eval_count: z.int().gte(0),
+    latency_ms: z.number().gte(0)
+});
+
+/**
+ * Designed. The model server's `GenerateRequest` fields the gateway passes on (see its document);
+ * `model` defaults to the configured chat model, `stream` to true.
+ *
+ */
+export const zLlmGenerateRequest = z.object({
+    model: zModelName.optional(),
+    prompt: z.string().max(32000),
+    suffix: z.string().max(8000).optional(),
+    system: z.string().max(8000).optional(),
+    template: z.string().max(8000).optional(),
+    raw: z.boolean().optional(),
+    format: z.union([
+        z.literal('json'),
+        z.record(z.string(), z.unknown())
+    ]).optional(),
+    stream: z.boolean().optional().default(true),
+    think: z.boolean().optional(),
+    keep_alive: z.union([
+        z.string().max(32),
+        z.number()
+    ]).optional(),
+    options: z.record(z.string(), z.unknown()).optional()
+});
+
+/**
+ * Designed. The model server's `GenerateResponse`, as it sent it (durations in ns).
+ */
+export const zLlmGenerateResult = z.object({
+    model: z.string(),
+    created_at: z.string(),
+    response: z.string(),
+    done: z.boolean()
+});
+
+export const zLlmKeyId = z.string().regex(/^key_[0-9A-HJKMNP-TV-Z]{26}$/);
+
+/**
+ * Designed. An /llm API key as listed (never the key itself; `prefix` tells keys apart).
+ */
+export const zLlmKey = z.object({
+    key_id: zLlmKeyId,
+    name: z.string(),
+    prefix: z.string().regex(/^sk-p2s-/),
+    created_at: zEpochSeconds,
+    last_used_at: zEpochSeconds.nullable(),
+    revoked_at: zEpochSeconds.nullable()
+});
+
+/**
+ * Designed. A new key (`LlmKey` fields) with the key itself — only here.
+ */
+export const zLlmKeyCreated = z.object({
+    key: z.string().regex(/^sk-p2s-[A-Za-z0-9_-]{43}$/),
+    key_id: zLlmKeyId,
+    name: z.string(),
+    prefix: z.string().regex(/^sk-p2s-/),
+    created_at: zEpochSeconds,
+    last_used_at: z.null(),
+    revoked_at: z.null()
+});
+
+export const zLlmKeyList = z.object({
+    keys: z.array(zLlmKey)
+});
+
+export const zLlmKeyCreateRequest = z.object({
+    name: z.string().min(1).max(128).optional().default('default')
+});
+
+/**
+ * OpenAI's error body, as the `openai` SDKs read it.
+ */
+export const zOpenAiError = z.object({
+    error: z.object({
+        message: z.string(),
+        type: z.string().optional(),
+        param: z.string().nullish(),
+        code: z.string().nullish()
+    })
+});
+
+/**
+ * OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
+ * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
+ *
+ */
+export const zOpenAiChatCompletionRequest = z.object({
+    model: zModelName,
+    messages: z.array(z.object({
+        role: z.enum([
+            'system',
+            'developer',
+            'user',
+            'assistant',
+            'tool'
+        ])
+    })).min(1).max(256),
+    stream: z.boolean().optional(),
+    max_tokens: z.int().gte(1).nullish(),
+    max_completion_tokens: z.int().gte(1).nullish(),
+    temperature: z.number().gte(0).lte(2).nullish()
+});
+
+/**
+ * OpenAI's (legacy) completion request; checked and passed on as the chat request is.
+ */
+export const zOpenAiCompletionRequest = z.object({
+    model: zModelName,
+    prompt: z.union([
+        z.string().max(32000),
+        z.array(z.string().max(32000)).max(16)
+    ]),
+    stream: z.boolean().optional(),
+    max_tokens: z.int().gte(1).nullish(),
+    temperature: z.number().gte(0).lte(2).nullish()
+});
+
+/**
+ * OpenAI's embedding request.
+ */
+export const zOpenAiEmbeddingRequest = z.object({
+    model: zModelName,
+    input: z.union([
+        z.string().max(32000),
+        z.array(z.string().max(32000)).min(1).max(256)
+    ]),
+    encoding_format: z.enum(['float', 'base64']).optional(),
+    dimensions: z.int().gte(1).optional()
+});
+
+export const zOpenAiUsage = z.object({
+    prompt_tokens: z.int().gte(0),
+    completion_tokens: z.int().gte(0).optional(),
+    total_tokens: z.int().gte(0)
+});
+
+/**
+ * OpenAI's chat completion object, as the model server sent it.
+ */
+export const zOpenAiChatCompletion = z.object({
+    id: z.string(),
+    object: z.literal('chat.completion'),
+    created: z.int(),
+    model: z.string(),
+    choices: z.array(z.object({
+        index: z.int(),
+        message: z.object({
+            role: z.literal('assistant'),
+            content: z.string().nullish()
+        }),
+        finish_reason: z.string().nullish()
+    })),
+    usage: zOpenAiUsage.optional()
+});
+
+/**
+ * OpenAI's text completion object, as the model server sent it.
+ */
+export const zOpenAiCompletion = z.object({
+    id: z.string(),
+    object: z.literal('text_completion'),
+    created: z.int(),
+    model: z.string(),
+    choices: z.array(z.object({
+        index: z.int(),
+        text: z.string(),
+        finish_reason: z.string().nullish()
+    })),
+    usage: zOpenAiUsage.optional()
+});
+
+/**
+ * OpenAI's embedding list, as the model server sent it.
+ */
+export const zOpenAiEmbeddingList = z.object({
+    object: z.literal('list'),
+    model: z.string(),
+    data: z.array(z.object({
+        object: z.literal('embedding'),
+        index: z.int(),
+        embedding: z.union([
+            z.array(z.number()),
+            z.string()
+        ])
+    })),
+    usage: zOpenAiUsage.optional()
+});
+
+export const zOpenAiModelList = z.object({
+    object: z.literal('list'),
+    data: z.array(z.object({
+        id: z.string(),
+        object: z.literal('model'),
+        created: z.int(),
+        owned_by: z.string()
+    }))
+});
+
+export const zMemoryId = z.string().regex(/^mem_[0-9A-HJKMNP-TV-Z]{26}$/);
+
+/**
+ * Designed. A memory and its cosine similarity to the query (−1…1).
+ */
+export const zRecalledMemory = z.object({
+    memory_id: zMemoryId,
+    agent: zMarketplaceAgentId.nullable(),
+    text: z.string(),
+    response: z.string(),
+    score: z.number().gte(-1).lte(1),
+    created_at: zEpochSeconds
+});
+
+export const zCoreAgentInteractRequest = z.object({
+    agent: zMarketplaceAgentId,
+    prompt: z.string().min(1).max(16000),
+    recall: z.int().gte(0).lte(20).optional().default(3),
+    remember: z.boolean().optional().default(true)
+});
+
+export const zCoreAgentInteractResult = z.object({
+    agent: zMarketplaceAgentId,
+    model: zModelName,
+    response: z.string(),
+    recalled: z.array(zRecalledMemory),
+    memory_id: zMemoryId.optional(),
+    eval_count: z.int().gte(0),
+    total_duration_ms: z.number().gte(0)
+});
+
+export const zCoreAgentMemoryRequest = z.object({
+    text: z.string().min(1).max(16000),
+    agent: zMarketplaceAgentId.optional()
+});
+
+export const zCoreAgentMemoryLogged = z.object({
+    memory_id: zMemoryId,
+    dimensions: z.int().gte(1)
+});
+
+export const zCoreAgentSearchRequest = z.object({
+    query: z.string().min(1).max(16000),
+    limit: z.int().gte(1).lte(50).optional().default(5),
+    agent: zMarketplaceAgentId.optional()
+});
+
+export const zCoreAgentSearchResult = z.object({
+    memories: z.array(zRecalledMemory)
+});
+
 export const zStoreUpload = z.object({
     file: z.string()
 });
 
 /**
  * CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.
+ * In x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).
+ *
  */
-export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/=_-]+)$/);
+export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/=_-]+|base|ethereum)$/);
 
 /**
  * Integer amount in atomic units (six decimals for USDC), as a decimal string.
  */
 export const zAtomicAmount = z.string().regex(/^(0|[1-9][0-9]*)$/);
+
+/**
+ * Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a
+ * `storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when
+ * the balance could not be read.
+ *
+ */
+export const zUpstreamCreditCheck = z.object({
+    status: z.enum([
+        'ok',
+        'low',
+        'down'
+    ]),
+    latency_ms: z.number().gte(0),
+    detail: z.string().optional(),
+    balance_winc: zAtomicAmount.optional(),
+    low_winc: zAtomicAmount.optional(),
+    top_up: z.boolean().optional()
+});
+
+/**
+ * Designed. Readiness with one check per dependency.
+ */
+export const zHealthDetailed = z.object({
+    status: z.enum(['ok', 'degraded']),
+    checks: z.object({
+        database: zHealthCheck,
+        modelserver: zHealthCheck,
+        catalogue_log: zHealthCheck,
+        storage_upstream: zHealthCheck.optional(),
+        facilitator: zHealthCheck.optional(),
+        algod: zHealthCheck.optional(),
+        upstream_credit: zUpstreamCreditCheck.optional()
+    })
+});
 
 export const zEvmAssetDomain = z.object({
     name: z.string(),
@@ -714,24 +1063,97 @@ export const zPaymentRequirement = z.object({
 });
 
 /**
- * The `/store` 402 quote (fixed by the specification). For `/store` `accepts` holds three
- * requirements in the order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`.
- *
+ * Designed. x402 protocol version of the answer.
  */
-export const zX402PaymentRequired = z.object({
-    x402Version: z.union([z.literal(1), z.literal(2)]).default(2),
-    accepts: z.tuple([
-        zPaymentRequirement,
-        zPaymentRequirement,
-        zPaymentRequirement
-    ]),
-    error: z.string().nullable()
+export const zX402VersionParam = z.union([z.literal(1), z.literal(2)]).default(2);
+
+export const zX402DiscoveryItem = z.object({
+    resource: z.url(),
+    type: z.literal('http'),
+    method: z.string(),
+    x402Versions: z.array(z.union([z.literal(1), z.literal(2)])),
+    v1Networks: z.array(z.string()).optional(),
+    description: z.string(),
+    mimeType: z.string(),
+    accepts: z.array(z.object({
+        scheme: z.literal('exact'),
+        network: zNetwork,
+        asset: z.string(),
+        payTo: z.string(),
+        maxTimeoutSeconds: z.int(),
+        extra: z.union([
+            zEvmAssetDomain,
+            zAlgorandExtra
+        ]).nullable()
+    })),
+    price: z.object({
+        unit: z.literal('byte'),
+        currency: z.literal('USD'),
+        decimals: z.literal(6),
+        formula: z.string(),
+        minimum_amount: zAtomicAmount,
+        quote_url: z.string(),
+        quote_validity_s: z.int().optional(),
+        example: z.object({
+            size_bytes: z.int(),
+            amount: zAtomicAmount
+        })
+    }),
+    extensions: z.record(z.string(), z.unknown())
+});
+
+/**
+ * Designed. `GET /.well-known/x402`.
+ */
+export const zX402Discovery = z.object({
+    version: z.literal(1),
+    x402Version: z.literal(2),
+    resources: z.array(z.url()),
+    instructions: z.string().optional(),
+    items: z.array(zX402DiscoveryItem)
 });
 
 export const zPaymentResource = z.object({
     url: z.url(),
     description: z.string(),
     mimeType: z.string()
+});
+
+/**
+ * The `/store` 402 body: the specification's `{x402Version, accepts, error}` and, in version 2, the
+ * x402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for
+ * discovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the
+ * order `eip155:8453`, `eip155:1`, `algorand:<genesis_hash>`, and `error` is null on a first quote.
+ * Version 1 (designed, for v1 clients): only the `base` requirement, `error` always a string, no
+ * `resource`/`extensions`.
+ *
+ */
+export const zX402PaymentRequired = z.object({
+    x402Version: z.union([z.literal(1), z.literal(2)]).default(2),
+    error: z.string().nullable(),
+    message: z.string().optional(),
+    resource: zPaymentResource.optional(),
+    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    extensions: z.record(z.string(), z.unknown()).optional()
+});
+
+/**
+ * Designed. The 402 body `POST /store` would give for the size, plus `quote`.
+ */
+export const zStoreQuote = z.object({
+    x402Version: z.union([z.literal(1), z.literal(2)]),
+    error: z.string().nullable(),
+    message: z.string().optional(),
+    resource: zPaymentResource.optional(),
+    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    extensions: z.record(z.string(), z.unknown()).optional(),
+    quote: z.object({
+        size_bytes: z.int().gte(1),
+        amount: zAtomicAmount,
+        price_usd: z.string().regex(/^[0-9]+\.[0-9]{1,6}$/),
+        valid_until: z.int(),
+        valid_for_s: z.int().gte(1)
+    })
 });
 
 /**
@@ -1279,6 +1701,88 @@ export const zLlmCompletionBody = zLlmCompletionRequest;
  */
 export const zLlmCompletionResponse = zLlmCompletionResult;
 
+export const zTestLlmBody = zLlmTestRequest;
+
+/**
+ * The model answered.
+ */
+export const zTestLlmResponse = zLlmTestResult;
+
+export const zLlmGenerateBody = zLlmGenerateRequest;
+
+/**
+ * Ollama's generate reply (`stream` false) or its NDJSON stream.
+ */
+export const zLlmGenerateResponse = zLlmGenerateResult;
+
+/**
+ * Keys.
+ */
+export const zListLlmKeysResponse = zLlmKeyList;
+
+export const zCreateLlmKeyBody = zLlmKeyCreateRequest;
+
+/**
+ * The key (shown once).
+ */
+export const zCreateLlmKeyResponse = zLlmKeyCreated;
+
+export const zRevokeLlmKeyPath = z.object({
+    key_id: zLlmKeyId
+});
+
+/**
+ * The revoked key.
+ */
+export const zRevokeLlmKeyResponse = zLlmKey;
+
+export const zOpenAiChatCompletionsBody = zOpenAiChatCompletionRequest;
+
+/**
+ * Completion, or its SSE stream.
+ */
+export const zOpenAiChatCompletionsResponse = zOpenAiChatCompletion;
+
+export const zOpenAiCompletionsBody = zOpenAiCompletionRequest;
+
+/**
+ * Completion, or its SSE stream.
+ */
+export const zOpenAiCompletionsResponse = zOpenAiCompletion;
+
+export const zOpenAiEmbeddingsBody = zOpenAiEmbeddingRequest;
+
+/**
+ * Embeddings.
+ */
+export const zOpenAiEmbeddingsResponse = zOpenAiEmbeddingList;
+
+/**
+ * Models.
+ */
+export const zOpenAiModelsResponse = zOpenAiModelList;
+
+export const zCoreAgentInteractBody = zCoreAgentInteractRequest;
+
+/**
+ * The agent's answer and what it recalled.
+ */
+export const zCoreAgentInteractResponse = zCoreAgentInteractResult;
+
+export const zLogCoreAgentMemoryBody = zCoreAgentMemoryRequest;
+
+/**
+ * Stored.
+ */
+export const zLogCoreAgentMemoryResponse = zCoreAgentMemoryLogged;
+
+export const zSearchCoreAgentMemoriesBody = zCoreAgentSearchRequest;
+
+/**
+ * Closest memories.
+ */
+export const zSearchCoreAgentMemoriesResponse = zCoreAgentSearchResult;
+
 export const zStoreFileBody = zStoreUpload;
 
 export const zStoreFileHeaders = z.object({
@@ -1287,10 +1791,30 @@ export const zStoreFileHeaders = z.object({
     'X-SVC-Tag-App': z.string().optional()
 });
 
+export const zStoreFileQuery = z.object({
+    x402Version: zX402VersionParam.optional()
+});
+
 export const zStoreFileResponse = z.union([
     zUploadResult,
     zUploadQueued
 ]);
+
+export const zQuoteStoreQuery = z.object({
+    bytes: z.int().gte(1).lte(1099511627776),
+    mime_type: z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/).optional(),
+    x402Version: zX402VersionParam.optional()
+});
+
+/**
+ * The requirements for `bytes` bytes and how long they hold.
+ */
+export const zQuoteStoreResponse = zStoreQuote;
+
+/**
+ * The discovery document.
+ */
+export const zGetX402DiscoveryResponse = zX402Discovery;
 
 export const zGetUploadPath = z.object({
     upload_id: zUploadId

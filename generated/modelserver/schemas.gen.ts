@@ -79,13 +79,12 @@ export const ThinkSchema = {
 
 export const ModelOptionsSchema = {
     type: 'object',
-    description: 'Runtime controls. The fields below are the documented ones; Ollama accepts further llama.cpp options\n(`repeat_penalty`, `num_thread`...), which this server accepts and ignores when it has no use for them.\n',
+    description: 'Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,\n`num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and\nwithout effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,\n`typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server\'s thread count is\n`MODELSERVER_THREADS`), and any other key Ollama accepts.\n',
     additionalProperties: true,
     properties: {
         seed: {
             type: 'integer',
-            default: 0,
-            description: 'Random seed; the same seed and options give the same output.'
+            description: 'Random seed; the same seed and options give the same output. Absent (or negative): a random seed per\nrequest, as Ollama.\n'
         },
         temperature: {
             type: 'number',
@@ -141,16 +140,26 @@ export const ModelOptionsSchema = {
             type: 'number'
         },
         repeat_last_n: {
-            type: 'integer'
+            type: 'integer',
+            minimum: -1,
+            default: 64,
+            description: 'How many recent tokens the repetition penalties look at; 0 turns them off, -1 is the whole context.'
         },
         repeat_penalty: {
-            type: 'number'
+            type: 'number',
+            minimum: 0,
+            default: 1,
+            description: 'Divides the logits of recently seen tokens (1 = off). The default is 1 on this server on every path\n(Ollama\'s is 1.1): set 1.1 for Ollama\'s sampling.\n'
         },
         presence_penalty: {
-            type: 'number'
+            type: 'number',
+            default: 0,
+            description: 'Subtracted once from the logit of every recently seen token (0 = off).'
         },
         frequency_penalty: {
-            type: 'number'
+            type: 'number',
+            default: 0,
+            description: 'Subtracted from a token\'s logit per recent occurrence (0 = off).'
         },
         num_batch: {
             type: 'integer'
@@ -1585,26 +1594,34 @@ export const ManifestSchema = {
 
 export const RegistryErrorSchema = {
     type: 'object',
+    description: 'The OCI distribution specification\'s error body, answered by every `/v2/...` route (also for paths and\nmethods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.\n',
+    'x-designed': true,
     required: [
         'errors'
     ],
     properties: {
         errors: {
             type: 'array',
+            minItems: 1,
             items: {
                 type: 'object',
                 required: [
                     'code',
-                    'message'
+                    'message',
+                    'detail'
                 ],
                 properties: {
                     code: {
-                        type: 'string'
+                        type: 'string',
+                        description: '`BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,\n`MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,\n`UNSUPPORTED`, or `UNKNOWN` (unexpected failure).\n',
+                        pattern: '^[A-Z_]+$'
                     },
                     message: {
                         type: 'string'
                     },
-                    detail: {}
+                    detail: {
+                        description: 'Context of the error (e.g. the digest or name refused).'
+                    }
                 }
             }
         }
@@ -1613,7 +1630,1279 @@ export const RegistryErrorSchema = {
         errors: [
             {
                 code: 'BLOB_UNKNOWN',
-                message: 'blob unknown to registry'
+                message: 'blob unknown to registry',
+                detail: {
+                    digest: 'sha256:6f2b1c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9'
+                }
+            }
+        ]
+    }
+} as const;
+
+export const OpenAIErrorSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'The error body of the `/v1` routes, as OpenAI and Ollama\'s compatibility layer send it. `type` is\n`invalid_request_error` (400), `not_found_error` (404) or `api_error`; `param` names the request field at\nfault when known; `code` is this server\'s error code when it has one.\n',
+    required: [
+        'error'
+    ],
+    properties: {
+        error: {
+            type: 'object',
+            required: [
+                'message',
+                'type',
+                'param',
+                'code'
+            ],
+            properties: {
+                message: {
+                    type: 'string'
+                },
+                type: {
+                    type: 'string'
+                },
+                param: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                code: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                }
+            }
+        }
+    },
+    example: {
+        error: {
+            message: 'model \'llama3:latest\' not found',
+            type: 'not_found_error',
+            param: null,
+            code: 'model_not_found'
+        }
+    }
+} as const;
+
+export const ChatCompletionStreamSchema = {
+    type: 'string',
+    'x-designed': true,
+    contentMediaType: 'text/event-stream',
+    description: 'Server-sent events (`text/event-stream`): each event is `data: <JSON>` followed by a blank line, the JSON\nof each event being a `ChatCompletionChunk` (the `contentSchema`); the stream ends with `data: [DONE]`. An\nerror after the stream started arrives as one `data: <OpenAIError>` event before it.\n',
+    contentSchema: {
+        $ref: '#/components/schemas/ChatCompletionChunk'
+    }
+} as const;
+
+export const CompletionStreamSchema = {
+    type: 'string',
+    'x-designed': true,
+    contentMediaType: 'text/event-stream',
+    description: 'Server-sent events as in `ChatCompletionStream`, each event\'s JSON a `CompletionChunk` (the\n`contentSchema`), then `data: [DONE]`.\n',
+    contentSchema: {
+        $ref: '#/components/schemas/CompletionChunk'
+    }
+} as const;
+
+export const OpenAIContentPartSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'A part of a message\'s content. Image parts need a model with the `vision` capability.',
+    required: [
+        'type'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'text',
+                'image_url'
+            ]
+        },
+        text: {
+            type: 'string'
+        },
+        image_url: {
+            type: 'object',
+            required: [
+                'url'
+            ],
+            properties: {
+                url: {
+                    type: 'string',
+                    description: 'A `data:image/...;base64,` URL.'
+                }
+            }
+        }
+    },
+    example: {
+        type: 'text',
+        text: 'Hello!'
+    }
+} as const;
+
+export const OpenAIToolCallSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'id',
+        'type',
+        'function'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        index: {
+            type: 'integer',
+            minimum: 0
+        },
+        type: {
+            type: 'string',
+            const: 'function'
+        },
+        function: {
+            type: 'object',
+            required: [
+                'name',
+                'arguments'
+            ],
+            properties: {
+                name: {
+                    type: 'string'
+                },
+                arguments: {
+                    type: 'string',
+                    description: 'The arguments as a JSON object text.'
+                }
+            }
+        }
+    },
+    example: {
+        id: 'call_k3v9x1q2',
+        index: 0,
+        type: 'function',
+        function: {
+            name: 'get_weather',
+            arguments: '{"city":"Paris"}'
+        }
+    }
+} as const;
+
+export const ChatCompletionMessageSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'A message of the conversation. `developer` is read as `system`.',
+    required: [
+        'role'
+    ],
+    properties: {
+        role: {
+            type: 'string',
+            enum: [
+                'system',
+                'developer',
+                'user',
+                'assistant',
+                'tool'
+            ]
+        },
+        content: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/OpenAIContentPart'
+                    }
+                }
+            ]
+        },
+        name: {
+            type: 'string'
+        },
+        tool_calls: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/OpenAIToolCall'
+            }
+        },
+        tool_call_id: {
+            type: 'string',
+            description: 'On `tool` messages, the id of the call this is the result of.'
+        },
+        reasoning: {
+            type: 'string',
+            description: 'A previous assistant message\'s reasoning trace.'
+        }
+    },
+    example: {
+        role: 'user',
+        content: 'Hello!'
+    }
+} as const;
+
+export const OpenAIToolSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'type',
+        'function'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            const: 'function'
+        },
+        function: {
+            type: 'object',
+            required: [
+                'name'
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1
+                },
+                description: {
+                    type: 'string'
+                },
+                parameters: {
+                    type: 'object',
+                    additionalProperties: true
+                },
+                strict: {
+                    type: [
+                        'boolean',
+                        'null'
+                    ]
+                }
+            }
+        }
+    },
+    example: {
+        type: 'function',
+        function: {
+            name: 'get_weather',
+            parameters: {
+                type: 'object',
+                properties: {
+                    city: {
+                        type: 'string'
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const StreamOptionsSchema = {
+    type: [
+        'object',
+        'null'
+    ],
+    'x-designed': true,
+    properties: {
+        include_usage: {
+            type: 'boolean',
+            description: 'One more chunk with empty `choices` and the `usage` before `[DONE]`.'
+        }
+    }
+} as const;
+
+export const StopSequencesSchema = {
+    'x-designed': true,
+    description: 'Up to 4 stop sequences.',
+    oneOf: [
+        {
+            type: 'string'
+        },
+        {
+            type: 'array',
+            maxItems: 4,
+            items: {
+                type: 'string'
+            }
+        },
+        {
+            type: 'null'
+        }
+    ]
+} as const;
+
+export const UsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'prompt_tokens',
+        'completion_tokens',
+        'total_tokens'
+    ],
+    properties: {
+        prompt_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        completion_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        total_tokens: {
+            type: 'integer',
+            minimum: 0
+        }
+    },
+    example: {
+        prompt_tokens: 20,
+        completion_tokens: 3,
+        total_tokens: 23
+    }
+} as const;
+
+export const FinishReasonSchema = {
+    type: 'string',
+    'x-designed': true,
+    enum: [
+        'stop',
+        'length',
+        'tool_calls'
+    ]
+} as const;
+
+export const ChatCompletionRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s chat completion request; fields not listed are accepted and ignored.',
+    required: [
+        'model',
+        'messages'
+    ],
+    additionalProperties: true,
+    properties: {
+        model: {
+            type: 'string',
+            minLength: 1
+        },
+        messages: {
+            type: 'array',
+            minItems: 1,
+            items: {
+                $ref: '#/components/schemas/ChatCompletionMessage'
+            }
+        },
+        stream: {
+            type: [
+                'boolean',
+                'null'
+            ],
+            default: false
+        },
+        stream_options: {
+            $ref: '#/components/schemas/StreamOptions'
+        },
+        max_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        max_completion_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        },
+        top_p: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 1
+        },
+        seed: {
+            type: [
+                'integer',
+                'null'
+            ]
+        },
+        stop: {
+            $ref: '#/components/schemas/StopSequences'
+        },
+        frequency_penalty: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: -2,
+            maximum: 2
+        },
+        presence_penalty: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: -2,
+            maximum: 2
+        },
+        n: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1,
+            maximum: 1,
+            description: 'Only one choice is generated.'
+        },
+        response_format: {
+            type: 'object',
+            required: [
+                'type'
+            ],
+            properties: {
+                type: {
+                    type: 'string',
+                    enum: [
+                        'text',
+                        'json_object',
+                        'json_schema'
+                    ]
+                },
+                json_schema: {
+                    type: 'object',
+                    required: [
+                        'name'
+                    ],
+                    properties: {
+                        name: {
+                            type: 'string'
+                        },
+                        description: {
+                            type: 'string'
+                        },
+                        schema: {
+                            type: 'object',
+                            additionalProperties: true
+                        },
+                        strict: {
+                            type: [
+                                'boolean',
+                                'null'
+                            ]
+                        }
+                    }
+                }
+            }
+        },
+        tools: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/OpenAITool'
+            }
+        },
+        tool_choice: {
+            oneOf: [
+                {
+                    type: 'string',
+                    enum: [
+                        'none',
+                        'auto',
+                        'required'
+                    ]
+                },
+                {
+                    type: 'object',
+                    required: [
+                        'type',
+                        'function'
+                    ],
+                    properties: {
+                        type: {
+                            type: 'string',
+                            const: 'function'
+                        },
+                        function: {
+                            type: 'object',
+                            required: [
+                                'name'
+                            ],
+                            properties: {
+                                name: {
+                                    type: 'string'
+                                }
+                            }
+                        }
+                    }
+                }
+            ]
+        },
+        reasoning_effort: {
+            type: [
+                'string',
+                'null'
+            ],
+            enum: [
+                'none',
+                'minimal',
+                'low',
+                'medium',
+                'high',
+                null
+            ],
+            description: '`none` → `think: false`; `minimal`/`low` → `low`; otherwise the level (models with `thinking`).'
+        }
+    },
+    example: {
+        model: 'svc-tiny-chat:latest',
+        messages: [
+            {
+                role: 'user',
+                content: 'Hello!'
+            }
+        ]
+    }
+} as const;
+
+export const ChatCompletionChoiceSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'index',
+        'message',
+        'finish_reason'
+    ],
+    properties: {
+        index: {
+            type: 'integer',
+            minimum: 0
+        },
+        message: {
+            type: 'object',
+            required: [
+                'role',
+                'content'
+            ],
+            properties: {
+                role: {
+                    type: 'string',
+                    const: 'assistant'
+                },
+                content: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                reasoning: {
+                    type: 'string'
+                },
+                tool_calls: {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/OpenAIToolCall'
+                    }
+                }
+            }
+        },
+        finish_reason: {
+            $ref: '#/components/schemas/FinishReason'
+        },
+        logprobs: {
+            type: 'null'
+        }
+    }
+} as const;
+
+export const ChatCompletionSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices',
+        'usage'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            pattern: '^chatcmpl-'
+        },
+        object: {
+            type: 'string',
+            const: 'chat.completion'
+        },
+        created: {
+            type: 'integer',
+            description: 'Unix seconds.'
+        },
+        model: {
+            type: 'string'
+        },
+        system_fingerprint: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 1,
+            items: {
+                $ref: '#/components/schemas/ChatCompletionChoice'
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/Usage'
+        }
+    },
+    example: {
+        id: 'chatcmpl-6f1c2a9e4b3d',
+        object: 'chat.completion',
+        created: 1767268800,
+        model: 'svc-tiny-chat:latest',
+        system_fingerprint: 'fp_ollama',
+        choices: [
+            {
+                index: 0,
+                message: {
+                    role: 'assistant',
+                    content: 'Hello.'
+                },
+                finish_reason: 'stop'
+            }
+        ],
+        usage: {
+            prompt_tokens: 20,
+            completion_tokens: 3,
+            total_tokens: 23
+        }
+    }
+} as const;
+
+export const ChatCompletionChunkSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'One event of a streamed chat completion. A tool call arrives whole in the chunk where it completes.',
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            pattern: '^chatcmpl-'
+        },
+        object: {
+            type: 'string',
+            const: 'chat.completion.chunk'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        system_fingerprint: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            maxItems: 1,
+            items: {
+                type: 'object',
+                required: [
+                    'index',
+                    'delta',
+                    'finish_reason'
+                ],
+                properties: {
+                    index: {
+                        type: 'integer',
+                        minimum: 0
+                    },
+                    delta: {
+                        type: 'object',
+                        properties: {
+                            role: {
+                                type: 'string',
+                                const: 'assistant'
+                            },
+                            content: {
+                                type: [
+                                    'string',
+                                    'null'
+                                ]
+                            },
+                            reasoning: {
+                                type: 'string'
+                            },
+                            tool_calls: {
+                                type: 'array',
+                                items: {
+                                    $ref: '#/components/schemas/OpenAIToolCall'
+                                }
+                            }
+                        }
+                    },
+                    finish_reason: {
+                        oneOf: [
+                            {
+                                $ref: '#/components/schemas/FinishReason'
+                            },
+                            {
+                                type: 'null'
+                            }
+                        ]
+                    },
+                    logprobs: {
+                        type: 'null'
+                    }
+                }
+            }
+        },
+        usage: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Usage'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    },
+    example: {
+        id: 'chatcmpl-6f1c2a9e4b3d',
+        object: 'chat.completion.chunk',
+        created: 1767268800,
+        model: 'svc-tiny-chat:latest',
+        system_fingerprint: 'fp_ollama',
+        choices: [
+            {
+                index: 0,
+                delta: {
+                    role: 'assistant',
+                    content: 'Hel'
+                },
+                finish_reason: null
+            }
+        ]
+    }
+} as const;
+
+export const CompletionRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s legacy completion request; fields not listed are accepted and ignored.',
+    required: [
+        'model',
+        'prompt'
+    ],
+    additionalProperties: true,
+    properties: {
+        model: {
+            type: 'string',
+            minLength: 1
+        },
+        prompt: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: 1,
+                    items: {
+                        type: 'string'
+                    }
+                }
+            ]
+        },
+        suffix: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        stream: {
+            type: [
+                'boolean',
+                'null'
+            ],
+            default: false
+        },
+        stream_options: {
+            $ref: '#/components/schemas/StreamOptions'
+        },
+        max_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1,
+            default: 16
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        },
+        top_p: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 1
+        },
+        seed: {
+            type: [
+                'integer',
+                'null'
+            ]
+        },
+        stop: {
+            $ref: '#/components/schemas/StopSequences'
+        },
+        frequency_penalty: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: -2,
+            maximum: 2
+        },
+        presence_penalty: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: -2,
+            maximum: 2
+        },
+        echo: {
+            type: [
+                'boolean',
+                'null'
+            ],
+            enum: [
+                false,
+                null
+            ]
+        },
+        n: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1,
+            maximum: 1
+        },
+        best_of: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1,
+            maximum: 1
+        },
+        logprobs: {
+            type: 'null'
+        }
+    },
+    example: {
+        model: 'svc-tiny-chat:latest',
+        prompt: 'Once upon a time',
+        max_tokens: 16
+    }
+} as const;
+
+export const CompletionChoiceSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'text',
+        'index',
+        'finish_reason'
+    ],
+    properties: {
+        text: {
+            type: 'string'
+        },
+        index: {
+            type: 'integer',
+            minimum: 0
+        },
+        logprobs: {
+            type: 'null'
+        },
+        finish_reason: {
+            oneOf: [
+                {
+                    type: 'string',
+                    enum: [
+                        'stop',
+                        'length'
+                    ]
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const CompletionSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices',
+        'usage'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            pattern: '^cmpl-'
+        },
+        object: {
+            type: 'string',
+            const: 'text_completion'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        system_fingerprint: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 1,
+            items: {
+                $ref: '#/components/schemas/CompletionChoice'
+            }
+        },
+        usage: {
+            $ref: '#/components/schemas/Usage'
+        }
+    },
+    example: {
+        id: 'cmpl-5e2d1c',
+        object: 'text_completion',
+        created: 1767268800,
+        model: 'svc-tiny-chat:latest',
+        system_fingerprint: 'fp_ollama',
+        choices: [
+            {
+                text: 'there lived a fox.',
+                index: 0,
+                finish_reason: 'stop'
+            }
+        ],
+        usage: {
+            prompt_tokens: 12,
+            completion_tokens: 6,
+            total_tokens: 18
+        }
+    }
+} as const;
+
+export const CompletionChunkSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'One event of a streamed completion (OpenAI sends `text_completion` as its `object` too).',
+    required: [
+        'id',
+        'object',
+        'created',
+        'model',
+        'choices'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            pattern: '^cmpl-'
+        },
+        object: {
+            type: 'string',
+            const: 'text_completion'
+        },
+        created: {
+            type: 'integer'
+        },
+        model: {
+            type: 'string'
+        },
+        system_fingerprint: {
+            type: 'string'
+        },
+        choices: {
+            type: 'array',
+            maxItems: 1,
+            items: {
+                $ref: '#/components/schemas/CompletionChoice'
+            }
+        },
+        usage: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Usage'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    },
+    example: {
+        id: 'cmpl-5e2d1c',
+        object: 'text_completion',
+        created: 1767268800,
+        model: 'svc-tiny-chat:latest',
+        choices: [
+            {
+                text: 'there',
+                index: 0,
+                finish_reason: null
+            }
+        ]
+    }
+} as const;
+
+export const EmbeddingRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'OpenAI\'s embedding request (text inputs; token arrays are refused). Fields not listed are ignored.',
+    required: [
+        'model',
+        'input'
+    ],
+    additionalProperties: true,
+    properties: {
+        model: {
+            type: 'string',
+            minLength: 1
+        },
+        input: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    minItems: 1,
+                    items: {
+                        type: 'string'
+                    }
+                }
+            ]
+        },
+        encoding_format: {
+            type: 'string',
+            enum: [
+                'float',
+                'base64'
+            ],
+            default: 'float'
+        },
+        dimensions: {
+            type: 'integer',
+            minimum: 1
+        }
+    },
+    example: {
+        model: 'svc-tiny-embed:latest',
+        input: 'hello'
+    }
+} as const;
+
+export const EmbeddingListSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'object',
+        'data',
+        'model',
+        'usage'
+    ],
+    properties: {
+        object: {
+            type: 'string',
+            const: 'list'
+        },
+        data: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'object',
+                    'embedding',
+                    'index'
+                ],
+                properties: {
+                    object: {
+                        type: 'string',
+                        const: 'embedding'
+                    },
+                    embedding: {
+                        oneOf: [
+                            {
+                                type: 'array',
+                                items: {
+                                    type: 'number'
+                                }
+                            },
+                            {
+                                type: 'string',
+                                contentEncoding: 'base64',
+                                description: 'Little-endian float32 values, base64 (`encoding_format` `base64`).'
+                            }
+                        ]
+                    },
+                    index: {
+                        type: 'integer',
+                        minimum: 0
+                    }
+                }
+            }
+        },
+        model: {
+            type: 'string'
+        },
+        usage: {
+            type: 'object',
+            required: [
+                'prompt_tokens',
+                'total_tokens'
+            ],
+            properties: {
+                prompt_tokens: {
+                    type: 'integer',
+                    minimum: 0
+                },
+                total_tokens: {
+                    type: 'integer',
+                    minimum: 0
+                }
+            }
+        }
+    },
+    example: {
+        object: 'list',
+        data: [
+            {
+                object: 'embedding',
+                embedding: [
+                    0.5,
+                    -0.5,
+                    0.5,
+                    -0.5
+                ],
+                index: 0
+            }
+        ],
+        model: 'svc-tiny-embed:latest',
+        usage: {
+            prompt_tokens: 2,
+            total_tokens: 2
+        }
+    }
+} as const;
+
+export const OpenAIModelSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'id',
+        'object',
+        'created',
+        'owned_by'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        object: {
+            type: 'string',
+            const: 'model'
+        },
+        created: {
+            type: 'integer',
+            description: 'Unix seconds of the model\'s last modification.'
+        },
+        owned_by: {
+            type: 'string',
+            description: 'The namespace (`library` for default names).'
+        }
+    },
+    example: {
+        id: 'svc-tiny-chat:latest',
+        object: 'model',
+        created: 1767268800,
+        owned_by: 'library'
+    }
+} as const;
+
+export const OpenAIModelListSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'object',
+        'data'
+    ],
+    properties: {
+        object: {
+            type: 'string',
+            const: 'list'
+        },
+        data: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/OpenAIModel'
+            }
+        }
+    },
+    example: {
+        object: 'list',
+        data: [
+            {
+                id: 'svc-tiny-chat:latest',
+                object: 'model',
+                created: 1767268800,
+                owned_by: 'library'
             }
         ]
     }

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsResponses, GetRootData, GetRootResponses, GetVersionData, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
+import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, OpenaiChatCompletionsData, OpenaiChatCompletionsErrors, OpenaiChatCompletionsResponses, OpenaiCompletionsData, OpenaiCompletionsErrors, OpenaiCompletionsResponses, OpenaiEmbeddingsData, OpenaiEmbeddingsErrors, OpenaiEmbeddingsResponses, OpenaiListModelsData, OpenaiListModelsErrors, OpenaiListModelsResponses, OpenaiRetrieveModelData, OpenaiRetrieveModelErrors, OpenaiRetrieveModelResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckErrors, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadErrors, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -23,7 +23,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  *
  * Answers `Ollama is running` as Ollama does (clients probe it before other calls).
  */
-export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>): RequestResult<GetRootResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetRootResponses, unknown, ThrowOnError>({ url: '/', ...options });
+export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>): RequestResult<GetRootResponses, GetRootErrors, ThrowOnError> => (options?.client ?? client).get<GetRootResponses, GetRootErrors, ThrowOnError>({ url: '/', ...options });
 
 /**
  * Generate a completion for a prompt
@@ -96,7 +96,7 @@ export const listRunningModels = <ThrowOnError extends boolean = false>(options?
 /**
  * Server version
  */
-export const getVersion = <ThrowOnError extends boolean = false>(options?: Options<GetVersionData, ThrowOnError>): RequestResult<GetVersionResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetVersionResponses, unknown, ThrowOnError>({ url: '/api/version', ...options });
+export const getVersion = <ThrowOnError extends boolean = false>(options?: Options<GetVersionData, ThrowOnError>): RequestResult<GetVersionResponses, GetVersionErrors, ThrowOnError> => (options?.client ?? client).get<GetVersionResponses, GetVersionErrors, ThrowOnError>({ url: '/api/version', ...options });
 
 /**
  * Installed models
@@ -224,12 +224,85 @@ export const pushBlob = <ThrowOnError extends boolean = false>(options: Options<
  * model load time, resident models and their memory, queue depth, plus process metrics.
  *
  */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, unknown, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, unknown, ThrowOnError>({ url: '/metrics', ...options });
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
+
+/**
+ * Chat completion (OpenAI-compatible)
+ *
+ * OpenAI's chat completions on the same engine, residency, queue and metrics as `/api/chat` (Ollama's
+ * OpenAI compatibility). `max_tokens` / `max_completion_tokens` → `num_predict`; `temperature`, `top_p`,
+ * `seed`, `stop`, `frequency_penalty`, `presence_penalty` → the options of the same name (absent ones
+ * keep the model's defaults); `response_format` `json_object` / `json_schema` → `format` (enforced by
+ * grammar); `tools` → tool calls in `choices[0].message.tool_calls` (arguments as a JSON string),
+ * `finish_reason` `tool_calls`; `tool_choice` `none` offers no tools, `required` / a named function is
+ * treated as `auto` with only that function offered; `reasoning_effort` → `think`. A `tool` message is
+ * matched to its call by `tool_call_id`. Image parts need a `vision` model (400 otherwise). With
+ * `stream`, server-sent events (`data: <ChatCompletionChunk>` each, then `data: [DONE]`); with
+ * `stream_options.include_usage` one more chunk with empty `choices` and `usage` precedes `[DONE]`.
+ * Errors are OpenAI's shape with Ollama's statuses. Closing the connection stops generation.
+ *
+ */
+export const openaiChatCompletions = <ThrowOnError extends boolean = false>(options: Options<OpenaiChatCompletionsData, ThrowOnError>): RequestResult<OpenaiChatCompletionsResponses, OpenaiChatCompletionsErrors, ThrowOnError> => (options.client ?? client).post<OpenaiChatCompletionsResponses, OpenaiChatCompletionsErrors, ThrowOnError>({
+    url: '/v1/chat/completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Text completion (OpenAI-compatible, legacy)
+ *
+ * OpenAI's legacy completions on the engine of `/api/generate`: `prompt` (a string, or a list of one) is
+ * rendered with the model's template as `/api/generate` does; `suffix` is fill-in-the-middle (models with
+ * `insert`); `max_tokens`, `temperature`, `top_p`, `seed`, `stop`, `frequency_penalty`,
+ * `presence_penalty` as in chat completions. `echo`, `best_of` > 1, `n` > 1 and `logprobs` are refused
+ * (400). With `stream`, server-sent `CompletionChunk`s then `data: [DONE]`.
+ *
+ */
+export const openaiCompletions = <ThrowOnError extends boolean = false>(options: Options<OpenaiCompletionsData, ThrowOnError>): RequestResult<OpenaiCompletionsResponses, OpenaiCompletionsErrors, ThrowOnError> => (options.client ?? client).post<OpenaiCompletionsResponses, OpenaiCompletionsErrors, ThrowOnError>({
+    url: '/v1/completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Embeddings (OpenAI-compatible)
+ *
+ * One L2-normalised vector per input on the engine of `/api/embed`. `encoding_format` `base64` sends each
+ * vector as the base64 of its little-endian float32 values (what the `openai` clients ask for by
+ * default); `dimensions` truncates and re-normalises (at most the model's embedding length, else 400).
+ *
+ */
+export const openaiEmbeddings = <ThrowOnError extends boolean = false>(options: Options<OpenaiEmbeddingsData, ThrowOnError>): RequestResult<OpenaiEmbeddingsResponses, OpenaiEmbeddingsErrors, ThrowOnError> => (options.client ?? client).post<OpenaiEmbeddingsResponses, OpenaiEmbeddingsErrors, ThrowOnError>({
+    url: '/v1/embeddings',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Installed models (OpenAI-compatible)
+ *
+ * The models of `/api/tags`; `created` is the modification time, `owned_by` the namespace.
+ */
+export const openaiListModels = <ThrowOnError extends boolean = false>(options?: Options<OpenaiListModelsData, ThrowOnError>): RequestResult<OpenaiListModelsResponses, OpenaiListModelsErrors, ThrowOnError> => (options?.client ?? client).get<OpenaiListModelsResponses, OpenaiListModelsErrors, ThrowOnError>({ url: '/v1/models', ...options });
+
+/**
+ * One installed model (OpenAI-compatible)
+ */
+export const openaiRetrieveModel = <ThrowOnError extends boolean = false>(options: Options<OpenaiRetrieveModelData, ThrowOnError>): RequestResult<OpenaiRetrieveModelResponses, OpenaiRetrieveModelErrors, ThrowOnError> => (options.client ?? client).get<OpenaiRetrieveModelResponses, OpenaiRetrieveModelErrors, ThrowOnError>({ url: '/v1/models/{model}', ...options });
 
 /**
  * OCI distribution API version check (`/v2/`; a trailing slash is accepted)
  */
-export const registryCheck = <ThrowOnError extends boolean = false>(options?: Options<RegistryCheckData, ThrowOnError>): RequestResult<RegistryCheckResponses, unknown, ThrowOnError> => (options?.client ?? client).get<RegistryCheckResponses, unknown, ThrowOnError>({ url: '/v2', ...options });
+export const registryCheck = <ThrowOnError extends boolean = false>(options?: Options<RegistryCheckData, ThrowOnError>): RequestResult<RegistryCheckResponses, RegistryCheckErrors, ThrowOnError> => (options?.client ?? client).get<RegistryCheckResponses, RegistryCheckErrors, ThrowOnError>({ url: '/v2', ...options });
 
 /**
  * Fetch a model manifest
@@ -266,7 +339,7 @@ export const registryHeadBlob = <ThrowOnError extends boolean = false>(options: 
 /**
  * Start a blob upload session (`.../blobs/uploads/`; a trailing slash is accepted)
  */
-export const registryStartUpload = <ThrowOnError extends boolean = false>(options: Options<RegistryStartUploadData, ThrowOnError>): RequestResult<RegistryStartUploadResponses, unknown, ThrowOnError> => (options.client ?? client).post<RegistryStartUploadResponses, unknown, ThrowOnError>({ url: '/v2/{namespace}/{repository}/blobs/uploads', ...options });
+export const registryStartUpload = <ThrowOnError extends boolean = false>(options: Options<RegistryStartUploadData, ThrowOnError>): RequestResult<RegistryStartUploadResponses, RegistryStartUploadErrors, ThrowOnError> => (options.client ?? client).post<RegistryStartUploadResponses, RegistryStartUploadErrors, ThrowOnError>({ url: '/v2/{namespace}/{repository}/blobs/uploads', ...options });
 
 /**
  * Append bytes to an upload session

@@ -44,13 +44,18 @@ export type Format = '' | 'json' | {
 export type Think = boolean | 'high' | 'medium' | 'low';
 
 /**
- * Runtime controls. The fields below are the documented ones; Ollama accepts further llama.cpp options
- * (`repeat_penalty`, `num_thread`...), which this server accepts and ignores when it has no use for them.
+ * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
+ * `num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and
+ * without effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,
+ * `typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server's thread count is
+ * `MODELSERVER_THREADS`), and any other key Ollama accepts.
  *
  */
 export type ModelOptions = {
     /**
-     * Random seed; the same seed and options give the same output.
+     * Random seed; the same seed and options give the same output. Absent (or negative): a random seed per
+     * request, as Ollama.
+     *
      */
     seed?: number;
     temperature?: number;
@@ -68,9 +73,23 @@ export type ModelOptions = {
     num_predict?: number;
     num_keep?: number;
     typical_p?: number;
+    /**
+     * How many recent tokens the repetition penalties look at; 0 turns them off, -1 is the whole context.
+     */
     repeat_last_n?: number;
+    /**
+     * Divides the logits of recently seen tokens (1 = off). The default is 1 on this server on every path
+     * (Ollama's is 1.1): set 1.1 for Ollama's sampling.
+     *
+     */
     repeat_penalty?: number;
+    /**
+     * Subtracted once from the logit of every recently seen token (0 = off).
+     */
     presence_penalty?: number;
+    /**
+     * Subtracted from a token's logit per recent occurrence (0 = off).
+     */
     frequency_penalty?: number;
     num_batch?: number;
     num_gpu?: number;
@@ -550,12 +569,328 @@ export type Manifest = {
     layers: Array<Descriptor>;
 };
 
+/**
+ * The OCI distribution specification's error body, answered by every `/v2/...` route (also for paths and
+ * methods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.
+ *
+ */
 export type RegistryError = {
     errors: Array<{
+        /**
+         * `BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,
+         * `MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,
+         * `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
+         *
+         */
         code: string;
         message: string;
-        detail?: unknown;
+        /**
+         * Context of the error (e.g. the digest or name refused).
+         */
+        detail: unknown;
     }>;
+};
+
+/**
+ * The error body of the `/v1` routes, as OpenAI and Ollama's compatibility layer send it. `type` is
+ * `invalid_request_error` (400), `not_found_error` (404) or `api_error`; `param` names the request field at
+ * fault when known; `code` is this server's error code when it has one.
+ *
+ */
+export type OpenAiError = {
+    error: {
+        message: string;
+        type: string;
+        param: string | null;
+        code: string | null;
+    };
+};
+
+/**
+ * Server-sent events (`text/event-stream`): each event is `data: <JSON>` followed by a blank line, the JSON
+ * of each event being a `ChatCompletionChunk` (the `contentSchema`); the stream ends with `data: [DONE]`. An
+ * error after the stream started arrives as one `data: <OpenAIError>` event before it.
+ *
+ */
+export type ChatCompletionStream = string;
+
+/**
+ * Server-sent events as in `ChatCompletionStream`, each event's JSON a `CompletionChunk` (the
+ * `contentSchema`), then `data: [DONE]`.
+ *
+ */
+export type CompletionStream = string;
+
+/**
+ * A part of a message's content. Image parts need a model with the `vision` capability.
+ */
+export type OpenAiContentPart = {
+    type: 'text' | 'image_url';
+    text?: string;
+    image_url?: {
+        /**
+         * A `data:image/...;base64,` URL.
+         */
+        url: string;
+    };
+};
+
+export type OpenAiToolCall = {
+    id: string;
+    index?: number;
+    type: 'function';
+    function: {
+        name: string;
+        /**
+         * The arguments as a JSON object text.
+         */
+        arguments: string;
+    };
+};
+
+/**
+ * A message of the conversation. `developer` is read as `system`.
+ */
+export type ChatCompletionMessage = {
+    role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+    content?: string | null | Array<OpenAiContentPart>;
+    name?: string;
+    tool_calls?: Array<OpenAiToolCall>;
+    /**
+     * On `tool` messages, the id of the call this is the result of.
+     */
+    tool_call_id?: string;
+    /**
+     * A previous assistant message's reasoning trace.
+     */
+    reasoning?: string;
+};
+
+export type OpenAiTool = {
+    type: 'function';
+    function: {
+        name: string;
+        description?: string;
+        parameters?: {
+            [key: string]: unknown;
+        };
+        strict?: boolean | null;
+    };
+};
+
+export type StreamOptions = {
+    /**
+     * One more chunk with empty `choices` and the `usage` before `[DONE]`.
+     */
+    include_usage?: boolean;
+} | null;
+
+/**
+ * Up to 4 stop sequences.
+ */
+export type StopSequences = string | Array<string> | null;
+
+export type Usage = {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+};
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+/**
+ * OpenAI's chat completion request; fields not listed are accepted and ignored.
+ */
+export type ChatCompletionRequest = {
+    model: string;
+    messages: Array<ChatCompletionMessage>;
+    stream?: boolean | null;
+    stream_options?: StreamOptions;
+    max_tokens?: number | null;
+    max_completion_tokens?: number | null;
+    temperature?: number | null;
+    top_p?: number | null;
+    seed?: number | null;
+    stop?: StopSequences;
+    frequency_penalty?: number | null;
+    presence_penalty?: number | null;
+    /**
+     * Only one choice is generated.
+     */
+    n?: number | null;
+    response_format?: {
+        type: 'text' | 'json_object' | 'json_schema';
+        json_schema?: {
+            name: string;
+            description?: string;
+            schema?: {
+                [key: string]: unknown;
+            };
+            strict?: boolean | null;
+        };
+    };
+    tools?: Array<OpenAiTool>;
+    tool_choice?: 'none' | 'auto' | 'required' | {
+        type: 'function';
+        function: {
+            name: string;
+        };
+    };
+    /**
+     * `none` → `think: false`; `minimal`/`low` → `low`; otherwise the level (models with `thinking`).
+     */
+    reasoning_effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | null;
+    [key: string]: unknown;
+};
+
+export type ChatCompletionChoice = {
+    index: number;
+    message: {
+        role: 'assistant';
+        content: string | null;
+        reasoning?: string;
+        tool_calls?: Array<OpenAiToolCall>;
+    };
+    finish_reason: FinishReason;
+    logprobs?: null;
+};
+
+export type ChatCompletion = {
+    id: string;
+    object: 'chat.completion';
+    /**
+     * Unix seconds.
+     */
+    created: number;
+    model: string;
+    system_fingerprint?: string;
+    choices: [
+        ChatCompletionChoice
+    ];
+    usage: Usage;
+};
+
+/**
+ * One event of a streamed chat completion. A tool call arrives whole in the chunk where it completes.
+ */
+export type ChatCompletionChunk = {
+    id: string;
+    object: 'chat.completion.chunk';
+    created: number;
+    model: string;
+    system_fingerprint?: string;
+    choices: Array<{
+        index: number;
+        delta: {
+            role?: 'assistant';
+            content?: string | null;
+            reasoning?: string;
+            tool_calls?: Array<OpenAiToolCall>;
+        };
+        finish_reason: FinishReason | null;
+        logprobs?: null;
+    }>;
+    usage?: Usage | null;
+};
+
+/**
+ * OpenAI's legacy completion request; fields not listed are accepted and ignored.
+ */
+export type CompletionRequest = {
+    model: string;
+    prompt: string | [
+        string
+    ];
+    suffix?: string | null;
+    stream?: boolean | null;
+    stream_options?: StreamOptions;
+    max_tokens?: number | null;
+    temperature?: number | null;
+    top_p?: number | null;
+    seed?: number | null;
+    stop?: StopSequences;
+    frequency_penalty?: number | null;
+    presence_penalty?: number | null;
+    echo?: false | null;
+    n?: number | null;
+    best_of?: number | null;
+    logprobs?: null;
+    [key: string]: unknown;
+};
+
+export type CompletionChoice = {
+    text: string;
+    index: number;
+    logprobs?: null;
+    finish_reason: 'stop' | 'length' | null;
+};
+
+export type Completion = {
+    id: string;
+    object: 'text_completion';
+    created: number;
+    model: string;
+    system_fingerprint?: string;
+    choices: [
+        CompletionChoice
+    ];
+    usage: Usage;
+};
+
+/**
+ * One event of a streamed completion (OpenAI sends `text_completion` as its `object` too).
+ */
+export type CompletionChunk = {
+    id: string;
+    object: 'text_completion';
+    created: number;
+    model: string;
+    system_fingerprint?: string;
+    choices: Array<CompletionChoice>;
+    usage?: Usage | null;
+};
+
+/**
+ * OpenAI's embedding request (text inputs; token arrays are refused). Fields not listed are ignored.
+ */
+export type EmbeddingRequest = {
+    model: string;
+    input: string | Array<string>;
+    encoding_format?: 'float' | 'base64';
+    dimensions?: number;
+    [key: string]: unknown;
+};
+
+export type EmbeddingList = {
+    object: 'list';
+    data: Array<{
+        object: 'embedding';
+        embedding: Array<number> | string;
+        index: number;
+    }>;
+    model: string;
+    usage: {
+        prompt_tokens: number;
+        total_tokens: number;
+    };
+};
+
+export type OpenAiModel = {
+    id: string;
+    object: 'model';
+    /**
+     * Unix seconds of the model's last modification.
+     */
+    created: number;
+    /**
+     * The namespace (`library` for default names).
+     */
+    owned_by: string;
+};
+
+export type OpenAiModelList = {
+    object: 'list';
+    data: Array<OpenAiModel>;
 };
 
 /**
@@ -563,6 +898,9 @@ export type RegistryError = {
  */
 export type BlobDigest = string;
 
+/**
+ * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+ */
 export type Namespace = string;
 
 export type Repository = string;
@@ -572,6 +910,15 @@ export type GetRootData = {
     path?: never;
     query?: never;
     url: '/';
+};
+
+export type GetRootErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
 };
 
 export type GetRootResponses = {
@@ -596,11 +943,19 @@ export type GenerateErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -635,11 +990,19 @@ export type ChatErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -674,11 +1037,19 @@ export type EmbedErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -711,11 +1082,19 @@ export type EmbeddingsErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
     /**
@@ -744,7 +1123,15 @@ export type ListRunningModelsData = {
 
 export type ListRunningModelsErrors = {
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -767,6 +1154,15 @@ export type GetVersionData = {
     url: '/api/version';
 };
 
+export type GetVersionErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetVersionResponses = {
     /**
      * The version string.
@@ -785,7 +1181,15 @@ export type ListModelsData = {
 
 export type ListModelsErrors = {
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -814,11 +1218,19 @@ export type ShowModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -847,11 +1259,19 @@ export type CreateModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -880,11 +1300,19 @@ export type CopyModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -911,11 +1339,19 @@ export type DeleteModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -942,11 +1378,19 @@ export type PullModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -975,11 +1419,19 @@ export type PushModelErrors = {
      */
     400: Error;
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * The model (or the source model) is not installed.
      */
     404: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1008,6 +1460,12 @@ export type CheckBlobData = {
 };
 
 export type CheckBlobErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * The blob does not exist (no body on HEAD).
      */
@@ -1039,7 +1497,15 @@ export type PushBlobErrors = {
      */
     400: Error;
     /**
-     * Unexpected failure (e.g. the model file cannot be loaded).
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
      */
     500: Error;
 };
@@ -1064,6 +1530,15 @@ export type GetMetricsData = {
     url: '/metrics';
 };
 
+export type GetMetricsErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
 export type GetMetricsResponses = {
     /**
      * Metrics in Prometheus text format 0.0.4.
@@ -1073,11 +1548,227 @@ export type GetMetricsResponses = {
 
 export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
 
+export type OpenaiChatCompletionsData = {
+    body: ChatCompletionRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/chat/completions';
+};
+
+export type OpenaiChatCompletionsErrors = {
+    /**
+     * Invalid request (OpenAI's error shape, `type` `invalid_request_error`).
+     */
+    400: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
+     */
+    404: OpenAiError;
+    /**
+     * Unexpected failure (OpenAI's error shape, `type` `api_error`).
+     */
+    500: OpenAiError;
+    /**
+     * The model's request queue is full; retry later (OpenAI's error shape).
+     */
+    503: OpenAiError;
+};
+
+export type OpenaiChatCompletionsError = OpenaiChatCompletionsErrors[keyof OpenaiChatCompletionsErrors];
+
+export type OpenaiChatCompletionsResponses = {
+    /**
+     * The completion. `application/json` without `stream`; `text/event-stream` with it (each event
+     * `data: ` + a `ChatCompletionChunk`, the last chunk with choices carries `finish_reason`, then
+     * `data: [DONE]`).
+     *
+     */
+    200: ChatCompletion;
+};
+
+export type OpenaiChatCompletionsResponse = OpenaiChatCompletionsResponses[keyof OpenaiChatCompletionsResponses];
+
+export type OpenaiCompletionsData = {
+    body: CompletionRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/completions';
+};
+
+export type OpenaiCompletionsErrors = {
+    /**
+     * Invalid request (OpenAI's error shape, `type` `invalid_request_error`).
+     */
+    400: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
+     */
+    404: OpenAiError;
+    /**
+     * Unexpected failure (OpenAI's error shape, `type` `api_error`).
+     */
+    500: OpenAiError;
+    /**
+     * The model's request queue is full; retry later (OpenAI's error shape).
+     */
+    503: OpenAiError;
+};
+
+export type OpenaiCompletionsError = OpenaiCompletionsErrors[keyof OpenaiCompletionsErrors];
+
+export type OpenaiCompletionsResponses = {
+    /**
+     * The completion (`application/json`), or with `stream` server-sent `CompletionChunk`s.
+     */
+    200: Completion;
+};
+
+export type OpenaiCompletionsResponse = OpenaiCompletionsResponses[keyof OpenaiCompletionsResponses];
+
+export type OpenaiEmbeddingsData = {
+    body: EmbeddingRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/embeddings';
+};
+
+export type OpenaiEmbeddingsErrors = {
+    /**
+     * Invalid request (OpenAI's error shape, `type` `invalid_request_error`).
+     */
+    400: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
+     */
+    404: OpenAiError;
+    /**
+     * Unexpected failure (OpenAI's error shape, `type` `api_error`).
+     */
+    500: OpenAiError;
+    /**
+     * The model's request queue is full; retry later (OpenAI's error shape).
+     */
+    503: OpenAiError;
+};
+
+export type OpenaiEmbeddingsError = OpenaiEmbeddingsErrors[keyof OpenaiEmbeddingsErrors];
+
+export type OpenaiEmbeddingsResponses = {
+    /**
+     * The vectors, in input order.
+     */
+    200: EmbeddingList;
+};
+
+export type OpenaiEmbeddingsResponse = OpenaiEmbeddingsResponses[keyof OpenaiEmbeddingsResponses];
+
+export type OpenaiListModelsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/models';
+};
+
+export type OpenaiListModelsErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OpenAI's error shape, `type` `api_error`).
+     */
+    500: OpenAiError;
+};
+
+export type OpenaiListModelsError = OpenaiListModelsErrors[keyof OpenaiListModelsErrors];
+
+export type OpenaiListModelsResponses = {
+    /**
+     * The installed models.
+     */
+    200: OpenAiModelList;
+};
+
+export type OpenaiListModelsResponse = OpenaiListModelsResponses[keyof OpenaiListModelsResponses];
+
+export type OpenaiRetrieveModelData = {
+    body?: never;
+    path: {
+        /**
+         * A model name as in `/api/show` (`svc-tiny-chat:latest`; `/` in a namespaced name as `%2F`).
+         */
+        model: string;
+    };
+    query?: never;
+    url: '/v1/models/{model}';
+};
+
+export type OpenaiRetrieveModelErrors = {
+    /**
+     * Invalid request (OpenAI's error shape, `type` `invalid_request_error`).
+     */
+    400: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
+     */
+    404: OpenAiError;
+    /**
+     * Unexpected failure (OpenAI's error shape, `type` `api_error`).
+     */
+    500: OpenAiError;
+};
+
+export type OpenaiRetrieveModelError = OpenaiRetrieveModelErrors[keyof OpenaiRetrieveModelErrors];
+
+export type OpenaiRetrieveModelResponses = {
+    /**
+     * The model.
+     */
+    200: OpenAiModel;
+};
+
+export type OpenaiRetrieveModelResponse = OpenaiRetrieveModelResponses[keyof OpenaiRetrieveModelResponses];
+
 export type RegistryCheckData = {
     body?: never;
     path?: never;
     query?: never;
     url: '/v2';
+};
+
+export type RegistryCheckErrors = {
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
 };
 
 export type RegistryCheckResponses = {
@@ -1094,6 +1785,9 @@ export type RegistryCheckResponse = RegistryCheckResponses[keyof RegistryCheckRe
 export type RegistryGetManifestData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1107,9 +1801,25 @@ export type RegistryGetManifestData = {
 
 export type RegistryGetManifestErrors = {
     /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryGetManifestError = RegistryGetManifestErrors[keyof RegistryGetManifestErrors];
@@ -1126,6 +1836,9 @@ export type RegistryGetManifestResponse = RegistryGetManifestResponses[keyof Reg
 export type RegistryHeadManifestData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1139,9 +1852,23 @@ export type RegistryHeadManifestData = {
 
 export type RegistryHeadManifestErrors = {
     /**
+     * Invalid repository name, reference or digest (no body on HEAD).
+     */
+    400: unknown;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest.
      */
     404: unknown;
+    /**
+     * Unexpected failure (no body on HEAD).
+     */
+    500: unknown;
 };
 
 export type RegistryHeadManifestResponses = {
@@ -1154,6 +1881,9 @@ export type RegistryHeadManifestResponses = {
 export type RegistryPutManifestData = {
     body: Manifest;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1167,9 +1897,21 @@ export type RegistryPutManifestData = {
 
 export type RegistryPutManifestErrors = {
     /**
-     * Invalid manifest, unknown referenced blob or digest mismatch (OCI error body).
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
      */
     400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryPutManifestError = RegistryPutManifestErrors[keyof RegistryPutManifestErrors];
@@ -1184,6 +1926,9 @@ export type RegistryPutManifestResponses = {
 export type RegistryGetBlobData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1197,9 +1942,25 @@ export type RegistryGetBlobData = {
 
 export type RegistryGetBlobErrors = {
     /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryGetBlobError = RegistryGetBlobErrors[keyof RegistryGetBlobErrors];
@@ -1216,6 +1977,9 @@ export type RegistryGetBlobResponse = RegistryGetBlobResponses[keyof RegistryGet
 export type RegistryHeadBlobData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         /**
@@ -1229,9 +1993,23 @@ export type RegistryHeadBlobData = {
 
 export type RegistryHeadBlobErrors = {
     /**
+     * Invalid repository name, reference or digest (no body on HEAD).
+     */
+    400: unknown;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown blob.
      */
     404: unknown;
+    /**
+     * Unexpected failure (no body on HEAD).
+     */
+    500: unknown;
 };
 
 export type RegistryHeadBlobResponses = {
@@ -1244,12 +2022,36 @@ export type RegistryHeadBlobResponses = {
 export type RegistryStartUploadData = {
     body?: never;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
     };
     query?: never;
     url: '/v2/{namespace}/{repository}/blobs/uploads';
 };
+
+export type RegistryStartUploadErrors = {
+    /**
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
+     */
+    400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
+};
+
+export type RegistryStartUploadError = RegistryStartUploadErrors[keyof RegistryStartUploadErrors];
 
 export type RegistryStartUploadResponses = {
     /**
@@ -1261,6 +2063,9 @@ export type RegistryStartUploadResponses = {
 export type RegistryPatchUploadData = {
     body: Blob | File;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         uuid: string;
@@ -1271,9 +2076,19 @@ export type RegistryPatchUploadData = {
 
 export type RegistryPatchUploadErrors = {
     /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryPatchUploadError = RegistryPatchUploadErrors[keyof RegistryPatchUploadErrors];
@@ -1288,6 +2103,9 @@ export type RegistryPatchUploadResponses = {
 export type RegistryCompleteUploadData = {
     body?: Blob | File;
     path: {
+        /**
+         * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+         */
         namespace: string;
         repository: string;
         uuid: string;
@@ -1300,13 +2118,25 @@ export type RegistryCompleteUploadData = {
 
 export type RegistryCompleteUploadErrors = {
     /**
-     * Invalid manifest, unknown referenced blob or digest mismatch (OCI error body).
+     * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
+     * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     *
      */
     400: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
+     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
     /**
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryCompleteUploadError = RegistryCompleteUploadErrors[keyof RegistryCompleteUploadErrors];

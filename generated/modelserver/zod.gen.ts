@@ -52,12 +52,15 @@ export const zThink = z.union([
 ]);
 
 /**
- * Runtime controls. The fields below are the documented ones; Ollama accepts further llama.cpp options
- * (`repeat_penalty`, `num_thread`...), which this server accepts and ignores when it has no use for them.
+ * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
+ * `num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and
+ * without effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,
+ * `typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server's thread count is
+ * `MODELSERVER_THREADS`), and any other key Ollama accepts.
  *
  */
 export const zModelOptions = z.object({
-    seed: z.int().optional().default(0),
+    seed: z.int().optional(),
     temperature: z.number().gte(0).optional().default(0.8),
     top_k: z.int().gte(0).optional().default(40),
     top_p: z.number().gte(0).lte(1).optional().default(0.9),
@@ -70,10 +73,10 @@ export const zModelOptions = z.object({
     num_predict: z.int().gte(-2).optional().default(-1),
     num_keep: z.int().optional(),
     typical_p: z.number().optional(),
-    repeat_last_n: z.int().optional(),
-    repeat_penalty: z.number().optional(),
-    presence_penalty: z.number().optional(),
-    frequency_penalty: z.number().optional(),
+    repeat_last_n: z.int().gte(-1).optional().default(64),
+    repeat_penalty: z.number().gte(0).optional().default(1),
+    presence_penalty: z.number().optional().default(0),
+    frequency_penalty: z.number().optional().default(0),
     num_batch: z.int().optional(),
     num_gpu: z.int().optional(),
     main_gpu: z.int().optional(),
@@ -428,12 +431,319 @@ export const zManifest = z.object({
     layers: z.array(zDescriptor)
 });
 
+/**
+ * The OCI distribution specification's error body, answered by every `/v2/...` route (also for paths and
+ * methods it does not have: 404 `NAME_UNKNOWN`, 405 `UNSUPPORTED`). `detail` says which value was refused.
+ *
+ */
 export const zRegistryError = z.object({
     errors: z.array(z.object({
-        code: z.string(),
+        code: z.string().regex(/^[A-Z_]+$/),
         message: z.string(),
-        detail: z.unknown().optional()
-    }))
+        detail: z.unknown()
+    })).min(1)
+});
+
+/**
+ * The error body of the `/v1` routes, as OpenAI and Ollama's compatibility layer send it. `type` is
+ * `invalid_request_error` (400), `not_found_error` (404) or `api_error`; `param` names the request field at
+ * fault when known; `code` is this server's error code when it has one.
+ *
+ */
+export const zOpenAiError = z.object({
+    error: z.object({
+        message: z.string(),
+        type: z.string(),
+        param: z.string().nullable(),
+        code: z.string().nullable()
+    })
+});
+
+/**
+ * Server-sent events (`text/event-stream`): each event is `data: <JSON>` followed by a blank line, the JSON
+ * of each event being a `ChatCompletionChunk` (the `contentSchema`); the stream ends with `data: [DONE]`. An
+ * error after the stream started arrives as one `data: <OpenAIError>` event before it.
+ *
+ */
+export const zChatCompletionStream = z.string();
+
+/**
+ * Server-sent events as in `ChatCompletionStream`, each event's JSON a `CompletionChunk` (the
+ * `contentSchema`), then `data: [DONE]`.
+ *
+ */
+export const zCompletionStream = z.string();
+
+/**
+ * A part of a message's content. Image parts need a model with the `vision` capability.
+ */
+export const zOpenAiContentPart = z.object({
+    type: z.enum(['text', 'image_url']),
+    text: z.string().optional(),
+    image_url: z.object({
+        url: z.string()
+    }).optional()
+});
+
+export const zOpenAiToolCall = z.object({
+    id: z.string(),
+    index: z.int().gte(0).optional(),
+    type: z.literal('function'),
+    function: z.object({
+        name: z.string(),
+        arguments: z.string()
+    })
+});
+
+/**
+ * A message of the conversation. `developer` is read as `system`.
+ */
+export const zChatCompletionMessage = z.object({
+    role: z.enum([
+        'system',
+        'developer',
+        'user',
+        'assistant',
+        'tool'
+    ]),
+    content: z.union([
+        z.string(),
+        z.array(zOpenAiContentPart)
+    ]).nullish(),
+    name: z.string().optional(),
+    tool_calls: z.array(zOpenAiToolCall).optional(),
+    tool_call_id: z.string().optional(),
+    reasoning: z.string().optional()
+});
+
+export const zOpenAiTool = z.object({
+    type: z.literal('function'),
+    function: z.object({
+        name: z.string().min(1),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()).optional(),
+        strict: z.boolean().nullish()
+    })
+});
+
+export const zStreamOptions = z.object({
+    include_usage: z.boolean().optional()
+}).nullable();
+
+/**
+ * Up to 4 stop sequences.
+ */
+export const zStopSequences = z.union([
+    z.string(),
+    z.array(z.string()).max(4)
+]).nullable();
+
+export const zUsage = z.object({
+    prompt_tokens: z.int().gte(0),
+    completion_tokens: z.int().gte(0),
+    total_tokens: z.int().gte(0)
+});
+
+export const zFinishReason = z.enum([
+    'stop',
+    'length',
+    'tool_calls'
+]);
+
+/**
+ * OpenAI's chat completion request; fields not listed are accepted and ignored.
+ */
+export const zChatCompletionRequest = z.object({
+    model: z.string().min(1),
+    messages: z.array(zChatCompletionMessage).min(1),
+    stream: z.boolean().nullish().default(false),
+    stream_options: zStreamOptions.optional(),
+    max_tokens: z.int().gte(1).nullish(),
+    max_completion_tokens: z.int().gte(1).nullish(),
+    temperature: z.number().gte(0).lte(2).nullish(),
+    top_p: z.number().gte(0).lte(1).nullish(),
+    seed: z.int().nullish(),
+    stop: zStopSequences.optional(),
+    frequency_penalty: z.number().gte(-2).lte(2).nullish(),
+    presence_penalty: z.number().gte(-2).lte(2).nullish(),
+    n: z.int().gte(1).lte(1).nullish(),
+    response_format: z.object({
+        type: z.enum([
+            'text',
+            'json_object',
+            'json_schema'
+        ]),
+        json_schema: z.object({
+            name: z.string(),
+            description: z.string().optional(),
+            schema: z.record(z.string(), z.unknown()).optional(),
+            strict: z.boolean().nullish()
+        }).optional()
+    }).optional(),
+    tools: z.array(zOpenAiTool).optional(),
+    tool_choice: z.union([
+        z.literal('none'),
+        z.literal('auto'),
+        z.literal('required'),
+        z.object({
+            type: z.literal('function'),
+            function: z.object({
+                name: z.string()
+            })
+        })
+    ]).optional(),
+    reasoning_effort: z.enum([
+        'none',
+        'minimal',
+        'low',
+        'medium',
+        'high'
+    ]).nullish()
+});
+
+export const zChatCompletionChoice = z.object({
+    index: z.int().gte(0),
+    message: z.object({
+        role: z.literal('assistant'),
+        content: z.string().nullable(),
+        reasoning: z.string().optional(),
+        tool_calls: z.array(zOpenAiToolCall).optional()
+    }),
+    finish_reason: zFinishReason,
+    logprobs: z.null().optional()
+});
+
+export const zChatCompletion = z.object({
+    id: z.string().regex(/^chatcmpl-/),
+    object: z.literal('chat.completion'),
+    created: z.int(),
+    model: z.string(),
+    system_fingerprint: z.string().optional(),
+    choices: z.tuple([zChatCompletionChoice]),
+    usage: zUsage
+});
+
+/**
+ * One event of a streamed chat completion. A tool call arrives whole in the chunk where it completes.
+ */
+export const zChatCompletionChunk = z.object({
+    id: z.string().regex(/^chatcmpl-/),
+    object: z.literal('chat.completion.chunk'),
+    created: z.int(),
+    model: z.string(),
+    system_fingerprint: z.string().optional(),
+    choices: z.array(z.object({
+        index: z.int().gte(0),
+        delta: z.object({
+            role: z.literal('assistant').optional(),
+            content: z.string().nullish(),
+            reasoning: z.string().optional(),
+            tool_calls: z.array(zOpenAiToolCall).optional()
+        }),
+        finish_reason: zFinishReason.nullable(),
+        logprobs: z.null().optional()
+    })).max(1),
+    usage: zUsage.nullish()
+});
+
+/**
+ * OpenAI's legacy completion request; fields not listed are accepted and ignored.
+ */
+export const zCompletionRequest = z.object({
+    model: z.string().min(1),
+    prompt: z.union([
+        z.string(),
+        z.tuple([z.string()])
+    ]),
+    suffix: z.string().nullish(),
+    stream: z.boolean().nullish().default(false),
+    stream_options: zStreamOptions.optional(),
+    max_tokens: z.int().gte(1).nullish().default(16),
+    temperature: z.number().gte(0).lte(2).nullish(),
+    top_p: z.number().gte(0).lte(1).nullish(),
+    seed: z.int().nullish(),
+    stop: zStopSequences.optional(),
+    frequency_penalty: z.number().gte(-2).lte(2).nullish(),
+    presence_penalty: z.number().gte(-2).lte(2).nullish(),
+    echo: z.literal(false).nullish(),
+    n: z.int().gte(1).lte(1).nullish(),
+    best_of: z.int().gte(1).lte(1).nullish(),
+    logprobs: z.null().optional()
+});
+
+export const zCompletionChoice = z.object({
+    text: z.string(),
+    index: z.int().gte(0),
+    logprobs: z.null().optional(),
+    finish_reason: z.union([
+        z.literal('stop'),
+        z.literal('length')
+    ]).nullable()
+});
+
+export const zCompletion = z.object({
+    id: z.string().regex(/^cmpl-/),
+    object: z.literal('text_completion'),
+    created: z.int(),
+    model: z.string(),
+    system_fingerprint: z.string().optional(),
+    choices: z.tuple([zCompletionChoice]),
+    usage: zUsage
+});
+
+/**
+ * One event of a streamed completion (OpenAI sends `text_completion` as its `object` too).
+ */
+export const zCompletionChunk = z.object({
+    id: z.string().regex(/^cmpl-/),
+    object: z.literal('text_completion'),
+    created: z.int(),
+    model: z.string(),
+    system_fingerprint: z.string().optional(),
+    choices: z.array(zCompletionChoice).max(1),
+    usage: zUsage.nullish()
+});
+
+/**
+ * OpenAI's embedding request (text inputs; token arrays are refused). Fields not listed are ignored.
+ */
+export const zEmbeddingRequest = z.object({
+    model: z.string().min(1),
+    input: z.union([
+        z.string(),
+        z.array(z.string()).min(1)
+    ]),
+    encoding_format: z.enum(['float', 'base64']).optional().default('float'),
+    dimensions: z.int().gte(1).optional()
+});
+
+export const zEmbeddingList = z.object({
+    object: z.literal('list'),
+    data: z.array(z.object({
+        object: z.literal('embedding'),
+        embedding: z.union([
+            z.array(z.number()),
+            z.string()
+        ]),
+        index: z.int().gte(0)
+    })),
+    model: z.string(),
+    usage: z.object({
+        prompt_tokens: z.int().gte(0),
+        total_tokens: z.int().gte(0)
+    })
+});
+
+export const zOpenAiModel = z.object({
+    id: z.string(),
+    object: z.literal('model'),
+    created: z.int(),
+    owned_by: z.string()
+});
+
+export const zOpenAiModelList = z.object({
+    object: z.literal('list'),
+    data: z.array(zOpenAiModel)
 });
 
 /**
@@ -441,7 +751,10 @@ export const zRegistryError = z.object({
  */
 export const zBlobDigest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
-export const zNamespace = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/);
+/**
+ * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
+ */
+export const zNamespace = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/);
 
 export const zRepository = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/);
 
@@ -544,13 +857,51 @@ export const zPushBlobPath = z.object({
  */
 export const zGetMetricsResponse = z.string();
 
+export const zOpenaiChatCompletionsBody = zChatCompletionRequest;
+
+/**
+ * The completion. `application/json` without `stream`; `text/event-stream` with it (each event
+ * `data: ` + a `ChatCompletionChunk`, the last chunk with choices carries `finish_reason`, then
+ * `data: [DONE]`).
+ *
+ */
+export const zOpenaiChatCompletionsResponse = zChatCompletion;
+
+export const zOpenaiCompletionsBody = zCompletionRequest;
+
+/**
+ * The completion (`application/json`), or with `stream` server-sent `CompletionChunk`s.
+ */
+export const zOpenaiCompletionsResponse = zCompletion;
+
+export const zOpenaiEmbeddingsBody = zEmbeddingRequest;
+
+/**
+ * The vectors, in input order.
+ */
+export const zOpenaiEmbeddingsResponse = zEmbeddingList;
+
+/**
+ * The installed models.
+ */
+export const zOpenaiListModelsResponse = zOpenAiModelList;
+
+export const zOpenaiRetrieveModelPath = z.object({
+    model: z.string().min(1)
+});
+
+/**
+ * The model.
+ */
+export const zOpenaiRetrieveModelResponse = zOpenAiModel;
+
 /**
  * The registry API is available.
  */
 export const zRegistryCheckResponse = z.record(z.string(), z.unknown());
 
 export const zRegistryGetManifestPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     reference: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/)
 });
@@ -561,7 +912,7 @@ export const zRegistryGetManifestPath = z.object({
 export const zRegistryGetManifestResponse = zManifest;
 
 export const zRegistryHeadManifestPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     reference: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/)
 });
@@ -569,13 +920,13 @@ export const zRegistryHeadManifestPath = z.object({
 export const zRegistryPutManifestBody = zManifest;
 
 export const zRegistryPutManifestPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     reference: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/)
 });
 
 export const zRegistryGetBlobPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     digest: z.string().regex(/^sha256:[0-9a-f]{64}$/)
 });
@@ -586,20 +937,20 @@ export const zRegistryGetBlobPath = z.object({
 export const zRegistryGetBlobResponse = z.string();
 
 export const zRegistryHeadBlobPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     digest: z.string().regex(/^sha256:[0-9a-f]{64}$/)
 });
 
 export const zRegistryStartUploadPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/)
 });
 
 export const zRegistryPatchUploadBody = z.string();
 
 export const zRegistryPatchUploadPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     uuid: z.string().regex(/^[A-Za-z0-9-]{1,64}$/)
 });
@@ -607,7 +958,7 @@ export const zRegistryPatchUploadPath = z.object({
 export const zRegistryCompleteUploadBody = z.string();
 
 export const zRegistryCompleteUploadPath = z.object({
-    namespace: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,79}$/),
+    namespace: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/),
     repository: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$/),
     uuid: z.string().regex(/^[A-Za-z0-9-]{1,64}$/)
 });

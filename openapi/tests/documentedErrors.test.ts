@@ -9,7 +9,7 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestGateway, type TestGateway } from '../../src/testSupport/startTestGateway.js'
+import { startTestGateway, type TestGateway } from '../../tests/support/startTestGateway.js'
 
 const GENESIS = 'wGHE2Pwdvd7S12BL5FaOP20EGYesN73ktiC1qzkkit8='
 

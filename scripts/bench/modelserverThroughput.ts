@@ -27,6 +27,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { pinningUnavailable, pinToCpu } from './support/cpuAffinity.js'
 import { spawnModelServer } from './support/modelserverChild.js'
+import { postKeepingTail } from './support/postKeepingTail.js'
 
 const { values } = parseArgs({
   options: {
@@ -89,23 +90,11 @@ async function bench(): Promise<void> {
       if (r.evalCount !== tokens) throw new Error(`a run produced ${r.evalCount} tokens, not ${tokens}`)
       return { wall: r.evalCount / seconds, eval: r.evalCount / (r.evalDurationNs / 1e9) }
     }
-    // The client is node:http keeping only the tail of the body: on a 2-core machine the client shares the cores
-    // with the server, and fetch (undici web streams) spends ~2x more CPU per streamed reply (README).
-    const post = (stream: boolean) =>
-      new Promise<Final>((resolve, reject) => {
-        const body = JSON.stringify({ model: 'svc-tiny-chat', prompt, stream, options, keep_alive: -1 })
-        const req = http.request(`${url}/api/generate`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-          let tail: Buffer = Buffer.alloc(0)
-          res.on('data', (d: Buffer) => (tail = tail.length > 8192 ? d : Buffer.concat([tail, d])))
-          res.on('end', () => {
-            const text = tail.toString('utf8').trimEnd()
-            resolve(JSON.parse(text.slice(text.lastIndexOf('\n') + 1)) as Final)
-          })
-          res.on('error', reject)
-        })
-        req.on('error', reject)
-        req.end(body)
-      })
+    // The client is node:http keeping only the tail of the body (support/postKeepingTail.ts).
+    const post = async (stream: boolean) => {
+      const text = (await postKeepingTail(`${url}/api/generate`, { model: 'svc-tiny-chat', prompt, stream, options, keep_alive: -1 }, agent)).trimEnd()
+      return JSON.parse(text.slice(text.lastIndexOf('\n') + 1)) as Final
+    }
     type Final = { eval_count: number; eval_duration: number }
     const fromFinal = (f: Final): Result => ({ evalCount: f.eval_count, evalDurationNs: f.eval_duration })
     const paths: Record<string, () => Promise<Result>> = {

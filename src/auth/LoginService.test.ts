@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe'
-import { createTestDatabase, dialects, type TestDatabase } from '../db/testing.js'
+import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { CostQuota } from './CostQuota.js'
 import { hashToken, LoginService } from './LoginService.js'
 

@@ -4,6 +4,7 @@ import { getAddress, isAddress, verifyMessage } from 'viem'
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
 import type { EventSink } from '../catalogue/EventSink.js'
 import type { Database } from '../db/Database.js'
+import { precompiledQuery } from '../db/precompiledQuery.js'
 import { LoginError } from './LoginError.js'
 
 export type LoginServiceParameters = {
@@ -72,8 +73,14 @@ export class LoginService {
   private readonly now: () => number
   private readonly domain: string
 
+  /** The session lookup every gated request makes: built and compiled once (primary-key lookup by token hash). */
+  private readonly sessionByHash: (tokenHash: string) => Promise<{ wallet: string; expires_at: number; revoked_at: number | null }[]>
+
   constructor(private readonly parameters: LoginServiceParameters) {
     this.db = parameters.db
+    this.sessionByHash = precompiledQuery(parameters.db, 1, (db, tokenHash) =>
+      db.selectFrom('sessions').select(['wallet', 'expires_at', 'revoked_at']).where('token_hash', '=', tokenHash!),
+    )
     this.now = parameters.now ?? (() => Math.floor(Date.now() / 1000))
     this.domain = new URL(parameters.publicOrigin).host
   }
@@ -151,11 +158,8 @@ export class LoginService {
   /** The session a token belongs to, or `undefined` when unknown, expired or revoked. */
   async validate(token: string | undefined): Promise<ValidSession | undefined> {
     if (!token || token.length > 256) return undefined
-    const row = await this.db
-      .selectFrom('sessions')
-      .select(['wallet', 'expires_at', 'revoked_at'])
-      .where('token_hash', '=', hashToken(token))
-      .executeTakeFirst()
+    // Read on every request, never cached: a logout or revocation on any instance takes effect at once.
+    const [row] = await this.sessionByHash(hashToken(token))
     if (!row || row.revoked_at !== null || Number(row.expires_at) <= this.now()) return undefined
     return { wallet: getAddress(row.wallet), expires_at: Number(row.expires_at) }
   }

@@ -7,7 +7,7 @@ import { getReceiptProof } from './getReceiptProof.js'
 import { ledgerReceiptSource } from './ledgerReceiptSource.js'
 import { LEAF_ENCODING, type LeafTuple, arTxIdToBytes32 } from './receiptLeaf.js'
 import { runBatch } from './runBatch.js'
-import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from './testing.js'
+import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from '../../tests/support/batchFakes.js'
 
 const PAYERS = [
   '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',

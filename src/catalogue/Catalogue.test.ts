@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, dialects, type TestDatabase } from '../db/testing.js'
+import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { Catalogue, summarizeEvent } from './Catalogue.js'
 
 describe.each(dialects)('catalogue on %s', (dialect) => {

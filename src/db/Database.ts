@@ -12,6 +12,7 @@ import type { ShadowTables } from './migrations/0003_shadow.js'
 import type { StorageTables } from './migrations/0004_storage.js'
 import type { BatchTables } from './migrations/0005_batches.js'
 import type { MarketplaceTables } from './migrations/0006_marketplace.js'
+import type { LlmKeyTables } from './migrations/0009_llm_keys.js'
 
 export interface Database
   extends CatalogueTables,
@@ -19,4 +20,5 @@ export interface Database
     ShadowTables,
     StorageTables,
     BatchTables,
-    MarketplaceTables {}
+    MarketplaceTables,
+    LlmKeyTables {}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase } from './createDatabase.js'
-import { createTestDatabase, dialects, type TestDatabase } from './testing.js'
+import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 
 describe.each(dialects)('database on %s', (dialect) => {
   let handle: TestDatabase

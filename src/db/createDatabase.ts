@@ -4,7 +4,9 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Database } from './Database.js'
+import { cachingSqliteDatabase } from './cachingSqliteDatabase.js'
 import { migrateToLatest } from './migrateToLatest.js'
+import { namedStatementPool } from './namedStatementPool.js'
 
 export type DatabaseDialect = 'sqlite' | 'postgres'
 
@@ -37,7 +39,7 @@ export async function createDatabase({ url, migrate = true }: CreateDatabasePara
 
 function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 })
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementPool(pool) }) })
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }
 
@@ -48,6 +50,6 @@ function openSqlite(url: string): DatabaseHandle {
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingSqliteDatabase(sqlite) }) })
   return { db, dialect: 'sqlite', close: () => db.destroy() }
 }

@@ -12,12 +12,26 @@ export type SecurityRequirementList = ReadonlyArray<Record<string, readonly stri
 export const SESSION_SCHEME = 'sessionToken'
 /** The `svc_session` cookie: the same session, accepted on GET/HEAD only (an alternative to the header). */
 export const SESSION_COOKIE_SCHEME = 'sessionCookie'
-const SESSION_SCHEMES: readonly string[] = [SESSION_SCHEME, SESSION_COOKIE_SCHEME]
+/** `/llm/v1`: the session token or an `/llm` API key as `Authorization: Bearer` (a session by another name). */
+export const LLM_BEARER_SCHEME = 'llmBearer'
+const SESSION_SCHEMES: readonly string[] = [SESSION_SCHEME, SESSION_COOKIE_SCHEME, LLM_BEARER_SCHEME]
+/**
+ * The overlord bearer as an alternative on a session operation (seed 000 §4.2: the overlord gets 200 on
+ * session and cost routes): it does not make the operation public — `[{overlordBearer: []}]` alone does.
+ */
+const SESSION_ALTERNATIVES: readonly string[] = ['overlordBearer']
 
-/** True when every security requirement of the operation needs a session (header or cookie). */
+/**
+ * True when the operation needs a session: some requirement is a session one, and every requirement is a
+ * session one or an alternative that stands in for it (`[{sessionToken: []}, {overlordBearer: []}]`).
+ */
 export function requiresSession(security: SecurityRequirementList): boolean {
   if (security.length === 0) return false
-  return security.every((requirement) => SESSION_SCHEMES.some((scheme) => scheme in requirement))
+  const isSession = (requirement: Record<string, readonly string[]>) => SESSION_SCHEMES.some((scheme) => scheme in requirement)
+  if (!security.some(isSession)) return false
+  return security.every(
+    (requirement) => isSession(requirement) || (Object.keys(requirement).length > 0 && Object.keys(requirement).every((s) => SESSION_ALTERNATIVES.includes(s))),
+  )
 }
 
 export type PublicSetLists = {

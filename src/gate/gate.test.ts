@@ -85,6 +85,10 @@ describe('public set', () => {
     expect(requiresSession([])).toBe(false)
     expect(requiresSession([{ overlordBearer: [] }])).toBe(false)
     expect(requiresSession([{}, { x402Payment: [] }])).toBe(false)
+    // Tier matrix: the overlord bearer as an alternative keeps an operation gated; /llm/v1's bearer is a session.
+    expect(requiresSession([{ sessionToken: [] }, { overlordBearer: [] }])).toBe(true)
+    expect(requiresSession([{ sessionToken: [] }, { llmBearer: [] }])).toBe(true)
+    expect(requiresSession([{ overlordBearer: [] }, {}])).toBe(false)
   })
   it('applies the pre-rollout list only when the hard gate is off', () => {
     let hard = true
@@ -120,8 +124,8 @@ describe('public set of the gateway document', () => {
     expect(gate.isOpen('/health/detailed', securityOf('/health/detailed'))).toBe(false)
   })
 
-  it('session-gated GET pages accept the cookie as an alternative and stay gated', () => {
-    expect(securityOf('/journal')).toEqual([{ sessionToken: [] }, { sessionCookie: [] }])
+  it('session-gated GET pages accept the cookie (and the overlord bearer) as alternatives and stay gated', () => {
+    expect(securityOf('/journal')).toEqual([{ sessionToken: [] }, { sessionCookie: [] }, { overlordBearer: [] }])
     expect(gate.isOpen('/journal', securityOf('/journal'))).toBe(false)
   })
 })

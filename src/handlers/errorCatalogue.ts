@@ -1,6 +1,7 @@
 import { BaseError } from '../shared/errors/BaseError.js'
 import type { HttpResult } from '../shared/http/index.js'
 import { batchErrorRows } from './batch/batchErrorRows.js'
+import { llmErrorRows } from './llm/llmErrorRows.js'
 import { shadowErrorRows } from './shadow/shadowErrorRows.js'
 import { storageErrorRows } from './storage/storageErrorRows.js'
 
@@ -34,6 +35,7 @@ export const errorCatalogue: Record<string, { status: number }> = {
   // paid storage (src/x402, src/storage: src/storage/httpStatus.ts) and receipt batches, rows beside their handlers
   ...storageErrorRows,
   ...batchErrorRows,
+  ...llmErrorRows,
 }
 
 export type ErrorDetails = Record<string, unknown>

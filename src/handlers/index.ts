@@ -19,6 +19,7 @@
 import type { OperationId } from '../../generated/gateway/operationIds.js'
 import { batchHandlers, initBatch } from './batch/index.js'
 import { coreHandlers } from './core/index.js'
+import { initLlm, llmHandlers } from './llm/index.js'
 import { initShadow, shadowHandlers } from './shadow/index.js'
 import { initStorage, storageHandlers } from './storage/index.js'
 import type { DomainInit, Handler } from './types.js'
@@ -28,7 +29,8 @@ export const handlers = {
   ...shadowHandlers,
   ...storageHandlers,
   ...batchHandlers,
+  ...llmHandlers,
 } satisfies Record<OperationId, Handler>
 
 /** Domain start hooks, run in this order by `createApp`. */
-export const domainInits: DomainInit[] = [initShadow, initStorage, initBatch]
+export const domainInits: DomainInit[] = [initShadow, initStorage, initBatch, initLlm]

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely'
+import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
 import type { LoginService, ValidSession } from '../auth/LoginService.js'
 import type { Catalogue } from '../catalogue/Catalogue.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import type { Database } from '../db/Database.js'
+import type { ExtraChecks } from '../health/checkHealth.js'
 import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
@@ -16,6 +18,8 @@ import type { HttpResult, RequestContext } from '../shared/http/index.js'
 export type GatewayLocals = {
   /** The live session of `X-Session-Token` (or the browser cookie on GET), when there is one. */
   session?: ValidSession | undefined
+  /** The `/llm` API key of `Authorization: Bearer sk-p2s-…` on `/llm/v1` (its wallet is the caller). */
+  apiKey?: { wallet: string; key_id: string } | undefined
 }
 
 /** A roster member as the public roster shows it (`RosterItem` of the document). */
@@ -55,6 +59,8 @@ export interface Services {
   overlordAddress?: (() => string | undefined) | undefined
   /** Prometheus text exposition for `/metrics`. */
   metricsText: () => Promise<string>
+  /** More dependency checks of `/health/detailed`, provided by a domain (paid storage). */
+  healthChecks?: ExtraChecks | undefined
 }
 
 /** The core services every domain init receives. */
@@ -78,6 +84,8 @@ export type DomainSetup = {
   securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
   /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */
   unauthorized?: Record<string, (ctx: HandlerContext) => HttpResult | Promise<HttpResult>>
+  /** The domain's metrics, served by `/metrics` with the core's. */
+  metrics?: Registry
   /** Started after the app is built (background loops); stopped by `close`. */
   start?: () => void | Promise<void>
   close?: () => void | Promise<void>

@@ -40,3 +40,26 @@ describe('checkHealth', () => {
     expect(report.status).toBe('degraded')
   })
 })
+
+describe('checkHealth with a domain\'s checks', () => {
+  it('adds them by name: fields merged, a throw is down, a non-ok status degrades; core results stay bare', async () => {
+    const report = await checkHealth({
+      db: { selectFrom: () => ({ select: () => ({ limit: () => ({ execute: async () => [{ event_id: 'e' }] }) }) }) } as never,
+      modelServer: { version: async () => ({ version: '0.1.0' }) },
+      catalogue: { checkWritable: async () => undefined },
+      extra: {
+        upstream: async () => undefined,
+        credit: async () => ({ status: 'low', balance_winc: '0' }),
+        algod: async () => {
+          throw new Error('connect ECONNREFUSED')
+        },
+      },
+    })
+    expect(Object.keys(report.checks.database).sort()).toEqual(['latency_ms', 'status'])
+    expect(Object.keys(report.checks.modelserver).sort()).toEqual(['latency_ms', 'status'])
+    expect(report.checks.upstream).toMatchObject({ status: 'ok' })
+    expect(report.checks.credit).toMatchObject({ status: 'low', balance_winc: '0' })
+    expect(report.checks.algod).toMatchObject({ status: 'down', detail: 'connect ECONNREFUSED' })
+    expect(report.status).toBe('degraded')
+  })
+})

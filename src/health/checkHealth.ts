@@ -5,10 +5,19 @@ import type { Database } from '../db/Database.js'
 export type HealthCheck = { status: 'ok' | 'down'; latency_ms: number; detail?: string }
 
 export type HealthReport = {
-  /** `degraded` (still answered 200) when any check is down: liveness is `GET /health`. */
+  /** `degraded` (still answered 200) when any check is not `ok`: liveness is `GET /health`. */
   status: 'ok' | 'degraded'
-  checks: { database: HealthCheck; modelserver: HealthCheck; catalogue_log: HealthCheck }
+  checks: { database: HealthCheck; modelserver: HealthCheck; catalogue_log: HealthCheck } & Record<string, HealthCheck | ExtraCheck>
 }
+
+/** A domain's check: `status` other than `ok`/`down` (e.g. `low`) and extra fields (e.g. a balance). */
+export type ExtraCheck = { status: string; latency_ms: number; detail?: string; [field: string]: unknown }
+
+/**
+ * More checks by name (paid storage adds its upstream, facilitators, Algorand node and credit). A check
+ * resolves to nothing (ok) or to fields merged into the result (`status` included); a throw is `down`.
+ */
+export type ExtraChecks = Record<string, () => Promise<Record<string, unknown> | void>>
 
 export type CheckHealthParameters = {
   db: Kysely<Database>
@@ -17,27 +26,35 @@ export type CheckHealthParameters = {
   signal?: AbortSignal
   /** Per check; a slower dependency counts as down (default 2000). */
   timeoutMs?: number
+  extra?: ExtraChecks | undefined
 }
 
 /** `GET /health/detailed`: the database, the model server and the catalogue log, checked concurrently. */
-export async function checkHealth({ db, modelServer, catalogue, signal, timeoutMs = 2000 }: CheckHealthParameters): Promise<HealthReport> {
-  const [database, modelserver, catalogue_log] = await Promise.all([
+export async function checkHealth({ db, modelServer, catalogue, signal, timeoutMs = 2000, extra = {} }: CheckHealthParameters): Promise<HealthReport> {
+  const extraNames = Object.keys(extra)
+  const [database, modelserver, catalogue_log, ...extraResults] = await Promise.all([
     timed(() => db.selectFrom('catalogue_events').select('event_id').limit(1).execute(), timeoutMs),
     timed(() => modelServer.version(signal), timeoutMs),
     timed(() => catalogue.checkWritable(), timeoutMs),
+    ...extraNames.map((name) => timed(extra[name] as () => Promise<unknown>, timeoutMs, true)),
   ])
-  const checks = { database, modelserver, catalogue_log }
+  const checks: HealthReport['checks'] = { database, modelserver, catalogue_log }
+  extraNames.forEach((name, i) => {
+    checks[name] = extraResults[i] as ExtraCheck
+  })
   return { status: Object.values(checks).every((c) => c.status === 'ok') ? 'ok' : 'degraded', checks }
 }
 
-async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<HealthCheck> {
+/** Runs one check with a deadline; `withFields`: an object the check resolves to is merged into the result. */
+async function timed(check: () => Promise<unknown>, timeoutMs: number, withFields = false): Promise<HealthCheck> {
   const t0 = performance.now()
   try {
-    await Promise.race([
+    const fields = await Promise.race([
       check(),
       new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
     ])
-    return { status: 'ok', latency_ms: round(performance.now() - t0) }
+    const more = withFields && fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {}
+    return { status: 'ok', ...more, latency_ms: round(performance.now() - t0) } as HealthCheck
   } catch (error) {
     return { status: 'down', latency_ms: round(performance.now() - t0), detail: error instanceof Error ? error.message : String(error) }
   }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
-import type { ModelOptions } from '../../generated/modelserver/types.gen.js'
+import type { ChatChunk, GenerateChunk, ModelOptions } from '../../generated/modelserver/types.gen.js'
 import type { Database } from '../db/Database.js'
+import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { type AgentDefinition, agentDefinitions } from './agents.js'
 import { type ModelServerClient, nsToMs } from './ModelServerClient.js'
@@ -25,13 +26,69 @@ export type MarketplaceParameters = {
 
 type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
 
+/** Usage and durations (ms) of a finished generation: the final chunk of every gateway stream carries them. */
+export type GenerationUsage = {
+  done_reason: string
+  prompt_eval_count: number
+  eval_count: number
+  total_duration_ms: number
+  load_duration_ms: number
+  prompt_eval_duration_ms: number
+  eval_duration_ms: number
+}
+
+/** Lines of the gateway's NDJSON streams (`LlmChatChunk`, `LlmCompletionChunk`, `MarketplaceCallChunk`). */
+export type LlmChatChunk = { model: string; created_at: string; message: { role: 'assistant'; content: string }; done: boolean } & Partial<GenerationUsage>
+export type LlmCompletionChunk = { model: string; created_at: string; response: string; done: boolean } & Partial<GenerationUsage>
+export type MarketplaceCallChunk = { agent: string } & LlmCompletionChunk
+
+/** A stream of chunk batches (one batch per model-server read; see `readNdjsonBatches`). */
+export type ChunkStream<T> = AsyncGenerator<T[]>
+
+export function usageOf(chunk: ChatChunk | GenerateChunk): GenerationUsage {
+  return {
+    done_reason: chunk.done_reason ?? 'stop',
+    prompt_eval_count: chunk.prompt_eval_count ?? 0,
+    eval_count: chunk.eval_count ?? 0,
+    total_duration_ms: nsToMs(chunk.total_duration),
+    load_duration_ms: nsToMs(chunk.load_duration),
+    prompt_eval_duration_ms: nsToMs(chunk.prompt_eval_duration),
+    eval_duration_ms: nsToMs(chunk.eval_duration),
+  }
+}
+
+async function* mapBatches<A, B>(source: AsyncGenerator<A[]>, map: (a: A) => B): AsyncGenerator<B[]> {
+  try {
+    for await (const batch of source) yield batch.map(map)
+  } finally {
+    // The consumer went away early: close the model-server stream too.
+    await source.return(undefined)
+  }
+}
+
 /**
  * The marketplace and cost endpoints' core (seed 000 §4.2, §4.5): agents, calls through an agent, prompt
  * ingestion with optional memory, instruction evolution, the coordinator and the boardroom. Every model call
  * goes to the model server; its failures surface as `modelserver_unavailable`.
  */
 export class Marketplace {
-  constructor(private readonly p: MarketplaceParameters) {}
+  /** The current revision of every agent (one query, built once; see `currentAll`). */
+  private readonly currentRevisions: () => Promise<{ agent: string; revision: number; instructions: string; model: string }[]>
+
+  constructor(private readonly p: MarketplaceParameters) {
+    this.currentRevisions = precompiledQuery(p.db, 0, (db) =>
+      db
+        .selectFrom('agent_revisions as r')
+        .select(['r.agent', 'r.revision', 'r.instructions', 'r.model'])
+        .where('r.agent', 'in', agentDefinitions.map((a) => a.id))
+        .where('r.revision', '=', (eb) =>
+          eb
+            .selectFrom('agent_revisions as l')
+            .select((l) => l.fn.max('l.revision').as('m'))
+            .whereRef('l.agent', '=', 'r.agent'),
+        ),
+    )
+  }
 
   private definition(id: string): AgentDefinition {
     const agent = agentDefinitions.find((a) => a.id === id)
@@ -52,8 +109,17 @@ export class Marketplace {
       : { revision: 1, instructions: agent.instructions, model: this.p.chatModel }
   }
 
-  private async view(agent: AgentDefinition) {
-    const current = await this.current(agent)
+  /**
+   * The current revision of every agent in one query (the list would otherwise cost a round trip per agent).
+   * Read on every request rather than cached: an evolution on any gateway instance shows at once.
+   */
+  private async currentAll(): Promise<Map<string, { revision: number; instructions: string; model: string }>> {
+    const rows = await this.currentRevisions()
+    return new Map(rows.map((row) => [row.agent, { revision: Number(row.revision), instructions: row.instructions, model: row.model }]))
+  }
+
+  private async view(agent: AgentDefinition, known?: { revision: number; model: string }) {
+    const current = known ?? (await this.current(agent))
     return {
       id: agent.id,
       name: agent.name,
@@ -65,8 +131,21 @@ export class Marketplace {
     }
   }
 
+  /** An agent's current model and instructions (for callers that build their own prompt, e.g. `/coreagent`). */
+  async agentContext(id: string): Promise<{ agent: string; model: string; instructions: string }> {
+    const agent = this.definition(id)
+    const current = await this.current(agent)
+    return { agent: agent.id, model: current.model, instructions: current.instructions }
+  }
+
+  /** True when `id` names a marketplace agent (agent ids are model names on `/llm/v1`). */
+  isAgent(id: string): boolean {
+    return agentDefinitions.some((a) => a.id === id)
+  }
+
   async listAgents() {
-    return Promise.all(agentDefinitions.map((a) => this.view(a)))
+    const current = await this.currentAll()
+    return Promise.all(agentDefinitions.map((a) => this.view(a, current.get(a.id) ?? { revision: 1, model: this.p.chatModel })))
   }
 
   async getAgent(id: string) {
@@ -85,6 +164,14 @@ export class Marketplace {
       eval_count: reply.eval_count ?? 0,
       total_duration_ms: nsToMs(reply.total_duration),
     }
+  }
+
+  /** `callAgent` streamed: opened (a refusal is thrown before any chunk), then one batch per model-server read. */
+  async callAgentStream(input: { agent: string; prompt: string; model?: string | undefined }, call: Call = {}): Promise<ChunkStream<MarketplaceCallChunk>> {
+    const agent = this.definition(input.agent)
+    const current = await this.current(agent)
+    const upstream = await this.p.modelServer.generateStream({ model: input.model ?? current.model, prompt: input.prompt, system: current.instructions }, call.signal)
+    return mapBatches(upstream, (c) => ({ agent: agent.id, ...completionChunk(c) }))
   }
 
   async ingest(input: { prompt: string; model: string; remember?: boolean | undefined }, call: Call = {}) {
@@ -221,6 +308,32 @@ export class Marketplace {
       total_duration_ms: nsToMs(reply.total_duration),
     }
   }
+
+  /** `chat` streamed (see `callAgentStream`). */
+  async chatStream(input: { model?: string | undefined; messages: { role: 'system' | 'user' | 'assistant'; content: string }[]; options?: ModelOptions | undefined }, call: Call = {}): Promise<ChunkStream<LlmChatChunk>> {
+    const upstream = await this.p.modelServer.chatStream({ model: input.model ?? this.p.chatModel, messages: input.messages, options: input.options }, call.signal)
+    return mapBatches(upstream, chatChunk)
+  }
+
+  /** `completion` streamed (see `callAgentStream`). */
+  async completionStream(input: { model?: string | undefined; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }, call: Call = {}): Promise<ChunkStream<LlmCompletionChunk>> {
+    const upstream = await this.p.modelServer.generateStream(
+      { model: input.model ?? this.p.chatModel, prompt: input.prompt, system: input.system, options: input.options },
+      call.signal,
+    )
+    return mapBatches(upstream, completionChunk)
+  }
+}
+
+/** An Ollama generate chunk as a gateway completion chunk (usage and ms durations on the final one). */
+function completionChunk(c: GenerateChunk): LlmCompletionChunk {
+  const base = { model: c.model, created_at: c.created_at, response: c.response, done: c.done }
+  return c.done ? { ...base, ...usageOf(c) } : base
+}
+
+function chatChunk(c: ChatChunk): LlmChatChunk {
+  const base = { model: c.model, created_at: c.created_at, message: { role: 'assistant' as const, content: c.message.content ?? '' }, done: c.done }
+  return c.done ? { ...base, ...usageOf(c) } : base
 }
 
 /** FOR / AGAINST / ABSTAIN from free text (the first one named wins; none named is an abstention). */

@@ -1,8 +1,9 @@
 import { createClient } from '../../generated/modelserver/client/index.js'
-import { chat, embed, generate, getVersion, listModels } from '../../generated/modelserver/sdk.gen.js'
-import type { ChatMessage, ChatResponse, GenerateResponse, ModelOptions, ModelSummary } from '../../generated/modelserver/types.gen.js'
+import { embed, getVersion, listModels } from '../../generated/modelserver/sdk.gen.js'
+import type { ChatChunk, ChatMessage, ChatResponse, GenerateChunk, GenerateResponse, ModelOptions, ModelSummary } from '../../generated/modelserver/types.gen.js'
 import type { ModelServerModels } from '../../generated/gateway/types.gen.js'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { NdjsonLineError, readNdjsonBatches } from './readNdjsonBatches.js'
 
 function isoOrRaw(value: string): string {
   const date = new Date(value)
@@ -20,9 +21,25 @@ export class ModelRequestError extends BaseError<'model_not_found' | 'model_requ
 
 export type ModelServerClientParameters = {
   baseUrl: string
+  /** Longest wait for the answer's headers, for its first chunk and for each next chunk (not the whole answer). */
   timeoutMs: number
   fetch?: typeof fetch
 }
+
+/** A model-server answer whose body is read chunk by chunk as the model server sends it. */
+export type UpstreamResponse = {
+  status: number
+  contentType: string
+  /**
+   * The body as it arrives; each wait is bounded by the client's timeout (then `modelserver_unavailable`).
+   * Ending the iteration early, or `cancel()`, closes the connection — the model server stops generating.
+   */
+  bytes: AsyncGenerator<Uint8Array>
+  cancel(): void
+}
+
+export type ChatInput = { model: string; messages: ChatMessage[]; options?: ModelOptions | undefined }
+export type GenerateInput = { model: string; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }
 
 /**
  * The model server as the gateway uses it, through the SDK generated from `openapi/modelserver.yaml`.
@@ -34,11 +51,150 @@ export class ModelServerClient {
   readonly baseUrl: string
   private readonly client: ReturnType<typeof createClient>
   private readonly timeoutMs: number
+  private readonly fetchImpl: typeof fetch
 
   constructor({ baseUrl, timeoutMs, fetch: fetchImpl }: ModelServerClientParameters) {
     this.baseUrl = baseUrl
     this.timeoutMs = timeoutMs
+    this.fetchImpl = fetchImpl ?? fetch
     this.client = createClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
+  }
+
+  private unavailable(what: string, reason: string, cause?: unknown): ModelServerUnavailableError {
+    return new ModelServerUnavailableError('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${reason}`, { cause })
+  }
+
+  /**
+   * Sends a request and hands back the answer as soon as its headers arrive. One idle timer bounds every wait
+   * (headers, first chunk, each next chunk) and is refreshed by each chunk, so a long generation that keeps
+   * producing never times out, and a model server that stalls is given up after `timeoutMs`. The caller's
+   * `signal` (the client went away) aborts the request at once.
+   */
+  async open(what: string, request: { method: 'GET' | 'POST'; path: string; body?: unknown }, signal?: AbortSignal): Promise<UpstreamResponse> {
+    const controller = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, this.timeoutMs)
+    const onAbort = () => controller.abort()
+    if (signal?.aborted) controller.abort()
+    else signal?.addEventListener('abort', onAbort, { once: true })
+    let finished = false
+    const finish = () => {
+      if (finished) return
+      finished = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      controller.abort()
+    }
+    const fail = (error: unknown) =>
+      this.unavailable(what, timedOut ? `no data within ${this.timeoutMs} ms` : describe(error), error)
+    let response: Response
+    try {
+      response = await this.fetchImpl(`${this.baseUrl}${request.path}`, {
+        method: request.method,
+        headers: request.body === undefined ? {} : { 'content-type': 'application/json' },
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal: controller.signal,
+      })
+    } catch (error) {
+      finish()
+      throw fail(error)
+    }
+    timer.refresh()
+    const body = response.body
+    async function* bytes(): AsyncGenerator<Uint8Array> {
+      if (!body) return finish()
+      const reader = body.getReader()
+      try {
+        for (;;) {
+          let read: ReadableStreamReadResult<Uint8Array>
+          try {
+            read = await reader.read()
+          } catch (error) {
+            throw fail(error)
+          }
+          if (read.done) return
+          timer.refresh()
+          yield read.value
+        }
+      } finally {
+        finish()
+      }
+    }
+    return { status: response.status, contentType: response.headers.get('content-type') ?? '', bytes: bytes(), cancel: finish }
+  }
+
+  /** Reads a whole (small) answer body as text, within the idle timeout. */
+  static async text(upstream: UpstreamResponse): Promise<string> {
+    const decoder = new TextDecoder()
+    let text = ''
+    for await (const chunk of upstream.bytes) text += decoder.decode(chunk, { stream: true })
+    return text + decoder.decode()
+  }
+
+  /** `open` for an NDJSON operation: a refusal (404, 400) or failure status becomes the matching error. */
+  private async openNdjson(what: string, path: string, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse> {
+    const upstream = await this.open(what, { method: 'POST', path, body }, signal)
+    if (upstream.status === 200) return upstream
+    let message: unknown
+    try {
+      message = (JSON.parse(await ModelServerClient.text(upstream)) as { error?: unknown }).error
+    } catch {
+      message = undefined
+    } finally {
+      upstream.cancel()
+    }
+    throw this.refusal(what, upstream.status, message)
+  }
+
+  private refusal(what: string, status: number | undefined, message: unknown): BaseError {
+    if (status === 404) return new ModelRequestError('model_not_found', typeof message === 'string' ? message : `model not found on the model server`)
+    if (status === 400) return new ModelRequestError('model_request_invalid', `model server rejected the request${typeof message === 'string' ? `: ${message}` : ''}`)
+    return new ModelServerUnavailableError(
+      'modelserver_unavailable',
+      `model server at ${this.baseUrl} answered ${status ?? 'an error'} to ${what}${typeof message === 'string' ? `: ${message}` : ''}`,
+    )
+  }
+
+  /** The chunks of an open NDJSON stream in batches (one per read); an `{error}` line becomes `modelserver_unavailable`. */
+  private async *chunks<T extends { done: boolean }>(what: string, upstream: UpstreamResponse, valid: (chunk: unknown) => chunk is T): AsyncGenerator<T[]> {
+    try {
+      for await (const batch of readNdjsonBatches(upstream.bytes)) {
+        for (const chunk of batch) {
+          const error = (chunk as { error?: unknown } | null)?.error
+          if (error !== undefined) throw this.unavailable(what, `failed mid-stream: ${String(error)}`)
+          if (!valid(chunk)) throw this.unavailable(what, 'sent a chunk that is not what its document says')
+        }
+        yield batch as T[]
+      }
+    } catch (error) {
+      if (error instanceof NdjsonLineError) throw this.unavailable(what, error.message, error)
+      throw error
+    } finally {
+      upstream.cancel()
+    }
+  }
+
+  /** A streamed `/api/chat` (opened: refusals are thrown here, before any chunk). */
+  async chatStream(input: ChatInput, signal?: AbortSignal): Promise<AsyncGenerator<ChatChunk[]>> {
+    const upstream = await this.openNdjson('POST /api/chat', '/api/chat', { ...input, stream: true }, signal)
+    return this.chunks('POST /api/chat', upstream, isChatChunk)
+  }
+
+  /**
+   * `/api/generate` with a caller's body passed on as is (Ollama's fields), streamed: the raw NDJSON bytes as
+   * the model server sends them (refusals are thrown here, before any byte).
+   */
+  async generateStreamRaw(body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return this.openNdjson('POST /api/generate', '/api/generate', { ...body, stream: true }, signal)
+  }
+
+  /** A streamed `/api/generate` (opened: refusals are thrown here, before any chunk). */
+  async generateStream(input: GenerateInput, signal?: AbortSignal): Promise<AsyncGenerator<GenerateChunk[]>> {
+    const upstream = await this.openNdjson('POST /api/generate', '/api/generate', { ...input, stream: true }, signal)
+    return this.chunks('POST /api/generate', upstream, isGenerateChunk)
   }
 
   private async call<T>(what: string, run: (signal: AbortSignal) => Promise<{ data?: T; error?: unknown; response?: Response }>, signal?: AbortSignal): Promise<T> {
@@ -94,19 +250,31 @@ export class ModelServerClient {
     }
   }
 
-  async generate(
-    input: { model: string; prompt: string; system?: string | undefined; options?: ModelOptions | undefined },
-    signal?: AbortSignal,
-  ): Promise<GenerateResponse> {
-    return this.call(
-      'POST /api/generate',
-      (s) => generate({ client: this.client, signal: s, body: { ...input, stream: false } }) as never,
-      signal,
-    )
+  /**
+   * A whole completion. Read as a stream and assembled here, so the timeout bounds each wait for the next
+   * chunk and never the whole generation (a long answer of a slow model does not end in a 502).
+   */
+  async generate(input: GenerateInput, signal?: AbortSignal): Promise<GenerateResponse> {
+    let text = ''
+    for await (const batch of await this.generateStream(input, signal)) {
+      for (const chunk of batch) {
+        text += chunk.response
+        if (chunk.done) return { ...chunk, response: text }
+      }
+    }
+    throw this.unavailable('POST /api/generate', 'the stream ended without a final chunk')
   }
 
-  async chat(input: { model: string; messages: ChatMessage[]; options?: ModelOptions | undefined }, signal?: AbortSignal): Promise<ChatResponse> {
-    return this.call('POST /api/chat', (s) => chat({ client: this.client, signal: s, body: { ...input, stream: false } }) as never, signal)
+  /** A whole chat reply, assembled from the stream (see `generate`). */
+  async chat(input: ChatInput, signal?: AbortSignal): Promise<ChatResponse> {
+    let text = ''
+    for await (const batch of await this.chatStream(input, signal)) {
+      for (const chunk of batch) {
+        text += chunk.message.content ?? ''
+        if (chunk.done) return { ...chunk, message: { ...chunk.message, content: text } }
+      }
+    }
+    throw this.unavailable('POST /api/chat', 'the stream ended without a final chunk')
   }
 
   async embed(input: { model: string; input: string }, signal?: AbortSignal): Promise<number[]> {
@@ -117,10 +285,22 @@ export class ModelServerClient {
   }
 }
 
+function isChatChunk(chunk: unknown): chunk is ChatChunk {
+  const c = chunk as Partial<ChatChunk> | null
+  return typeof c === 'object' && c !== null && typeof c.done === 'boolean' && typeof c.message === 'object' && c.message !== null
+}
+
+function isGenerateChunk(chunk: unknown): chunk is GenerateChunk {
+  const c = chunk as Partial<GenerateChunk> | null
+  return typeof c === 'object' && c !== null && typeof c.done === 'boolean' && typeof c.response === 'string'
+}
+
 function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause
-  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`
-  return error instanceof Error ? error.message : String(error)
+  const cause = (error as { cause?: { code?: string; message?: string; errors?: { code?: string; message?: string }[] } })?.cause
+  const first = cause?.code ? cause : cause?.errors?.find((e) => e.code)
+  if (first?.code) return `${first.code}${first.message ? ` (${first.message})` : ''}`
+  const message = error instanceof Error ? error.message : String(error)
+  return cause?.message ? `${message} (${cause.message})` : message
 }
 
 /** Nanoseconds (Ollama durations) to milliseconds. */

@@ -41,7 +41,13 @@ export function createFindModel(store: ModelStore): (name: unknown) => Promise<M
     if (typeof name !== 'string' || name.trim() === '') throw badRequest('model is required')
     const entry = await store.get(parseModelName(name))
     if (!entry) throw modelNotFound(name)
-    return store.resolve(entry)
+    try {
+      return await store.resolve(entry)
+    } catch (error) {
+      // Deleted (manifest and blobs) between the lookup and the read: not installed any more.
+      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') throw modelNotFound(name)
+      throw error
+    }
   }
 }
 

@@ -397,3 +397,66 @@ describe('concurrency', () => {
     expect(generated).toBeLessThan(1000)
   })
 })
+
+describe('Ollama parity', () => {
+  const weather = {
+    type: 'function',
+    function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', required: ['city'], properties: { city: { type: 'string' } } } },
+  }
+
+  it('a streamed /api/chat tool call arrives in the chunk where it is complete, not repeated in the final line', async () => {
+    const stream = await ollama.chat({
+      model: 'svc-tiny-chat',
+      messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
+      tools: [weather],
+      stream: true,
+      options: { seed: 5, num_predict: 64 },
+    })
+    const chunks = []
+    for await (const c of stream) {
+      zChatChunk.parse({ ...c, created_at: String(c.created_at) })
+      chunks.push(c)
+    }
+    const withCalls = chunks.filter((c) => (c.message.tool_calls ?? []).length > 0)
+    expect(withCalls).toHaveLength(1)
+    expect(withCalls[0]!.done).toBe(false)
+    expect(withCalls[0]!.message.tool_calls![0]!.function.name).toBe('get_weather')
+    expect(typeof withCalls[0]!.message.tool_calls![0]!.function.arguments.city).toBe('string')
+    expect(chunks.at(-1)!.done).toBe(true)
+    expect(chunks.at(-1)!.message.tool_calls).toBeUndefined()
+    // The same call as the non-streamed reply.
+    const whole = await ollama.chat({ model: 'svc-tiny-chat', messages: [{ role: 'user', content: 'What is the weather in Paris?' }], tools: [weather], stream: false, options: { seed: 5, num_predict: 64 } })
+    expect(withCalls[0]!.message.tool_calls).toEqual(whole.message.tool_calls)
+  })
+
+  it('show reports tools only where they hold: a model with its own template layer has none, and tools are refused alike', async () => {
+    expect((await ollama.show({ model: 'svc-tiny-chat' })).capabilities).toContain('tools')
+    await ollama.create({ model: 'templated-chat', from: 'svc-tiny-chat', template: '{{ .System }} {{ .Prompt }}' })
+    try {
+      const caps = (await ollama.show({ model: 'templated-chat' })).capabilities
+      expect(caps).toContain('completion')
+      expect(caps).not.toContain('tools')
+      const refused = await post('/api/chat', { model: 'templated-chat', messages: [{ role: 'user', content: 'x' }], tools: [weather], stream: false })
+      expect([refused.status, refused.json.error]).toEqual([400, '"templated-chat" does not support tools'])
+      const plain = await post('/api/chat', { model: 'templated-chat', messages: [{ role: 'user', content: 'x' }], stream: false, options: { num_predict: 2 } })
+      expect(plain.status).toBe(200)
+    } finally {
+      await ollama.delete({ model: 'templated-chat' })
+    }
+    expect(ms.mismatches).toEqual([])
+  })
+
+  it('the per-request template of /api/generate replaces the model’s; one this server cannot render is a 400', async () => {
+    const base = { model: 'svc-tiny-chat', prompt: 'Hello', stream: false, options: { seed: 1, num_predict: 1 } }
+    const chatml = await post('/api/generate', base)
+    const bare = await post('/api/generate', { ...base, template: '{{ .Prompt }}' })
+    const longer = await post('/api/generate', { ...base, template: 'System notes go here. {{ .Prompt }}' })
+    expect(bare.status).toBe(200)
+    expect(bare.json.prompt_eval_count).toBeLessThan(chatml.json.prompt_eval_count)
+    expect(longer.json.prompt_eval_count).toBeGreaterThan(bare.json.prompt_eval_count)
+    const refused = await post('/api/generate', { ...base, template: '{{ define "x" }}{{ end }}{{ .Prompt }}' })
+    expect(refused.status).toBe(400)
+    expect(refused.json.error).toMatch(/^template cannot be used by this server/)
+    expect(ms.mismatches).toEqual([])
+  })
+})

@@ -1,3 +1,4 @@
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import express, { type NextFunction, type Request, type Response } from 'express'
@@ -9,6 +10,7 @@ import {
   type HttpResult,
   type OpenApiRouter,
   type RequestContext,
+  type RequestValidationIssue,
   type ResponseValidationMode,
   type ResponseValidationReport,
 } from '../shared/http/index.js'
@@ -16,19 +18,24 @@ import type { OperationId } from '../../generated/modelserver/operationIds.js'
 import type { ModelServerConfig } from './config.js'
 import type { Engine } from './engine/Engine.js'
 import { EngineError, engineErrorStatus } from './engine/errors.js'
-import { ModelServerError } from './errors.js'
+import { createPathRedactor, INTERNAL_ERROR_MESSAGE, ModelServerError } from './errors.js'
 import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
 import { chat, embed, embeddings, generate } from './handlers/generation.js'
 import { copyModel, deleteModel, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
+import * as openai from './handlers/openai.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
+import { createBrowserGuard } from './http/browserGuard.js'
+import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
 import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
 import { createFindModel, createInspector, type ModelServerContext } from './ModelServerContext.js'
+import { ociError, ociErrorFor, ociValidationError } from './registry/ociErrors.js'
 import { RegistryClient } from './registry/RegistryClient.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
+import { isOpenAIOperation, isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 
 export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
 
@@ -56,6 +63,11 @@ type Handler = (req: RequestContext) => HttpResult | Promise<HttpResult>
 
 /** Operations whose body is raw bytes (read from `req.raw` by the handler, not validated as JSON). */
 const rawBodyOperations = new Set<string>(['pushBlob', 'registryPatchUpload', 'registryCompleteUpload'])
+
+/** The OCI distribution routes (`/v2/...`): their errors have the distribution specification's shape. */
+function isRegistryPath(p: string): boolean {
+  return p === '/v2' || p.startsWith('/v2/')
+}
 
 export async function createModelServer(options: ModelServerOptions): Promise<ModelServer> {
   const { config, logger } = options
@@ -97,6 +109,9 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   }
   const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl })
   const registry = new RegistryServer(ctx)
+  const mapError = createErrorMapper(logger, createPathRedactor([config.modelsDir, path.resolve(config.modelsDir), process.cwd(), os.tmpdir(), os.homedir()]))
+  const origins = createOriginMatcher(config.origins)
+  if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
 
   const handlers: Record<OperationId, Handler> = {
     generate: (r) => generate(ctx, r),
@@ -125,6 +140,11 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     registryStartUpload: (r) => registry.startUpload(r),
     registryPatchUpload: (r) => registry.patchUpload(r),
     registryCompleteUpload: (r) => registry.completeUpload(r),
+    openaiChatCompletions: (r) => openai.chatCompletions(ctx, r),
+    openaiCompletions: (r) => openai.completions(ctx, r),
+    openaiEmbeddings: (r) => openai.embeddings(ctx, r),
+    openaiListModels: () => openai.listModels(ctx),
+    openaiRetrieveModel: (r) => openai.retrieveModel(ctx, r),
   }
 
   const router = createOpenApiRouter({
@@ -134,12 +154,24 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     responseValidation: options.responseValidation ?? 'warn',
     onResponseValidationError: options.onResponseValidationError,
     validateRequest: (r) => !rawBodyOperations.has(r.operationId),
-    invalidRequest: (_r, errors) => ({ status: 400, body: { error: ollamaValidationMessage(errors) } }),
-    mapError: (error) => mapError(error, logger),
-    unrouted: (r) =>
-      r.reason === 'not_found'
-        ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
-        : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } },
+    invalidRequest: (r, errors) => {
+      if (isRegistryOperation(r.operationId)) return ociValidationError(errors)
+      // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
+      if (isOpenAIOperation(r.operationId)) return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+      return { status: 400, body: { error: ollamaValidationMessage(errors) } }
+    },
+    mapError: (error, r) => mapError(error, r?.operationId),
+    unrouted: (r) => {
+      if (isRegistryPath(r.path)) {
+        const result = r.reason === 'not_found' ? ociError('NAME_UNKNOWN', { path: r.path }) : ociError('UNSUPPORTED', { method: r.method })
+        return { ...result, component: 'RegistryError' }
+      }
+      const result =
+        r.reason === 'not_found'
+          ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
+          : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
+      return isOpenAIPath(r.path) ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
+    },
     onResponse: (info) => {
       const operation = info.operationId ?? 'unrouted'
       metrics.requests.inc({ operation, status: String(info.status) })
@@ -150,6 +182,14 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
 
   const app = express()
   app.disable('x-powered-by')
+  // First, as Ollama: refused origins and (on loopback) foreign Host names get 403 before anything is read.
+  app.use(
+    createBrowserGuard({
+      origins,
+      listenHost: config.host,
+      forbid: (req, res) => void router.send(req, res, { status: 403 }, router.matchOperation(req.method, req.path)),
+    }),
+  )
   app.use(jsonWhateverTheContentType(router))
   // JSON is parsed here (large limit for base64 images, raw bytes kept for registry manifests, Ollama-style
   // errors); the shared router then sees the body as already read.
@@ -162,17 +202,22 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       },
     }),
   )
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!error) return next()
     const e = error as { type?: string; status?: number; message?: string }
     const status = e.type === 'entity.too.large' ? 413 : 400
-    res.status(status).json({ error: e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request' })
+    if (isRegistryPath(req.path)) {
+      const result = ociError('MANIFEST_INVALID', { reason: e.type === 'entity.parse.failed' ? 'invalid JSON' : e.type ?? 'unreadable body' })
+      return void res.status(status).json(result.body)
+    }
+    const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request'
+    res.status(status).json(isOpenAIPath(req.path) ? openaiErrorBody(status, message) : { error: message })
   })
-  app.use(headHandler(router, handlers, logger))
+  app.use(headHandler(router, handlers, mapError))
   app.use(router.handler)
-  // Anything that escapes the router still answers Ollama's `{error}` shape.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const result = mapError(error, logger)
+  // Anything that escapes the router still answers the route's error shape.
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const result = mapError(error, router.matchOperation(req.method, req.path)?.operationId)
     if (res.headersSent) return void res.end()
     res.status(result.status).json(result.body)
   })
@@ -182,6 +227,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     ctx,
     router,
     close: async () => {
+      await registry.dispose()
       await residency.dispose()
       if (ownEngine) await engine.dispose()
     },
@@ -223,7 +269,7 @@ function hasBody(req: Request): boolean {
  * The shared router answers HEAD with the GET operation; the document has HEAD operations of its own
  * (`checkBlob`, registry HEADs), so HEAD requests are matched here first.
  */
-function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handler>, logger: Logger | undefined) {
+function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handler>, mapError: ErrorMapper) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'HEAD') return next()
     const request = { method: 'head', path: req.path, headers: req.headers as Record<string, string>, query: {} }
@@ -242,6 +288,15 @@ function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handle
     } catch {
       res.status(400).end()
       return
+    }
+    // Registry HEADs check their path parameters as the GETs do (a name or digest outside its pattern is a 400, and
+    // never reaches the file system); `checkBlob` answers 404 for a malformed digest by design.
+    if (isRegistryOperation(info.operationId)) {
+      const checked = router.api.validator.validateRequest(request as never, op)
+      if ((checked.errors ?? []).some((e) => (e.instancePath ?? '').startsWith('/path'))) {
+        await router.send(req, res, { status: 400 }, info)
+        return
+      }
     }
     const controller = new AbortController()
     res.on('close', () => controller.abort())
@@ -265,30 +320,60 @@ function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handle
     try {
       result = await handlers[info.operationId as OperationId](context)
     } catch (error) {
-      result = mapError(error, logger)
+      result = mapError(error, info.operationId)
       if (result.status >= 400) result = { status: result.status }
     }
     await router.send(req, res, result, info)
   }
 }
 
-export function mapError(error: unknown, logger?: Logger): HttpResult {
-  if (error instanceof ModelServerError) {
-    if (error.status >= 500) logger?.error({ err: error }, error.shortMessage)
-    return { status: error.status, body: { error: error.shortMessage } }
+type ErrorMapper = (error: unknown, operationId: string | undefined) => HttpResult
+
+function isRegistryOperation(operationId: string | undefined): boolean {
+  return operationId !== undefined && operationId.startsWith('registry')
+}
+
+/**
+ * Maps a thrown error to the route's error body, once for every route: our own errors keep their status and short
+ * message, anything else is a 500 with a generic message (its details, paths included, go to the server log only).
+ * Registry routes answer the distribution specification's shape. Known server directories are scrubbed from every
+ * message a client gets.
+ */
+export function createErrorMapper(logger: Logger | undefined, redact: (text: string) => string = (t) => t): ErrorMapper {
+  return (error, operationId) => {
+    let status = 500
+    let message = INTERNAL_ERROR_MESSAGE
+    if (error instanceof ModelServerError) {
+      status = error.status
+      message = error.shortMessage
+    } else if (error instanceof EngineError) {
+      status = engineErrorStatus[error.code] ?? 500
+      message = error.shortMessage
+    }
+    if (status >= 500) logger?.error({ err: error, operationId }, message === INTERNAL_ERROR_MESSAGE ? 'unhandled error' : message)
+    message = redact(message)
+    if (isRegistryOperation(operationId)) {
+      const result = ociErrorFor(error, message)
+      return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
+    }
+    if (isOpenAIOperation(operationId)) return toOpenAIError({ status, body: { error: message } }, error)
+    return { status, body: { error: message } }
   }
-  if (error instanceof EngineError) {
-    const status = engineErrorStatus[error.code] ?? 500
-    if (status >= 500) logger?.error({ err: error }, error.shortMessage)
-    return { status, body: { error: error.shortMessage } }
-  }
-  logger?.error({ err: error }, 'unhandled error')
-  const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
-  return { status: 500, body: { error: message || 'internal error' } }
+}
+
+/** OpenAI's `param` for a schema error: the body field at fault (`messages[0].role`). */
+function openaiParamOf(issues: ReadonlyArray<RequestValidationIssue>): string | null {
+  const first = issues[0]
+  if (!first || first.location !== 'body' || !first.path || first.path === '/') return null
+  return first.path
+    .replace(/^\//, '')
+    .split('/')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('')
 }
 
 /** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */
-function ollamaValidationMessage(issues: ReadonlyArray<{ location: string; path: string; message: string }>): string {
+function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>): string {
   const first = issues[0]
   if (!first) return 'invalid request'
   const text = `${first.location}${first.path ? ` ${first.path}` : ''}: ${first.message}`

@@ -1,9 +1,14 @@
 import path from 'node:path'
+import { ollamaAllowedOrigins } from './http/corsOrigins.js'
+import { parseOllamaHost } from './parseOllamaHost.js'
 import { parseKeepAlive } from './residency/parseKeepAlive.js'
 
 export type ModelServerConfig = {
+  /** Listen address; `''` = every interface. */
   host: string
   port: number
+  /** Origins browsers may call from (Ollama's defaults plus `OLLAMA_ORIGINS`; `*` = any). */
+  origins: string[]
   /** Ollama's models directory (`blobs/`, `manifests/`). */
   modelsDir: string
   /** Memory budget of resident models, bytes (default 3 GB). */
@@ -24,12 +29,17 @@ export type ModelServerConfig = {
 
 const GB = 1024 ** 3
 
-/** Reads `MODELSERVER_*` (and Ollama's `OLLAMA_MODELS` / `OLLAMA_KEEP_ALIVE` / `OLLAMA_MAX_QUEUE` as fallbacks). */
+/**
+ * Reads `MODELSERVER_*`, with Ollama's variables as fallbacks (`OLLAMA_HOST`, `OLLAMA_ORIGINS`, `OLLAMA_MODELS`,
+ * `OLLAMA_KEEP_ALIVE`, `OLLAMA_MAX_QUEUE`): a `MODELSERVER_*` setting wins over its Ollama counterpart.
+ */
 export function loadModelServerConfig(env: NodeJS.ProcessEnv = process.env): ModelServerConfig {
   const dataDir = env.SERVICE_DATA_DIR ?? path.join(process.cwd(), 'data')
+  const ollamaHost = parseOllamaHost(env.OLLAMA_HOST)
   return {
-    host: env.MODELSERVER_HOST ?? '127.0.0.1',
-    port: int(env.MODELSERVER_PORT, 11434),
+    host: env.MODELSERVER_HOST ?? ollamaHost.host,
+    port: int(env.MODELSERVER_PORT, ollamaHost.port),
+    origins: ollamaAllowedOrigins(env.MODELSERVER_ORIGINS ?? env.OLLAMA_ORIGINS),
     modelsDir: env.MODELSERVER_MODELS ?? env.OLLAMA_MODELS ?? path.join(dataDir, 'models'),
     maxLoadedBytes: int(env.MODELSERVER_MAX_LOADED_BYTES, 3 * GB),
     maxQueue: int(env.MODELSERVER_MAX_QUEUE ?? env.OLLAMA_MAX_QUEUE, 512),

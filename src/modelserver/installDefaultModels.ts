@@ -11,21 +11,27 @@ export async function installDefaultModels(store: ModelStore, models: TinyModelD
   for (const model of models) {
     const name = parseModelName(model.name)
     if (await store.get(name)) continue
-    const blob = await store.blobs.putBytes(model.bytes)
-    if (blob.digest !== model.digest) throw new Error(`${model.name}: digest ${blob.digest} != ${model.digest}`)
-    const layers = [{ mediaType: LAYER.model, digest: blob.digest, size: blob.size }]
-    const config = await store.putConfig({
-      model_format: model.format,
-      model_family: model.family,
-      model_families: [model.family],
-      model_type: model.parameterSize,
-      file_type: model.quantizationLevel,
-      architecture: 'amd64',
-      os: 'linux',
-      rootfs: { type: 'layers', diff_ids: layers.map((l) => l.digest) },
-      capabilities: model.capabilities,
+    await store.withLease(async (lease) => {
+      await lease.pin([model.digest])
+      const blob = await store.blobs.putBytes(model.bytes)
+      if (blob.digest !== model.digest) throw new Error(`${model.name}: digest ${blob.digest} != ${model.digest}`)
+      const layers = [{ mediaType: LAYER.model, digest: blob.digest, size: blob.size }]
+      const config = await store.putConfig(
+        {
+          model_format: model.format,
+          model_family: model.family,
+          model_families: [model.family],
+          model_type: model.parameterSize,
+          file_type: model.quantizationLevel,
+          architecture: 'amd64',
+          os: 'linux',
+          rootfs: { type: 'layers', diff_ids: layers.map((l) => l.digest) },
+          capabilities: model.capabilities,
+        },
+        lease,
+      )
+      await store.put(name, newManifest(config, layers))
     })
-    await store.put(name, newManifest(config, layers))
     installed.push(model.name)
   }
   return installed

@@ -2,16 +2,21 @@ import { createLogger } from '../shared/logger.js'
 import { createModelServer } from './app.js'
 import { defaultThreads, loadModelServerConfig } from './config.js'
 
-/** `npm run modelserver`: the Ollama-compatible model server on MODELSERVER_HOST:MODELSERVER_PORT (127.0.0.1:11434). */
+/**
+ * `npm run modelserver`: the Ollama-compatible model server on MODELSERVER_HOST:MODELSERVER_PORT, else OLLAMA_HOST
+ * (127.0.0.1:11434).
+ */
 const logger = createLogger({ name: 'modelserver' })
 const config = loadModelServerConfig()
 config.threads ??= defaultThreads()
 const server = await createModelServer({ config, logger })
-const http = server.app.listen(config.port, config.host, () => {
+const onListening = () => {
   const address = http.address()
   const port = typeof address === 'object' && address ? address.port : config.port
   logger.info({ host: config.host, port, models: config.modelsDir, threads: config.threads }, 'model server listening')
-})
+}
+// An empty host (`OLLAMA_HOST=:11435`) listens on every interface, as Go's `:port` does.
+const http = config.host === '' ? server.app.listen(config.port, onListening) : server.app.listen(config.port, config.host, onListening)
 http.on('error', (error) => {
   logger.error({ err: error }, 'cannot listen')
   process.exit(1)

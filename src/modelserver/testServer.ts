@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import type { ResponseValidationMode, ResponseValidationReport } from '../shared/http/index.js'
+import type { Logger } from '../shared/logger.js'
 import { createModelServer, type ModelServer } from './app.js'
 import { loadModelServerConfig, type ModelServerConfig } from './config.js'
 import type { Engine } from './engine/Engine.js'
@@ -23,6 +24,8 @@ export async function startTestModelServer(params: {
   config?: Partial<ModelServerConfig>
   /** Default `error` (tests); benchmarks use `warn` as `npm run modelserver` does. */
   responseValidation?: ResponseValidationMode
+  /** Where the server logs (tests capture it to check what reaches the log and what the client). */
+  logger?: Logger
 }): Promise<TestModelServer> {
   const modelsDir = params.config?.modelsDir ?? (await mkdtemp(path.join(os.tmpdir(), 'modelserver-')))
   const ownsDir = params.config?.modelsDir === undefined
@@ -31,6 +34,7 @@ export async function startTestModelServer(params: {
   const server = await createModelServer({
     config,
     engine: params.engine,
+    logger: params.logger,
     responseValidation: params.responseValidation ?? 'error',
     onResponseValidationError: (r) => mismatches.push(r),
     processMetrics: false,

@@ -1,7 +1,7 @@
 import { runInNewContext } from 'node:vm'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestGateway, type TestGateway } from '../testSupport/startTestGateway.js'
+import { startTestGateway, type TestGateway } from '../../tests/support/startTestGateway.js'
 
 /**
  * Runs the login page's own script against the live gateway with a stand-in EIP-1193 wallet (a viem account

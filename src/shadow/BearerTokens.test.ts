@@ -3,7 +3,7 @@ import { SignJWT, UnsecuredJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { BearerTokens } from './BearerTokens.js'
 import { ShadowError } from './ShadowError.js'
-import { testClock, testOverlord } from './testSupport.js'
+import { testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 describe('BearerTokens (machine 3.2)', () => {
   const secret = randomBytes(32)

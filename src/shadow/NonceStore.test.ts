@@ -9,7 +9,7 @@ import { NonceStore } from './NonceStore.js'
 import { openNonceDatabase } from './openNonceDatabase.js'
 import { createPgTestSchema } from './pgTestSchema.js'
 import { ShadowChallenges } from './ShadowChallenges.js'
-import { tempDir, testClock, testOverlord } from './testSupport.js'
+import { tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 type Backend = { name: string; open: () => Promise<{ db: Kysely<ShadowTables>; close: () => Promise<void> }> }
 

@@ -7,7 +7,7 @@ import { readShadowConfig } from './config.js'
 import { createShadowTier, type ShadowTier } from './createShadowTier.js'
 import { sha256Hex } from './ShadowChallenges.js'
 import { ShadowError } from './ShadowError.js'
-import { CollectingEventSink, tempDir, testClock, testOverlord } from './testSupport.js'
+import { CollectingEventSink, tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 const overlord = testOverlord()
 const intruder = testOverlord().account

@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../db/testing.js'
-import { tempDir, testOverlord } from './testSupport.js'
+import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 const main = fileURLToPath(new URL('../main.ts', import.meta.url))
 const overlord = testOverlord()

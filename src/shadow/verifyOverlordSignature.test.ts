@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { addressesEqual, parseStrictSignature, verifyOverlordSignature } from './verifyOverlordSignature.js'
-import { testOverlord } from './testSupport.js'
+import { testOverlord } from '../../tests/support/shadowFixtures.js'
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 

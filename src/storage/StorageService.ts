@@ -1,37 +1,49 @@
+import { createHash } from 'node:crypto'
 import { mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import algosdk from 'algosdk'
 import type { ArweaveSigner } from '@dha-team/arbundles/node'
 import type { Logger } from 'pino'
+import { BaseError } from '../shared/errors/BaseError.js'
+import type { EventSink } from '../catalogue/EventSink.js'
 import {
   type AlgorandSettlement,
-  buildPaymentRequired,
-  computePrice,
+  buildRequirements,
+  type DecodedPaymentHeader,
   decodePaymentHeader,
   encodeBase64Json,
   type EvmRailConfig,
   FacilitatorClient,
+  FacilitatorPool,
   FacilitatorUnavailableError,
-  HEADER_PAYMENT_REQUIRED,
   HEADER_PAYMENT_RESPONSE,
+  HEADER_X_PAYMENT_RESPONSE,
   LedgerNodeUnavailableError,
   parseAlgorandPayment,
   parseEvmPayment,
-  type PaymentPayload,
   type PaymentRequired,
+  paymentRequiredAnswer,
   type PaymentRequirement,
   PaymentReplayedError,
+  type Price,
   precheckEvmPayment,
   requestBindingNotes,
   type RequirementsInput,
+  resourceInfo,
   UnsupportedNetworkError,
+  v1NetworkName,
   verifyAlgorandPayment,
   verifyAndSettleEvm,
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
-import { InvalidTagError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { InvalidTagError, PayloadTooLargeError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { storageErrorStatus } from './httpStatus.js'
+import { PriceHold, priceOf, type PricingSnapshot } from './PriceHold.js'
+import { storeDiscoveryDocument, type X402DiscoveryDocument } from './discoveryDocument.js'
+import { storeDiscoveryExtensions } from './storeDiscovery.js'
+import { UpstreamCredit } from './UpstreamCredit.js'
 import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
@@ -66,6 +78,16 @@ export type StoreOutcome =
   | { status: 200; body: UploadResult; headers: Record<string, string> }
   | { status: 202; body: { queue_id: string; status: 'queued'; status_url: string; deposit: DepositView }; headers: Record<string, string> }
 
+/** `StoreQuote` of the document (`GET /store/quote`): the 402 body for N bytes plus how long the price holds. */
+export type StoreQuote = PaymentRequired & {
+  quote: { size_bytes: number; amount: string; price_usd: string; valid_until: number; valid_for_s: number }
+}
+
+export type StoreOptions = {
+  /** The x402 version to answer in when the request carries no payment (`?x402Version=1`); default 2. */
+  version?: 1 | 2
+}
+
 /** `UploadStatus` of the document (`GET /store/uploads/{upload_id}`). */
 export type UploadStatusView = {
   upload_id: string
@@ -92,6 +114,12 @@ export type StorageServiceOptions = {
   logger?: Logger
   /** Override the Arweave signer (tests); default: the JWK at `storage.arweaveJwkPath`. */
   signer?: ArweaveSigner
+  /** Where `storage.upstream.credit_low` / `storage.upstream.topped_up` go (the catalogue). */
+  events?: EventSink
+  /** Metrics hooks: every upstream balance read, every top-up, every facilitator failover. */
+  onCreditBalance?: (winc: bigint) => void
+  onTopUp?: () => void
+  onFacilitatorFailover?: (info: { step: string; from: string; to: string }) => void
 }
 
 const seconds = () => Math.floor(Date.now() / 1000)
@@ -100,7 +128,9 @@ const MAX_RETRY_MS = 5 * 60_000
 /** `POST /store` (seed 4.6) and the upload queue, framework-free: the handler passes the raw request stream. */
 export class StorageService {
   readonly upstream: UpstreamClient
-  readonly facilitator: FacilitatorClient
+  readonly facilitator: FacilitatorPool
+  readonly credit: UpstreamCredit
+  readonly priceHold: PriceHold
   readonly algod: algosdk.Algodv2
   readonly ledger: Ledger
   readonly config: StorageConfig
@@ -109,14 +139,31 @@ export class StorageService {
   #signer: Promise<ArweaveSigner> | undefined
   #genesisHash: Promise<string> | undefined
 
-  constructor({ storage, x402, ledger, logger, signer }: StorageServiceOptions) {
+  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover }: StorageServiceOptions) {
     this.config = storage
     this.x402 = x402
     this.ledger = ledger
     this.#logger = logger
     if (signer) this.#signer = Promise.resolve(signer)
     this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
-    this.facilitator = new FacilitatorClient({ url: x402.facilitatorUrl, token: x402.facilitatorToken })
+    this.facilitator = new FacilitatorPool({
+      clients: [x402.facilitatorUrl, ...x402.fallbackFacilitatorUrls].map((url) => new FacilitatorClient({ url, token: x402.facilitatorToken })),
+      onFailover: (info) => {
+        logger?.warn({ step: info.step, from: info.from, to: info.to, err: String(info.error.cause ?? info.error) }, 'facilitator unreachable: trying the next')
+        onFacilitatorFailover?.(info)
+      },
+    })
+    this.priceHold = new PriceHold(storage.quoteValiditySeconds * 1000)
+    this.credit = new UpstreamCredit({
+      upstream: this.upstream,
+      address: () => this.arweaveAddress(),
+      lowWinc: storage.creditLowWinc,
+      topUp: storage.topUp,
+      events,
+      logger,
+      onBalance: onCreditBalance,
+      onTopUp: () => onTopUp?.(),
+    })
     this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
     if (x402.algodGenesisHash) this.#genesisHash = Promise.resolve(x402.algodGenesisHash)
   }
@@ -127,6 +174,12 @@ export class StorageService {
       throw error
     })
     return this.#signer
+  }
+
+  /** The service's upstream account: the Arweave address of its signer, base64url(sha256(owner)). */
+  async arweaveAddress(): Promise<string> {
+    const signer = await this.signer()
+    return createHash('sha256').update(signer.publicKey).digest('base64url')
   }
 
   /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
@@ -162,11 +215,11 @@ export class StorageService {
   }
 
   /** Seed 4.6, steps 1–6, in order. `path` is the request path used for the resource URL. */
-  async store(req: StoreRequest, path = '/store'): Promise<StoreOutcome> {
+  async store(req: StoreRequest, path = '/store', options: StoreOptions = {}): Promise<StoreOutcome> {
     const received = await receiveUpload(req, { tmpDir: this.spoolTmpDir, maxBytes: this.config.maxUploadBytes })
     let keepFile = false
     try {
-      const outcome = await this.#storeReceived(req.headers, received, path, () => {
+      const outcome = await this.#storeReceived(req.headers, received, path, options, () => {
         keepFile = true
       })
       return outcome
@@ -188,34 +241,136 @@ export class StorageService {
     return missing.filter(([, v]) => !v).map(([k]) => k)
   }
 
-  async #storeReceived(headers: HeaderBag, file: ReceivedUpload, path: string, takeFile: () => void): Promise<StoreOutcome> {
-    const missing = this.missingSettings()
-    if (missing.length > 0) throw new StorageNotConfiguredError(missing)
-    // 2. price
-    const { rates, wincPerMiB } = await this.upstream.pricing()
-    const price = computePrice({ wincPerMiB, rateWinc: rates.winc, rateUsd: rates.usd, sizeBytes: file.sizeBytes })
-    const resourceUrl = `${this.config.publicOrigin}${path}`
-    const input: RequirementsInput = {
-      resourceUrl,
-      sizeBytes: file.sizeBytes,
-      sha256Hex: file.sha256,
-      mimeType: file.mimeType,
+  /** The requirements (v2 terms) of `sizeBytes` at `price`; `path` gives the resource URL. */
+  async #requirementsInput(path: string, sizeBytes: bigint, sha256Hex: string, mimeType: string, price: Price): Promise<RequirementsInput> {
+    return {
+      resourceUrl: `${this.config.publicOrigin}${path}`,
+      sizeBytes,
+      sha256Hex,
+      mimeType,
       priceAtomic: price.atomic,
       priceUsd: price.usd,
       evm: this.evmRails(),
       algorand: { network: await this.algorandNetwork(), payTo: this.x402.payToAlgorand },
       maxTimeoutSeconds: this.x402.maxTimeoutSeconds,
     }
-    const quote = buildPaymentRequired(input)
-    // 3. no payment header → 402
+  }
+
+  /** Every 402 of the storage endpoint: the requirements at the current price, the reason, PAYMENT-REQUIRED. */
+  #paymentRequired(input: RequirementsInput, version: 1 | 2, refusal?: BaseError): StoreOutcome & { status: 402 } {
+    return paymentRequiredAnswer({
+      version,
+      resource: resourceInfo(input),
+      accepts: buildRequirements(input),
+      extensions: storeDiscoveryExtensions,
+      error: refusal?.code ?? null,
+      message: refusal?.shortMessage,
+    })
+  }
+
+  /**
+   * `GET /store/quote`: what the 402 of an upload of `sizeBytes` would say — same formula, same
+   * requirements — and until when that price is honoured (`SERVICE_STORAGE__QUOTE_VALIDITY_S`).
+   */
+  async quote(
+    sizeBytes: bigint,
+    { mimeType = 'application/octet-stream', version = 2, path = '/store' }: { mimeType?: string; version?: 1 | 2; path?: string } = {},
+  ): Promise<{ body: StoreQuote; headers: Record<string, string> }> {
+    const missing = this.missingSettings()
+    if (missing.length > 0) throw new StorageNotConfiguredError(missing)
+    if (sizeBytes > this.config.maxUploadBytes) throw new PayloadTooLargeError(this.config.maxUploadBytes)
+    await this.credit.assertCanCover(sizeBytes)
+    const snapshot = await this.upstream.pricing()
+    const price = priceOf(snapshot, sizeBytes)
+    const validUntil = this.priceHold.quoted(snapshot)
+    const input = await this.#requirementsInput(path, sizeBytes, '', mimeType, price)
+    const answer = this.#paymentRequired(input, version)
+    const body: StoreQuote = {
+      ...answer.body,
+      quote: {
+        size_bytes: Number(sizeBytes),
+        amount: price.atomic.toString(),
+        price_usd: price.usd,
+        valid_until: Math.floor(validUntil / 1000),
+        valid_for_s: this.config.quoteValiditySeconds,
+      },
+    }
+    return { body, headers: answer.headers }
+  }
+
+  /** `GET /.well-known/x402`: the paid resources of this service, with their rails and price rule. */
+  async discovery(): Promise<X402DiscoveryDocument> {
+    const missing = this.missingSettings()
+    if (missing.length > 0) throw new StorageNotConfiguredError(missing)
+    const mib = priceOf(await this.upstream.pricing(), 1_048_576n)
+    const input = await this.#requirementsInput('/store', 1_048_576n, '', 'application/octet-stream', mib)
+    return storeDiscoveryDocument({
+      origin: this.config.publicOrigin,
+      accepts: buildRequirements(input),
+      mibAmount: mib.atomic,
+      quoteValiditySeconds: this.config.quoteValiditySeconds,
+      extensions: storeDiscoveryExtensions,
+    })
+  }
+
+  /**
+   * Checks of `/health/detailed` for paid storage: the upstream (`/v1/rates`), the facilitators
+   * (`/supported`; ok while one answers), the Algorand node (`/v2/status`) and the upstream credit.
+   */
+  healthChecks(timeoutMs = 2_000): Record<string, () => Promise<Record<string, unknown> | void>> {
+    return {
+      storage_upstream: async () => {
+        await this.upstream.rates()
+      },
+      facilitator: async () => {
+        const results = await Promise.allSettled(this.facilitator.clients.map((c) => c.supported(timeoutMs)))
+        const down = this.facilitator.urls.filter((_, i) => results[i]?.status === 'rejected')
+        if (down.length === results.length) throw new Error(`no facilitator answers (${down.join(', ')})`)
+        if (down.length > 0) return { detail: `down: ${down.join(', ')}` }
+      },
+      algod: async () => {
+        await this.algod.status().do()
+      },
+      upstream_credit: async () => {
+        const state = await this.credit.read()
+        return {
+          status: state.low ? 'low' : 'ok',
+          balance_winc: state.balanceWinc.toString(),
+          low_winc: state.lowWinc.toString(),
+          top_up: this.credit.topUpConfigured,
+        }
+      },
+    }
+  }
+
+  async #storeReceived(headers: HeaderBag, file: ReceivedUpload, path: string, options: StoreOptions, takeFile: () => void): Promise<StoreOutcome> {
+    const missing = this.missingSettings()
+    if (missing.length > 0) throw new StorageNotConfiguredError(missing)
+    // 2. price (from a snapshot of the upstream's rates, remembered when quoted)
+    const snapshot: PricingSnapshot = await this.upstream.pricing()
+    const price = priceOf(snapshot, file.sizeBytes)
+    const input = await this.#requirementsInput(path, file.sizeBytes, file.sha256, file.mimeType, price)
+    const resourceUrl = input.resourceUrl
+    // 3. no payment header → 402 in the version asked for — unless the upstream credit cannot pay for it
     const decoded = decodePaymentHeader(headers)
-    if (!decoded) return { status: 402, body: quote, headers: { [HEADER_PAYMENT_REQUIRED]: encodeBase64Json(quote) } }
-    // 4. rail by accepted.network
-    const requirement = quote.accepts.find((r) => r.network === decoded.network)
-    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    const version = decoded?.version ?? options.version ?? 2
+    if (!decoded) {
+      await this.credit.assertCanCover(file.sizeBytes)
+      this.priceHold.quoted(snapshot)
+      return this.#paymentRequired(input, version)
+    }
+    // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
+    const current = buildRequirements(input).find((r) => r.network === decoded.network)
+    if (!current) throw new UnsupportedNetworkError(decoded.network)
     const tagHeader = headers['x-svc-tag-app']
     const appName = tagHeader === undefined ? this.config.appName : headerText(tagHeader)
     if (!/^[\x20-\x7E]{1,128}$/.test(appName)) throw new InvalidTagError()
+    // Before any money moves: can the prepaid upstream account pay for this upload?
+    await this.credit.assertCanCover(file.sizeBytes)
+    // A price quoted earlier (a 402 or GET /store/quote) still holds: the cheapest price honoured now is due.
+    const prices = this.priceHold.acceptablePrices(snapshot, file.sizeBytes)
+    const lowest = prices[0] as Price
+    const requirement: PaymentRequirement = { ...current, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
     const uploadId = newUploadId()
@@ -224,20 +379,30 @@ export class StorageService {
     await rename(file.path, spoolPath)
     takeFile()
     const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath }
-    const common = { file, price, resourceUrl, requirement, appName, payload: decoded.payload, upload }
+    const common = { file, price: lowest, prices, resourceUrl, requirement, appName, decoded, upload }
     let deposit: SettledDeposit
     try {
       deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
     } catch (error) {
       const row = await this.ledger.getUploadRow(uploadId)
       if (!row) await rm(spoolPath, { force: true }).catch(() => undefined)
+      // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
+      if (error instanceof BaseError && (storageErrorStatus as Record<string, number>)[error.code] === 402) {
+        return this.#paymentRequired(input, version, error)
+      }
       throw error
     }
     const settlement = deposit.settlement
     try {
       const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
       const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
-      return { status: 200, body: result, headers: { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) } }
+      const responseHeaders: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
+      // A v1 payer reads X-PAYMENT-RESPONSE, with the network under its v1 name.
+      if (version === 1) {
+        const v1 = { ...paymentResponse(result), network: v1NetworkName(String(settlement.network)) ?? settlement.network }
+        responseHeaders[HEADER_X_PAYMENT_RESPONSE] = encodeBase64Json(v1)
+      }
+      return { status: 200, body: result, headers: responseHeaders }
     } catch (error) {
       const row = await this.ledger.getDeposit(deposit.depositId)
       const depositView = row ? viewDeposit(row) : undefined
@@ -253,7 +418,8 @@ export class StorageService {
     }
   }
 
-  async #settleEvm({ price, resourceUrl, requirement, payload, upload }: SettleInput): Promise<SettledDeposit> {
+  async #settleEvm({ price, resourceUrl, requirement, decoded, upload }: SettleInput): Promise<SettledDeposit> {
+    const payload = decoded.payload
     const payment = parseEvmPayment(payload)
     precheckEvmPayment(payload, payment, requirement)
     const depositId = newDepositId()
@@ -279,7 +445,7 @@ export class StorageService {
     if (!claimed) throw new PaymentReplayedError()
     let settling = false
     try {
-      const settled = await verifyAndSettleEvm(this.facilitator, payload, requirement, payment, async () => {
+      const settled = await verifyAndSettleEvm(this.facilitator, decoded, requirement, payment, async () => {
         settling = true
       })
       const settlement = { ...settled.response, success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
@@ -299,13 +465,15 @@ export class StorageService {
     }
   }
 
-  async #settleAlgorand({ file, price, resourceUrl, requirement, payload, upload }: SettleInput): Promise<SettledDeposit> {
+  async #settleAlgorand({ file, price, prices, resourceUrl, requirement, decoded, upload }: SettleInput): Promise<SettledDeposit> {
+    const payload = decoded.payload
     const { txId } = parseAlgorandPayment(payload)
     const check = {
       txId,
       payTo: requirement.payTo,
       minAmount: price.atomic,
-      expectedNotes: requestBindingNotes(resourceUrl, file.sha256, file.sizeBytes, price.atomic),
+      // the note binds the price it was paid at: any price honoured now
+      expectedNotes: prices.flatMap((p) => requestBindingNotes(resourceUrl, file.sha256, file.sizeBytes, p.atomic)),
       pollIntervalMs: this.x402.algodPollIntervalMs,
       timeoutMs: this.x402.algodTimeoutMs,
     }
@@ -405,11 +573,14 @@ function parseSettlement(d: DepositRow): Record<string, unknown> {
 type SettleInput = {
   upload: NewUpload
   file: ReceivedUpload
-  price: { atomic: bigint; usd: string }
+  /** The cheapest price honoured now (the requirement's amount). */
+  price: Price
+  /** Every price honoured now (the current one and held quotes). */
+  prices: Price[]
   resourceUrl: string
   requirement: PaymentRequirement
   appName: string
-  payload: PaymentPayload
+  decoded: DecodedPaymentHeader
 }
 type SettledDeposit = { depositId: string; payerTag: string; settlement: Record<string, unknown> }
 

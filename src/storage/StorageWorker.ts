@@ -67,8 +67,27 @@ export class StorageWorker {
     await this.#running
   }
 
+  #creditCheckedAt = 0
+
+  /**
+   * Every `SERVICE_STORAGE__CREDIT_CHECK_INTERVAL_MS`: reads the upstream credit and, below the threshold,
+   * reports it and tops up (when configured). Failures are logged; the next interval tries again.
+   */
+  async maintainCredit(force = false): Promise<void> {
+    const service = this.#service
+    if (service.missingSettings().length > 0) return
+    if (!force && Date.now() - this.#creditCheckedAt < service.config.creditCheckIntervalMs) return
+    this.#creditCheckedAt = Date.now()
+    try {
+      await service.credit.maintain()
+    } catch (error) {
+      this.#logger?.error({ err: String(error) }, 'upstream credit check or top-up failed')
+    }
+  }
+
   /** One pass: requeue orphans, retry due uploads, verify due items, attest verified ones (when configured). */
   async tick(): Promise<{ retried: number; verified: number; attested: number }> {
+    await this.maintainCredit()
     const ledger = this.#service.ledger
     await ledger.requeueStale(this.#stale)
     let retried = 0

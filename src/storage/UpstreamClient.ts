@@ -77,8 +77,39 @@ export class UpstreamClient {
     return toBigInt(body.winc, 'balance winc')
   }
 
+  /** `GET {payment_url}/v1/info` (the Turbo upload service's info): the deposit address for top-ups, if any. */
+  async depositAddress(): Promise<string | undefined> {
+    const { status, body } = await this.#getJson(`${this.#uploadUrl}/v1/info`)
+    if (status !== 200 || !body) throw new StorageUpstreamFailedError(`upstream info answered HTTP ${status}`)
+    const ethereum = (body.addresses as Record<string, unknown> | undefined)?.ethereum
+    return typeof ethereum === 'string' && /^0x[0-9a-fA-F]{40}$/.test(ethereum) ? ethereum : undefined
+  }
+
+  /**
+   * `POST {payment_url}/v1/top-up/wallet/{address}/{currency}/{tx_hash}` (seed 4.7): credits a funding
+   * transaction to `address`. Returns the credited winc (from the reply) — the upstream credits a transaction once.
+   */
+  async topUp(address: string, currency: string, txHash: string): Promise<{ creditedWinc: bigint | undefined }> {
+    const url = `${this.#paymentUrl}/v1/top-up/wallet/${encodeURIComponent(address)}/${encodeURIComponent(currency)}/${encodeURIComponent(txHash)}`
+    let response: Response
+    try {
+      response = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(this.#timeoutMs) })
+    } catch (cause) {
+      throw new StorageUpstreamFailedError('storage upstream unreachable', { cause })
+    }
+    const text = await response.text()
+    if (response.status !== 200) throw new StorageUpstreamFailedError(`upstream top-up answered HTTP ${response.status}: ${text.slice(0, 200)}`)
+    let credited: unknown
+    try {
+      credited = (JSON.parse(text) as { creditedTransaction?: { winstonCreditAmount?: unknown } }).creditedTransaction?.winstonCreditAmount
+    } catch {
+      credited = undefined
+    }
+    return { creditedWinc: typeof credited === 'string' && UINT.test(credited) ? BigInt(credited) : undefined }
+  }
+
   /** Rates and the price of one MiB, cached briefly so a burst of quotes costs two upstream calls. */
-  async pricing(): Promise<{ rates: UpstreamRates; wincPerMiB: bigint }> {
+  async pricing(): Promise<{ at: number; rates: UpstreamRates; wincPerMiB: bigint }> {
     const now = Date.now()
     if (this.#cache && now - this.#cache.at < this.#rateCacheMs) return this.#cache
     const [rates, wincPerMiB] = await Promise.all([this.rates(), this.priceOfBytes(1_048_576n)])

@@ -12,6 +12,15 @@ import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../c
  * - `SERVICE_STORAGE__VERIFY_INTERVAL_MS` (5000), `SERVICE_STORAGE__RETRY_INTERVAL_MS` (5000, doubled per
  *   failed attempt up to 5 min), `SERVICE_STORAGE__WORKER_TICK_MS` (1000);
  * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files and paid-but-unstored bytes;
+ * - quotes: `SERVICE_STORAGE__QUOTE_VALIDITY_S` (300): how long a quoted price is honoured (`GET /store/quote`,
+ *   every 402) even when the upstream's rates move;
+ * - upstream credit (seed 4.7): `SERVICE_STORAGE__CREDIT_LOW_WINC` (10¹² winc): below it the balance is low
+ *   (catalogue event `storage.upstream.credit_low`, automatic top-up); `SERVICE_STORAGE__CREDIT_CHECK_INTERVAL_MS`
+ *   (60000); automatic top-up from the service's own funds when `SERVICE_STORAGE__TOPUP_KEY` is set (an EVM key
+ *   holding the rail's USDC; never logged): `SERVICE_STORAGE__TOPUP_RPC_URL` (`http://127.0.0.1:8545`),
+ *   `SERVICE_STORAGE__TOPUP_CURRENCY` (`base-usdc`, the upstream's name of the rail),
+ *   `SERVICE_STORAGE__TOPUP_TOKEN` (default `SERVICE_X402__ASSET__EIP155_8453`), `SERVICE_STORAGE__TOPUP_AMOUNT_ATOMIC`
+ *   (10000000 = 10 USDC per top-up), `SERVICE_STORAGE__TOPUP_DEPOSIT_ADDRESS` (default: the upstream's `/v1/info`);
  * - on-chain attestation of verified uploads (StorageAttest, seed 4.8), on when `SERVICE_STORAGE__ATTESTOR_KEY`
  *   is set: `SERVICE_STORAGE__ATTESTOR_KEY` (the storer: signs the EIP-712 `Attest` and sends it, so it needs
  *   gas; never logged), `SERVICE_STORAGE__ATTEST_RPC_URL` (default `http://127.0.0.1:8545`, the devnet's
@@ -33,6 +42,23 @@ export type StorageConfig = {
   spoolDir: string
   /** Attestation of verified uploads; undefined when `SERVICE_STORAGE__ATTESTOR_KEY` is unset. */
   attest: StorageAttestConfig | undefined
+  quoteValiditySeconds: number
+  creditLowWinc: bigint
+  creditCheckIntervalMs: number
+  /** Automatic top-up of the upstream credit; undefined when `SERVICE_STORAGE__TOPUP_KEY` is unset. */
+  topUp: TopUpConfig | undefined
+}
+
+export type TopUpConfig = {
+  key: `0x${string}`
+  rpcUrl: string
+  /** The upstream's currency name of the rail (`base-usdc`). */
+  currency: string
+  /** The token sent (USDC on the rail's chain). */
+  token: `0x${string}`
+  amountAtomic: bigint
+  /** Where the token is sent; undefined → the upstream's `/v1/info` `addresses.ethereum`. */
+  depositAddress: `0x${string}` | undefined
 }
 
 export type StorageAttestConfig = {
@@ -63,6 +89,38 @@ export function readStorageConfig(env: Env = process.env): StorageConfig {
     workerTickMs: positive('SERVICE_STORAGE__WORKER_TICK_MS', 1_000),
     spoolDir: envString(env, 'SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage')),
     attest: readAttestConfig(env, dataDir),
+    quoteValiditySeconds: positive('SERVICE_STORAGE__QUOTE_VALIDITY_S', 300),
+    creditLowWinc: bigintSetting(env, 'SERVICE_STORAGE__CREDIT_LOW_WINC', 10n ** 12n),
+    creditCheckIntervalMs: positive('SERVICE_STORAGE__CREDIT_CHECK_INTERVAL_MS', 60_000),
+    topUp: readTopUpConfig(env),
+  }
+}
+
+function bigintSetting(env: Env, name: string, fallback: bigint): bigint {
+  const text = envString(env, name, fallback.toString())
+  if (!/^\d{1,40}$/.test(text)) throw new ConfigError(name, 'must be a non-negative integer')
+  return BigInt(text)
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+function readTopUpConfig(env: Env): TopUpConfig | undefined {
+  const key = envOptionalString(env, 'SERVICE_STORAGE__TOPUP_KEY')
+  if (key === undefined) return undefined
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new ConfigError('SERVICE_STORAGE__TOPUP_KEY', 'must be a 0x-prefixed 32-byte hex key')
+  const token = envString(env, 'SERVICE_STORAGE__TOPUP_TOKEN', envString(env, 'SERVICE_X402__ASSET__EIP155_8453', ''))
+  if (!ADDRESS.test(token)) throw new ConfigError('SERVICE_STORAGE__TOPUP_TOKEN', 'must be the USDC address (or set SERVICE_X402__ASSET__EIP155_8453)')
+  const deposit = envOptionalString(env, 'SERVICE_STORAGE__TOPUP_DEPOSIT_ADDRESS')
+  if (deposit !== undefined && !ADDRESS.test(deposit)) throw new ConfigError('SERVICE_STORAGE__TOPUP_DEPOSIT_ADDRESS', 'must be an address')
+  const amount = bigintSetting(env, 'SERVICE_STORAGE__TOPUP_AMOUNT_ATOMIC', 10_000_000n)
+  if (amount === 0n) throw new ConfigError('SERVICE_STORAGE__TOPUP_AMOUNT_ATOMIC', 'must be positive')
+  return {
+    key: key as `0x${string}`,
+    rpcUrl: envHttpUrl(env, 'SERVICE_STORAGE__TOPUP_RPC_URL', 'http://127.0.0.1:8545'),
+    currency: envString(env, 'SERVICE_STORAGE__TOPUP_CURRENCY', 'base-usdc'),
+    token: token as `0x${string}`,
+    amountAtomic: amount,
+    depositAddress: deposit as `0x${string}` | undefined,
   }
 }
 

@@ -55,3 +55,18 @@ export class StorageNotConfiguredError extends BaseError<'storage_not_configured
     super('storage_not_configured', `paid storage is not configured: ${missing.join(', ')} unset`, { meta: { missing } })
   }
 }
+
+/**
+ * 503 (designed): the service's prepaid upstream account cannot pay for this upload. Answered before any
+ * payment is verified or settled, so nothing is charged; retry after the top-up.
+ */
+export class UpstreamCreditInsufficientError extends BaseError<'upstream_credit_insufficient'> {
+  override name = 'UpstreamCreditInsufficientError'
+  constructor(requiredWinc: bigint, balanceWinc: bigint, topUpRunning: boolean) {
+    super(
+      'upstream_credit_insufficient',
+      `storage credit is too low for this upload; nothing was charged${topUpRunning ? ' — a top-up is under way, retry shortly' : ''}`,
+      { meta: { required_winc: requiredWinc.toString(), balance_winc: balanceWinc.toString(), retry_after_s: topUpRunning ? 10 : 300 } },
+    )
+  }
+}

@@ -21,4 +21,5 @@ export const storageErrorStatus = {
   facilitator_unavailable: 502,
   ledger_node_unavailable: 502,
   storage_not_configured: 503,
+  upstream_credit_insufficient: 503,
 } as const satisfies Record<string, number>

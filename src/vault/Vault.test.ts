@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Hex } from 'viem'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { ShadowError } from '../shadow/ShadowError.js'
-import { tempDir, testOverlord } from '../shadow/testSupport.js'
+import { tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
 import { readUnlockProof, unlockMessageFor, Vault, type VaultFile } from './Vault.js'
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n

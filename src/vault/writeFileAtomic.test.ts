@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { tempDir } from '../shadow/testSupport.js'
+import { tempDir } from '../../tests/support/shadowFixtures.js'
 import { writeFileAtomic, writeJsonAtomic } from './writeFileAtomic.js'
 
 describe('writeFileAtomic', () => {

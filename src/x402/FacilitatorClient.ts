@@ -1,6 +1,5 @@
 import { FacilitatorUnavailableError } from './errors.js'
 import type { PaymentPayload } from './headers.js'
-import { X402_VERSION } from './reasons.js'
 
 export type FacilitatorVerifyResponse = { isValid: boolean; invalidReason?: string; invalidMessage?: string; payer?: string }
 export type FacilitatorSettleResponse = {
@@ -15,39 +14,68 @@ export type FacilitatorSettleResponse = {
 
 export type FacilitatorClientOptions = { url: string; token: string; timeoutMs?: number; fetch?: typeof fetch }
 
-/** The two facilitator calls of seed 4.6 step 4, as x402 v2 shapes with the bearer token. */
+/** Error codes of a connection that was never made: the request cannot have reached the facilitator. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+function notSent(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true
+    const nested = (e as { errors?: unknown[] }).errors // AggregateError of a dual-stack connect
+    if (Array.isArray(nested) && nested.length > 0 && nested.every((n) => notSent(n))) return true
+  }
+  return false
+}
+
+/**
+ * One facilitator: `/verify`, `/settle` (seed 4.6 step 4) with the bearer token, and `/supported`. The body
+ * is `{x402Version, paymentPayload, paymentRequirements}` with the version the payer paid in (2, or 1 for a
+ * v1 payload on a v1 network name).
+ */
 export class FacilitatorClient {
-  readonly #url: string
+  readonly url: string
   readonly #token: string
   readonly #timeoutMs: number
   readonly #fetch: typeof fetch
 
   constructor({ url, token, timeoutMs = 60_000, fetch: f = fetch }: FacilitatorClientOptions) {
-    this.#url = url.replace(/\/+$/, '')
+    this.url = url.replace(/\/+$/, '')
     this.#token = token
     this.#timeoutMs = timeoutMs
     this.#fetch = f
   }
 
-  verify(paymentPayload: PaymentPayload, paymentRequirements: unknown): Promise<FacilitatorVerifyResponse> {
-    return this.#post('verify', paymentPayload, paymentRequirements) as Promise<FacilitatorVerifyResponse>
+  verify(paymentPayload: PaymentPayload, paymentRequirements: unknown, x402Version: 1 | 2 = 2): Promise<FacilitatorVerifyResponse> {
+    return this.#post('verify', x402Version, paymentPayload, paymentRequirements) as Promise<FacilitatorVerifyResponse>
   }
 
-  settle(paymentPayload: PaymentPayload, paymentRequirements: unknown): Promise<FacilitatorSettleResponse> {
-    return this.#post('settle', paymentPayload, paymentRequirements) as Promise<FacilitatorSettleResponse>
+  settle(paymentPayload: PaymentPayload, paymentRequirements: unknown, x402Version: 1 | 2 = 2): Promise<FacilitatorSettleResponse> {
+    return this.#post('settle', x402Version, paymentPayload, paymentRequirements) as Promise<FacilitatorSettleResponse>
   }
 
-  async #post(step: 'verify' | 'settle', paymentPayload: PaymentPayload, paymentRequirements: unknown): Promise<unknown> {
+  /** `GET /supported` (health): the kinds the facilitator settles. Throws when unreachable or not 200. */
+  async supported(timeoutMs = 2_000): Promise<{ kinds: unknown[] }> {
+    const response = await this.#fetch(`${this.url}/supported`, {
+      headers: { authorization: `Bearer ${this.#token}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+    if (response.status !== 200) throw new Error(`facilitator /supported answered HTTP ${response.status}`)
+    const body = (await response.json()) as { kinds?: unknown }
+    if (!Array.isArray(body.kinds)) throw new Error('facilitator /supported carries no kinds')
+    return { kinds: body.kinds }
+  }
+
+  async #post(step: 'verify' | 'settle', x402Version: 1 | 2, paymentPayload: PaymentPayload, paymentRequirements: unknown): Promise<unknown> {
     let response: Response
     try {
-      response = await this.#fetch(`${this.#url}/${step}`, {
+      response = await this.#fetch(`${this.url}/${step}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${this.#token}` },
-        body: JSON.stringify({ x402Version: X402_VERSION, paymentPayload, paymentRequirements }),
+        body: JSON.stringify({ x402Version, paymentPayload, paymentRequirements }),
         signal: AbortSignal.timeout(this.#timeoutMs),
       })
     } catch (cause) {
-      throw new FacilitatorUnavailableError(step, cause)
+      throw new FacilitatorUnavailableError(step, cause, { beforeSend: notSent(cause) })
     }
     const text = await response.text().catch(() => '')
     let body: unknown

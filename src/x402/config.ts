@@ -1,10 +1,13 @@
 import { getDefaultAsset } from '@x402/evm'
+import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
 
 /**
  * Configuration of the payment rails (seed 4.6 step 4), from `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
  * `FACILITATOR_TOKEN`:
  * - `SERVICE_X402__FACILITATOR_URL`, `FACILITATOR_TOKEN` (bearer on `/verify` and `/settle`);
+ *   `SERVICE_X402__FALLBACK_FACILITATOR_URL`: fallback facilitators, comma-separated, tried in order when the
+ *   one before fails for transport reasons (same token);
  * - `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`, `SERVICE_X402__ASSET__EIP155_1` (default: the
  *   network's canonical USDC, from @x402/evm's table of the assets stock clients pay by default);
  *   `SERVICE_X402__TOKEN_NAME` / `SERVICE_X402__TOKEN_VERSION`: the token's EIP-712 domain (`USD Coin` / `2`);
@@ -15,6 +18,8 @@ import { type Env, envInt, envOptionalString, envString } from '../config/env.js
  */
 export type X402Config = {
   facilitatorUrl: string
+  /** Fallbacks, in order (seed: `{fallback_facilitator_url}`). */
+  fallbackFacilitatorUrls: string[]
   facilitatorToken: string
   payToEvm: string
   assets: { 'eip155:8453': string; 'eip155:1': string }
@@ -34,6 +39,14 @@ export function readX402Config(env: Env = process.env): X402Config {
   const positive = (name: string, fallback: number) => envInt(env, name, fallback, { min: 1, max: Number.MAX_SAFE_INTEGER })
   return {
     facilitatorUrl: s('SERVICE_X402__FACILITATOR_URL', 'http://127.0.0.1:8402'),
+    fallbackFacilitatorUrls: s('SERVICE_X402__FALLBACK_FACILITATOR_URL')
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== '')
+      .map((u) => {
+        if (!/^https?:\/\/[^\s/]+/.test(u)) throw new ConfigError('SERVICE_X402__FALLBACK_FACILITATOR_URL', `not an http(s) URL: ${u}`)
+        return u
+      }),
     facilitatorToken: s('FACILITATOR_TOKEN'),
     payToEvm: s('SERVICE_X402__PAY_TO_EVM'),
     assets: {

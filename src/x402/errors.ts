@@ -75,8 +75,11 @@ export class ExpiredPaymentError extends BaseError<'expired_payment'> {
 /** 502: the facilitator could not be reached or answered garbage. Nothing was settled by us. */
 export class FacilitatorUnavailableError extends BaseError<'facilitator_unavailable'> {
   override name = 'FacilitatorUnavailableError'
-  constructor(step: string, cause?: unknown) {
+  /** True when the request never left (connection refused, unknown host): it cannot have had an effect. */
+  readonly beforeSend: boolean
+  constructor(step: string, cause?: unknown, { beforeSend = false }: { beforeSend?: boolean } = {}) {
     super(ErrorCodes.facilitatorUnavailable, `payment facilitator failed during ${step}`, { cause })
+    this.beforeSend = beforeSend
   }
 }
 

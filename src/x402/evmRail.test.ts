@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidPaymentError, PaymentHeaderInvalidError } from './errors.js'
-import { facilitatorRequirement, parseEvmPayment, precheckEvmPayment } from './evmRail.js'
+import { facilitatorRequest, parseEvmPayment, precheckEvmPayment } from './evmRail.js'
 import type { PaymentPayload } from './headers.js'
 import type { PaymentRequirement } from './requirements.js'
 
@@ -66,6 +66,13 @@ describe('EVM precheck', () => {
   })
   it('sends the authorised amount to the facilitator', () => {
     const p = make({ auth: { value: '7000' } })
-    expect(facilitatorRequirement(requirement, parseEvmPayment(p)).amount).toBe('7000')
+    const sent = facilitatorRequest({ version: 2, payload: p, raw: p }, requirement, parseEvmPayment(p))
+    expect(sent).toMatchObject({ x402Version: 2, paymentPayload: p, paymentRequirements: { amount: '7000', maxAmountRequired: '7000' } })
+  })
+  it('sends a v1 payment as sent, in v1 terms', () => {
+    const p = make({ auth: { value: '7000' } })
+    const raw = { x402Version: 1, scheme: 'exact', network: 'base', payload: p.payload }
+    const sent = facilitatorRequest({ version: 1, payload: p, raw }, requirement, parseEvmPayment(p))
+    expect(sent).toMatchObject({ x402Version: 1, paymentPayload: raw, paymentRequirements: { network: 'base', maxAmountRequired: '7000' } })
   })
 })

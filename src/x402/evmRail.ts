@@ -1,6 +1,7 @@
 import { InvalidPaymentError, PaymentHeaderInvalidError } from './errors.js'
-import type { FacilitatorClient, FacilitatorSettleResponse } from './FacilitatorClient.js'
-import type { PaymentPayload } from './headers.js'
+import type { FacilitatorSettleResponse } from './FacilitatorClient.js'
+import type { Facilitator } from './FacilitatorPool.js'
+import type { DecodedPaymentHeader, PaymentPayload } from './headers.js'
 import { InvalidPaymentReasons } from './reasons.js'
 import type { PaymentRequirement } from './requirements.js'
 
@@ -104,24 +105,33 @@ export function precheckEvmPayment(
   }
 }
 
-/** The requirement sent to the facilitator: ours, with the amount the payer actually authorised (≥ price). */
-export function facilitatorRequirement(requirement: PaymentRequirement, payment: EvmPayment): PaymentRequirement {
+/**
+ * What the facilitator is sent: ours, with the amount the payer actually authorised (≥ price). For a v1
+ * payment, the payload exactly as the payer sent it and the requirement in v1 terms (the payload's network
+ * name, e.g. `base`), so the facilitator runs its v1 scheme.
+ */
+export function facilitatorRequest(decoded: Pick<DecodedPaymentHeader, 'version' | 'payload' | 'raw'>, requirement: PaymentRequirement, payment: EvmPayment) {
   const value = payment.authorization.value.toString()
-  return { ...requirement, amount: value, maxAmountRequired: value }
+  const paymentRequirements = { ...requirement, amount: value, maxAmountRequired: value }
+  if (decoded.version === 1) {
+    const v1Network = typeof decoded.raw.network === 'string' ? decoded.raw.network : requirement.network
+    return { x402Version: 1 as const, paymentPayload: decoded.raw as PaymentPayload, paymentRequirements: { ...paymentRequirements, network: v1Network } }
+  }
+  return { x402Version: 2 as const, paymentPayload: decoded.payload, paymentRequirements }
 }
 
 export type EvmSettlement = { payer: string; transaction: string; network: string; response: FacilitatorSettleResponse }
 
 /** Facilitator `/verify` then `/settle`. Throws 402 `invalid_payment` on a negative verdict. */
 export async function verifyAndSettleEvm(
-  facilitator: FacilitatorClient,
-  payload: PaymentPayload,
+  facilitator: Facilitator,
+  decoded: Pick<DecodedPaymentHeader, 'version' | 'payload' | 'raw'>,
   requirement: PaymentRequirement,
   payment: EvmPayment,
   beforeSettle?: () => Promise<void>,
 ): Promise<EvmSettlement> {
-  const req = facilitatorRequirement(requirement, payment)
-  const verdict = await facilitator.verify(payload, req)
+  const { x402Version, paymentPayload, paymentRequirements } = facilitatorRequest(decoded, requirement, payment)
+  const verdict = await facilitator.verify(paymentPayload, paymentRequirements, x402Version)
   if (verdict.isValid !== true) {
     throw new InvalidPaymentError(
       verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
@@ -129,7 +139,7 @@ export async function verifyAndSettleEvm(
     )
   }
   await beforeSettle?.()
-  const settled = await facilitator.settle(payload, req)
+  const settled = await facilitator.settle(paymentPayload, paymentRequirements, x402Version)
   if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
     throw new InvalidPaymentError(
       settled.errorReason ?? InvalidPaymentReasons.settlementFailed,
@@ -139,7 +149,8 @@ export async function verifyAndSettleEvm(
   return {
     payer: settled.payer ?? verdict.payer ?? payment.authorization.from,
     transaction: settled.transaction,
-    network: settled.network ?? requirement.network,
+    // the CAIP-2 id, also for a v1 payment (the facilitator then reports the v1 name)
+    network: requirement.network,
     response: settled,
   }
 }

@@ -1,5 +1,6 @@
 import { PaymentHeaderInvalidError } from './errors.js'
 import { HEADER_PAYMENT_SIGNATURE, HEADER_X_PAYMENT } from './reasons.js'
+import { caip2Network } from './v1Networks.js'
 
 /** A decoded payment payload. Only the fields every rail needs are typed; the rest is kept as sent. */
 export type PaymentPayload = {
@@ -11,7 +12,17 @@ export type PaymentPayload = {
   [key: string]: unknown
 }
 
-export type DecodedPaymentHeader = { header: string; network: string; payload: PaymentPayload }
+export type DecodedPaymentHeader = {
+  header: string
+  /** CAIP-2 network (a v1 name such as `base` is translated). */
+  network: string
+  /** 1 or 2, as the payer announced. */
+  version: 1 | 2
+  /** Normalised: `accepted` present, `accepted.network` CAIP-2. */
+  payload: PaymentPayload
+  /** The decoded JSON exactly as sent (what a v1 facilitator is given). */
+  raw: Record<string, unknown>
+}
 
 type HeaderBag = Record<string, string | string[] | undefined>
 
@@ -43,7 +54,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Reads `PAYMENT-SIGNATURE` (wins) or `X-PAYMENT`. Returns null when neither is present.
- * A v1 payload (`network` at the top level, no `accepted`) is accepted and normalised.
+ * A v1 payload (`network` at the top level, no `accepted`) is accepted and normalised; its v1 network name
+ * becomes the CAIP-2 id (`base` → `eip155:8453`).
  */
 export function decodePaymentHeader(headers: HeaderBag): DecodedPaymentHeader | null {
   const primary = headerValue(headers, HEADER_PAYMENT_SIGNATURE)
@@ -64,6 +76,7 @@ export function decodePaymentHeader(headers: HeaderBag): DecodedPaymentHeader | 
   if (typeof accepted.network !== 'string' || accepted.network === '') {
     throw new PaymentHeaderInvalidError('missing field accepted.network (string)')
   }
-  const payload = { ...decoded, accepted } as PaymentPayload
-  return { header, network: accepted.network, payload }
+  const network = caip2Network(accepted.network)
+  const payload = { ...decoded, accepted: { ...accepted, network } } as PaymentPayload
+  return { header, network, version, payload, raw: decoded }
 }

@@ -44,5 +44,7 @@ export const HEADER_PAYMENT_REQUIRED = 'PAYMENT-REQUIRED'
 export const HEADER_PAYMENT_SIGNATURE = 'PAYMENT-SIGNATURE'
 export const HEADER_X_PAYMENT = 'X-PAYMENT'
 export const HEADER_PAYMENT_RESPONSE = 'PAYMENT-RESPONSE'
+/** The v1 name of PAYMENT-RESPONSE, sent to v1 payers. */
+export const HEADER_X_PAYMENT_RESPONSE = 'X-PAYMENT-RESPONSE'
 /** Algorand Standard Asset id of USDC accepted on the Algorand rail (seed 2.7). */
 export const ALGORAND_USDC_ASSET_ID = 31566704n

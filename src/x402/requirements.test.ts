@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { buildPaymentRequired, requestBindingNote, requestBindingNotes, requestBindingText } from './requirements.js'
+import { buildRequirements, requestBindingNote, requestBindingNotes, requestBindingText, resourceInfo } from './requirements.js'
 
 const input = {
   resourceUrl: 'http://localhost:8000/store',
@@ -16,11 +16,9 @@ const input = {
   algorand: { network: 'algorand:GENESIS', payTo: 'ALGOADDR' },
 }
 
-describe('buildPaymentRequired', () => {
-  const body = buildPaymentRequired(input)
+describe('buildRequirements', () => {
+  const body = { accepts: buildRequirements(input) }
   it('lists the three rails in order with both amount names', () => {
-    expect(body.x402Version).toBe(2)
-    expect(body.error).toBeNull()
     expect(body.accepts.map((a) => a.network)).toEqual(['eip155:8453', 'eip155:1', 'algorand:GENESIS'])
     for (const a of body.accepts) {
       expect(a.amount).toBe('5000')
@@ -31,7 +29,7 @@ describe('buildPaymentRequired', () => {
       expect(a.description).toContain('11 bytes')
       expect(a.mimeType).toBe('text/plain')
     }
-    expect(Object.keys(body).sort()).toEqual(['accepts', 'error', 'x402Version'])
+    expect(resourceInfo(input)).toEqual({ url: 'http://localhost:8000/store', description: body.accepts[0]!.description, mimeType: 'text/plain' })
   })
   it('carries the domain on EVM entries and the binding on Algorand', () => {
     expect(body.accepts[0]!.extra).toEqual({ name: 'USD Coin', version: '2' })

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { formatPriceUsd } from './price.js'
-import { ALGORAND_USDC_ASSET_ID, X402_VERSION } from './reasons.js'
+import type { ResourceInfo } from './paymentRequired.js'
+import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
 export type PaymentRequirement = {
@@ -15,15 +16,6 @@ export type PaymentRequirement = {
   maxTimeoutSeconds: number
   asset: string
   extra: Record<string, unknown> | null
-}
-
-export type ResourceInfo = { url: string; description: string; mimeType: string }
-
-/** The 402 body of seed 2.7 (`X402PaymentRequired`): exactly `{x402Version, accepts, error}`. */
-export type PaymentRequired = {
-  x402Version: number
-  error: string | null
-  accepts: PaymentRequirement[]
 }
 
 export type EvmRailConfig = {
@@ -113,10 +105,7 @@ export function buildRequirements(input: RequirementsInput): PaymentRequirement[
   return [...evm, algorand]
 }
 
-export function buildPaymentRequired(input: RequirementsInput, error: string | null = null): PaymentRequired {
-  return {
-    x402Version: X402_VERSION,
-    error,
-    accepts: buildRequirements(input),
-  }
+/** The top-level v2 `resource` of a quote: the same URL, description and media type as each requirement. */
+export function resourceInfo(input: Pick<RequirementsInput, 'resourceUrl' | 'sizeBytes' | 'mimeType'>): ResourceInfo {
+  return { url: input.resourceUrl, description: describeUpload(input.sizeBytes), mimeType: input.mimeType || 'application/octet-stream' }
 }

@@ -35,7 +35,7 @@ import { receiptBatchesAbi } from '../../src/batch/abi.js'
 import { getReceiptProof } from '../../src/batch/getReceiptProof.js'
 import { ledgerReceiptSource } from '../../src/batch/ledgerReceiptSource.js'
 import { type LeafTuple, arTxIdToBytes32 } from '../../src/batch/receiptLeaf.js'
-import { insertLedgerRow } from '../../src/batch/testing.js'
+import { insertLedgerRow } from '../support/batchFakes.js'
 
 const run = promisify(execFile)
 const root = join(import.meta.dirname, '..', '..')

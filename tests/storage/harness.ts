@@ -30,6 +30,8 @@ import { readX402Config } from '../../src/x402/config.js'
 
 export const FACILITATOR_TOKEN = 'storage-test-token'
 export const PAY_TO_EVM = anvilAccount(7).address
+/** The upstream's deposit address for top-ups (Anvil #9, as on the devnet). */
+export const TOP_UP_DEPOSIT = anvilAccount(9).address
 
 export type EvmPeers = {
   dir: string
@@ -61,7 +63,11 @@ export async function startEvmPeers(): Promise<EvmPeers> {
     signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey,
   })
   const arweave = await startArweaveGateway({ dataDir: weaveDir, blockIntervalMs: 300 })
-  const upstreamOptions = { dataDir: weaveDir, blockIntervalMs: 300, prefund: { [arweaveAddress(jwk)]: 10n ** 15n }, gatewayUrl: arweave.url }
+  // top-ups are paid in USDC on local Base to Anvil #9, as on the devnet
+  const upstreamOptions = {
+    dataDir: weaveDir, blockIntervalMs: 300, prefund: { [arweaveAddress(jwk)]: 10n ** 15n }, gatewayUrl: arweave.url,
+    funding: { depositAddress: TOP_UP_DEPOSIT, currencies: { 'base-usdc': { chainId: 8453, rpcUrl: base.url, tokenAddress: base.tokenAddress } } },
+  }
   let upstream = await startUpstream(upstreamOptions)
   const upstreamPort = upstream.port
   const peers: EvmPeers = {
@@ -169,7 +175,11 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
  * storage domain only, on a free port. `SERVICE_PUBLIC_ORIGIN` must be known before the port is: a probe
  * port is reserved first.
  */
-export async function startAppGateway(env: Record<string, string>, dir: string, options: { start?: boolean; withBatch?: boolean } = {}): Promise<TestGateway & { validationErrors: unknown[] }> {
+export async function startAppGateway(
+  env: Record<string, string>,
+  dir: string,
+  options: { start?: boolean; withBatch?: boolean } = {},
+): Promise<TestGateway & { validationErrors: unknown[]; services: import('../../src/handlers/types.js').Services }> {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
   const { initStorage } = await import('../../src/handlers/storage/index.js')
@@ -206,6 +216,7 @@ export async function startAppGateway(env: Record<string, string>, dir: string, 
     ledger: service.ledger,
     database: undefined as unknown as DatabaseHandle,
     validationErrors,
+    services: gateway.services,
     async close() {
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))

@@ -23,6 +23,8 @@ export interface MemoriesTable {
   response: string
   embedding: string
   created_at: number
+  /** Added by 0009: the agent a `/coreagent` memory was logged for. */
+  agent?: string | null
 }
 
 export interface MarketplaceTables {

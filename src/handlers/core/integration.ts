@@ -10,8 +10,8 @@ export const getHealth: Handler = (ctx) => ({
 })
 
 export const getHealthDetailed: Handler = async (ctx) => {
-  const { db, modelServer, catalogue } = ctx.services
-  return { status: 200, body: await checkHealth({ db, modelServer, catalogue, signal: ctx.signal }) }
+  const { db, modelServer, catalogue, healthChecks } = ctx.services
+  return { status: 200, body: await checkHealth({ db, modelServer, catalogue, signal: ctx.signal, extra: healthChecks }) }
 }
 
 export const getRecentCatalogueEvents: Handler = async (ctx) => {

@@ -11,14 +11,24 @@ import type {
   MarketplaceCallResult,
 } from '../../../generated/gateway/types.gen.js'
 import type { Handler, HandlerContext } from '../types.js'
-import { requireWallet } from './session.js'
+import { ndjsonResult } from './ndjsonResult.js'
+import { cost, costResult } from './cost.js'
+import { callerOf } from './session.js'
 
-const call = (ctx: HandlerContext) => ({ wallet: ctx.locals.session?.wallet, signal: ctx.signal })
+const call = (ctx: HandlerContext) => {
+  const caller = callerOf(ctx)
+  return { wallet: 'status' in caller ? undefined : caller.wallet, signal: ctx.signal }
+}
 
-export const callMarketplaceAgent: Handler = async (ctx) => ({
-  status: 200,
-  body: (await ctx.services.marketplace.callAgent(ctx.body as MarketplaceCallRequest, call(ctx))) satisfies MarketplaceCallResult,
-})
+const logStreamError = (ctx: HandlerContext) => (error: unknown) =>
+  ctx.services.logger.warn({ err: error, operationId: ctx.operationId }, 'stream ended with an error')
+
+/** `stream: true`: the call is opened (refusals still get their status), then chunks go out as they come. */
+export const callMarketplaceAgent: Handler = async (ctx) => {
+  const body = ctx.body as MarketplaceCallRequest
+  if (body.stream) return ndjsonResult(await ctx.services.marketplace.callAgentStream(body, call(ctx)), logStreamError(ctx))
+  return { status: 200, body: (await ctx.services.marketplace.callAgent(body, call(ctx))) satisfies MarketplaceCallResult }
+}
 
 export const ingestModelServerPrompt: Handler = async (ctx) => ({
   status: 200,
@@ -30,22 +40,6 @@ export const getCeoStatus: Handler = async (ctx) => ({
   body: (await ctx.services.marketplace.ceoStatus(ctx.query.company as string)) as CeoStatus,
 })
 
-/** Cost endpoints: a session and one unit of the wallet's daily quota (402 `quota_exceeded` past it). */
-const cost =
-  (run: (ctx: HandlerContext) => Promise<unknown>): Handler =>
-  async (ctx) => {
-    const wallet = requireWallet(ctx)
-    if (typeof wallet !== 'string') return wallet
-    await ctx.services.quota.consume(wallet)
-    try {
-      return { status: 200, body: await run(ctx) }
-    } catch (error) {
-      // A call that failed (model server down, unknown model, no cabinet) does not count against the quota.
-      await ctx.services.quota.refund(wallet)
-      throw error
-    }
-  }
-
 export const evolveAgent = cost((ctx) => ctx.services.marketplace.evolve(ctx.params.id!, ctx.body as EvolveRequest, call(ctx)))
 export const createCoordinatorTask = cost((ctx) =>
   ctx.services.marketplace.coordinate(ctx.body as CoordinatorTaskRequest, call(ctx)),
@@ -53,7 +47,13 @@ export const createCoordinatorTask = cost((ctx) =>
 export const conveneBoardroom = cost((ctx) =>
   ctx.services.marketplace.convene(ctx.body as ConveneRequest, call(ctx)),
 )
-export const llmChat = cost((ctx) => ctx.services.marketplace.chat(ctx.body as LlmChatRequest, call(ctx)))
-export const llmCompletion = cost((ctx) =>
-  ctx.services.marketplace.completion(ctx.body as LlmCompletionRequest, call(ctx)),
-)
+export const llmChat = costResult(async (ctx) => {
+  const body = ctx.body as LlmChatRequest
+  if (body.stream) return ndjsonResult(await ctx.services.marketplace.chatStream(body, call(ctx)), logStreamError(ctx))
+  return { status: 200, body: await ctx.services.marketplace.chat(body, call(ctx)) }
+})
+export const llmCompletion = costResult(async (ctx) => {
+  const body = ctx.body as LlmCompletionRequest
+  if (body.stream) return ndjsonResult(await ctx.services.marketplace.completionStream(body, call(ctx)), logStreamError(ctx))
+  return { status: 200, body: await ctx.services.marketplace.completion(body, call(ctx)) }
+})

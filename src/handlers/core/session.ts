@@ -38,9 +38,25 @@ export function clearedSessionCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
 }
 
+/**
+ * Who calls a session operation (seed 000 §4.2 tier matrix): the shadow overlord (a valid bearer where the
+ * operation accepts it; no quota), a logged-in wallet, or — on `/llm/v1` — a wallet's API key.
+ */
+export type Caller = { wallet: string; tier: 'overlord' | 'session' | 'api_key' }
+
+/** The caller of a session operation, or the gate's 401 when the request got in anonymously. */
+export function callerOf(ctx: HandlerContext): Caller | HttpResult {
+  const overlord = ctx.security.overlordBearer
+  if (typeof overlord === 'string') return { wallet: overlord, tier: 'overlord' }
+  const wallet = ctx.locals.session?.wallet
+  if (wallet) return { wallet, tier: 'session' }
+  const key = ctx.locals.apiKey
+  if (key) return { wallet: key.wallet, tier: 'api_key' }
+  return { status: 401, body: { code: 'auth_required', from: ctx.path } }
+}
+
 /** For handlers of session operations: the caller's wallet, or the gate's 401 when the request got in anonymously. */
 export function requireWallet(ctx: HandlerContext): string | HttpResult {
-  const wallet = ctx.locals.session?.wallet
-  if (wallet) return wallet
-  return { status: 401, body: { code: 'auth_required', from: ctx.path } }
+  const caller = callerOf(ctx)
+  return 'status' in caller ? caller : caller.wallet
 }

@@ -8,8 +8,8 @@ import { runInNewContext } from 'node:vm'
 import { hexToString, recoverMessageAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { tempDir, testOverlord } from '../../shadow/testSupport.js'
-import { type ShadowTestApp, startShadowTestApp } from './shadowTestApp.js'
+import { tempDir, testOverlord } from '../../../tests/support/shadowFixtures.js'
+import { type ShadowTestApp, startShadowTestApp } from '../../../tests/support/shadowTestApp.js'
 
 type El = { id: string; textContent: string; value: string; innerHTML: string; disabled: boolean; dataset: Record<string, string>; listeners: (() => Promise<void>)[] }
 

@@ -6,9 +6,9 @@ import { recoverMessageAddress } from 'viem'
 import { createAjv, loadOpenApiDocument } from '../../shared/http/index.js'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CollectingEventSink, tempDir, testOverlord } from '../../shadow/testSupport.js'
+import { CollectingEventSink, tempDir, testOverlord } from '../../../tests/support/shadowFixtures.js'
 import { unlockMessageFor, Vault } from '../../vault/Vault.js'
-import { type ShadowTestApp, startShadowTestApp } from './shadowTestApp.js'
+import { type ShadowTestApp, startShadowTestApp } from '../../../tests/support/shadowTestApp.js'
 
 const overlord = testOverlord()
 const intruder = testOverlord().account

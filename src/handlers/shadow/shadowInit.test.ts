@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../config/ConfigError.js'
-import { tempDir, testOverlord } from '../../shadow/testSupport.js'
-import { startShadowTestApp } from './shadowTestApp.js'
+import { tempDir, testOverlord } from '../../../tests/support/shadowFixtures.js'
+import { startShadowTestApp } from '../../../tests/support/shadowTestApp.js'
 
 describe('shadow tier start', () => {
   const { account } = testOverlord()

@@ -2,15 +2,29 @@ import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import './storageInit.js'
 
+const version = (v: unknown): 1 | 2 | undefined => (v === 1 || v === 2 ? v : undefined)
+
 /**
  * Thin handlers of paid storage. `storeFile` hands the untouched request stream (multipart is not parsed
  * by the router) to `StorageService.store`; errors are catalogued codes (`storageErrorRows`).
  */
 export const storageHandlers = {
   storeFile: async (ctx) => {
-    const outcome = await ctx.services.storage.store(ctx.raw, ctx.path)
+    const outcome = await ctx.services.storage.store(ctx.raw, ctx.path, { version: version(ctx.query.x402Version) })
     return { status: outcome.status, body: outcome.body, headers: { 'Cache-Control': 'no-store', ...outcome.headers } }
   },
+  quoteStore: async (ctx) => {
+    const { body, headers } = await ctx.services.storage.quote(BigInt(ctx.query.bytes as number), {
+      mimeType: ctx.query.mime_type as string | undefined,
+      version: version(ctx.query.x402Version),
+    })
+    return { status: 200, body, headers: { 'Cache-Control': 'no-store', ...headers } }
+  },
+  getX402Discovery: async (ctx) => ({
+    status: 200,
+    body: await ctx.services.storage.discovery(),
+    headers: { 'Cache-Control': 'public, max-age=60' },
+  }),
   getUpload: async (ctx) => ({
     status: 200,
     body: await ctx.services.storage.getUpload(ctx.params.upload_id!),

@@ -1,3 +1,4 @@
+import { Counter, Gauge, Registry } from 'prom-client'
 import { readStorageConfig } from '../../storage/config.js'
 import { Ledger } from '../../storage/Ledger.js'
 import { StorageService } from '../../storage/StorageService.js'
@@ -22,12 +23,30 @@ export const storageInit: DomainInit = (core) => {
   // both readers throw the core's ConfigError (src/config), which stops the start naming the variable
   const storage = readStorageConfig(env)
   const x402 = readX402Config(env)
-  const service = new StorageService({ storage, x402, ledger: new Ledger(core.db), logger: core.logger })
+  const metrics = new Registry()
+  const balance = new Gauge({ name: 'storage_upstream_balance_winc', help: 'Prepaid upstream credit of the service, in winc, as last read.', registers: [metrics] })
+  const low = new Gauge({ name: 'storage_upstream_credit_low', help: '1 while the upstream credit is below SERVICE_STORAGE__CREDIT_LOW_WINC.', registers: [metrics] })
+  const topUps = new Counter({ name: 'storage_upstream_topups_total', help: 'Automatic top-ups of the upstream credit.', registers: [metrics] })
+  const failovers = new Counter({ name: 'x402_facilitator_failovers_total', help: 'Facilitator calls moved to the next facilitator.', labelNames: ['step'], registers: [metrics] })
+  const service = new StorageService({
+    storage,
+    x402,
+    ledger: new Ledger(core.db),
+    logger: core.logger,
+    events: core.catalogue,
+    onCreditBalance: (winc) => {
+      balance.set(Number(winc))
+      low.set(winc < storage.creditLowWinc ? 1 : 0)
+    },
+    onTopUp: () => topUps.inc(),
+    onFacilitatorFailover: ({ step }) => failovers.inc({ step }),
+  })
   const worker = new StorageWorker({ service, logger: core.logger })
   const missing = service.missingSettings()
   if (missing.length > 0) core.logger.warn({ missing }, 'paid storage not configured: POST /store answers 503 until these are set')
   return {
-    services: { storage: service },
+    services: { storage: service, ...(missing.length === 0 ? { healthChecks: service.healthChecks() } : {}) },
+    metrics,
     start: () => worker.start(),
     close: () => worker.stop(),
   }

@@ -76,10 +76,14 @@ export type TokenLogprob = {
   top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] }>
 }
 
-/** Streaming callback payload: exactly one of content/thinking is set (plus logprob when requested). */
+/**
+ * Streaming callback payload: exactly one of content/thinking/toolCalls is set (plus logprobs when requested).
+ * A tool call is sent once, whole, as soon as the model has finished writing it (as Ollama streams calls).
+ */
 export type TokenChunk = {
   content?: string
   thinking?: string
+  toolCalls?: ToolCall[]
   logprobs?: TokenLogprob[]
 }
 

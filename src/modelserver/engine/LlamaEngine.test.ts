@@ -20,6 +20,7 @@ beforeAll(async () => {
   paths = writeTestModels({
     plain: { tools: false, fim: false, toolCallNudge: undefined },
     thinker: { thinking: true },
+    leveled: { thinking: true, thinkLevels: true },
   })
   engine = await LlamaEngine.create({ threads: 1 })
   chat = await engine.loadModel({ path: paths.chat, name: 'svc-tiny-chat:latest' })
@@ -188,6 +189,35 @@ describe('generation', () => {
   })
 })
 
+describe('repetition penalties', () => {
+  // Greedy decoding of the random tiny model repeats itself; each penalty changes what it writes, on both paths.
+  const distinct = (text: string) => new Set(text).size
+  it('repeat_penalty, frequency_penalty and presence_penalty take effect (completion path)', async () => {
+    const base = { prompt: 'Once upon a time', options: { temperature: 0, num_predict: 48 } }
+    const plain = await chat.complete(base)
+    for (const extra of [{ repeat_penalty: 1.8 }, { frequency_penalty: 1.5 }, { presence_penalty: 1.5 }]) {
+      const penalised = await chat.complete({ ...base, options: { ...base.options, ...extra } })
+      expect(penalised.content, JSON.stringify(extra)).not.toBe(plain.content)
+    }
+    // repeat_last_n 0 turns the penalty off: the output is the unpenalised one.
+    const off = await chat.complete({ ...base, options: { ...base.options, repeat_penalty: 1.8, repeat_last_n: 0 } })
+    expect(off.content).toBe(plain.content)
+    const strong = await chat.complete({ ...base, options: { ...base.options, repeat_penalty: 3, repeat_last_n: -1 } })
+    expect(distinct(strong.content)).toBeGreaterThanOrEqual(distinct(plain.content))
+  })
+
+  it('take effect on the tool-calling path too (LlamaChat), and are off by default there as well', async () => {
+    const messages = [{ role: 'user' as const, content: 'Say something' }]
+    // After a tool result the nudge is off, so the model writes text to compare.
+    const lastIsTool = { messages: [...messages, { role: 'assistant' as const, content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'x' } } }] }, { role: 'tool' as const, content: 'sunny', tool_name: 'get_weather' }], tools: [weatherTool], options: { temperature: 0, num_predict: 32 } }
+    const plain = await chat.chat(lastIsTool)
+    const penalised = await chat.chat({ ...lastIsTool, options: { ...lastIsTool.options, repeat_penalty: 2.5 } })
+    expect(penalised.content).not.toBe(plain.content)
+    const explicitOff = await chat.chat({ ...lastIsTool, options: { ...lastIsTool.options, repeat_penalty: 1 } })
+    expect(explicitOff.content).toBe(plain.content)
+  })
+})
+
 describe('structured output', () => {
   const schema = {
     type: 'object',
@@ -312,6 +342,24 @@ describe('thinking', () => {
         if (!think) expect(r.thinking).toBeUndefined()
       }
     } finally {
+      await thinker.unload()
+    }
+  })
+
+  it('think levels reach a template that reads reasoning_effort; elsewhere a level is think: true', async () => {
+    const leveled = await engine.loadModel({ path: paths.leveled, name: 'leveled:latest' })
+    const thinker = await engine.loadModel({ path: paths.thinker, name: 'thinker:latest' })
+    try {
+      const prompt = async (m: EngineModel, think: boolean | 'low' | 'medium' | 'high') =>
+        (await m.chat({ messages: [{ role: 'user', content: 'hmm' }], think, options: { seed: 3, num_predict: 1 } })).promptEvalCount
+      const [none, low, medium, high] = [await prompt(leveled, true), await prompt(leveled, 'low'), await prompt(leveled, 'medium'), await prompt(leveled, 'high')]
+      // The level is rendered into the prompt (`Reasoning: <level>` in a system turn): longer prompts, and each level its own.
+      expect(low).toBeGreaterThan(none)
+      expect(new Set([low, medium, high]).size).toBe(3)
+      // A thinking template without levels: the level is plain thinking (the prompt is the one of think: true).
+      expect(await prompt(thinker, 'high')).toBe(await prompt(thinker, true))
+    } finally {
+      await leveled.unload()
       await thinker.unload()
     }
   })

@@ -1,6 +1,7 @@
 import {
   getLlama,
   GeneralChatWrapper,
+  HarmonyChatWrapper,
   JinjaTemplateChatWrapper,
   LlamaChat,
   resolveChatWrapper,
@@ -32,6 +33,7 @@ import type {
   LoadModelParams,
   ModelInfo,
   ModelKind,
+  ThinkOption,
   TokenChunk,
   TokenLogprob,
   ToolCall,
@@ -123,13 +125,24 @@ export class LlamaEngine implements Engine {
    * so a template that resolved to the generic Jinja wrapper once is built directly on later loads.
    * @internal
    */
-  resolveWrapper(model: LlamaModel, template: string): ChatWrapper {
+  resolveWrapper(model: LlamaModel, template: string, level?: ThinkLevel): ChatWrapper {
     const common = {
       bosString: model.tokens.bosString,
       filename: model.filename,
       fileInfo: model.fileInfo,
       tokenizer: model.tokenizer,
       llama: this.llama,
+    }
+    // Think levels reach the model the way its template takes them: gpt-oss's Harmony format through the wrapper's
+    // reasoning effort, a Jinja template that reads `reasoning_effort` through that variable.
+    if (level) {
+      const plain = this.resolveWrapper(model, template)
+      if (plain instanceof HarmonyChatWrapper) return new HarmonyChatWrapper({ reasoningEffort: level })
+      if (templateTakesLevels(template)) {
+        const w = resolveChatWrapper({ ...common, type: 'jinjaTemplate', customWrapperSettings: { jinjaTemplate: { template, additionalRenderParameters: { reasoning_effort: level } } } })
+        if (w) return w
+      }
+      return plain
     }
     if (template && this.jinjaTemplates.has(template)) {
       const w = resolveChatWrapper({ ...common, type: 'jinjaTemplate' })
@@ -162,6 +175,7 @@ type Sampling = {
 type GenerateRun = {
   tokens: Token[]
   sampling: Sampling
+  penalties: Penalties | undefined
   grammar?: LlamaGrammar | undefined
   stop: string[]
   maxTokens: number | undefined
@@ -177,6 +191,7 @@ function generateRun(params: CommonGenerateParams, tokens: Token[], grammar: Lla
   return {
     tokens,
     sampling: sampling(params.options),
+    penalties: penalties(params.options),
     grammar,
     stop: stopList(params.options?.stop),
     maxTokens: numPredict(params.options),
@@ -362,7 +377,7 @@ export class LlamaEngineModel implements EngineModel {
       const useLlamaChat = grammar === undefined && (tools.length > 0 || thinking)
       await this.ensureContext(params.options?.num_ctx)
       const history = toChatHistory(params.messages, { withThinking: thinking })
-      const chatWrapper = this.chatWrapper()
+      const chatWrapper = this.chatWrapper(thinkLevelOf(params.think))
       if (useLlamaChat) return this.generateWithLlamaChat(params, history, tools, queuedAt)
       const state = chatWrapper.generateContextState({ chatHistory: history })
       const tokens = state.contextText.tokenize(this.model.tokenizer)
@@ -385,10 +400,15 @@ export class LlamaEngineModel implements EngineModel {
     if (this.kind === 'completion') this.chatWrapper()
   }
 
-  private wrapper: ChatWrapper | undefined
-  private chatWrapper(): ChatWrapper {
-    if (!this.wrapper) this.wrapper = this.engine.resolveWrapper(this.model, this.info.template)
-    return this.wrapper
+  /** The chat wrapper, per think level (undefined: the model's default). */
+  private readonly wrappers = new Map<ThinkLevel | undefined, ChatWrapper>()
+  private chatWrapper(level?: ThinkLevel): ChatWrapper {
+    let w = this.wrappers.get(level)
+    if (!w) {
+      w = this.engine.resolveWrapper(this.model, this.info.template, level)
+      this.wrappers.set(level, w)
+    }
+    return w
   }
 
   private async resolveGrammar(format: EngineFormat | undefined): Promise<LlamaGrammar | undefined> {
@@ -483,6 +503,7 @@ export class LlamaEngineModel implements EngineModel {
           seed: run.sampling.seed,
           grammarEvaluationState: grammarState,
           yieldEogToken: true,
+          repeatPenalty: run.penalties ? repeatPenaltyOf(run.penalties, tokens, generated, this.ctxSize) : undefined,
         },
       )
       for await (const out of iterator) {
@@ -558,7 +579,7 @@ export class LlamaEngineModel implements EngineModel {
   ): Promise<GenerationResult> {
     const seq = this.sequence!
     await seq.clearHistory()
-    const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: this.chatWrapper() })
+    const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: this.chatWrapper(thinkLevelOf(params.think)) })
     try {
       const functions: Record<string, ChatModelFunctions[string]> = {}
       for (const t of tools) {
@@ -579,12 +600,14 @@ export class LlamaEngineModel implements EngineModel {
       // A nudged model would call again and again; one call per turn is what the nudge is for.
       const maxParallelFunctionCalls = tokenBias ? 1 : undefined
       const s = sampling(params.options)
+      const pen = penalties(params.options)
       const meterBefore = seq.tokenMeter.getState()
       const start = process.hrtime.bigint()
       let firstAt: bigint | undefined
       const think = params.think === undefined ? undefined : Boolean(params.think)
       let thinkingText = ''
       const maxTokens = numPredict(params.options)
+      const paramsText = new Map<number, string>()
       const res = await chat.generateResponse(history, {
         functions: tools.length > 0 ? functions : undefined,
         maxParallelFunctionCalls,
@@ -599,9 +622,22 @@ export class LlamaEngineModel implements EngineModel {
         stopOnAbortSignal: true,
         customStopTriggers: stopList(params.options?.stop),
         budgets: think === false ? { thoughtTokens: 0 } : undefined,
+        // Off unless asked for, as on the other path (LlamaChat's own default is 1.1 over the last 64 tokens).
+        repeatPenalty: pen
+          ? { lastTokens: pen.lastN < 0 ? this.ctxSize : pen.lastN, penalty: pen.penalty, frequencyPenalty: pen.frequency, presencePenalty: pen.presence, penalizeNewLine: true }
+          : false,
         onToken: () => {
           firstAt ??= process.hrtime.bigint()
         },
+        // A call is streamed whole as soon as its parameters are complete (Ollama sends a call in that chunk).
+        onFunctionCallParamsChunk: params.onToken
+          ? (chunk) => {
+              const text = (paramsText.get(chunk.callIndex) ?? '') + chunk.paramsChunk
+              paramsText.set(chunk.callIndex, text)
+              if (!chunk.done) return
+              params.onToken!({ toolCalls: [{ type: 'function', function: { index: chunk.callIndex, name: chunk.functionName, arguments: parseArguments(text) } }] })
+            }
+          : undefined,
         onResponseChunk: (chunk) => {
           firstAt ??= process.hrtime.bigint()
           if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
@@ -691,6 +727,63 @@ function sampling(o: EngineOptions | undefined): Sampling {
     topP: Math.min(1, Math.max(0, num(o?.top_p, 0.9))),
     minP: Math.min(1, Math.max(0, num(o?.min_p, 0))),
     seed: seed ?? (Math.random() * 2 ** 32) >>> 0,
+  }
+}
+
+/**
+ * Ollama's repetition options: `repeat_penalty` (1 = off), `frequency_penalty` and `presence_penalty` (0 = off)
+ * over the last `repeat_last_n` tokens (default 64; 0 = off; -1 = the whole context). Undefined when all are off.
+ * The defaults leave them off (Ollama's `repeat_penalty` default is 1.1; openapi/modelserver.yaml says so).
+ */
+type Penalties = { lastN: number; penalty: number; frequency: number; presence: number }
+
+function penalties(o: EngineOptions | undefined): Penalties | undefined {
+  const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d)
+  const p: Penalties = {
+    lastN: Math.floor(num(o?.repeat_last_n, 64)),
+    penalty: Math.max(0, num(o?.repeat_penalty, 1)),
+    frequency: num(o?.frequency_penalty, 0),
+    presence: num(o?.presence_penalty, 0),
+  }
+  if (p.lastN === 0 || (p.penalty === 1 && p.frequency === 0 && p.presence === 0)) return undefined
+  return p
+}
+
+/** The penalty over the most recent tokens of the context (prompt, then what was generated so far). */
+function repeatPenaltyOf(p: Penalties, prompt: Token[], generated: Token[], ctxSize: number) {
+  const lastN = p.lastN < 0 ? ctxSize : p.lastN
+  return {
+    punishTokens: () => {
+      if (generated.length >= lastN) return generated.slice(generated.length - lastN)
+      return [...prompt.slice(Math.max(0, prompt.length - (lastN - generated.length))), ...generated]
+    },
+    maxPunishTokens: lastN,
+    penalty: p.penalty,
+    frequencyPenalty: p.frequency,
+    presencePenalty: p.presence,
+  }
+}
+
+type ThinkLevel = 'low' | 'medium' | 'high'
+
+/** A `think` level (`low`/`medium`/`high`); `true`/`false` have none. */
+function thinkLevelOf(think: ThinkOption | undefined): ThinkLevel | undefined {
+  return think === 'low' || think === 'medium' || think === 'high' ? think : undefined
+}
+
+/** A Jinja chat template that reads `reasoning_effort` (gpt-oss's convention for think levels). */
+export function templateTakesLevels(template: string): boolean {
+  return /\breasoning_effort\b/.test(template)
+}
+
+/** A streamed call's parameters text (JSON by grammar; `{}` when the function takes none). */
+function parseArguments(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {}
+  try {
+    const value = JSON.parse(text) as unknown
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+  } catch {
+    return {}
   }
 }
 

@@ -27,6 +27,8 @@ export type TinyLlamaOptions = {
   chat: boolean
   tools: boolean
   thinking: boolean
+  /** With `thinking`: the template reads `reasoning_effort` (think levels low/medium/high), as gpt-oss's does. */
+  thinkLevels?: boolean
   fim: boolean
   /** Set `llama.pooling_type` (1 = mean): the model is an embedding model. */
   pooling?: number
@@ -142,7 +144,7 @@ export function buildTinyLlama(options: TinyLlamaOptions): TinyModel {
     )
   }
   if (options.chat) {
-    md.push(['tokenizer.chat_template', { kind: 'string', value: buildChatTemplate({ tools: options.tools, thinking: options.thinking }) }])
+    md.push(['tokenizer.chat_template', { kind: 'string', value: buildChatTemplate({ tools: options.tools, thinking: options.thinking, thinkLevels: options.thinkLevels === true }) }])
   }
   if (options.tools && options.toolCallNudge !== undefined) {
     md.push(

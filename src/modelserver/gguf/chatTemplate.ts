@@ -6,10 +6,18 @@
  *
  * Whitespace matters: the Jinja tags below never strip a newline that belongs to the rendered prompt.
  */
-export type ChatTemplateOptions = { tools: boolean; thinking: boolean }
+export type ChatTemplateOptions = {
+  tools: boolean
+  thinking: boolean
+  /** A system line `Reasoning: <level>` when the renderer passes `reasoning_effort` (gpt-oss's convention). */
+  thinkLevels?: boolean
+}
 
 export function buildChatTemplate(options: ChatTemplateOptions): string {
   const t: string[] = []
+  if (options.thinking && options.thinkLevels) {
+    t.push('{% if reasoning_effort is defined %}<|im_start|>system\nReasoning: {{ reasoning_effort }}<|im_end|>\n{% endif %}')
+  }
   const systemTurn = "{% if messages[0].role == 'system' %}<|im_start|>system\n{{ messages[0].content }}<|im_end|>\n{% endif %}"
   if (options.tools) {
     t.push(

@@ -10,6 +10,7 @@ import type {
   TokenChunk,
   ToolDefinition,
 } from '../engine/Engine.js'
+import { capabilitiesOf } from '../capabilitiesOf.js'
 import { ModelServerError, badRequest } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { toModelServerError } from '../ModelServerContext.js'
@@ -18,7 +19,7 @@ import type { ModelRecord } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 import type { ChatRequest, EmbeddingsRequest, EmbedRequest, GenerateRequest } from '../../../generated/modelserver/types.gen.js'
 import { promptTemplateOf, type PromptMessage } from '../template/promptTemplate.js'
-import { mergeOptions, runGeneration } from './runGeneration.js'
+import { mergeOptions, runGeneration, type RunGenerationParams } from './runGeneration.js'
 
 function requireCapability(info: ModelInfo, capability: Capability, name: string, verb: string = capability): void {
   if (!info.capabilities.includes(capability)) {
@@ -40,6 +41,12 @@ function wantsThinking(think: ThinkOption | undefined): boolean {
 }
 
 type Shape = 'generate' | 'chat'
+
+/**
+ * How a reply is written when it is not Ollama's own shape (the OpenAI-compatible routes): streamed chunks, the
+ * final body, the frames that end a stream and the stream's framing.
+ */
+export type ReplyShape = Pick<RunGenerationParams, 'chunk' | 'final' | 'finalFrames' | 'framing'>
 type TextPart = { content: string; thinking?: string | undefined; toolCalls?: unknown[] | undefined }
 
 /** The shape-specific part of a reply: `response` (+ `thinking`) for generate, `message` for chat. */
@@ -70,7 +77,9 @@ type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | '
 async function prepare(ctx: ModelServerContext, body: GenerationBody, verb: Shape) {
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
-  const info = await ctx.inspect(record)
+  const fileInfo = await ctx.inspect(record)
+  // Checked against what `show` reports (a template layer has no tools or thinking).
+  const info = { ...fileInfo, capabilities: capabilitiesOf(record, fileInfo) }
   requireCapability(info, 'completion', body.model, verb)
   const think = thinkOf(body.think)
   return { record, keepAliveMs, info, think }
@@ -84,6 +93,7 @@ function respond(
   body: GenerationBody,
   prepared: { record: ModelRecord; keepAliveMs: number; think: ThinkOption | undefined },
   run: (model: EngineModel, common: CommonParams) => Promise<GenerationResult>,
+  reply: ReplyShape | undefined,
 ): Promise<HttpResult> {
   const { record, keepAliveMs, think } = prepared
   const common: CommonParams = {
@@ -103,20 +113,27 @@ function respond(
     stream: body.stream !== false,
     signal: req.signal,
     run: (model, onToken) => run(model, { ...common, onToken }),
+    ...(reply ?? ollamaReply(shape, body.model)),
+  })
+}
+
+/** Ollama's chunks and final reply. A tool call is streamed in the chunk where it completes, not repeated at the end. */
+function ollamaReply(shape: Shape, model: string): ReplyShape {
+  return {
     chunk: (piece, createdAt) => ({
-      model: body.model,
+      model,
       created_at: createdAt,
-      ...textFields(shape, { content: piece.content ?? '', thinking: piece.thinking }),
+      ...textFields(shape, { content: piece.content ?? '', thinking: piece.thinking, toolCalls: piece.toolCalls }),
       done: false,
       ...(piece.logprobs ? { logprobs: piece.logprobs } : {}),
     }),
     final: (result, m, streamed) => ({
-      model: body.model,
+      model,
       created_at: m.created_at,
       ...textFields(shape, {
         content: streamed ? '' : result.content,
         thinking: !streamed && result.thinking ? result.thinking : undefined,
-        toolCalls: result.toolCalls,
+        toolCalls: streamed ? undefined : result.toolCalls,
       }),
       done: true,
       done_reason: result.doneReason,
@@ -128,7 +145,7 @@ function respond(
       eval_duration: m.eval_duration,
       ...(!streamed && result.logprobs ? { logprobs: result.logprobs } : {}),
     }),
-  })
+  }
 }
 
 type CommonParams = {
@@ -141,11 +158,19 @@ type CommonParams = {
   onToken: ((chunk: TokenChunk) => void) | undefined
 }
 
-export async function generate(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as GenerateRequest
+/**
+ * `/api/generate`; with `reply` (and the request translated to Ollama's `body`), `/v1/completions`, which never
+ * preloads.
+ */
+export async function generate(
+  ctx: ModelServerContext,
+  req: RequestContext,
+  reply?: ReplyShape,
+  body: GenerateRequest = req.body as GenerateRequest,
+): Promise<HttpResult> {
   const prepared = await prepare(ctx, body, 'generate')
   const { record, info } = prepared
-  if ((body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined) {
+  if (!reply && (body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined) {
     return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'generate')
   }
   const suffix = body.suffix === '' ? undefined : body.suffix
@@ -157,20 +182,38 @@ export async function generate(ctx: ModelServerContext, req: RequestContext): Pr
   // messages, rendered with the model's template (a template layer, else the GGUF's own chat template).
   const templated = !body.raw && suffix === undefined
   const conversation = withStoredMessages(record, [{ role: 'user', content: body.prompt ?? '' }], system)
-  const template = templated && record.template ? promptTemplateOf(record.template) : undefined
-  return respond(ctx, req, 'generate', body, prepared, (model, common) => {
-    if (template) return model.complete({ prompt: template.render(conversation as PromptMessage[]), raw: true, ...common })
-    if (templated && record.messages.length > 0) return model.chat({ messages: conversation, ...common })
-    return model.complete({ prompt: body.prompt ?? '', suffix, system, raw: body.raw, ...common })
-  })
+  // The request's own `template` replaces the model's for this request (as Ollama).
+  const templateText = body.template || record.template
+  const template = templated && templateText ? promptTemplateOf(templateText) : undefined
+  return respond(
+    ctx,
+    req,
+    'generate',
+    body,
+    prepared,
+    (model, common) => {
+      if (template) return model.complete({ prompt: template.render(conversation as PromptMessage[]), raw: true, ...common })
+      if (templated && record.messages.length > 0) return model.chat({ messages: conversation, ...common })
+      return model.complete({ prompt: body.prompt ?? '', suffix, system, raw: body.raw, ...common })
+    },
+    reply,
+  )
 }
 
-export async function chat(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as ChatRequest
+/** `/api/chat`; with `reply` (and the request translated to Ollama's `body`), `/v1/chat/completions`. */
+export async function chat(
+  ctx: ModelServerContext,
+  req: RequestContext,
+  reply?: ReplyShape,
+  body: ChatRequest = req.body as ChatRequest,
+): Promise<HttpResult> {
   const prepared = await prepare(ctx, body, 'chat')
   const { record, info } = prepared
   const requestMessages = (body.messages ?? []) as ChatMessage[]
-  if (requestMessages.length === 0) return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'chat')
+  if (requestMessages.length === 0) {
+    if (reply) throw badRequest('messages must not be empty')
+    return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'chat')
+  }
   const tools = (body.tools ?? []) as ToolDefinition[]
   if (tools.length > 0) requireCapability(info, 'tools', body.model)
   if (requestMessages.some((m) => (m.images ?? []).length > 0)) requireCapability(info, 'vision', body.model)
@@ -181,13 +224,17 @@ export async function chat(ctx: ModelServerContext, req: RequestContext): Promis
   const hasSystem = requestMessages.some((m) => m.role === 'system')
   const messages = withStoredMessages(record, requestMessages, hasSystem ? undefined : record.system)
   const template = record.template ? promptTemplateOf(record.template) : undefined
-  if (template && tools.length > 0) {
-    throw badRequest(`"${body.model}" has its own template (from /api/create); tools are only supported with the model file's chat template`)
-  }
-  return respond(ctx, req, 'chat', body, prepared, (model, common) =>
-    template
-      ? model.complete({ prompt: template.render(messages as PromptMessage[]), raw: true, ...common })
-      : model.chat({ messages, tools: tools.length > 0 ? tools : undefined, ...common }),
+  return respond(
+    ctx,
+    req,
+    'chat',
+    body,
+    prepared,
+    (model, common) =>
+      template
+        ? model.complete({ prompt: template.render(messages as PromptMessage[]), raw: true, ...common })
+        : model.chat({ messages, tools: tools.length > 0 ? tools : undefined, ...common }),
+    reply,
   )
 }
 
@@ -198,42 +245,59 @@ function withStoredMessages(record: ModelRecord, messages: ChatMessage[], system
 
 export async function embed(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as EmbedRequest
-  const record = await ctx.findModel(body.model)
-  const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
   // An empty string (or list) only loads the model, as Ollama does.
   const inputs = typeof body.input === 'string' ? (body.input === '' ? [] : [body.input]) : body.input
+  const result = await computeEmbeddings(ctx, { ...body, inputs }, req.signal)
+  if (inputs.length === 0) return { status: 200, body: { model: body.model, embeddings: [] } }
+  return {
+    status: 200,
+    body: {
+      model: body.model,
+      embeddings: result.embeddings,
+      total_duration: result.totalDurationNs,
+      load_duration: result.loadDurationNs,
+      prompt_eval_count: result.promptEvalCount,
+    },
+  }
+}
+
+export type EmbeddingsParams = Pick<EmbedRequest, 'model' | 'keep_alive' | 'truncate' | 'dimensions' | 'options'> & { inputs: string[] }
+
+/**
+ * One vector per input for `/api/embed` and `/v1/embeddings` (no inputs: only loads the model): the model, its
+ * residency and queue, `dimensions` checked against the model's embedding length, the token metric.
+ */
+export async function computeEmbeddings(ctx: ModelServerContext, params: EmbeddingsParams, signal: AbortSignal) {
+  const record = await ctx.findModel(params.model)
+  const keepAliveMs = parseKeepAlive(params.keep_alive, ctx.config.keepAliveMs)
   const info = await ctx.inspect(record)
-  if (body.dimensions !== undefined && info.embeddingLength > 0 && body.dimensions > info.embeddingLength) {
+  if (params.dimensions !== undefined && info.embeddingLength > 0 && params.dimensions > info.embeddingLength) {
     throw badRequest(`dimensions must be between 1 and ${info.embeddingLength}`)
   }
   const started = process.hrtime.bigint()
-  if (inputs.length === 0) {
+  if (params.inputs.length === 0) {
     const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding' })
     await lease.release(keepAliveMs)
-    return { status: 200, body: { model: body.model, embeddings: [] } }
+    return { embeddings: [] as number[][], promptEvalCount: 0, loadDurationNs: lease.loadDurationNs, totalDurationNs: Number(process.hrtime.bigint() - started) }
   }
-  const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding', signal: req.signal })
+  const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding', signal })
   try {
     const result = await lease.model.embed({
-      inputs,
-      truncate: body.truncate,
-      dimensions: body.dimensions,
-      options: mergeOptions(record, body.options),
-      signal: req.signal,
+      inputs: params.inputs,
+      truncate: params.truncate,
+      dimensions: params.dimensions,
+      options: mergeOptions(record, params.options),
+      signal,
     })
     ctx.metrics.promptTokens.inc({ model: lease.resident.name }, result.promptEvalCount)
     return {
-      status: 200,
-      body: {
-        model: body.model,
-        embeddings: result.embeddings,
-        total_duration: Number(process.hrtime.bigint() - started),
-        load_duration: lease.loadDurationNs,
-        prompt_eval_count: result.promptEvalCount,
-      },
+      embeddings: result.embeddings,
+      promptEvalCount: result.promptEvalCount,
+      loadDurationNs: lease.loadDurationNs,
+      totalDurationNs: Number(process.hrtime.bigint() - started),
     }
   } catch (error) {
-    throw toModelServerError(error, body.model)
+    throw toModelServerError(error, params.model)
   } finally {
     await lease.release(keepAliveMs)
   }

@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../capabilitiesOf.js'
 import type { ModelInfo } from '../engine/Engine.js'
 import { badRequest, modelNotFound } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
@@ -93,9 +94,12 @@ function modelfileOf(record: ModelRecord, template: string): string {
   return `${out.join('\n')}\n`
 }
 
-/** `model_info`: the GGUF metadata; large arrays (tokenizer vocabulary...) only with `verbose`. */
+/**
+ * `model_info`: the GGUF metadata; large arrays (tokenizer vocabulary...) only with `verbose`. The keys come from an
+ * uploaded file (a key may be `__proto__`), so the object has no prototype.
+ */
 export function modelInfoOf(info: ModelInfo, verbose: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
+  const out = Object.create(null) as Record<string, unknown>
   for (const [key, value] of Object.entries(info.metadata)) {
     if (key === 'tokenizer.chat_template') continue
     if (!verbose && Array.isArray(value) && value.length > 64) {
@@ -131,18 +135,22 @@ export async function showModel(ctx: ModelServerContext, req: RequestContext): P
       details: detailsOf(record.config),
       messages: record.messages,
       model_info: modelInfoOf(info, body.verbose === true),
-      capabilities: info.capabilities,
+      capabilities: capabilitiesOf(record, info),
       modified_at: record.modifiedAt.toISOString(),
     },
   }
 }
 
+/** Copies under the destination's lock, with the source's blobs pinned (a concurrent delete of the source leaves them). */
 export async function copyModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as CopyRequest
-  const source = await ctx.store.get(parseModelName(body.source))
-  if (!source) throw modelNotFound(body.source)
+  const sourceName = parseModelName(body.source)
   const destination = parseModelName(body.destination)
-  await ctx.store.put(destination, source.manifest)
+  await ctx.store.withLease(async (lease) => {
+    const source = await ctx.store.getPinned(sourceName, lease)
+    if (!source) throw modelNotFound(body.source)
+    await ctx.store.put(destination, source.manifest)
+  })
   return { status: 200 }
 }
 
@@ -150,9 +158,8 @@ export async function deleteModel(ctx: ModelServerContext, req: RequestContext):
   const body = (req.body ?? {}) as DeleteRequest
   const name = body.model ?? body.name
   if (!name) throw badRequest('model is required')
-  const entry: ManifestEntry | undefined = await ctx.store.get(parseModelName(name))
-  if (!entry) throw modelNotFound(name)
-  await ctx.residency.unloadByName(entry)
-  await ctx.store.remove(entry.name)
+  // Looked up, unloaded and removed under the name's lock: of two simultaneous deletes one answers 404.
+  const removed = await ctx.store.remove(parseModelName(name), (entry: ManifestEntry) => ctx.residency.unloadByName(entry))
+  if (!removed) throw modelNotFound(name)
   return { status: 200 }
 }

@@ -1,24 +1,39 @@
 import { randomUUID } from 'node:crypto'
-import { stat } from 'node:fs/promises'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { ModelServerError } from '../errors.js'
+import { ociError } from '../registry/ociErrors.js'
 import { digestPattern, sha256Digest } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, type ModelName } from '../store/ModelName.js'
 import { MANIFEST_MEDIA_TYPE, type Manifest } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 
+/** An upload session: the temporary file its PATCHes append to. */
+type UploadSession = { path: string; size: number; repo: string; touched: number }
+
+/** Sessions idle this long are discarded with their temporary file (a client that never finished). */
+const UPLOAD_IDLE_MS = 60 * 60_000
+
 /**
  * The registry side of the OCI distribution protocol, so another instance can pull from / push to this one.
  * `/v2/<ns>/<name>/...` maps to this server's models on the default host (`<ns>/<name>:<tag>`, shown without
- * `library/`), so `127.0.0.1:PORT/library/x:latest` on a client is `x:latest` here.
+ * `library/`), so `127.0.0.1:PORT/library/x:latest` on a client is `x:latest` here. Errors are the distribution
+ * specification's `{"errors":[{"code","message","detail"}]}`.
  */
 export class RegistryServer {
-  private readonly uploads = new Map<string, { path: string; size: number; repo: string }>()
+  private readonly uploads = new Map<string, UploadSession>()
+  private readonly sweeper: NodeJS.Timeout
 
-  constructor(private readonly ctx: ModelServerContext) {}
+  constructor(private readonly ctx: ModelServerContext) {
+    this.sweeper = setInterval(() => void this.expireUploads(UPLOAD_IDLE_MS), 60_000)
+    this.sweeper.unref()
+  }
 
   private nameOf(req: RequestContext): ModelName {
     return { host: DEFAULT_REGISTRY_HOST, namespace: req.params.namespace!, model: req.params.repository!, tag: req.params.reference ?? 'latest' }
+  }
+
+  private repoOf(req: RequestContext): string {
+    return `${req.params.namespace}/${req.params.repository}`
   }
 
   check(): HttpResult {
@@ -27,13 +42,12 @@ export class RegistryServer {
 
   async getManifest(req: RequestContext): Promise<HttpResult> {
     const entry = await this.ctx.store.get(this.nameOf(req))
-    if (!entry) return ociError(404, 'MANIFEST_UNKNOWN', 'manifest unknown')
-    const bytes = await this.ctx.store.readManifestBytes(entry.name)
+    if (!entry) return ociError('MANIFEST_UNKNOWN', { name: this.repoOf(req), reference: req.params.reference })
     return {
       status: 200,
       contentType: MANIFEST_MEDIA_TYPE,
-      headers: { 'docker-content-digest': sha256Digest(bytes) },
-      body: JSON.parse(bytes.toString('utf8')) as unknown,
+      headers: { 'docker-content-digest': entry.digest },
+      body: JSON.parse(entry.bytes.toString('utf8')) as unknown,
     }
   }
 
@@ -43,32 +57,37 @@ export class RegistryServer {
     return { status: 200, headers: { 'docker-content-digest': entry.digest, 'content-type': MANIFEST_MEDIA_TYPE } }
   }
 
+  /** Stores a manifest whose blobs are all present; they stay pinned from the check until the manifest is written. */
   async putManifest(req: RequestContext): Promise<HttpResult> {
     const raw = (req.raw as { rawBody?: Buffer }).rawBody
     const manifest = req.body as Manifest
     if (!raw || !manifest || !Array.isArray(manifest.layers) || !manifest.config) {
-      return ociError(400, 'MANIFEST_INVALID', 'manifest invalid')
-    }
-    for (const d of [manifest.config, ...manifest.layers]) {
-      if (!digestPattern.test(d.digest) || !(await this.ctx.store.blobs.has(d.digest))) {
-        return ociError(400, 'MANIFEST_BLOB_UNKNOWN', `blob unknown to registry: ${d.digest}`)
-      }
+      return ociError('MANIFEST_INVALID', { reason: 'not a schema 2 manifest with config and layers' })
     }
     const name = this.nameOf(req)
-    await this.ctx.store.putRaw(name, raw)
-    return {
-      status: 201,
-      headers: {
-        location: `/v2/${name.namespace}/${name.model}/manifests/${name.tag}`,
-        'docker-content-digest': sha256Digest(raw),
-      },
-    }
+    const descriptors = [manifest.config, ...manifest.layers]
+    const invalid = descriptors.find((d) => !digestPattern.test(String(d?.digest)))
+    if (invalid) return ociError('MANIFEST_INVALID', { reason: 'invalid digest', digest: String(invalid?.digest) })
+    return this.ctx.store.withLease(async (lease) => {
+      await lease.pin(descriptors.map((d) => d.digest))
+      for (const d of descriptors) {
+        if (!(await this.ctx.store.blobs.has(d.digest))) return ociError('MANIFEST_BLOB_UNKNOWN', { digest: d.digest })
+      }
+      await this.ctx.store.putRaw(name, raw)
+      return {
+        status: 201,
+        headers: {
+          location: `/v2/${name.namespace}/${name.model}/manifests/${name.tag}`,
+          'docker-content-digest': sha256Digest(raw),
+        },
+      }
+    })
   }
 
   async getBlob(req: RequestContext): Promise<HttpResult> {
     const digest = req.params.digest!
     const size = await this.ctx.store.blobs.size(digest)
-    if (size === undefined) return ociError(404, 'BLOB_UNKNOWN', 'blob unknown to registry')
+    if (size === undefined) return ociError('BLOB_UNKNOWN', { digest })
     return {
       status: 200,
       contentType: 'application/octet-stream',
@@ -86,25 +105,25 @@ export class RegistryServer {
 
   startUpload(req: RequestContext): HttpResult {
     const uuid = randomUUID()
-    const repo = `${req.params.namespace}/${req.params.repository}`
-    this.uploads.set(uuid, { path: this.ctx.store.blobs.tmpPath(), size: 0, repo })
+    const repo = this.repoOf(req)
+    this.uploads.set(uuid, { path: this.ctx.store.blobs.tmpPath(), size: 0, repo, touched: Date.now() })
     return {
       status: 202,
       headers: { location: `/v2/${repo}/blobs/uploads/${uuid}`, 'docker-upload-uuid': uuid, range: '0-0' },
     }
   }
 
-  private session(req: RequestContext) {
+  private session(req: RequestContext): UploadSession | undefined {
     const s = this.uploads.get(req.params.uuid!)
-    if (!s || s.repo !== `${req.params.namespace}/${req.params.repository}`) return undefined
+    if (!s || s.repo !== this.repoOf(req)) return undefined
+    s.touched = Date.now()
     return s
   }
 
   async patchUpload(req: RequestContext): Promise<HttpResult> {
     const s = this.session(req)
-    if (!s) return ociError(404, 'BLOB_UPLOAD_UNKNOWN', 'blob upload unknown to registry')
-    await this.ctx.store.blobs.writeTemp(req.raw, undefined, { path: s.path })
-    s.size = (await stat(s.path)).size
+    if (!s) return ociError('BLOB_UPLOAD_UNKNOWN', { uuid: req.params.uuid })
+    s.size += await this.append(req, s)
     return {
       status: 202,
       headers: {
@@ -117,16 +136,14 @@ export class RegistryServer {
 
   async completeUpload(req: RequestContext): Promise<HttpResult> {
     const s = this.session(req)
-    if (!s) return ociError(404, 'BLOB_UPLOAD_UNKNOWN', 'blob upload unknown to registry')
+    if (!s) return ociError('BLOB_UPLOAD_UNKNOWN', { uuid: req.params.uuid })
     const digest = String(req.query.digest ?? '')
-    await this.ctx.store.blobs.writeTemp(req.raw, undefined, { path: s.path })
+    await this.append(req, s)
     this.uploads.delete(req.params.uuid!)
     try {
       await this.ctx.store.blobs.commit(s.path, digest)
     } catch (error) {
-      if (error instanceof ModelServerError && error.status === 400) {
-        return ociError(400, 'DIGEST_INVALID', 'provided digest did not match uploaded content')
-      }
+      if (error instanceof ModelServerError && error.status === 400) return ociError('DIGEST_INVALID', { digest })
       throw error
     }
     return {
@@ -134,8 +151,30 @@ export class RegistryServer {
       headers: { location: `/v2/${s.repo}/blobs/${digest}`, 'docker-content-digest': digest },
     }
   }
-}
 
-function ociError(status: number, code: string, message: string): HttpResult {
-  return { status, body: { errors: [{ code, message }] } }
+  /** Appends the request body to the session's file; a failed append (client gone) ends the session and its file. */
+  private async append(req: RequestContext, s: UploadSession): Promise<number> {
+    try {
+      return (await this.ctx.store.blobs.writeTemp(req.raw, undefined, { path: s.path })).size
+    } catch (error) {
+      this.uploads.delete(req.params.uuid!)
+      await this.ctx.store.blobs.discard(s.path)
+      throw error
+    }
+  }
+
+  /** Discards sessions idle for `idleMs` (every session with 0), with their temporary files. */
+  async expireUploads(idleMs: number): Promise<void> {
+    const now = Date.now()
+    for (const [uuid, s] of this.uploads) {
+      if (now - s.touched < idleMs) continue
+      this.uploads.delete(uuid)
+      await this.ctx.store.blobs.discard(s.path)
+    }
+  }
+
+  async dispose(): Promise<void> {
+    clearInterval(this.sweeper)
+    await this.expireUploads(0)
+  }
 }

@@ -1,6 +1,7 @@
 import type { EngineModel, EngineOptions, GenerationResult, ModelKind, TokenChunk } from '../engine/Engine.js'
 import { toModelServerError, type ModelServerContext } from '../ModelServerContext.js'
-import { NDJSON, NdjsonChannel, TOKEN_FLUSH_INTERVAL_MS } from '../http/NdjsonChannel.js'
+import { publicMessage } from '../errors.js'
+import { NdjsonChannel, TOKEN_FLUSH_INTERVAL_MS, ndjsonFraming, type StreamFraming } from '../http/NdjsonChannel.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import type { ModelRecord } from '../store/ModelStore.js'
 
@@ -14,10 +15,14 @@ export type RunGenerationParams = {
   signal: AbortSignal
   kind?: ModelKind
   run: (model: EngineModel, onToken: ((chunk: TokenChunk) => void) | undefined) => Promise<GenerationResult>
-  /** A streamed chunk for one token piece. */
-  chunk: (piece: TokenChunk, createdAt: string) => Record<string, unknown>
+  /** A streamed chunk for one token piece (undefined: nothing to send for it). */
+  chunk: (piece: TokenChunk, createdAt: string) => Record<string, unknown> | undefined
   /** The final object (streamed: the last line; otherwise the whole body). */
   final: (result: GenerationResult, metrics: FinalMetrics, streamed: boolean) => Record<string, unknown>
+  /** Streamed only: the objects that end the stream, when not just `final(…, true)` (OpenAI: finish + usage). */
+  finalFrames?: (result: GenerationResult, metrics: FinalMetrics) => Record<string, unknown>[]
+  /** How the stream is written; default NDJSON (Ollama). */
+  framing?: StreamFraming
 }
 
 export type FinalMetrics = {
@@ -68,7 +73,8 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
     }
   }
 
-  const channel = new NdjsonChannel(TOKEN_FLUSH_INTERVAL_MS)
+  const framing = p.framing ?? ndjsonFraming
+  const channel = new NdjsonChannel(TOKEN_FLUSH_INTERVAL_MS, framing)
   let firstToken: () => void = () => {}
   const started$ = new Promise<void>((resolve) => (firstToken = resolve))
   // One chunk per token (~2,000 per second with the tiny models): the ISO timestamp is formatted once per millisecond.
@@ -84,7 +90,9 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
   }
   const onToken = (piece: TokenChunk) => {
     if (p.signal.aborted) return
-    channel.push(p.chunk(piece, createdAt()))
+    const chunk = p.chunk(piece, createdAt())
+    if (chunk === undefined) return
+    channel.push(chunk)
     firstToken()
   }
   const running = p.run(lease.model, onToken)
@@ -101,15 +109,15 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
   }
   running
     .then((result) => {
-      channel.push(p.final(result, metricsOf(result), true))
+      const metrics = metricsOf(result)
+      for (const frame of p.finalFrames ? p.finalFrames(result, metrics) : [p.final(result, metrics, true)]) channel.push(frame)
       channel.end()
     })
     .catch((error: unknown) => {
-      const mapped = toModelServerError(error, p.name) as Error
-      channel.fail(mapped?.message?.split('\n')[0] ?? 'generation failed')
+      channel.fail(publicMessage(toModelServerError(error, p.name)))
     })
     .finally(() => void finish())
-  return { status: 200, contentType: NDJSON, stream: channel }
+  return { status: 200, contentType: framing.contentType, stream: channel }
 }
 
 /** The model's stored parameters overlaid with the request's `options`. */

@@ -1,4 +1,4 @@
-import { badRequest, modelNotFound } from '../errors.js'
+import { badRequest, modelNotFound, publicMessage } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON, NdjsonChannel } from '../http/NdjsonChannel.js'
 import type { Progress, RegistryClient } from '../registry/RegistryClient.js'
@@ -36,6 +36,6 @@ export async function transfer(
   const channel = new NdjsonChannel()
   run((p) => channel.push(p))
     .then(() => channel.end())
-    .catch((error: unknown) => channel.fail((error as Error)?.message?.split('\n')[0] ?? `${kind} failed`))
+    .catch((error: unknown) => channel.fail(publicMessage(error)))
   return { status: 200, contentType: NDJSON, stream: channel }
 }

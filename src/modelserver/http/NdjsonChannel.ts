@@ -1,6 +1,28 @@
 /**
- * A push-based NDJSON stream: producers `push` objects, the HTTP layer iterates lines. `fail` ends the stream
- * with a final `{"error": "..."}` line (Ollama's mid-stream error). Iteration stops when the consumer goes away.
+ * How a token stream is written: one frame per object, an optional trailer after the last one, and the body
+ * of a mid-stream error.
+ */
+export type StreamFraming = {
+  contentType: string
+  frame(value: unknown): string
+  /** Written after the last frame of a stream that ended normally or failed (SSE's `data: [DONE]`). */
+  trailer?: string
+  errorBody(message: string): unknown
+}
+
+export const NDJSON = 'application/x-ndjson'
+
+/** Ollama's streams: one JSON object per line; a failed stream ends with `{"error": "..."}`. */
+export const ndjsonFraming: StreamFraming = {
+  contentType: NDJSON,
+  frame: (value) => `${JSON.stringify(value)}\n`,
+  errorBody: (message) => ({ error: message }),
+}
+
+/**
+ * A push-based stream of framed objects (NDJSON by default; `framing` for server-sent events): producers `push`
+ * objects, the HTTP layer iterates text. `fail` ends the stream with the framing's error body (Ollama's
+ * mid-stream `{"error": "..."}` line). Iteration stops when the consumer goes away.
  *
  * Lines pushed within `flushIntervalMs` of the previous write are written together: generation pushes one
  * chunk per token, and every write costs event-loop time that llama.cpp's token loop shares. The first line
@@ -13,22 +35,27 @@ export class NdjsonChannel implements AsyncIterable<string> {
   private lastFlush = 0
   private timer: NodeJS.Timeout | undefined
 
-  constructor(private readonly flushIntervalMs = 0) {}
+  constructor(
+    private readonly flushIntervalMs = 0,
+    readonly framing: StreamFraming = ndjsonFraming,
+  ) {}
 
   push(value: unknown): void {
     if (this.ended) return
-    this.queue.push(`${JSON.stringify(value)}\n`)
+    this.queue.push(this.framing.frame(value))
     this.schedule()
   }
 
   end(): void {
+    if (this.ended) return
+    if (this.framing.trailer !== undefined) this.queue.push(this.framing.trailer)
     this.ended = true
     this.wake()
   }
 
   fail(message: string): void {
     if (this.ended) return
-    this.push({ error: message })
+    this.push(this.framing.errorBody(message))
     this.end()
   }
 
@@ -75,7 +102,6 @@ export class NdjsonChannel implements AsyncIterable<string> {
   }
 }
 
-export const NDJSON = 'application/x-ndjson'
 
 /**
  * Write interval for token streams (ms): at most 20 writes per second per stream. Each write is a syscall that

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { ModelServerError } from '../errors.js'
 import { digestPattern } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, fullName, type ModelName } from '../store/ModelName.js'
-import { MANIFEST_MEDIA_TYPE, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
+import { MANIFEST_MEDIA_TYPE, type BlobLease, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
 
 export type Progress = { status: string; digest?: string; total?: number; completed?: number }
 
@@ -85,6 +85,20 @@ export class RegistryClient {
     } catch (error) {
       throw new ModelServerError('invalid_manifest', `pull model manifest: invalid manifest (${(error as Error).message})`, 500)
     }
+    await store.withLease(async (lease) => {
+      // Pinned before the first presence check: a layer found present stays present until the manifest is written.
+      await lease.pin([manifest.config, ...manifest.layers].map((d) => d.digest))
+      await this.download(base, manifest, { signal, onProgress })
+      onProgress({ status: 'writing manifest' })
+      await store.putRaw(name, manifestBytes)
+    })
+    onProgress({ status: 'success' })
+  }
+
+  /** Downloads the layers that are not present yet to temporary files, then verifies and commits them. */
+  private async download(base: string, manifest: Manifest, params: { signal?: AbortSignal | undefined; onProgress: (p: Progress) => void }) {
+    const { signal, onProgress } = params
+    const store = this.options.store
     const downloaded: Array<{ tmp: string; digest: string }> = []
     try {
       for (const layer of [...manifest.layers, manifest.config]) {
@@ -125,18 +139,23 @@ export class RegistryClient {
     } finally {
       for (const d of downloaded) await store.blobs.discard(d.tmp)
     }
-    onProgress({ status: 'writing manifest' })
-    await store.putRaw(name, manifestBytes)
-    onProgress({ status: 'success' })
   }
 
   async push(name: ModelName, params: { insecure: boolean; signal?: AbortSignal; onProgress: (p: Progress) => void }): Promise<void> {
+    return this.options.store.withLease((lease) => this.pushPinned(name, lease, params))
+  }
+
+  /** Pushes with the model's blobs pinned: a concurrent delete of the model cannot remove them mid-push. */
+  private async pushPinned(
+    name: ModelName,
+    lease: BlobLease,
+    params: { insecure: boolean; signal?: AbortSignal; onProgress: (p: Progress) => void },
+  ): Promise<void> {
     const { onProgress, signal } = params
-    const store = this.options.store
-    const entry = await store.get(name)
+    const entry = await this.options.store.getPinned(name, lease)
     if (!entry) throw new ModelServerError('model_not_found', `model '${fullName(name)}' not found`, 404)
     onProgress({ status: 'retrieving manifest' })
-    const manifestBytes = await store.readManifestBytes(entry.name)
+    const manifestBytes = entry.bytes
     const base = this.repoUrl(name, params.insecure)
     for (const layer of [...entry.manifest.layers, entry.manifest.config]) {
       await this.pushBlob(base, layer, signal, onProgress)

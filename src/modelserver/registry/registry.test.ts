@@ -119,6 +119,37 @@ describe('pull and push between two instances (OCI distribution)', () => {
     expect((await done.json()).errors[0].code).toBe('DIGEST_INVALID')
   })
 
+  it('registry side: every error is {errors:[{code,message,detail}]} with a documented status', async () => {
+    const zero = `sha256:${'0'.repeat(64)}`
+    const oci = async (res: Response) => ({ status: res.status, type: res.headers.get('content-type') ?? '', body: (await res.json()) as any })
+    const expectOci = (got: { status: number; type: string; body: any }, status: number, code: string) => {
+      expect(got.status).toBe(status)
+      expect(got.type).toMatch(/^application\/json/)
+      expect(got.body.errors).toHaveLength(1)
+      expect(got.body.errors[0]).toEqual({ code, message: expect.any(String), detail: expect.anything() })
+    }
+    expectOci(await oci(await fetch(`${a.url}/v2/library/none/manifests/latest`)), 404, 'MANIFEST_UNKNOWN')
+    expectOci(await oci(await fetch(`${a.url}/v2/library/none/blobs/${zero}`)), 404, 'BLOB_UNKNOWN')
+    expectOci(await oci(await fetch(`${a.url}/v2/library/none/blobs/sha256:nothex`)), 400, 'DIGEST_INVALID')
+    expectOci(await oci(await fetch(`${a.url}/v2/library/bad name/manifests/latest`)), 400, 'NAME_INVALID')
+    expectOci(await oci(await fetch(`${a.url}/v2/library/x/manifests/-bad`)), 400, 'MANIFEST_INVALID')
+    expectOci(await oci(await fetch(`${a.url}/v2/a/b/c/manifests/latest`)), 404, 'NAME_UNKNOWN')
+    expectOci(await oci(await fetch(`${a.url}/v2/library/x/manifests/latest`, { method: 'DELETE' })), 405, 'UNSUPPORTED')
+    expectOci(await oci(await fetch(`${a.url}/v2/library/x/blobs/uploads/${'f'.repeat(8)}`, { method: 'PATCH', body: 'x' })), 404, 'BLOB_UPLOAD_UNKNOWN')
+    const put = (body: string) =>
+      fetch(`${a.url}/v2/library/x/manifests/latest`, { method: 'PUT', headers: { 'content-type': 'application/vnd.docker.distribution.manifest.v2+json' }, body })
+    expectOci(await oci(await put('{"schemaVersion":')), 400, 'MANIFEST_INVALID')
+    expectOci(await oci(await put(JSON.stringify({ schemaVersion: 2, layers: [] }))), 400, 'MANIFEST_INVALID')
+    const unknownBlob = await oci(await put(JSON.stringify({ schemaVersion: 2, config: { mediaType: 'x', digest: zero, size: 1 }, layers: [] })))
+    expectOci(unknownBlob, 400, 'MANIFEST_BLOB_UNKNOWN')
+    expect(unknownBlob.body.errors[0].detail).toEqual({ digest: zero })
+    // HEAD answers the same statuses without a body.
+    expect((await fetch(`${a.url}/v2/library/none/manifests/latest`, { method: 'HEAD' })).status).toBe(404)
+    expect((await fetch(`${a.url}/v2/library/none/blobs/sha256:nothex`, { method: 'HEAD' })).status).toBe(400)
+    expect((await fetch(`${a.url}/v2/.hidden/x/manifests/latest`, { method: 'HEAD' })).status).toBe(400)
+    expectOci(await oci(await fetch(`${a.url}/v2/.hidden/x/manifests/latest`)), 400, 'NAME_INVALID')
+  })
+
   it('every response matched openapi/modelserver.yaml', () => {
     expect([...a.mismatches, ...b.mismatches, ...fromDefault.mismatches]).toEqual([])
   })

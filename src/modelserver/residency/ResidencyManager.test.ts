@@ -55,6 +55,7 @@ const record = async (name: string): Promise<ModelRecord> => {
   return {
     name: parseModelName(name),
     manifest: { schemaVersion: 2, mediaType: '', config: { mediaType: '', digest: '', size: 0 }, layers: [] },
+    bytes: Buffer.from('{}'),
     digest: `sha256:${'0'.repeat(64)}`,
     modifiedAt: new Date(),
     size: 1,

@@ -189,7 +189,9 @@ export class ResidencyManager {
     } catch (error) {
       if (error instanceof ModelServerError) throw error
       if (error && typeof error === 'object' && 'code' in error) throw error
-      throw new ModelServerError('model_load_failed', `failed to load model: ${(error as Error)?.message ?? error}`, 500, {
+      // The engine's message may name the blob's absolute path; the client reads the model's name instead.
+      const reason = String((error as Error)?.message ?? error).split(record.modelPath).join(displayName(record.name)).split('\n')[0]
+      throw new ModelServerError('model_load_failed', `failed to load model: ${reason}`, 500, {
         cause: error,
       })
     }

@@ -1,12 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs'
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ModelServerError } from '../errors.js'
 
 export const digestPattern = /^sha256:[0-9a-f]{64}$/
+
+/** Temporary files older than this are leftovers of a crashed process (swept at start). */
+const STALE_TEMP_MS = 60 * 60_000
 
 export function assertDigest(digest: string): void {
   if (!digestPattern.test(digest)) throw new ModelServerError('invalid_digest', `invalid digest '${digest}'`, 400)
@@ -29,6 +32,29 @@ export class BlobStore {
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true })
     await mkdir(this.tmpDir, { recursive: true })
+    await this.sweepTemp(STALE_TEMP_MS)
+  }
+
+  /**
+   * Removes temporary files untouched for `olderThanMs` (left by a process that crashed mid-write). A write in
+   * progress, here or in another process sharing the directory, keeps touching its file and is left alone.
+   */
+  async sweepTemp(olderThanMs: number): Promise<number> {
+    let removed = 0
+    for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
+      const file = path.join(this.tmpDir, name)
+      const st = await stat(file).catch(() => undefined)
+      if (st?.isFile() && Date.now() - st.mtimeMs > olderThanMs) {
+        await rm(file, { force: true })
+        removed++
+      }
+    }
+    return removed
+  }
+
+  /** Names of the temporary files present now (tests: no write leaves one behind). */
+  async temporaryFiles(): Promise<string[]> {
+    return readdir(this.tmpDir).catch(() => [])
   }
 
   path(digest: string): string {
@@ -59,13 +85,17 @@ export class BlobStore {
     const digest = sha256Digest(buf)
     if (!(await this.has(digest))) {
       const tmp = this.tmpPath()
-      const handle = await open(tmp, 'w')
       try {
-        await handle.writeFile(buf)
+        const handle = await open(tmp, 'w')
+        try {
+          await handle.writeFile(buf)
+        } finally {
+          await handle.close()
+        }
+        await rename(tmp, this.path(digest))
       } finally {
-        await handle.close()
+        await rm(tmp, { force: true })
       }
-      await rename(tmp, this.path(digest))
     }
     return { digest, size: buf.length }
   }
@@ -105,8 +135,9 @@ export class BlobStore {
   }
 
   /**
-   * Streams `source` into a temporary file while hashing it (for pulls and registry uploads, which verify the
-   * digest as a separate step). Call `commit` or `discard` afterwards.
+   * Streams `source` into a temporary file (for pulls and registry uploads, which verify the digest as a separate
+   * step). Call `commit` or `discard` afterwards. A new file is removed when the stream fails (client gone, pull
+   * aborted); an appended one (`append`) belongs to its upload session, which discards it.
    */
   async writeTemp(
     source: Readable | AsyncIterable<Uint8Array>,
@@ -122,7 +153,12 @@ export class BlobStore {
         cb(null, chunk)
       },
     })
-    await pipeline(source, tap, createWriteStream(tmp, { flags: append ? 'a' : 'w' }))
+    try {
+      await pipeline(source, tap, createWriteStream(tmp, { flags: append ? 'a' : 'w' }))
+    } catch (error) {
+      if (!append) await rm(tmp, { force: true })
+      throw error
+    }
     return { path: tmp, size }
   }
 
@@ -133,15 +169,21 @@ export class BlobStore {
     return `sha256:${hash.digest('hex')}`
   }
 
-  /** Moves a verified temporary file to its digest (400 `digest mismatch` when it does not hash to it). */
+  /**
+   * Moves a verified temporary file to its digest (400 `digest mismatch` when it does not hash to it). The
+   * temporary file is gone afterwards either way.
+   */
   async commit(tmp: string, expected: string): Promise<void> {
-    assertDigest(expected)
-    const actual = await this.hashFile(tmp)
-    if (actual !== expected) {
+    try {
+      assertDigest(expected)
+      const actual = await this.hashFile(tmp)
+      if (actual !== expected) {
+        throw new ModelServerError('digest_mismatch', `digest mismatch, expected "${expected}", got "${actual}"`, 400)
+      }
+      await rename(tmp, this.path(expected))
+    } finally {
       await rm(tmp, { force: true })
-      throw new ModelServerError('digest_mismatch', `digest mismatch, expected "${expected}", got "${actual}"`, 400)
     }
-    await rename(tmp, this.path(expected))
   }
 
   async discard(tmp: string): Promise<void> {

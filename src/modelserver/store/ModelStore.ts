@@ -1,7 +1,11 @@
 import type { BigIntStats } from 'node:fs'
 import { mkdir, readdir, readFile, rm, rmdir, stat, writeFile, rename } from 'node:fs/promises'
 import path from 'node:path'
+import { Mutex } from 'async-mutex'
+import { ModelServerError } from '../errors.js'
+import { BlobPins } from './BlobPins.js'
 import { BlobStore, sha256Digest } from './BlobStore.js'
+import { KeyedMutex } from './KeyedMutex.js'
 import { displayName, fullName, nameKey, parseModelName, type ModelName } from './ModelName.js'
 
 export const MANIFEST_MEDIA_TYPE = 'application/vnd.docker.distribution.manifest.v2+json'
@@ -43,6 +47,8 @@ export type ModelConfig = {
 export type ManifestEntry = {
   name: ModelName
   manifest: Manifest
+  /** The manifest file's bytes as read (what the registry side serves; `digest` is their sha256). */
+  bytes: Buffer
   /** sha256 of the manifest bytes, `sha256:<hex>`. */
   digest: string
   modifiedAt: Date
@@ -62,11 +68,25 @@ export type ModelRecord = ManifestEntry & {
   messages: Array<{ role: string; content: string }>
 }
 
+/**
+ * The blobs one write pins until it is done (its manifest written, or failed). `pin` waits for a garbage
+ * collection in progress, so a blob found present after `pin` stays present until `release`.
+ */
+export type BlobLease = {
+  pin(digests: Iterable<string>): Promise<void>
+  release(): void
+}
+
 /** What `resolve` reads from a manifest's blobs. */
 type ResolvedLayers = Omit<ModelRecord, keyof ManifestEntry>
 
 /**
  * Manifests in Ollama's layout: `<root>/manifests/<host>/<namespace>/<model>/<tag>`.
+ *
+ * Concurrent writes keep the store consistent: a manifest is written to a uniquely named temporary file and
+ * renamed into place (readers see the old or the new file, never a torn one); the writes of one name (put, remove)
+ * run one at a time (a mutex per normalised name); deleting a model removes only blobs that no manifest references
+ * and no write in progress has pinned (`lease`), one collection at a time.
  *
  * Every generation request looks its model up, so reads are cached: a manifest entry while its file keeps its
  * identity (inode, size, mtime — one `stat` per lookup instead of reading and hashing it), and the layers read from
@@ -79,6 +99,9 @@ export class ModelStore {
   readonly manifestsDir: string
   private readonly entries = new Map<string, { identity: string; entry: ManifestEntry }>()
   private readonly layers = new Map<string, ResolvedLayers>()
+  private readonly nameLocks = new KeyedMutex()
+  private readonly pins = new BlobPins()
+  private readonly collector = new Mutex()
 
   constructor(readonly modelsDir: string) {
     this.blobs = new BlobStore(modelsDir)
@@ -119,57 +142,158 @@ export class ModelStore {
     return (await this.list()).find((e) => nameKey(e.name) === key)
   }
 
+  /** Writes a manifest for `name` (every blob it references must be present). */
   async put(name: ModelName, manifest: Manifest): Promise<ManifestEntry> {
-    const file = this.manifestPath(name)
-    await mkdir(path.dirname(file), { recursive: true })
-    const tmp = `${file}.tmp-${process.pid}-${Date.now()}`
-    await writeFile(tmp, JSON.stringify(manifest))
-    await rename(tmp, file)
-    return (await this.readEntry(name))!
+    return this.write(name, manifest, Buffer.from(JSON.stringify(manifest)))
   }
 
   /** Stores manifest bytes as received (pull, registry PUT) so its digest is preserved. */
   async putRaw(name: ModelName, bytes: Uint8Array): Promise<ManifestEntry> {
-    const manifest = JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest
+    let manifest: Manifest
+    try {
+      manifest = JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest
+    } catch {
+      throw new ModelServerError('invalid_manifest', 'manifest is not valid JSON', 400)
+    }
     if (!manifest || manifest.schemaVersion !== 2 || !manifest.config || !Array.isArray(manifest.layers)) {
-      throw new Error('not a schema 2 manifest')
+      throw new ModelServerError('invalid_manifest', 'not a schema 2 manifest', 400)
     }
-    const file = this.manifestPath(name)
-    await mkdir(path.dirname(file), { recursive: true })
-    const tmp = `${file}.tmp-${process.pid}-${Date.now()}`
-    await writeFile(tmp, bytes)
-    await rename(tmp, file)
-    return (await this.readEntry(name))!
+    return this.write(name, manifest, Buffer.from(bytes))
   }
 
-  async remove(name: ModelName): Promise<boolean> {
-    const entry = await this.get(name)
-    if (!entry) return false
-    await rm(this.manifestPath(entry.name), { force: true })
-    this.forget(this.manifestPath(entry.name))
-    // Prune empty directories up to manifests/.
-    let dir = path.dirname(this.manifestPath(entry.name))
-    while (dir.startsWith(this.manifestsDir) && dir !== this.manifestsDir) {
-      try {
-        await rmdir(dir)
-      } catch {
-        break
+  /**
+   * Writes under the name's lock: the blobs are pinned and checked, the bytes go to a temporary file of their own
+   * and are renamed over the manifest. A concurrent delete of another tag may prune the (empty) directory between
+   * `mkdir` and `rename`; the rename is then retried.
+   */
+  private async write(name: ModelName, manifest: Manifest, bytes: Buffer): Promise<ManifestEntry> {
+    const digests = [manifest.config, ...manifest.layers].map((d) => d?.digest)
+    if (digests.some((d) => typeof d !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(d))) {
+      throw new ModelServerError('invalid_manifest', 'manifest references an invalid digest', 400)
+    }
+    return this.withLease(async (lease) => {
+      await lease.pin(digests as string[])
+      for (const digest of digests as string[]) {
+        // The callers pin and check their blobs first; reaching this is a bug, not a client mistake.
+        if (!(await this.blobs.has(digest))) throw new ModelServerError('manifest_blob_missing', `model layer ${digest} is missing`, 500)
       }
-      dir = path.dirname(dir)
-    }
-    await this.pruneBlobs(entry.manifest)
-    return true
+      return this.nameLocks.run(nameKey(name), async () => {
+        const file = this.manifestPath(name)
+        const tmp = this.blobs.tmpPath()
+        try {
+          await writeFile(tmp, bytes)
+          for (let attempt = 0; ; attempt++) {
+            await mkdir(path.dirname(file), { recursive: true })
+            try {
+              await rename(tmp, file)
+              break
+            } catch (error) {
+              if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 8) throw error
+            }
+          }
+        } finally {
+          await rm(tmp, { force: true })
+        }
+        this.forget(file)
+        return this.readEntry(name)
+      })
+    })
   }
 
-  /** Removes the blobs of `manifest` that no remaining manifest references. */
+  /**
+   * Removes the manifest of `name` (looked up as `get` does) and then the blobs only it referenced. Returns the
+   * removed entry, or undefined when no such model is installed (a concurrent delete may have won).
+   */
+  async remove(input: ModelName, beforeRemove?: (entry: ManifestEntry) => Promise<void>): Promise<ManifestEntry | undefined> {
+    const removed = await this.nameLocks.run(nameKey(input), async () => {
+      const entry = await this.get(input)
+      if (!entry) return undefined
+      await beforeRemove?.(entry)
+      const file = this.manifestPath(entry.name)
+      await rm(file, { force: true })
+      this.forget(file)
+      // Prune empty directories up to manifests/ (rmdir fails on a directory another tag still uses).
+      let dir = path.dirname(file)
+      while (dir.startsWith(this.manifestsDir) && dir !== this.manifestsDir) {
+        try {
+          await rmdir(dir)
+        } catch {
+          break
+        }
+        dir = path.dirname(dir)
+      }
+      return entry
+    })
+    if (removed) await this.pruneBlobs(removed.manifest)
+    return removed
+  }
+
+  /**
+   * Removes the blobs of `manifest` that no manifest references and no write in progress has pinned. The pins are
+   * read before the manifests: a write that pinned earlier is skipped here, and one that pins later waits for this
+   * collection to finish before it checks its blobs (`BlobLease.pin`), so it never relies on a blob removed here.
+   */
   async pruneBlobs(manifest: Manifest): Promise<void> {
-    const used = new Set<string>()
-    for (const e of await this.list()) for (const d of [e.manifest.config, ...e.manifest.layers]) used.add(d.digest)
-    for (const d of [manifest.config, ...manifest.layers]) if (!used.has(d.digest)) await this.blobs.remove(d.digest)
+    await this.collector.runExclusive(async () => {
+      const pinned = this.pins.snapshot()
+      const used = new Set<string>()
+      for (const e of await this.list()) for (const d of [e.manifest.config, ...e.manifest.layers]) used.add(d.digest)
+      for (const d of [manifest.config, ...manifest.layers]) {
+        if (!used.has(d.digest) && !pinned.has(d.digest) && !this.pins.has(d.digest)) await this.blobs.remove(d.digest)
+      }
+    })
   }
 
-  async readManifestBytes(name: ModelName): Promise<Buffer> {
-    return readFile(this.manifestPath(name))
+  /** A set of pins for one write; release it when the write is done. */
+  lease(): BlobLease {
+    const held: string[] = []
+    let released = false
+    return {
+      pin: async (digests) => {
+        if (released) throw new Error('lease already released')
+        for (const d of digests) {
+          this.pins.add(d)
+          held.push(d)
+        }
+        await this.collector.waitForUnlock()
+      },
+      release: () => {
+        if (released) return
+        released = true
+        for (const d of held) this.pins.remove(d)
+      },
+    }
+  }
+
+  async withLease<T>(fn: (lease: BlobLease) => Promise<T>): Promise<T> {
+    const lease = this.lease()
+    try {
+      return await fn(lease)
+    } finally {
+      lease.release()
+    }
+  }
+
+  /**
+   * The installed model for a name with its blobs pinned on `lease` and present, or undefined when it is not
+   * installed (also when a concurrent delete removed it between the lookup and the pins).
+   */
+  async getPinned(input: string | ModelName, lease: BlobLease): Promise<ManifestEntry | undefined> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const entry = await this.get(input)
+      if (!entry) return undefined
+      const digests = [entry.manifest.config, ...entry.manifest.layers].map((d) => d.digest)
+      await lease.pin(digests)
+      let present = true
+      for (const d of digests) if (!(await this.blobs.has(d))) present = false
+      if (present) return entry
+    }
+    return undefined
+  }
+
+  /** Names locked or waited for, and blobs pinned, right now (tests: nothing is left behind). */
+  get activity(): { names: number; pins: number } {
+    return { names: this.nameLocks.size, pins: this.pins.size }
   }
 
   private async readEntry(name: ModelName): Promise<ManifestEntry> {
@@ -182,7 +306,7 @@ export class ModelStore {
     const manifest = JSON.parse(bytes.toString('utf8')) as Manifest
     if (!manifest || !Array.isArray(manifest.layers) || !manifest.config) throw new Error('not a manifest')
     const size = [manifest.config, ...manifest.layers].reduce((n, d) => n + (d.size ?? 0), 0)
-    const entry: ManifestEntry = { name, manifest, digest: sha256Digest(bytes), modifiedAt: new Date(Number(before.mtimeMs)), size }
+    const entry: ManifestEntry = { name, manifest, bytes, digest: sha256Digest(bytes), modifiedAt: new Date(Number(before.mtimeMs)), size }
     this.forget(file)
     // Kept only when the file did not change while it was read (a concurrent rename would leave a stale pair).
     const after = await stat(file, { bigint: true }).catch(() => undefined)
@@ -255,15 +379,16 @@ export class ModelStore {
     return record
   }
 
-  /** Writes a config blob and returns its descriptor. */
-  async putConfig(config: ModelConfig): Promise<Descriptor> {
-    const { digest, size } = await this.blobs.putBytes(JSON.stringify(config))
-    return { mediaType: CONFIG_MEDIA_TYPE, digest, size }
+  /** Writes a config blob, pinned on `lease` until the manifest that uses it is written, and returns its descriptor. */
+  async putConfig(config: ModelConfig, lease: BlobLease): Promise<Descriptor> {
+    return this.putLayer(CONFIG_MEDIA_TYPE, JSON.stringify(config), lease)
   }
 
-  /** Writes a small layer (JSON or text) and returns its descriptor. */
-  async putLayer(mediaType: string, content: string): Promise<Descriptor> {
-    const { digest, size } = await this.blobs.putBytes(content)
+  /** Writes a small layer (JSON or text), pinned on `lease`, and returns its descriptor. */
+  async putLayer(mediaType: string, content: string, lease: BlobLease): Promise<Descriptor> {
+    const bytes = Buffer.from(content, 'utf8')
+    await lease.pin([sha256Digest(bytes)])
+    const { digest, size } = await this.blobs.putBytes(bytes)
     return { mediaType, digest, size }
   }
 }

@@ -3,7 +3,7 @@ import type { ModelInfo } from '../engine/Engine.js'
 import { ModelServerError, badRequest, modelNotFound } from '../errors.js'
 import { assertDigest } from './BlobStore.js'
 import { parseModelName, type ModelName } from './ModelName.js'
-import { LAYER, newManifest, type Descriptor, type ModelConfig, type ModelStore } from './ModelStore.js'
+import { LAYER, newManifest, type BlobLease, type Descriptor, type ModelConfig, type ModelStore } from './ModelStore.js'
 
 /** What `/api/create` asks for: a base model and/or one GGUF blob, and the layers to set (`''` removes one). */
 export type ModelSpec = {
@@ -31,16 +31,26 @@ async function isGguf(path: string): Promise<boolean> {
 
 /**
  * Builds and writes the manifest of a new model: the base model's layers, the GGUF (its metadata read by
- * `inspect`), then the text layers. Every check runs before the manifest is written. Returns Ollama's progress
- * statuses, in order.
+ * `inspect`), then the text layers. Every check runs before the manifest is written. Every blob the manifest will
+ * reference is pinned before it is checked or written, so a concurrent delete cannot remove it in between.
+ * Returns Ollama's progress statuses, in order.
  */
 export async function composeModel(store: ModelStore, inspect: (path: string) => Promise<ModelInfo>, spec: ModelSpec): Promise<Array<Record<string, unknown>>> {
+  return store.withLease((lease) => compose(store, inspect, spec, lease))
+}
+
+async function compose(
+  store: ModelStore,
+  inspect: (path: string) => Promise<ModelInfo>,
+  spec: ModelSpec,
+  lease: BlobLease,
+): Promise<Array<Record<string, unknown>>> {
   const status: Array<Record<string, unknown>> = []
   let layers: Descriptor[] = []
   let config: ModelConfig | undefined
   let baseParams: Record<string, unknown> = {}
   if (spec.from) {
-    const base = await store.get(parseModelName(spec.from))
+    const base = await store.getPinned(parseModelName(spec.from), lease)
     if (!base) throw modelNotFound(spec.from)
     const record = await store.resolve(base)
     layers = base.manifest.layers.map((l) => ({ ...l }))
@@ -50,6 +60,7 @@ export async function composeModel(store: ModelStore, inspect: (path: string) =>
   for (const [file, digest] of spec.files) {
     assertDigest(digest)
     const path = store.blobs.path(digest)
+    await lease.pin([digest])
     if (!(await store.blobs.has(digest))) throw badRequest(`blob ${digest} for '${file}' not found; upload it with POST /api/blobs/${digest}`)
     status.push({ status: 'parsing GGUF' })
     if (!(await isGguf(path))) throw badRequest(`invalid model file '${file}': not a GGUF file`)
@@ -57,7 +68,9 @@ export async function composeModel(store: ModelStore, inspect: (path: string) =>
     try {
       info = await inspect(path)
     } catch (error) {
-      throw new ModelServerError('invalid_model_file', `invalid model file '${file}': ${(error as Error).message}`, 400, { cause: error })
+      // The engine's message names the blob's absolute path: the client gets the file name it sent instead.
+      const reason = ((error as Error)?.message ?? String(error)).split(path).join(file).split('\n')[0]
+      throw new ModelServerError('invalid_model_file', `invalid model file '${file}': ${reason}`, 400, { cause: error })
     }
     const size = (await store.blobs.size(digest)) ?? 0
     layers = layers.filter((l) => l.mediaType !== LAYER.model)
@@ -79,14 +92,14 @@ export async function composeModel(store: ModelStore, inspect: (path: string) =>
     if (content === undefined) return
     layers = layers.filter((l) => l.mediaType !== mediaType)
     if (content === '') return
-    layers.push(await store.putLayer(mediaType, content))
+    layers.push(await store.putLayer(mediaType, content, lease))
   }
   await setLayer(LAYER.template, spec.template)
   await setLayer(LAYER.system, spec.system)
   if (spec.license !== undefined) {
     layers = layers.filter((l) => l.mediaType !== LAYER.license)
     for (const text of Array.isArray(spec.license) ? spec.license : [spec.license]) {
-      if (text !== '') layers.push(await store.putLayer(LAYER.license, text))
+      if (text !== '') layers.push(await store.putLayer(LAYER.license, text, lease))
     }
   }
   if (spec.parameters !== undefined) {
@@ -113,7 +126,7 @@ export async function composeModel(store: ModelStore, inspect: (path: string) =>
     }),
     rootfs: { type: 'layers', diff_ids: layers.map((l) => l.digest) },
   } as ModelConfig
-  const configDescriptor = await store.putConfig(finalConfig)
+  const configDescriptor = await store.putConfig(finalConfig, lease)
   status.push({ status: 'writing manifest' })
   await store.put(spec.target, newManifest(configDescriptor, layers))
   status.push({ status: 'success' })

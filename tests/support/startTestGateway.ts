@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { createApp, type GatewayApp } from '../app.js'
-import { loadConfig } from '../config/loadConfig.js'
-import type { DatabaseDialect } from '../db/createDatabase.js'
-import { createTestDatabase, type TestDatabase } from '../db/testing.js'
-import type { ResponseValidationReport } from '../shared/http/index.js'
-import { createCapturingLogger } from '../shared/logger.js'
+import { createApp, type GatewayApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config/loadConfig.js'
+import type { DatabaseDialect } from '../../src/db/createDatabase.js'
+import { createTestDatabase, type TestDatabase } from './testDatabase.js'
+import type { ResponseValidationReport } from '../../src/shared/http/index.js'
+import { createCapturingLogger } from '../../src/shared/logger.js'
 
 export type TestGateway = {
   url: string

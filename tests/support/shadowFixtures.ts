@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import type { CatalogueEvent, CatalogueEventInput, EventSink } from '../catalogue/EventSink.js'
+import type { CatalogueEvent, CatalogueEventInput, EventSink } from '../../src/catalogue/EventSink.js'
 
 /** An event sink that keeps every event in memory (tests, and the no-key-leak sweep). */
 export class CollectingEventSink implements EventSink {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { createDatabase, type DatabaseDialect, type DatabaseHandle } from './createDatabase.js'
+import { createDatabase, type DatabaseDialect, type DatabaseHandle } from '../../src/db/createDatabase.js'
 
 export const testPostgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 

@@ -5,9 +5,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { type Hex, keccak256, toHex } from 'viem'
-import type { Database } from '../db/Database.js'
-import type { BatchCommitter, CommitResult } from './BatchCommitter.js'
-import type { TreeUploader } from './TreeUploader.js'
+import type { Database } from '../../src/db/Database.js'
+import type { BatchCommitter, CommitResult } from '../../src/batch/BatchCommitter.js'
+import type { TreeUploader } from '../../src/batch/TreeUploader.js'
 
 export type LedgerRowInput = {
   payer: string

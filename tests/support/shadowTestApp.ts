@@ -7,13 +7,13 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import express from 'express'
-import { createCapturingLogger } from '../../shared/logger.js'
-import { createOpenApiRouter, loadOpenApiDocument, type ResponseValidationReport } from '../../shared/http/index.js'
-import { CollectingEventSink } from '../../shadow/testSupport.js'
-import { errorToResult } from '../errorCatalogue.js'
-import type { CoreServices, Handler, HandlerContext, Services } from '../types.js'
-import { shadowHandlers } from './shadowHandlers.js'
-import { shadowInit } from './shadowInit.js'
+import { createCapturingLogger } from '../../src/shared/logger.js'
+import { createOpenApiRouter, loadOpenApiDocument, type ResponseValidationReport } from '../../src/shared/http/index.js'
+import { CollectingEventSink } from './shadowFixtures.js'
+import { errorToResult } from '../../src/handlers/errorCatalogue.js'
+import type { CoreServices, Handler, HandlerContext, Services } from '../../src/handlers/types.js'
+import { shadowHandlers } from '../../src/handlers/shadow/shadowHandlers.js'
+import { shadowInit } from '../../src/handlers/shadow/shadowInit.js'
 
 export type ShadowTestApp = {
   url: string
@@ -25,7 +25,7 @@ export type ShadowTestApp = {
   close: () => Promise<void>
 }
 
-const documentPath = fileURLToPath(new URL('../../../openapi/gateway.yaml', import.meta.url))
+const documentPath = fileURLToPath(new URL('../../openapi/gateway.yaml', import.meta.url))
 
 export async function startShadowTestApp(p: { env: Record<string, string>; dataDir: string; publicOrigin?: string; now?: () => number; events?: CollectingEventSink }): Promise<ShadowTestApp> {
   const events = p.events ?? new CollectingEventSink()

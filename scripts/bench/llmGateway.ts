@@ -1,0 +1,262 @@
+/**
+ * Benchmark: what the gateway adds to LLM calls (issue 14: "median time-to-first-token added by the gateway
+ * ≤ 1 ms and streamed tokens/s ≥ 0.97 of direct, side by side in one run, medians of at least 20 alternating
+ * rounds, with their spread").
+ *
+ *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
+ *
+ * - Model server: a child process with the default tiny models (`scripts/bench/support/modelserverChild.ts`).
+ * - Gateway: a second child process, the production entry (`src/main.ts`) on a fresh SQLite data dir, pointed
+ *   at that model server; quota and rate limit out of the way. This process is only the client.
+ * - Pairs, each measured directly against the model server and through the gateway:
+ *   NDJSON  `POST /api/generate` vs `POST /llm/completion` (`stream: true`; the gateway re-shapes every chunk),
+ *   SSE     `POST /v1/chat/completions` vs `POST /llm/v1/chat/completions` (passed through byte for byte),
+ *           when the model server has its OpenAI-compatible API.
+ * - TTFT: request sent → first body bytes received, for a short completion (8 tokens). Added = the median of the
+ *   per-round differences gateway − direct; spread = their 25th–75th percentiles.
+ * - Streamed tokens/s: a long generation (`--tokens`, a seed that runs to the end), eval_count / wall time to
+ *   the last byte. Ratio = median of the per-round ratios gateway / direct, with their 25th–75th percentiles.
+ * - Each round runs the direct and gateway calls back to back, alternating which goes first (ABBA), so drift
+ *   and noise on the shared machine hit both alike. One warm-up round is discarded.
+ * - The client is node:http keeping only the first and last bytes (a lean client; fetch costs more CPU).
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import http from 'node:http'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { spawnModelServer } from './support/modelserverChild.js'
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '21' },
+    tokens: { type: 'string', default: '512' },
+    threads: { type: 'string', default: '1' },
+    /** A model server already running (instead of the child this benchmark starts). */
+    modelserver: { type: 'string' },
+  },
+})
+const rounds = Number(values.rounds)
+const tokens = Number(values.tokens)
+const root = fileURLToPath(new URL('../../', import.meta.url))
+
+type Reply = { status: number; ttftMs: number; totalMs: number; tail: string }
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
+
+/** POSTs JSON and times the first body bytes and the end; keeps only the tail of the body. */
+function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    let first = 0
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let tail = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => {
+        if (first === 0) first = performance.now()
+        tail = (tail + d).slice(-4096)
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ttftMs: first - started, totalMs: performance.now() - started, tail }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(JSON.stringify(body))
+  })
+}
+
+function lastJsonLine(tail: string): Record<string, any> {
+  const lines = tail.trim().split('\n').filter((l) => l.trim() !== '')
+  return JSON.parse(lines.at(-1)!) as Record<string, any>
+}
+
+/** The usage of an SSE chat stream (`stream_options.include_usage`): the last `data:` object with `usage`. */
+function sseUsage(tail: string): { completion_tokens: number } | undefined {
+  const events = tail.split('\n').filter((l) => l.startsWith('data: {'))
+  for (const event of events.reverse()) {
+    const usage = (JSON.parse(event.slice(6)) as { usage?: { completion_tokens: number } | null }).usage
+    if (usage) return usage
+  }
+  return undefined
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await new Promise((r) => server.once('listening', r))
+  const port = (server.address() as { port: number }).port
+  await new Promise((r) => server.close(r))
+  return port
+}
+
+async function startGateway(modelServerUrl: string, dataDir: string) {
+  const port = await freePort()
+  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'src/main.ts')], {
+    env: {
+      ...process.env,
+      SERVICE_PORT: String(port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_DATA_DIR: dataDir,
+      SERVICE_LLM__MODELSERVER__BASE_URL: modelServerUrl,
+      SERVICE_QUOTA__COST_CALLS_PER_DAY: '1000000000',
+      SERVICE_RATE_LIMIT__MAX: '1000000000',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const url = `http://127.0.0.1:${port}`
+  const exited = new Promise((r) => child.once('exit', r))
+  let gone = false
+  void exited.then(() => (gone = true))
+  // Up to 3 minutes: on a loaded 2-core machine tsx alone can take most of a minute.
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break
+    } catch {
+      if (gone || i > 1800) {
+        child.kill('SIGTERM')
+        throw new Error(gone ? 'the gateway exited during start' : 'the gateway did not start within 3 minutes')
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+async function login(url: string): Promise<string> {
+  const account = privateKeyToAccount(generatePrivateKey())
+  const headers = { 'content-type': 'application/json' }
+  const { challenge } = (await (await fetch(`${url}/users/challenge`, { method: 'POST', headers, body: JSON.stringify({ wallet: account.address }) })).json()) as { challenge: string }
+  const signature = await account.signMessage({ message: challenge })
+  const r = await fetch(`${url}/users/register-with-signature`, { method: 'POST', headers, body: JSON.stringify({ wallet: account.address, challenge, signature }) })
+  return ((await r.json()) as { session_token: string }).session_token
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const i = (s.length - 1) * q
+  const lo = Math.floor(i)
+  return s[lo]! + (s[Math.ceil(i)]! - s[lo]!) * (i - lo)
+}
+const median = (xs: number[]) => quantile(xs, 0.5)
+
+await bench()
+
+async function bench(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-llm-'))
+  const server = values.modelserver
+    ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
+    : await spawnModelServer(Number(values.threads))
+  const gateway = await startGateway(server.url, dataDir).catch(async (error: unknown) => {
+    await server.stop()
+    throw error
+  })
+  try {
+    const token = await login(gateway.url)
+    const auth = { 'x-session-token': token }
+    const prompt = 'Once upon a time'
+
+    // A seed whose generation runs to `tokens` (the random tiny model may stop early).
+    let seed = -1
+    for (let s = 1; s <= 200 && seed < 0; s++) {
+      const r = await post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: false, options: { seed: s, temperature: 0.8, num_predict: tokens } })
+      if (lastJsonLine(r.tail).eval_count === tokens) seed = s
+    }
+    if (seed < 0) throw new Error(`no seed in 1..200 generates ${tokens} tokens; use fewer --tokens`)
+    const short = { seed, temperature: 0.8, num_predict: 8 }
+    const long = { seed, temperature: 0.8, num_predict: tokens }
+    const hasOpenAi = (await fetch(`${server.url}/v1/models`)).status === 200
+
+    type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; tokensOf: (r: Reply) => number }
+    const ndjsonTokens = (r: Reply) => Number(lastJsonLine(r.tail).eval_count)
+    const pairs = (options: object, maxTokens: number): Pair[] => [
+      {
+        name: 'NDJSON /api/generate vs /llm/completion',
+        direct: () => post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
+        gateway: () => post(`${gateway.url}/llm/completion`, { prompt, stream: true, options }, auth),
+        tokensOf: ndjsonTokens,
+      },
+      ...(hasOpenAi
+        ? [
+            {
+              name: 'SSE /v1/chat/completions vs /llm/v1/…',
+              direct: () => post(`${server.url}/v1/chat/completions`, openAiBody(maxTokens)),
+              gateway: () => post(`${gateway.url}/llm/v1/chat/completions`, openAiBody(maxTokens), { authorization: `Bearer ${token}` }),
+              tokensOf: (r: Reply) => sseUsage(r.tail)?.completion_tokens ?? Number.NaN,
+            },
+          ]
+        : []),
+    ]
+    const openAiBody = (maxTokens: number) => ({
+      model: 'svc-tiny-chat:latest',
+      messages: [{ role: 'user', content: prompt }],
+      stream: true,
+      stream_options: { include_usage: true },
+      seed,
+      temperature: 0.8,
+      max_tokens: maxTokens,
+    })
+
+    const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[] }>()
+    const rate = new Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>()
+    for (let round = -1; round < rounds; round++) {
+      const gatewayFirst = round % 2 === 1
+      for (const [kind, list] of [['ttft', pairs(short, 8)], ['rate', pairs(long, tokens)]] as const) {
+        for (const pair of list) {
+          const run = async (which: 'direct' | 'gateway') => {
+            const r = await pair[which]()
+            if (r.status !== 200) throw new Error(`${pair.name} ${which}: status ${r.status}: ${r.tail.slice(0, 200)}`)
+            return r
+          }
+          const [a, b] = gatewayFirst ? [await run('gateway'), await run('direct')] : [await run('direct'), await run('gateway')]
+          const [d, g] = gatewayFirst ? [b, a] : [a, b]
+          if (round < 0) continue
+          if (kind === 'ttft') {
+            const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [] }
+            t.direct.push(d.ttftMs)
+            t.gateway.push(g.ttftMs)
+            t.added.push(g.ttftMs - d.ttftMs)
+            ttft.set(pair.name, t)
+          } else {
+            const [dt, gt] = [pair.tokensOf(d), pair.tokensOf(g)]
+            if (dt !== tokens || gt !== tokens) throw new Error(`${pair.name}: ${dt} / ${gt} tokens, not ${tokens}`)
+            const t = rate.get(pair.name) ?? { direct: [], gateway: [], ratio: [] }
+            const [dr, gr] = [dt / (d.totalMs / 1000), gt / (g.totalMs / 1000)]
+            t.direct.push(dr)
+            t.gateway.push(gr)
+            t.ratio.push(gr / dr)
+            rate.set(pair.name, t)
+          }
+        }
+      }
+    }
+
+    const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
+    console.log(`${rounds} rounds + 1 warm-up, alternating order; ${tokens}-token streams (seed ${seed}); ${os.availableParallelism()} cores shared; load ${load}`)
+    console.log('')
+    console.log('| Stream | TTFT direct (ms) | TTFT gateway (ms) | added, median (p25–p75) | tokens/s direct | tokens/s gateway | ratio, median (p25–p75) |')
+    console.log('|---|---|---|---|---|---|---|')
+    for (const name of ttft.keys()) {
+      const t = ttft.get(name)!
+      const r = rate.get(name)!
+      console.log(
+        `| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.added).toFixed(2)} (${quantile(t.added, 0.25).toFixed(2)}–${quantile(t.added, 0.75).toFixed(2)}) | ` +
+          `${median(r.direct).toFixed(0)} | ${median(r.gateway).toFixed(0)} | ${median(r.ratio).toFixed(3)} (${quantile(r.ratio, 0.25).toFixed(3)}–${quantile(r.ratio, 0.75).toFixed(3)}) |`,
+      )
+    }
+    if (!hasOpenAi) console.log('(the model server has no /v1: the SSE pair was skipped)')
+  } finally {
+    agent.destroy()
+    await gateway.stop()
+    await server.stop()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}

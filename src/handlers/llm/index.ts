@@ -1,0 +1,12 @@
+/**
+ * `/llm` keys, test and generate, the OpenAI-compatible `/llm/v1/*` and `/coreagent` (issue 14; seed 000
+ * §4.5). Error rows for `../errorCatalogue.ts`: `llmErrorRows`.
+ */
+import type { OperationId } from '../../../generated/gateway/operationIds.js'
+import type { Handler } from '../types.js'
+import * as llm from './llmHandlers.js'
+
+export { llmErrorRows } from './llmErrorRows.js'
+export { llmInit as initLlm } from './llmInit.js'
+
+export const llmHandlers = { ...llm } satisfies Partial<Record<OperationId, Handler>>

@@ -1,0 +1,109 @@
+import type {
+  CoreAgentInteractRequest,
+  CoreAgentMemoryRequest,
+  CoreAgentSearchRequest,
+  LlmGenerateRequest,
+  LlmKeyCreateRequest,
+  LlmTestRequest,
+} from '../../../generated/gateway/types.gen.js'
+import type { OpenAiPath, OpenAiProxyResult } from '../../llm/OpenAiProxy.js'
+import type { HttpResult } from '../../shared/http/index.js'
+import { costResult } from '../core/cost.js'
+import { type Caller, callerOf } from '../core/session.js'
+import type { Handler, HandlerContext } from '../types.js'
+import { llmCoresOf } from './llmServices.js'
+
+/** A session operation's handler that needs the caller (401 `auth_required` when the request got in anonymously). */
+const withCaller =
+  (run: (ctx: HandlerContext, caller: Caller) => Promise<HttpResult>): Handler =>
+  async (ctx) => {
+    const caller = callerOf(ctx)
+    return 'status' in caller ? caller : run(ctx, caller)
+  }
+
+// ── /llm keys ──
+
+export const listLlmKeys = withCaller(async (ctx, caller) => ({ status: 200, body: { keys: await ctx.services.llmKeys.list(caller.wallet) } }))
+
+/** `llm.key.created` / `llm.key.revoked` (asyncapi/events.yaml): who, which key — never the key itself. */
+const keyEvent = (ctx: HandlerContext, kind: 'llm.key.created' | 'llm.key.revoked', wallet: string, key: { key_id: string; prefix: string; name: string }) =>
+  ctx.services.catalogue.emit({ kind, actor: wallet.toLowerCase(), payload: { wallet: wallet.toLowerCase(), key_id: key.key_id, prefix: key.prefix, name: key.name } })
+
+export const createLlmKey = withCaller(async (ctx, caller) => {
+  const key = await ctx.services.llmKeys.create(caller.wallet, (ctx.body as LlmKeyCreateRequest | undefined)?.name)
+  await keyEvent(ctx, 'llm.key.created', caller.wallet, key)
+  return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: key }
+})
+
+export const revokeLlmKey = withCaller(async (ctx, caller) => {
+  const key = await ctx.services.llmKeys.revoke(caller.wallet, ctx.params.key_id!)
+  await keyEvent(ctx, 'llm.key.revoked', caller.wallet, key)
+  return { status: 200, body: key }
+})
+
+// ── /llm test and generate ──
+
+export const testLlm = withCaller(async (ctx) => {
+  const model = (ctx.body as LlmTestRequest | undefined)?.model ?? ctx.services.config.modelServer.chatModel
+  const started = performance.now()
+  const reply = await ctx.services.modelServer.generate({ model, prompt: 'Say OK.', options: { num_predict: 8, temperature: 0 } }, ctx.signal)
+  return {
+    status: 200,
+    body: {
+      ok: true,
+      model: reply.model,
+      modelserver: ctx.services.modelServer.baseUrl,
+      response: reply.response,
+      eval_count: reply.eval_count ?? 0,
+      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    },
+  }
+})
+
+/** Ollama's own `/api/generate`, passed through (its body, its chunks) with the caller's quota. */
+export const llmGenerate = costResult(async (ctx) => {
+  const body = ctx.body as LlmGenerateRequest
+  const { marketplace, modelServer, config } = ctx.services
+  let request: Record<string, unknown> = { ...body, model: body.model ?? config.modelServer.chatModel, stream: body.stream ?? true }
+  if (marketplace.isAgent(request.model as string)) {
+    const agent = await marketplace.agentContext(request.model as string)
+    request = { ...request, model: agent.model, system: body.system ?? agent.instructions }
+  }
+  if (!request.stream) return { status: 200, body: await modelServer.generate(request as never, ctx.signal) }
+  const upstream = await modelServer.generateStreamRaw(request, ctx.signal)
+  return { status: 200, contentType: 'application/x-ndjson', headers: { 'Cache-Control': 'no-store' }, stream: upstream.bytes }
+})
+
+// ── /llm/v1 (OpenAI-compatible) ──
+
+function proxied(result: OpenAiProxyResult): HttpResult {
+  if (result.kind === 'stream')
+    return { status: result.status, contentType: result.contentType, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' }, stream: result.bytes }
+  return { status: result.status, body: result.body }
+}
+
+const openAiCost = (path: OpenAiPath) =>
+  costResult(async (ctx) => proxied(await llmCoresOf(ctx.services).openAi.forward(path, ctx.body as Record<string, unknown>, ctx.signal)))
+
+export const openAiChatCompletions = openAiCost('/v1/chat/completions')
+export const openAiCompletions = openAiCost('/v1/completions')
+export const openAiEmbeddings = openAiCost('/v1/embeddings')
+export const openAiModels = withCaller(async (ctx) => proxied(await llmCoresOf(ctx.services).openAi.models(ctx.signal)))
+
+// ── /coreagent ──
+
+export const coreAgentInteract = costResult(async (ctx) => {
+  const caller = callerOf(ctx) as Caller
+  return { status: 200, body: await llmCoresOf(ctx.services).coreAgent.interact(ctx.body as CoreAgentInteractRequest, { wallet: caller.wallet, signal: ctx.signal }) }
+})
+
+export const logCoreAgentMemory = withCaller(async (ctx, caller) => ({
+  status: 201,
+  body: await llmCoresOf(ctx.services).coreAgent.remember(ctx.body as CoreAgentMemoryRequest, { wallet: caller.wallet, signal: ctx.signal }),
+}))
+
+export const searchCoreAgentMemories = withCaller(async (ctx, caller) => ({
+  status: 200,
+  body: { memories: await llmCoresOf(ctx.services).coreAgent.search(ctx.body as CoreAgentSearchRequest, { wallet: caller.wallet, signal: ctx.signal }) },
+}))
+

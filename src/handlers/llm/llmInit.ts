@@ -1,0 +1,41 @@
+import { LLM_KEY_PREFIX, LlmKeys } from '../../llm/LlmKeys.js'
+import type { DomainInit, HandlerContext } from '../types.js'
+
+declare module '../types.js' {
+  interface Services {
+    /** Per-wallet `/llm` API keys. */
+    llmKeys: LlmKeys
+  }
+}
+
+function bearerOf(ctx: HandlerContext): string | undefined {
+  const header = ctx.headers.authorization
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null
+  return match?.[1]
+}
+
+/**
+ * `/llm` keys, test, generate, `/llm/v1` and `/coreagent` (issue 14). The `llmBearer` scheme of `/llm/v1`:
+ * `Authorization: Bearer` with the session token (`st_…`) — the stock `openai` client sends its `apiKey`
+ * that way — or with one of the wallet's API keys (`sk-p2s-…`).
+ */
+export const llmInit: DomainInit = (core) => {
+  const llmKeys = new LlmKeys(core.db, core.now)
+  return {
+    services: { llmKeys },
+    securityHandlers: {
+      llmBearer: async (ctx: HandlerContext) => {
+        const token = bearerOf(ctx)
+        if (!token) return undefined
+        if (token.startsWith(LLM_KEY_PREFIX)) {
+          const key = await llmKeys.validate(token)
+          if (key) ctx.locals.apiKey = key
+          return key
+        }
+        const session = await ctx.services.login.validate(token)
+        if (session) ctx.locals.session = session
+        return session
+      },
+    },
+  }
+}

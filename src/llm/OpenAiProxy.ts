@@ -1,0 +1,98 @@
+import type { Marketplace } from '../marketplace/Marketplace.js'
+import { ModelServerClient, ModelServerUnavailableError, type UpstreamResponse } from '../marketplace/ModelServerClient.js'
+
+/** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
+export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
+
+export type OpenAiPath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings'
+
+/** What `/llm/v1` answers: a JSON body (validated against the document), or a stream passed on as it comes. */
+export type OpenAiProxyResult =
+  | { kind: 'json'; status: number; body: unknown }
+  | { kind: 'stream'; status: number; contentType: string; bytes: AsyncGenerator<Uint8Array> }
+
+export function openAiError(message: string, type: string, code: string | null, param: string | null = null): OpenAiErrorBody {
+  return { error: { message, type, param, code } }
+}
+
+function isOpenAiError(value: unknown): value is OpenAiErrorBody {
+  const e = (value as { error?: { message?: unknown } } | null)?.error
+  return typeof e === 'object' && e !== null && typeof e.message === 'string'
+}
+
+/**
+ * `/llm/v1/*`: the model server's OpenAI-compatible API behind the gateway. Model names resolve through the
+ * agent configuration first — a marketplace agent id (`ceo`, `analyst`, …) is its current model, and on chat its
+ * instructions are the first system message — then go to the model server as they are; a model it does not
+ * have is its 404, passed on in OpenAI's error shape. Streams (SSE) are passed on byte for byte as they arrive;
+ * the model-server timeout bounds each wait, and the caller's signal (client gone) closes the upstream request.
+ */
+export class OpenAiProxy {
+  constructor(private readonly p: { modelServer: ModelServerClient; marketplace: Marketplace; now: () => number }) {}
+
+  private async resolve(body: Record<string, unknown>, path: OpenAiPath): Promise<Record<string, unknown>> {
+    const model = body.model
+    if (typeof model !== 'string' || !this.p.marketplace.isAgent(model)) return body
+    const agent = await this.p.marketplace.agentContext(model)
+    if (path !== '/v1/chat/completions') return { ...body, model: agent.model }
+    const messages = Array.isArray(body.messages) ? body.messages : []
+    return { ...body, model: agent.model, messages: [{ role: 'system', content: agent.instructions }, ...messages] }
+  }
+
+  async forward(path: OpenAiPath, body: Record<string, unknown>, signal?: AbortSignal): Promise<OpenAiProxyResult> {
+    const what = `POST ${path}`
+    let upstream: UpstreamResponse
+    try {
+      upstream = await this.p.modelServer.open(what, { method: 'POST', path, body: await this.resolve(body, path) }, signal)
+    } catch (error) {
+      return unavailable(error)
+    }
+    return this.answer(what, upstream)
+  }
+
+  /** The model server's models plus the marketplace agents (usable as model names). */
+  async models(signal?: AbortSignal): Promise<OpenAiProxyResult> {
+    let upstream: UpstreamResponse
+    try {
+      upstream = await this.p.modelServer.open('GET /v1/models', { method: 'GET', path: '/v1/models' }, signal)
+    } catch (error) {
+      return unavailable(error)
+    }
+    const result = await this.answer('GET /v1/models', upstream)
+    if (result.kind !== 'json' || result.status !== 200) return result
+    const list = result.body as { object: 'list'; data: { id: string }[] }
+    const created = this.p.now()
+    const agents = (await this.p.marketplace.listAgents()).map((a) => ({ id: a.id, object: 'model' as const, created, owned_by: 'pay2store-agent' }))
+    return { kind: 'json', status: 200, body: { object: 'list', data: [...list.data, ...agents] } }
+  }
+
+  private async answer(what: string, upstream: UpstreamResponse): Promise<OpenAiProxyResult> {
+    const { status, contentType } = upstream
+    if (status === 200 && contentType.startsWith('text/event-stream')) return { kind: 'stream', status, contentType, bytes: upstream.bytes }
+    let text: string
+    try {
+      text = await ModelServerClient.text(upstream)
+    } catch (error) {
+      return unavailable(error)
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    if (status === 200 && json !== undefined) return { kind: 'json', status, body: json }
+    // The model server's own refusal (unknown model 404, bad request 400/422) is the caller's: passed on.
+    if (status === 404 || status === 400 || status === 422) {
+      const body = isOpenAiError(json) ? json : openAiError(`model server refused the request (${status})`, 'invalid_request_error', status === 404 ? 'model_not_found' : null)
+      return { kind: 'json', status: status === 422 ? 400 : status, body }
+    }
+    const detail = isOpenAiError(json) ? `: ${json.error.message}` : ''
+    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${this.p.modelServer.baseUrl} answered ${status} to ${what}${detail}`))
+  }
+}
+
+function unavailable(error: unknown): OpenAiProxyResult {
+  if (!(error instanceof ModelServerUnavailableError)) throw error
+  return { kind: 'json', status: 502, body: openAiError(error.shortMessage, 'server_error', 'modelserver_unavailable') }
+}

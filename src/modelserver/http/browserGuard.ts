@@ -1,0 +1,109 @@
+import { BlockList, isIP } from 'node:net'
+import os from 'node:os'
+import cors from 'cors'
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import type { OriginMatcher } from './corsOrigins.js'
+
+/** Request headers a cross-origin page may send (Ollama's list: its own, plus what the openai SDKs send). */
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'User-Agent',
+  'Accept',
+  'X-Requested-With',
+  'OpenAI-Beta',
+  'x-stainless-arch',
+  'x-stainless-async',
+  'x-stainless-custom-poll-interval',
+  'x-stainless-helper-method',
+  'x-stainless-lang',
+  'x-stainless-os',
+  'x-stainless-package-version',
+  'x-stainless-poll-helper',
+  'x-stainless-retry-count',
+  'x-stainless-runtime',
+  'x-stainless-runtime-version',
+  'x-stainless-timeout',
+]
+
+export type BrowserGuardOptions = {
+  origins: OriginMatcher
+  /** The address the server listens on: on a loopback address, the Host header must name this machine. */
+  listenHost: string
+  /** Answers a refused request (403, empty body, as Ollama). */
+  forbid: (req: Request, res: Response) => void
+}
+
+/**
+ * What Ollama does for browsers, before any route:
+ * - CORS: a request whose `Origin` is neither its own host nor an allowed origin gets 403 (so a web page cannot
+ *   make a "simple" cross-site POST — this server reads JSON whatever the Content-Type — and have it run);
+ *   allowed origins get the CORS headers, and their preflights 204 (methods, `CORS_ALLOWED_HEADERS`, max age 12 h).
+ * - DNS rebinding: while the server listens on loopback, a `Host` that is not an IP of this machine or of a
+ *   private network, `localhost`, this machine's hostname or a `.localhost`/`.local`/`.internal` name gets 403
+ *   (a page on `evil.example` rebound to 127.0.0.1 sends `Host: evil.example` and its own origin).
+ */
+export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler {
+  const { origins } = options
+  const headers = cors({
+    origin: origins.allowAll ? '*' : true,
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    maxAge: 12 * 3600,
+    optionsSuccessStatus: 204,
+  })
+  const checkHost = isLoopbackListen(options.listenHost)
+  // The refused request's body is drained so its connection stays usable (a kept-alive socket is not cut short).
+  const forbid = (req: Request, res: Response) => {
+    req.resume()
+    options.forbid(req, res)
+  }
+  return (req: Request, res: Response, next: NextFunction) => {
+    const host = String(req.headers.host ?? '')
+    const origin = req.headers.origin
+    const sameOrigin = origin === `http://${host}` || origin === `https://${host}`
+    if (origin && !sameOrigin && !origins.matches(origin)) return forbid(req, res)
+    const afterCors = () => {
+      if (checkHost && !allowedHost(host)) return forbid(req, res)
+      if (req.method === 'OPTIONS' && (!origin || sameOrigin)) return void res.status(204).end()
+      next()
+    }
+    if (!origin || sameOrigin) return afterCors()
+    headers(req, res, afterCors)
+  }
+}
+
+function isLoopbackListen(host: string): boolean {
+  return host === 'localhost' || loopback.check(host, isIP(host) === 6 ? 'ipv6' : 'ipv4')
+}
+
+const loopback = new BlockList()
+loopback.addSubnet('127.0.0.0', 8, 'ipv4')
+loopback.addAddress('::1', 'ipv6')
+
+/** Loopback, private (RFC 1918, fc00::/7) and unspecified addresses, as Go's netip classifies them. */
+const localRanges = new BlockList()
+localRanges.addSubnet('127.0.0.0', 8, 'ipv4')
+localRanges.addSubnet('10.0.0.0', 8, 'ipv4')
+localRanges.addSubnet('172.16.0.0', 12, 'ipv4')
+localRanges.addSubnet('192.168.0.0', 16, 'ipv4')
+localRanges.addAddress('0.0.0.0', 'ipv4')
+localRanges.addAddress('::1', 'ipv6')
+localRanges.addAddress('::', 'ipv6')
+localRanges.addSubnet('fc00::', 7, 'ipv6')
+
+/** Ollama's allowedHostsMiddleware rule for the Host header (port dropped). */
+export function allowedHost(hostHeader: string): boolean {
+  let host = hostHeader.toLowerCase()
+  const bracketed = /^\[([^\]]+)\](?::[0-9]*)?$/.exec(host)
+  if (bracketed) host = bracketed[1]!
+  else if (host.split(':').length === 2) host = host.slice(0, host.indexOf(':'))
+  const family = isIP(host)
+  if (family !== 0) {
+    const type = family === 6 ? 'ipv6' : 'ipv4'
+    if (localRanges.check(host, type)) return true
+    return Object.values(os.networkInterfaces()).some((list) => (list ?? []).some((a) => a.address.toLowerCase() === host))
+  }
+  if (host === '' || host === 'localhost' || host === os.hostname().toLowerCase()) return true
+  return ['.localhost', '.local', '.internal'].some((tld) => host.endsWith(tld))
+}

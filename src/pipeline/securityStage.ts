@@ -1,0 +1,86 @@
+import type { ArrivalGate } from '../gate/ArrivalGate.js'
+import { requiresSession } from '../gate/PublicSet.js'
+import { sessionTokenOf } from '../handlers/core/session.js'
+import type { DomainSetup, GatewayLocals, HandlerContext, Services } from '../handlers/types.js'
+import type { HttpResult, RequestContext } from '../shared/http/index.js'
+import type { GateStage } from './gateStage.js'
+
+export type SecurityStageParameters = {
+  services: Services
+  gate: ArrivalGate
+  gateStage: GateStage
+  /** The domains' security handlers and 401 shapes (e.g. the shadow tier's `overlordBearer`). */
+  setups: readonly DomainSetup[]
+}
+
+export type SecurityStage = {
+  /** Per scheme name: truthy = satisfied (openapi-backend's security handlers). */
+  handlers: Record<string, (ctx: RequestContext<GatewayLocals>) => unknown>
+  /** The answer when none of the operation's requirements is satisfied. */
+  unauthorized: (ctx: RequestContext<GatewayLocals>) => Promise<HttpResult>
+}
+
+const BEARER_SCHEME = 'overlordBearer'
+
+/**
+ * Stage 5, security: the operation's security requirements, checked once the route is known. The session
+ * schemes are the core's (gate rules 3 and 6); other schemes belong to domains. A session-requiring
+ * operation that is not satisfied is answered by the gate (302/401), others by their scheme's 401.
+ */
+export function securityStage({ services, gate, gateStage, setups }: SecurityStageParameters): SecurityStage {
+  const withServices = (ctx: RequestContext<GatewayLocals>) => Object.assign(ctx, { services }) as HandlerContext
+  const domainSecurity: Record<string, (ctx: HandlerContext) => unknown> = {}
+  const domainUnauthorized: Record<string, (ctx: HandlerContext) => HttpResult | Promise<HttpResult>> = {}
+  for (const setup of setups) {
+    Object.assign(domainSecurity, setup.securityHandlers ?? {})
+    Object.assign(domainUnauthorized, setup.unauthorized ?? {})
+  }
+
+  // One session lookup per request, shared by the `sessionToken` and `sessionCookie` security handlers (they run together).
+  const sessionLookups = new WeakMap<object, ReturnType<Services['login']['validate']>>()
+  const sessionSecurity = async (ctx: RequestContext<GatewayLocals>) => {
+    let lookup = sessionLookups.get(ctx.raw)
+    if (!lookup) {
+      lookup = services.login.validate(sessionTokenOf(ctx))
+      sessionLookups.set(ctx.raw, lookup)
+    }
+    const session = await lookup
+    if (session) {
+      ctx.locals.session = session
+      return session
+    }
+    if (gate.isOpen(ctx.path, ctx.operation.security)) return { anonymous: true }
+    return undefined
+  }
+
+  return {
+    handlers: {
+      // Rule 3: a valid session proceeds. Rule 6: with the hard gate off, the pre-rollout list proceeds too.
+      // `sessionCookie` is the GET/HEAD alternative of the same session (`sessionTokenOf` reads both).
+      sessionToken: sessionSecurity,
+      sessionCookie: sessionSecurity,
+      ...Object.fromEntries(Object.entries(domainSecurity).map(([name, fn]) => [name, (ctx: RequestContext<GatewayLocals>) => fn(withServices(ctx))])),
+    },
+    unauthorized: async (ctx) => {
+      if (requiresSession(ctx.operation.security)) return gateStage.deny(ctx)
+      const schemes = ctx.operation.security.flatMap((r) => Object.keys(r))
+      for (const scheme of schemes) {
+        const custom = domainUnauthorized[scheme]
+        if (custom) return custom(withServices(ctx))
+      }
+      if (schemes.includes(BEARER_SCHEME)) return bearerUnauthorized(ctx, services)
+      return { status: 401, body: { error: 'unauthorized', message: 'authentication required' } }
+    },
+  }
+}
+
+/** Default 401 of the shadow tier's bearer scheme (`BearerUnauthorized` of the document). */
+async function bearerUnauthorized(ctx: RequestContext<GatewayLocals>, services: Services): Promise<HttpResult> {
+  const authorization = ctx.headers.authorization
+  if (authorization && /^bearer\s+\S/i.test(authorization))
+    return { status: 401, body: { error: 'bearer_invalid', message: 'bearer token invalid or expired' } }
+  const session = await services.login.validate(sessionTokenOf(ctx))
+  if (session)
+    return { status: 401, body: { error: 'insufficient_privilege', message: 'a session token does not authorise shadow-overlord operations' } }
+  return { status: 401, body: { error: 'bearer_required', message: 'Authorization: Bearer <jwt> required' } }
+}

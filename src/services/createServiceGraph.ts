@@ -1,0 +1,139 @@
+import { join } from 'node:path'
+import { CostQuota } from '../auth/CostQuota.js'
+import { LoginService } from '../auth/LoginService.js'
+import { Catalogue } from '../catalogue/Catalogue.js'
+import type { Env } from '../config/env.js'
+import type { GatewayConfig } from '../config/loadConfig.js'
+import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
+import { ArrivalGate } from '../gate/ArrivalGate.js'
+import { createIpHasher, loadOrCreateSalt } from '../gate/createIpHasher.js'
+import { PublicSet, publicSetFromDocument } from '../gate/PublicSet.js'
+import type { CoreServices, DomainInit, DomainSetup, Services } from '../handlers/types.js'
+import { InboundMetrics } from '../marketplace/InboundMetrics.js'
+import { Marketplace } from '../marketplace/Marketplace.js'
+import { ModelServerClient } from '../marketplace/ModelServerClient.js'
+import { GatewayMetrics } from '../pipeline/GatewayMetrics.js'
+import type { Logger } from '../shared/logger.js'
+
+export type ServiceGraphParameters = {
+  config: GatewayConfig
+  env: Env
+  /** The gateway's OpenAPI document (the gate's public set is derived from it). */
+  document: Record<string, unknown>
+  logger: Logger
+  /** Epoch seconds. */
+  now: () => number
+  /** The clock was supplied by the caller (the catalogue then follows it in milliseconds). */
+  clockOverridden: boolean
+  /** An open database; default: opened (and migrated) from `config.databaseUrl`, closed by `close()`. */
+  database?: DatabaseHandle | undefined
+  /** `fetch` used for the model server (tests). */
+  fetch?: typeof fetch | undefined
+  /** Domain start hooks, run in this order. */
+  domains: readonly DomainInit[]
+  /** Replace services after they are built (tests). */
+  overrides?: Partial<Services> | undefined
+}
+
+export type ServiceGraph = {
+  services: Services
+  metrics: GatewayMetrics
+  /** What each domain contributed (security handlers, 401 shapes, start/close). */
+  setups: readonly DomainSetup[]
+  /** Starts the domains' background work. */
+  start: () => Promise<void>
+  /** Stops background work (domains in reverse order) and closes the database when the graph opened it. */
+  close: () => Promise<void>
+}
+
+/**
+ * The gateway's service graph, built in one place and apart from the HTTP wiring: database, catalogue,
+ * metrics, arrival gate, model-server client, login, quota, marketplace, then each domain's init (explicit,
+ * in the order given) adds its services.
+ */
+export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
+  const { config, logger, now } = p
+  const ownsDatabase = !p.database
+  const database = p.database ?? (await createDatabase({ url: config.databaseUrl }))
+
+  const catalogue = new Catalogue({ db: database.db, logPath: config.catalogueLogPath, logger, now: p.clockOverridden ? () => now() * 1000 : Date.now })
+  const metrics = new GatewayMetrics()
+  const gate = new ArrivalGate({
+    publicSet: new PublicSet(publicSetFromDocument(p.document)),
+    hardGateEnabled: config.hardGateEnabled,
+    events: catalogue,
+    hashIp: createIpHasher(loadOrCreateSalt(config.ipHashSalt, join(config.dataDir, 'ip-hash-salt'))),
+    onRedirect: () => metrics.gateRedirect(),
+    onEventError: (error) => logger.error({ err: error }, 'auth.gate.redirect event could not be written'),
+  })
+  const modelServer = new ModelServerClient({ baseUrl: config.modelServer.baseUrl, timeoutMs: config.modelServer.timeoutMs, fetch: p.fetch })
+  const services = {
+    config,
+    db: database.db,
+    dialect: database.dialect,
+    logger,
+    now,
+    catalogue,
+    gate,
+    modelServer,
+    inbound: new InboundMetrics(60),
+    quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
+    metricsText: () => metrics.text(),
+  } as Services
+  services.login = new LoginService({
+    db: database.db,
+    publicOrigin: config.publicOrigin,
+    chainId: config.login.chainId,
+    statement: config.login.statement,
+    challengeTtlS: config.login.challengeTtlS,
+    sessionTtlS: config.login.sessionTtlS,
+    events: catalogue,
+    now,
+    overlordAddress: () => services.overlordAddress?.(),
+  })
+  services.marketplace = new Marketplace({
+    db: database.db,
+    modelServer,
+    chatModel: config.modelServer.chatModel,
+    embedModel: config.modelServer.embedModel,
+    now,
+    roster: (company) => services.cabinetRoster?.(company) ?? Promise.resolve(undefined),
+  })
+
+  // ── domains, explicitly and in order ──
+  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, databaseUrl: config.databaseUrl, env: p.env }
+  const setups: DomainSetup[] = []
+  try {
+    for (const init of p.domains) setups.push(await init(core))
+  } catch (error) {
+    if (ownsDatabase) await database.close()
+    throw error
+  }
+  for (const setup of setups) Object.assign(services, setup.services ?? {})
+  for (const setup of setups) if (setup.metrics) metrics.adopt(setup.metrics)
+  Object.assign(services, p.overrides ?? {})
+
+  return {
+    services,
+    metrics,
+    setups,
+    start: async () => {
+      // The log is the record: index anything the database is missing (in the background).
+      void catalogue
+        .reindex()
+        .then((added) => added > 0 && logger.warn({ added }, 'catalogue: re-indexed events missing from the database'))
+        .catch((error: unknown) => logger.error({ err: error }, 'catalogue re-index failed'))
+      for (const setup of setups) await setup.start?.()
+    },
+    close: async () => {
+      for (const setup of [...setups].reverse()) {
+        try {
+          await setup.close?.()
+        } catch (error) {
+          logger.error({ err: error }, 'domain close failed')
+        }
+      }
+      if (ownsDatabase) await database.close()
+    },
+  }
+}

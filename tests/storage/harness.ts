@@ -178,11 +178,12 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
 export async function startAppGateway(
   env: Record<string, string>,
   dir: string,
-  options: { start?: boolean } = {},
+  options: { start?: boolean; withBatch?: boolean } = {},
 ): Promise<TestGateway & { validationErrors: unknown[]; services: import('../../src/handlers/types.js').Services }> {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
   const { initStorage } = await import('../../src/handlers/storage/index.js')
+  const { initBatch } = await import('../../src/handlers/batch/index.js')
   const probe = createServer()
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
   const port = (probe.address() as AddressInfo).port
@@ -200,7 +201,7 @@ export async function startAppGateway(
   const gateway = await createApp({
     config: loadConfig(fullEnv),
     env: fullEnv,
-    domains: [initStorage],
+    domains: options.withBatch ? [initStorage, initBatch] : [initStorage],
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
   })

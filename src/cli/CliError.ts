@@ -1,0 +1,66 @@
+/**
+ * A failure the CLI reports: one line on stderr (or `{"error": code, "message"}` on stdout with `--json`)
+ * and a documented exit code, so scripts can tell the failures apart.
+ */
+export const EXIT = {
+  ok: 0,
+  /** The server answered an error not listed below (4xx/5xx). */
+  server: 1,
+  /** Bad arguments or input (unreadable or empty file, malformed id). Commander's own usage errors too. */
+  usage: 2,
+  /** The server could not be reached. */
+  unreachable: 3,
+  /** The 402 offers nothing this client can pay (no requirement on the chosen rail, no key). */
+  notPayable: 4,
+  /** The payer's balance does not cover the price. */
+  insufficientFunds: 5,
+  /** The thing asked for does not exist (receipt, model). */
+  notFound: 6,
+  /** `verify`: the stored bytes or the proof do not match the receipt. */
+  verifyFailed: 7,
+} as const
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
+
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message)
+  }
+}
+
+/** Turns a fetch failure into `unreachable`, naming the URL (undici hides the reason in `cause`). */
+export function unreachable(url: string, error: unknown): CliError {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause
+  const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error))
+  return new CliError('server_unreachable', `cannot reach ${url} (${why})`, EXIT.unreachable)
+}
+
+/** Reads a spec `Error` body (`{error, message}`) or text from a failed response. */
+export async function httpError(res: Response, what: string): Promise<CliError> {
+  const text = await res.text().catch(() => '')
+  let code = `http_${res.status}`
+  let message = text.slice(0, 300) || res.statusText
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown }
+    if (typeof body.error === 'string') code = body.error
+    if (typeof body.message === 'string') message = body.message
+    else if (typeof body.error === 'string') message = body.error
+  } catch {
+    /* not JSON */
+  }
+  const exit = res.status === 404 ? EXIT.notFound : res.status === 400 || res.status === 413 || res.status === 415 ? EXIT.usage : EXIT.server
+  return new CliError(code, `${what} answered ${res.status}: ${message}`, exit)
+}
+
+/** fetch with `unreachable` on a connection failure. */
+export async function request(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init)
+  } catch (error) {
+    throw unreachable(url, error)
+  }
+}

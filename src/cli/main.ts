@@ -1,0 +1,134 @@
+/**
+ * `pay2store`: the command-line client (commander). Commands: `store`, `receipt`, `verify`, `login`, and
+ * `models list|ps|show|pull|push|cp|rm|run` against any model server. `--json` prints one JSON document
+ * (errors too: `{"error", "message"}`), `--help` works on every command. Exit codes are `EXIT` in
+ * CliError.ts: 0 ok, 1 server error, 2 usage or bad input, 3 server unreachable, 4 not payable,
+ * 5 insufficient funds, 6 not found, 7 verification failed.
+ */
+import { Command, CommanderError, Option } from 'commander'
+import { CliError, EXIT } from './CliError.js'
+import { login } from './login.js'
+import * as models from './models.js'
+import { createOutput } from './output.js'
+import { describeReceipt, fetchReceipt, verify } from './receipt.js'
+import { RAILS, store, type Rail } from './store.js'
+
+const env = process.env
+const DEFAULT_GATEWAY = env.PAY2STORE_URL?.trim() || 'http://127.0.0.1:8000'
+const DEFAULT_ARWEAVE = env.PAY2STORE_ARWEAVE_URL?.trim() || 'http://127.0.0.1:8404'
+const DEFAULT_HOST = env.OLLAMA_HOST?.trim() ? (/^https?:\/\//.test(env.OLLAMA_HOST.trim()) ? env.OLLAMA_HOST.trim() : `http://${env.OLLAMA_HOST.trim()}`) : 'http://127.0.0.1:11434'
+
+type Json = { json?: boolean }
+const jsonOption = () => new Option('--json', 'print one JSON document (for scripts)')
+const keyOptions = (c: Command) =>
+  c
+    .option('--key-env <name>', 'environment variable holding the EVM private key', 'PAY2STORE_PRIVATE_KEY')
+    .option('--devnet [file]', "use the first funded payer of a devnet.json (npm start writes data/devnet.json)")
+
+export function buildProgram(): Command {
+  const program = new Command('pay2store')
+    .description('Store files permanently, paid with x402, and manage models on an Ollama-compatible model server.')
+    .version('1.0.0')
+    .showHelpAfterError('(add --help for usage)')
+
+  keyOptions(
+    program
+      .command('store')
+      .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print the receipt and the Arweave link')
+      .argument('<file>', 'file to store')
+      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+      .addOption(new Option('--rail <rail>', 'payment rail').choices(Object.keys(RAILS)).default('base'))
+      .option('--arweave <url>', 'Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
+      .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
+      .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
+      .addOption(jsonOption()),
+  ).action(async (file: string, o: { gateway: string; rail: Rail; arweave: string; tagApp?: string; maxUsd?: string; keyEnv: string; devnet?: string | boolean } & Json) => {
+    const out = createOutput(!!o.json)
+    const r = await store(file, o, out)
+    out.result(r, (v) => [`stored ${v.sizeBytes} bytes as ${v.arTxId}`, `sha256   ${v.sha256}`, `paid     ${Number(v.amountAtomic) / 1e6} USDC on ${v.network} by ${v.payer}`, `link     ${v.arweaveUrl}`].join('\n'))
+  })
+
+  program
+    .command('receipt')
+    .description('print the receipt of a stored item (and its Merkle proof once batched)')
+    .argument('<arTxId>', 'storage id (43 base64url characters)')
+    .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+    .addOption(jsonOption())
+    .action(async (id: string, o: { gateway: string } & Json) => {
+      const out = createOutput(!!o.json)
+      out.result(await fetchReceipt(o.gateway, id), describeReceipt)
+    })
+
+  program
+    .command('verify')
+    .description("check a stored item: the Arweave bytes hash to the receipt's SHA-256 and size, and the receipt's Merkle proof leads to its batch root")
+    .argument('<arTxId>', 'storage id (43 base64url characters)')
+    .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+    .option('--arweave <url>', 'Arweave gateway serving the bytes ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
+    .addOption(jsonOption())
+    .action(async (id: string, o: { gateway: string; arweave: string } & Json) => {
+      const out = createOutput(!!o.json)
+      out.result(await verify(o.gateway, o.arweave, id), (v) => `ok: ${v.sizeBytes} bytes match sha256 ${v.sha256}; proof ${v.proof}${v.root ? ` (root ${v.root})` : ''}`)
+    })
+
+  keyOptions(
+    program
+      .command('login')
+      .description('sign in with the wallet key (EIP-4361) and print a session token for X-Session-Token')
+      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+      .addOption(jsonOption()),
+  ).action(async (o: { gateway: string; keyEnv: string; devnet?: string | boolean } & Json) => {
+    const out = createOutput(!!o.json)
+    out.result(await login(o.gateway, o), (v) => v.session_token)
+  })
+
+  const m = program.command('models').description('manage models on an Ollama-compatible model server (like the ollama CLI)')
+  const host = (c: Command) => c.option('--host <url>', 'model server ($OLLAMA_HOST)', DEFAULT_HOST).addOption(jsonOption())
+  host(m.command('list').alias('ls').description('list installed models')).action(async (o: { host: string } & Json) => models.list(o.host, createOutput(!!o.json)))
+  host(m.command('ps').description('list loaded models')).action(async (o: { host: string } & Json) => models.ps(o.host, createOutput(!!o.json)))
+  host(m.command('show').description('show a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => models.show(o.host, model, createOutput(!!o.json)))
+  for (const kind of ['pull', 'push'] as const) {
+    host(m.command(kind).description(`${kind} a model ${kind === 'pull' ? 'from' : 'to'} a registry, with a progress bar per layer`).argument('<model>').option('--insecure', 'allow a plain-HTTP registry')).action(
+      async (model: string, o: { host: string; insecure?: boolean } & Json) => models.transfer(kind, o.host, model, !!o.insecure, createOutput(!!o.json)),
+    )
+  }
+  host(m.command('cp').description('copy a model').argument('<source>').argument('<destination>')).action(async (s: string, d: string, o: { host: string } & Json) => models.cp(o.host, s, d, createOutput(!!o.json)))
+  host(m.command('rm').description('remove a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => models.rm(o.host, model, createOutput(!!o.json)))
+  host(
+    m
+      .command('run')
+      .description('chat with a model: the reply streams as it is generated')
+      .argument('<model>')
+      .argument('<prompt...>', 'the message')
+      .option('--seed <n>', 'sampling seed', (v) => Number.parseInt(v, 10))
+      .option('--num-predict <n>', 'most tokens to generate', (v) => Number.parseInt(v, 10)),
+  ).action(async (model: string, prompt: string[], o: { host: string; seed?: number; numPredict?: number } & Json) =>
+    models.run(o.host, model, prompt.join(' '), { seed: o.seed, numPredict: o.numPredict }, createOutput(!!o.json)),
+  )
+  return program
+}
+
+/** Runs the CLI; returns the exit code (the caller exits). */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram()
+  const all = [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]
+  for (const c of all) c.exitOverride()
+  const wantsJson = argv.includes('--json')
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return EXIT.ok
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok
+      return EXIT.usage // commander already printed the message
+    }
+    const e = error instanceof CliError ? error : new CliError('internal_error', error instanceof Error ? error.message : String(error), EXIT.server)
+    if (wantsJson) process.stdout.write(`${JSON.stringify({ error: e.code, message: e.message, exitCode: e.exitCode })}\n`)
+    else process.stderr.write(`pay2store: ${e.message}\n`)
+    return e.exitCode
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.env.PAY2STORE_CLI_MAIN === '1') {
+  process.exitCode = await main(process.argv.slice(2))
+}

@@ -1,0 +1,123 @@
+/**
+ * `pay2store store <file>`: sends the file, reads the 402 quote, pays the requirement of the chosen rail
+ * with a stock x402 client (`@x402/core` + `@x402/evm`, default spend controls: the canonical USDC, at
+ * most $1 per payment unless `--max-usd` says more), sends the file again with the payment, and prints
+ * the receipt and the Arweave link. Both sends show an upload bar.
+ */
+import { stat } from 'node:fs/promises'
+import { x402Client, x402HTTPClient } from '@x402/core/client'
+import { toClientEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { privateKeyToAccount } from 'viem/accounts'
+import { CliError, EXIT } from './CliError.js'
+import { evmKey } from './keys.js'
+import type { Output } from './output.js'
+import { postFile } from './postFile.js'
+import { createBars } from './progress.js'
+
+export const RAILS = { base: 'eip155:8453', ethereum: 'eip155:1' } as const
+export type Rail = keyof typeof RAILS
+
+export type StoreOptions = {
+  gateway: string
+  rail: Rail
+  keyEnv: string
+  devnet?: string | boolean
+  arweave: string
+  tagApp?: string
+  maxUsd?: string
+}
+
+export type StoreResult = {
+  arTxId: string
+  sha256: string
+  sizeBytes: number
+  network: string
+  amountAtomic: string
+  asset: string
+  payer: string
+  arweaveUrl: string
+  receipt: Record<string, unknown>
+}
+
+function parseJson(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>
+  } catch {
+    return { message: text.slice(0, 300) }
+  }
+}
+
+function failure(status: number, body: Record<string, unknown>, what: string): CliError {
+  const code = typeof body.error === 'string' ? body.error : `http_${status}`
+  const message = `${what} answered ${status}: ${typeof body.message === 'string' ? body.message : code}`
+  if (status === 402 && /insufficient_balance|insufficient funds|exceeds balance/i.test(message)) return new CliError('insufficient_funds', `the payer's balance does not cover the price (${message})`, EXIT.insufficientFunds)
+  if (status === 402) return new CliError(code, message, EXIT.notPayable)
+  if (status === 400 || status === 413 || status === 415) return new CliError(code, message, EXIT.usage)
+  return new CliError(code, message, EXIT.server)
+}
+
+export async function store(file: string, options: StoreOptions, out: Output): Promise<StoreResult> {
+  const network = RAILS[options.rail]
+  if (!network) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${Object.keys(RAILS).join(' or ')}`, EXIT.usage)
+  let size: number
+  try {
+    const s = await stat(file)
+    if (!s.isFile()) throw new Error('not a regular file')
+    size = s.size
+  } catch (error) {
+    throw new CliError('bad_file', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage)
+  }
+  if (size === 0) throw new CliError('bad_file', `${file} is empty; there is nothing to store`, EXIT.usage)
+  const key = evmKey(options) // before any upload: no key, no point sending the file
+  const account = privateKeyToAccount(key)
+  const url = `${options.gateway.replace(/\/$/, '')}/store`
+  const tag: Record<string, string> = options.tagApp ? { 'X-SVC-Tag-App': options.tagApp } : {}
+  const bars = createBars(!out.json)
+  try {
+    const quote = await postFile({ url, path: file, size, headers: tag, onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
+    const quoteBody = parseJson(quote.body)
+    if (quote.status !== 402) throw failure(quote.status, quoteBody, 'POST /store')
+    const caps = options.maxUsd === undefined ? {} : { maxAmountPerPayment: `$${options.maxUsd}` }
+    const client = new x402Client()
+      .register(network, new ExactEvmScheme(toClientEvmSigner(account)))
+      .setSpendControls(caps as never)
+    const http402 = new x402HTTPClient(client)
+    const required = http402.getPaymentRequiredResponse((n) => (quote.headers[n.toLowerCase()] as string | undefined) ?? null, quoteBody)
+    if (!required.accepts.some((a) => a.network === network)) {
+      throw new CliError('not_payable', `the gateway offers no payment on ${options.rail} (${network}); it offers ${required.accepts.map((a) => a.network).join(', ')}`, EXIT.notPayable)
+    }
+    let payload
+    try {
+      payload = await http402.createPaymentPayload(required)
+    } catch (error) {
+      throw new CliError('not_payable', `cannot pay this quote: ${(error as Error).message}`, EXIT.notPayable)
+    }
+    const accepted = payload.accepted as { amount: string; asset: string; network: string }
+    out.line(`paying ${Number(accepted.amount) / 1e6} USDC on ${options.rail} (${network}) from ${account.address}`)
+    const paid = await postFile({
+      url,
+      path: file,
+      size,
+      headers: { ...tag, ...http402.encodePaymentSignatureHeader(payload) },
+      onProgress: (sent, total) => bars.update('upload', 'upload (paid)', sent, total),
+    })
+    bars.stop()
+    const body = parseJson(paid.body)
+    if (paid.status !== 200) throw failure(paid.status, body, 'POST /store (paid)')
+    const arTxId = String(body.arTxId)
+    return {
+      arTxId,
+      sha256: String(body.sha256),
+      sizeBytes: Number(body.sizeBytes),
+      network: accepted.network,
+      amountAtomic: accepted.amount,
+      asset: accepted.asset,
+      payer: account.address,
+      arweaveUrl: `${options.arweave.replace(/\/$/, '')}/${arTxId}`,
+      receipt: body,
+    }
+  } finally {
+    bars.stop()
+  }
+}

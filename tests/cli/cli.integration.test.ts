@@ -1,0 +1,224 @@
+/**
+ * The `pay2store` CLI against `npm start`-style peers on free ports: the devnet (chains, facilitator,
+ * upstream, Arweave gateway), the real gateway app, and two model servers (one serving the registry side).
+ * Commands run in-process through `main(argv)` with stdout/stderr captured (exit code returned), and once
+ * through `bin/pay2store.mjs` in a pseudo-terminal (`script -qfc`, util-linux) to see the progress bars.
+ */
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { anvilAccount } from '../../devnet/accounts.js'
+import { EXIT } from '../../src/cli/CliError.js'
+import { main } from '../../src/cli/main.js'
+import { createEngine } from '../../src/modelserver/engine/createEngine.js'
+import type { Engine } from '../../src/modelserver/engine/Engine.js'
+import { startTestModelServer, type TestModelServer } from '../../src/modelserver/testServer.js'
+import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers, type TestGateway } from '../storage/harness.js'
+
+let peers: EvmPeers
+let gw: TestGateway
+let engine: Engine
+let registry: TestModelServer
+let local: TestModelServer
+let dir: string
+const KEY_ENV = 'PAY2STORE_TEST_KEY'
+const DOWN = 'http://127.0.0.1:1'
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cli-it-'))
+  peers = await startEvmPeers()
+  const env = evmEnv(peers)
+  delete env.SERVICE_X402__ASSET__EIP155_8453
+  delete env.SERVICE_X402__ASSET__EIP155_1
+  gw = await startAppGateway(env, peers.dir, { withBatch: true }) // receipts come from the batch domain
+  engine = await createEngine({ threads: 1 })
+  registry = await startTestModelServer({ engine })
+  local = await startTestModelServer({ engine, config: { installDefaults: false } })
+}, 180_000)
+afterAll(async () => {
+  await local?.close()
+  await registry?.close()
+  await engine?.dispose()
+  await gw?.close()
+  await peers?.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** Runs the CLI in-process; returns its exit code and what it wrote. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string; json: any }> {
+  const saved = { out: process.stdout.write, err: process.stderr.write, env: { ...process.env } }
+  let out = ''
+  let err = ''
+  process.stdout.write = ((c: string | Uint8Array) => ((out += c.toString()), true)) as typeof process.stdout.write
+  process.stderr.write = ((c: string | Uint8Array) => ((err += c.toString()), true)) as typeof process.stderr.write
+  Object.assign(process.env, env)
+  try {
+    const code = await main(args)
+    let json: unknown
+    try {
+      json = JSON.parse(out)
+    } catch {
+      json = undefined
+    }
+    return { code, out, err, json }
+  } finally {
+    process.stdout.write = saved.out
+    process.stderr.write = saved.err
+    for (const k of Object.keys(env)) if (!(k in saved.env)) delete process.env[k]
+  }
+}
+
+const payer = (i: number) => ({ [KEY_ENV]: anvilAccount(i).privateKey })
+let stored: string
+
+describe('pay2store store / receipt / verify / login', () => {
+  it('store pays on each EVM rail and prints the receipt and the Arweave link', async () => {
+    const file = join(dir, 'hello.bin')
+    await writeFile(file, randomBytes(150_000))
+    for (const rail of ['base', 'ethereum']) {
+      const r = await cli(['store', file, '--gateway', gw.url, '--rail', rail, '--key-env', KEY_ENV, '--arweave', peers.arweave.url, '--json'], payer(2))
+      expect(r.code, r.out + r.err).toBe(EXIT.ok)
+      expect(r.json).toMatchObject({ sizeBytes: 150_000, network: rail === 'base' ? 'eip155:8453' : 'eip155:1', payer: anvilAccount(2).address })
+      expect(r.json.arweaveUrl).toBe(`${peers.arweave.url}/${r.json.arTxId}`)
+      stored = r.json.arTxId
+    }
+    const human = await cli(['store', file, '--gateway', gw.url, '--key-env', KEY_ENV, '--arweave', peers.arweave.url], payer(3))
+    expect(human.code).toBe(EXIT.ok)
+    expect(human.out).toMatch(/^paying 0\.\d+ USDC on base \(eip155:8453\) from 0x/)
+    expect(human.out).toMatch(/\nstored 150000 bytes as [A-Za-z0-9_-]{43}\n/)
+    expect(human.out).toContain(`link     ${peers.arweave.url}/`)
+  })
+
+  it('store failures: bad file, no key, server down, insufficient funds, over the spend cap', async () => {
+    const empty = join(dir, 'empty.bin')
+    await writeFile(empty, '')
+    const file = join(dir, 'small.bin')
+    await writeFile(file, randomBytes(200_000))
+    const args = ['--gateway', gw.url, '--key-env', KEY_ENV]
+    expect((await cli(['store', join(dir, 'missing.bin'), ...args], payer(2))).code).toBe(EXIT.usage)
+    const e = await cli(['store', empty, ...args], payer(2))
+    expect(e.code).toBe(EXIT.usage)
+    expect(e.err).toContain('is empty')
+    const nokey = await cli(['store', file, '--gateway', gw.url, '--key-env', 'PAY2STORE_UNSET_KEY', '--json'])
+    expect(nokey.code).toBe(EXIT.notPayable)
+    expect(nokey.json).toMatchObject({ error: 'no_key' })
+    const down = await cli(['store', file, '--gateway', DOWN, '--key-env', KEY_ENV, '--json'], payer(2))
+    expect(down.code).toBe(EXIT.unreachable)
+    expect(down.json.error).toBe('server_unreachable')
+    const poor = await cli(['store', file, ...args, '--json'], payer(8)) // Anvil #8 holds no USDC
+    expect(poor.code, poor.out).toBe(EXIT.insufficientFunds)
+    expect(poor.json.error).toBe('insufficient_funds')
+    const capped = await cli(['store', file, ...args, '--max-usd', '0.000001', '--json'], payer(2))
+    expect(capped.code, capped.out).toBe(EXIT.notPayable)
+    expect(capped.json.message).toMatch(/cannot pay this quote/)
+  })
+
+  it('receipt prints the receipt; an unknown id is 6, a malformed one 2', async () => {
+    const r = await cli(['receipt', stored, '--gateway', gw.url, '--json'])
+    expect(r.code, r.out + r.err).toBe(EXIT.ok)
+    expect(r.json).toMatchObject({ ar_tx_id: stored, size_bytes: 150_000, payer: anvilAccount(2).address })
+    const human = await cli(['receipt', stored, '--gateway', gw.url])
+    expect(human.out).toContain(`storage id   ${stored}`)
+    expect((await cli(['receipt', 'A'.repeat(43), '--gateway', gw.url])).code).toBe(EXIT.notFound)
+    expect((await cli(['receipt', 'not-an-id', '--gateway', gw.url])).code).toBe(EXIT.usage)
+    expect((await cli(['receipt', stored, '--gateway', DOWN])).code).toBe(EXIT.unreachable)
+  })
+
+  it('verify checks the Arweave bytes against the receipt; bytes that do not match exit 7', async () => {
+    const r = await cli(['verify', stored, '--gateway', gw.url, '--arweave', peers.arweave.url, '--json'])
+    expect(r.code, r.out + r.err).toBe(EXIT.ok)
+    expect(r.json).toMatchObject({ arTxId: stored, bytes: 'match', sizeBytes: 150_000, proof: 'not yet batched' })
+    // another item's bytes under this id: a gateway serving other data
+    const { createServer } = await import('node:http')
+    const liar = createServer((_req, res) => res.end('other bytes'))
+    await new Promise<void>((ok) => liar.listen(0, '127.0.0.1', ok))
+    const port = (liar.address() as { port: number }).port
+    try {
+      const bad = await cli(['verify', stored, '--gateway', gw.url, '--arweave', `http://127.0.0.1:${port}`, '--json'])
+      expect(bad.code).toBe(EXIT.verifyFailed)
+      expect(bad.json.error).toBe('verify_failed')
+    } finally {
+      liar.close()
+    }
+  })
+
+  it('login prints a session token the gateway accepts; a malformed key is 2', async () => {
+    const r = await cli(['login', '--gateway', gw.url, '--key-env', KEY_ENV], payer(4))
+    expect(r.code, r.err).toBe(EXIT.ok)
+    const token = r.out.trim()
+    const check = await fetch(`${gw.url}/users/session/validate`, { headers: { 'x-session-token': token } })
+    expect(check.status).toBe(200)
+    expect(((await check.json()) as { wallet: string }).wallet).toBe(anvilAccount(4).address)
+    expect((await cli(['login', '--gateway', gw.url, '--key-env', KEY_ENV], { [KEY_ENV]: '0x1234' })).code).toBe(EXIT.usage)
+    expect((await cli(['login', '--gateway', DOWN, '--key-env', KEY_ENV], payer(4))).code).toBe(EXIT.unreachable)
+  })
+})
+
+describe('pay2store models', () => {
+  const remote = () => `127.0.0.1:${registry.port}/library/svc-tiny-chat:latest`
+
+  it('pull draws the progress stream; list, show, cp, run, ps, rm, push', async () => {
+    const pull = await cli(['models', 'pull', remote(), '--insecure', '--host', local.url, '--json'])
+    expect(pull.code, pull.out + pull.err).toBe(EXIT.ok)
+    expect(pull.json.statuses[0]).toBe('pulling manifest')
+    expect(pull.json.statuses.at(-1)).toBe('success')
+    const layers = Object.values(pull.json.layers) as { total: number; completed: number }[]
+    expect(layers.length).toBeGreaterThan(0)
+    for (const l of layers) expect(l.completed).toBe(l.total)
+
+    const list = await cli(['models', 'list', '--host', local.url])
+    expect(list.code).toBe(EXIT.ok)
+    expect(list.out.split('\n')[0]).toMatch(/^NAME\s+ID\s+SIZE\s+MODIFIED$/)
+    expect(list.out).toContain(remote())
+    const show = await cli(['models', 'show', remote(), '--host', local.url, '--json'])
+    expect(show.code).toBe(EXIT.ok)
+    expect(show.json.details).toBeDefined()
+
+    expect((await cli(['models', 'cp', remote(), 'mine:v1', '--host', local.url])).out).toBe(`copied '${remote()}' to 'mine:v1'\n`)
+    const run = await cli(['models', 'run', 'mine:v1', 'say', 'hi', '--seed', '1', '--num-predict', '4', '--host', local.url, '--json'])
+    expect(run.code, run.out + run.err).toBe(EXIT.ok)
+    expect(typeof run.json.content).toBe('string')
+    expect(run.json.final.done).toBe(true)
+    const ps = await cli(['models', 'ps', '--host', local.url, '--json'])
+    expect(ps.json.models.map((m: { name: string }) => m.name)).toContain('mine:v1')
+
+    const target = `127.0.0.1:${registry.port}/library/pushed-by-cli:v1`
+    await cli(['models', 'cp', 'mine:v1', target, '--host', local.url])
+    const push = await cli(['models', 'push', target, '--insecure', '--host', local.url, '--json'])
+    expect(push.code, push.out + push.err).toBe(EXIT.ok)
+    expect(push.json.statuses.at(-1)).toBe('success')
+    expect((await cli(['models', 'list', '--host', registry.url])).out).toContain('pushed-by-cli:v1')
+
+    expect((await cli(['models', 'rm', 'mine:v1', '--host', local.url])).code).toBe(EXIT.ok)
+    expect((await cli(['models', 'list', '--host', local.url])).out).not.toContain('mine:v1')
+  })
+
+  it('failures: unknown model is 6 for show, rm, run, cp and pull; a server down is 3; bad usage is 2', async () => {
+    for (const args of [['show', 'nope:1'], ['rm', 'nope:1'], ['run', 'nope:1', 'hi'], ['cp', 'nope:1', 'other:1']]) {
+      const r = await cli(['models', ...args, '--host', local.url, '--json'])
+      expect(r.code, `${args.join(' ')}: ${r.out}`).toBe(EXIT.notFound)
+    }
+    const pull = await cli(['models', 'pull', `127.0.0.1:${registry.port}/library/nope:1`, '--insecure', '--host', local.url, '--json'])
+    expect(pull.code, pull.out).toBe(EXIT.notFound)
+    const push = await cli(['models', 'push', 'nope:1', '--insecure', '--host', local.url, '--json'])
+    expect([EXIT.notFound, EXIT.server]).toContain(push.code)
+    for (const sub of ['list', 'ps']) expect((await cli(['models', sub, '--host', DOWN])).code).toBe(EXIT.unreachable)
+    expect((await cli(['models', 'show'])).code).toBe(EXIT.usage) // missing argument
+    expect((await cli(['store', 'x', '--rail', 'solana'])).code).toBe(EXIT.usage)
+    const help = await cli(['models', 'run', '--help'])
+    expect(help.code).toBe(EXIT.ok)
+  })
+
+  it('pull in a terminal draws a bar per layer (pseudo-terminal via script)', async () => {
+    const name = `127.0.0.1:${registry.port}/library/svc-tiny-embed:latest`
+    const cmd = `node bin/pay2store.mjs models pull ${name} --insecure --host ${local.url}`
+    const { stdout } = await promisify(execFile)('script', ['-qfec', cmd, '/dev/null'], { cwd: process.cwd(), env: { ...process.env, COLUMNS: '120' }, timeout: 120_000 })
+    expect(stdout).toContain('pulling manifest')
+    expect(stdout).toMatch(/pulling [0-9a-f]{12}\s+\[█+\] 100%/)
+    expect(stdout).toContain('success')
+  }, 150_000)
+})

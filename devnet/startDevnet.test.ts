@@ -10,7 +10,7 @@ import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { localChain, usdcArtifact } from './chains/startChain.js'
-import { loadOrCreateServiceKeys, startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
+import { loadOrCreateServiceKeys, SERVICE_TOP_UP_USDC, startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
 
 describe('startDevnet', () => {
   let dir: string
@@ -24,14 +24,14 @@ describe('startDevnet', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('writes devnet.json with every URL, token and account', () => {
+  it('writes devnet.json with every URL, token and account', async () => {
     const info = JSON.parse(readFileSync(join(dir, 'devnet.json'), 'utf8')) as DevnetInfo
     expect(info).toEqual(JSON.parse(JSON.stringify(devnet.info)))
     expect(Object.keys(info.env).sort()).toEqual(
       [
         'FACILITATOR_TOKEN', 'SERVICE_ALGOD__GENESIS_HASH', 'SERVICE_ALGOD__TOKEN', 'SERVICE_ALGOD__URL', 'SERVICE_BATCH__RPC_URL',
         'SERVICE_DATA_DIR', 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', 'SERVICE_STORAGE__ATTEST_RPC_URL', 'SERVICE_STORAGE__GATEWAY_URL', 'SERVICE_STORAGE__PAYMENT_URL',
-        'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_X402__ASSET__EIP155_1', 'SERVICE_X402__ASSET__EIP155_8453',
+        'SERVICE_STORAGE__TOPUP_KEY', 'SERVICE_STORAGE__TOPUP_RPC_URL', 'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_X402__ASSET__EIP155_1', 'SERVICE_X402__ASSET__EIP155_8453',
         'SERVICE_X402__FACILITATOR_URL', 'SERVICE_X402__PAY_TO_ALGORAND', 'SERVICE_X402__PAY_TO_EVM',
         'SHADOW_JWT_SECRET', 'SHADOW_OVERLORD_ADDRESS',
       ].sort(),
@@ -45,6 +45,14 @@ describe('startDevnet', () => {
     expect(kept).toMatchObject({ overlord: { address: info.shadow.overlord.address }, shadowJwtSecret: info.shadow.jwtSecret })
     expect(info.accounts.evm.filter((a) => a.role === 'payer')).toHaveLength(4)
     expect(info.accounts.algorand.filter((a) => a.role === 'payer')).toHaveLength(3)
+    // upstream top-up: the service's own EVM key on local Base, funded with the canonical USDC there
+    const base = info.chains['eip155:8453']
+    expect(privateKeyToAccount(info.env.SERVICE_STORAGE__TOPUP_KEY as `0x${string}`).address).toBe(info.service.payToEvm)
+    expect(info.env.SERVICE_STORAGE__TOPUP_RPC_URL).toBe(base.rpcUrl)
+    expect(info.env.SERVICE_X402__ASSET__EIP155_8453).toBe(base.usdc)
+    const pub = createPublicClient({ chain: localChain(base.chainId, base.rpcUrl), transport: http(base.rpcUrl) })
+    const held = (await pub.readContract({ address: base.usdc, abi: usdcArtifact().abi, functionName: 'balanceOf', args: [info.service.payToEvm] })) as bigint
+    expect(held >= SERVICE_TOP_UP_USDC).toBe(true)
   })
 
   it.each(['eip155:8453', 'eip155:1'] as const)('a reference x402 client pays the service on %s', async (network) => {

@@ -26,20 +26,6 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
     why: 'a registry that cannot be reached (DNS, connection) answers 500 "pull model manifest: …" — a failure of a third party, not of the server; it should be a documented 502-style error (src/modelserver/registry)',
     reproduce: { method: 'POST', path: '/api/pull', body: { model: 'registry.invalid/library/x:latest', insecure: true, stream: false } },
   },
-  {
-    server: 'modelserver',
-    operation: /^registry(GetBlob|HeadBlob|GetManifest|StartUpload|CompleteUpload|PatchUpload|PutManifest)$/,
-    problem: /status 400 is not documented/,
-    why: 'the OCI registry routes answer 400 to a name, reference or digest outside their path patterns (request validation), and openapi/modelserver.yaml documents no 400 for them',
-    reproduce: { method: 'GET', path: '/v2/library/%24bad/manifests/latest' },
-  },
-  {
-    server: 'modelserver',
-    operation: /^registryPutManifest$/,
-    problem: /required property 'errors'/,
-    why: 'request-validation errors on PUT /v2/…/manifests answer Ollama\'s `{error}`; the document gives the OCI `{errors: [...]}` body for that 400',
-    reproduce: { method: 'PUT', path: '/v2/library/%24bad/manifests/latest', body: { schemaVersion: 2 } },
-  },
 ]
 
 export function matchKnownFailure(list: readonly KnownFailure[], v: Violation): KnownFailure | undefined {

@@ -2360,6 +2360,7 @@ export const LlmKeyCreatedSchema = {
 export const LlmKeyListSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. The calling wallet\'s `/llm` API keys.',
     required: [
         'keys'
     ],
@@ -2377,6 +2378,7 @@ export const LlmKeyListSchema = {
 export const LlmKeyCreateRequestSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. A new `/llm` API key\'s request.',
     additionalProperties: false,
     properties: {
         name: {
@@ -2391,7 +2393,7 @@ export const LlmKeyCreateRequestSchema = {
 export const OpenAiErrorSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'OpenAI\'s error body, as the `openai` SDKs read it.',
+    description: 'Designed. OpenAI\'s error body, as the `openai` SDKs read it.',
     required: [
         'error'
     ],
@@ -2429,7 +2431,7 @@ export const OpenAiChatCompletionRequestSchema = {
     type: 'object',
     additionalProperties: true,
     'x-designed': true,
-    description: 'OpenAI\'s chat completion request. The gateway checks the fields below and passes the rest to the\nmodel server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).\n',
+    description: 'Designed. OpenAI\'s chat completion request. The gateway checks the fields below and passes the rest to the\nmodel server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).\n',
     required: [
         'model',
         'messages'
@@ -2494,7 +2496,7 @@ export const OpenAiCompletionRequestSchema = {
     type: 'object',
     additionalProperties: true,
     'x-designed': true,
-    description: 'OpenAI\'s (legacy) completion request; checked and passed on as the chat request is.',
+    description: 'Designed. OpenAI\'s (legacy) completion request; checked and passed on as the chat request is.',
     required: [
         'model',
         'prompt'
@@ -2544,7 +2546,7 @@ export const OpenAiEmbeddingRequestSchema = {
     type: 'object',
     additionalProperties: true,
     'x-designed': true,
-    description: 'OpenAI\'s embedding request.',
+    description: 'Designed. OpenAI\'s embedding request.',
     required: [
         'model',
         'input'
@@ -2587,7 +2589,7 @@ export const OpenAiEmbeddingRequestSchema = {
 export const OpenAiChatCompletionSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'OpenAI\'s chat completion object, as the model server sent it.',
+    description: 'Designed. OpenAI\'s chat completion object, as the model server sent it.',
     required: [
         'id',
         'object',
@@ -2657,7 +2659,7 @@ export const OpenAiChatCompletionSchema = {
 export const OpenAiCompletionSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'OpenAI\'s text completion object, as the model server sent it.',
+    description: 'Designed. OpenAI\'s text completion object, as the model server sent it.',
     required: [
         'id',
         'object',
@@ -2712,6 +2714,7 @@ export const OpenAiCompletionSchema = {
 export const OpenAiUsageSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. OpenAI\'s token usage object.',
     required: [
         'prompt_tokens',
         'total_tokens'
@@ -2735,7 +2738,7 @@ export const OpenAiUsageSchema = {
 export const OpenAiEmbeddingListSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'OpenAI\'s embedding list, as the model server sent it.',
+    description: 'Designed. OpenAI\'s embedding list, as the model server sent it.',
     required: [
         'object',
         'data',
@@ -2792,6 +2795,7 @@ export const OpenAiEmbeddingListSchema = {
 export const OpenAiModelListSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. OpenAI\'s model list.',
     required: [
         'object',
         'data'
@@ -2888,6 +2892,7 @@ export const RecalledMemorySchema = {
 export const CoreAgentInteractRequestSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. A `/coreagent/interact` request.',
     required: [
         'agent',
         'prompt'
@@ -2920,6 +2925,7 @@ export const CoreAgentInteractRequestSchema = {
 export const CoreAgentInteractResultSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. A `/coreagent/interact` answer.',
     required: [
         'agent',
         'model',
@@ -2962,6 +2968,7 @@ export const CoreAgentInteractResultSchema = {
 export const CoreAgentMemoryRequestSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. A memory to log.',
     required: [
         'text'
     ],
@@ -2981,6 +2988,7 @@ export const CoreAgentMemoryRequestSchema = {
 export const CoreAgentMemoryLoggedSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. A logged memory.',
     required: [
         'memory_id',
         'dimensions'
@@ -3000,6 +3008,7 @@ export const CoreAgentMemoryLoggedSchema = {
 export const CoreAgentSearchRequestSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. A memory search.',
     required: [
         'query'
     ],
@@ -3025,6 +3034,7 @@ export const CoreAgentSearchRequestSchema = {
 export const CoreAgentSearchResultSchema = {
     type: 'object',
     'x-designed': true,
+    description: 'Designed. The memories found.',
     required: [
         'memories'
     ],

@@ -914,16 +914,22 @@ export type LlmKeyCreated = {
     revoked_at: null;
 };
 
+/**
+ * Designed. The calling wallet's `/llm` API keys.
+ */
 export type LlmKeyList = {
     keys: Array<LlmKey>;
 };
 
+/**
+ * Designed. A new `/llm` API key's request.
+ */
 export type LlmKeyCreateRequest = {
     name?: string;
 };
 
 /**
- * OpenAI's error body, as the `openai` SDKs read it.
+ * Designed. OpenAI's error body, as the `openai` SDKs read it.
  */
 export type OpenAiError = {
     error: {
@@ -935,7 +941,7 @@ export type OpenAiError = {
 };
 
 /**
- * OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
+ * Designed. OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
  * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
  *
  */
@@ -953,7 +959,7 @@ export type OpenAiChatCompletionRequest = {
 };
 
 /**
- * OpenAI's (legacy) completion request; checked and passed on as the chat request is.
+ * Designed. OpenAI's (legacy) completion request; checked and passed on as the chat request is.
  */
 export type OpenAiCompletionRequest = {
     model: ModelName;
@@ -965,7 +971,7 @@ export type OpenAiCompletionRequest = {
 };
 
 /**
- * OpenAI's embedding request.
+ * Designed. OpenAI's embedding request.
  */
 export type OpenAiEmbeddingRequest = {
     model: ModelName;
@@ -976,7 +982,7 @@ export type OpenAiEmbeddingRequest = {
 };
 
 /**
- * OpenAI's chat completion object, as the model server sent it.
+ * Designed. OpenAI's chat completion object, as the model server sent it.
  */
 export type OpenAiChatCompletion = {
     id: string;
@@ -995,7 +1001,7 @@ export type OpenAiChatCompletion = {
 };
 
 /**
- * OpenAI's text completion object, as the model server sent it.
+ * Designed. OpenAI's text completion object, as the model server sent it.
  */
 export type OpenAiCompletion = {
     id: string;
@@ -1010,6 +1016,9 @@ export type OpenAiCompletion = {
     usage?: OpenAiUsage;
 };
 
+/**
+ * Designed. OpenAI's token usage object.
+ */
 export type OpenAiUsage = {
     prompt_tokens: number;
     completion_tokens?: number;
@@ -1017,7 +1026,7 @@ export type OpenAiUsage = {
 };
 
 /**
- * OpenAI's embedding list, as the model server sent it.
+ * Designed. OpenAI's embedding list, as the model server sent it.
  */
 export type OpenAiEmbeddingList = {
     object: 'list';
@@ -1030,6 +1039,9 @@ export type OpenAiEmbeddingList = {
     usage?: OpenAiUsage;
 };
 
+/**
+ * Designed. OpenAI's model list.
+ */
 export type OpenAiModelList = {
     object: 'list';
     data: Array<{
@@ -1060,6 +1072,9 @@ export type RecalledMemory = {
     created_at: EpochSeconds;
 };
 
+/**
+ * Designed. A `/coreagent/interact` request.
+ */
 export type CoreAgentInteractRequest = {
     agent: MarketplaceAgentId;
     prompt: string;
@@ -1073,6 +1088,9 @@ export type CoreAgentInteractRequest = {
     remember?: boolean;
 };
 
+/**
+ * Designed. A `/coreagent/interact` answer.
+ */
 export type CoreAgentInteractResult = {
     agent: MarketplaceAgentId;
     model: ModelName;
@@ -1083,22 +1101,34 @@ export type CoreAgentInteractResult = {
     total_duration_ms: number;
 };
 
+/**
+ * Designed. A memory to log.
+ */
 export type CoreAgentMemoryRequest = {
     text: string;
     agent?: MarketplaceAgentId;
 };
 
+/**
+ * Designed. A logged memory.
+ */
 export type CoreAgentMemoryLogged = {
     memory_id: MemoryId;
     dimensions: number;
 };
 
+/**
+ * Designed. A memory search.
+ */
 export type CoreAgentSearchRequest = {
     query: string;
     limit?: number;
     agent?: MarketplaceAgentId;
 };
 
+/**
+ * Designed. The memories found.
+ */
 export type CoreAgentSearchResult = {
     memories: Array<RecalledMemory>;
 };

@@ -779,16 +779,22 @@ export const zLlmKeyCreated = z.object({
     revoked_at: z.null()
 });
 
+/**
+ * Designed. The calling wallet's `/llm` API keys.
+ */
 export const zLlmKeyList = z.object({
     keys: z.array(zLlmKey)
 });
 
+/**
+ * Designed. A new `/llm` API key's request.
+ */
 export const zLlmKeyCreateRequest = z.object({
     name: z.string().min(1).max(128).optional().default('default')
 });
 
 /**
- * OpenAI's error body, as the `openai` SDKs read it.
+ * Designed. OpenAI's error body, as the `openai` SDKs read it.
  */
 export const zOpenAiError = z.object({
     error: z.object({
@@ -800,7 +806,7 @@ export const zOpenAiError = z.object({
 });
 
 /**
- * OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
+ * Designed. OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
  * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
  *
  */
@@ -822,7 +828,7 @@ export const zOpenAiChatCompletionRequest = z.object({
 });
 
 /**
- * OpenAI's (legacy) completion request; checked and passed on as the chat request is.
+ * Designed. OpenAI's (legacy) completion request; checked and passed on as the chat request is.
  */
 export const zOpenAiCompletionRequest = z.object({
     model: zModelName,
@@ -836,7 +842,7 @@ export const zOpenAiCompletionRequest = z.object({
 });
 
 /**
- * OpenAI's embedding request.
+ * Designed. OpenAI's embedding request.
  */
 export const zOpenAiEmbeddingRequest = z.object({
     model: zModelName,
@@ -848,6 +854,9 @@ export const zOpenAiEmbeddingRequest = z.object({
     dimensions: z.int().gte(1).optional()
 });
 
+/**
+ * Designed. OpenAI's token usage object.
+ */
 export const zOpenAiUsage = z.object({
     prompt_tokens: z.int().gte(0),
     completion_tokens: z.int().gte(0).optional(),
@@ -855,7 +864,7 @@ export const zOpenAiUsage = z.object({
 });
 
 /**
- * OpenAI's chat completion object, as the model server sent it.
+ * Designed. OpenAI's chat completion object, as the model server sent it.
  */
 export const zOpenAiChatCompletion = z.object({
     id: z.string(),
@@ -874,7 +883,7 @@ export const zOpenAiChatCompletion = z.object({
 });
 
 /**
- * OpenAI's text completion object, as the model server sent it.
+ * Designed. OpenAI's text completion object, as the model server sent it.
  */
 export const zOpenAiCompletion = z.object({
     id: z.string(),
@@ -890,7 +899,7 @@ export const zOpenAiCompletion = z.object({
 });
 
 /**
- * OpenAI's embedding list, as the model server sent it.
+ * Designed. OpenAI's embedding list, as the model server sent it.
  */
 export const zOpenAiEmbeddingList = z.object({
     object: z.literal('list'),
@@ -906,6 +915,9 @@ export const zOpenAiEmbeddingList = z.object({
     usage: zOpenAiUsage.optional()
 });
 
+/**
+ * Designed. OpenAI's model list.
+ */
 export const zOpenAiModelList = z.object({
     object: z.literal('list'),
     data: z.array(z.object({
@@ -930,6 +942,9 @@ export const zRecalledMemory = z.object({
     created_at: zEpochSeconds
 });
 
+/**
+ * Designed. A `/coreagent/interact` request.
+ */
 export const zCoreAgentInteractRequest = z.object({
     agent: zMarketplaceAgentId,
     prompt: z.string().min(1).max(16000),
@@ -937,6 +952,9 @@ export const zCoreAgentInteractRequest = z.object({
     remember: z.boolean().optional().default(true)
 });
 
+/**
+ * Designed. A `/coreagent/interact` answer.
+ */
 export const zCoreAgentInteractResult = z.object({
     agent: zMarketplaceAgentId,
     model: zModelName,
@@ -947,22 +965,34 @@ export const zCoreAgentInteractResult = z.object({
     total_duration_ms: z.number().gte(0)
 });
 
+/**
+ * Designed. A memory to log.
+ */
 export const zCoreAgentMemoryRequest = z.object({
     text: z.string().min(1).max(16000),
     agent: zMarketplaceAgentId.optional()
 });
 
+/**
+ * Designed. A logged memory.
+ */
 export const zCoreAgentMemoryLogged = z.object({
     memory_id: zMemoryId,
     dimensions: z.int().gte(1)
 });
 
+/**
+ * Designed. A memory search.
+ */
 export const zCoreAgentSearchRequest = z.object({
     query: z.string().min(1).max(16000),
     limit: z.int().gte(1).lte(50).optional().default(5),
     agent: zMarketplaceAgentId.optional()
 });
 
+/**
+ * Designed. The memories found.
+ */
 export const zCoreAgentSearchResult = z.object({
     memories: z.array(zRecalledMemory)
 });

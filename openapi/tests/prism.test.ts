@@ -164,8 +164,12 @@ async function checkAnswer(
   if (contentType !== probe.mediaType.toLowerCase()) problems.push(`content-type ${contentType}, expected ${probe.mediaType}`)
   const schemaPointer = `${respPointer}/content/${escapePointer(probe.mediaType)}/schema`
   if (probe.mediaType === 'application/x-ndjson') {
-    const chunk = ndjsonChunkSchemas[op.operationId]
-    if (chunk === undefined) return [...problems, `no chunk schema known for the NDJSON stream of ${op.operationId}`]
+    // The line schema: the media type's `contentSchema` when the document gives one, else the known map.
+    const mediaSchema = ((responseObj.content ?? {}) as JsonObject)[probe.mediaType] as JsonObject | undefined
+    const declared = isObject(mediaSchema?.schema) && isObject(mediaSchema.schema.contentSchema)
+    const known = ndjsonChunkSchemas[op.operationId]
+    const chunkPointer = declared ? `${schemaPointer}/contentSchema` : known === undefined ? undefined : `#/components/schemas/${known}`
+    if (chunkPointer === undefined) return [...problems, `no chunk schema known for the NDJSON stream of ${op.operationId}`]
     const lines = ndjsonLines(text)
     if (lines.length === 0) problems.push('empty NDJSON stream')
     lines.forEach((line, i) => {
@@ -176,7 +180,7 @@ async function checkAnswer(
         problems.push(`line ${i + 1} is not JSON`)
         return
       }
-      const asChunk = check(`#/components/schemas/${chunk}`, value)
+      const asChunk = check(chunkPointer, value)
       const asError = check('#/components/schemas/Error', value)
       if (asChunk.length > 0 && asError.length > 0) problems.push(`line ${i + 1}: ${asChunk.join('; ')}`)
     })

@@ -53,10 +53,22 @@ describe('gateway public set is readable from the document', () => {
     expect(ungated.sort()).toEqual([...gatewayUngatedOperations].sort())
   })
 
-  it('every other operation requires exactly the session: the header, or on GET/HEAD also the browser cookie', () => {
+  it('every other operation requires exactly the session: the header, or on GET/HEAD also the browser cookie, plus the overlord bearer (seed §4.2); /llm/v1 the llmBearer', () => {
     for (const o of gatewayOps.filter((x) => requiresSession(gateway, x.op))) {
-      const expected = o.method === 'get' || o.method === 'head' ? [{ sessionToken: [] }, { sessionCookie: [] }] : [{ sessionToken: [] }]
+      const safe = o.method === 'get' || o.method === 'head'
+      // key management and /llm/v1 take no cookie (a bearer or the header only)
+      const cookie = safe && !o.path.startsWith('/llm/keys')
+      const expected = o.path.startsWith('/llm/v1/')
+        ? [{ sessionToken: [] }, { llmBearer: [] }]
+        : o.operationId === 'logout'
+          ? [{ sessionToken: [] }]
+          : cookie
+            ? [{ sessionToken: [] }, { sessionCookie: [] }, { overlordBearer: [] }]
+            : [{ sessionToken: [] }, { overlordBearer: [] }]
       expect(o.op.security, `${o.operationId} declares its security explicitly`).toEqual(expected)
+    }
+    for (const id of ['getDocs', 'listAgents', 'evolveAgent', 'llmChat', 'createLlmKey', 'openAiChatCompletions', 'openAiModels', 'coreAgentInteract', 'logout']) {
+      expect(requiresSession(gateway, gatewayOps.find((o) => o.operationId === id)!.op), `${id} gated`).toBe(true)
     }
     const schemes = (gateway.components as JsonObject).securitySchemes as JsonObject
     expect(schemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'svc_session' })

@@ -128,7 +128,9 @@ export const gatewayDesignOperationIds: readonly string[] = [
   'ingestModelServerPrompt', 'getCeoStatus', 'getRecentCatalogueEvents', 'getFeedbackPage', 'getFeedbackText',
   'getJournalPage', 'getDojoPage', 'getBoardroomPage', 'getBookPage', 'getCoretermPage', 'getInsightPage',
   'getRegistryPage', 'getStoragePage', 'createCoordinatorTask', 'conveneBoardroom',
-  'llmChat', 'llmCompletion', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
+  'llmChat', 'llmCompletion', 'testLlm', 'llmGenerate', 'listLlmKeys', 'createLlmKey', 'revokeLlmKey',
+  'openAiChatCompletions', 'openAiCompletions', 'openAiEmbeddings', 'openAiModels',
+  'coreAgentInteract', 'logCoreAgentMemory', 'searchCoreAgentMemories', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
 ]
 
 /** Seed 001 — model server (Ollama API). */

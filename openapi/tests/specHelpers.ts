@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { parse } from 'yaml'
+import { requiresSession as gateRequiresSession } from '../../src/gate/PublicSet.js'
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -131,12 +132,12 @@ export function effectiveSecurity(doc: JsonObject, op: JsonObject): JsonObject[]
 }
 
 /**
- * True when the operation can only be called with a session — the `X-Session-Token` header or its GET/HEAD
- * cookie alternative `sessionCookie` (the gate's rule in docs/design.md).
+ * True when the operation can only be called with a session — the `X-Session-Token` header, its GET/HEAD
+ * cookie alternative `sessionCookie` or `/llm/v1`'s `llmBearer`, optionally with the overlord bearer as an
+ * alternative (seed 000 §4.2) — the gate's own rule (`requiresSession` of src/gate, docs/design.md).
  */
 export function requiresSession(doc: JsonObject, op: JsonObject): boolean {
-  const sec = effectiveSecurity(doc, op)
-  return sec.length > 0 && sec.every((req) => Object.keys(req).some((k) => k === 'sessionToken' || k === 'sessionCookie'))
+  return gateRequiresSession(effectiveSecurity(doc, op) as never)
 }
 
 /**

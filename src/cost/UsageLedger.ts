@@ -97,7 +97,7 @@ export class UsageLedger {
       .select([
         'day',
         sql<number | string>`count(*)`.as('calls'),
-        sql<number | string>`sum(case when paid_by = 'payment' then 1 else 0 end)`.as('paid_calls'),
+        sql<number | string>`sum(case when payment_id is null then 0 else 1 end)`.as('paid_calls'),
         sql<number | string>`sum(case when outcome = 'ok' then 0 else 1 end)`.as('errors'),
         sql<number | string>`sum(prompt_tokens)`.as('prompt_tokens'),
         sql<number | string>`sum(completion_tokens)`.as('completion_tokens'),

@@ -101,12 +101,20 @@ export class UsageLedger {
         sql<number | string>`sum(case when outcome = 'ok' then 0 else 1 end)`.as('errors'),
         sql<number | string>`sum(prompt_tokens)`.as('prompt_tokens'),
         sql<number | string>`sum(completion_tokens)`.as('completion_tokens'),
-        // amounts are decimal strings of integers (never floats): summed as integers by the database
-        sql<number | string | null>`sum(cast(coalesce(amount_atomic, '0') as bigint))`.as('spend'),
       ])
       .groupBy('day')
       .orderBy('day')
       .execute()
+    // Amounts are decimal strings summed as bigint here: SQLite's SUM would come back as a double.
+    const paid = await this.db
+      .selectFrom('llm_usage')
+      .where('wallet', '=', wallet.toLowerCase())
+      .where('day', '>=', from)
+      .where('amount_atomic', 'is not', null)
+      .select(['day', 'amount_atomic'])
+      .execute()
+    const spend = new Map<string, bigint>()
+    for (const p of paid) spend.set(p.day, (spend.get(p.day) ?? 0n) + BigInt(p.amount_atomic as string))
     return {
       from,
       to: dayOf(now),
@@ -117,7 +125,7 @@ export class UsageLedger {
         errors: Number(r.errors ?? 0),
         prompt_tokens: Number(r.prompt_tokens ?? 0),
         completion_tokens: Number(r.completion_tokens ?? 0),
-        spend_atomic: BigInt(String(r.spend ?? 0)).toString(),
+        spend_atomic: (spend.get(r.day) ?? 0n).toString(),
       })),
     }
   }

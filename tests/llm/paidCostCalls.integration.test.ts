@@ -191,6 +191,32 @@ describe('a cost call past the quota, paid with x402', () => {
   })
 })
 
+describe('two gateway instances on one PostgreSQL database', () => {
+  it('30 retries of one payload, split over both instances, run one call and settle once', async () => {
+    const env = { ...x402Env(), SERVICE_QUOTA__COST_CALLS_PER_DAY: '0', SERVICE_LLM__MODELSERVER__TIMEOUT_MS: '30000' }
+    const one = await startTestGateway({ dialect: 'postgres', modelServerUrl: ms.url, env })
+    const two = await startTestGateway({ databaseUrl: one.databaseUrl, modelServerUrl: ms.url, env })
+    try {
+      const token = await one.login(privateKeyToAccount(generatePrivateKey()))
+      const payment = await paymentFor(await chat(two.url, token), 3)
+      const payer = anvilAccount(3).address
+      const before = await balanceOf(payer)
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => chat(i % 2 ? one.url : two.url, token, payment)))
+      const statuses = answers.map((a) => a.status)
+      expect(statuses.filter((x) => x === 200)).toHaveLength(1)
+      expect(statuses.filter((x) => x === 409)).toHaveLength(29)
+      expect(before - (await balanceOf(payer))).toBe(PRICE)
+      const rows = await one.gateway.services.db.selectFrom('cost_payments').select(['status', 'tx_hash']).execute()
+      expect(rows).toEqual([{ status: 'settled', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }])
+      expect((await usageOf(two.url, token)).totals).toMatchObject({ calls: 1, paid_calls: 1, spend_atomic: '1500' })
+      expect([...one.validationErrors, ...two.validationErrors]).toEqual([])
+    } finally {
+      await two.close()
+      await one.close()
+    }
+  })
+})
+
 describe('model server down', () => {
   it('a paid call answers 502 and settles nothing; the payload stays usable', async () => {
     const down = await startTestGateway({ env: { ...x402Env(), SERVICE_QUOTA__COST_CALLS_PER_DAY: '0' } })

@@ -126,6 +126,10 @@ describe('a cost call past the quota, paid with x402', () => {
     expect(usage.totals).toMatchObject({ calls: 3, paid_calls: 2, errors: 0, spend_atomic: '3000' })
     expect(usage.totals.completion_tokens).toBeGreaterThan(0)
     expect(usage.days).toHaveLength(1)
+    // Like every session GET, the usage also takes the browser's session cookie.
+    const viaCookie = await fetch(`${gw.url}/llm/usage`, { headers: { cookie: `svc_session=${token}` } })
+    expect(viaCookie.status).toBe(200)
+    expect(((await viaCookie.json()) as { totals: unknown }).totals).toEqual(usage.totals)
     const events = (await (await fetch(`${gw.url}/insight/catalogue/recent?kind=llm.call.paid`, { headers: { 'x-session-token': token } })).json()) as { events: { payload: Record<string, unknown> }[] }
     const mine = events.events.filter((e) => e.payload.wallet === wallet.address.toLowerCase())
     expect(mine).toHaveLength(2)

@@ -130,10 +130,11 @@ describe('a cost call past the quota, paid with x402', () => {
     const viaCookie = await fetch(`${gw.url}/llm/usage`, { headers: { cookie: `svc_session=${token}` } })
     expect(viaCookie.status).toBe(200)
     expect(((await viaCookie.json()) as { totals: unknown }).totals).toEqual(usage.totals)
-    const events = (await (await fetch(`${gw.url}/insight/catalogue/recent?kind=llm.call.paid`, { headers: { 'x-session-token': token } })).json()) as { events: { payload: Record<string, unknown> }[] }
+    const events = (await (await fetch(`${gw.url}/insight/catalogue/recent?kind=llm.call.paid&h=true`, { headers: { 'x-session-token': token } })).json()) as { events: { payload: Record<string, unknown>; summary: string }[] }
     const mine = events.events.filter((e) => e.payload.wallet === wallet.address.toLowerCase())
     expect(mine).toHaveLength(2)
     expect(mine[0]!.payload).toMatchObject({ route: 'llmChat', network: 'eip155:8453', amount_atomic: '1500', payer: payer.address.toLowerCase() })
+    expect(mine[0]!.summary).toBe(`Wallet ${wallet.address.toLowerCase()} paid 1500 atomic units on eip155:8453 for llmChat (${String(mine[0]!.payload.tx_hash)})`)
 
     // /metrics: time to first token and tokens/s of the chat model (the streamed call).
     const metrics = await (await fetch(`${gw.url}/metrics`)).text()

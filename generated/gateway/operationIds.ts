@@ -32,6 +32,7 @@ export const operationIds = [
   'getInboundMetrics',
   'getInsightPage',
   'getJournalPage',
+  'getLlmUsage',
   'getLoginPage',
   'getMetrics',
   'getPublicPage',

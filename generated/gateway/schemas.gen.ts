@@ -101,6 +101,269 @@ export const QuotaExceededSchema = {
     }
 } as const;
 
+export const CostPaymentRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`\nfields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails\nmust stay unsettled) plus `details`, the quota (on `quota_exceeded`).\n',
+    required: [
+        'x402Version',
+        'accepts',
+        'error',
+        'resource'
+    ],
+    additionalProperties: false,
+    properties: {
+        x402Version: {
+            type: 'integer',
+            const: 2
+        },
+        error: {
+            type: 'string',
+            description: '`quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, …).'
+        },
+        message: {
+            type: 'string'
+        },
+        resource: {
+            $ref: '#/components/schemas/PaymentResource'
+        },
+        accepts: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 2,
+            items: {
+                $ref: '#/components/schemas/PaymentRequirement'
+            }
+        },
+        extensions: {
+            type: 'object',
+            additionalProperties: true
+        },
+        details: {
+            type: 'object',
+            required: [
+                'limit',
+                'used',
+                'window_s',
+                'resets_at'
+            ],
+            additionalProperties: false,
+            properties: {
+                limit: {
+                    type: 'integer',
+                    minimum: 0
+                },
+                used: {
+                    type: 'integer',
+                    minimum: 0
+                },
+                window_s: {
+                    type: 'integer',
+                    minimum: 1
+                },
+                resets_at: {
+                    $ref: '#/components/schemas/EpochSeconds'
+                }
+            }
+        }
+    }
+} as const;
+
+export const CostSettleResponseSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded).',
+    required: [
+        'success',
+        'transaction',
+        'network',
+        'payer',
+        'payment_id'
+    ],
+    additionalProperties: false,
+    properties: {
+        success: {
+            type: 'boolean',
+            const: true
+        },
+        transaction: {
+            type: 'string',
+            description: 'Settlement transaction hash.'
+        },
+        network: {
+            type: 'string',
+            examples: [
+                'eip155:8453'
+            ]
+        },
+        payer: {
+            type: 'string'
+        },
+        payment_id: {
+            type: 'string',
+            pattern: '^pay_[0-9A-HJKMNP-TV-Z]{26}$'
+        }
+    }
+} as const;
+
+export const LlmUsageReportSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The calling wallet\'s cost calls per UTC day (idle days left out), their totals over the\nwindow, and today\'s quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic\nunits of the 6-decimal USDC, a decimal string).\n',
+    required: [
+        'wallet',
+        'from',
+        'to',
+        'days',
+        'totals',
+        'quota',
+        'price_per_call_atomic'
+    ],
+    additionalProperties: false,
+    properties: {
+        wallet: {
+            type: 'string',
+            pattern: '^0x[0-9a-f]{40}$'
+        },
+        from: {
+            type: 'string',
+            format: 'date'
+        },
+        to: {
+            type: 'string',
+            format: 'date'
+        },
+        days: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/LlmUsageDay'
+            }
+        },
+        totals: {
+            $ref: '#/components/schemas/LlmUsageTotals'
+        },
+        quota: {
+            type: 'object',
+            required: [
+                'limit',
+                'used',
+                'resets_at'
+            ],
+            additionalProperties: false,
+            properties: {
+                limit: {
+                    type: 'integer',
+                    minimum: 0
+                },
+                used: {
+                    type: 'integer',
+                    minimum: 0
+                },
+                resets_at: {
+                    $ref: '#/components/schemas/EpochSeconds'
+                }
+            }
+        },
+        price_per_call_atomic: {
+            type: [
+                'string',
+                'null'
+            ],
+            pattern: '^[0-9]+$',
+            description: 'Price of one call past the quota; null when paying past the quota is not configured.'
+        }
+    }
+} as const;
+
+export const LlmUsageTotalsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Cost calls, tokens and x402 spend summed over a window.',
+    required: [
+        'calls',
+        'paid_calls',
+        'errors',
+        'prompt_tokens',
+        'completion_tokens',
+        'spend_atomic'
+    ],
+    additionalProperties: false,
+    properties: {
+        calls: {
+            type: 'integer',
+            minimum: 0
+        },
+        paid_calls: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Calls paid with x402 (past the quota).'
+        },
+        errors: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Calls that failed or were cancelled by the client (not charged unless output was produced).'
+        },
+        prompt_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        completion_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        spend_atomic: {
+            type: 'string',
+            pattern: '^[0-9]+$'
+        }
+    }
+} as const;
+
+export const LlmUsageDaySchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. One UTC day of `LlmUsageTotals`.',
+    required: [
+        'day',
+        'calls',
+        'paid_calls',
+        'errors',
+        'prompt_tokens',
+        'completion_tokens',
+        'spend_atomic'
+    ],
+    additionalProperties: false,
+    properties: {
+        day: {
+            type: 'string',
+            format: 'date'
+        },
+        calls: {
+            type: 'integer',
+            minimum: 0
+        },
+        paid_calls: {
+            type: 'integer',
+            minimum: 0
+        },
+        errors: {
+            type: 'integer',
+            minimum: 0
+        },
+        prompt_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        completion_tokens: {
+            type: 'integer',
+            minimum: 0
+        },
+        spend_atomic: {
+            type: 'string',
+            pattern: '^[0-9]+$'
+        }
+    }
+} as const;
+
 export const EpochSecondsSchema = {
     type: 'integer',
     minimum: 0,
@@ -1411,7 +1674,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]

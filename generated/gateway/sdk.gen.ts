@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -991,16 +991,52 @@ export const llmGenerate = <ThrowOnError extends boolean = false>(options: Optio
 });
 
 /**
+ * The wallet's usage and spend of cost calls, by day
+ *
+ * Designed. Every cost call (the `Cost` operations and `/llm/v1` chat, completions and embeddings) is
+ * recorded in the usage ledger: wallet, operation, model, prompt and completion tokens, duration, time
+ * to first token (streams), outcome and how it was paid — a unit of the daily quota, an x402 payment
+ * (its id and amount), or nothing (the shadow overlord). This is the calling wallet's view: per UTC day
+ * over the last `days` days, today included.
+ *
+ */
+export const getLlmUsage = <ThrowOnError extends boolean = false>(options?: Options<GetLlmUsageData, ThrowOnError>): RequestResult<GetLlmUsageResponses, GetLlmUsageErrors, ThrowOnError> => (options?.client ?? client).get<GetLlmUsageResponses, GetLlmUsageErrors, ThrowOnError>({
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
+    url: '/llm/usage',
+    ...options
+});
+
+/**
  * The wallet's /llm API keys
  *
  * Designed. Every key of the calling wallet, newest first, revoked ones included (never the key itself).
  */
 export const listLlmKeys = <ThrowOnError extends boolean = false>(options?: Options<ListLlmKeysData, ThrowOnError>): RequestResult<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListLlmKeysResponses, ListLlmKeysErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        },
+        {
             key: 'overlordBearer',
             scheme: 'bearer',
             type: 'http'
-        }],
+        }
+    ],
     url: '/llm/keys',
     ...options
 });

@@ -46,6 +46,100 @@ export type QuotaExceeded = {
 };
 
 /**
+ * Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`
+ * fields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails
+ * must stay unsettled) plus `details`, the quota (on `quota_exceeded`).
+ *
+ */
+export type CostPaymentRequired = {
+    x402Version: 2;
+    /**
+     * `quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, …).
+     */
+    error: string;
+    message?: string;
+    resource: PaymentResource;
+    accepts: Array<PaymentRequirement>;
+    extensions?: {
+        [key: string]: unknown;
+    };
+    details?: {
+        limit: number;
+        used: number;
+        window_s: number;
+        resets_at: EpochSeconds;
+    };
+};
+
+/**
+ * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded).
+ */
+export type CostSettleResponse = {
+    success: true;
+    /**
+     * Settlement transaction hash.
+     */
+    transaction: string;
+    network: string;
+    payer: string;
+    payment_id: string;
+};
+
+/**
+ * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
+ * window, and today's quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic
+ * units of the 6-decimal USDC, a decimal string).
+ *
+ */
+export type LlmUsageReport = {
+    wallet: string;
+    from: string;
+    to: string;
+    days: Array<LlmUsageDay>;
+    totals: LlmUsageTotals;
+    quota: {
+        limit: number;
+        used: number;
+        resets_at: EpochSeconds;
+    };
+    /**
+     * Price of one call past the quota; null when paying past the quota is not configured.
+     */
+    price_per_call_atomic: string | null;
+};
+
+/**
+ * Designed. Cost calls, tokens and x402 spend summed over a window.
+ */
+export type LlmUsageTotals = {
+    calls: number;
+    /**
+     * Calls paid with x402 (past the quota).
+     */
+    paid_calls: number;
+    /**
+     * Calls that failed or were cancelled by the client (not charged unless output was produced).
+     */
+    errors: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    spend_atomic: string;
+};
+
+/**
+ * Designed. One UTC day of `LlmUsageTotals`.
+ */
+export type LlmUsageDay = {
+    day: string;
+    calls: number;
+    paid_calls: number;
+    errors: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    spend_atomic: string;
+};
+
+/**
  * Unix time in seconds.
  */
 export type EpochSeconds = number;
@@ -587,7 +681,7 @@ export type CeoStatus = {
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
  * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
- * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`. Payloads per kind:
  * `asyncapi/events.yaml`.
  *
  */
@@ -1566,6 +1660,21 @@ export type Receipt = {
     commit_tx: Bytes32Hex | null;
     batch: ReceiptBatch | null;
 };
+
+/**
+ * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+ * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+ * When sent, the call is paid by it instead of the quota. A malformed value is 400
+ * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+ * for a call 409 `payment_replayed`.
+ *
+ */
+export type PaymentSignature = PaymentSignatureHeader;
+
+/**
+ * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+ */
+export type XPayment = PaymentSignatureHeader;
 
 /**
  * The session token to validate.
@@ -2817,6 +2926,21 @@ export type GetAgentResponse = GetAgentResponses[keyof GetAgentResponses];
 
 export type EvolveAgentData = {
     body: EvolveRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path: {
         /**
          * Marketplace agent id.
@@ -2832,6 +2956,8 @@ export type EvolveAgentErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -2840,13 +2966,25 @@ export type EvolveAgentErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * Unknown marketplace agent.
      */
     404: Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -2868,6 +3006,8 @@ export type EvolveAgentErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -2935,6 +3075,8 @@ export type ListModelServerModelsErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -2963,6 +3105,8 @@ export type CallMarketplaceAgentErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -2995,6 +3139,8 @@ export type CallMarketplaceAgentErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3023,6 +3169,8 @@ export type IngestModelServerPromptErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3051,6 +3199,8 @@ export type IngestModelServerPromptErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3440,6 +3590,21 @@ export type GetStoragePageResponse = GetStoragePageResponses[keyof GetStoragePag
 
 export type CreateCoordinatorTaskData = {
     body: CoordinatorTaskRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/coordinator/tasks';
@@ -3450,6 +3615,8 @@ export type CreateCoordinatorTaskErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3458,13 +3625,25 @@ export type CreateCoordinatorTaskErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * Unknown marketplace agent.
      */
     404: Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3486,6 +3665,8 @@ export type CreateCoordinatorTaskErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3504,6 +3685,21 @@ export type CreateCoordinatorTaskResponse = CreateCoordinatorTaskResponses[keyof
 
 export type ConveneBoardroomData = {
     body: ConveneRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/boardroom/convene';
@@ -3514,6 +3710,8 @@ export type ConveneBoardroomErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3522,13 +3720,25 @@ export type ConveneBoardroomErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * No cabinet for this company.
      */
     404: Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3550,6 +3760,8 @@ export type ConveneBoardroomErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3568,6 +3780,21 @@ export type ConveneBoardroomResponse = ConveneBoardroomResponses[keyof ConveneBo
 
 export type LlmChatData = {
     body: LlmChatRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/llm/chat';
@@ -3578,6 +3805,8 @@ export type LlmChatErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3586,9 +3815,21 @@ export type LlmChatErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3610,6 +3851,8 @@ export type LlmChatErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3628,6 +3871,21 @@ export type LlmChatResponse = LlmChatResponses[keyof LlmChatResponses];
 
 export type LlmCompletionData = {
     body: LlmCompletionRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/llm/completion';
@@ -3638,6 +3896,8 @@ export type LlmCompletionErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3646,9 +3906,21 @@ export type LlmCompletionErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3670,6 +3942,8 @@ export type LlmCompletionErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3698,6 +3972,8 @@ export type TestLlmErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3726,6 +4002,8 @@ export type TestLlmErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3744,6 +4022,21 @@ export type TestLlmResponse = TestLlmResponses[keyof TestLlmResponses];
 
 export type LlmGenerateData = {
     body: LlmGenerateRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/llm/generate';
@@ -3754,6 +4047,8 @@ export type LlmGenerateErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -3762,9 +4057,21 @@ export type LlmGenerateErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3786,6 +4093,8 @@ export type LlmGenerateErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -3801,6 +4110,44 @@ export type LlmGenerateResponses = {
 };
 
 export type LlmGenerateResponse = LlmGenerateResponses[keyof LlmGenerateResponses];
+
+export type GetLlmUsageData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Window in days, today included (1–366, default 30).
+         */
+        days?: number;
+    };
+    url: '/llm/usage';
+};
+
+export type GetLlmUsageErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type GetLlmUsageError = GetLlmUsageErrors[keyof GetLlmUsageErrors];
+
+export type GetLlmUsageResponses = {
+    /**
+     * Usage and spend by day.
+     */
+    200: LlmUsageReport;
+};
+
+export type GetLlmUsageResponse = GetLlmUsageResponses[keyof GetLlmUsageResponses];
 
 export type ListLlmKeysData = {
     body?: never;
@@ -3918,6 +4265,21 @@ export type RevokeLlmKeyResponse = RevokeLlmKeyResponses[keyof RevokeLlmKeyRespo
 
 export type OpenAiChatCompletionsData = {
     body: OpenAiChatCompletionRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/llm/v1/chat/completions';
@@ -3935,13 +4297,25 @@ export type OpenAiChatCompletionsErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
     404: OpenAiError | Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3960,9 +4334,12 @@ export type OpenAiChatCompletionsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
+     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
+     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     *
      */
-    502: OpenAiError;
+    502: OpenAiError | Error;
 };
 
 export type OpenAiChatCompletionsError = OpenAiChatCompletionsErrors[keyof OpenAiChatCompletionsErrors];
@@ -3978,6 +4355,21 @@ export type OpenAiChatCompletionsResponse = OpenAiChatCompletionsResponses[keyof
 
 export type OpenAiCompletionsData = {
     body: OpenAiCompletionRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/llm/v1/completions';
@@ -3995,13 +4387,25 @@ export type OpenAiCompletionsErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
     404: OpenAiError | Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -4020,9 +4424,12 @@ export type OpenAiCompletionsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
+     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
+     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     *
      */
-    502: OpenAiError;
+    502: OpenAiError | Error;
 };
 
 export type OpenAiCompletionsError = OpenAiCompletionsErrors[keyof OpenAiCompletionsErrors];
@@ -4038,6 +4445,21 @@ export type OpenAiCompletionsResponse = OpenAiCompletionsResponses[keyof OpenAiC
 
 export type OpenAiEmbeddingsData = {
     body: OpenAiEmbeddingRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/llm/v1/embeddings';
@@ -4055,13 +4477,25 @@ export type OpenAiEmbeddingsErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
     404: OpenAiError | Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -4080,9 +4514,12 @@ export type OpenAiEmbeddingsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
+     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
+     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     *
      */
-    502: OpenAiError;
+    502: OpenAiError | Error;
 };
 
 export type OpenAiEmbeddingsError = OpenAiEmbeddingsErrors[keyof OpenAiEmbeddingsErrors];
@@ -4113,9 +4550,12 @@ export type OpenAiModelsErrors = {
      */
     429: Error;
     /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`).
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
+     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
+     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     *
      */
-    502: OpenAiError;
+    502: OpenAiError | Error;
 };
 
 export type OpenAiModelsError = OpenAiModelsErrors[keyof OpenAiModelsErrors];
@@ -4131,6 +4571,21 @@ export type OpenAiModelsResponse = OpenAiModelsResponses[keyof OpenAiModelsRespo
 
 export type CoreAgentInteractData = {
     body: CoreAgentInteractRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call 409 `payment_replayed`.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/coreagent/interact';
@@ -4141,6 +4596,8 @@ export type CoreAgentInteractErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -4149,13 +4606,25 @@ export type CoreAgentInteractErrors = {
      */
     401: AuthRequired;
     /**
-     * Designed body. The session's quota on cost endpoints is used up.
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
      */
-    402: QuotaExceeded;
+    402: CostPaymentRequired | QuotaExceeded;
     /**
      * Unknown marketplace agent.
      */
     404: Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -4177,6 +4646,8 @@ export type CoreAgentInteractErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -4205,6 +4676,8 @@ export type LogCoreAgentMemoryErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -4237,6 +4710,8 @@ export type LogCoreAgentMemoryErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;
@@ -4265,6 +4740,8 @@ export type SearchCoreAgentMemoriesErrors = {
      * The request does not match this document (`invalid_request`), or (designed) the model server refused
      * it: `model` is not installed there (`model_not_found`, its 404) or it rejected the request, e.g. an
      * invalid option (`model_request_invalid`, its 400). A refused call is not counted against the quota.
+     * Designed: on a cost call, a payment header that does not decode (`invalid_payment_header`) or names
+     * another network than the requirements' (`unsupported_network`).
      *
      */
     400: Error;
@@ -4293,6 +4770,8 @@ export type SearchCoreAgentMemoriesErrors = {
      * Designed. The model server could not be reached (connection refused, down), sent nothing for
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
+     * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
+     * is charged for any of these (a paid call settles only after it produced output).
      *
      */
     502: Error;

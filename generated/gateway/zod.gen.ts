@@ -22,6 +22,42 @@ export const zAuthRequired = z.object({
 });
 
 /**
+ * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded).
+ */
+export const zCostSettleResponse = z.object({
+    success: z.literal(true),
+    transaction: z.string(),
+    network: z.string(),
+    payer: z.string(),
+    payment_id: z.string().regex(/^pay_[0-9A-HJKMNP-TV-Z]{26}$/)
+});
+
+/**
+ * Designed. Cost calls, tokens and x402 spend summed over a window.
+ */
+export const zLlmUsageTotals = z.object({
+    calls: z.int().gte(0),
+    paid_calls: z.int().gte(0),
+    errors: z.int().gte(0),
+    prompt_tokens: z.int().gte(0),
+    completion_tokens: z.int().gte(0),
+    spend_atomic: z.string().regex(/^[0-9]+$/)
+});
+
+/**
+ * Designed. One UTC day of `LlmUsageTotals`.
+ */
+export const zLlmUsageDay = z.object({
+    day: z.iso.date(),
+    calls: z.int().gte(0),
+    paid_calls: z.int().gte(0),
+    errors: z.int().gte(0),
+    prompt_tokens: z.int().gte(0),
+    completion_tokens: z.int().gte(0),
+    spend_atomic: z.string().regex(/^[0-9]+$/)
+});
+
+/**
  * Unix time in seconds.
  */
 export const zEpochSeconds = z.int().gte(0);
@@ -38,6 +74,26 @@ export const zQuotaExceeded = z.object({
         window_s: z.int().gte(1),
         resets_at: zEpochSeconds
     })
+});
+
+/**
+ * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
+ * window, and today's quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic
+ * units of the 6-decimal USDC, a decimal string).
+ *
+ */
+export const zLlmUsageReport = z.object({
+    wallet: z.string().regex(/^0x[0-9a-f]{40}$/),
+    from: z.iso.date(),
+    to: z.iso.date(),
+    days: z.array(zLlmUsageDay),
+    totals: zLlmUsageTotals,
+    quota: z.object({
+        limit: z.int().gte(0),
+        used: z.int().gte(0),
+        resets_at: zEpochSeconds
+    }),
+    price_per_call_atomic: z.string().regex(/^[0-9]+$/).nullable()
 });
 
 /**
@@ -481,7 +537,7 @@ export const zCeoStatus = z.object({
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
  * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
- * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`. Payloads per kind:
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`. Payloads per kind:
  * `asyncapi/events.yaml`.
  *
  */
@@ -1150,6 +1206,27 @@ export const zPaymentResource = z.object({
 });
 
 /**
+ * Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`
+ * fields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails
+ * must stay unsettled) plus `details`, the quota (on `quota_exceeded`).
+ *
+ */
+export const zCostPaymentRequired = z.object({
+    x402Version: z.literal(2),
+    error: z.string(),
+    message: z.string().optional(),
+    resource: zPaymentResource,
+    accepts: z.array(zPaymentRequirement).min(1).max(2),
+    extensions: z.record(z.string(), z.unknown()).optional(),
+    details: z.object({
+        limit: z.int().gte(0),
+        used: z.int().gte(0),
+        window_s: z.int().gte(1),
+        resets_at: zEpochSeconds
+    }).optional()
+});
+
+/**
  * The `/store` 402 body: the specification's `{x402Version, accepts, error}` and, in version 2, the
  * x402 v2 top-level `resource` and `extensions` (designed: `extensions.bazaar` declares the route for
  * discovery; `message` explains `error` in words). Version 2: `accepts` holds three requirements in the
@@ -1358,6 +1435,21 @@ export const zReceipt = z.object({
     commit_tx: zBytes32Hex.nullable(),
     batch: zReceiptBatch.nullable()
 });
+
+/**
+ * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+ * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+ * When sent, the call is paid by it instead of the quota. A malformed value is 400
+ * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+ * for a call 409 `payment_replayed`.
+ *
+ */
+export const zPaymentSignature = zPaymentSignatureHeader;
+
+/**
+ * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+ */
+export const zXPayment = zPaymentSignatureHeader;
 
 /**
  * The session token to validate.
@@ -1600,6 +1692,11 @@ export const zGetAgentResponse = zAgent;
 
 export const zEvolveAgentBody = zEvolveRequest;
 
+export const zEvolveAgentHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 export const zEvolveAgentPath = z.object({
     id: zMarketplaceAgentId
 });
@@ -1705,12 +1802,22 @@ export const zGetStoragePageResponse = z.string();
 
 export const zCreateCoordinatorTaskBody = zCoordinatorTaskRequest;
 
+export const zCreateCoordinatorTaskHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Task completed.
  */
 export const zCreateCoordinatorTaskResponse = zCoordinatorTaskResult;
 
 export const zConveneBoardroomBody = zConveneRequest;
+
+export const zConveneBoardroomHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
 
 /**
  * Decision.
@@ -1719,12 +1826,22 @@ export const zConveneBoardroomResponse = zConveneResult;
 
 export const zLlmChatBody = zLlmChatRequest;
 
+export const zLlmChatHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Assistant reply.
  */
 export const zLlmChatResponse = zLlmChatResult;
 
 export const zLlmCompletionBody = zLlmCompletionRequest;
+
+export const zLlmCompletionHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
 
 /**
  * Completion.
@@ -1740,10 +1857,24 @@ export const zTestLlmResponse = zLlmTestResult;
 
 export const zLlmGenerateBody = zLlmGenerateRequest;
 
+export const zLlmGenerateHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Ollama's generate reply (`stream` false) or its NDJSON stream.
  */
 export const zLlmGenerateResponse = zLlmGenerateResult;
+
+export const zGetLlmUsageQuery = z.object({
+    days: z.int().gte(1).lte(366).optional().default(30)
+});
+
+/**
+ * Usage and spend by day.
+ */
+export const zGetLlmUsageResponse = zLlmUsageReport;
 
 /**
  * Keys.
@@ -1768,6 +1899,11 @@ export const zRevokeLlmKeyResponse = zLlmKey;
 
 export const zOpenAiChatCompletionsBody = zOpenAiChatCompletionRequest;
 
+export const zOpenAiChatCompletionsHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Completion, or its SSE stream.
  */
@@ -1775,12 +1911,22 @@ export const zOpenAiChatCompletionsResponse = zOpenAiChatCompletion;
 
 export const zOpenAiCompletionsBody = zOpenAiCompletionRequest;
 
+export const zOpenAiCompletionsHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Completion, or its SSE stream.
  */
 export const zOpenAiCompletionsResponse = zOpenAiCompletion;
 
 export const zOpenAiEmbeddingsBody = zOpenAiEmbeddingRequest;
+
+export const zOpenAiEmbeddingsHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
 
 /**
  * Embeddings.
@@ -1793,6 +1939,11 @@ export const zOpenAiEmbeddingsResponse = zOpenAiEmbeddingList;
 export const zOpenAiModelsResponse = zOpenAiModelList;
 
 export const zCoreAgentInteractBody = zCoreAgentInteractRequest;
+
+export const zCoreAgentInteractHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
 
 /**
  * The agent's answer and what it recalled.

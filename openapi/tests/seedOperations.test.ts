@@ -56,8 +56,8 @@ describe('gateway public set is readable from the document', () => {
   it('every other operation requires exactly the session: the header, or on GET/HEAD also the browser cookie, plus the overlord bearer (seed §4.2); /llm/v1 the llmBearer', () => {
     for (const o of gatewayOps.filter((x) => requiresSession(gateway, x.op))) {
       const safe = o.method === 'get' || o.method === 'head'
-      // key management and /llm/v1 take no cookie (a bearer or the header only)
-      const cookie = safe && !o.path.startsWith('/llm/keys')
+      // /llm/v1 takes no cookie (a bearer or the header only); every session GET does, /llm/keys included
+      const cookie = safe
       const expected = o.path.startsWith('/llm/v1/')
         ? [{ sessionToken: [] }, { llmBearer: [] }]
         : o.operationId === 'logout'
@@ -201,7 +201,7 @@ describe('gateway public set is readable from the document', () => {
   it('operations that call the model server document its refusals (400) and its failures (502)', () => {
     const refusals = deref(gateway, { $ref: '#/components/responses/ModelBadRequest' }, '').value as JsonObject
     const examples = ((refusals.content as JsonObject)['application/json'] as JsonObject).examples as JsonObject
-    expect(Object.keys(examples).sort()).toEqual(['invalid_request', 'model_not_found', 'model_request_invalid'])
+    expect(Object.keys(examples).sort()).toEqual(['invalid_payment_header', 'invalid_request', 'model_not_found', 'model_request_invalid'])
     for (const id of ['callMarketplaceAgent', 'ingestModelServerPrompt', 'evolveAgent', 'createCoordinatorTask', 'conveneBoardroom', 'llmChat', 'llmCompletion']) {
       const responses = gatewayOps.find((o) => o.operationId === id)!.op.responses as JsonObject
       expect(responses['400'], `${id} 400`).toEqual({ $ref: '#/components/responses/ModelBadRequest' })
@@ -216,10 +216,14 @@ describe('gateway public set is readable from the document', () => {
     }
   })
 
-  it('cost endpoints document 402 quota_exceeded', () => {
-    for (const id of ['createCoordinatorTask', 'evolveAgent', 'conveneBoardroom', 'llmChat', 'llmCompletion']) {
+  it('cost endpoints document 402 quota_exceeded payable with x402 (PAYMENT-SIGNATURE, 409 on a reused payload)', () => {
+    const costOps = ['createCoordinatorTask', 'evolveAgent', 'conveneBoardroom', 'llmChat', 'llmCompletion', 'llmGenerate', 'openAiChatCompletions', 'openAiCompletions', 'openAiEmbeddings', 'coreAgentInteract']
+    for (const id of costOps) {
       const o = gatewayOps.find((x) => x.operationId === id)
-      expect((o?.op.responses as Record<string, unknown>)['402'], id).toEqual({ $ref: '#/components/responses/QuotaExceeded' })
+      const responses = o?.op.responses as Record<string, unknown>
+      expect(responses['402'], id).toEqual({ $ref: '#/components/responses/CostPaymentRequired' })
+      expect(responses['409'], id).toEqual({ $ref: '#/components/responses/PaymentReplayed' })
+      expect(o?.op.parameters, id).toEqual(expect.arrayContaining([{ $ref: '#/components/parameters/PaymentSignature' }, { $ref: '#/components/parameters/XPayment' }]))
     }
   })
 

@@ -128,7 +128,7 @@ export const gatewayDesignOperationIds: readonly string[] = [
   'ingestModelServerPrompt', 'getCeoStatus', 'getRecentCatalogueEvents', 'getFeedbackPage', 'getFeedbackText',
   'getJournalPage', 'getDojoPage', 'getBoardroomPage', 'getBookPage', 'getCoretermPage', 'getInsightPage',
   'getRegistryPage', 'getStoragePage', 'createCoordinatorTask', 'conveneBoardroom',
-  'llmChat', 'llmCompletion', 'testLlm', 'llmGenerate', 'listLlmKeys', 'createLlmKey', 'revokeLlmKey',
+  'llmChat', 'llmCompletion', 'testLlm', 'llmGenerate', 'getLlmUsage', 'listLlmKeys', 'createLlmKey', 'revokeLlmKey',
   'openAiChatCompletions', 'openAiCompletions', 'openAiEmbeddings', 'openAiModels',
   'coreAgentInteract', 'logCoreAgentMemory', 'searchCoreAgentMemories', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
 ]

@@ -52,6 +52,13 @@ export class CostQuota {
     return { limit: this.limit, used: Number(row.calls), resets_at: resetsAt }
   }
 
+  /** Today's quota of the wallet, without counting a call. */
+  async state(wallet: string): Promise<QuotaState> {
+    const { day, resetsAt } = this.day()
+    const row = await this.db.selectFrom('cost_usage').select('calls').where('wallet', '=', wallet.toLowerCase()).where('day', '=', day).executeTakeFirst()
+    return { limit: this.limit, used: Math.min(this.limit, Number(row?.calls ?? 0)), resets_at: resetsAt }
+  }
+
   /** Gives back one call of today (the call failed before doing any work: a model-server error, say). */
   async refund(wallet: string): Promise<void> {
     const { day } = this.day()

@@ -172,6 +172,8 @@ export function summarizeEvent(event: CatalogueEvent): string {
       return `Cabinet ${String(p.company)} provisioned`
     case 'admin.cabinet.cleared':
       return `Cabinet ${String(p.company)} cleared`
+    case 'llm.call.paid':
+      return `Wallet ${String(p.wallet)} paid ${String(p.amount_atomic)} atomic units on ${String(p.network)} for ${String(p.route)} (${String(p.tx_hash)})`
     default:
       return `${event.kind} by ${event.actor}`
   }

@@ -18,6 +18,14 @@ describe('loadConfig', () => {
     expect(c.catalogueLogPath).toBe(path.join(path.resolve('./data'), 'catalogue.jsonl'))
   })
 
+  it('reads the price of a cost call past the quota as an integer amount (atomic units), never a float', () => {
+    expect(loadConfig({}).quota).toEqual({ costCallsPerDay: 100, pricePerCallAtomic: 1_000n })
+    expect(loadConfig({ SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC: '0' }).quota.pricePerCallAtomic).toBe(0n)
+    for (const bad of ['0.5', '-1', '1e3', 'lots']) {
+      expect(() => loadConfig({ SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC: bad })).toThrow(ConfigError)
+    }
+  })
+
   it('selects PostgreSQL with a postgres:// URL', () => {
     expect(loadConfig({ SERVICE_DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db')
   })

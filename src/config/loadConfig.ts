@@ -17,8 +17,11 @@ export type GatewayConfig = {
   hardGateEnabled: () => boolean
   modelServer: { baseUrl: string; chatModel: string; embedModel: string; timeoutMs: number }
   login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string }
-  /** Calls of cost endpoints per wallet per UTC day. */
-  quota: { costCallsPerDay: number }
+  /**
+   * Calls of cost endpoints per wallet per UTC day, and the price of one call past them, paid with x402
+   * (atomic units of the 6-decimal USDC; 0 turns paying off).
+   */
+  quota: { costCallsPerDay: number; pricePerCallAtomic: bigint }
   rateLimit: { windowS: number; max: number }
   /** Express `trust proxy` (hops); 0 = use the socket address. */
   trustProxy: number
@@ -30,6 +33,14 @@ export type GatewayConfig = {
   responseValidation: ResponseValidationSetting
   logLevel: string
   version: string
+}
+
+/** A non-negative integer amount in atomic units (digits only, as amounts are never floats). */
+function envAtomic(env: Env, name: string, fallback: bigint): bigint {
+  const raw = env[name]?.trim()
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d{1,30}$/.test(raw)) throw new ConfigError(name, `must be a non-negative integer (atomic units), got ${JSON.stringify(raw)}`)
+  return BigInt(raw)
 }
 
 /** Parses the environment. Throws `ConfigError` naming the first bad variable. */
@@ -71,7 +82,10 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       chainId: envInt(env, 'SERVICE_LOGIN__CHAIN_ID', 1, { min: 1 }),
       statement: envString(env, 'SERVICE_LOGIN__STATEMENT', 'Sign in to the gateway. This request costs nothing.'),
     },
-    quota: { costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }) },
+    quota: {
+      costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }),
+      pricePerCallAtomic: envAtomic(env, 'SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC', 1_000n),
+    },
     rateLimit: {
       windowS: envInt(env, 'SERVICE_RATE_LIMIT__WINDOW_S', 60, { min: 1, max: 86_400 }),
       max: envInt(env, 'SERVICE_RATE_LIMIT__MAX', 600, { min: 1 }),

@@ -3,6 +3,9 @@ import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
 import type { LoginService, ValidSession } from '../auth/LoginService.js'
 import type { Catalogue } from '../catalogue/Catalogue.js'
+import type { CostPayments } from '../cost/CostPayments.js'
+import type { LlmMetrics } from '../cost/LlmMetrics.js'
+import type { UsageLedger } from '../cost/UsageLedger.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import type { Database } from '../db/Database.js'
 import type { ExtraChecks } from '../health/checkHealth.js'
@@ -49,6 +52,12 @@ export interface Services {
   catalogue: Catalogue
   login: LoginService
   quota: CostQuota
+  /** x402 payments of cost calls past the quota (issue 14 item 3). */
+  costPayments: CostPayments
+  /** The usage ledger of cost calls (`llm_usage`). */
+  usage: UsageLedger
+  /** Time to first token, tokens/s per model (`/metrics`). */
+  llmMetrics: LlmMetrics
   gate: ArrivalGate
   modelServer: ModelServerClient
   marketplace: Marketplace

@@ -2,6 +2,9 @@ import { join } from 'node:path'
 import { CostQuota } from '../auth/CostQuota.js'
 import { LoginService } from '../auth/LoginService.js'
 import { Catalogue } from '../catalogue/Catalogue.js'
+import { CostPayments } from '../cost/CostPayments.js'
+import { LlmMetrics } from '../cost/LlmMetrics.js'
+import { UsageLedger } from '../cost/UsageLedger.js'
 import type { Env } from '../config/env.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
@@ -14,6 +17,7 @@ import { Marketplace } from '../marketplace/Marketplace.js'
 import { ModelServerClient } from '../marketplace/ModelServerClient.js'
 import { GatewayMetrics } from '../pipeline/GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
+import { readX402Config } from '../x402/config.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig
@@ -53,6 +57,7 @@ export type ServiceGraph = {
  */
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
+  const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
   const ownsDatabase = !p.database
   const database = p.database ?? (await createDatabase({ url: config.databaseUrl }))
 
@@ -78,6 +83,18 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     modelServer,
     inbound: new InboundMetrics(60),
     quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
+    // Paying past the quota uses the rails of paid storage (`SERVICE_X402__*`, `FACILITATOR_TOKEN`).
+    costPayments: new CostPayments({
+      db: database.db,
+      x402,
+      priceAtomic: config.quota.pricePerCallAtomic,
+      publicOrigin: config.publicOrigin,
+      events: catalogue,
+      logger,
+      now,
+    }),
+    usage: new UsageLedger(database.db, now),
+    llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
     metricsText: () => metrics.text(),
   } as Services
   services.login = new LoginService({
@@ -110,6 +127,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     throw error
   }
   for (const setup of setups) Object.assign(services, setup.services ?? {})
+  metrics.adopt(services.llmMetrics.registry)
   for (const setup of setups) if (setup.metrics) metrics.adopt(setup.metrics)
   Object.assign(services, p.overrides ?? {})
 

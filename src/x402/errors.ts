@@ -48,8 +48,8 @@ export class InvalidPaymentError extends BaseError<PaymentRejectionCode> {
 /** 409 (designed): this payment payload — (payer, nonce) or its settlement tx — was already used. */
 export class PaymentReplayedError extends BaseError<'payment_replayed'> {
   override name = 'PaymentReplayedError'
-  constructor() {
-    super(ErrorCodes.paymentReplayed, 'this payment was already used for an upload')
+  constructor(message = 'this payment was already used for an upload') {
+    super(ErrorCodes.paymentReplayed, message)
   }
 }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { createApp, type GatewayApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/loadConfig.js'
-import type { DatabaseDialect } from '../../src/db/createDatabase.js'
+import { createDatabase, type DatabaseDialect, type DatabaseHandle } from '../../src/db/createDatabase.js'
 import { createTestDatabase, type TestDatabase } from './testDatabase.js'
 import type { ResponseValidationReport } from '../../src/shared/http/index.js'
 import { createCapturingLogger } from '../../src/shared/logger.js'
@@ -16,6 +16,8 @@ export type TestGateway = {
   url: string
   gateway: GatewayApp
   env: Record<string, string | undefined>
+  /** URL of its database (a second gateway can share it: `startTestGateway({ databaseUrl })`). */
+  databaseUrl: string
   /** Every response that did not match the document (tests assert it stays empty). */
   validationErrors: ResponseValidationReport[]
   logText: () => string
@@ -30,6 +32,8 @@ export type StartTestGatewayParameters = {
   dialect?: DatabaseDialect
   env?: Record<string, string>
   modelServerUrl?: string
+  /** Share an existing database (a second instance); it is left in place on close. Default: a fresh one. */
+  databaseUrl?: string
 }
 
 /**
@@ -38,7 +42,9 @@ export type StartTestGatewayParameters = {
  */
 export async function startTestGateway(p: StartTestGatewayParameters = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-app-'))
-  const database: TestDatabase = await createTestDatabase(p.dialect ?? 'sqlite')
+  const database: TestDatabase | (DatabaseHandle & { url: string }) = p.databaseUrl
+    ? { ...(await createDatabase({ url: p.databaseUrl })), url: p.databaseUrl }
+    : await createTestDatabase(p.dialect ?? 'sqlite')
   const env: Record<string, string | undefined> = {
     SERVICE_DATA_DIR: dataDir,
     SERVICE_PORT: '0',
@@ -69,6 +75,7 @@ export async function startTestGateway(p: StartTestGatewayParameters = {}): Prom
     url,
     gateway,
     env,
+    databaseUrl: database.url,
     validationErrors,
     logText: text,
     advance: (s) => {

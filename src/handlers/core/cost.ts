@@ -1,33 +1,45 @@
+import { meterCostCall } from '../../cost/meterCostCall.js'
 import type { HttpResult } from '../../shared/http/index.js'
+import { errorToResult } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
 import { callerOf } from './session.js'
 
-/** Cost endpoints: a session and one unit of the wallet's daily quota (402 `quota_exceeded` past it). */
+/** Cost endpoints: a session and one unit of the wallet's daily quota, or an x402 payment past it. */
 export const cost =
   (run: (ctx: HandlerContext) => Promise<unknown>): Handler =>
   costResult(async (ctx) => ({ status: 200, body: await run(ctx) }))
 
 /**
- * `cost` for handlers that shape their own result (streams). A stream that started counts as a call. The
- * shadow overlord has no quota (seed 000 §4.2).
+ * `cost` for handlers that shape their own result (streams). Metering — quota, payment, settlement, the
+ * usage ledger and the LLM metrics — is `src/cost/meterCostCall.ts`. The shadow overlord has no quota
+ * (seed 000 §4.2).
  */
 export const costResult =
   (run: (ctx: HandlerContext) => Promise<HttpResult>): Handler =>
   async (ctx) => {
     const caller = callerOf(ctx)
     if ('status' in caller) return caller
-    if (caller.tier === 'overlord') return run(ctx)
-    const wallet = caller.wallet
-    await ctx.services.quota.consume(wallet)
-    try {
-      const result = await run(ctx)
-      // An answered refusal or failure (the /llm/v1 proxy returns the model server's) is not a call either.
-      if (result.status >= 400) await ctx.services.quota.refund(wallet)
-      return result
-    } catch (error) {
-      // A call that failed (model server down, unknown model, no cabinet) does not count against the quota.
-      await ctx.services.quota.refund(wallet)
-      throw error
-    }
+    const { quota, costPayments, usage, llmMetrics, logger, config } = ctx.services
+    const model = (ctx.body as { model?: unknown } | undefined)?.model
+    return meterCostCall(
+      {
+        quota,
+        payments: costPayments,
+        usage,
+        metrics: llmMetrics,
+        logger,
+        statusOf: (error) => errorToResult(error)?.status ?? 500,
+        defaultModel: config.modelServer.chatModel,
+      },
+      {
+        wallet: caller.wallet,
+        overlord: caller.tier === 'overlord',
+        headers: ctx.headers,
+        route: ctx.operationId,
+        method: ctx.method,
+        path: ctx.path,
+        model: typeof model === 'string' ? model : undefined,
+      },
+      () => run(ctx),
+    )
   }
-

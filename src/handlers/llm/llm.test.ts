@@ -137,6 +137,11 @@ describe('/llm API keys', () => {
     const mine = listed.keys.find((k) => k.key_id === key.key_id)!
     expect(mine).toMatchObject({ name: 'laptop', revoked_at: null, last_used_at: expect.any(Number) })
     expect(JSON.stringify(listed)).not.toContain(key.key)
+    // Like every session GET, the list also takes the browser's session cookie; a state change never does.
+    const viaCookie = await request('GET', '/llm/keys', { cookie: `svc_session=${aliceToken}` })
+    expect(viaCookie.status).toBe(200)
+    expect(((await viaCookie.json()) as { keys: { key_id: string }[] }).keys.map((k) => k.key_id)).toContain(key.key_id)
+    expect((await request('POST', '/llm/keys', { cookie: `svc_session=${aliceToken}` }, {})).status).toBe(401)
     // Another wallet neither sees nor revokes it.
     expect(((await (await request('GET', '/llm/keys', session(bobToken))).json()) as { keys: unknown[] }).keys).toEqual([])
     expect((await request('DELETE', `/llm/keys/${key.key_id}`, session(bobToken))).status).toBe(404)

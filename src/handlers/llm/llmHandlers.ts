@@ -41,6 +41,23 @@ export const revokeLlmKey = withCaller(async (ctx, caller) => {
   return { status: 200, body: key }
 })
 
+// ── /llm usage ──
+
+/** The wallet's cost calls and spend by day (usage ledger), and today's quota. */
+export const getLlmUsage = withCaller(async (ctx, caller) => {
+  const { usage, quota, costPayments } = ctx.services
+  const report = await usage.report(caller.wallet, (ctx.query.days as number | undefined) ?? 30)
+  return {
+    status: 200,
+    body: {
+      wallet: caller.wallet.toLowerCase(),
+      ...report,
+      quota: await quota.state(caller.wallet),
+      price_per_call_atomic: costPayments.enabled ? costPayments.priceAtomic.toString() : null,
+    },
+  }
+})
+
 // ── /llm test and generate ──
 
 export const testLlm = withCaller(async (ctx) => {

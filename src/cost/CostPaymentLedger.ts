@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/Database.js'
+
+export type CostPaymentClaim = {
+  paymentId: string
+  payer: string
+  nonce: string
+  wallet: string
+  route: string
+  network: string
+  asset: string
+  payTo: string
+  amountAtomic: bigint
+  priceAtomic: bigint
+  paymentPayload: unknown
+}
+
+const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string }
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint/i.test(e?.message ?? '')
+}
+
+/**
+ * `cost_payments` (migration 0010): the persisted claim of each payment payload. Every state change is one
+ * conditional statement, so two gateway instances on one PostgreSQL database agree on who holds a claim.
+ */
+export class CostPaymentLedger {
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly now: () => number,
+  ) {}
+
+  /** Reserves (payer, nonce). False when the key is taken: the payload paid, or is paying, another call. */
+  async claim(c: CostPaymentClaim): Promise<boolean> {
+    const t = this.now()
+    try {
+      const result = await this.db
+        .insertInto('cost_payments')
+        .values({
+          payment_id: c.paymentId,
+          payer: c.payer.toLowerCase(),
+          nonce: c.nonce.toLowerCase(),
+          wallet: c.wallet.toLowerCase(),
+          route: c.route,
+          network: c.network,
+          asset: c.asset,
+          pay_to: c.payTo,
+          amount_atomic: c.amountAtomic.toString(),
+          price_atomic: c.priceAtomic.toString(),
+          status: 'claimed',
+          tx_hash: null,
+          payment_payload: json(c.paymentPayload),
+          settlement: null,
+          created_at: t,
+          updated_at: t,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+    } catch (error) {
+      if (isUniqueViolation(error)) return false
+      throw error
+    }
+  }
+
+  /** The call produced nothing (or the payment was refused): the claim goes, the payload may be used again. */
+  async release(paymentId: string): Promise<void> {
+    await this.db.deleteFrom('cost_payments').where('payment_id', '=', paymentId).where('status', '=', 'claimed').execute()
+  }
+
+  async markSettled(paymentId: string, txHash: string, settlement: unknown): Promise<void> {
+    await this.db
+      .updateTable('cost_payments')
+      .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: this.now() })
+      .where('payment_id', '=', paymentId)
+      .execute()
+  }
+
+  /** The settle call went out and its outcome is unknown: the claim stays (the payload is never reused). */
+  async markSettleUnknown(paymentId: string, error: string): Promise<void> {
+    await this.db
+      .updateTable('cost_payments')
+      .set({ status: 'settle_unknown', settlement: json({ error }), updated_at: this.now() })
+      .where('payment_id', '=', paymentId)
+      .execute()
+  }
+
+  async get(paymentId: string) {
+    return this.db.selectFrom('cost_payments').selectAll().where('payment_id', '=', paymentId).executeTakeFirst()
+  }
+}

@@ -1,0 +1,288 @@
+import type { Kysely } from 'kysely'
+import type { EventSink } from '../catalogue/EventSink.js'
+import type { Database } from '../db/Database.js'
+import type { Logger } from '../shared/logger.js'
+import { ulid } from '../storage/ids.js'
+import type { X402Config } from '../x402/config.js'
+import {
+  decodePaymentHeader,
+  encodeBase64Json,
+  FacilitatorClient,
+  type Facilitator,
+  FacilitatorPool,
+  FacilitatorUnavailableError,
+  facilitatorRequest,
+  HEADER_PAYMENT_REQUIRED,
+  HEADER_PAYMENT_RESPONSE,
+  InvalidPaymentError,
+  InvalidPaymentReasons,
+  parseEvmPayment,
+  paymentRequiredAnswer,
+  type PaymentRequired,
+  type PaymentRequirement,
+  PaymentReplayedError,
+  precheckEvmPayment,
+  UnsupportedNetworkError,
+} from '../x402/index.js'
+import { CostPaymentLedger } from './CostPaymentLedger.js'
+
+type HeaderBag = Record<string, string | string[] | undefined>
+
+/** The 402 of a cost call past the quota: the x402 v2 body (two EVM rails) plus the quota in `details`. */
+export type CostPaymentRequired = PaymentRequired & { details?: Record<string, unknown> }
+export type CostPaymentAnswer = { status: 402; body: CostPaymentRequired; headers: Record<string, string> }
+
+/** A v2 `SettleResponse` (what `PAYMENT-RESPONSE` carries on a paid cost call). */
+export type CostSettlement = { success: true; transaction: string; network: string; payer: string; payment_id: string }
+
+export type CostPaymentsOptions = {
+  db: Kysely<Database>
+  x402: X402Config
+  /** Price of one cost call past the quota, atomic units of the 6-decimal USDC (0 = paying is off). */
+  priceAtomic: bigint
+  publicOrigin: string
+  events?: EventSink
+  logger?: Logger
+  /** Replaces the facilitator pool built from `x402` (tests). */
+  facilitator?: Facilitator
+  /** Epoch seconds. */
+  now?: () => number
+}
+
+/** The call being paid for. */
+export type CostCallInfo = { wallet: string; route: string; method: string; path: string }
+
+/**
+ * Paying for cost calls past the daily quota with x402 (issue 14 item 3), framework-free.
+ *
+ * Same rails and rules as `/store` where they apply: the EVM `exact` scheme (EIP-3009) on `eip155:8453` and
+ * `eip155:1` through the facilitator pool, with the same local prechecks. The Algorand rail is not offered
+ * here: an Algorand payment is final once submitted, so a call that then fails could not go unsettled.
+ *
+ * Order of a paid call: decode → precheck → claim (payer, nonce) in `cost_payments` → facilitator
+ * `/verify` → the call runs → `/settle` once it produced output → `PAYMENT-RESPONSE`. The claim is one
+ * unique-keyed insert, so one payload runs one call, whatever the number of concurrent retries or gateway
+ * instances; a call that fails before any output releases its claim unsettled (the payer may retry).
+ */
+export class CostPayments {
+  readonly priceAtomic: bigint
+  readonly #x402: X402Config
+  readonly #origin: string
+  readonly #ledger: CostPaymentLedger
+  readonly #facilitator: Facilitator
+  readonly #events: EventSink | undefined
+  readonly #logger: Logger | undefined
+  readonly #now: () => number
+
+  constructor(o: CostPaymentsOptions) {
+    this.priceAtomic = o.priceAtomic
+    this.#x402 = o.x402
+    this.#origin = o.publicOrigin.replace(/\/+$/, '')
+    this.#now = o.now ?? (() => Math.floor(Date.now() / 1000))
+    this.#ledger = new CostPaymentLedger(o.db, this.#now)
+    this.#events = o.events
+    this.#logger = o.logger
+    this.#facilitator =
+      o.facilitator ??
+      new FacilitatorPool({
+        clients: [o.x402.facilitatorUrl, ...o.x402.fallbackFacilitatorUrls].map((url) => new FacilitatorClient({ url, token: o.x402.facilitatorToken })),
+        onFailover: (info) => o.logger?.warn({ step: info.step, from: info.from, to: info.to }, 'facilitator unreachable: trying the next'),
+      })
+  }
+
+  /** Paying past the quota is offered: a price is set and the EVM payment settings are there. */
+  get enabled(): boolean {
+    return this.priceAtomic > 0n && this.#x402.payToEvm !== '' && this.#x402.facilitatorToken !== ''
+  }
+
+  get ledger(): CostPaymentLedger {
+    return this.#ledger
+  }
+
+  /** The requirements of one call of `path` (v2 terms, both EVM rails, in the `/store` order). */
+  requirements(info: Pick<CostCallInfo, 'method' | 'path'>): PaymentRequirement[] {
+    const amount = this.priceAtomic.toString()
+    const x = this.#x402
+    return (['eip155:8453', 'eip155:1'] as const).map((network) => ({
+      scheme: 'exact',
+      network,
+      amount,
+      maxAmountRequired: amount,
+      resource: `${this.#origin}${info.path}`,
+      description: describeCall(info),
+      mimeType: 'application/json',
+      payTo: x.payToEvm,
+      maxTimeoutSeconds: x.maxTimeoutSeconds,
+      asset: x.assets[network],
+      extra: { name: x.tokenName, version: x.tokenVersion },
+    }))
+  }
+
+  /** The 402: requirements, why (`quota_exceeded` or a refused payment's code), the quota when known. */
+  paymentRequired(info: Pick<CostCallInfo, 'method' | 'path'>, why: { code: string; message: string; details?: Record<string, unknown> }): CostPaymentAnswer {
+    const answer = paymentRequiredAnswer({
+      version: 2,
+      resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
+      accepts: this.requirements(info),
+      error: why.code,
+      message: why.message,
+    })
+    if (!why.details) return answer
+    const body: CostPaymentRequired = { ...answer.body, details: why.details }
+    return { status: 402, body, headers: { [HEADER_PAYMENT_REQUIRED]: encodeBase64Json(body) } }
+  }
+
+  /** True when the request carries `PAYMENT-SIGNATURE` or `X-PAYMENT`. */
+  static offered(headers: HeaderBag): boolean {
+    return headers['payment-signature'] !== undefined || headers['x-payment'] !== undefined
+  }
+
+  /**
+   * Decodes, prechecks, claims and verifies the payment of one call. Throws 400 `invalid_payment_header` /
+   * `unsupported_network`, 402 `InvalidPaymentError` (the caller answers with the requirements), 409
+   * `payment_replayed` (the payload runs or ran another call), 502 `facilitator_unavailable`.
+   */
+  async begin(headers: HeaderBag, info: CostCallInfo): Promise<PaidCall> {
+    const decoded = decodePaymentHeader(headers)
+    if (!decoded) throw new InvalidPaymentError(InvalidPaymentReasons.facilitatorRejected, 'no payment header')
+    const requirement = this.requirements(info).find((r) => r.network === decoded.network)
+    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    const payment = parseEvmPayment(decoded.payload)
+    precheckEvmPayment(decoded.payload, payment, requirement, Math.floor(Date.now() / 1000))
+    const paymentId = `pay_${ulid()}`
+    // Claim (payer, nonce) before the facilitator hears of it: concurrent replays find the key taken.
+    const claimed = await this.#ledger.claim({
+      paymentId,
+      payer: payment.authorization.from,
+      nonce: payment.authorization.nonce,
+      wallet: info.wallet,
+      route: info.route,
+      network: requirement.network,
+      asset: requirement.asset,
+      payTo: requirement.payTo,
+      amountAtomic: payment.authorization.value,
+      priceAtomic: this.priceAtomic,
+      paymentPayload: decoded.payload,
+    })
+    if (!claimed) throw new PaymentReplayedError('this payment was already used for a call')
+    const request = facilitatorRequest(decoded, requirement, payment)
+    try {
+      const verdict = await this.#facilitator.verify(request.paymentPayload, request.paymentRequirements, request.x402Version)
+      if (verdict.isValid !== true) {
+        throw new InvalidPaymentError(
+          verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
+          `payment rejected by the facilitator${verdict.invalidReason ? `: ${verdict.invalidReason}` : ''}${verdict.invalidMessage ? ` (${verdict.invalidMessage})` : ''}`,
+        )
+      }
+    } catch (error) {
+      await this.#ledger.release(paymentId)
+      throw error
+    }
+    return new PaidCall({
+      paymentId,
+      payer: payment.authorization.from.toLowerCase(),
+      amountAtomic: payment.authorization.value,
+      info,
+      settle: async () => {
+        let settled
+        try {
+          settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
+        } catch (error) {
+          // Refused before it was sent anywhere: nothing settled. Otherwise the outcome is unknown: keep the claim.
+          if (error instanceof FacilitatorUnavailableError && error.beforeSend) await this.#ledger.release(paymentId)
+          else await this.#ledger.markSettleUnknown(paymentId, String(error))
+          throw error
+        }
+        if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
+          await this.#ledger.release(paymentId)
+          throw new InvalidPaymentError(
+            settled.errorReason ?? InvalidPaymentReasons.settlementFailed,
+            `settlement failed${settled.errorReason ? `: ${settled.errorReason}` : ''}${settled.errorMessage ? ` (${settled.errorMessage})` : ''}`,
+          )
+        }
+        const settlement: CostSettlement = {
+          success: true,
+          transaction: settled.transaction,
+          network: requirement.network,
+          payer: settled.payer ?? payment.authorization.from,
+          payment_id: paymentId,
+        }
+        await this.#ledger.markSettled(paymentId, settled.transaction, settled)
+        await this.#paidEvent(info, settlement, payment.authorization.value).catch((error: unknown) =>
+          this.#logger?.error({ err: error, payment_id: paymentId }, 'llm.call.paid event could not be written'),
+        )
+        return settlement
+      },
+      release: () => this.#ledger.release(paymentId),
+    })
+  }
+
+  /** `llm.call.paid` (asyncapi/events.yaml): who paid which call, how much, which transaction. */
+  #paidEvent(info: CostCallInfo, s: CostSettlement, amount: bigint) {
+    return (
+      this.#events?.emit({
+        kind: 'llm.call.paid',
+        actor: info.wallet.toLowerCase(),
+        payload: {
+          wallet: info.wallet.toLowerCase(),
+          route: info.route,
+          payment_id: s.payment_id,
+          payer: s.payer.toLowerCase(),
+          network: s.network,
+          amount_atomic: amount.toString(),
+          price_atomic: this.priceAtomic.toString(),
+          tx_hash: s.transaction,
+        },
+      }) ?? Promise.resolve()
+    )
+  }
+}
+
+function describeCall(info: Pick<CostCallInfo, 'method' | 'path'>): string {
+  return `One cost call of ${info.method} ${info.path} past the daily quota`
+}
+
+/** `PAYMENT-RESPONSE` of a paid call: base64 of the v2 SettleResponse. */
+export function paymentResponseHeader(s: CostSettlement): Record<string, string> {
+  return { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(s) }
+}
+
+type PaidCallParts = {
+  paymentId: string
+  payer: string
+  amountAtomic: bigint
+  info: CostCallInfo
+  settle: () => Promise<CostSettlement>
+  release: () => Promise<void>
+}
+
+/** A verified, claimed payment: settle it once the call produced output, or release it when it did not. */
+export class PaidCall {
+  readonly paymentId: string
+  readonly payer: string
+  readonly amountAtomic: bigint
+  readonly info: CostCallInfo
+  #done: Promise<unknown> | undefined
+  readonly #parts: PaidCallParts
+
+  constructor(parts: PaidCallParts) {
+    this.paymentId = parts.paymentId
+    this.payer = parts.payer
+    this.amountAtomic = parts.amountAtomic
+    this.info = parts.info
+    this.#parts = parts
+  }
+
+  /** Settles (once: a second call returns the first outcome). */
+  settle(): Promise<CostSettlement> {
+    this.#done ??= this.#parts.settle()
+    return this.#done as Promise<CostSettlement>
+  }
+
+  /** Gives the claim back unsettled (no-op after a settle). */
+  release(): Promise<void> {
+    if (this.#done) return Promise.resolve()
+    this.#done = this.#parts.release()
+    return this.#done as Promise<void>
+  }
+}

@@ -1,0 +1,132 @@
+import { type Kysely, sql } from 'kysely'
+import type { Database } from '../db/Database.js'
+import { ulid } from '../storage/ids.js'
+
+/** How a cost call was paid: a unit of the daily quota, an x402 payment, or nothing (the shadow overlord). */
+export type PaidBy = 'quota' | 'payment' | 'overlord'
+/** `cancelled`: the client went away before the stream ended. */
+export type CallOutcome = 'ok' | 'error' | 'cancelled'
+
+export type UsageRecord = {
+  wallet: string
+  route: string
+  model: string
+  promptTokens: number
+  completionTokens: number
+  durationMs: number
+  ttftMs: number | null
+  streamed: boolean
+  outcome: CallOutcome
+  status: number
+  paidBy: PaidBy
+  paymentId: string | null
+  amountAtomic: bigint | null
+}
+
+/** One UTC day of a wallet's usage (`LlmUsageDay` of the document). */
+export type UsageDay = {
+  day: string
+  calls: number
+  paid_calls: number
+  errors: number
+  prompt_tokens: number
+  completion_tokens: number
+  /** Atomic units settled that day (decimal string). */
+  spend_atomic: string
+}
+
+const dayOf = (epochS: number) => new Date(epochS * 1000).toISOString().slice(0, 10)
+
+/** `llm_usage` (migration 0010): one row per cost call; the per-day view of `GET /llm/usage`. */
+export class UsageLedger {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number,
+  ) {}
+
+  async record(r: UsageRecord): Promise<void> {
+    const t = this.now()
+    await this.db
+      .insertInto('llm_usage')
+      .values({
+        usage_id: `use_${ulid()}`,
+        wallet: r.wallet.toLowerCase(),
+        route: r.route,
+        model: r.model.slice(0, 256),
+        prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
+        completion_tokens: Math.max(0, Math.round(r.completionTokens)),
+        duration_ms: Math.max(0, Math.round(r.durationMs)),
+        ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
+        streamed: r.streamed ? 1 : 0,
+        outcome: r.outcome,
+        status: r.status,
+        paid_by: r.paidBy,
+        payment_id: r.paymentId,
+        amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
+        day: dayOf(t),
+        created_at: t,
+      })
+      .execute()
+  }
+
+  /** `byDay` plus the totals over the window (`LlmUsage` of the document, without the quota). */
+  async report(wallet: string, days: number): Promise<{ from: string; to: string; days: UsageDay[]; totals: Omit<UsageDay, 'day'> }> {
+    const view = await this.byDay(wallet, days)
+    const totals = { calls: 0, paid_calls: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, spend_atomic: '0' }
+    let spend = 0n
+    for (const d of view.days) {
+      totals.calls += d.calls
+      totals.paid_calls += d.paid_calls
+      totals.errors += d.errors
+      totals.prompt_tokens += d.prompt_tokens
+      totals.completion_tokens += d.completion_tokens
+      spend += BigInt(d.spend_atomic)
+    }
+    totals.spend_atomic = spend.toString()
+    return { ...view, totals }
+  }
+
+  /** The wallet's usage per UTC day over the last `days` days (today included), oldest first; idle days left out. */
+  async byDay(wallet: string, days: number): Promise<{ from: string; to: string; days: UsageDay[] }> {
+    const now = this.now()
+    const from = dayOf(now - (days - 1) * 86_400)
+    const rows = await this.db
+      .selectFrom('llm_usage')
+      .where('wallet', '=', wallet.toLowerCase())
+      .where('day', '>=', from)
+      .select([
+        'day',
+        sql<number | string>`count(*)`.as('calls'),
+        sql<number | string>`sum(case when payment_id is null then 0 else 1 end)`.as('paid_calls'),
+        sql<number | string>`sum(case when outcome = 'ok' then 0 else 1 end)`.as('errors'),
+        sql<number | string>`sum(prompt_tokens)`.as('prompt_tokens'),
+        sql<number | string>`sum(completion_tokens)`.as('completion_tokens'),
+      ])
+      .groupBy('day')
+      .orderBy('day')
+      .execute()
+    // Amounts are decimal strings summed as bigint here: SQLite's SUM would come back as a double.
+    const paid = await this.db
+      .selectFrom('llm_usage')
+      .where('wallet', '=', wallet.toLowerCase())
+      .where('day', '>=', from)
+      .where('amount_atomic', 'is not', null)
+      .select(['day', 'amount_atomic'])
+      .execute()
+    const spend = new Map<string, bigint>()
+    for (const p of paid) spend.set(p.day, (spend.get(p.day) ?? 0n) + BigInt(p.amount_atomic as string))
+    return {
+      from,
+      to: dayOf(now),
+      days: rows.map((r) => ({
+        day: r.day,
+        calls: Number(r.calls),
+        paid_calls: Number(r.paid_calls ?? 0),
+        errors: Number(r.errors ?? 0),
+        prompt_tokens: Number(r.prompt_tokens ?? 0),
+        completion_tokens: Number(r.completion_tokens ?? 0),
+        spend_atomic: (spend.get(r.day) ?? 0n).toString(),
+      })),
+    }
+  }
+}

@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { CostQuota } from '../auth/CostQuota.js'
+import type { HttpResult } from '../shared/http/index.js'
+import { createCapturingLogger } from '../shared/logger.js'
+import { readX402Config } from '../x402/config.js'
+import { FacilitatorUnavailableError } from '../x402/errors.js'
+import type { FacilitatorSettleResponse } from '../x402/FacilitatorClient.js'
+import type { Facilitator } from '../x402/FacilitatorPool.js'
+import { CostPayments } from './CostPayments.js'
+import { LlmMetrics } from './LlmMetrics.js'
+import { type CostMeterDeps, meterCostCall } from './meterCostCall.js'
+import { UsageLedger } from './UsageLedger.js'
+
+// The settlement rules of paid cost calls, with a facilitator whose verdicts the test chooses (the happy
+// path against the real facilitator and chain is tests/llm/paidCostCalls.integration.test.ts).
+const PAY_TO = '0x52908400098527886E0F7030069857D2E4169EE7'
+const PAYER = '0xCC6Ea14Df3d24fEbEAf620cD8D6ae0e680447f93'
+const WALLET = '0x1111111111111111111111111111111111111111'
+
+let db: TestDatabase
+let settle: () => Promise<FacilitatorSettleResponse>
+let events: string[]
+let deps: CostMeterDeps
+const facilitator: Facilitator = {
+  verify: async () => ({ isValid: true, payer: PAYER }),
+  settle: async () => {
+    events.push('settle')
+    return settle()
+  },
+}
+const settled = async (): Promise<FacilitatorSettleResponse> => ({ success: true, transaction: '0x' + randomBytes(32).toString('hex'), network: 'eip155:8453', payer: PAYER })
+
+beforeAll(async () => {
+  db = await createTestDatabase('sqlite')
+  const x402 = readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't' })
+  deps = {
+    quota: new CostQuota(db.db, 0),
+    payments: new CostPayments({ db: db.db, x402, priceAtomic: 1_000n, publicOrigin: 'http://gw.test', facilitator }),
+    usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
+    metrics: new LlmMetrics(['svc-tiny-chat:latest']),
+    logger: createCapturingLogger().logger,
+    statusOf: () => 502,
+    defaultModel: 'svc-tiny-chat:latest',
+  }
+})
+afterAll(async () => db?.close())
+
+/** A fresh, well-formed EVM payment header (the fake facilitator accepts any signature). */
+function payment(): Record<string, string> {
+  const payload = {
+    x402Version: 2,
+    accepted: { scheme: 'exact', network: 'eip155:8453' },
+    payload: {
+      signature: '0x' + '11'.repeat(65),
+      authorization: { from: PAYER, to: PAY_TO, value: '1000', validAfter: '0', validBefore: String(Math.floor(Date.now() / 1000) + 600), nonce: '0x' + randomBytes(32).toString('hex') },
+    },
+  }
+  return { 'payment-signature': Buffer.from(JSON.stringify(payload)).toString('base64') }
+}
+
+const request = (headers: Record<string, string>) => ({ wallet: WALLET, overlord: false, headers, route: 'llmChat', method: 'POST', path: '/llm/chat', model: undefined })
+
+async function* ndjson(lines: unknown[], onClose?: () => void) {
+  try {
+    for (const line of lines) {
+      events.push('chunk produced')
+      yield `${JSON.stringify(line)}\n`
+    }
+  } finally {
+    onClose?.()
+  }
+}
+
+const claims = () => db.db.selectFrom('cost_payments').select(['payment_id', 'status']).execute()
+let seen = 0
+/** The usage row recorded since the last call of this (rows are written after the call, in the background). */
+async function lastUsage() {
+  for (let i = 0; i < 100; i++) {
+    const rows = await db.db.selectFrom('llm_usage').selectAll().orderBy(sql`rowid`).execute()
+    if (rows.length > seen) {
+      seen = rows.length
+      return rows.at(-1)!
+    }
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error('no new usage row')
+}
+
+describe('paid cost calls: when they settle', () => {
+  it('a stream settles after the model produced its first chunk and before the client gets it', async () => {
+    events = []
+    settle = settled
+    const result = await meterCostCall(deps, request(payment()), async () => ({
+      status: 200,
+      contentType: 'application/x-ndjson',
+      stream: ndjson([
+        { model: 'svc-tiny-chat:latest', message: { content: 'a' }, done: false },
+        { model: 'svc-tiny-chat:latest', done: true, prompt_eval_count: 4, eval_count: 2, eval_duration_ms: 5 },
+      ]),
+    }))
+    expect(result.status).toBe(200)
+    expect(result.headers?.['PAYMENT-RESPONSE']).toBeTruthy()
+    for await (const _ of result.stream!) events.push('chunk delivered')
+    expect(events).toEqual(['chunk produced', 'settle', 'chunk delivered', 'chunk produced', 'chunk delivered'])
+    const usage = await lastUsage()
+    expect(usage).toMatchObject({ outcome: 'ok', paid_by: 'payment', streamed: 1, prompt_tokens: 4, completion_tokens: 2, amount_atomic: '1000' })
+    expect(usage.payment_id).toMatch(/^pay_/)
+    expect(usage.ttft_ms).not.toBeNull()
+  })
+
+  it('a refused settlement answers 402 with the requirements instead of the output, and frees the payload', async () => {
+    events = []
+    settle = async () => ({ success: false, errorReason: 'insufficient_funds', transaction: '', network: 'eip155:8453' })
+    const before = (await claims()).length
+    const result = (await meterCostCall(deps, request(payment()), async () => ({ status: 200, body: { model: 'm', message: 'the output' } }))) as HttpResult
+    expect(result.status).toBe(402)
+    expect(result.body).toMatchObject({ x402Version: 2, error: 'invalid_payment', message: 'settlement failed: insufficient_funds' })
+    expect(JSON.stringify(result.body)).not.toContain('the output')
+    expect(await claims()).toHaveLength(before)
+  })
+
+  it('a settle whose outcome is unknown is a 502 and keeps the claim: the payload never runs again', async () => {
+    events = []
+    settle = async () => {
+      throw new FacilitatorUnavailableError('settle', new Error('socket hang up'))
+    }
+    const header = payment()
+    await expect(meterCostCall(deps, request(header), async () => ({ status: 200, body: {} }))).rejects.toBeInstanceOf(FacilitatorUnavailableError)
+    expect((await claims()).filter((c) => c.status === 'settle_unknown')).toHaveLength(1)
+    await expect(meterCostCall(deps, request(header), async () => ({ status: 200, body: {} }))).rejects.toMatchObject({ code: 'payment_replayed' })
+  })
+
+  it('a call that fails before output (thrown, an error status, or an error as the first line) settles nothing and frees the payload', async () => {
+    settle = settled
+    events = []
+    const header = payment()
+    await expect(meterCostCall(deps, request(header), async () => Promise.reject(new Error('model server down')))).rejects.toThrow('model server down')
+    expect((await meterCostCall(deps, request(header), async () => ({ status: 404, body: { error: { message: 'no model' } } }))).status).toBe(404)
+    const failed = await meterCostCall(deps, request(header), async () => ({ status: 200, stream: ndjson([{ error: 'modelserver_unavailable', message: 'gone' }]) }))
+    expect(failed.headers?.['PAYMENT-RESPONSE']).toBeUndefined()
+    for await (const _ of failed.stream!) {
+      // drain
+    }
+    expect(events).not.toContain('settle')
+    await new Promise((r) => setTimeout(r, 50))
+    expect((await lastUsage()).outcome).toBe('error')
+    // Still unclaimed: the same payload pays a call that works.
+    const ok = await meterCostCall(deps, request(header), async () => ({ status: 200, body: { model: 'm' } }))
+    expect(ok.status).toBe(200)
+    expect(events).toEqual(['chunk produced', 'settle'])
+    expect(await lastUsage()).toMatchObject({ outcome: 'ok', amount_atomic: '1000' })
+  })
+
+  it('a client that leaves mid-stream stops the upstream and is recorded as cancelled (still paid: output was produced)', async () => {
+    settle = settled
+    events = []
+    let upstreamClosed = false
+    const result = await meterCostCall(deps, request(payment()), async () => ({
+      status: 200,
+      stream: ndjson(Array.from({ length: 5 }, () => ({ model: 'svc-tiny-chat:latest', done: false })), () => {
+        upstreamClosed = true
+      }),
+    }))
+    for await (const _ of result.stream!) break
+    expect(upstreamClosed).toBe(true)
+    expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', amount_atomic: '1000' })
+  })
+
+  it('the overlord never pays, even when it sends a payment', async () => {
+    events = []
+    const result = await meterCostCall(deps, { ...request(payment()), overlord: true }, async () => ({ status: 200, body: { model: 'm' } }))
+    expect(result.status).toBe(200)
+    expect(result.headers?.['PAYMENT-RESPONSE']).toBeUndefined()
+    expect(events).toEqual([])
+    expect(await lastUsage()).toMatchObject({ paid_by: 'overlord', payment_id: null })
+  })
+})

@@ -1,0 +1,243 @@
+import { type CostQuota, QuotaExceededError } from '../auth/CostQuota.js'
+import type { HttpResult } from '../shared/http/index.js'
+import type { Logger } from '../shared/logger.js'
+import { InvalidPaymentError } from '../x402/index.js'
+import { type CallUsage, StreamUsageScanner, usageOf } from './callUsage.js'
+import { CostPayments, type PaidCall, paymentResponseHeader } from './CostPayments.js'
+import type { LlmMetrics } from './LlmMetrics.js'
+import type { CallOutcome, PaidBy, UsageLedger } from './UsageLedger.js'
+
+export type CostMeterDeps = {
+  quota: CostQuota
+  payments: CostPayments
+  usage: UsageLedger
+  metrics: LlmMetrics
+  logger: Logger
+  /** HTTP status of an error a call threw (the error catalogue's), for the usage record. */
+  statusOf: (error: unknown) => number
+  /** Model of a call whose request and answer name none. */
+  defaultModel: string
+}
+
+export type CostCallRequest = {
+  wallet: string
+  /** The shadow overlord: no quota, nothing to pay (seed 000 §4.2). */
+  overlord: boolean
+  headers: Record<string, string | string[] | undefined>
+  /** operationId. */
+  route: string
+  method: string
+  path: string
+  /** `model` of the request body, when it names one. */
+  model: string | undefined
+}
+
+/**
+ * One cost call, metered (issue 14 items 3 and 4): who pays for it, then the call, then its record.
+ *
+ * - Paid for by one unit of the wallet's daily quota; past it, 402 with x402 v2 requirements (when paying is
+ *   configured; else 402 `quota_exceeded` as before). A request carrying `PAYMENT-SIGNATURE`/`X-PAYMENT` is
+ *   paid by that payment instead, quota or not: the payment is verified and claimed before the call runs.
+ * - A call that fails before producing output (throws, answers ≥ 400, or a stream whose first line is an
+ *   error) gives its quota unit back and releases its payment claim unsettled.
+ * - **When a paid call settles**: a whole (JSON) answer, after the call succeeded and before the answer is
+ *   sent; a stream, as soon as the model server produced its first chunk and before that chunk is sent. No
+ *   output reaches the client unpaid, and a settlement that fails answers 402 (or 502 when the facilitator
+ *   failed) instead of the output. A stream that breaks after its first chunk stays paid: output was produced.
+ * - Every call is recorded in the usage ledger (tokens, durations, outcome, the payment) when it ends — a
+ *   stream when its last chunk went out or the client went away — and observed in the LLM metrics.
+ */
+export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, run: () => Promise<HttpResult>): Promise<HttpResult> {
+  const started = performance.now()
+  const info = { wallet: req.wallet, route: req.route, method: req.method, path: req.path }
+  let paidBy: PaidBy
+  let paid: PaidCall | undefined
+  if (req.overlord) paidBy = 'overlord'
+  else if (deps.payments.enabled && CostPayments.offered(req.headers)) {
+    try {
+      paid = await deps.payments.begin(req.headers, info)
+    } catch (error) {
+      if (error instanceof InvalidPaymentError) return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage })
+      throw error
+    }
+    paidBy = 'payment'
+  } else {
+    try {
+      await deps.quota.consume(req.wallet)
+    } catch (error) {
+      if (error instanceof QuotaExceededError && deps.payments.enabled) {
+        return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage, details: error.meta })
+      }
+      throw error
+    }
+    paidBy = 'quota'
+  }
+
+  const giveBack = async () => {
+    if (paid) await paid.release()
+    else if (paidBy === 'quota') await deps.quota.refund(req.wallet)
+  }
+  const record = (r: { status: number; outcome: CallOutcome; usage: CallUsage; streamed: boolean; ttftMs: number | null; settled: boolean; generationS: number | null }) => {
+    const durationMs = performance.now() - started
+    const model = r.usage.model ?? req.model ?? deps.defaultModel
+    const prompt = r.usage.promptTokens ?? 0
+    const completion = r.usage.completionTokens ?? 0
+    const evalS = r.usage.evalSeconds ?? r.generationS
+    deps.metrics.observeCall({
+      model,
+      paidBy,
+      outcome: r.outcome,
+      ttftS: r.ttftMs === null ? null : r.ttftMs / 1000,
+      tokensPerS: evalS && evalS > 0 && completion > 0 ? completion / evalS : null,
+      promptTokens: prompt,
+      completionTokens: completion,
+    })
+    deps.usage
+      .record({
+        wallet: req.wallet,
+        route: req.route,
+        model,
+        promptTokens: prompt,
+        completionTokens: completion,
+        durationMs,
+        ttftMs: r.ttftMs,
+        streamed: r.streamed,
+        outcome: r.outcome,
+        status: r.status,
+        paidBy,
+        paymentId: r.settled && paid ? paid.paymentId : null,
+        amountAtomic: r.settled && paid ? paid.amountAtomic : null,
+      })
+      .catch((error: unknown) => deps.logger.error({ err: error, route: req.route }, 'usage ledger: a cost call could not be recorded'))
+  }
+  /** A refused settlement answers the requirements again (the output is withheld); anything else is thrown. */
+  const settleOrAnswer = async (): Promise<{ headers: Record<string, string> } | HttpResult> => {
+    try {
+      return { headers: paymentResponseHeader(await (paid as PaidCall).settle()) }
+    } catch (error) {
+      if (error instanceof InvalidPaymentError) return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage })
+      throw error
+    }
+  }
+
+  let result: HttpResult
+  try {
+    result = await run()
+  } catch (error) {
+    await giveBack()
+    record({ status: deps.statusOf(error), outcome: 'error', usage: {}, streamed: false, ttftMs: null, settled: false, generationS: null })
+    throw error
+  }
+  if (result.status >= 400) {
+    await giveBack()
+    record({ status: result.status, outcome: 'error', usage: usageOf(result.body), streamed: false, ttftMs: null, settled: false, generationS: null })
+    return result
+  }
+
+  if (!result.stream) {
+    const usage = usageOf(result.body)
+    let headers = result.headers
+    if (paid) {
+      let settled: Awaited<ReturnType<typeof settleOrAnswer>>
+      try {
+        settled = await settleOrAnswer()
+      } catch (error) {
+        record({ status: deps.statusOf(error), outcome: 'error', usage, streamed: false, ttftMs: null, settled: false, generationS: null })
+        throw error
+      }
+      if ('status' in settled) {
+        record({ status: settled.status, outcome: 'error', usage, streamed: false, ttftMs: null, settled: false, generationS: null })
+        return settled
+      }
+      headers = { ...(headers ?? {}), ...settled.headers }
+    }
+    record({ status: result.status, outcome: 'ok', usage, streamed: false, ttftMs: null, settled: paid !== undefined, generationS: (performance.now() - started) / 1000 })
+    return { ...result, headers }
+  }
+
+  // ── a stream ──
+  const scanner = new StreamUsageScanner()
+  const iterator = result.stream[Symbol.asyncIterator]()
+  let first: IteratorResult<string | Uint8Array> | undefined
+  let firstAt: number | undefined
+  let headers = result.headers
+  let settled = false
+  if (paid) {
+    try {
+      first = await iterator.next()
+    } catch (error) {
+      await giveBack()
+      record({ status: deps.statusOf(error), outcome: 'error', usage: {}, streamed: true, ttftMs: null, settled: false, generationS: null })
+      throw error
+    }
+    firstAt = performance.now()
+    if (!first.done) scanner.feed(first.value)
+    if (first.done || scanner.errored) {
+      // No output (the stream failed at once): not settled, the payload may be used again.
+      await giveBack()
+    } else {
+      let answer: Awaited<ReturnType<typeof settleOrAnswer>>
+      try {
+        answer = await settleOrAnswer()
+      } catch (error) {
+        await iterator.return?.(undefined)
+        record({ status: deps.statusOf(error), outcome: 'error', usage: scanner.usage, streamed: true, ttftMs: null, settled: false, generationS: null })
+        throw error
+      }
+      if ('status' in answer) {
+        await iterator.return?.(undefined)
+        record({ status: answer.status, outcome: 'error', usage: scanner.usage, streamed: true, ttftMs: null, settled: false, generationS: null })
+        return answer
+      }
+      settled = true
+      headers = { ...(headers ?? {}), ...answer.headers }
+    }
+  }
+  const stream = tap(iterator, first, firstAt, scanner, (end) => {
+    const ttftMs = end.firstAt === undefined ? null : end.firstAt - started
+    const generationS = end.firstAt === undefined ? null : (performance.now() - end.firstAt) / 1000
+    const usage = { ...end.usage, completionTokens: end.usage.completionTokens ?? Math.max(0, end.chunks - 1) }
+    record({ status: result.status, outcome: end.outcome, usage, streamed: true, ttftMs, settled, generationS })
+  })
+  return { ...result, headers, stream }
+}
+
+type StreamEnd = { outcome: CallOutcome; usage: CallUsage; chunks: number; firstAt: number | undefined }
+
+/** Passes every chunk on untouched, reading usage on the way; reports once when the stream ends or is dropped. */
+async function* tap(
+  iterator: AsyncIterator<string | Uint8Array>,
+  first: IteratorResult<string | Uint8Array> | undefined,
+  firstAt: number | undefined,
+  scanner: StreamUsageScanner,
+  onEnd: (end: StreamEnd) => void,
+): AsyncGenerator<string | Uint8Array> {
+  let outcome: CallOutcome = 'cancelled'
+  let at = firstAt
+  try {
+    if (first) {
+      if (first.done) {
+        outcome = 'error'
+        return
+      }
+      yield first.value
+    }
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done) break
+      if (at === undefined) {
+        at = performance.now()
+        scanner.feed(next.value)
+      } else scanner.feed(next.value)
+      yield next.value
+    }
+    scanner.end()
+    outcome = scanner.errored || scanner.chunks === 0 ? 'error' : 'ok'
+  } catch (error) {
+    outcome = 'error'
+    throw error
+  } finally {
+    if (outcome === 'cancelled') await iterator.return?.(undefined)
+    onEnd({ outcome, usage: scanner.usage, chunks: scanner.chunks, firstAt: at })
+  }
+}

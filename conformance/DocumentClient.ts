@@ -27,6 +27,13 @@ export function documentRouter(server: Server): OpenApiRouter {
   return router
 }
 
+/** Compiles every response schema of the server's document now (before a run that checks many responses). */
+export function precompileDocument(server: Server): void {
+  const router = documentRouter(server)
+  for (const op of router.operations) router.responseValidator.precompile(op.definition as never)
+  for (const name of ['Error', 'RegistryError', 'OpenAIError', 'AuthRequired']) if (router.document.components?.schemas?.[name]) router.responseValidator.validateComponent(name, {})
+}
+
 /** Checks one response against the document; CORS preflights are outside it. */
 export function documentProblems(server: Server, method: string, requestPath: string, status: number, headers: Headers, text: string): string[] {
   if (method === 'OPTIONS') return []

@@ -110,6 +110,7 @@ if (report.violations.length > 50) process.stdout.write(`… ${report.violations
 for (const v of report.known.slice(0, 10)) process.stdout.write(`${show(v)}\n`)
 process.stdout.write(
   `fuzz: ${report.requests} requests (${Object.entries(report.byServer).map(([s, n]) => `${s} ${n}`).join(', ')}) over ${report.operations} operations in ${report.seconds} s; statuses ${JSON.stringify(report.byStatus)}\n` +
+    `fuzz: ${(report.requests / Math.max(report.seconds, 0.1)).toFixed(1)} requests/s; ${report.cutOff} cut off in flight at the time limit; ${report.retried} resent on a new connection\n` +
     `fuzz: ${report.violations.length} violations, ${report.known.length} known failures — seed ${seed}\n`,
 )
 if (values.report) {

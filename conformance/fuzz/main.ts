@@ -18,7 +18,8 @@ Derives requests from every operation of openapi/gateway.yaml and openapi/models
 boundary values, wrong types, missing and extra fields, hostile and oversize strings, malformed JSON, wrong
 content types) under each credential tier (none, session, bearer, garbage), and fails on any 5xx, any status
 the document does not list, any response that does not match the document, any body revealing a server
-path, and any request that gets no answer. Deterministic by seed; bounded by count and time.
+path, and any request that gets no answer. Deterministic by seed; bounded by count and time: no request
+starts after --seconds, and one still in flight a grace later (at most 15 s) is cut off and counted apart.
 Run it against a disposable deployment: valid requests change state (they delete models, log out…).
 
 Options:

@@ -27,6 +27,13 @@ export function documentRouter(server: Server): OpenApiRouter {
   return router
 }
 
+/** Compiles every response schema of the server's document now (before a run that checks many responses). */
+export function precompileDocument(server: Server): void {
+  const router = documentRouter(server)
+  for (const op of router.operations) router.responseValidator.precompile(op.definition as never)
+  for (const name of ['Error', 'RegistryError', 'OpenAIError', 'AuthRequired']) if (router.document.components?.schemas?.[name]) router.responseValidator.validateComponent(name, {})
+}
+
 /** Checks one response against the document; CORS preflights are outside it. */
 export function documentProblems(server: Server, method: string, requestPath: string, status: number, headers: Headers, text: string): string[] {
   if (method === 'OPTIONS') return []
@@ -50,8 +57,20 @@ export function documentProblems(server: Server, method: string, requestPath: st
   // Outside every operation: the gate's and the router's own answers.
   if (status === 302 && server === 'gateway') return headers.get('location')?.startsWith('/login?from=') ? [] : ['302 without a /login location']
   if (status === 401 && server === 'gateway') return router.responseValidator.validateComponent('AuthRequired', body)
-  if (status === 404 || status === 405 || status === 429) return method === 'HEAD' && body === undefined ? [] : router.responseValidator.validateComponent('Error', body)
+  if (status === 404 || status === 405 || status === 429) return method === 'HEAD' && body === undefined ? [] : router.responseValidator.validateComponent(fallbackErrorComponent(server, requestPath), body)
   return [`${method} ${requestPath} is not in the document (status ${status})`]
+}
+
+/**
+ * The error body the document gives a path no operation has: `Error`, except on the model server under `/v1`
+ * (OpenAI's shape) and `/v2` (the OCI distribution shape) — openapi/modelserver.yaml, "Conventions".
+ */
+export function fallbackErrorComponent(server: Server, requestPath: string): 'Error' | 'OpenAIError' | 'RegistryError' {
+  if (server !== 'modelserver') return 'Error'
+  const path = requestPath.split('?')[0]!
+  if (path === '/v2' || path.startsWith('/v2/')) return 'RegistryError'
+  if (path === '/v1' || path.startsWith('/v1/')) return 'OpenAIError'
+  return 'Error'
 }
 
 export type Reply = { status: number; headers: Headers; text: string; body: any }

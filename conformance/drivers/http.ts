@@ -7,6 +7,7 @@
  *   key) and store the signature as the variable `as`.
  * - `expect`: `status`, `body` subset, `headers` (exact value or /regex/), `bodyContains`, `bodyNotContains`.
  * - `capture`: variables read from the response (`body.a.b`, `header.name`).
+ * - `poll`: `{ within, every }` — resend until `expect` holds, bounded (an expiry observed by the next request).
  */
 import type { PrivateKeyAccount } from 'viem/accounts'
 import type { Reply } from '../DocumentClient.js'
@@ -17,6 +18,12 @@ type HttpRow = Row & {
   request: { method: string; path: string; headers?: Record<string, string>; body?: unknown }
   sign?: { key: string; message: string; as: string }
   capture?: Record<string, string>
+  /**
+   * For an event that is a time (an expiry): the request is sent again every `every` ms (default 50) until
+   * `expect` holds, at most `within` ms; the row fails when it never does. Every reply is checked against the
+   * document. A timer's exact firing against the next request is a race on a loaded machine; the bound is not.
+   */
+  poll?: { within: number; every?: number }
 }
 
 export function fill(value: unknown, vars: Record<string, string>): unknown {
@@ -94,8 +101,16 @@ export const httpDriver: Driver = ({ machine, target, client, random, vars }) =>
       }
       const request = fill(row.request, vars) as HttpRow['request']
       const mockHeaders = typeof row.mock === 'object' && target.mock ? row.mock.headers : undefined
-      const reply = await client.call(server, request.method, request.path, { headers: { ...request.headers, ...mockHeaders }, json: request.body })
-      const found = expectProblems(reply, row.expect, vars)
+      const send = () => client.call(server, request.method, request.path, { headers: { ...request.headers, ...mockHeaders }, json: request.body })
+      let reply = await send()
+      let found = expectProblems(reply, row.expect, vars)
+      const deadline = row.poll && !target.mock ? Date.now() + row.poll.within : 0
+      while (found.length > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, row.poll!.every ?? 50))
+        reply = await send()
+        found = expectProblems(reply, row.expect, vars)
+      }
+      if (found.length > 0 && row.poll && !target.mock) found = found.map((p) => `${p} (still after ${row.poll!.within} ms)`)
       problems.push(...found)
       if (found.length === 0) {
         for (const [name, expr] of Object.entries(row.capture ?? {})) {

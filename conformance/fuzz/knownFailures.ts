@@ -1,9 +1,8 @@
 /**
- * Known failures: MODEL-SERVER defects the fuzzer finds that this change does not fix (the model server's
- * store and registry are being reworked in another branch, issue-13b). A violation matching an entry is
- * reported apart instead of failing the run; fuzz.test.ts sends each entry's `reproduce` request and proves
- * it still fails — so when the fix lands that test fails and the entry is deleted. Gateway defects never go
- * here: they are fixed.
+ * Known failures: model-server defects the fuzzer finds that are owned by another change and not fixed yet. A
+ * violation matching an entry is reported apart instead of failing the run; conformance.test.ts sends each
+ * entry's `reproduce` request and proves it still fails — so when the fix lands that test fails and the entry is
+ * deleted. Gateway defects never go here: they are fixed. The list is empty today.
  */
 import type { Violation } from './fuzz.js'
 
@@ -18,15 +17,8 @@ export type KnownFailure = {
   reproduce: { method: string; path: string; body?: unknown }
 }
 
-export const KNOWN_FAILURES: readonly KnownFailure[] = [
-  {
-    server: 'modelserver',
-    operation: /^pullModel$/,
-    problem: /server error 500|status 500 is not documented/,
-    why: 'a registry that cannot be reached (DNS, connection) answers 500 "pull model manifest: …" — a failure of a third party, not of the server; it should be a documented 502-style error (src/modelserver/registry)',
-    reproduce: { method: 'POST', path: '/api/pull', body: { model: 'registry.invalid/library/x:latest', insecure: true, stream: false } },
-  },
-]
+/** Empty: every finding so far is fixed (conformance/README.md). A new entry needs a `reproduce` request. */
+export const KNOWN_FAILURES: readonly KnownFailure[] = []
 
 export function matchKnownFailure(list: readonly KnownFailure[], v: Violation): KnownFailure | undefined {
   return list.find((k) => k.server === v.server && k.operation.test(v.operation) && k.problem.test(v.problem))

@@ -18,7 +18,8 @@ Derives requests from every operation of openapi/gateway.yaml and openapi/models
 boundary values, wrong types, missing and extra fields, hostile and oversize strings, malformed JSON, wrong
 content types) under each credential tier (none, session, bearer, garbage), and fails on any 5xx, any status
 the document does not list, any response that does not match the document, any body revealing a server
-path, and any request that gets no answer. Deterministic by seed; bounded by count and time.
+path, and any request that gets no answer. Deterministic by seed; bounded by count and time: no request
+starts after --seconds, and one still in flight a grace later (at most 15 s) is cut off and counted apart.
 Run it against a disposable deployment: valid requests change state (they delete models, log out…).
 
 Options:
@@ -110,6 +111,7 @@ if (report.violations.length > 50) process.stdout.write(`… ${report.violations
 for (const v of report.known.slice(0, 10)) process.stdout.write(`${show(v)}\n`)
 process.stdout.write(
   `fuzz: ${report.requests} requests (${Object.entries(report.byServer).map(([s, n]) => `${s} ${n}`).join(', ')}) over ${report.operations} operations in ${report.seconds} s; statuses ${JSON.stringify(report.byStatus)}\n` +
+    `fuzz: ${(report.requests / Math.max(report.seconds, 0.1)).toFixed(1)} requests/s; ${report.cutOff} cut off in flight at the time limit; ${report.retried} resent on a new connection\n` +
     `fuzz: ${report.violations.length} violations, ${report.known.length} known failures — seed ${seed}\n`,
 )
 if (values.report) {

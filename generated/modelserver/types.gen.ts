@@ -1393,6 +1393,14 @@ export type PullModelErrors = {
      *
      */
     500: Error;
+    /**
+     * The registry named by the model (or the default registry) failed: it cannot be reached (DNS, connection),
+     * answered an unexpected status, or sent an invalid manifest or bytes that do not match their digest. A third
+     * party's failure, so 502 where Ollama answers 500; the message says which step failed. With `stream` true
+     * (the default) the same failure arrives as the final line `{"error": "..."}` of a 200 stream.
+     *
+     */
+    502: Error;
 };
 
 export type PullModelError = PullModelErrors[keyof PullModelErrors];
@@ -1434,6 +1442,14 @@ export type PushModelErrors = {
      *
      */
     500: Error;
+    /**
+     * The registry named by the model (or the default registry) failed: it cannot be reached (DNS, connection),
+     * answered an unexpected status, or sent an invalid manifest or bytes that do not match their digest. A third
+     * party's failure, so 502 where Ollama answers 500; the message says which step failed. With `stream` true
+     * (the default) the same failure arrives as the final line `{"error": "..."}` of a 200 stream.
+     *
+     */
+    502: Error;
 };
 
 export type PushModelError = PushModelErrors[keyof PushModelErrors];

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { ChatChunk, GenerateChunk, ModelOptions } from '../../generated/modelserver/types.gen.js'
 import type { Database } from '../db/Database.js'
+import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { type AgentDefinition, agentDefinitions } from './agents.js'
@@ -25,6 +26,9 @@ export type MarketplaceParameters = {
 }
 
 type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
+
+/** Inserts of one evolve before a run of concurrent evolves of the same agent makes it give up. */
+const EVOLVE_ATTEMPTS = 8
 
 /** Usage and durations (ms) of a finished generation: the final chunk of every gateway stream carries them. */
 export type GenerationUsage = {
@@ -207,12 +211,21 @@ export class Marketplace {
       call.signal,
     )
     const instructions = reply.response.trim() || current.instructions
-    // Optimistic: the next revision number; a concurrent evolve of the same agent fails on the primary key.
-    const revision = current.revision + 1
-    await this.p.db
-      .insertInto('agent_revisions')
-      .values({ agent: agent.id, revision, instructions, model: reply.model, created_at: this.p.now(), wallet: call.wallet?.toLowerCase() ?? null })
-      .execute()
+    // The next revision number; a concurrent evolve of the same agent may take it first (the primary key
+    // refuses the second insert), so the number is re-read and the insert retried: both evolves are kept.
+    let revision = current.revision + 1
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.p.db
+          .insertInto('agent_revisions')
+          .values({ agent: agent.id, revision, instructions, model: reply.model, created_at: this.p.now(), wallet: call.wallet?.toLowerCase() ?? null })
+          .execute()
+        break
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= EVOLVE_ATTEMPTS) throw error
+        revision = (await this.current(agent)).revision + 1
+      }
+    }
     return { agent: agent.id, revision, model: reply.model, instructions, eval_count: reply.eval_count ?? 0 }
   }
 

@@ -273,6 +273,12 @@ describe('model server with the stock ollama client', () => {
     expect((await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'x', images: ['aGk='] })).status).toBe(400)
     expect((await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'x', keep_alive: 'soon' })).status).toBe(400)
     expect((await post('/api/embed', { model: 'svc-tiny-embed', input: 'x'.repeat(20_000), truncate: false })).status).toBe(400)
+    // An input far longer than the context (300 kB): truncated as documented (truncate defaults to true), a 400
+    // in the {error} shape with truncate false — never a 500.
+    const huge = 'B'.repeat(300_000)
+    expect((await post('/api/embed', { model: 'svc-tiny-embed', input: huge })).json.embeddings[0]).toHaveLength(64)
+    expect((await post('/api/embeddings', { model: 'svc-tiny-embed', prompt: huge })).json.embedding).toHaveLength(64)
+    expect(await post('/api/embed', { model: 'svc-tiny-embed', input: [huge], truncate: false })).toMatchObject({ status: 400, json: { error: 'input exceeds maximum context length' } })
     const quantize = await post('/api/create', { model: 'q', from: 'svc-tiny-chat', quantize: 'q4_K_M' })
     expect(quantize.status).toBe(400)
     expect(quantize.json.error).toMatch(/quantiz/)

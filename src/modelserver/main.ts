@@ -17,6 +17,10 @@ const onListening = () => {
 }
 // An empty host (`OLLAMA_HOST=:11435`) listens on every interface, as Go's `:port` does.
 const http = config.host === '' ? server.app.listen(config.port, onListening) : server.app.listen(config.port, config.host, onListening)
+// Idle connections stay open 65 s (as the gateway's; Ollama's Go server sets no idle limit): with Node's 5 s default,
+// a client reusing a pooled connection races the server closing it, and on a loaded machine loses ("other side
+// closed") although the server is fine.
+http.keepAliveTimeout = 65_000
 http.on('error', (error) => {
   logger.error({ err: error }, 'cannot listen')
   process.exit(1)

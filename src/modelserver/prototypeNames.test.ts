@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
-import { buildTinyChatModel } from './gguf/index.js'
+import { buildTinyChatModel, buildTinyLlama } from './gguf/index.js'
+import { tinyChatOptions } from './gguf/tinyModels.js'
 import { startTestModelServer, type TestModelServer } from './testServer.js'
 
 /**
@@ -168,6 +169,48 @@ describe('names such as __proto__, constructor, toString, hasOwnProperty', () =>
       expect((await call(b, 'POST', '/api/show', { model: name })).status, name).toBe(404)
     }
   }, 120_000)
+
+  it('JSON schemas (format, tool parameters) whose property and $defs names are prototype members are ordinary schemas', async () => {
+    // JSON.parse: `__proto__` is an own key of the request body, as any client sends it.
+    const format = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"boolean"},"constructor":{"type":"boolean"},"toString":{"$ref":"#/$defs/hasOwnProperty"}},"required":["__proto__","constructor","toString"],"$defs":{"hasOwnProperty":{"type":"boolean"}}}')
+    const generated = await call(b, 'POST', '/api/generate', { model: 'svc-tiny-chat', prompt: 'x', format, stream: false, options: { seed: 1, num_predict: 64 } })
+    expect(generated.status, generated.text).toBe(200)
+    const answer = JSON.parse(generated.json.response) as Record<string, unknown>
+    for (const key of ['__proto__', 'constructor', 'toString']) {
+      expect(Object.hasOwn(answer, key), key).toBe(true)
+      expect(typeof answer[key], key).toBe('boolean')
+    }
+    const parameters = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string","enum":["a"]},"valueOf":{"type":"boolean"}},"required":["__proto__"]}')
+    const chat = await call(b, 'POST', '/api/chat', {
+      model: 'svc-tiny-chat',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'function', function: { name: 'constructor', description: 'x', parameters } }],
+      stream: false,
+      options: { seed: 1, num_predict: 48 },
+    })
+    expect(chat.status, chat.text).toBe(200)
+  })
+
+  it('a GGUF whose metadata keys are prototype members: created, shown with those keys as its own model_info entries', async () => {
+    const bytes = buildTinyLlama({
+      ...tinyChatOptions,
+      name: 'metadata-keys',
+      extraMetadata: [
+        ['constructor', { kind: 'string', value: 'c' }],
+        ['svc.toString', { kind: 'u32', value: 7 }],
+        ['svc.hasOwnProperty', { kind: 'array', of: 'string', value: ['h'] }],
+        ['valueOf.isPrototypeOf', { kind: 'bool', value: true }],
+      ],
+    }).bytes
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+    expect([200, 201]).toContain((await fetch(`${b.url}/api/blobs/${digest}`, { method: 'POST', body: new Uint8Array(bytes) })).status)
+    expect((await call(b, 'POST', '/api/create', { model: 'metadata-keys', files: { 'm.gguf': digest }, stream: false })).status).toBe(200)
+    const show = await call(b, 'POST', '/api/show', { model: 'metadata-keys' })
+    expect(show.status, show.text).toBe(200)
+    expect(show.json.model_info).toMatchObject({ constructor: 'c', 'svc.toString': 7, 'svc.hasOwnProperty': ['h'], 'valueOf.isPrototypeOf': true, 'general.architecture': 'llama' })
+    expect((await call(b, 'POST', '/api/generate', { model: 'metadata-keys', prompt: 'x', stream: false, options: { num_predict: 2 } })).status).toBe(200)
+    expect((await call(b, 'DELETE', '/api/delete', { model: 'metadata-keys' })).status).toBe(200)
+  }, 60_000)
 
   it('left Object.prototype untouched, and every answer matched the document', () => {
     expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeBefore)

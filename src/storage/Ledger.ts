@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/Database.js'
+import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations/0004_storage.js'
 import type { AttestationRecord } from './VerifiedAttestor.js'
 
@@ -42,11 +43,6 @@ const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint'
 /** EVM addresses are compared lower-cased; an Algorand address is base32 and kept as written (upper case). */
 export function normalisePayer(payer: string): string {
   return payer.startsWith('0x') ? payer.toLowerCase() : payer
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; message?: string }
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint/i.test(e?.message ?? '')
 }
 
 /** Deposits and uploads of seed 2.7. Every state change is one conditional statement, safe across processes. */

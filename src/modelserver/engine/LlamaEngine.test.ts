@@ -405,6 +405,14 @@ describe('embeddings', () => {
       await small.unload()
     }
   })
+
+  it('an input far longer than the default context (300 kB) is truncated to what the context holds, or refused with truncate false', async () => {
+    const huge = 'B'.repeat(300_000)
+    const r = await embed.embed({ inputs: [huge] })
+    expect(r.embeddings[0]).toHaveLength(64)
+    expect(r.promptEvalCount).toBeLessThan(embed.contextLength)
+    await expect(embed.embed({ inputs: [huge], truncate: false })).rejects.toBeInstanceOf(EngineInputTooLongError)
+  })
 })
 
 describe('after everything', () => {

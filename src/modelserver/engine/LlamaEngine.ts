@@ -698,9 +698,12 @@ export class LlamaEngineModel implements EngineModel {
         if (params.signal?.aborted) throw params.signal.reason ?? new DOMException('aborted', 'AbortError')
         let tokens = this.model.tokenize(input, false)
         const bos = this.bos()
-        const max = this.ctxSize - bos.length
+        // node-llama-cpp evaluates an embedding input only when it is strictly shorter than its context (it
+        // throws at `length >= contextSize`), so an input fills at most ctxSize - 1 tokens.
+        const usable = this.ctxSize - 1
+        const max = usable - bos.length
         if (tokens.length > max) {
-          if (params.truncate === false) throw new EngineInputTooLongError(tokens.length + bos.length, this.ctxSize)
+          if (params.truncate === false) throw new EngineInputTooLongError(tokens.length + bos.length, usable)
           tokens = tokens.slice(0, max)
         }
         tokens = [...bos, ...tokens]

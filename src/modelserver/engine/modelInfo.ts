@@ -49,14 +49,19 @@ const FIM_TOKEN_TEXTS = [
   ['<|fim▁begin|>', '<|fim▁hole|>', '<|fim▁end|>'],
 ] as const
 
-/** Flattens GGUF metadata to Ollama's dotted `model_info` keys (`llama.attention.head_count`). */
-export function flattenMetadata(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+/**
+ * Flattens GGUF metadata to Ollama's dotted `model_info` keys (`llama.attention.head_count`). The keys come from
+ * the file (a pushed or created model is user-supplied), so the result has no prototype: a key such as
+ * `__proto__` or `constructor` is an own data property like any other, never a prototype write or an inherited
+ * read.
+ */
+export function flattenMetadata(value: unknown, prefix = '', out: Record<string, unknown> = Object.create(null) as Record<string, unknown>): Record<string, unknown> {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       flattenMetadata(v, prefix ? `${prefix}.${k}` : k, out)
     }
   } else if (prefix) {
-    out[prefix] = typeof value === 'bigint' ? toSafeNumber(value) : value
+    Object.defineProperty(out, prefix, { value: typeof value === 'bigint' ? toSafeNumber(value) : value, enumerable: true, writable: true, configurable: true })
   }
   return out
 }

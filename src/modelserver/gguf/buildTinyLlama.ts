@@ -37,6 +37,8 @@ export type TinyLlamaOptions = {
   /** Bound the engine puts on free JSON strings under a grammar (random weights never close a string). */
   maxJsonStringLength?: number
   description?: string
+  /** More metadata entries, written last (tests: keys a file may carry, such as `constructor`). */
+  extraMetadata?: ReadonlyArray<readonly [string, GgufValue]>
 }
 
 export type TinyModel = {
@@ -155,6 +157,8 @@ export function buildTinyLlama(options: TinyLlamaOptions): TinyModel {
   if (options.maxJsonStringLength !== undefined) {
     md.push(['svc.nudge.json_string_max_length', { kind: 'u32', value: options.maxJsonStringLength }])
   }
+
+  md.push(...(options.extraMetadata ?? []))
 
   return { bytes: writeGguf({ metadata: md, tensors }), parameterCount, vocab }
 }

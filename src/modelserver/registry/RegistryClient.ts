@@ -27,6 +27,9 @@ function isLoopback(host: string): boolean {
  * Pull and push over the OCI distribution protocol (what Ollama's registry speaks):
  * `GET/PUT /v2/<ns>/<name>/manifests/<tag>`, `GET/HEAD /v2/<ns>/<name>/blobs/<digest>`,
  * `POST /v2/<ns>/<name>/blobs/uploads/` then `PATCH` and `PUT ?digest=`.
+ * A failure of the registry (unreachable, an unexpected answer, a bad manifest or bytes) is 502 Bad Gateway: a
+ * third party's failure, not ours (Ollama answers 500 for every pull error; any non-2xx is an error to its
+ * clients, so they read the same `{error}` message). Only an unknown manifest is 404.
  */
 export class RegistryClient {
   private readonly fetch: typeof fetch
@@ -54,7 +57,7 @@ export class RegistryClient {
     } catch (error) {
       if ((error as Error)?.name === 'AbortError') throw error
       const cause = (error as { cause?: { message?: string } })?.cause?.message ?? (error as Error).message
-      throw new ModelServerError('registry_unreachable', `${what}: ${cause}`, 500, { cause: error })
+      throw new ModelServerError('registry_unreachable', `${what}: ${cause}`, 502, { cause: error })
     }
   }
 
@@ -74,7 +77,7 @@ export class RegistryClient {
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '')
-      throw new ModelServerError('registry_error', `pull model manifest: ${res.status} ${text}`.trim(), 500)
+      throw new ModelServerError('registry_error', `pull model manifest: ${res.status} ${text}`.trim(), 502)
     }
     const manifestBytes = Buffer.from(await res.arrayBuffer())
     let manifest: Manifest
@@ -83,7 +86,7 @@ export class RegistryClient {
       if (!manifest.config || !Array.isArray(manifest.layers)) throw new Error('missing config or layers')
       for (const d of [manifest.config, ...manifest.layers]) if (!digestPattern.test(d.digest)) throw new Error(`bad digest ${d.digest}`)
     } catch (error) {
-      throw new ModelServerError('invalid_manifest', `pull model manifest: invalid manifest (${(error as Error).message})`, 500)
+      throw new ModelServerError('invalid_manifest', `pull model manifest: invalid manifest (${(error as Error).message})`, 502)
     }
     await store.withLease(async (lease) => {
       // Pinned before the first presence check: a layer found present stays present until the manifest is written.
@@ -111,7 +114,7 @@ export class RegistryClient {
         const blob = await this.request(`${base}/blobs/${layer.digest}`, { signal }, `pull ${layer.digest}`)
         if (!blob.ok || !blob.body) {
           await blob.body?.cancel()
-          throw new ModelServerError('registry_error', `pull ${layer.digest}: registry answered ${blob.status}`, 500)
+          throw new ModelServerError('registry_error', `pull ${layer.digest}: registry answered ${blob.status}`, 502)
         }
         let reported = 0
         const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), (completed) => {
@@ -130,7 +133,7 @@ export class RegistryClient {
           await store.blobs.commit(tmp, digest)
         } catch (error) {
           if (error instanceof ModelServerError && error.code === 'digest_mismatch') {
-            throw new ModelServerError('digest_mismatch', `digest mismatch, file must be downloaded again: ${error.shortMessage}`, 500)
+            throw new ModelServerError('digest_mismatch', `digest mismatch, file must be downloaded again: ${error.shortMessage}`, 502)
           }
           throw error
         }
@@ -168,7 +171,7 @@ export class RegistryClient {
     )
     if (!res.ok) {
       const text = await res.text().catch(() => '')
-      throw new ModelServerError('registry_error', `push manifest: registry answered ${res.status} ${text}`.trim(), 500)
+      throw new ModelServerError('registry_error', `push manifest: registry answered ${res.status} ${text}`.trim(), 502)
     }
     await res.body?.cancel()
     onProgress({ status: 'success' })
@@ -187,7 +190,7 @@ export class RegistryClient {
     await start.body?.cancel()
     let location = start.headers.get('location')
     if (start.status !== 202 || !location) {
-      throw new ModelServerError('registry_error', `push ${layer.digest}: upload not started (${start.status})`, 500)
+      throw new ModelServerError('registry_error', `push ${layer.digest}: upload not started (${start.status})`, 502)
     }
     let completed = 0
     const file = createReadStream(this.options.store.blobs.path(layer.digest), { highWaterMark: this.chunkBytes })
@@ -207,7 +210,7 @@ export class RegistryClient {
         `push ${layer.digest}`,
       )
       await res.body?.cancel()
-      if (res.status !== 202) throw new ModelServerError('registry_error', `push ${layer.digest}: chunk rejected (${res.status})`, 500)
+      if (res.status !== 202) throw new ModelServerError('registry_error', `push ${layer.digest}: chunk rejected (${res.status})`, 502)
       location = res.headers.get('location') ?? location
       completed += chunk.length
       onProgress({ status, digest: layer.digest, total: layer.size, completed })
@@ -217,6 +220,6 @@ export class RegistryClient {
     const put = await this.request(done.toString(), { method: 'PUT', signal }, `push ${layer.digest}`)
     const text = put.ok ? '' : await put.text().catch(() => '')
     await put.body?.cancel().catch(() => {})
-    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${put.status} ${text}`.trim(), 500)
+    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${put.status} ${text}`.trim(), 502)
   }
 }

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net'
 import { Ollama } from 'ollama'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { zProgressChunk } from '../../../generated/modelserver/zod.gen.js'
@@ -104,6 +105,31 @@ describe('pull and push between two instances (OCI distribution)', () => {
     expect(lines[0]).toEqual({ status: 'pulling manifest' })
     expect(lines.at(-1)).toEqual({ error: 'pull model manifest: file does not exist' })
     await expect(client.push({ model: `127.0.0.1:${a.port}/library/none:latest`, insecure: true })).rejects.toMatchObject({ status_code: 404 })
+  })
+
+  it('a registry that cannot be reached: documented 502 {error} naming the step (non-streamed), a final {error} line (streamed)', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo
+        server.close(() => resolve(port))
+      })
+    })
+    const post = (path: string, body: unknown) => fetch(`${a.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    for (const model of [`127.0.0.1:${closed}/library/x:latest`, 'registry.invalid/library/x:latest']) {
+      const res = await post('/api/pull', { model, insecure: true, stream: false })
+      expect(res.status, model).toBe(502)
+      expect((await res.json()).error).toMatch(/^pull model manifest: /)
+      const streamed = await post('/api/pull', { model, insecure: true })
+      expect(streamed.status).toBe(200)
+      const lines = (await streamed.text()).trimEnd().split('\n').map((l) => JSON.parse(l))
+      expect(lines.at(-1).error).toMatch(/^pull model manifest: /)
+    }
+    const target = `127.0.0.1:${closed}/library/y:latest`
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: target })).status).toBe(200)
+    const pushed = await post('/api/push', { model: target, insecure: true, stream: false })
+    expect(pushed.status).toBe(502)
+    expect((await pushed.json()).error).toMatch(/^push /)
+    expect((await fetch(`${a.url}/api/delete`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: target }) })).status).toBe(200)
   })
 
   it('registry side: unknown manifest/blob are OCI 404s; a bad upload digest is 400', async () => {

@@ -22,6 +22,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ SERVICE_DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db')
   })
 
+  it('reads one or several model servers from SERVICE_LLM__MODELSERVER__BASE_URL (comma-separated)', () => {
+    const one = loadConfig({ SERVICE_LLM__MODELSERVER__BASE_URL: 'http://ms:11434/' }).modelServer
+    expect(one).toMatchObject({ baseUrl: 'http://ms:11434', baseUrls: ['http://ms:11434'] })
+    const two = loadConfig({ SERVICE_LLM__MODELSERVER__BASE_URL: ' http://a:11434 , https://b.example/ ' }).modelServer
+    expect(two).toMatchObject({ baseUrl: 'http://a:11434', baseUrls: ['http://a:11434', 'https://b.example'] })
+  })
+
   it('reads SERVICE_HARD_GATE_ENABLED on every call', () => {
     const env: Record<string, string> = { SERVICE_HARD_GATE_ENABLED: '1' }
     const c = loadConfig(env)
@@ -39,6 +46,9 @@ describe('loadConfig', () => {
     ['SERVICE_PUBLIC_ORIGIN', 'not a url'],
     ['SERVICE_PUBLIC_ORIGIN', 'https://gw.example.com/app'],
     ['SERVICE_LLM__MODELSERVER__BASE_URL', 'ftp://models'],
+    ['SERVICE_LLM__MODELSERVER__BASE_URL', 'http://a:1,ftp://b'],
+    ['SERVICE_LLM__MODELSERVER__BASE_URL', 'http://a:1,http://a:1/'],
+    ['SERVICE_LLM__MODELSERVER__BASE_URL', ' , '],
     ['SERVICE_DATABASE_URL', 'mysql://u@h/db'],
     ['SERVICE_LOGIN__SESSION_TTL_S', '5'],
     ['SERVICE_HTTP__RESPONSE_VALIDATION', 'loud'],

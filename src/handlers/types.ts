@@ -10,7 +10,7 @@ import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import type { ModelServerClient } from '../marketplace/ModelServerClient.js'
+import type { ModelServerPool } from '../llm/ModelServerPool.js'
 import type { Logger } from '../shared/logger.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
 
@@ -50,7 +50,8 @@ export interface Services {
   login: LoginService
   quota: CostQuota
   gate: ArrivalGate
-  modelServer: ModelServerClient
+  /** The model server(s): one, or several routed by model and load (`SERVICE_LLM__MODELSERVER__BASE_URL`). */
+  modelServer: ModelServerPool
   marketplace: Marketplace
   inbound: InboundMetrics
   /** Public cabinet roster lookup, provided by the shadow domain (`undefined` = no cabinet). */

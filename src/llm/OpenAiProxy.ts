@@ -1,5 +1,6 @@
 import type { Marketplace } from '../marketplace/Marketplace.js'
 import { ModelServerClient, ModelServerUnavailableError, type UpstreamResponse } from '../marketplace/ModelServerClient.js'
+import type { ModelServerPool } from './ModelServerPool.js'
 
 /** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
 export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
@@ -28,7 +29,7 @@ function isOpenAiError(value: unknown): value is OpenAiErrorBody {
  * the model-server timeout bounds each wait, and the caller's signal (client gone) closes the upstream request.
  */
 export class OpenAiProxy {
-  constructor(private readonly p: { modelServer: ModelServerClient; marketplace: Marketplace; now: () => number }) {}
+  constructor(private readonly p: { modelServer: ModelServerPool; marketplace: Marketplace; now: () => number }) {}
 
   private async resolve(body: Record<string, unknown>, path: OpenAiPath): Promise<Record<string, unknown>> {
     const model = body.model
@@ -88,7 +89,7 @@ export class OpenAiProxy {
       return { kind: 'json', status: status === 422 ? 400 : status, body }
     }
     const detail = isOpenAiError(json) ? `: ${json.error.message}` : ''
-    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${this.p.modelServer.baseUrl} answered ${status} to ${what}${detail}`))
+    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${upstream.baseUrl} answered ${status} to ${what}${detail}`))
   }
 }
 

@@ -14,6 +14,15 @@ export class ModelServerUnavailableError extends BaseError<'modelserver_unavaila
   override name = 'ModelServerUnavailableError'
 }
 
+/**
+ * The model server could not be reached (refused, reset, closed before answering): nothing of the answer
+ * arrived, so another model server can take the call (`ModelServerPool` fails over on this one only — not on a
+ * timeout, which may mean a busy server still generating, nor on the caller going away).
+ */
+export class ModelServerConnectError extends ModelServerUnavailableError {
+  override name = 'ModelServerConnectError'
+}
+
 /** The model server refused the request itself (unknown model, bad option): the caller's mistake, a 400. */
 export class ModelRequestError extends BaseError<'model_not_found' | 'model_request_invalid'> {
   override name = 'ModelRequestError'
@@ -28,6 +37,8 @@ export type ModelServerClientParameters = {
 
 /** A model-server answer whose body is read chunk by chunk as the model server sends it. */
 export type UpstreamResponse = {
+  /** The model server that answered. */
+  baseUrl: string
   status: number
   contentType: string
   /**
@@ -100,6 +111,7 @@ export class ModelServerClient {
       })
     } catch (error) {
       finish()
+      if (!timedOut && !signal?.aborted) throw new ModelServerConnectError('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${describe(error)}`, { cause: error })
       throw fail(error)
     }
     timer.refresh()
@@ -123,7 +135,7 @@ export class ModelServerClient {
         finish()
       }
     }
-    return { status: response.status, contentType: response.headers.get('content-type') ?? '', bytes: bytes(), cancel: finish }
+    return { baseUrl: this.baseUrl, status: response.status, contentType: response.headers.get('content-type') ?? '', bytes: bytes(), cancel: finish }
   }
 
   /** Reads a whole (small) answer body as text, within the idle timeout. */
@@ -203,9 +215,12 @@ export class ModelServerClient {
     let result: { data?: T; error?: unknown; response?: Response }
     try {
       result = await run(combined)
+      // The generated client hands back a failed fetch (refused, reset, timed out) as an error without a response.
+      if (result.response === undefined && result.error instanceof Error) throw result.error
     } catch (error) {
       const reason = timeout.aborted ? `timed out after ${this.timeoutMs} ms` : describe(error)
-      throw new ModelServerUnavailableError('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${reason}`, { cause: error })
+      const Kind = timeout.aborted || signal?.aborted ? ModelServerUnavailableError : ModelServerConnectError
+      throw new Kind('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${reason}`, { cause: error })
     }
     if (result.error !== undefined || result.data === undefined) {
       const status = result.response?.status

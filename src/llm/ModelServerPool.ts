@@ -1,4 +1,4 @@
-import { Gauge, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 import type { ChatChunk, ChatResponse, GenerateChunk, GenerateResponse, ModelSummary } from '../../generated/modelserver/types.gen.js'
 import type { ModelServerModels } from '../../generated/gateway/types.gen.js'
 import {
@@ -67,8 +67,14 @@ export class ModelServerPool {
   private timer: NodeJS.Timeout | undefined
   private refreshing: Promise<void> | undefined
   private lastRefreshAt = 0
-  /** `gateway_modelserver_*` gauges, served by `/metrics`. */
+  /** `gateway_modelserver_*` gauges and the failover counter, served by `/metrics`. */
   readonly registry = new Registry()
+  private readonly failovers = new Counter({
+    name: 'gateway_modelserver_failovers_total',
+    help: 'Calls moved on to another model server because this one could not be reached before its answer started.',
+    labelNames: ['server'],
+    registers: [this.registry],
+  })
 
   constructor(p: ModelServerPoolParameters) {
     if (p.baseUrls.length === 0) throw new Error('ModelServerPool needs at least one base URL')
@@ -228,6 +234,7 @@ export class ModelServerPool {
         release()
         if (!(error instanceof ModelServerConnectError) || this.members.length === 1) throw error
         this.markDown(m, error)
+        this.failovers.inc({ server: m.client.baseUrl })
         failures.push(`${m.client.baseUrl}: ${m.lastError}`)
       }
     }

@@ -4,6 +4,8 @@
  * rounds, with their spread").
  *
  *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
+ *   npm run bench -- llm -- --profile    (the gateway under `node --cpu-prof`; its self time summarised, from the
+ *                                         first measured round on — profiling slows it: not a run for the table)
  *
  * - Model server: a child process with the default tiny models (`scripts/bench/support/modelserverChild.ts`).
  * - Gateway: a second child process, the production entry (`src/main.ts`) on a fresh SQLite data dir, pointed
@@ -28,8 +30,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { readdirSync, readFileSync } from 'node:fs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { spawnModelServer } from './support/modelserverChild.js'
+import { summarise } from './support/summariseCpuProfile.js'
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +42,7 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '1' },
     /** A model server already running (instead of the child this benchmark starts). */
     modelserver: { type: 'string' },
+    profile: { type: 'boolean', default: false },
   },
 })
 const rounds = Number(values.rounds)
@@ -91,9 +96,12 @@ async function freePort(): Promise<number> {
   return port
 }
 
-async function startGateway(modelServerUrl: string, dataDir: string) {
+async function startGateway(modelServerUrl: string, dataDir: string, profileDir: string | undefined) {
   const port = await freePort()
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'src/main.ts')], {
+  // node with tsx's loader (no tsx CLI process in between), optionally under the CPU profiler.
+  const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const child = spawn(process.execPath, ['--import', 'tsx', ...flags, path.join(root, 'src/main.ts')], {
+    cwd: root,
     env: {
       ...process.env,
       SERVICE_PORT: String(port),
@@ -155,7 +163,8 @@ async function bench(): Promise<void> {
   const server = values.modelserver
     ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
     : await spawnModelServer(Number(values.threads))
-  const gateway = await startGateway(server.url, dataDir).catch(async (error: unknown) => {
+  const profileDir = values.profile ? path.join(dataDir, 'profiles') : undefined
+  const gateway = await startGateway(server.url, dataDir, profileDir).catch(async (error: unknown) => {
     await server.stop()
     throw error
   })
@@ -205,9 +214,11 @@ async function bench(): Promise<void> {
       max_tokens: maxTokens,
     })
 
+    let measuredFromUs = 0
     const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[] }>()
     const rate = new Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>()
     for (let round = -1; round < rounds; round++) {
+      if (round === 0) measuredFromUs = Number(process.hrtime.bigint() / 1000n)
       const gatewayFirst = round % 2 === 1
       for (const [kind, list] of [['ttft', pairs(short, 8)], ['rate', pairs(long, tokens)]] as const) {
         for (const pair of list) {
@@ -253,6 +264,17 @@ async function bench(): Promise<void> {
       )
     }
     if (!hasOpenAi) console.log('(the model server has no /v1: the SSE pair was skipped)')
+    if (profileDir) {
+      await gateway.stop()
+      for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+        const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')), 40, measuredFromUs)
+        const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
+        console.log(`\ngateway profile — busy ${busy.toFixed(0)} ms of ${totalMs.toFixed(0)} ms; self time by area:`)
+        for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
+        console.log('  top functions:')
+        for (const [f, ms] of functions.slice(0, 40)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
+      }
+    }
   } finally {
     agent.destroy()
     await gateway.stop()

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
     expect(c.databaseUrl).toBe(`sqlite:${path.join(path.resolve('./data'), 'gateway.sqlite')}`)
     expect(c.publicOrigin).toBe('http://localhost:8000')
     expect(c.modelServer.baseUrl).toBe('http://127.0.0.1:11434')
+    expect(c.sqliteSynchronous).toBe('full')
     expect(c.hardGateEnabled()).toBe(true)
     expect(c.login).toMatchObject({ challengeTtlS: 300, sessionTtlS: 86_400 })
     expect(c.catalogueLogPath).toBe(path.join(path.resolve('./data'), 'catalogue.jsonl'))
@@ -52,6 +53,7 @@ describe('loadConfig', () => {
     ['SERVICE_DATABASE_URL', 'mysql://u@h/db'],
     ['SERVICE_LOGIN__SESSION_TTL_S', '5'],
     ['SERVICE_HTTP__RESPONSE_VALIDATION', 'loud'],
+    ['SERVICE_DATABASE__SQLITE_SYNCHRONOUS', 'off'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     let error: unknown
     try {

@@ -11,6 +11,8 @@ export type GatewayConfig = {
   dataDir: string
   /** `postgres://…` selects PostgreSQL; otherwise a SQLite file path. */
   databaseUrl: string
+  /** SQLite's `synchronous` (see `createDatabase`): `full` by default. */
+  sqliteSynchronous: 'full' | 'normal'
   /** Origin used in login messages and resource URLs, e.g. `http://localhost:8000` (no trailing slash). */
   publicOrigin: string
   /** `SERVICE_HARD_GATE_ENABLED`, read on every call (default on). */
@@ -62,6 +64,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     host: envString(env, 'SERVICE_HOST', '0.0.0.0'),
     dataDir,
     databaseUrl,
+    sqliteSynchronous: envEnum(env, 'SERVICE_DATABASE__SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     publicOrigin,
     hardGateEnabled,
     modelServer: {

@@ -54,7 +54,7 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
   const ownsDatabase = !p.database
-  const database = p.database ?? (await createDatabase({ url: config.databaseUrl }))
+  const database = p.database ?? (await createDatabase({ url: config.databaseUrl, sqliteSynchronous: config.sqliteSynchronous }))
 
   const catalogue = new Catalogue({ db: database.db, logPath: config.catalogueLogPath, logger, now: p.clockOverridden ? () => now() * 1000 : Date.now })
   const metrics = new GatewayMetrics()

@@ -16,9 +16,12 @@
  *           when the model server has its OpenAI-compatible API.
  * - TTFT: request sent → first body bytes received, for a short completion (8 tokens). Added = the median of the
  *   per-round differences gateway − direct; spread = their 25th–75th percentiles.
+ * - The floor of one more process on the path: the direct call through a bare node:http reverse proxy
+ *   (`support/bareProxy.mjs`: keep-alive, bodies piped, nothing else), measured in the same rounds. "Beyond the
+ *   hop" = the median of per-round differences gateway − bare proxy: what the gateway's own work adds.
  * - Streamed tokens/s: a long generation (`--tokens`, a seed that runs to the end), eval_count / wall time to
  *   the last byte. Ratio = median of the per-round ratios gateway / direct, with their 25th–75th percentiles.
- * - Each round runs the direct and gateway calls back to back, alternating which goes first (ABBA), so drift
+ * - Each round runs the direct, gateway (and, for TTFT, bare-proxy) calls back to back, rotating which goes first, so drift
  *   and noise on the shared machine hit both alike. One warm-up round is discarded.
  * - The client is node:http keeping only the first and last bytes (a lean client; fetch costs more CPU).
  */
@@ -139,6 +142,23 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
   }
 }
 
+/** The bare reverse proxy (`support/bareProxy.mjs`) in a child process, in front of `target`. */
+async function startBareProxy(target: string) {
+  const child = spawn(process.execPath, [path.join(root, 'scripts/bench/support/bareProxy.mjs')], { env: { ...process.env, TARGET: target }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const exited = new Promise((r) => child.once('exit', r))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port))
+    child.once('exit', (code) => reject(new Error(`bare proxy exited with ${code}`)))
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
 async function login(url: string): Promise<string> {
   const account = privateKeyToAccount(generatePrivateKey())
   const headers = { 'content-type': 'application/json' }
@@ -168,6 +188,7 @@ async function bench(): Promise<void> {
     await server.stop()
     throw error
   })
+  const proxy = await startBareProxy(server.url)
   try {
     const token = await login(gateway.url)
     const auth = { 'x-session-token': token }
@@ -184,12 +205,13 @@ async function bench(): Promise<void> {
     const long = { seed, temperature: 0.8, num_predict: tokens }
     const hasOpenAi = (await fetch(`${server.url}/v1/models`)).status === 200
 
-    type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; tokensOf: (r: Reply) => number }
+    type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; proxy: () => Promise<Reply>; tokensOf: (r: Reply) => number }
     const ndjsonTokens = (r: Reply) => Number(lastJsonLine(r.tail).eval_count)
     const pairs = (options: object, maxTokens: number): Pair[] => [
       {
         name: 'NDJSON /api/generate vs /llm/completion',
         direct: () => post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
+        proxy: () => post(`${proxy.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
         gateway: () => post(`${gateway.url}/llm/completion`, { prompt, stream: true, options }, auth),
         tokensOf: ndjsonTokens,
       },
@@ -198,6 +220,7 @@ async function bench(): Promise<void> {
             {
               name: 'SSE /v1/chat/completions vs /llm/v1/…',
               direct: () => post(`${server.url}/v1/chat/completions`, openAiBody(maxTokens)),
+              proxy: () => post(`${proxy.url}/v1/chat/completions`, openAiBody(maxTokens)),
               gateway: () => post(`${gateway.url}/llm/v1/chat/completions`, openAiBody(maxTokens), { authorization: `Bearer ${token}` }),
               tokensOf: (r: Reply) => sseUsage(r.tail)?.completion_tokens ?? Number.NaN,
             },
@@ -215,28 +238,45 @@ async function bench(): Promise<void> {
     })
 
     let measuredFromUs = 0
-    const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[] }>()
+    const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
+    // Every order of the three calls in turn (TTFT rounds); direct/gateway alternate (ABBA) for tokens/s.
+    const orders = [
+      ['direct', 'gateway', 'proxy'],
+      ['gateway', 'proxy', 'direct'],
+      ['proxy', 'direct', 'gateway'],
+      ['gateway', 'direct', 'proxy'],
+      ['direct', 'proxy', 'gateway'],
+      ['proxy', 'gateway', 'direct'],
+    ] as const
     const rate = new Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>()
     for (let round = -1; round < rounds; round++) {
       if (round === 0) measuredFromUs = Number(process.hrtime.bigint() / 1000n)
       const gatewayFirst = round % 2 === 1
       for (const [kind, list] of [['ttft', pairs(short, 8)], ['rate', pairs(long, tokens)]] as const) {
         for (const pair of list) {
-          const run = async (which: 'direct' | 'gateway') => {
+          const run = async (which: 'direct' | 'gateway' | 'proxy') => {
             const r = await pair[which]()
             if (r.status !== 200) throw new Error(`${pair.name} ${which}: status ${r.status}: ${r.tail.slice(0, 200)}`)
             return r
           }
-          const [a, b] = gatewayFirst ? [await run('gateway'), await run('direct')] : [await run('direct'), await run('gateway')]
-          const [d, g] = gatewayFirst ? [b, a] : [a, b]
-          if (round < 0) continue
           if (kind === 'ttft') {
-            const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [] }
+            const got = new Map<string, Reply>()
+            for (const which of orders[(round + orders.length) % orders.length]!) got.set(which, await run(which))
+            if (round < 0) continue
+            const [d, g, p] = [got.get('direct')!, got.get('gateway')!, got.get('proxy')!]
+            const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [], hop: [], beyond: [] }
             t.direct.push(d.ttftMs)
             t.gateway.push(g.ttftMs)
             t.added.push(g.ttftMs - d.ttftMs)
+            t.hop.push(p.ttftMs - d.ttftMs)
+            t.beyond.push(g.ttftMs - p.ttftMs)
             ttft.set(pair.name, t)
-          } else {
+            continue
+          }
+          const [a, b] = gatewayFirst ? [await run('gateway'), await run('direct')] : [await run('direct'), await run('gateway')]
+          const [d, g] = gatewayFirst ? [b, a] : [a, b]
+          if (round < 0) continue
+          {
             const [dt, gt] = [pair.tokensOf(d), pair.tokensOf(g)]
             if (dt !== tokens || gt !== tokens) throw new Error(`${pair.name}: ${dt} / ${gt} tokens, not ${tokens}`)
             const t = rate.get(pair.name) ?? { direct: [], gateway: [], ratio: [] }
@@ -251,7 +291,15 @@ async function bench(): Promise<void> {
     }
 
     const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
+    const spread = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${quantile(xs, 0.25).toFixed(digits)}–${quantile(xs, 0.75).toFixed(digits)})`
     console.log(`${rounds} rounds + 1 warm-up, alternating order; ${tokens}-token streams (seed ${seed}); ${os.availableParallelism()} cores shared; load ${load}`)
+    console.log('')
+    console.log('TTFT (ms): medians; added = per-round differences, median (p25–p75)')
+    console.log('')
+    console.log('| Stream | direct | gateway | bare proxy | gateway added | bare proxy added (the hop) | gateway beyond the hop |')
+    console.log('|---|---|---|---|---|---|---|')
+    for (const [name, t] of ttft)
+      console.log(`| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.direct.map((d, i) => d + t.hop[i]!)).toFixed(2)} | ${spread(t.added, 2)} | ${spread(t.hop, 2)} | ${spread(t.beyond, 2)} |`)
     console.log('')
     console.log('| Stream | TTFT direct (ms) | TTFT gateway (ms) | added, median (p25–p75) | tokens/s direct | tokens/s gateway | ratio, median (p25–p75) |')
     console.log('|---|---|---|---|---|---|---|')
@@ -277,6 +325,7 @@ async function bench(): Promise<void> {
     }
   } finally {
     agent.destroy()
+    await proxy.stop()
     await gateway.stop()
     await server.stop()
     await rm(dataDir, { recursive: true, force: true })

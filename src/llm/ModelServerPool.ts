@@ -267,6 +267,35 @@ export class ModelServerPool {
     return this.route(typeof model === 'string' ? model : undefined, what, async (client, release) => releasingUpstream(await client.open(what, request, signal), release))
   }
 
+  /**
+   * `open` on every server that is up (all of them when none is), for lists that are the union of the servers'
+   * (`GET /v1/models`). A server that cannot be reached is marked down and left out; none reached throws
+   * `modelserver_unavailable` naming each.
+   */
+  async openEach(what: string, request: { method: 'GET' | 'POST'; path: string }, signal?: AbortSignal): Promise<UpstreamResponse[]> {
+    if (this.members.length === 1) return [await this.open(what, request, signal)]
+    const up = this.members.filter((m) => m.up)
+    const targets = up.length > 0 ? up : this.members
+    const settled = await Promise.allSettled(targets.map((m) => m.client.open(what, request, signal)))
+    const answers: UpstreamResponse[] = []
+    const failures: string[] = []
+    settled.forEach((result, i) => {
+      const m = targets[i]!
+      if (result.status === 'fulfilled') {
+        m.up = true
+        answers.push(result.value)
+      } else if (result.reason instanceof ModelServerConnectError) {
+        this.markDown(m, result.reason)
+        failures.push(`${m.client.baseUrl}: ${m.lastError}`)
+      } else {
+        for (const answer of answers) answer.cancel()
+        throw result.reason
+      }
+    })
+    if (answers.length === 0) throw new ModelServerUnavailableError('modelserver_unavailable', `no model server could take ${what} (${failures.join('; ')})`)
+    return answers
+  }
+
   static text(upstream: UpstreamResponse): Promise<string> {
     return ModelServerClient.text(upstream)
   }

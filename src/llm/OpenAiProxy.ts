@@ -51,20 +51,25 @@ export class OpenAiProxy {
     return this.answer(what, upstream)
   }
 
-  /** The model server's models plus the marketplace agents (usable as model names). */
+  /**
+   * The model servers' models (with several, the union by id of those that answer) plus the marketplace agents
+   * (usable as model names).
+   */
   async models(signal?: AbortSignal): Promise<OpenAiProxyResult> {
-    let upstream: UpstreamResponse
+    let upstreams: UpstreamResponse[]
     try {
-      upstream = await this.p.modelServer.open('GET /v1/models', { method: 'GET', path: '/v1/models' }, signal)
+      upstreams = await this.p.modelServer.openEach('GET /v1/models', { method: 'GET', path: '/v1/models' }, signal)
     } catch (error) {
       return unavailable(error)
     }
-    const result = await this.answer('GET /v1/models', upstream)
-    if (result.kind !== 'json' || result.status !== 200) return result
-    const list = result.body as { object: 'list'; data: { id: string }[] }
+    const results = await Promise.all(upstreams.map((upstream) => this.answer('GET /v1/models', upstream)))
+    const lists = results.filter((r) => r.kind === 'json' && r.status === 200)
+    if (lists.length === 0) return results[0]!
+    const byId = new Map<string, { id: string }>()
+    for (const r of lists) for (const model of (r.kind === 'json' ? (r.body as { data: { id: string }[] }).data : [])) if (!byId.has(model.id)) byId.set(model.id, model)
     const created = this.p.now()
     const agents = (await this.p.marketplace.listAgents()).map((a) => ({ id: a.id, object: 'model' as const, created, owned_by: 'pay2store-agent' }))
-    return { kind: 'json', status: 200, body: { object: 'list', data: [...list.data, ...agents] } }
+    return { kind: 'json', status: 200, body: { object: 'list', data: [...byId.values(), ...agents] } }
   }
 
   private async answer(what: string, upstream: UpstreamResponse): Promise<OpenAiProxyResult> {

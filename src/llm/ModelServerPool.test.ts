@@ -102,6 +102,22 @@ describe('ModelServerPool', () => {
     expect(p.servers()[1]!.models).toContain('new:latest')
   })
 
+  it('re-reads the model lists every refreshMs once started, and not after stop', async () => {
+    const [a, b] = [await peer(['m:latest']), await peer(['m:latest'])]
+    const p = new ModelServerPool({ baseUrls: [a.url, b.url], timeoutMs: 2000, refreshMs: 100 })
+    p.start()
+    try {
+      a.models.push('later:latest')
+      for (let i = 0; i < 50 && !p.servers()[0]!.models?.includes('later:latest'); i++) await new Promise((r) => setTimeout(r, 50))
+      expect(p.servers()[0]!.models).toEqual(['later:latest', 'm:latest'])
+    } finally {
+      p.stop()
+    }
+    b.models.push('never-seen:latest')
+    await new Promise((r) => setTimeout(r, 300))
+    expect(p.servers()[1]!.models).toEqual(['m:latest'])
+  })
+
   it('fails over on a connection error before the first byte, marks the server down and reports why', async () => {
     const [gone, live] = [await peer(['m:latest']), await peer(['m:latest'])]
     const dead = gone.url

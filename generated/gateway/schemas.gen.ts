@@ -1192,7 +1192,7 @@ export const HealthDetailedSchema = {
                     $ref: '#/components/schemas/HealthCheck'
                 },
                 modelserver: {
-                    $ref: '#/components/schemas/HealthCheck'
+                    $ref: '#/components/schemas/ModelServerPoolCheck'
                 },
                 catalogue_log: {
                     $ref: '#/components/schemas/HealthCheck'
@@ -1210,6 +1210,90 @@ export const HealthDetailedSchema = {
                     $ref: '#/components/schemas/UpstreamCreditCheck'
                 }
             }
+        }
+    }
+} as const;
+
+export const ModelServerPoolCheckSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The model servers of `SERVICE_LLM__MODELSERVER__BASE_URL` (one, or several comma-separated).\nEach is read (`GET /api/tags`) at every check: `ok` when all answer, `partial` when some of several do\nnot (calls go to the others), `down` when none does; `detail` names those down.\n',
+    required: [
+        'status',
+        'latency_ms',
+        'servers'
+    ],
+    additionalProperties: false,
+    properties: {
+        status: {
+            type: 'string',
+            enum: [
+                'ok',
+                'partial',
+                'down'
+            ]
+        },
+        latency_ms: {
+            type: 'number',
+            minimum: 0
+        },
+        detail: {
+            type: 'string'
+        },
+        servers: {
+            type: 'array',
+            minItems: 1,
+            items: {
+                $ref: '#/components/schemas/ModelServerState'
+            }
+        }
+    }
+} as const;
+
+export const ModelServerStateSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. One model server as the gateway routes to it: calls go to a server that has the model,\nleast busy (`in_flight`) first; a server that cannot be reached before the first byte of its answer is\nmarked `down` and the call moves on to the next (a started stream is never retried).\n',
+    required: [
+        'url',
+        'status',
+        'models',
+        'in_flight',
+        'last_error'
+    ],
+    additionalProperties: false,
+    properties: {
+        url: {
+            type: 'string',
+            format: 'uri'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'up',
+                'down'
+            ]
+        },
+        models: {
+            description: 'Installed models from its `GET /api/tags` at the last read; `null` when never read.',
+            type: [
+                'array',
+                'null'
+            ],
+            items: {
+                type: 'string'
+            }
+        },
+        in_flight: {
+            description: 'Calls the gateway has open on this server (a stream counts until it ends).',
+            type: 'integer',
+            minimum: 0
+        },
+        last_error: {
+            type: [
+                'string',
+                'null'
+            ]
         }
     }
 } as const;

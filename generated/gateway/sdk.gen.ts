@@ -401,8 +401,10 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
 /**
  * Readiness with dependency checks
  *
- * Designed. Checks the database, the model server (`GET /api/version` on
- * `SERVICE_LLM__MODELSERVER__BASE_URL`) and the catalogue log (append-only file writable) and, when paid
+ * Designed. Checks the database, the model servers (`GET /api/tags` on each server listed in
+ * `SERVICE_LLM__MODELSERVER__BASE_URL`, reported per server: up or down, its models, the calls the gateway
+ * has open on it, the last error; `partial` when some of several are down) and the catalogue log
+ * (append-only file writable) and, when paid
  * storage is configured, the storage upstream (`GET /v1/rates`), the facilitators (`GET /supported` on
  * each: `ok` while one answers, `detail` names those down), the Algorand node (`GET /v2/status`) and the
  * upstream credit (`upstream_credit`: balance, threshold, `low` below it). `status` is `degraded` when any

@@ -503,13 +503,46 @@ export type HealthDetailed = {
     status: 'ok' | 'degraded';
     checks: {
         database: HealthCheck;
-        modelserver: HealthCheck;
+        modelserver: ModelServerPoolCheck;
         catalogue_log: HealthCheck;
         storage_upstream?: HealthCheck;
         facilitator?: HealthCheck;
         algod?: HealthCheck;
         upstream_credit?: UpstreamCreditCheck;
     };
+};
+
+/**
+ * Designed. The model servers of `SERVICE_LLM__MODELSERVER__BASE_URL` (one, or several comma-separated).
+ * Each is read (`GET /api/tags`) at every check: `ok` when all answer, `partial` when some of several do
+ * not (calls go to the others), `down` when none does; `detail` names those down.
+ *
+ */
+export type ModelServerPoolCheck = {
+    status: 'ok' | 'partial' | 'down';
+    latency_ms: number;
+    detail?: string;
+    servers: Array<ModelServerState>;
+};
+
+/**
+ * Designed. One model server as the gateway routes to it: calls go to a server that has the model,
+ * least busy (`in_flight`) first; a server that cannot be reached before the first byte of its answer is
+ * marked `down` and the call moves on to the next (a started stream is never retried).
+ *
+ */
+export type ModelServerState = {
+    url: string;
+    status: 'up' | 'down';
+    /**
+     * Installed models from its `GET /api/tags` at the last read; `null` when never read.
+     */
+    models: Array<string> | null;
+    /**
+     * Calls the gateway has open on this server (a stream counts until it ends).
+     */
+    in_flight: number;
+    last_error: string | null;
 };
 
 /**

@@ -397,6 +397,37 @@ export const zHealthCheck = z.object({
 });
 
 /**
+ * Designed. One model server as the gateway routes to it: calls go to a server that has the model,
+ * least busy (`in_flight`) first; a server that cannot be reached before the first byte of its answer is
+ * marked `down` and the call moves on to the next (a started stream is never retried).
+ *
+ */
+export const zModelServerState = z.object({
+    url: z.url(),
+    status: z.enum(['up', 'down']),
+    models: z.array(z.string()).nullable(),
+    in_flight: z.int().gte(0),
+    last_error: z.string().nullable()
+});
+
+/**
+ * Designed. The model servers of `SERVICE_LLM__MODELSERVER__BASE_URL` (one, or several comma-separated).
+ * Each is read (`GET /api/tags`) at every check: `ok` when all answer, `partial` when some of several do
+ * not (calls go to the others), `down` when none does; `detail` names those down.
+ *
+ */
+export const zModelServerPoolCheck = z.object({
+    status: z.enum([
+        'ok',
+        'partial',
+        'down'
+    ]),
+    latency_ms: z.number().gte(0),
+    detail: z.string().optional(),
+    servers: z.array(zModelServerState).min(1)
+});
+
+/**
  * Designed marketplace agent record.
  */
 export const zAgent = z.object({
@@ -1095,7 +1126,7 @@ export const zHealthDetailed = z.object({
     status: z.enum(['ok', 'degraded']),
     checks: z.object({
         database: zHealthCheck,
-        modelserver: zHealthCheck,
+        modelserver: zModelServerPoolCheck,
         catalogue_log: zHealthCheck,
         storage_upstream: zHealthCheck.optional(),
         facilitator: zHealthCheck.optional(),

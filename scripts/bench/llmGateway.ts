@@ -4,6 +4,8 @@
  * rounds, with their spread").
  *
  *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
+ *   npm run bench -- llm -- --profile    (the gateway under `node --cpu-prof`; its self time summarised, from the
+ *                                         first measured round on — profiling slows it: not a run for the table)
  *
  * - Model server: a child process with the default tiny models (`scripts/bench/support/modelserverChild.ts`).
  * - Gateway: a second child process, the production entry (`src/main.ts`) on a fresh SQLite data dir, pointed
@@ -14,9 +16,12 @@
  *           when the model server has its OpenAI-compatible API.
  * - TTFT: request sent → first body bytes received, for a short completion (8 tokens). Added = the median of the
  *   per-round differences gateway − direct; spread = their 25th–75th percentiles.
+ * - The floor of one more process on the path: the direct call through a bare node:http reverse proxy
+ *   (`support/bareProxy.mjs`: keep-alive, bodies piped, nothing else), measured in the same rounds. "Beyond the
+ *   hop" = the median of per-round differences gateway − bare proxy: what the gateway's own work adds.
  * - Streamed tokens/s: a long generation (`--tokens`, a seed that runs to the end), eval_count / wall time to
  *   the last byte. Ratio = median of the per-round ratios gateway / direct, with their 25th–75th percentiles.
- * - Each round runs the direct and gateway calls back to back, alternating which goes first (ABBA), so drift
+ * - Each round runs the direct, gateway (and, for TTFT, bare-proxy) calls back to back, rotating which goes first, so drift
  *   and noise on the shared machine hit both alike. One warm-up round is discarded.
  * - The client is node:http keeping only the first and last bytes (a lean client; fetch costs more CPU).
  */
@@ -28,8 +33,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { readdirSync, readFileSync } from 'node:fs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { spawnModelServer } from './support/modelserverChild.js'
+import { summarise } from './support/summariseCpuProfile.js'
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +45,7 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '1' },
     /** A model server already running (instead of the child this benchmark starts). */
     modelserver: { type: 'string' },
+    profile: { type: 'boolean', default: false },
   },
 })
 const rounds = Number(values.rounds)
@@ -91,9 +99,12 @@ async function freePort(): Promise<number> {
   return port
 }
 
-async function startGateway(modelServerUrl: string, dataDir: string) {
+async function startGateway(modelServerUrl: string, dataDir: string, profileDir: string | undefined) {
   const port = await freePort()
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'src/main.ts')], {
+  // node with tsx's loader (no tsx CLI process in between), optionally under the CPU profiler.
+  const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const child = spawn(process.execPath, ['--import', 'tsx', ...flags, path.join(root, 'src/main.ts')], {
+    cwd: root,
     env: {
       ...process.env,
       SERVICE_PORT: String(port),
@@ -131,6 +142,23 @@ async function startGateway(modelServerUrl: string, dataDir: string) {
   }
 }
 
+/** The bare reverse proxy (`support/bareProxy.mjs`) in a child process, in front of `target`. */
+async function startBareProxy(target: string) {
+  const child = spawn(process.execPath, [path.join(root, 'scripts/bench/support/bareProxy.mjs')], { env: { ...process.env, TARGET: target }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const exited = new Promise((r) => child.once('exit', r))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port))
+    child.once('exit', (code) => reject(new Error(`bare proxy exited with ${code}`)))
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
 async function login(url: string): Promise<string> {
   const account = privateKeyToAccount(generatePrivateKey())
   const headers = { 'content-type': 'application/json' }
@@ -155,10 +183,12 @@ async function bench(): Promise<void> {
   const server = values.modelserver
     ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
     : await spawnModelServer(Number(values.threads))
-  const gateway = await startGateway(server.url, dataDir).catch(async (error: unknown) => {
+  const profileDir = values.profile ? path.join(dataDir, 'profiles') : undefined
+  const gateway = await startGateway(server.url, dataDir, profileDir).catch(async (error: unknown) => {
     await server.stop()
     throw error
   })
+  const proxy = await startBareProxy(server.url)
   try {
     const token = await login(gateway.url)
     const auth = { 'x-session-token': token }
@@ -175,12 +205,13 @@ async function bench(): Promise<void> {
     const long = { seed, temperature: 0.8, num_predict: tokens }
     const hasOpenAi = (await fetch(`${server.url}/v1/models`)).status === 200
 
-    type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; tokensOf: (r: Reply) => number }
+    type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; proxy: () => Promise<Reply>; tokensOf: (r: Reply) => number }
     const ndjsonTokens = (r: Reply) => Number(lastJsonLine(r.tail).eval_count)
     const pairs = (options: object, maxTokens: number): Pair[] => [
       {
         name: 'NDJSON /api/generate vs /llm/completion',
         direct: () => post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
+        proxy: () => post(`${proxy.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
         gateway: () => post(`${gateway.url}/llm/completion`, { prompt, stream: true, options }, auth),
         tokensOf: ndjsonTokens,
       },
@@ -189,6 +220,7 @@ async function bench(): Promise<void> {
             {
               name: 'SSE /v1/chat/completions vs /llm/v1/…',
               direct: () => post(`${server.url}/v1/chat/completions`, openAiBody(maxTokens)),
+              proxy: () => post(`${proxy.url}/v1/chat/completions`, openAiBody(maxTokens)),
               gateway: () => post(`${gateway.url}/llm/v1/chat/completions`, openAiBody(maxTokens), { authorization: `Bearer ${token}` }),
               tokensOf: (r: Reply) => sseUsage(r.tail)?.completion_tokens ?? Number.NaN,
             },
@@ -205,27 +237,46 @@ async function bench(): Promise<void> {
       max_tokens: maxTokens,
     })
 
-    const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[] }>()
+    let measuredFromUs = 0
+    const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
+    // Every order of the three calls in turn (TTFT rounds); direct/gateway alternate (ABBA) for tokens/s.
+    const orders = [
+      ['direct', 'gateway', 'proxy'],
+      ['gateway', 'proxy', 'direct'],
+      ['proxy', 'direct', 'gateway'],
+      ['gateway', 'direct', 'proxy'],
+      ['direct', 'proxy', 'gateway'],
+      ['proxy', 'gateway', 'direct'],
+    ] as const
     const rate = new Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>()
     for (let round = -1; round < rounds; round++) {
+      if (round === 0) measuredFromUs = Number(process.hrtime.bigint() / 1000n)
       const gatewayFirst = round % 2 === 1
       for (const [kind, list] of [['ttft', pairs(short, 8)], ['rate', pairs(long, tokens)]] as const) {
         for (const pair of list) {
-          const run = async (which: 'direct' | 'gateway') => {
+          const run = async (which: 'direct' | 'gateway' | 'proxy') => {
             const r = await pair[which]()
             if (r.status !== 200) throw new Error(`${pair.name} ${which}: status ${r.status}: ${r.tail.slice(0, 200)}`)
             return r
           }
-          const [a, b] = gatewayFirst ? [await run('gateway'), await run('direct')] : [await run('direct'), await run('gateway')]
-          const [d, g] = gatewayFirst ? [b, a] : [a, b]
-          if (round < 0) continue
           if (kind === 'ttft') {
-            const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [] }
+            const got = new Map<string, Reply>()
+            for (const which of orders[(round + orders.length) % orders.length]!) got.set(which, await run(which))
+            if (round < 0) continue
+            const [d, g, p] = [got.get('direct')!, got.get('gateway')!, got.get('proxy')!]
+            const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [], hop: [], beyond: [] }
             t.direct.push(d.ttftMs)
             t.gateway.push(g.ttftMs)
             t.added.push(g.ttftMs - d.ttftMs)
+            t.hop.push(p.ttftMs - d.ttftMs)
+            t.beyond.push(g.ttftMs - p.ttftMs)
             ttft.set(pair.name, t)
-          } else {
+            continue
+          }
+          const [a, b] = gatewayFirst ? [await run('gateway'), await run('direct')] : [await run('direct'), await run('gateway')]
+          const [d, g] = gatewayFirst ? [b, a] : [a, b]
+          if (round < 0) continue
+          {
             const [dt, gt] = [pair.tokensOf(d), pair.tokensOf(g)]
             if (dt !== tokens || gt !== tokens) throw new Error(`${pair.name}: ${dt} / ${gt} tokens, not ${tokens}`)
             const t = rate.get(pair.name) ?? { direct: [], gateway: [], ratio: [] }
@@ -240,7 +291,15 @@ async function bench(): Promise<void> {
     }
 
     const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
+    const spread = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${quantile(xs, 0.25).toFixed(digits)}–${quantile(xs, 0.75).toFixed(digits)})`
     console.log(`${rounds} rounds + 1 warm-up, alternating order; ${tokens}-token streams (seed ${seed}); ${os.availableParallelism()} cores shared; load ${load}`)
+    console.log('')
+    console.log('TTFT (ms): medians; added = per-round differences, median (p25–p75)')
+    console.log('')
+    console.log('| Stream | direct | gateway | bare proxy | gateway added | bare proxy added (the hop) | gateway beyond the hop |')
+    console.log('|---|---|---|---|---|---|---|')
+    for (const [name, t] of ttft)
+      console.log(`| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.direct.map((d, i) => d + t.hop[i]!)).toFixed(2)} | ${spread(t.added, 2)} | ${spread(t.hop, 2)} | ${spread(t.beyond, 2)} |`)
     console.log('')
     console.log('| Stream | TTFT direct (ms) | TTFT gateway (ms) | added, median (p25–p75) | tokens/s direct | tokens/s gateway | ratio, median (p25–p75) |')
     console.log('|---|---|---|---|---|---|---|')
@@ -253,8 +312,20 @@ async function bench(): Promise<void> {
       )
     }
     if (!hasOpenAi) console.log('(the model server has no /v1: the SSE pair was skipped)')
+    if (profileDir) {
+      await gateway.stop()
+      for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+        const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')), 40, measuredFromUs)
+        const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
+        console.log(`\ngateway profile — busy ${busy.toFixed(0)} ms of ${totalMs.toFixed(0)} ms; self time by area:`)
+        for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
+        console.log('  top functions:')
+        for (const [f, ms] of functions.slice(0, 40)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
+      }
+    }
   } finally {
     agent.destroy()
+    await proxy.stop()
     await gateway.stop()
     await server.stop()
     await rm(dataDir, { recursive: true, force: true })

@@ -57,6 +57,19 @@ export function envHttpUrl(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '')
 }
 
+/** A comma-separated list of http(s) URLs (at least one; duplicates refused), each without a trailing slash. */
+export function envHttpUrlList(env: Env, name: string, fallback: string): string[] {
+  const items = (raw(env, name) ?? fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (items.length === 0) throw new ConfigError(name, 'must name at least one URL')
+  const urls = items.map((item) => envHttpUrl({ [name]: item }, name, fallback))
+  const duplicate = urls.find((u, i) => urls.indexOf(u) !== i)
+  if (duplicate) throw new ConfigError(name, `lists ${duplicate} twice`)
+  return urls
+}
+
 /** A comma-separated list. */
 export function envList(env: Env, name: string, fallback: string[]): string[] {
   const value = raw(env, name)

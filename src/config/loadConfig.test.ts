@@ -13,6 +13,7 @@ describe('loadConfig', () => {
     expect(c.databaseUrl).toBe(`sqlite:${path.join(path.resolve('./data'), 'gateway.sqlite')}`)
     expect(c.publicOrigin).toBe('http://localhost:8000')
     expect(c.modelServer.baseUrl).toBe('http://127.0.0.1:11434')
+    expect(c.sqliteSynchronous).toBe('full')
     expect(c.hardGateEnabled()).toBe(true)
     expect(c.login).toMatchObject({ challengeTtlS: 300, sessionTtlS: 86_400 })
     expect(c.catalogueLogPath).toBe(path.join(path.resolve('./data'), 'catalogue.jsonl'))
@@ -28,6 +29,13 @@ describe('loadConfig', () => {
 
   it('selects PostgreSQL with a postgres:// URL', () => {
     expect(loadConfig({ SERVICE_DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db')
+  })
+
+  it('reads one or several model servers from SERVICE_LLM__MODELSERVER__BASE_URL (comma-separated)', () => {
+    const one = loadConfig({ SERVICE_LLM__MODELSERVER__BASE_URL: 'http://ms:11434/' }).modelServer
+    expect(one).toMatchObject({ baseUrl: 'http://ms:11434', baseUrls: ['http://ms:11434'] })
+    const two = loadConfig({ SERVICE_LLM__MODELSERVER__BASE_URL: ' http://a:11434 , https://b.example/ ' }).modelServer
+    expect(two).toMatchObject({ baseUrl: 'http://a:11434', baseUrls: ['http://a:11434', 'https://b.example'] })
   })
 
   it('reads SERVICE_HARD_GATE_ENABLED on every call', () => {
@@ -47,9 +55,13 @@ describe('loadConfig', () => {
     ['SERVICE_PUBLIC_ORIGIN', 'not a url'],
     ['SERVICE_PUBLIC_ORIGIN', 'https://gw.example.com/app'],
     ['SERVICE_LLM__MODELSERVER__BASE_URL', 'ftp://models'],
+    ['SERVICE_LLM__MODELSERVER__BASE_URL', 'http://a:1,ftp://b'],
+    ['SERVICE_LLM__MODELSERVER__BASE_URL', 'http://a:1,http://a:1/'],
+    ['SERVICE_LLM__MODELSERVER__BASE_URL', ' , '],
     ['SERVICE_DATABASE_URL', 'mysql://u@h/db'],
     ['SERVICE_LOGIN__SESSION_TTL_S', '5'],
     ['SERVICE_HTTP__RESPONSE_VALIDATION', 'loud'],
+    ['SERVICE_DATABASE__SQLITE_SYNCHRONOUS', 'off'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     let error: unknown
     try {

@@ -1,6 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path'
 import { ConfigError } from './ConfigError.js'
-import { type Env, envBool, envEnum, envHttpUrl, envInt, envList, envOptionalString, envString } from './env.js'
+import { type Env, envBool, envEnum, envHttpUrl, envHttpUrlList, envInt, envList, envOptionalString, envString } from './env.js'
 
 export type ResponseValidationSetting = 'off' | 'warn' | 'error'
 
@@ -11,11 +11,17 @@ export type GatewayConfig = {
   dataDir: string
   /** `postgres://…` selects PostgreSQL; otherwise a SQLite file path. */
   databaseUrl: string
+  /** SQLite's `synchronous` (see `createDatabase`): `full` by default. */
+  sqliteSynchronous: 'full' | 'normal'
   /** Origin used in login messages and resource URLs, e.g. `http://localhost:8000` (no trailing slash). */
   publicOrigin: string
   /** `SERVICE_HARD_GATE_ENABLED`, read on every call (default on). */
   hardGateEnabled: () => boolean
-  modelServer: { baseUrl: string; chatModel: string; embedModel: string; timeoutMs: number }
+  /**
+   * `baseUrls`: one or more model servers (`SERVICE_LLM__MODELSERVER__BASE_URL`, comma-separated); `baseUrl` is
+   * the first. `refreshMs`: how often the gateway re-reads each server's model list when there are several.
+   */
+  modelServer: { baseUrl: string; baseUrls: string[]; chatModel: string; embedModel: string; timeoutMs: number; refreshMs: number }
   login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string }
   /**
    * Calls of cost endpoints per wallet per UTC day, and the price of one call past them, paid with x402
@@ -63,18 +69,22 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       return true // a bad value at runtime fails closed
     }
   }
+  const modelServerUrls = envHttpUrlList(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434')
   const config: GatewayConfig = {
     port,
     host: envString(env, 'SERVICE_HOST', '0.0.0.0'),
     dataDir,
     databaseUrl,
+    sqliteSynchronous: envEnum(env, 'SERVICE_DATABASE__SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     publicOrigin,
     hardGateEnabled,
     modelServer: {
-      baseUrl: envHttpUrl(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434'),
+      baseUrl: modelServerUrls[0]!,
+      baseUrls: modelServerUrls,
       chatModel: envString(env, 'SERVICE_LLM__MODELSERVER__CHAT_MODEL', 'svc-tiny-chat:latest'),
       embedModel: envString(env, 'SERVICE_LLM__MODELSERVER__EMBED_MODEL', 'svc-tiny-embed:latest'),
       timeoutMs: envInt(env, 'SERVICE_LLM__MODELSERVER__TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
+      refreshMs: envInt(env, 'SERVICE_LLM__MODELSERVER__REFRESH_MS', 30_000, { min: 100, max: 3_600_000 }),
     },
     login: {
       challengeTtlS: envInt(env, 'SERVICE_LOGIN__CHALLENGE_TTL_S', 300, { min: 10, max: 3600 }),

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase } from './createDatabase.js'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
@@ -47,6 +51,22 @@ describe('PostgreSQL schemas migrated side by side', () => {
       for (const h of handles) expect(await h.db.selectFrom('wallets').selectAll().execute()).toEqual([])
     } finally {
       await Promise.all(handles.map((h) => h.close()))
+    }
+  })
+})
+
+describe('SQLite synchronous setting', () => {
+  it('syncs every commit by default (full) and at checkpoints with normal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sync-'))
+    try {
+      for (const [setting, level] of [[undefined, 2], ['full', 2], ['normal', 1]] as const) {
+        const handle = await createDatabase({ url: `sqlite:${join(dir, `${setting}.sqlite`)}`, migrate: false, ...(setting ? { sqliteSynchronous: setting } : {}) })
+        const row = (await sql<{ synchronous: number }>`pragma synchronous`.execute(handle.db)).rows[0]
+        expect(row?.synchronous).toBe(level)
+        await handle.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

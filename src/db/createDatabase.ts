@@ -15,6 +15,13 @@ export type CreateDatabaseParameters = {
   url: string
   /** Apply migrations before returning (default true). */
   migrate?: boolean
+  /**
+   * SQLite only: `full` (default) syncs the WAL to disk at every commit; `normal` syncs at checkpoints — a
+   * commit survives a crash of the process but may be lost with the machine (power loss, kernel crash). Each
+   * commit is on the event loop (better-sqlite3 is synchronous): `full` costs one fsync per write (measured
+   * 3.3 ms median on a loaded shared disk, 0.01 ms with `normal`), e.g. the quota UPDATE of every cost call.
+   */
+  sqliteSynchronous?: 'full' | 'normal'
 }
 
 export type DatabaseHandle = {
@@ -27,8 +34,8 @@ export type DatabaseHandle = {
 // we store fits in 2^53, so parse it as a number. Money is never stored in int8 (see Database.ts).
 pg.types.setTypeParser(20, (value) => Number(value))
 
-export async function createDatabase({ url, migrate = true }: CreateDatabaseParameters): Promise<DatabaseHandle> {
-  const handle = url.startsWith('postgres://') || url.startsWith('postgresql://') ? openPostgres(url) : openSqlite(url)
+export async function createDatabase({ url, migrate = true, sqliteSynchronous = 'full' }: CreateDatabaseParameters): Promise<DatabaseHandle> {
+  const handle = url.startsWith('postgres://') || url.startsWith('postgresql://') ? openPostgres(url) : openSqlite(url, sqliteSynchronous)
   if (migrate) {
     const schema =
       handle.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]?.schema : undefined
@@ -43,11 +50,12 @@ function openPostgres(url: string): DatabaseHandle {
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }
 
-function openSqlite(url: string): DatabaseHandle {
+function openSqlite(url: string, synchronous: 'full' | 'normal'): DatabaseHandle {
   const path = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const sqlite = new SQLite(path)
   sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`)
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingSqliteDatabase(sqlite) }) })

@@ -13,7 +13,7 @@ import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import type { ModelServerClient } from '../marketplace/ModelServerClient.js'
+import type { ModelServerPool } from '../llm/ModelServerPool.js'
 import type { Logger } from '../shared/logger.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
 
@@ -59,7 +59,8 @@ export interface Services {
   /** Time to first token, tokens/s per model (`/metrics`). */
   llmMetrics: LlmMetrics
   gate: ArrivalGate
-  modelServer: ModelServerClient
+  /** The model server(s): one, or several routed by model and load (`SERVICE_LLM__MODELSERVER__BASE_URL`). */
+  modelServer: ModelServerPool
   marketplace: Marketplace
   inbound: InboundMetrics
   /** Public cabinet roster lookup, provided by the shadow domain (`undefined` = no cabinet). */

@@ -12,7 +12,7 @@ describe('checkHealth', () => {
   const writable = { checkWritable: async () => undefined }
 
   it('is ok when every dependency answers', async () => {
-    const report = await checkHealth({ db: handle.db, modelServer: { version: async () => '0.12.6' }, catalogue: writable })
+    const report = await checkHealth({ db: handle.db, modelServer: { check: async () => ({ status: 'ok', servers: [{ url: 'http://127.0.0.1:11434', status: 'up' }] }) }, catalogue: writable })
     expect(report.status).toBe('ok')
     expect(Object.values(report.checks).map((c) => c.status)).toEqual(['ok', 'ok', 'ok'])
     for (const check of Object.values(report.checks)) expect(check.latency_ms).toBeGreaterThanOrEqual(0)
@@ -21,18 +21,28 @@ describe('checkHealth', () => {
   it('is degraded, naming what failed, when the model server is down', async () => {
     const report = await checkHealth({
       db: handle.db,
-      modelServer: { version: async () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:11434')) },
+      modelServer: { check: async () => ({ status: 'down', detail: 'connect ECONNREFUSED 127.0.0.1:11434', servers: [{ url: 'http://127.0.0.1:11434', status: 'down' }] }) },
       catalogue: writable,
     })
     expect(report.status).toBe('degraded')
-    expect(report.checks.modelserver).toMatchObject({ status: 'down', detail: 'connect ECONNREFUSED 127.0.0.1:11434' })
+    expect(report.checks.modelserver).toMatchObject({ status: 'down', detail: 'connect ECONNREFUSED 127.0.0.1:11434', servers: [{ status: 'down' }] })
     expect(report.checks.database.status).toBe('ok')
+  })
+
+  it('is degraded when one of several model servers is down (partial), listing each server', async () => {
+    const servers = [
+      { url: 'http://a:11434', status: 'up' },
+      { url: 'http://b:11434', status: 'down' },
+    ]
+    const report = await checkHealth({ db: handle.db, modelServer: { check: async () => ({ status: 'partial', detail: 'http://b:11434: down', servers }) }, catalogue: writable })
+    expect(report.status).toBe('degraded')
+    expect(report.checks.modelserver).toMatchObject({ status: 'partial', servers })
   })
 
   it('counts a dependency slower than the timeout as down', async () => {
     const report = await checkHealth({
       db: handle.db,
-      modelServer: { version: () => new Promise(() => undefined) },
+      modelServer: { check: () => new Promise(() => undefined) },
       catalogue: writable,
       timeoutMs: 50,
     })
@@ -45,7 +55,7 @@ describe('checkHealth with a domain\'s checks', () => {
   it('adds them by name: fields merged, a throw is down, a non-ok status degrades; core results stay bare', async () => {
     const report = await checkHealth({
       db: { selectFrom: () => ({ select: () => ({ limit: () => ({ execute: async () => [{ event_id: 'e' }] }) }) }) } as never,
-      modelServer: { version: async () => ({ version: '0.1.0' }) },
+      modelServer: { check: async () => ({ status: 'ok', servers: [{ url: 'http://127.0.0.1:11434', status: 'up' }] }) },
       catalogue: { checkWritable: async () => undefined },
       extra: {
         upstream: async () => undefined,
@@ -56,7 +66,7 @@ describe('checkHealth with a domain\'s checks', () => {
       },
     })
     expect(Object.keys(report.checks.database).sort()).toEqual(['latency_ms', 'status'])
-    expect(Object.keys(report.checks.modelserver).sort()).toEqual(['latency_ms', 'status'])
+    expect(Object.keys(report.checks.modelserver).sort()).toEqual(['latency_ms', 'servers', 'status'])
     expect(report.checks.upstream).toMatchObject({ status: 'ok' })
     expect(report.checks.credit).toMatchObject({ status: 'low', balance_winc: '0' })
     expect(report.checks.algod).toMatchObject({ status: 'down', detail: 'connect ECONNREFUSED' })

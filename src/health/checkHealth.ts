@@ -7,7 +7,7 @@ export type HealthCheck = { status: 'ok' | 'down'; latency_ms: number; detail?: 
 export type HealthReport = {
   /** `degraded` (still answered 200) when any check is not `ok`: liveness is `GET /health`. */
   status: 'ok' | 'degraded'
-  checks: { database: HealthCheck; modelserver: HealthCheck; catalogue_log: HealthCheck } & Record<string, HealthCheck | ExtraCheck>
+  checks: { database: HealthCheck; modelserver: HealthCheck | ExtraCheck; catalogue_log: HealthCheck } & Record<string, HealthCheck | ExtraCheck>
 }
 
 /** A domain's check: `status` other than `ok`/`down` (e.g. `low`) and extra fields (e.g. a balance). */
@@ -21,7 +21,8 @@ export type ExtraChecks = Record<string, () => Promise<Record<string, unknown> |
 
 export type CheckHealthParameters = {
   db: Kysely<Database>
-  modelServer: { version(signal?: AbortSignal): Promise<unknown> }
+  /** The model server(s): `status` (`ok`, `partial` when some of several are down, `down`), `detail`, `servers`. */
+  modelServer: { check(): Promise<{ status: string; detail?: string; servers: unknown[] }> }
   catalogue: { checkWritable(): Promise<unknown> }
   signal?: AbortSignal
   /** Per check; a slower dependency counts as down (default 2000). */
@@ -29,12 +30,15 @@ export type CheckHealthParameters = {
   extra?: ExtraChecks | undefined
 }
 
-/** `GET /health/detailed`: the database, the model server and the catalogue log, checked concurrently. */
+/**
+ * `GET /health/detailed`: the database, the model server(s) (each one's `/api/tags`, reported per server) and
+ * the catalogue log, checked concurrently.
+ */
 export async function checkHealth({ db, modelServer, catalogue, signal, timeoutMs = 2000, extra = {} }: CheckHealthParameters): Promise<HealthReport> {
   const extraNames = Object.keys(extra)
   const [database, modelserver, catalogue_log, ...extraResults] = await Promise.all([
     timed(() => db.selectFrom('catalogue_events').select('event_id').limit(1).execute(), timeoutMs),
-    timed(() => modelServer.version(signal), timeoutMs),
+    timed(() => modelServer.check(), timeoutMs, true),
     timed(() => catalogue.checkWritable(), timeoutMs),
     ...extraNames.map((name) => timed(extra[name] as () => Promise<unknown>, timeoutMs, true)),
   ])

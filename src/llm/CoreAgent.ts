@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import { type ModelServerClient, nsToMs } from '../marketplace/ModelServerClient.js'
+import { nsToMs } from '../marketplace/ModelServerClient.js'
+import type { ModelServerPool } from './ModelServerPool.js'
 import { ulid } from '../marketplace/ulid.js'
 import { cosineSimilarity } from './cosineSimilarity.js'
 
 export type CoreAgentParameters = {
   db: Kysely<Database>
-  modelServer: ModelServerClient
+  modelServer: ModelServerPool
   marketplace: Marketplace
   embedModel: string
   /** Epoch seconds. */

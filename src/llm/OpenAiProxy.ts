@@ -1,5 +1,6 @@
 import type { Marketplace } from '../marketplace/Marketplace.js'
 import { ModelServerClient, ModelServerUnavailableError, type UpstreamResponse } from '../marketplace/ModelServerClient.js'
+import type { ModelServerPool } from './ModelServerPool.js'
 
 /** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
 export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
@@ -28,7 +29,7 @@ function isOpenAiError(value: unknown): value is OpenAiErrorBody {
  * the model-server timeout bounds each wait, and the caller's signal (client gone) closes the upstream request.
  */
 export class OpenAiProxy {
-  constructor(private readonly p: { modelServer: ModelServerClient; marketplace: Marketplace; now: () => number }) {}
+  constructor(private readonly p: { modelServer: ModelServerPool; marketplace: Marketplace; now: () => number }) {}
 
   private async resolve(body: Record<string, unknown>, path: OpenAiPath): Promise<Record<string, unknown>> {
     const model = body.model
@@ -50,20 +51,25 @@ export class OpenAiProxy {
     return this.answer(what, upstream)
   }
 
-  /** The model server's models plus the marketplace agents (usable as model names). */
+  /**
+   * The model servers' models (with several, the union by id of those that answer) plus the marketplace agents
+   * (usable as model names).
+   */
   async models(signal?: AbortSignal): Promise<OpenAiProxyResult> {
-    let upstream: UpstreamResponse
+    let upstreams: UpstreamResponse[]
     try {
-      upstream = await this.p.modelServer.open('GET /v1/models', { method: 'GET', path: '/v1/models' }, signal)
+      upstreams = await this.p.modelServer.openEach('GET /v1/models', { method: 'GET', path: '/v1/models' }, signal)
     } catch (error) {
       return unavailable(error)
     }
-    const result = await this.answer('GET /v1/models', upstream)
-    if (result.kind !== 'json' || result.status !== 200) return result
-    const list = result.body as { object: 'list'; data: { id: string }[] }
+    const results = await Promise.all(upstreams.map((upstream) => this.answer('GET /v1/models', upstream)))
+    const lists = results.filter((r) => r.kind === 'json' && r.status === 200)
+    if (lists.length === 0) return results[0]!
+    const byId = new Map<string, { id: string }>()
+    for (const r of lists) for (const model of (r.kind === 'json' ? (r.body as { data: { id: string }[] }).data : [])) if (!byId.has(model.id)) byId.set(model.id, model)
     const created = this.p.now()
     const agents = (await this.p.marketplace.listAgents()).map((a) => ({ id: a.id, object: 'model' as const, created, owned_by: 'pay2store-agent' }))
-    return { kind: 'json', status: 200, body: { object: 'list', data: [...list.data, ...agents] } }
+    return { kind: 'json', status: 200, body: { object: 'list', data: [...byId.values(), ...agents] } }
   }
 
   private async answer(what: string, upstream: UpstreamResponse): Promise<OpenAiProxyResult> {
@@ -88,7 +94,7 @@ export class OpenAiProxy {
       return { kind: 'json', status: status === 422 ? 400 : status, body }
     }
     const detail = isOpenAiError(json) ? `: ${json.error.message}` : ''
-    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${this.p.modelServer.baseUrl} answered ${status} to ${what}${detail}`))
+    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${upstream.baseUrl} answered ${status} to ${what}${detail}`))
   }
 }
 

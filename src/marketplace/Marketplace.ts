@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { type AgentDefinition, agentDefinitions } from './agents.js'
-import { type ModelServerClient, nsToMs } from './ModelServerClient.js'
+import type { ModelServerPool } from '../llm/ModelServerPool.js'
+import { nsToMs } from './ModelServerClient.js'
 import { ulid } from './ulid.js'
 
 export class MarketplaceError extends BaseError<'agent_not_found' | 'cabinet_not_found'> {
@@ -16,7 +17,7 @@ export type RosterMember = { role: string; label: string; address: string | null
 
 export type MarketplaceParameters = {
   db: Kysely<Database>
-  modelServer: ModelServerClient
+  modelServer: ModelServerPool
   chatModel: string
   embedModel: string
   /** Epoch seconds. */

@@ -1,3 +1,5 @@
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequestFn } from 'node:https'
 import { createClient } from '../../generated/modelserver/client/index.js'
 import { embed, getVersion, listModels } from '../../generated/modelserver/sdk.gen.js'
 import type { ChatChunk, ChatMessage, ChatResponse, GenerateChunk, GenerateResponse, ModelOptions, ModelSummary } from '../../generated/modelserver/types.gen.js'
@@ -14,6 +16,15 @@ export class ModelServerUnavailableError extends BaseError<'modelserver_unavaila
   override name = 'ModelServerUnavailableError'
 }
 
+/**
+ * The model server could not be reached (refused, reset, closed before answering): nothing of the answer
+ * arrived, so another model server can take the call (`ModelServerPool` fails over on this one only — not on a
+ * timeout, which may mean a busy server still generating, nor on the caller going away).
+ */
+export class ModelServerConnectError extends ModelServerUnavailableError {
+  override name = 'ModelServerConnectError'
+}
+
 /** The model server refused the request itself (unknown model, bad option): the caller's mistake, a 400. */
 export class ModelRequestError extends BaseError<'model_not_found' | 'model_request_invalid'> {
   override name = 'ModelRequestError'
@@ -23,11 +34,14 @@ export type ModelServerClientParameters = {
   baseUrl: string
   /** Longest wait for the answer's headers, for its first chunk and for each next chunk (not the whole answer). */
   timeoutMs: number
+  /** `fetch` for the small JSON calls made through the generated SDK (tags, version, embed); streams use node:http. */
   fetch?: typeof fetch
 }
 
 /** A model-server answer whose body is read chunk by chunk as the model server sends it. */
 export type UpstreamResponse = {
+  /** The model server that answered. */
+  baseUrl: string
   status: number
   contentType: string
   /**
@@ -51,13 +65,18 @@ export class ModelServerClient {
   readonly baseUrl: string
   private readonly client: ReturnType<typeof createClient>
   private readonly timeoutMs: number
-  private readonly fetchImpl: typeof fetch
+  private readonly transport: { request: typeof httpRequest }
+  private readonly agent: HttpAgent
 
   constructor({ baseUrl, timeoutMs, fetch: fetchImpl }: ModelServerClientParameters) {
     this.baseUrl = baseUrl
     this.timeoutMs = timeoutMs
-    this.fetchImpl = fetchImpl ?? fetch
     this.client = createClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
+    const https = baseUrl.startsWith('https:')
+    this.transport = https ? httpsRequest : { request: httpRequest }
+    // Connections to the model server are reused across calls (no connect per call); Node's client sockets
+    // have Nagle off by default. LIFO keeps the fewest connections warm.
+    this.agent = new (https ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' })
   }
 
   private unavailable(what: string, reason: string, cause?: unknown): ModelServerUnavailableError {
@@ -69,6 +88,11 @@ export class ModelServerClient {
    * (headers, first chunk, each next chunk) and is refreshed by each chunk, so a long generation that keeps
    * producing never times out, and a model server that stalls is given up after `timeoutMs`. The caller's
    * `signal` (the client went away) aborts the request at once.
+   *
+   * This is the streaming path, so it is node:http on a keep-alive agent rather than `fetch`: no connection
+   * set-up per call, Nagle off, and the body read as Node buffers without a WHATWG stream per chunk (measured
+   * by `npm run bench -- llm`). A request that fails on a reused keep-alive connection the model server had just
+   * closed (ECONNRESET before any answer) is sent once more on a fresh one, as the Node documentation advises.
    */
   async open(what: string, request: { method: 'GET' | 'POST'; path: string; body?: unknown }, signal?: AbortSignal): Promise<UpstreamResponse> {
     const controller = new AbortController()
@@ -81,41 +105,45 @@ export class ModelServerClient {
     if (signal?.aborted) controller.abort()
     else signal?.addEventListener('abort', onAbort, { once: true })
     let finished = false
+    let complete = false
     const finish = () => {
       if (finished) return
       finished = true
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
-      controller.abort()
+      // An answer read to its end leaves its connection to the agent (kept alive); any other end closes it,
+      // which is what stops the model server generating.
+      if (!complete) controller.abort()
     }
     const fail = (error: unknown) =>
       this.unavailable(what, timedOut ? `no data within ${this.timeoutMs} ms` : describe(error), error)
-    let response: Response
+    const payload = request.body === undefined ? undefined : JSON.stringify(request.body)
+    let response: IncomingMessage
     try {
-      response = await this.fetchImpl(`${this.baseUrl}${request.path}`, {
-        method: request.method,
-        headers: request.body === undefined ? {} : { 'content-type': 'application/json' },
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        signal: controller.signal,
+      response = await this.send(request, payload, controller.signal).catch((error: { code?: string; reusedSocket?: boolean }) => {
+        if (error?.reusedSocket && error.code === 'ECONNRESET' && !controller.signal.aborted) return this.send(request, payload, controller.signal)
+        throw error
       })
     } catch (error) {
       finish()
+      if (!timedOut && !signal?.aborted) throw new ModelServerConnectError('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${describe(error)}`, { cause: error })
       throw fail(error)
     }
     timer.refresh()
-    const body = response.body
+    const iterator = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>
     async function* bytes(): AsyncGenerator<Uint8Array> {
-      if (!body) return finish()
-      const reader = body.getReader()
       try {
         for (;;) {
-          let read: ReadableStreamReadResult<Uint8Array>
+          let read: IteratorResult<Buffer>
           try {
-            read = await reader.read()
+            read = await iterator.next()
           } catch (error) {
             throw fail(error)
           }
-          if (read.done) return
+          if (read.done) {
+            complete = response.complete
+            return
+          }
           timer.refresh()
           yield read.value
         }
@@ -123,7 +151,38 @@ export class ModelServerClient {
         finish()
       }
     }
-    return { status: response.status, contentType: response.headers.get('content-type') ?? '', bytes: bytes(), cancel: finish }
+    const contentType = response.headers['content-type'] ?? ''
+    return { baseUrl: this.baseUrl, status: response.statusCode ?? 0, contentType, bytes: bytes(), cancel: finish }
+  }
+
+  /** One HTTP request on the keep-alive agent; resolves with the answer once its headers are in. */
+  private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = this.transport.request(
+        `${this.baseUrl}${request.path}`,
+        {
+          method: request.method,
+          agent: this.agent,
+          headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        },
+        resolve,
+      )
+      // Aborting closes the connection without an error event of its own (node:http's `signal` option would
+      // destroy with an AbortError that can surface as uncaught once the answer is half read); the reader then
+      // sees the cut connection, and the caller knows why (timeout, client gone, closed early).
+      const onAbort = () => req.destroy()
+      if (signal.aborted) onAbort()
+      else signal.addEventListener('abort', onAbort, { once: true })
+      req.once('close', () => signal.removeEventListener('abort', onAbort))
+      // Errors after the answer started (an abort, a cut connection) reach the reader through the body's
+      // iterator; the listeners keep them from being unhandled when nobody reads (a stream closed early).
+      req.on('error', (error: Error & { reusedSocket?: boolean }) => {
+        error.reusedSocket = req.reusedSocket
+        reject(error)
+      })
+      req.on('response', (response) => response.on('error', () => {}))
+      req.end(payload)
+    })
   }
 
   /** Reads a whole (small) answer body as text, within the idle timeout. */
@@ -203,9 +262,12 @@ export class ModelServerClient {
     let result: { data?: T; error?: unknown; response?: Response }
     try {
       result = await run(combined)
+      // The generated client hands back a failed fetch (refused, reset, timed out) as an error without a response.
+      if (result.response === undefined && result.error instanceof Error) throw result.error
     } catch (error) {
       const reason = timeout.aborted ? `timed out after ${this.timeoutMs} ms` : describe(error)
-      throw new ModelServerUnavailableError('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${reason}`, { cause: error })
+      const Kind = timeout.aborted || signal?.aborted ? ModelServerUnavailableError : ModelServerConnectError
+      throw new Kind('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${reason}`, { cause: error })
     }
     if (result.error !== undefined || result.data === undefined) {
       const status = result.response?.status
@@ -285,6 +347,8 @@ export class ModelServerClient {
   }
 }
 
+const httpsRequest = { request: httpsRequestFn as unknown as typeof httpRequest }
+
 function isChatChunk(chunk: unknown): chunk is ChatChunk {
   const c = chunk as Partial<ChatChunk> | null
   return typeof c === 'object' && c !== null && typeof c.done === 'boolean' && typeof c.message === 'object' && c.message !== null
@@ -296,6 +360,9 @@ function isGenerateChunk(chunk: unknown): chunk is GenerateChunk {
 }
 
 function describe(error: unknown): string {
+  // node:http errors carry their code themselves (`connect ECONNREFUSED …`); fetch's are in `cause`.
+  const own = error as { code?: unknown; message?: string; name?: string }
+  if (typeof own?.code === 'string' && own.name !== 'AbortError' && /^E[A-Z_]+$/.test(own.code)) return `${own.code} (${own.message})`
   const cause = (error as { cause?: { code?: string; message?: string; errors?: { code?: string; message?: string }[] } })?.cause
   const first = cause?.code ? cause : cause?.errors?.find((e) => e.code)
   if (first?.code) return `${first.code}${first.message ? ` (${first.message})` : ''}`

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { Marketplace } from './Marketplace.js'
-import type { ModelServerClient } from './ModelServerClient.js'
+import type { ModelServerPool } from '../llm/ModelServerPool.js'
 
 describe.each(dialects)('Marketplace.evolve on %s', (dialect) => {
   let database: TestDatabase | undefined
@@ -20,7 +20,7 @@ describe.each(dialects)('Marketplace.evolve on %s', (dialect) => {
         await new Promise((r) => setTimeout(r, 20))
         return { model: 'chat:latest', response: `instructions ${n}`, eval_count: 1 }
       },
-    } as unknown as ModelServerClient
+    } as unknown as ModelServerPool
     const marketplace = new Marketplace({ db: database.db, modelServer, chatModel: 'chat:latest', embedModel: 'embed:latest', now: () => 1_800_000_000 })
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) => marketplace.evolve('ceo', { goal: `goal ${i}` })))
     expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7])

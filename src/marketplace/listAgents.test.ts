@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { agentDefinitions } from './agents.js'
 import { Marketplace } from './Marketplace.js'
-import { ModelServerClient } from './ModelServerClient.js'
+import { ModelServerPool } from '../llm/ModelServerPool.js'
 
 describe.each(dialects)('Marketplace.listAgents on %s', (dialect) => {
   let database: TestDatabase | undefined
@@ -15,7 +15,7 @@ describe.each(dialects)('Marketplace.listAgents on %s', (dialect) => {
     database = await createTestDatabase(dialect)
     const marketplace = new Marketplace({
       db: database.db,
-      modelServer: new ModelServerClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 100 }),
+      modelServer: new ModelServerPool({ baseUrls: ['http://127.0.0.1:9'], timeoutMs: 100 }),
       chatModel: 'chat:latest',
       embedModel: 'embed:latest',
       now: () => 1_800_000_000,

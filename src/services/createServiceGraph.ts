@@ -14,7 +14,7 @@ import { PublicSet, publicSetFromDocument } from '../gate/PublicSet.js'
 import type { CoreServices, DomainInit, DomainSetup, Services } from '../handlers/types.js'
 import { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import { Marketplace } from '../marketplace/Marketplace.js'
-import { ModelServerClient } from '../marketplace/ModelServerClient.js'
+import { ModelServerPool } from '../llm/ModelServerPool.js'
 import { GatewayMetrics } from '../pipeline/GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readX402Config } from '../x402/config.js'
@@ -59,7 +59,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   const { config, logger, now } = p
   const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
   const ownsDatabase = !p.database
-  const database = p.database ?? (await createDatabase({ url: config.databaseUrl }))
+  const database = p.database ?? (await createDatabase({ url: config.databaseUrl, sqliteSynchronous: config.sqliteSynchronous }))
 
   const catalogue = new Catalogue({ db: database.db, logPath: config.catalogueLogPath, logger, now: p.clockOverridden ? () => now() * 1000 : Date.now })
   const metrics = new GatewayMetrics()
@@ -71,7 +71,14 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     onRedirect: () => metrics.gateRedirect(),
     onEventError: (error) => logger.error({ err: error }, 'auth.gate.redirect event could not be written'),
   })
-  const modelServer = new ModelServerClient({ baseUrl: config.modelServer.baseUrl, timeoutMs: config.modelServer.timeoutMs, fetch: p.fetch })
+  // One model server or several (routed by model, least busy first, failing over before the first byte).
+  const modelServer = new ModelServerPool({
+    baseUrls: config.modelServer.baseUrls,
+    timeoutMs: config.modelServer.timeoutMs,
+    refreshMs: config.modelServer.refreshMs,
+    fetch: p.fetch,
+  })
+  metrics.adopt(modelServer.registry)
   const services = {
     config,
     db: database.db,
@@ -141,9 +148,11 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
         .reindex()
         .then((added) => added > 0 && logger.warn({ added }, 'catalogue: re-indexed events missing from the database'))
         .catch((error: unknown) => logger.error({ err: error }, 'catalogue re-index failed'))
+      modelServer.start()
       for (const setup of setups) await setup.start?.()
     },
     close: async () => {
+      modelServer.stop()
       for (const setup of [...setups].reverse()) {
         try {
           await setup.close?.()

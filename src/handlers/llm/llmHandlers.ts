@@ -63,13 +63,15 @@ export const getLlmUsage = withCaller(async (ctx, caller) => {
 export const testLlm = withCaller(async (ctx) => {
   const model = (ctx.body as LlmTestRequest | undefined)?.model ?? ctx.services.config.modelServer.chatModel
   const started = performance.now()
-  const reply = await ctx.services.modelServer.generate({ model, prompt: 'Say OK.', options: { num_predict: 8, temperature: 0 } }, ctx.signal)
+  const { result: reply, baseUrl } = await ctx.services.modelServer.withServer(model, (server) =>
+    server.generate({ model, prompt: 'Say OK.', options: { num_predict: 8, temperature: 0 } }, ctx.signal),
+  )
   return {
     status: 200,
     body: {
       ok: true,
       model: reply.model,
-      modelserver: ctx.services.modelServer.baseUrl,
+      modelserver: baseUrl,
       response: reply.response,
       eval_count: reply.eval_count ?? 0,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000,

@@ -62,7 +62,7 @@ describe('browser harness', () => {
     await checkPage(page, 'harness-public')
   })
 
-  it('checkPage fails on a console error and on a failed request', async () => {
+  it('checkPage fails on a console error, a failed request and a body-less JSON request', async () => {
     const { page } = await openPage(browser)
     await page.goto(`${system.url}/public`)
     await page.evaluate(() => console.error('boom'))
@@ -70,5 +70,9 @@ describe('browser harness', () => {
     await page.evaluate(() => fetch('/no-such-route-for-the-harness').catch(() => undefined))
     await page.waitForTimeout(200)
     await expect(checkPage(page, 'harness-http-error')).rejects.toThrow(/no-such-route/)
+    // A body-less request declaring JSON (what broke /cabinet's flow A) is reported even when it succeeds.
+    await page.evaluate(() => fetch('/users/session/validate', { headers: { 'content-type': 'application/json', 'X-Session-Token': 'x' } }).catch(() => undefined))
+    await page.waitForTimeout(200)
+    await expect(checkPage(page, 'harness-json-without-body')).rejects.toThrow(/content-type application\/json without a body/)
   })
 })

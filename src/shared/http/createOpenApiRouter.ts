@@ -246,8 +246,14 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     return ctx
   }
 
-  const readJson = (state: RequestState<Locals>) =>
-    new Promise<HttpResult | undefined>((resolve) => {
+  const readJson = (state: RequestState<Locals>): HttpResult | undefined | Promise<HttpResult | undefined> => {
+    const headers = state.req.headers
+    // No body (type-is's `hasBody`, the parser's own first check): nothing to read, no promise to make.
+    if (headers['transfer-encoding'] === undefined && Number.isNaN(Number(headers['content-length']))) {
+      if (!('body' in state.req)) (state.req as { body?: unknown }).body = undefined
+      return undefined
+    }
+    return new Promise<HttpResult | undefined>((resolve) => {
       jsonParser(state.req, state.res, (err?: unknown) => {
         if (!err) return resolve(undefined)
         const e = err as { type?: string; message?: string }
@@ -259,6 +265,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         return resolve({ status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') })
       })
     })
+  }
 
   const invalidRequest =
     options.invalidRequest ??
@@ -299,6 +306,11 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     literalPath: boolean
     /** Request media types the operation documents, lower-case. */
     documentedMedia: string[]
+    /**
+     * No parameters and no request body: with a literal path and no query string the validators can only
+     * pass (path `{}`, query `{}`, any headers and cookies, no body schema), so they are not run.
+     */
+    nothingToValidate: boolean
   }
   const prepared = new Map<Operation, Prepared>()
   for (const op of routedOperations) {
@@ -310,6 +322,8 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       schemes: [...new Set(requirements.flat())],
       requirements,
       literalPath: !op.path.includes('{'),
+      nothingToValidate:
+        !op.path.includes('{') && ((op.parameters ?? []) as unknown[]).length === 0 && (op as { requestBody?: unknown }).requestBody === undefined,
       documentedMedia: Object.keys(((op as { requestBody?: { content?: object } }).requestBody?.content ?? {}) as object).map((m) => m.toLowerCase()),
     })
   }
@@ -388,6 +402,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     if (isJson) state.obRequest.body = (state.req as { body?: unknown }).body
     ctx.body = state.obRequest.body
     if (options.validateRequest && !options.validateRequest(ctx)) return undefined
+    if (p.nothingToValidate && state.obRequest.query === '' && !isJson) return undefined
     const result = api.validator.validateRequest({ ...state.obRequest, body: isJson ? state.obRequest.body : undefined } as never, op)
     const documentedMedia = p.documentedMedia
     // A non-JSON body the operation documents (multipart, octet-stream…) is read by the handler from `raw`.

@@ -94,6 +94,71 @@ type RequestState<Locals extends Record<string, unknown>> = {
   context?: RequestContext<Locals>
 }
 
+/**
+ * A request's context. A class so the lazy parts (`ip`, `signal`) are prototype getters rather than closures
+ * made for every request: Express resolves `req.ip` through proxy-addr on every read, and an
+ * AbortController (plus its `close` listener) costs microseconds most handlers never need.
+ */
+class PipelineContext<Locals extends Record<string, unknown>> implements RequestContext<Locals> {
+  readonly operationId: string
+  readonly method: string
+  readonly path: string
+  readonly url: string
+  readonly headers: IncomingMessage['headers']
+  body: unknown = undefined
+  security: Record<string, unknown> = {}
+  readonly raw: Request
+  readonly locals: Locals
+  #state: RequestState<Locals>
+  #ip: string | undefined
+
+  constructor(
+    readonly operation: OperationInfo,
+    state: RequestState<Locals>,
+    public params: Record<string, string>,
+    public query: Record<string, unknown>,
+  ) {
+    const req = state.req
+    this.operationId = operation.operationId
+    this.method = req.method
+    this.path = state.obRequest.path
+    this.url = req.originalUrl
+    this.headers = req.headers
+    this.raw = req
+    this.locals = state.locals
+    this.#state = state
+  }
+
+  get ip(): string {
+    if (this.#ip === undefined) {
+      const req = this.#state.req
+      this.#ip = req.ip ?? req.socket.remoteAddress ?? ''
+    }
+    return this.#ip
+  }
+
+  set ip(value: string) {
+    this.#ip = value
+  }
+
+  /** Aborted when the client goes away before the response is finished. */
+  get signal(): AbortSignal {
+    const state = this.#state
+    if (!state.controller) {
+      const controller = new AbortController()
+      state.controller = controller
+      const res = state.res
+      if (res.destroyed) {
+        if (!res.writableFinished) controller.abort()
+      } else
+        res.once('close', () => {
+          if (!res.writableFinished) controller.abort()
+        })
+    }
+    return state.controller.signal
+  }
+}
+
 export class RouterSetupError extends Error {}
 
 /**
@@ -194,21 +259,6 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const operationsById = new Map(operations.map((o) => [o.operationId, o]))
   const jsonParser = express.json({ limit: options.jsonLimit ?? '1mb', type: (req) => isJsonMediaType(mediaTypeOf(req.headers)) })
 
-  const signalOf = (state: RequestState<Locals>): AbortSignal => {
-    if (!state.controller) {
-      const controller = new AbortController()
-      state.controller = controller
-      const res = state.res
-      if (res.destroyed) {
-        if (!res.writableFinished) controller.abort()
-      } else
-        res.once('close', () => {
-          if (!res.writableFinished) controller.abort()
-        })
-    }
-    return state.controller.signal
-  }
-
   /** The one context of a request: built once the operation is matched, completed as the pipeline runs. */
   const createContext = (
     operation: OperationInfo,
@@ -216,32 +266,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     params: Record<string, string>,
     query: Record<string, unknown>,
   ): RequestContext<Locals> => {
-    const req = state.req
-    let ip: string | undefined
-    const ctx: RequestContext<Locals> = {
-      operation,
-      operationId: operation.operationId,
-      method: req.method,
-      path: state.obRequest.path,
-      url: req.originalUrl,
-      params,
-      query,
-      headers: req.headers,
-      body: undefined,
-      security: {},
-      // Express resolves `req.ip` through proxy-addr on every read: resolve it once, and only when asked.
-      get ip() {
-        return (ip ??= req.ip ?? req.socket.remoteAddress ?? '')
-      },
-      set ip(value: string) {
-        ip = value
-      },
-      raw: req,
-      get signal() {
-        return signalOf(state)
-      },
-      locals: state.locals,
-    }
+    const ctx = new PipelineContext<Locals>(operation, state, params, query)
     state.context = ctx
     return ctx
   }
@@ -249,10 +274,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const readJson = (state: RequestState<Locals>): HttpResult | undefined | Promise<HttpResult | undefined> => {
     const headers = state.req.headers
     // No body (type-is's `hasBody`, the parser's own first check): nothing to read, no promise to make.
-    if (headers['transfer-encoding'] === undefined && Number.isNaN(Number(headers['content-length']))) {
-      if (!('body' in state.req)) (state.req as { body?: unknown }).body = undefined
-      return undefined
-    }
+    if (headers['transfer-encoding'] === undefined && Number.isNaN(Number(headers['content-length']))) return undefined
     return new Promise<HttpResult | undefined>((resolve) => {
       jsonParser(state.req, state.res, (err?: unknown) => {
         if (!err) return resolve(undefined)
@@ -370,14 +392,10 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
 
     // Security: every named scheme's handler (concurrently), then any one requirement fully satisfied.
     const results: Record<string, unknown> = {}
-    if (p.schemes.length === 1) results[p.schemes[0]!] = await runScheme(p.schemes[0]!, ctx)
-    else if (p.schemes.length > 1) {
-      for (const name of p.schemes) results[name] = undefined
-      await Promise.all(
-        p.schemes.map(async (name) => {
-          results[name] = await runScheme(name, ctx)
-        }),
-      )
+    if (p.schemes.length > 0) {
+      // All started before any is awaited (they run concurrently, as openapi-backend ran them).
+      const verdicts = p.schemes.map((name) => runScheme(name, ctx))
+      for (let i = 0; i < verdicts.length; i++) results[p.schemes[i]!] = await verdicts[i]
     }
     const authorized = p.requirements.some((names) => names.every((name) => satisfied(results[name])))
     ctx.security = { ...results, authorized }
@@ -388,15 +406,25 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
 
     const handler = handlersById.get(p.info.operationId)
     if (!handler) return { status: 501, body: errorBody('not_implemented', `Operation ${p.info.operationId} is not implemented yet.`) }
-    const early = await readAndValidate(state, op, p, ctx)
+    let early = readAndValidate(state, op, p, ctx)
+    if (early instanceof Promise) early = await early
     if (early) return early
     return handler(ctx)
   }
 
   /** The body (JSON only, once authorised) and the request checked against the document; a result ends the request. */
-  async function readAndValidate(state: RequestState<Locals>, op: Operation, p: Prepared, ctx: RequestContext<Locals>): Promise<HttpResult | undefined> {
-    const problem = await readJson(state)
-    if (problem) return problem
+  function readAndValidate(
+    state: RequestState<Locals>,
+    op: Operation,
+    p: Prepared,
+    ctx: RequestContext<Locals>,
+  ): HttpResult | undefined | Promise<HttpResult | undefined> {
+    const read = readJson(state)
+    if (read === undefined) return validate(state, op, p, ctx)
+    return Promise.resolve(read).then((problem) => problem ?? validate(state, op, p, ctx))
+  }
+
+  function validate(state: RequestState<Locals>, op: Operation, p: Prepared, ctx: RequestContext<Locals>): HttpResult | undefined {
     const media = mediaTypeOf(state.req.headers)
     const isJson = isJsonMediaType(media)
     if (isJson) state.obRequest.body = (state.req as { body?: unknown }).body
@@ -472,10 +500,16 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   }
 
   async function send(req: IncomingMessage, res: ServerResponse, input: UnroutedResult, operation?: OperationInfo): Promise<void> {
+    await deliver(req, res, input, operation)
+  }
+
+  /** Sends a result; only a streamed body gives a promise (a JSON or text body is written at once). */
+  function deliver(req: IncomingMessage, res: ServerResponse, input: UnroutedResult, operation?: OperationInfo): Promise<void> | undefined {
     const result = checkResponse(req, input, operation)
     if (res.headersSent) return
     res.statusCode = result.status
-    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value as string | number | string[])
+    const headers = result.headers
+    if (headers) for (const name of Object.keys(headers)) res.setHeader(name, headers[name] as string | number | string[])
     const isHead = req.method === 'HEAD'
     if (result.stream) {
       if (!res.hasHeader('content-type')) res.setHeader('content-type', result.contentType ?? 'application/octet-stream')
@@ -483,13 +517,16 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         res.end()
         return
       }
+      let piping: Promise<void>
       try {
-        await pipeline(Readable.from(result.stream), res)
+        piping = pipeline(Readable.from(result.stream), res)
       } catch (error) {
+        piping = Promise.reject(error)
+      }
+      return piping.catch((error: unknown) => {
         logger?.debug({ err: error }, 'response stream ended early')
         if (!res.writableEnded) res.destroy()
-      }
-      return
+      })
     }
     let payload: string | Buffer | undefined
     if (result.body === undefined) payload = undefined
@@ -558,7 +595,8 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         }),
       )
     }
-    await send(req, res, result, operation)
+    const streaming = deliver(req, res, result, operation)
+    if (streaming) await streaming
   }
 
   return {

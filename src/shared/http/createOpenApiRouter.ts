@@ -224,8 +224,9 @@ export function toValidationIssues(
 }
 
 /**
- * Builds an Express 5 request handler that routes every request by operationId through openapi-backend (OpenAPI
- * 3.1: `quick` init, Ajv 2020-12 + formats), runs per-scheme security handlers, reads a JSON body only once the
+ * Builds an Express 5 request handler that routes every request by operationId over openapi-backend's loaded
+ * document, matcher rules and request validators (OpenAPI 3.1: `quick` init, Ajv 2020-12 + formats), runs
+ * per-scheme security handlers, reads a JSON body only once the
  * request is authorised (any other media type — multipart, octet-stream — is left on `raw` for the handler),
  * validates the request, calls the handler and validates the response against the document before sending it.
  */

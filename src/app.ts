@@ -16,6 +16,7 @@ import type { GatewayConfig } from './config/loadConfig.js'
 import type { DatabaseHandle } from './db/createDatabase.js'
 import { domainInits as defaultDomainInits, handlers as defaultHandlers } from './handlers/index.js'
 import type { DomainInit, GatewayLocals, Handler, Services } from './handlers/types.js'
+import { composeStages } from './pipeline/composeStages.js'
 import { corsStage } from './pipeline/corsStage.js'
 import { errorStage } from './pipeline/errorStage.js'
 import { gateStage } from './pipeline/gateStage.js'
@@ -104,10 +105,14 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const app = express()
   app.disable('x-powered-by')
   app.set('trust proxy', config.trustProxy)
-  app.use(corsStage({ origins: config.corsOrigins })) // 1. CORS
-  app.use(rateLimitStage({ ...config.rateLimit, send: router.send, matchOperation: router.matchOperation })) // 2. rate limit
-  app.use(publicAssets(root)) // public static prefixes (x-public-prefixes): no gate, files only
-  app.use(router.handler) // 3–8. gate → route → security → validation → handler → response validation
+  app.use(
+    composeStages(
+      corsStage({ origins: config.corsOrigins }), // 1. CORS
+      rateLimitStage({ ...config.rateLimit, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
+      publicAssets(root), // public static prefixes (x-public-prefixes): no gate, files only
+      router.handler, // 3–8. gate → route → security → validation → handler → response validation
+    ),
+  )
 
   return { app, services, router, start: graph.start, close: graph.close }
 }

@@ -13,6 +13,7 @@
  *   npm run bench -- pipeline -- --routes agents,health --targets sqlite
  *   npm run bench -- pipeline -- --profile          # gateways under `node --cpu-prof`; summaries printed
  *   npm run bench -- pipeline -- --minutes 10       # then a mixed-load soak on SQLite, RSS each minute
+ *   npm run bench -- pipeline -- --rounds 0 --minutes 10 --targets sqlite   # the soak alone, on a fresh gateway
  *
  * PostgreSQL: TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); `--targets sqlite` skips it.
  */
@@ -259,30 +260,8 @@ async function main(): Promise<void> {
       process.stdout.write(`round ${round}/${rounds} done\n`)
     }
 
-    const labels = new Map(routesFor('', '').map((r) => [r.name, r.label]))
-    const rows: string[][] = [['route', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare', 'CPU µs/req', 'CPU ratio', 'wrong status']]
-    for (const name of routeNames) {
-      const bareRps = median(figures.get(`bare/${name}`)!.map((f) => f.rps))
-      const bareCpu = median(figures.get(`bare/${name}`)!.map((f) => f.cpuUs))
-      rows.push([labels.get(name)!, 'bare Express', bareRps.toFixed(0), fmt(figures.get(`bare/${name}`)!, 'p50'), fmt(figures.get(`bare/${name}`)!, 'p99'), '1.00', bareCpu.toFixed(0), '1.00', ''])
-      for (const gateway of gateways) {
-        const fs = figures.get(`${gateway.name}/${name}`)!
-        // Ratio per round (gateway and bare measured back to back), then the median over rounds.
-        const ratios = fs.map((f, i) => f.rps / figures.get(`bare/${name}`)![i]!.rps)
-        const wrong = fs.reduce((n, f) => n + f.wrong + f.errors, 0)
-        const cpu = median(fs.map((f) => f.cpuUs))
-        // CPU ratio: bare Express's CPU per request over the gateway's — the req/s ratio a dedicated core would give.
-        rows.push(['', gateway.name, median(fs.map((f) => f.rps)).toFixed(0), fmt(fs, 'p50'), fmt(fs, 'p99'), median(ratios).toFixed(2), cpu.toFixed(0), (bareCpu / cpu).toFixed(2), wrong ? String(wrong) : ''])
-      }
-    }
-    printTable(rows)
-    if (targets.includes('sqlite') && targets.includes('postgres')) {
-      for (const name of routeNames) {
-        const s = median(figures.get(`sqlite/${name}`)!.map((f) => f.rps))
-        const p = median(figures.get(`postgres/${name}`)!.map((f) => f.rps))
-        console.log(`postgres / sqlite, ${labels.get(name)}: ${(p / s).toFixed(2)}`)
-      }
-    }
+    // `--rounds 0 --minutes N`: the memory soak alone, on a freshly started gateway.
+    if (rounds > 0) printResults(figures, routeNames, gateways, targets)
 
     const minutes = Number(args.minutes)
     const sqlite = gateways.find((g) => g.name === 'sqlite')
@@ -291,15 +270,44 @@ async function main(): Promise<void> {
     for (const server of servers) await server.stop()
     for (const cleanup of cleanups.reverse()) await cleanup()
   }
-  if (profileDir) {
-    for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
-      const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 30, measuredFromUs)
-      const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
-      console.log(`\nprofile ${join(profileDir, file)} — busy ${busy.toFixed(0)} ms; self time by area:`)
-      for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
-      console.log('  top functions:')
-      for (const [f, ms] of functions.slice(0, 30)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
+  if (profileDir) printProfiles(profileDir)
+}
+
+function printResults(figures: Map<string, Figures[]>, routeNames: string[], gateways: Server[], targets: string[]): void {
+  const labels = new Map(routesFor('', '').map((r) => [r.name, r.label]))
+  const rows: string[][] = [['route', 'target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare', 'CPU µs/req', 'CPU ratio', 'wrong status']]
+  for (const name of routeNames) {
+    const bareRps = median(figures.get(`bare/${name}`)!.map((f) => f.rps))
+    const bareCpu = median(figures.get(`bare/${name}`)!.map((f) => f.cpuUs))
+    rows.push([labels.get(name)!, 'bare Express', bareRps.toFixed(0), fmt(figures.get(`bare/${name}`)!, 'p50'), fmt(figures.get(`bare/${name}`)!, 'p99'), '1.00', bareCpu.toFixed(0), '1.00', ''])
+    for (const gateway of gateways) {
+      const fs = figures.get(`${gateway.name}/${name}`)!
+      // Ratio per round (gateway and bare measured back to back), then the median over rounds.
+      const ratios = fs.map((f, i) => f.rps / figures.get(`bare/${name}`)![i]!.rps)
+      const wrong = fs.reduce((n, f) => n + f.wrong + f.errors, 0)
+      const cpu = median(fs.map((f) => f.cpuUs))
+      // CPU ratio: bare Express's CPU per request over the gateway's — the req/s ratio a dedicated core would give.
+      rows.push(['', gateway.name, median(fs.map((f) => f.rps)).toFixed(0), fmt(fs, 'p50'), fmt(fs, 'p99'), median(ratios).toFixed(2), cpu.toFixed(0), (bareCpu / cpu).toFixed(2), wrong ? String(wrong) : ''])
     }
+  }
+  printTable(rows)
+  if (targets.includes('sqlite') && targets.includes('postgres')) {
+    for (const name of routeNames) {
+      const s = median(figures.get(`sqlite/${name}`)!.map((f) => f.rps))
+      const p = median(figures.get(`postgres/${name}`)!.map((f) => f.rps))
+      console.log(`postgres / sqlite, ${labels.get(name)}: ${(p / s).toFixed(2)}`)
+    }
+  }
+}
+
+function printProfiles(profileDir: string): void {
+  for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 30, measuredFromUs)
+    const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
+    console.log(`\nprofile ${join(profileDir, file)} — busy ${busy.toFixed(0)} ms; self time by area:`)
+    for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
+    console.log('  top functions:')
+    for (const [f, ms] of functions.slice(0, 30)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { getAddress, isAddress, verifyMessage } from 'viem'
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
@@ -55,7 +55,8 @@ export function newLoginNonce(): string {
 
 /** SHA-256 hex of a session token: the only form in which a token is stored. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
+  // One-shot `crypto.hash` (this runs on every gated request): about a third of the cost of a Hash object.
+  return hash('sha256', token, 'hex')
 }
 
 /** Normalises an address for comparison and storage (lower-case); throws `invalid_wallet`. */

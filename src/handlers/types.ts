@@ -23,6 +23,8 @@ export type GatewayLocals = {
   session?: ValidSession | undefined
   /** The `/llm` API key of `Authorization: Bearer sk-p2s-…` on `/llm/v1` (its wallet is the caller). */
   apiKey?: { wallet: string; key_id: string } | undefined
+  /** The request's one session lookup, shared by the session security handlers (`securityStage`). */
+  sessionLookup?: Promise<ValidSession | undefined> | undefined
 }
 
 /** A roster member as the public roster shows it (`RosterItem` of the document). */

@@ -123,17 +123,8 @@ export class Marketplace {
     return new Map(rows.map((row) => [row.agent, { revision: Number(row.revision), instructions: row.instructions, model: row.model }]))
   }
 
-  private async view(agent: AgentDefinition, known?: { revision: number; model: string }) {
-    const current = known ?? (await this.current(agent))
-    return {
-      id: agent.id,
-      name: agent.name,
-      role: agent.role,
-      model: current.model,
-      capabilities: [...agent.capabilities],
-      status: 'available' as const,
-      revision: current.revision,
-    }
+  private async view(agent: AgentDefinition) {
+    return viewOf(agent, await this.current(agent))
   }
 
   /** An agent's current model and instructions (for callers that build their own prompt, e.g. `/coreagent`). */
@@ -150,7 +141,8 @@ export class Marketplace {
 
   async listAgents() {
     const current = await this.currentAll()
-    return Promise.all(agentDefinitions.map((a) => this.view(a, current.get(a.id) ?? { revision: 1, model: this.p.chatModel })))
+    // Every revision is known here: the views are built directly (no promise per agent).
+    return agentDefinitions.map((a) => viewOf(a, current.get(a.id) ?? { revision: 1, model: this.p.chatModel }))
   }
 
   async getAgent(id: string) {
@@ -358,4 +350,17 @@ export function parseVote(text: string): 'for' | 'against' | 'abstain' {
   if (word === 'for' || word === 'yes') return 'for'
   if (word === 'against' || word === 'no') return 'against'
   return 'abstain'
+}
+
+/** An agent as the API shows it, at a given current revision. */
+function viewOf(agent: AgentDefinition, current: { revision: number; model: string }) {
+  return {
+    id: agent.id,
+    name: agent.name,
+    role: agent.role,
+    model: current.model,
+    capabilities: [...agent.capabilities],
+    status: 'available' as const,
+    revision: current.revision,
+  }
 }

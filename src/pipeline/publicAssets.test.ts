@@ -25,4 +25,14 @@ describe('publicAssets', () => {
     expect(res.status).toBe(418)
     expect(await res.json()).toEqual({ fellThrough: '/doc/openapi/nope.yaml' })
   })
+
+  it('serves under a prefix written in another case, as Express mount paths match', async () => {
+    const res = await fetch(`${server.url}/DOC/openapi/gateway.yaml`)
+    expect(res.status).toBe(200)
+  })
+
+  it('passes paths outside its prefixes straight on', async () => {
+    const res = await fetch(`${server.url}/doc/openapix/gateway.yaml`)
+    expect(res.status).toBe(418)
+  })
 })

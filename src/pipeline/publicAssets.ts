@@ -1,16 +1,25 @@
 import { join } from 'node:path'
-import express, { type Router } from 'express'
+import express, { type RequestHandler } from 'express'
 import swaggerUi from 'swagger-ui-express'
 import { SWAGGER_ASSETS, swaggerUiOptions } from '../pages/swaggerPage.js'
+
+const PREFIXES = [SWAGGER_ASSETS, '/doc/openapi', '/doc/asyncapi'].map((p) => p.toLowerCase())
 
 /**
  * The public static prefixes (`x-public-prefixes` of the document): swagger-ui's assets and the API
  * documents themselves. Files only; anything not found falls through to the router (and its gate).
+ *
+ * Every request passes here, so a plain (case-insensitive, like Express's mount paths) prefix test comes
+ * first: a request under none of the prefixes skips the nested router and its three path matches.
  */
-export function publicAssets(root: string): Router {
+export function publicAssets(root: string): RequestHandler {
   const router = express.Router()
   router.use(SWAGGER_ASSETS, swaggerUi.serveFiles(undefined, swaggerUiOptions as never))
   router.use('/doc/openapi', express.static(join(root, 'openapi'), { index: false, fallthrough: true }))
   router.use('/doc/asyncapi', express.static(join(root, 'asyncapi'), { index: false, fallthrough: true }))
-  return router
+  return (req, res, next) => {
+    const path = req.path.toLowerCase()
+    if (!PREFIXES.some((prefix) => path.startsWith(prefix))) return next()
+    router(req, res, next)
+  }
 }

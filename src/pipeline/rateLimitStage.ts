@@ -50,7 +50,9 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
   }
 
   return (req, res, next) => {
-    const key = ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown')
+    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown'
+    // Only an IPv6 address (it always has a colon) is masked to its /56; skip the library's IPv6 RegExp for IPv4.
+    const key = ip.includes(':') ? ipKeyGenerator(ip) : ip
     const hit = store.hit(key, windowMs, now())
     if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), next)
     else apply(req, res, next, hit)

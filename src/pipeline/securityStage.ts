@@ -36,15 +36,10 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
     Object.assign(domainUnauthorized, setup.unauthorized ?? {})
   }
 
-  // One session lookup per request, shared by the `sessionToken` and `sessionCookie` security handlers (they run together).
-  const sessionLookups = new WeakMap<object, ReturnType<Services['login']['validate']>>()
+  // One session lookup per request, shared by the `sessionToken` and `sessionCookie` security handlers (they
+  // run together on the request's one context; kept in its locals rather than a WeakMap insert per request).
   const sessionSecurity = async (ctx: RequestContext<GatewayLocals>) => {
-    let lookup = sessionLookups.get(ctx.raw)
-    if (!lookup) {
-      lookup = services.login.validate(sessionTokenOf(ctx))
-      sessionLookups.set(ctx.raw, lookup)
-    }
-    const session = await lookup
+    const session = await (ctx.locals.sessionLookup ??= services.login.validate(sessionTokenOf(ctx)))
     if (session) {
       ctx.locals.session = session
       return session

@@ -7,6 +7,8 @@ import type { IssuedChallenge, ShadowChallenges } from './ShadowChallenges.js'
 import { ShadowError } from './ShadowError.js'
 import { AGENT_ID_PATTERN, COMPANY_PATTERN, isShadowScope, type ShadowScope } from './scopes.js'
 
+const BEARER_HEADER = /^Bearer\s+(\S+)$/i
+
 /** What a handler passes about the caller: the raw `Authorization` header and whether a session token came. */
 export type Caller = { authorization?: string | undefined; hasSessionToken?: boolean }
 
@@ -166,6 +168,9 @@ export class ShadowOverlord {
 
   /** The bearer check alone (route-level security handler): the overlord address, or undefined. */
   async authenticate(caller: Caller): Promise<Address | undefined> {
+    // Without a bearer header `#authenticate` can only throw; session operations accept the bearer as an
+    // alternative, so this runs on every session request — skip building an error (stack trace) to discard.
+    if (!caller.authorization || !BEARER_HEADER.test(caller.authorization.trim())) return undefined
     try {
       return await this.#authenticate(caller)
     } catch {
@@ -195,7 +200,7 @@ export class ShadowOverlord {
     const overlord = this.o.challenges.requireOverlord()
     const bearer = this.#bearer()
     const header = caller.authorization?.trim()
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null
+    const match = header ? BEARER_HEADER.exec(header) : null
     if (!match) {
       if (caller.hasSessionToken) throw new ShadowError('insufficient_privilege', 'A session token does not grant the shadow-overlord tier.')
       throw new ShadowError('bearer_required', 'Authorization: Bearer <jwt> from POST /admin/shadow/verify is required.')

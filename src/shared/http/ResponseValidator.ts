@@ -9,6 +9,13 @@ type ResponseObject = {
 
 type OperationObject = { responses?: Record<string, ResponseObject> }
 
+type StatusPlan = {
+  headers: { name: string; lower: string; header: NonNullable<ResponseObject['headers']>[string] }[]
+  content: ResponseObject['content']
+  mediaTypes: string[]
+  bySentType: Map<string, { documentedType: string | undefined; schema: Record<string, unknown> | undefined; isJson: boolean }>
+}
+
 /** Media types whose bodies are JSON values. */
 export function isJsonMediaType(mediaType: string): boolean {
   const base = mediaType.split(';')[0]!.trim().toLowerCase()
@@ -53,26 +60,56 @@ export class ResponseValidator {
     return validate
   }
 
+  /**
+   * What the document says about one operation's status, looked up once per (operation, status) and media
+   * type rather than on every response: the response object, its headers, its media types.
+   */
+  private readonly plans = new WeakMap<OperationObject, Map<number, StatusPlan | null>>()
+
+  private planFor(operation: OperationObject, status: number): StatusPlan | undefined {
+    let byStatus = this.plans.get(operation)
+    if (!byStatus) {
+      byStatus = new Map()
+      this.plans.set(operation, byStatus)
+    }
+    let plan = byStatus.get(status)
+    if (plan === undefined) {
+      const response = findResponse(operation.responses, status)
+      plan = response
+        ? {
+            headers: Object.entries(response.headers ?? {}).map(([name, header]) => ({ name, lower: name.toLowerCase(), header })),
+            content: response.content,
+            mediaTypes: Object.keys(response.content ?? {}),
+            bySentType: new Map(),
+          }
+        : null
+      byStatus.set(status, plan)
+    }
+    return plan ?? undefined
+  }
+
   validate(operation: OperationObject, result: HttpResult, method = 'get'): string[] {
     const errors: string[] = []
-    const response = findResponse(operation.responses, result.status)
-    if (!response) return [`status ${result.status} is not documented`]
-    const headers = lowerCaseKeys(result.headers)
-    for (const [name, header] of Object.entries(response.headers ?? {})) {
-      const value = headers[name.toLowerCase()]
-      if (value === undefined) {
-        if (header.required) errors.push(`required header ${name} is missing`)
-        continue
-      }
-      if (header.schema) {
-        const validate = this.compile(header.schema)
-        const coerced = coerceHeader(value, header.schema)
-        if (!validate(coerced)) errors.push(`header ${name}: ${this.ajv.errorsText(validate.errors)}`)
+    const plan = this.planFor(operation, result.status)
+    if (!plan) return [`status ${result.status} is not documented`]
+    if (plan.headers.length > 0) {
+      const headers = lowerCaseKeys(result.headers)
+      for (const { name, lower, header } of plan.headers) {
+        const value = headers[lower]
+        if (value === undefined) {
+          if (header.required) errors.push(`required header ${name} is missing`)
+          continue
+        }
+        if (header.schema) {
+          const validate = this.compile(header.schema)
+          const coerced = coerceHeader(value, header.schema)
+          if (!validate(coerced)) errors.push(`header ${name}: ${this.ajv.errorsText(validate.errors)}`)
+        }
       }
     }
-    const content = response.content
+    const content = plan.content
     const hasBody = result.stream !== undefined || (result.body !== undefined && result.body !== null && result.body !== '')
-    if (!content || Object.keys(content).length === 0) {
+    if (!content || plan.mediaTypes.length === 0) {
       if (hasBody && method !== 'head') errors.push(`status ${result.status} documents no body but one was sent`)
       return errors
     }
@@ -82,15 +119,21 @@ export class ResponseValidator {
       return errors
     }
     const sentType = result.contentType ?? (typeof result.body === 'string' || Buffer.isBuffer(result.body) ? 'text/plain' : 'application/json')
-    const documentedType = Object.keys(content).find((d) => mediaMatches(d, sentType))
-    if (!documentedType) {
-      errors.push(`media type ${baseType(sentType)} is not documented for status ${result.status} (documented: ${Object.keys(content).join(', ')})`)
+    let media = plan.bySentType.get(sentType)
+    if (!media) {
+      const documentedType = plan.mediaTypes.find((d) => mediaMatches(d, sentType))
+      media = { documentedType, schema: documentedType ? content[documentedType]?.schema : undefined, isJson: isJsonMediaType(sentType) }
+      // Handlers choose content types from a small fixed set; the bound only guards against an unusual one.
+      if (plan.bySentType.size < 32) plan.bySentType.set(sentType, media)
+    }
+    if (!media.documentedType) {
+      errors.push(`media type ${baseType(sentType)} is not documented for status ${result.status} (documented: ${plan.mediaTypes.join(', ')})`)
       return errors
     }
     if (result.stream !== undefined) return errors
-    const schema = content[documentedType]?.schema
+    const schema = media.schema
     if (!schema) return errors
-    if (isJsonMediaType(sentType)) {
+    if (media.isJson) {
       const validate = this.compile(schema)
       if (!validate(result.body)) errors.push(`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}`)
     } else if (schema.type === 'string' && typeof result.body !== 'string' && !Buffer.isBuffer(result.body)) {

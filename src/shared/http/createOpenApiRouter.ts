@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express'
-import { type Context, type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
+import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
 import type { Logger } from '../logger.js'
 import { compileOperationMatcher, type OperationRouter } from './compileOperationMatcher.js'
 import { createAjv } from './createAjv.js'
@@ -86,11 +86,77 @@ type RequestState<Locals extends Record<string, unknown>> = {
   req: Request
   res: Response
   obRequest: { method: string; path: string; query: string; headers: Record<string, string | string[]>; body?: unknown }
-  controller: AbortController
+  /** Created on first use of `ctx.signal` (most handlers never read it; an AbortController costs µs). */
+  controller?: AbortController
   locals: Locals
-  early?: HttpResult
-  query?: Record<string, unknown>
+  /** The matched operation (also when a later step threw: the response is validated against it). */
+  operation?: Operation
   context?: RequestContext<Locals>
+}
+
+/**
+ * A request's context. A class so the lazy parts (`ip`, `signal`) are prototype getters rather than closures
+ * made for every request: Express resolves `req.ip` through proxy-addr on every read, and an
+ * AbortController (plus its `close` listener) costs microseconds most handlers never need.
+ */
+class PipelineContext<Locals extends Record<string, unknown>> implements RequestContext<Locals> {
+  readonly operationId: string
+  readonly method: string
+  readonly path: string
+  readonly url: string
+  readonly headers: IncomingMessage['headers']
+  body: unknown = undefined
+  security: Record<string, unknown> = {}
+  readonly raw: Request
+  readonly locals: Locals
+  #state: RequestState<Locals>
+  #ip: string | undefined
+
+  constructor(
+    readonly operation: OperationInfo,
+    state: RequestState<Locals>,
+    public params: Record<string, string>,
+    public query: Record<string, unknown>,
+  ) {
+    const req = state.req
+    this.operationId = operation.operationId
+    this.method = req.method
+    this.path = state.obRequest.path
+    this.url = req.originalUrl
+    this.headers = req.headers
+    this.raw = req
+    this.locals = state.locals
+    this.#state = state
+  }
+
+  get ip(): string {
+    if (this.#ip === undefined) {
+      const req = this.#state.req
+      this.#ip = req.ip ?? req.socket.remoteAddress ?? ''
+    }
+    return this.#ip
+  }
+
+  set ip(value: string) {
+    this.#ip = value
+  }
+
+  /** Aborted when the client goes away before the response is finished. */
+  get signal(): AbortSignal {
+    const state = this.#state
+    if (!state.controller) {
+      const controller = new AbortController()
+      state.controller = controller
+      const res = state.res
+      if (res.destroyed) {
+        if (!res.writableFinished) controller.abort()
+      } else
+        res.once('close', () => {
+          if (!res.writableFinished) controller.abort()
+        })
+    }
+    return state.controller.signal
+  }
 }
 
 export class RouterSetupError extends Error {}
@@ -158,8 +224,9 @@ export function toValidationIssues(
 }
 
 /**
- * Builds an Express 5 request handler that routes every request by operationId through openapi-backend (OpenAPI
- * 3.1: `quick` init, Ajv 2020-12 + formats), runs per-scheme security handlers, reads a JSON body only once the
+ * Builds an Express 5 request handler that routes every request by operationId over openapi-backend's loaded
+ * document, matcher rules and request validators (OpenAPI 3.1: `quick` init, Ajv 2020-12 + formats), runs
+ * per-scheme security handlers, reads a JSON body only once the
  * request is authorised (any other media type — multipart, octet-stream — is left on `raw` for the handler),
  * validates the request, calls the handler and validates the response against the document before sending it.
  */
@@ -174,7 +241,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     strict: false,
     coerceTypes: true,
     ignoreTrailingSlashes: true,
-    validate: () => false, // validation runs in postSecurityHandler, after the body is read
+    validate: () => false, // validation runs in `readAndValidate`, after security and the body
     customizeAjv: (_ajv, ajvOptions) =>
       createAjv({ ...(ajvOptions as object), strict: false }) as unknown as ReturnType<NonNullable<import('openapi-backend').Options['customizeAjv']>>,
   })
@@ -193,30 +260,23 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const operationsById = new Map(operations.map((o) => [o.operationId, o]))
   const jsonParser = express.json({ limit: options.jsonLimit ?? '1mb', type: (req) => isJsonMediaType(mediaTypeOf(req.headers)) })
 
-  const contextOf = (c: Context, state: RequestState<Locals>): RequestContext<Locals> => {
-    const operation = operationsById.get(c.operation.operationId ?? '')!
-    const ctx: RequestContext<Locals> = {
-      operation,
-      operationId: operation.operationId,
-      method: state.req.method,
-      path: state.obRequest.path,
-      url: state.req.originalUrl,
-      params: (c.request.params ?? {}) as Record<string, string>,
-      query: state.query ?? ((c.request.query ?? {}) as Record<string, unknown>),
-      headers: state.req.headers,
-      body: state.obRequest.body,
-      security: (c.security ?? {}) as Record<string, unknown>,
-      ip: state.req.ip ?? state.req.socket.remoteAddress ?? '',
-      raw: state.req,
-      signal: state.controller.signal,
-      locals: state.locals,
-    }
+  /** The one context of a request: built once the operation is matched, completed as the pipeline runs. */
+  const createContext = (
+    operation: OperationInfo,
+    state: RequestState<Locals>,
+    params: Record<string, string>,
+    query: Record<string, unknown>,
+  ): RequestContext<Locals> => {
+    const ctx = new PipelineContext<Locals>(operation, state, params, query)
     state.context = ctx
     return ctx
   }
 
-  const readJson = (state: RequestState<Locals>) =>
-    new Promise<HttpResult | undefined>((resolve) => {
+  const readJson = (state: RequestState<Locals>): HttpResult | undefined | Promise<HttpResult | undefined> => {
+    const headers = state.req.headers
+    // No body (type-is's `hasBody`, the parser's own first check): nothing to read, no promise to make.
+    if (headers['transfer-encoding'] === undefined && Number.isNaN(Number(headers['content-length']))) return undefined
+    return new Promise<HttpResult | undefined>((resolve) => {
       jsonParser(state.req, state.res, (err?: unknown) => {
         if (!err) return resolve(undefined)
         const e = err as { type?: string; message?: string }
@@ -228,6 +288,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         return resolve({ status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') })
       })
     })
+  }
 
   const invalidRequest =
     options.invalidRequest ??
@@ -247,85 +308,152 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       return { status: 500, body: errorBody('internal_error', 'Internal error.') }
     })
 
-  const wrapSecurity = (fn: (ctx: RequestContext<Locals>) => unknown) => (c: Context, state: RequestState<Locals>) =>
-    fn(contextOf(c, state))
+  const securityHandlers = new Map<string, (ctx: RequestContext<Locals>) => unknown>()
+  for (const [name, fn] of Object.entries(options.securityHandlers ?? {})) securityHandlers.set(name, fn)
 
-  const securityHandlers: Record<string, (c: Context, state: RequestState<Locals>) => unknown> = {}
-  for (const [name, fn] of Object.entries(options.securityHandlers ?? {})) securityHandlers[name] = wrapSecurity(fn)
-  // openapi-backend treats a scheme without a handler as unsatisfied; make that explicit for every declared scheme.
-  const declaredSchemes = Object.keys(((document as { components?: { securitySchemes?: object } }).components?.securitySchemes ?? {}) as object)
-  for (const name of declaredSchemes) securityHandlers[name] ??= () => undefined
-
-  api.register({
-    notFound: async (_c: Context, state: RequestState<Locals>) => unrouted('not_found', state),
-    methodNotAllowed: async (_c: Context, state: RequestState<Locals>) => unrouted('method_not_allowed', state),
-    notImplemented: (c: Context) => ({
-      status: 501,
-      body: errorBody('not_implemented', `Operation ${c.operation.operationId} is not implemented yet.`),
-    }),
-    unauthorizedHandler: async (c: Context, state: RequestState<Locals>) => {
-      const ctx = contextOf(c, state)
-      if (options.unauthorized) return options.unauthorized(ctx)
-      return { status: 401, body: errorBody('unauthorized', 'Authentication required.') }
-    },
-    postSecurityHandler: async (c: Context, state: RequestState<Locals>) => {
-      const requirements = c.operation.security ?? []
-      if (requirements.length > 0 && !c.security.authorized) return
-      const problem = await readJson(state)
-      if (problem) {
-        state.early = problem
-        return
-      }
-      const media = mediaTypeOf(state.req.headers)
-      const isJson = isJsonMediaType(media)
-      if (isJson) state.obRequest.body = (state.req as { body?: unknown }).body
-      const ctx = contextOf(c, state)
-      if (options.validateRequest && !options.validateRequest(ctx)) return
-      const result = api.validator.validateRequest(
-        { ...state.obRequest, body: isJson ? state.obRequest.body : undefined } as never,
-        c.operation,
-      )
-      const documentedMedia = Object.keys(
-        ((c.operation as { requestBody?: { content?: object } }).requestBody?.content ?? {}) as object,
-      ).map((m) => m.toLowerCase())
-      // A non-JSON body the operation documents (multipart, octet-stream…) is read by the handler from `raw`.
-      const rawBody = !isJson && media !== '' && documentedMedia.some((m) => m === media || (m.endsWith('/*') && media.startsWith(m.slice(0, -1))))
-      const errors = (result.errors ?? []).filter(
-        (e) =>
-          // Unknown query parameters are ignored (tracking parameters, cache busters), not rejected.
-          !(e.instancePath === '/query' && e.keyword === 'additionalProperties') &&
-          !(
-            rawBody &&
-            ((e.instancePath ?? '').startsWith('/requestBody') ||
-              (e.params as { missingProperty?: string } | undefined)?.missingProperty === 'requestBody')
-          ),
-      )
-      if (!isJson && documentedMedia.length > 0 && media !== '' && !rawBody) {
-        state.early = {
-          status: 415,
-          body: errorBody('unsupported_media_type', `Content-Type ${media} is not accepted; use ${documentedMedia.join(' or ')}.`),
-        }
-        return
-      }
-      if (errors.length > 0) {
-        state.early = invalidRequest(ctx, toValidationIssues(errors))
-        return
-      }
-      state.query = (result.coerced?.query ?? ctx.query) as Record<string, unknown>
-      ctx.query = state.query
-    },
-  })
-
+  const handlersById = new Map<string, OperationHandler<Locals>>()
   for (const [operationId, handler] of Object.entries(options.handlers)) {
     if (!handler) continue
     if (!operationsById.has(operationId)) throw new RouterSetupError(`Handler for unknown operationId ${operationId}`)
-    api.register(operationId, async (c: Context, state: RequestState<Locals>) => {
-      if (state.early) return state.early
-      const ctx = state.context ?? contextOf(c, state)
-      return handler(ctx)
+    handlersById.set(operationId, handler)
+  }
+
+  /** What the pipeline needs of an operation, worked out once instead of on every request. */
+  type Prepared = {
+    info: OperationInfo
+    /** Every scheme named by the requirements, once each, in order. */
+    schemes: string[]
+    /** Per requirement object, its scheme names (all must be satisfied; `{}` is always satisfied). */
+    requirements: string[][]
+    /** The document's path has no `{parameter}`: path parameters are `{}` without parsing. */
+    literalPath: boolean
+    /** Request media types the operation documents, lower-case. */
+    documentedMedia: string[]
+    /**
+     * No parameters and no request body: with a literal path and no query string the validators can only
+     * pass (path `{}`, query `{}`, any headers and cookies, no body schema), so they are not run.
+     */
+    nothingToValidate: boolean
+  }
+  const prepared = new Map<Operation, Prepared>()
+  for (const op of routedOperations) {
+    const info = operationsById.get(op.operationId ?? '')
+    if (!info) continue
+    const requirements = ((op.security ?? []) as Record<string, unknown>[]).map((r) => Object.keys(r))
+    prepared.set(op, {
+      info,
+      schemes: [...new Set(requirements.flat())],
+      requirements,
+      literalPath: !op.path.includes('{'),
+      nothingToValidate:
+        !op.path.includes('{') && ((op.parameters ?? []) as unknown[]).length === 0 && (op as { requestBody?: unknown }).requestBody === undefined,
+      documentedMedia: Object.keys(((op as { requestBody?: { content?: object } }).requestBody?.content ?? {}) as object).map((m) => m.toLowerCase()),
     })
   }
-  for (const [name, fn] of Object.entries(securityHandlers)) api.registerSecurityHandler(name, fn)
+
+  /** A scheme's verdict as openapi-backend records it: the handler's value, `{error}` for a throw, `undefined` without handler. */
+  const runScheme = async (name: string, ctx: RequestContext<Locals>): Promise<unknown> => {
+    const fn = securityHandlers.get(name)
+    if (!fn) return undefined
+    try {
+      return await fn(ctx)
+    } catch (error) {
+      return { error: error || new Error('security handler rejected') }
+    }
+  }
+  const satisfied = (value: unknown) => Boolean(value) && !(typeof value === 'object' && (value as { error?: unknown }).error)
+
+  /**
+   * Route → security → (body, validation) → handler, for one request. The same steps, order and answers as
+   * openapi-backend's `handleRequest` with the hooks this router registered before, without its costs: it
+   * parsed every request three times (lodash header map, cookies, query, path parameters through a RegExp
+   * compiled per call) and built the context object once per hook. Here a request is matched once, parsed
+   * at most once (not at all for a literal path without a query string) and has one context.
+   */
+  async function route(state: RequestState<Locals>): Promise<UnroutedResult> {
+    let op: Operation
+    try {
+      op = api.router.matchOperation(state.obRequest as never, true) as Operation
+    } catch (error) {
+      return unrouted(error instanceof Error && error.message.startsWith('405') ? 'method_not_allowed' : 'not_found', state)
+    }
+    state.operation = op
+    const p = prepared.get(op)!
+    let params: Record<string, string>
+    let query: Record<string, unknown>
+    if (p.literalPath && state.obRequest.query === '') {
+      params = {}
+      query = {}
+    } else {
+      const parsed = api.router.parseRequest(state.obRequest as never, op)
+      params = (parsed.params ?? {}) as Record<string, string>
+      query = (parsed.query ?? {}) as Record<string, unknown>
+    }
+    const ctx = createContext(p.info, state, params, query)
+
+    // Security: every named scheme's handler (concurrently), then any one requirement fully satisfied.
+    const results: Record<string, unknown> = {}
+    if (p.schemes.length > 0) {
+      // All started before any is awaited (they run concurrently, as openapi-backend ran them).
+      const verdicts = p.schemes.map((name) => runScheme(name, ctx))
+      for (let i = 0; i < verdicts.length; i++) results[p.schemes[i]!] = await verdicts[i]
+    }
+    const authorized = p.requirements.some((names) => names.every((name) => satisfied(results[name])))
+    ctx.security = { ...results, authorized }
+    if (p.requirements.length > 0 && !authorized) {
+      if (options.unauthorized) return options.unauthorized(ctx)
+      return { status: 401, body: errorBody('unauthorized', 'Authentication required.') }
+    }
+
+    const handler = handlersById.get(p.info.operationId)
+    if (!handler) return { status: 501, body: errorBody('not_implemented', `Operation ${p.info.operationId} is not implemented yet.`) }
+    let early = readAndValidate(state, op, p, ctx)
+    if (early instanceof Promise) early = await early
+    if (early) return early
+    return handler(ctx)
+  }
+
+  /** The body (JSON only, once authorised) and the request checked against the document; a result ends the request. */
+  function readAndValidate(
+    state: RequestState<Locals>,
+    op: Operation,
+    p: Prepared,
+    ctx: RequestContext<Locals>,
+  ): HttpResult | undefined | Promise<HttpResult | undefined> {
+    const read = readJson(state)
+    if (read === undefined) return validate(state, op, p, ctx)
+    return Promise.resolve(read).then((problem) => problem ?? validate(state, op, p, ctx))
+  }
+
+  function validate(state: RequestState<Locals>, op: Operation, p: Prepared, ctx: RequestContext<Locals>): HttpResult | undefined {
+    const media = mediaTypeOf(state.req.headers)
+    const isJson = isJsonMediaType(media)
+    if (isJson) state.obRequest.body = (state.req as { body?: unknown }).body
+    ctx.body = state.obRequest.body
+    if (options.validateRequest && !options.validateRequest(ctx)) return undefined
+    if (p.nothingToValidate && state.obRequest.query === '' && !isJson) return undefined
+    const result = api.validator.validateRequest({ ...state.obRequest, body: isJson ? state.obRequest.body : undefined } as never, op)
+    const documentedMedia = p.documentedMedia
+    // A non-JSON body the operation documents (multipart, octet-stream…) is read by the handler from `raw`.
+    const rawBody = !isJson && media !== '' && documentedMedia.some((m) => m === media || (m.endsWith('/*') && media.startsWith(m.slice(0, -1))))
+    const errors = (result.errors ?? []).filter(
+      (e) =>
+        // Unknown query parameters are ignored (tracking parameters, cache busters), not rejected.
+        !(e.instancePath === '/query' && e.keyword === 'additionalProperties') &&
+        !(
+          rawBody &&
+          ((e.instancePath ?? '').startsWith('/requestBody') || (e.params as { missingProperty?: string } | undefined)?.missingProperty === 'requestBody')
+        ),
+    )
+    if (!isJson && documentedMedia.length > 0 && media !== '' && !rawBody)
+      return {
+        status: 415,
+        body: errorBody('unsupported_media_type', `Content-Type ${media} is not accepted; use ${documentedMedia.join(' or ')}.`),
+      }
+    if (errors.length > 0) return invalidRequest(ctx, toValidationIssues(errors))
+    ctx.query = (result.coerced?.query ?? ctx.query) as Record<string, unknown>
+    return undefined
+  }
 
   async function unrouted(reason: UnroutedRequest['reason'], state: RequestState<Locals>): Promise<UnroutedResult> {
     const request: UnroutedRequest = {
@@ -373,10 +501,16 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   }
 
   async function send(req: IncomingMessage, res: ServerResponse, input: UnroutedResult, operation?: OperationInfo): Promise<void> {
+    await deliver(req, res, input, operation)
+  }
+
+  /** Sends a result; only a streamed body gives a promise (a JSON or text body is written at once). */
+  function deliver(req: IncomingMessage, res: ServerResponse, input: UnroutedResult, operation?: OperationInfo): Promise<void> | undefined {
     const result = checkResponse(req, input, operation)
     if (res.headersSent) return
     res.statusCode = result.status
-    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value as string | number | string[])
+    const headers = result.headers
+    if (headers) for (const name of Object.keys(headers)) res.setHeader(name, headers[name] as string | number | string[])
     const isHead = req.method === 'HEAD'
     if (result.stream) {
       if (!res.hasHeader('content-type')) res.setHeader('content-type', result.contentType ?? 'application/octet-stream')
@@ -384,13 +518,16 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         res.end()
         return
       }
+      let piping: Promise<void>
       try {
-        await pipeline(Readable.from(result.stream), res)
+        piping = pipeline(Readable.from(result.stream), res)
       } catch (error) {
+        piping = Promise.reject(error)
+      }
+      return piping.catch((error: unknown) => {
         logger?.debug({ err: error }, 'response stream ended early')
         if (!res.writableEnded) res.destroy()
-      }
-      return
+      })
     }
     let payload: string | Buffer | undefined
     if (result.body === undefined) payload = undefined
@@ -407,16 +544,14 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
 
   const handler: RequestHandler = async (req: Request, res: Response, _next: NextFunction) => {
     const started = performance.now()
-    const controller = new AbortController()
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort()
-    })
-    const queryIndex = req.originalUrl.indexOf('?')
+    const url = req.originalUrl
+    const queryIndex = url.indexOf('?')
+    const path = req.path
     // HEAD routes to a documented HEAD operation when there is one, else to the GET operation (sent without body).
     let method = req.method
     if (method === 'HEAD') {
       try {
-        if (!api.router.matchOperation({ method: 'HEAD', path: req.path, headers: {} } as never)) method = 'GET'
+        if (!api.router.matchOperation({ method: 'HEAD', path, headers: {} } as never)) method = 'GET'
       } catch {
         method = 'GET'
       }
@@ -426,20 +561,16 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       res,
       obRequest: {
         method,
-        path: req.path,
-        query: queryIndex >= 0 ? req.originalUrl.slice(queryIndex + 1) : '',
+        path,
+        query: queryIndex >= 0 ? url.slice(queryIndex + 1) : '',
         headers: req.headers as Record<string, string | string[]>,
       },
-      controller,
       locals: options.createLocals?.() ?? ({} as Locals),
     }
-    let operation: OperationInfo | undefined
     let result: UnroutedResult
     try {
-      result = (await api.handleRequest(state.obRequest as never, state)) as UnroutedResult
-      operation = state.context?.operation
+      result = await route(state)
     } catch (error) {
-      operation = state.context?.operation
       if (error instanceof URIError) result = { status: 400, body: errorBody('invalid_request', 'Malformed percent-encoding in the URL.') }
       else {
         try {
@@ -450,20 +581,14 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         }
       }
     }
-    if (!operation) {
-      try {
-        const matched = api.router.matchOperation(state.obRequest as never)
-        operation = matched ? operationsById.get(matched.operationId ?? '') : undefined
-      } catch {
-        operation = undefined
-      }
-    }
+    const operation = state.operation ? prepared.get(state.operation)?.info : undefined
     if (options.onResponse) {
+      const onResponse = options.onResponse
       res.once('finish', () =>
-        options.onResponse!({
+        onResponse({
           operationId: operation?.operationId,
           method: req.method,
-          path: state.obRequest.path,
+          path,
           status: res.statusCode,
           durationMs: performance.now() - started,
           requestBytes: Number(req.headers['content-length'] ?? 0) || 0,
@@ -471,7 +596,8 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         }),
       )
     }
-    await send(req, res, result, operation)
+    const streaming = deliver(req, res, result, operation)
+    if (streaming) await streaming
   }
 
   return {

@@ -172,6 +172,8 @@ export function summarizeEvent(event: CatalogueEvent): string {
       return `Cabinet ${String(p.company)} provisioned`
     case 'admin.cabinet.cleared':
       return `Cabinet ${String(p.company)} cleared`
+    case 'feedback.submitted':
+      return `Feedback from ${String(p.wallet)}${p.page ? ` on ${String(p.page)}` : ''}: ${String(p.message).slice(0, 80)}`
     default:
       return `${event.kind} by ${event.actor}`
   }

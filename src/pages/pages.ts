@@ -18,22 +18,26 @@ else fetch('/users/session/validate', { headers: { 'X-Session-Token': token } })
   })
 }
 
-/** A server-rendered page behind the session gate. */
-export function sessionPage(title: string, wallet: string | undefined, content: string): string {
-  return page({
-    title,
-    body: `<h1>${escapeHtml(title)}</h1>
-<p class="muted">${wallet ? `Signed in as <code>${escapeHtml(wallet)}</code>. <button id="logout" type="button">Log out</button>` : 'Open before the hard-gate rollout.'}</p>
-${content}`,
-    script: wallet
-      ? `
+/**
+ * A server-rendered page behind the session gate. `script` is the page's own inline script (it runs after
+ * the shared logout wiring; one script tag, pinned by its CSP hash).
+ */
+export function sessionPage(title: string, wallet: string | undefined, content: string, script?: string): string {
+  const logout = wallet
+    ? `
 document.getElementById('logout').addEventListener('click', async () => {
   const token = localStorage.getItem('session_token');
   await fetch('/users/logout', { method: 'POST', credentials: 'same-origin', headers: token ? { 'X-Session-Token': token } : {} });
   localStorage.removeItem('session_token');
   location.assign('/login');
 });`
-      : undefined,
+    : ''
+  return page({
+    title,
+    body: `<h1>${escapeHtml(title)}</h1>
+<p class="muted">${wallet ? `Signed in as <code>${escapeHtml(wallet)}</code>. <button id="logout" type="button">Log out</button>` : 'Open before the hard-gate rollout.'}</p>
+${content}`,
+    script: logout || script ? `${logout}\n${script ?? ''}` : undefined,
   })
 }
 

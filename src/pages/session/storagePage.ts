@@ -146,9 +146,9 @@ function showReceipt(r) {
 const FINAL = ['verified', 'verify_failed'];
 let timer = null;
 function verification(u) {
-  if (u.status === 'verified') return h('span', { class: 'ok', text: 'verified' + (u.attestation ? ' · attested' : '') });
-  if (u.status === 'verify_failed') return h('span', { class: 'error', text: 'failed: ' + (u.error || '') });
-  return h('span', { class: 'warn', text: 'pending' });
+  if (u.status === 'verified') return h('span', { class: 'ok', text: '✓ SHA-256 and tags match' + (u.attestation ? ' · attested on chain ' + u.attestation.chain_id : '') });
+  if (u.status === 'verify_failed') return h('span', { class: 'error', text: '✗ ' + (u.error || 'verification failed') });
+  return h('span', { class: 'warn', text: u.status === 'stored' ? 'waiting for confirmation…' : 'not stored yet' });
 }
 async function refreshUploads() {
   clearTimeout(timer);
@@ -161,7 +161,7 @@ async function refreshUploads() {
       h('td', { class: 'upload-status', text: u.status }),
       h('td', {}, verification(u)),
       h('td', {}, u.ar_tx_id ? h('a', { href: '/store/receipts/' + u.ar_tx_id, text: 'receipt' }) : h('span', { class: 'muted', text: '—' })),
-      h('td', {}, u.ar_tx_id ? h('a', { href: ARWEAVE + '/' + u.ar_tx_id, 'aria-label': 'Arweave item ' + u.ar_tx_id }, h('code', { text: short(u.ar_tx_id) })) : h('span', { class: 'muted', text: '—' })),
+      h('td', {}, u.ar_tx_id ? h('a', { href: ARWEAVE + '/' + u.ar_tx_id, title: 'Arweave item ' + u.ar_tx_id }, h('code', { text: short(u.ar_tx_id) })) : h('span', { class: 'muted', text: '—' })),
     )));
     const pending = uploads.some((u) => !FINAL.includes(u.status));
     say('uploads-status', uploads.length === 0 ? 'No uploads yet.' : uploads.length + ' upload(s)' + (pending ? '; refreshing while some are pending…' : '.'));

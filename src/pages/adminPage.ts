@@ -138,7 +138,7 @@ export function renderAdminPage(options: { unlockMessage: string }): AdminPage {
   const styleHash = createHash('sha256').update(STYLE, 'utf8').digest('base64')
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Shadow overlord · cabinets</title><style>${STYLE}</style></head>
+<title>Shadow overlord · cabinets</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>
 <body><main>
 <h1>Shadow overlord · company cabinets</h1>
 <p class="muted">Every action is authorised by your wallet: the server issues a single-use challenge, your wallet signs it

@@ -28,6 +28,7 @@ export function page({ title, body, script }: PageParameters): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)} · Gateway</title>
+<link rel="icon" href="data:,">
 <style>${style}</style>
 </head>
 <body>

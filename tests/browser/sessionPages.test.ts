@@ -1,0 +1,131 @@
+/**
+ * The session pages in Chromium, signed in with an injected wallet on the whole system (`npm start` on free
+ * ports): each page loads with no console error, no failed request and no serious/critical axe violation, and
+ * does what it says — /dojo streams an answer token by token from the model server, /insight/ shows the
+ * events this test caused (its feedback and its logins), /registry/ lists the agents, /journal shows the
+ * sign-in and the quota the dojo call spent, /book renders the handbook, /coreterm/ answers, /boardroom
+ * explains a missing cabinet. Screenshots in .tmp/screenshots/.
+ */
+import type { Browser, Page } from 'playwright-core'
+import { generatePrivateKey } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { checkPage, launchBrowser, login, openPage, startSystem, type System, walletFromKey } from './support/index.js'
+
+let system: System
+let browser: Browser
+let tab: Awaited<ReturnType<typeof openPage>>
+let page: Page
+
+beforeAll(async () => {
+  system = await startSystem()
+  browser = await launchBrowser()
+  tab = await openPage(browser, { wallets: [walletFromKey(generatePrivateKey())] })
+  page = tab.page
+  await login(page, '/journal', { origin: system.url })
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await system?.close()
+})
+
+describe('session pages in a browser', () => {
+  it('/dojo streams a reply token by token from /llm/chat and can be stopped', async () => {
+    await page.goto(`${system.url}/dojo`)
+    await expect.poll(() => page.locator('#partner option').count()).toBeGreaterThan(1)
+    await page.locator('#partner').selectOption({ index: 0 })
+    await page.locator('#temperature').fill('0')
+    await page.locator('#prompt').fill('Say hello.')
+    // Record how the reply grows: a streamed answer is seen in several intermediate states.
+    await page.evaluate(() => {
+      const w = window as unknown as { __lengths: number[] }
+      w.__lengths = []
+      new MutationObserver(() => {
+        const reply = document.querySelector('[data-role="assistant"] .chat')
+        if (reply) w.__lengths.push((reply.textContent ?? '').length)
+      }).observe(document.getElementById('transcript')!, { subtree: true, childList: true, characterData: true })
+    })
+    const response = page.waitForResponse((r) => r.url().endsWith('/llm/chat'))
+    await page.locator('#send').click()
+    expect((await response).headers()['content-type']).toContain('application/x-ndjson')
+    await page.locator('[data-role="assistant"] .chat[data-done="true"]').waitFor({ timeout: 60_000 })
+    await expect.poll(() => page.locator('#chat-status').textContent()).toMatch(/^Done/)
+    const reply = await page.locator('[data-role="assistant"] .chat').textContent()
+    expect(reply?.length).toBeGreaterThan(0)
+    const lengths = await page.evaluate(() => (window as unknown as { __lengths: number[] }).__lengths)
+    expect(new Set(lengths.filter((n) => n > 0)).size, 'the reply grew in several steps').toBeGreaterThan(1)
+    await checkPage(page, 'dojo')
+  })
+
+  it('/feedback.html stores the feedback and /insight/ shows it and the logins, filterable by kind', async () => {
+    await page.goto(`${system.url}/feedback.html`)
+    await page.locator('#message').fill('The dojo streamed nicely.')
+    await page.locator('#about').fill('/dojo')
+    await page.locator('#rating').selectOption('5')
+    await page.locator('#send').click()
+    await expect.poll(() => page.locator('#fb-status').textContent()).toMatch(/stored as event evt_/)
+    await checkPage(page, 'feedback')
+
+    await page.goto(`${system.url}/insight/`)
+    await expect.poll(() => page.locator('#events tbody tr[data-kind="feedback.submitted"]').count()).toBeGreaterThan(0)
+    expect(await page.locator('#events tbody tr[data-kind="feedback.submitted"]').first().textContent()).toContain('The dojo streamed nicely.')
+    await expect.poll(() => page.locator('#events tbody tr[data-kind="auth.gate.redirect"]').count()).toBeGreaterThan(0)
+    await page.locator('#kind').fill('feedback.submitted')
+    await page.locator('#kind').dispatchEvent('change')
+    await expect.poll(async () => (await page.locator('#events tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')))).every((k) => k === 'feedback.submitted')).toBe(true)
+    await checkPage(page, 'insight')
+  })
+
+  it('/registry/ lists the agents with model, capabilities, status and revision', async () => {
+    await page.goto(`${system.url}/registry/`)
+    await expect.poll(() => page.locator('#agents tbody tr').count()).toBe(5)
+    await page.locator('#agents tbody tr[data-agent="ceo"] button').click()
+    await expect.poll(() => page.locator('#detail').textContent()).toContain('"revision"')
+    await checkPage(page, 'registry')
+  })
+
+  it('/journal shows this session, the quota the dojo call spent and the cost calls of today', async () => {
+    await page.goto(`${system.url}/journal`)
+    await expect.poll(() => page.locator('#journal-status').textContent()).toMatch(/^Activity of 0x/)
+    expect(await page.locator('#signins tbody').textContent()).toContain('this session')
+    expect(await page.locator('#quota').textContent()).toMatch(/^1 of \d+ cost calls used today/)
+    await checkPage(page, 'journal')
+  })
+
+  it('/coreterm/ answers a prompt from the core agent', async () => {
+    await page.goto(`${system.url}/coreterm/`)
+    await page.locator('#line').fill('/help')
+    await page.locator('#line').press('Enter')
+    await page.locator('#line').fill('What do you do?')
+    await page.locator('#line').press('Enter')
+    await expect.poll(() => page.locator('#screen').textContent(), { timeout: 60_000 }).toMatch(/ceo> /)
+    await checkPage(page, 'coreterm')
+  })
+
+  it('/boardroom says when a company has no cabinet yet', async () => {
+    await page.goto(`${system.url}/boardroom`)
+    await page.locator('#company').fill('NOCABINET')
+    await page.locator('#convene').click()
+    await expect.poll(() => page.locator('#board-status').textContent()).toMatch(/No cabinet for this company yet/)
+    await checkPage(page, 'boardroom', { allow: (p) => p.kind === 'http' && p.status === 404 && p.text.includes('/boardroom/convene') })
+  })
+
+  it('/book renders the handbook with its contents; /storage/ and /journal fit a phone screen', async () => {
+    await page.goto(`${system.url}/book`)
+    expect(await page.locator('#contents + ol li').count()).toBeGreaterThan(3)
+    await checkPage(page, 'book')
+    await page.setViewportSize({ width: 390, height: 844 })
+    for (const path of ['/storage/', '/journal']) {
+      await page.goto(`${system.url}${path}`)
+      // The page's own content stays within the screen (wide tables scroll inside their .wrap box).
+      const wide = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('main *'))
+          .filter((e) => !e.closest('.wrap') && e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+          .map((e) => `${e.tagName.toLowerCase()}#${e.id}`),
+      )
+      expect(wide, `${path}: content wider than a phone screen`).toEqual([])
+    }
+    await checkPage(page, 'storage-phone')
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+})

@@ -32,11 +32,11 @@ describe('/storage/', () => {
 
     const { page, walletLog } = await openPage(browser, { wallets: [walletFromKey(payer.privateKey)] })
     await login(page, '/storage/', { origin: system.url })
-    await expect.poll(() => page.locator('#uploads-status').textContent()).toBe('No uploads yet.')
+    await expect.poll(() => page.locator('#uploads-status').textContent(), { timeout: 30_000 }).toBe('No uploads yet.')
 
     const content = Buffer.from(`hello from the browser ${Date.now()}\n`)
     await page.locator('#file').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: content })
-    await expect.poll(() => page.locator('#price').textContent()).toMatch(new RegExp(`^Storing ${content.length} bytes costs \\$0\\.\\d{6}`))
+    await expect.poll(() => page.locator('#price').textContent(), { timeout: 30_000 }).toMatch(new RegExp(`^Storing ${content.length} bytes costs \\$0\\.\\d{6}`))
     expect(await page.locator('#rail option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(['eip155:8453', 'eip155:1'])
 
     await page.locator('#pay').click()

@@ -11,7 +11,7 @@ export function boardroomPage(wallet: string | undefined): string {
 <h2 id="motion-h">Put a motion to the cabinet</h2>
 <form id="convene-form">
 <div class="row">
-<div><label for="company">Company</label><input id="company" required pattern="[A-Za-z0-9_-]{1,64}" value="ACME" autocomplete="off"></div>
+<div><label for="company">Company</label><input id="company" required pattern="[A-Za-z0-9][A-Za-z0-9_\\-]{0,63}" value="ACME" autocomplete="off"></div>
 <div><label for="model">Model (optional)</label><input id="model" placeholder="default chat model" autocomplete="off"></div>
 </div>
 <label for="motion">Motion</label>

@@ -28,6 +28,7 @@ export function storagePage({ wallet, arweaveGatewayUrl }: StoragePageParameters
 <label for="rail">Pay with</label>
 <select id="rail" disabled><option value="">Choose a file first</option></select>
 <p id="price" role="status" class="muted"></p>
+<p class="muted">This page pays on the EVM rails (your wallet signs; the service settles). The Algorand rail — a transaction you submit from an Algorand wallet first — is open to API clients (<code>POST /store</code>), not offered here.</p>
 <button id="pay" type="button" disabled>Sign payment and upload</button>
 <label for="progress">Upload progress</label>
 <progress id="progress" max="100" value="0">0%</progress>

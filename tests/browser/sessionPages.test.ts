@@ -34,39 +34,45 @@ describe('session pages in a browser', () => {
     await page.goto(`${system.url}/dojo`)
     await expect.poll(() => page.locator('#partner option').count(), { timeout: 30_000 }).toBeGreaterThan(1)
     await page.locator('#partner').selectOption({ index: 0 })
-    await page.locator('#temperature').fill('0')
     await page.locator('#prompt').fill('Say hello.')
-    // Record how the reply grows: a streamed answer is seen in several intermediate states.
+    // Every text the reply showed, in order: one DOM record per chunk, even when several arrive in one task.
     await page.evaluate(() => {
-      const w = window as unknown as { __lengths: number[] }
-      w.__lengths = []
-      new MutationObserver(() => {
-        const reply = document.querySelector('[data-role="assistant"] .chat')
-        if (reply) w.__lengths.push((reply.textContent ?? '').length)
-      }).observe(document.getElementById('transcript')!, { subtree: true, childList: true, characterData: true })
+      const w = window as unknown as { __texts: string[] }
+      w.__texts = []
+      new MutationObserver((records) => {
+        for (const r of records) {
+          if (!(r.target instanceof HTMLElement) || !r.target.matches('[data-role="assistant"] .chat')) continue
+          r.addedNodes.forEach((n) => n.nodeType === Node.TEXT_NODE && w.__texts.push((n as Text).data))
+        }
+      }).observe(document.getElementById('transcript')!, { subtree: true, childList: true })
     })
     const response = page.waitForResponse((r) => r.url().endsWith('/llm/chat'))
     await page.locator('#send').click()
     expect((await response).headers()['content-type']).toContain('application/x-ndjson')
     await page.locator('[data-role="assistant"] .chat[data-done="true"]').waitFor({ timeout: 60_000 })
     await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 30_000 }).toMatch(/^Done/)
-    const reply = await page.locator('[data-role="assistant"] .chat').textContent()
-    expect(reply?.length).toBeGreaterThan(0)
-    const lengths = await page.evaluate(() => (window as unknown as { __lengths: number[] }).__lengths)
-    expect(new Set(lengths.filter((n) => n > 0)).size, 'the reply grew in several steps').toBeGreaterThan(1)
+    const reply = (await page.locator('[data-role="assistant"] .chat').textContent()) ?? ''
+    const texts = await page.evaluate(() => (window as unknown as { __texts: string[] }).__texts)
+    expect(reply.length).toBeGreaterThan(0)
+    expect(texts.at(-1)).toBe(reply)
+    // streamed: the reply was shown growing — several prefixes of the final text before the whole of it
+    expect(texts.filter((t) => t.length > 0 && t.length < reply.length && reply.startsWith(t)).length).toBeGreaterThan(0)
     await checkPage(page, 'dojo')
 
     // Stop: once the second reply has started, the request is aborted and the partial reply kept.
     await page.locator('#prompt').fill('Tell me a long story.')
     await page.locator('#send').click()
-    await page.waitForFunction(() => (document.querySelectorAll('[data-role="assistant"] .chat')[1]?.textContent ?? '').length > 0, null, { timeout: 60_000 })
-    await page.locator('#stop').click()
+    await page.waitForFunction(() => {
+      const second = document.querySelectorAll<HTMLElement>('[data-role="assistant"] .chat')[1]
+      return !!second && ((second.textContent ?? '').length > 0 || second.dataset.done === 'true')
+    }, null, { timeout: 60_000 })
+    if (await page.locator('#stop').isEnabled()) await page.locator('#stop').click()
     await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 30_000 }).toMatch(/^(Stopped\.|Done)/)
     expect(await page.locator('#send').isEnabled()).toBe(true)
     await checkPage(page, 'dojo-stopped')
   })
 
-  it('/feedback.html stores the feedback and /insight/ shows it and the logins, filterable by kind', async () => {
+  it('/feedback.html stores the feedback and /insight/ shows it and the logins, filterable by kind, refreshed live', async () => {
     await page.goto(`${system.url}/feedback.html`)
     await page.locator('#message').fill('The dojo streamed nicely.')
     await page.locator('#about').fill('/dojo')
@@ -82,6 +88,15 @@ describe('session pages in a browser', () => {
     await page.locator('#kind').fill('feedback.submitted')
     await page.locator('#kind').dispatchEvent('change')
     await expect.poll(async () => (await page.locator('#events tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')))).every((k) => k === 'feedback.submitted'), { timeout: 30_000 }).toBe(true)
+    // Live: an event that happens while the page is open shows up without a reload.
+    const shown = await page.locator('#events tbody tr').count()
+    const posted = await page.evaluate(async () => {
+      const r = await fetch('/feedback', { method: 'POST', headers: { 'X-Session-Token': localStorage.getItem('session_token') ?? '', 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'Sent while /insight/ was open.' }) })
+      return r.status
+    })
+    expect(posted).toBe(201)
+    await expect.poll(() => page.locator('#events tbody tr').count(), { timeout: 30_000 }).toBe(shown + 1)
+    expect(await page.locator('#events tbody tr').first().textContent()).toContain('Sent while /insight/ was open.')
     await checkPage(page, 'insight')
   })
 

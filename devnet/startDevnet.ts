@@ -336,6 +336,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         SERVICE_STORAGE__TOPUP_KEY: keys.evm.privateKey,
         SERVICE_STORAGE__TOPUP_RPC_URL: base.url,
         SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
+        // Login on local Base: smart-contract wallets (EIP-1271 / EIP-6492) are verified through its RPC.
+        SERVICE_LOGIN__CHAIN_ID: String(base.chainId),
+        SERVICE_LOGIN__RPC_URL: base.url,
         // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
         SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
         SHADOW_JWT_SECRET: keys.shadowJwtSecret,

@@ -313,9 +313,18 @@ export const RegisterRequestSchema = {
             description: 'The `challenge` exactly as returned.'
         },
         signature: {
-            $ref: '#/components/schemas/Signature'
+            $ref: '#/components/schemas/LoginSignature'
         }
     }
+} as const;
+
+export const LoginSignatureSchema = {
+    type: 'string',
+    pattern: '^0x([0-9a-fA-F]{2})+$',
+    minLength: 132,
+    maxLength: 16386,
+    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\n',
+    'x-designed': true
 } as const;
 
 export const SessionSchema = {

@@ -155,8 +155,17 @@ export type RegisterRequest = {
      * The `challenge` exactly as returned.
      */
     challenge: string;
-    signature: Signature;
+    signature: LoginSignature;
 };
+
+/**
+ * Designed. The wallet's EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a
+ * smart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,
+ * or an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract
+ * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
+ *
+ */
+export type LoginSignature = string;
 
 /**
  * Designed beyond `session_token`.

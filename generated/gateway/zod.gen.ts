@@ -142,10 +142,19 @@ export const zLoginChallenge = z.object({
     expires_at: zEpochSeconds
 });
 
+/**
+ * Designed. The wallet's EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a
+ * smart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,
+ * or an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract
+ * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
+ *
+ */
+export const zLoginSignature = z.string().min(132).max(16386).regex(/^0x([0-9a-fA-F]{2})+$/);
+
 export const zRegisterRequest = z.object({
     wallet: zAddress,
     challenge: z.string().min(1).max(4096),
-    signature: zSignature
+    signature: zLoginSignature
 });
 
 /**

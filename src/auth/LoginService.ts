@@ -20,7 +20,14 @@ export type LoginServiceParameters = {
   now?: () => number
   /** Overlord address, if configured (the permissions view reports it). */
   overlordAddress?: () => string | undefined
+  /**
+   * Checks the EIP-191 signature of `message` by `address`. Default: ECDSA recovery only (EOAs, offline);
+   * `chainSignatureVerifier` also accepts smart-contract wallets (EIP-1271 / EIP-6492) through the chain.
+   */
+  verifySignature?: SignatureVerifier
 }
+
+export type SignatureVerifier = (p: { address: `0x${string}`; message: string; signature: `0x${string}` }) => Promise<boolean>
 
 export type LoginChallenge = { challenge: string; nonce: string; issued_at: number; expires_at: number }
 export type Session = { session_token: string; wallet: string; expires_at: number }
@@ -126,7 +133,7 @@ export class LoginService {
     if (Number(record.expires_at) <= now) throw new LoginError('challenge_expired', 'challenge expired; request a new one')
     let valid = false
     try {
-      valid = await verifyMessage({ address: getAddress(normalized), message: challenge, signature: signature as `0x${string}` })
+      valid = await (this.parameters.verifySignature ?? verifyMessage)({ address: getAddress(normalized), message: challenge, signature: signature as `0x${string}` })
     } catch {
       valid = false
     }

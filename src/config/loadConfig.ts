@@ -16,7 +16,11 @@ export type GatewayConfig = {
   /** `SERVICE_HARD_GATE_ENABLED`, read on every call (default on). */
   hardGateEnabled: () => boolean
   modelServer: { baseUrl: string; chatModel: string; embedModel: string; timeoutMs: number }
-  login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string }
+  /**
+   * `rpcUrl` (`SERVICE_LOGIN__RPC_URL`): JSON-RPC of the login chain. When set, smart-contract wallets sign in
+   * too (EIP-1271 deployed, EIP-6492 not yet deployed), verified through the chain; unset, EOAs only.
+   */
+  login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string; rpcUrl: string | undefined }
   /** Calls of cost endpoints per wallet per UTC day. */
   quota: { costCallsPerDay: number }
   rateLimit: { windowS: number; max: number }
@@ -70,6 +74,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       sessionTtlS: envInt(env, 'SERVICE_LOGIN__SESSION_TTL_S', 86_400, { min: 60, max: 30 * 86_400 }),
       chainId: envInt(env, 'SERVICE_LOGIN__CHAIN_ID', 1, { min: 1 }),
       statement: envString(env, 'SERVICE_LOGIN__STATEMENT', 'Sign in to the gateway. This request costs nothing.'),
+      rpcUrl: envOptionalString(env, 'SERVICE_LOGIN__RPC_URL') === undefined ? undefined : envHttpUrl(env, 'SERVICE_LOGIN__RPC_URL', ''),
     },
     quota: { costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }) },
     rateLimit: {

@@ -10,18 +10,96 @@ export function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
 }
 
-const style = `
-  body{font-family:system-ui,sans-serif;margin:0;background:#0f1115;color:#e6e6e6}
-  header{padding:12px 20px;background:#181b22;display:flex;gap:16px;align-items:center}
-  header a{color:#9ecbff;text-decoration:none} main{padding:24px 20px;max-width:860px}
-  button{padding:8px 14px;border-radius:6px;border:1px solid #3a3f4b;background:#2b6cb0;color:#fff;cursor:pointer}
-  code,pre{background:#181b22;padding:2px 6px;border-radius:4px} .muted{color:#9aa3b2} .error{color:#ff8a8a}
+/** Shared by every page shell (also /cabinet's): the navigation's own rules. */
+export const NAV_STYLE = `
+  .site-nav{padding:10px 16px;background:#181b22;display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center}
+  .site-nav a{color:#9ecbff;text-decoration:none;padding:4px 2px}
+  .site-nav a:hover,.site-nav a:focus-visible{text-decoration:underline}
+  .site-nav .brand{font-weight:700;color:#e6e6e6}
+  .site-nav .session{margin-left:auto;display:flex;gap:10px;align-items:center}
+  .site-nav button{padding:4px 10px;margin:0}
+  :focus-visible{outline:2px solid #ffd166;outline-offset:2px}
+  [hidden]{display:none !important}
 `
 
-export type PageParameters = { title: string; body: string; script?: string | undefined }
+const style = `
+  body{font-family:system-ui,sans-serif;margin:0;background:#0f1115;color:#e6e6e6}
+  main{padding:24px 20px;max-width:860px;overflow-wrap:anywhere}
+  a{color:#9ecbff}
+  button{padding:8px 14px;border-radius:6px;border:1px solid #3a3f4b;background:#2b6cb0;color:#fff;cursor:pointer;font:inherit}
+  a.button{display:inline-block;padding:8px 14px;border-radius:6px;background:#2b6cb0;color:#fff;text-decoration:none}
+  fieldset{border:1px solid #3a3f4b;border-radius:6px;margin:12px 0}
+  .wallet-list label{display:flex;gap:8px;align-items:center;padding:6px 0;cursor:pointer}
+  code,pre{background:#181b22;padding:2px 6px;border-radius:4px} .muted{color:#9aa3b2} .error{color:#ff8a8a}
+  ${NAV_STYLE}
+`
 
-/** The shared page shell (no external assets). */
-export function page({ title, body, script }: PageParameters): string {
+const NAV_LINKS: [string, string][] = [
+  ['/storage/', 'Storage'],
+  ['/insight/', 'Insight'],
+  ['/registry/', 'Registry'],
+  ['/dojo', 'Dojo'],
+  ['/boardroom', 'Boardroom'],
+  ['/journal', 'Journal'],
+  ['/coreterm/', 'Core terminal'],
+  ['/book', 'Book'],
+  ['/docs', 'API docs'],
+  ['/feedback.html', 'Feedback'],
+]
+
+const shortWallet = (wallet: string) => (wallet.length > 14 ? `${wallet.slice(0, 6)}…${wallet.slice(-4)}` : wallet)
+
+/**
+ * The shared navigation. `wallet` is the signed-in wallet when the server knows it (gated pages); otherwise the
+ * navigation script asks `/users/session/validate` with the token the login page stored and fills it in.
+ * Signed in: the wallet and "Log out" show and "Login" hides.
+ */
+export function navHtml(wallet?: string): string {
+  const links = NAV_LINKS.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')
+  return `<header><nav class="site-nav" aria-label="Main"><a class="brand" href="/public">Gateway</a>${links}<span class="session"><a id="nav-login" href="/login"${wallet ? ' hidden' : ''}>Login</a><span id="nav-wallet"${wallet ? '' : ' hidden'}>Signed in as <code id="nav-wallet-address" title="${wallet ? escapeHtml(wallet) : ''}" data-wallet="${wallet ? escapeHtml(wallet) : ''}">${wallet ? escapeHtml(shortWallet(wallet)) : ''}</code></span><button id="nav-logout" type="button"${wallet ? '' : ' hidden'}>Log out</button></span></nav></header>`
+}
+
+/**
+ * The navigation's script (identical on every page, so one CSP hash): the login link returns to this page,
+ * a stored token that is still valid shows its wallet, and "Log out" revokes the session (`POST /users/logout`,
+ * no body — so no content type), forgets the token and goes to the login page. A token the server no longer
+ * knows is forgotten.
+ */
+export const NAV_SCRIPT = `
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const here = location.pathname + location.search;
+  if (location.pathname !== '/login') $('nav-login').href = '/login?from=' + encodeURIComponent(here);
+  const token = localStorage.getItem('session_token');
+  const show = (wallet) => {
+    const code = $('nav-wallet-address');
+    code.textContent = wallet.slice(0, 6) + '\u2026' + wallet.slice(-4); code.title = wallet; code.dataset.wallet = wallet;
+    $('nav-wallet').hidden = false; $('nav-logout').hidden = false; $('nav-login').hidden = true;
+    document.dispatchEvent(new CustomEvent('session:wallet', { detail: { wallet, token } }));
+  };
+  const signedOut = () => { $('nav-wallet').hidden = true; $('nav-logout').hidden = true; $('nav-login').hidden = false; document.dispatchEvent(new CustomEvent('session:none')); };
+  // After DOMContentLoaded, so the page's own script (after this one) is listening for the session events.
+  const start = () => {
+    if (!token) signedOut();
+    else fetch('/users/session/validate', { headers: { 'X-Session-Token': token } })
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error('session ' + r.status))))
+      .then((s) => show(s.wallet))
+      .catch(() => { localStorage.removeItem('session_token'); signedOut(); });
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
+  $('nav-logout').addEventListener('click', async () => {
+    const current = localStorage.getItem('session_token');
+    if (current) await fetch('/users/logout', { method: 'POST', credentials: 'same-origin', headers: { 'X-Session-Token': current } }).catch(() => undefined);
+    localStorage.removeItem('session_token');
+    location.assign('/public');
+  });
+})();
+`
+
+export type PageParameters = { title: string; body: string; script?: string | undefined; wallet?: string | undefined }
+
+/** The shared page shell (no external assets): navigation, the page's body and its own script. */
+export function page({ title, body, script, wallet }: PageParameters): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -32,10 +110,11 @@ export function page({ title, body, script }: PageParameters): string {
 <style>${style}</style>
 </head>
 <body>
-<header><strong>Gateway</strong><a href="/public">Home</a><a href="/journal">Journal</a><a href="/insight/">Insight</a><a href="/docs">API docs</a><a href="/login">Login</a></header>
+${navHtml(wallet)}
 <main>
 ${body}
 </main>
+<script>${NAV_SCRIPT}</script>
 ${script ? `<script>${script}</script>` : ''}
 </body>
 </html>

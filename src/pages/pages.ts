@@ -1,43 +1,42 @@
 import { escapeHtml, page } from './html.js'
 
+/**
+ * `/public`: the login view when this browser holds no (valid) session token, the signed-in home otherwise.
+ * The navigation script validates the token and announces the result (`session:wallet` / `session:none`).
+ */
 export function publicPage(): string {
   return page({
     title: 'Welcome',
     body: `<h1>Gateway</h1>
-<section id="login-view" hidden><p>You are not signed in.</p><p><a href="/login?from=%2Fpublic"><button type="button">Sign in with your wallet</button></a></p></section>
-<section id="welcome-view" hidden><p>Welcome back, <code id="wallet"></code>.</p><p><a href="/journal">Journal</a> · <a href="/insight/">Insight</a> · <a href="/docs">API docs</a></p></section>`,
+<section id="login-view" aria-labelledby="login-view-title" hidden><h2 id="login-view-title">Sign in</h2><p>You are not signed in. Sign in with your browser wallet: you sign a message, no transaction is sent.</p><p><a id="public-signin" class="button" href="/login?from=%2Fpublic">Sign in with your wallet</a></p></section>
+<section id="welcome-view" aria-labelledby="welcome-view-title" hidden><h2 id="welcome-view-title">Welcome back</h2><p>Signed in as <code id="wallet"></code>.</p>
+<ul class="home-links">
+<li><a href="/storage/">Storage</a>: pay and store files permanently on Arweave</li>
+<li><a href="/dojo">Dojo</a>: chat with the marketplace agents and models</li>
+<li><a href="/boardroom">Boardroom</a>: convene a company cabinet on a motion</li>
+<li><a href="/journal">Journal</a>: your sign-ins, calls, uploads and payments</li>
+<li><a href="/insight/">Insight</a>: the live event catalogue</li>
+<li><a href="/registry/">Registry</a>: agents, models and capabilities</li>
+</ul></section>`,
     script: `
-const token = localStorage.getItem('session_token');
-const show = (id) => { document.getElementById(id).hidden = false; };
-if (!token) show('login-view');
-else fetch('/users/session/validate', { headers: { 'X-Session-Token': token } })
-  .then((r) => r.ok ? r.json() : Promise.reject(r))
-  .then((s) => { document.getElementById('wallet').textContent = s.wallet; show('welcome-view'); })
-  .catch(() => { localStorage.removeItem('session_token'); show('login-view'); });
+document.addEventListener('session:wallet', (e) => { document.getElementById('wallet').textContent = e.detail.wallet; document.getElementById('welcome-view').hidden = false; document.getElementById('login-view').hidden = true; });
+document.addEventListener('session:none', () => { document.getElementById('login-view').hidden = false; document.getElementById('welcome-view').hidden = true; });
 `,
   })
 }
 
 /**
- * A server-rendered page behind the session gate. `script` is the page's own inline script (it runs after
- * the shared logout wiring; one script tag, pinned by its CSP hash).
+ * A server-rendered page behind the session gate: `wallet` is the session's (the navigation shows it; absent
+ * only while the hard gate is off). `script` is the page's own inline script (pinned by its CSP hash).
  */
 export function sessionPage(title: string, wallet: string | undefined, content: string, script?: string): string {
-  const logout = wallet
-    ? `
-document.getElementById('logout').addEventListener('click', async () => {
-  const token = localStorage.getItem('session_token');
-  await fetch('/users/logout', { method: 'POST', credentials: 'same-origin', headers: token ? { 'X-Session-Token': token } : {} });
-  localStorage.removeItem('session_token');
-  location.assign('/login');
-});`
-    : ''
   return page({
     title,
+    wallet,
     body: `<h1>${escapeHtml(title)}</h1>
-<p class="muted">${wallet ? `Signed in as <code>${escapeHtml(wallet)}</code>. <button id="logout" type="button">Log out</button>` : 'Open before the hard-gate rollout.'}</p>
+${wallet ? '' : '<p class="muted">Open before the hard-gate rollout: sign in to use this page.</p>'}
 ${content}`,
-    script: logout || script ? `${logout}\n${script ?? ''}` : undefined,
+    script,
   })
 }
 

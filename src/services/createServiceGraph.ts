@@ -1,3 +1,4 @@
+import { chainSignatureVerifier } from '../auth/chainSignatureVerifier.js'
 import { join } from 'node:path'
 import { CostQuota } from '../auth/CostQuota.js'
 import { LoginService } from '../auth/LoginService.js'
@@ -90,6 +91,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     events: catalogue,
     now,
     overlordAddress: () => services.overlordAddress?.(),
+    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl) : undefined,
   })
   services.marketplace = new Marketplace({
     db: database.db,

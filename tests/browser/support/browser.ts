@@ -95,8 +95,7 @@ export async function checkPage(page: Page, name: string, options: CheckPageOpti
  * (already signed in, or a public page), nothing else happens.
  */
 export async function login(page: Page, from: string, options: { origin?: string; wallet?: string } = {}): Promise<void> {
-  const origin = options.origin ?? new URL(page.url()).origin
-  const target = new URL(from, origin)
+  const target = /^https?:\/\//.test(from) ? new URL(from) : new URL(from, options.origin ?? new URL(page.url()).origin)
   await page.goto(target.href)
   const here = new URL(page.url())
   if (here.pathname !== '/login') return

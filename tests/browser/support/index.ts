@@ -34,3 +34,4 @@
 export { checkPage, launchBrowser, login, openPage, SCREENSHOTS, type Problem } from './browser.js'
 export { freePort, startSystem, type System } from './startSystem.js'
 export { injectWallets, walletFromKey, type TestWallet, type WalletLog } from './wallet.js'
+export { deploySmartWalletFactory, type SmartWalletFactory } from './smartWallets.js'

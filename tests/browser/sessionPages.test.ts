@@ -66,8 +66,14 @@ describe('session pages in a browser', () => {
       const second = document.querySelectorAll<HTMLElement>('[data-role="assistant"] .chat')[1]
       return !!second && ((second.textContent ?? '').length > 0 || second.dataset.done === 'true')
     }, null, { timeout: 60_000 })
-    if (await page.locator('#stop').isEnabled()) await page.locator('#stop').click()
-    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 30_000 }).toMatch(/^(Stopped\.|Done)/)
+    // Pressed in the page itself, so "still streaming?" and the press happen at once (no race with the end).
+    const pressed = await page.evaluate(() => {
+      const stop = document.getElementById('stop') as HTMLButtonElement
+      if (stop.disabled) return false
+      stop.click()
+      return true
+    })
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 30_000 }).toMatch(pressed ? /^Stopped\.$/ : /^Done/)
     expect(await page.locator('#send').isEnabled()).toBe(true)
     await checkPage(page, 'dojo-stopped')
   })

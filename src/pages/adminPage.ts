@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { NAV_SCRIPT, NAV_STYLE, navHtml } from './html.js'
 
 /**
  * The shadow-overlord administration page served at `/cabinet`, `/cabinet.html` and `/shadow-overlord`:
@@ -39,7 +40,9 @@ async function sha256(s) {
 }
 function agentPath(id) { return encodeURIComponent(id).replace(/%3A/gi, ':'); }
 async function api(method, path, body, bearer) {
-  const headers = { 'content-type': 'application/json' };
+  // A content type only with a body: an empty body declared as JSON is invalid JSON to the server (400
+  // invalid_request) — that is what broke flow A's body-less unlock.
+  const headers = body === undefined ? {} : { 'content-type': 'application/json' };
   if (bearer) headers.authorization = 'Bearer ' + state.jwt;
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const data = await res.json().catch(() => ({}));
@@ -134,12 +137,12 @@ function escapeJsonForScript(value: unknown): string {
 
 export function renderAdminPage(options: { unlockMessage: string }): AdminPage {
   const config = escapeJsonForScript({ unlockMessage: options.unlockMessage })
-  const scriptHash = createHash('sha256').update(SCRIPT, 'utf8').digest('base64')
-  const styleHash = createHash('sha256').update(STYLE, 'utf8').digest('base64')
+  const style = STYLE + NAV_STYLE
+  const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Shadow overlord · cabinets</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>
-<body><main>
+<title>Shadow overlord · cabinets</title><link rel="icon" href="data:,"><style>${style}</style></head>
+<body>${navHtml()}<main>
 <h1>Shadow overlord · company cabinets</h1>
 <p class="muted">Every action is authorised by your wallet: the server issues a single-use challenge, your wallet signs it
 (EIP-191 <code>personal_sign</code>), and only then is the vault touched. The bearer token stays in this tab's memory.</p>
@@ -161,16 +164,17 @@ server read its proof file (flow A).</p><pre id="unlockMessage"></pre>
 <button data-action="sign">Sign as member</button><pre id="signature"></pre>
 <h2 class="warn">Emergency key release</h2>
 <button class="danger" data-action="release">Release private key…</button><pre id="released" class="warn"></pre></section>
-<section><h2>Log</h2><pre id="log"></pre></section>
+<section><h2 id="log-title">Log</h2><pre id="log" tabindex="0" role="log" aria-labelledby="log-title"></pre></section>
 </main>
 <script type="application/json" id="cfg">${config}</script>
+<script>${NAV_SCRIPT}</script>
 <script>${SCRIPT}</script>
 </body></html>
 `
   return {
     html,
     headers: {
-      'Content-Security-Policy': `default-src 'none'; script-src 'sha256-${scriptHash}'; style-src 'sha256-${styleHash}'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+      'Content-Security-Policy': `default-src 'none'; script-src ${hash(NAV_SCRIPT)} ${hash(SCRIPT)}; style-src ${hash(style)}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
       'X-Frame-Options': 'DENY',
       'Cache-Control': 'no-store',
       'Referrer-Policy': 'no-referrer',

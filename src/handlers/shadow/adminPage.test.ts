@@ -33,7 +33,8 @@ describe('admin page script (browser wallet flow)', () => {
     })
     const html = await (await fetch(`${app.url}/cabinet`)).text()
     const cfg = /<script type="application\/json" id="cfg">([\s\S]*?)<\/script>/.exec(html)![1]!
-    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!
+    // The page's own script (the shared navigation's script comes first).
+    const script = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!).find((s) => s.includes("getElementById('cfg')"))!
     for (const id of ['account', 'bearer', 'unlockMessage', 'company', 'roster', 'agent', 'message', 'signature', 'released', 'log']) elements.set(id, element(id))
     elements.set('cfg', element('cfg', { textContent: cfg }))
     elements.get('company')!.value = 'ACME'

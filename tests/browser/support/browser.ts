@@ -17,8 +17,11 @@ export async function launchBrowser(): Promise<Browser> {
   })
 }
 
-/** One thing that went wrong in a page: a console error, an uncaught exception, a failed or ≥400 request. */
-export type Problem = { kind: 'console' | 'pageerror' | 'requestfailed' | 'http'; text: string; url?: string; status?: number }
+/**
+ * One thing that went wrong in a page: a console error, an uncaught exception, a failed or ≥400 request, or a
+ * request the document does not allow (a body-less request declaring a JSON content type).
+ */
+export type Problem = { kind: 'console' | 'pageerror' | 'requestfailed' | 'http' | 'request'; text: string; url?: string; status?: number }
 
 const problemsOf = new WeakMap<Page, Problem[]>()
 
@@ -40,7 +43,9 @@ export type OpenPageParameters = {
 
 /**
  * A fresh context (own cookies and localStorage) and page, with the wallets injected and problems recorded:
- * console errors, uncaught exceptions, requests that failed at the network level, responses ≥ 400.
+ * console errors, uncaught exceptions, requests that failed at the network level, responses ≥ 400, body-less
+ * requests with a JSON content type (the systems validate responses in `error` mode, so a response that breaks
+ * the document is a 500, and a request that breaks it is the document's 400).
  * Navigation aborts caused by the page leaving (`net::ERR_ABORTED` after a `location.assign`) are not problems.
  */
 export async function openPage(browser: Browser, p: OpenPageParameters = {}): Promise<OpenPage> {
@@ -56,6 +61,11 @@ export async function openPage(browser: Browser, p: OpenPageParameters = {}): Pr
     const failure = r.failure()?.errorText ?? 'failed'
     if (failure === 'net::ERR_ABORTED') return
     problems.push({ kind: 'requestfailed', text: `${r.method()} ${r.url()}: ${failure}`, url: r.url() })
+  })
+  // The document's rule for body-less requests: no JSON content type (an empty "JSON" body is a 400).
+  page.on('request', (r) => {
+    const type = r.headers()['content-type']
+    if (r.postData() === null && type && /json/i.test(type)) problems.push({ kind: 'request', text: `${r.method()} ${r.url()} sends content-type ${type} without a body`, url: r.url() })
   })
   page.on('response', (r) => {
     if (r.status() >= 400) problems.push({ kind: 'http', text: `${r.request().method()} ${r.url()} → ${r.status()}`, url: r.url(), status: r.status() })

@@ -59,6 +59,8 @@ export async function startSystem(p: StartSystemParameters = {}): Promise<System
     MODELSERVER_PORT: String(modelPort),
     SERVICE_RATE_LIMIT__MAX: '100000',
     LOG_LEVEL: 'warn',
+    // A response that breaks the document becomes a 500 — a failed request checkPage reports.
+    SERVICE_HTTP__RESPONSE_VALIDATION: 'error',
     ...p.env,
   }
   delete env.SERVICE_X402__FACILITATOR_URL

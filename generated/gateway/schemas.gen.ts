@@ -1767,7 +1767,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]
@@ -4371,6 +4371,228 @@ export const UploadStatusSchema = {
                     type: 'null'
                 }
             ]
+        }
+    }
+} as const;
+
+export const UploadListSchema = {
+    description: 'Designed. The signed-in wallet\'s paid uploads, newest first.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'wallet',
+        'uploads'
+    ],
+    additionalProperties: false,
+    properties: {
+        wallet: {
+            type: 'string',
+            description: 'The wallet the list is for (lower-case).'
+        },
+        uploads: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/UploadStatus'
+            }
+        }
+    }
+} as const;
+
+export const JournalSchema = {
+    description: 'Designed. A wallet\'s own activity (`GET /users/me/journal`).',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'wallet',
+        'first_login_at',
+        'last_login_at',
+        'sign_ins',
+        'quota',
+        'cost_usage',
+        'uploads'
+    ],
+    additionalProperties: false,
+    properties: {
+        wallet: {
+            type: 'string'
+        },
+        first_login_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        last_login_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        sign_ins: {
+            type: 'array',
+            maxItems: 20,
+            items: {
+                $ref: '#/components/schemas/JournalSignIn'
+            }
+        },
+        quota: {
+            $ref: '#/components/schemas/JournalQuota'
+        },
+        cost_usage: {
+            type: 'array',
+            maxItems: 14,
+            items: {
+                $ref: '#/components/schemas/JournalCostDay'
+            }
+        },
+        uploads: {
+            type: 'array',
+            maxItems: 20,
+            items: {
+                $ref: '#/components/schemas/UploadStatus'
+            }
+        }
+    }
+} as const;
+
+export const JournalSignInSchema = {
+    description: 'Designed. One session of the wallet.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'created_at',
+        'expires_at',
+        'revoked_at',
+        'current'
+    ],
+    additionalProperties: false,
+    properties: {
+        created_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        expires_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        revoked_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/EpochSeconds'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        current: {
+            type: 'boolean',
+            description: 'The session of this request.'
+        }
+    }
+} as const;
+
+export const JournalQuotaSchema = {
+    description: 'Designed. Today\'s cost-call quota of the wallet.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'limit',
+        'used',
+        'remaining',
+        'resets_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        limit: {
+            type: 'integer',
+            minimum: 0
+        },
+        used: {
+            type: 'integer',
+            minimum: 0
+        },
+        remaining: {
+            type: 'integer',
+            minimum: 0
+        },
+        resets_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        }
+    }
+} as const;
+
+export const JournalCostDaySchema = {
+    description: 'Designed. Cost calls of one UTC day.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'day',
+        'calls'
+    ],
+    additionalProperties: false,
+    properties: {
+        day: {
+            type: 'string',
+            format: 'date'
+        },
+        calls: {
+            type: 'integer',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const FeedbackRequestSchema = {
+    description: 'Designed. Feedback from `/feedback.html`.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'message'
+    ],
+    additionalProperties: false,
+    properties: {
+        message: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 4000
+        },
+        page: {
+            type: 'string',
+            description: 'The page the feedback is about (a path).',
+            maxLength: 200,
+            pattern: '^/[\\x21-\\x7E]*$'
+        },
+        rating: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 5
+        }
+    }
+} as const;
+
+export const FeedbackAcceptedSchema = {
+    description: 'Designed. The catalogue event that holds the feedback.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'event_id',
+        'kind'
+    ],
+    additionalProperties: false,
+    properties: {
+        event_id: {
+            type: 'string'
+        },
+        kind: {
+            type: 'string',
+            const: 'feedback.submitted'
         }
     }
 } as const;

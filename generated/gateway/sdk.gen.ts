@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetMyJournalData, GetMyJournalErrors, GetMyJournalResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, ListMyUploadsData, ListMyUploadsErrors, ListMyUploadsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, SubmitFeedbackData, SubmitFeedbackErrors, SubmitFeedbackResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -170,6 +170,34 @@ export const logout = <ThrowOnError extends boolean = false>(options?: Options<L
  *
  */
 export const getWalletPermissions = <ThrowOnError extends boolean = false>(options: Options<GetWalletPermissionsData, ThrowOnError>): RequestResult<GetWalletPermissionsResponses, GetWalletPermissionsErrors, ThrowOnError> => (options.client ?? client).get<GetWalletPermissionsResponses, GetWalletPermissionsErrors, ThrowOnError>({ url: '/users/{wallet}/permissions', ...options });
+
+/**
+ * The signed-in wallet's own activity
+ *
+ * Designed. What `/journal` shows, for the caller's wallet only: its sign-ins (sessions, newest first,
+ * at most 20; `current` marks the one making this request), today's cost-call quota (`limit`, `used`,
+ * `resets_at`) and the calls per UTC day of the last 14 days, and its paid uploads with their payments
+ * (newest first, at most 20; each row as `GET /store/uploads/{upload_id}` shows it). Read from the login
+ * tables and the storage ledger; nothing is counted against the quota.
+ *
+ */
+export const getMyJournal = <ThrowOnError extends boolean = false>(options?: Options<GetMyJournalData, ThrowOnError>): RequestResult<GetMyJournalResponses, GetMyJournalErrors, ThrowOnError> => (options?.client ?? client).get<GetMyJournalResponses, GetMyJournalErrors, ThrowOnError>({
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
+    url: '/users/me/journal',
+    ...options
+});
 
 /**
  * Shadow-overlord console (HTML)
@@ -626,6 +654,28 @@ export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(o
     ],
     url: '/insight/catalogue/recent',
     ...options
+});
+
+/**
+ * Send feedback (stored as a catalogue event)
+ *
+ * Designed. The `/feedback.html` form posts here. The message is stored as a `feedback.submitted`
+ * catalogue event (actor: the caller's wallet; payload `{wallet, message, page, rating}`), so operators
+ * read it on `/insight/` and in the catalogue log. Not a cost call.
+ *
+ */
+export const submitFeedback = <ThrowOnError extends boolean = false>(options: Options<SubmitFeedbackData, ThrowOnError>): RequestResult<SubmitFeedbackResponses, SubmitFeedbackErrors, ThrowOnError> => (options.client ?? client).post<SubmitFeedbackResponses, SubmitFeedbackErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/feedback',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
@@ -1324,6 +1374,34 @@ export const quoteStore = <ThrowOnError extends boolean = false>(options: Option
  *
  */
 export const getX402Discovery = <ThrowOnError extends boolean = false>(options?: Options<GetX402DiscoveryData, ThrowOnError>): RequestResult<GetX402DiscoveryResponses, GetX402DiscoveryErrors, ThrowOnError> => (options?.client ?? client).get<GetX402DiscoveryResponses, GetX402DiscoveryErrors, ThrowOnError>({ url: '/.well-known/x402', ...options });
+
+/**
+ * The signed-in wallet's uploads
+ *
+ * Designed. The uploads paid by the caller's wallet (the deposit's payer — the EIP-3009 `from` —
+ * equals the session wallet), newest first, each as `GET /store/uploads/{upload_id}` shows it. Uploads
+ * whose payment is not settled yet are not listed. `/storage/` reads it to show the wallet's uploads
+ * and refreshes it while one is `queued`, `uploading` or `stored` (not verified yet). `limit` (default
+ * 50, at most 200) bounds the list.
+ *
+ */
+export const listMyUploads = <ThrowOnError extends boolean = false>(options?: Options<ListMyUploadsData, ThrowOnError>): RequestResult<ListMyUploadsResponses, ListMyUploadsErrors, ThrowOnError> => (options?.client ?? client).get<ListMyUploadsResponses, ListMyUploadsErrors, ThrowOnError>({
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
+            in: 'cookie',
+            name: 'svc_session',
+            type: 'apiKey'
+        },
+        {
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }
+    ],
+    url: '/store/uploads',
+    ...options
+});
 
 /**
  * State of a paid upload

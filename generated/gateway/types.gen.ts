@@ -723,7 +723,7 @@ export type CeoStatus = {
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
  * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
- * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`. Payloads per kind:
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind:
  * `asyncapi/events.yaml`.
  *
  */
@@ -1627,6 +1627,81 @@ export type UploadStatus = {
 };
 
 /**
+ * Designed. The signed-in wallet's paid uploads, newest first.
+ */
+export type UploadList = {
+    /**
+     * The wallet the list is for (lower-case).
+     */
+    wallet: string;
+    uploads: Array<UploadStatus>;
+};
+
+/**
+ * Designed. A wallet's own activity (`GET /users/me/journal`).
+ */
+export type Journal = {
+    wallet: string;
+    first_login_at: EpochSeconds | null;
+    last_login_at: EpochSeconds | null;
+    sign_ins: Array<JournalSignIn>;
+    quota: JournalQuota;
+    cost_usage: Array<JournalCostDay>;
+    uploads: Array<UploadStatus>;
+};
+
+/**
+ * Designed. One session of the wallet.
+ */
+export type JournalSignIn = {
+    created_at: EpochSeconds;
+    expires_at: EpochSeconds;
+    revoked_at: EpochSeconds | null;
+    /**
+     * The session of this request.
+     */
+    current: boolean;
+};
+
+/**
+ * Designed. Today's cost-call quota of the wallet.
+ */
+export type JournalQuota = {
+    limit: number;
+    used: number;
+    remaining: number;
+    resets_at: EpochSeconds;
+};
+
+/**
+ * Designed. Cost calls of one UTC day.
+ */
+export type JournalCostDay = {
+    day: string;
+    calls: number;
+};
+
+/**
+ * Designed. Feedback from `/feedback.html`.
+ */
+export type FeedbackRequest = {
+    message: string;
+    /**
+     * The page the feedback is about (a path).
+     */
+    page?: string;
+    rating?: number;
+};
+
+/**
+ * Designed. The catalogue event that holds the feedback.
+ */
+export type FeedbackAccepted = {
+    event_id: string;
+    kind: 'feedback.submitted';
+};
+
+/**
  * Designed. Where a verified upload was attested on chain through StorageAttest.
  */
 export type UploadAttestation = {
@@ -2161,6 +2236,35 @@ export type GetWalletPermissionsResponses = {
 };
 
 export type GetWalletPermissionsResponse = GetWalletPermissionsResponses[keyof GetWalletPermissionsResponses];
+
+export type GetMyJournalData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/users/me/journal';
+};
+
+export type GetMyJournalErrors = {
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type GetMyJournalError = GetMyJournalErrors[keyof GetMyJournalErrors];
+
+export type GetMyJournalResponses = {
+    /**
+     * The wallet's journal.
+     */
+    200: Journal;
+};
+
+export type GetMyJournalResponse = GetMyJournalResponses[keyof GetMyJournalResponses];
 
 export type GetShadowOverlordPageData = {
     body?: never;
@@ -3339,6 +3443,52 @@ export type GetRecentCatalogueEventsResponses = {
 };
 
 export type GetRecentCatalogueEventsResponse = GetRecentCatalogueEventsResponses[keyof GetRecentCatalogueEventsResponses];
+
+export type SubmitFeedbackData = {
+    body: FeedbackRequest;
+    path?: never;
+    query?: never;
+    url: '/feedback';
+};
+
+export type SubmitFeedbackErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type SubmitFeedbackError = SubmitFeedbackErrors[keyof SubmitFeedbackErrors];
+
+export type SubmitFeedbackResponses = {
+    /**
+     * Stored.
+     */
+    201: FeedbackAccepted;
+};
+
+export type SubmitFeedbackResponse = SubmitFeedbackResponses[keyof SubmitFeedbackResponses];
 
 export type GetFeedbackPageData = {
     body?: never;
@@ -5036,6 +5186,41 @@ export type GetX402DiscoveryResponses = {
 };
 
 export type GetX402DiscoveryResponse = GetX402DiscoveryResponses[keyof GetX402DiscoveryResponses];
+
+export type ListMyUploadsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+    };
+    url: '/store/uploads';
+};
+
+export type ListMyUploadsErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type ListMyUploadsError = ListMyUploadsErrors[keyof ListMyUploadsErrors];
+
+export type ListMyUploadsResponses = {
+    /**
+     * The wallet's uploads, newest first.
+     */
+    200: UploadList;
+};
+
+export type ListMyUploadsResponse = ListMyUploadsResponses[keyof ListMyUploadsResponses];
 
 export type GetUploadData = {
     body?: never;

@@ -577,7 +577,7 @@ export const zCeoStatus = z.object({
  * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
  * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
  * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
- * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`. Payloads per kind:
+ * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind:
  * `asyncapi/events.yaml`.
  *
  */
@@ -1406,6 +1406,51 @@ export const zUploadQueued = z.object({
 });
 
 /**
+ * Designed. One session of the wallet.
+ */
+export const zJournalSignIn = z.object({
+    created_at: zEpochSeconds,
+    expires_at: zEpochSeconds,
+    revoked_at: zEpochSeconds.nullable(),
+    current: z.boolean()
+});
+
+/**
+ * Designed. Today's cost-call quota of the wallet.
+ */
+export const zJournalQuota = z.object({
+    limit: z.int().gte(0),
+    used: z.int().gte(0),
+    remaining: z.int().gte(0),
+    resets_at: zEpochSeconds
+});
+
+/**
+ * Designed. Cost calls of one UTC day.
+ */
+export const zJournalCostDay = z.object({
+    day: z.iso.date(),
+    calls: z.int().gte(0)
+});
+
+/**
+ * Designed. Feedback from `/feedback.html`.
+ */
+export const zFeedbackRequest = z.object({
+    message: z.string().min(1).max(4000),
+    page: z.string().max(200).regex(/^\/[\x21-\x7E]*$/).optional(),
+    rating: z.int().gte(1).lte(5).optional()
+});
+
+/**
+ * Designed. The catalogue event that holds the feedback.
+ */
+export const zFeedbackAccepted = z.object({
+    event_id: z.string(),
+    kind: z.literal('feedback.submitted')
+});
+
+/**
  * Designed. Where a verified upload was attested on chain through StorageAttest.
  */
 export const zUploadAttestation = z.object({
@@ -1437,6 +1482,27 @@ export const zUploadStatus = z.object({
     result: zUploadResult.nullable(),
     error: z.string().nullable(),
     attestation: zUploadAttestation.nullable()
+});
+
+/**
+ * Designed. The signed-in wallet's paid uploads, newest first.
+ */
+export const zUploadList = z.object({
+    wallet: z.string(),
+    uploads: z.array(zUploadStatus)
+});
+
+/**
+ * Designed. A wallet's own activity (`GET /users/me/journal`).
+ */
+export const zJournal = z.object({
+    wallet: z.string(),
+    first_login_at: zEpochSeconds.nullable(),
+    last_login_at: zEpochSeconds.nullable(),
+    sign_ins: z.array(zJournalSignIn).max(20),
+    quota: zJournalQuota,
+    cost_usage: z.array(zJournalCostDay).max(14),
+    uploads: z.array(zUploadStatus).max(20)
 });
 
 /**
@@ -1607,6 +1673,11 @@ export const zGetWalletPermissionsPath = z.object({
  * Permission view.
  */
 export const zGetWalletPermissionsResponse = zWalletPermissions;
+
+/**
+ * The wallet's journal.
+ */
+export const zGetMyJournalResponse = zJournal;
 
 /**
  * HTML page.
@@ -1789,6 +1860,13 @@ export const zGetRecentCatalogueEventsQuery = z.object({
  * Events, newest first.
  */
 export const zGetRecentCatalogueEventsResponse = zCatalogueEventList;
+
+export const zSubmitFeedbackBody = zFeedbackRequest;
+
+/**
+ * Stored.
+ */
+export const zSubmitFeedbackResponse = zFeedbackAccepted;
 
 /**
  * HTML page.
@@ -2036,6 +2114,15 @@ export const zQuoteStoreResponse = zStoreQuote;
  * The discovery document.
  */
 export const zGetX402DiscoveryResponse = zX402Discovery;
+
+export const zListMyUploadsQuery = z.object({
+    limit: z.int().gte(1).lte(200).optional().default(50)
+});
+
+/**
+ * The wallet's uploads, newest first.
+ */
+export const zListMyUploadsResponse = zUploadList;
 
 export const zGetUploadPath = z.object({
     upload_id: zUploadId

@@ -131,6 +131,8 @@ export const gatewayDesignOperationIds: readonly string[] = [
   'llmChat', 'llmCompletion', 'testLlm', 'llmGenerate', 'getLlmUsage', 'listLlmKeys', 'createLlmKey', 'revokeLlmKey',
   'openAiChatCompletions', 'openAiCompletions', 'openAiEmbeddings', 'openAiModels',
   'coreAgentInteract', 'logCoreAgentMemory', 'searchCoreAgentMemories', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
+  // designed (issue 15): the session pages' own reads and the feedback form
+  'listMyUploads', 'getMyJournal', 'submitFeedback',
 ]
 
 /** Seed 001 — model server (Ollama API). */

@@ -52,11 +52,17 @@ export class CostQuota {
     return { limit: this.limit, used: Number(row.calls), resets_at: resetsAt }
   }
 
-  /** Today's quota of the wallet, without counting a call. */
+  /** Today's quota of `wallet`, without counting a call (the journal). */
   async state(wallet: string): Promise<QuotaState> {
     const { day, resetsAt } = this.day()
     const row = await this.db.selectFrom('cost_usage').select('calls').where('wallet', '=', wallet.toLowerCase()).where('day', '=', day).executeTakeFirst()
-    return { limit: this.limit, used: Math.min(this.limit, Number(row?.calls ?? 0)), resets_at: resetsAt }
+    return { limit: this.limit, used: Math.min(Number(row?.calls ?? 0), this.limit), resets_at: resetsAt }
+  }
+
+  /** Calls per UTC day of `wallet`, newest day first. */
+  async history(wallet: string, days: number): Promise<{ day: string; calls: number }[]> {
+    const rows = await this.db.selectFrom('cost_usage').select(['day', 'calls']).where('wallet', '=', wallet.toLowerCase()).orderBy('day', 'desc').limit(days).execute()
+    return rows.map((r) => ({ day: r.day, calls: Number(r.calls) }))
   }
 
   /** Gives back one call of today (the call failed before doing any work: a model-server error, say). */

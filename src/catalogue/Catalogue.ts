@@ -174,6 +174,8 @@ export function summarizeEvent(event: CatalogueEvent): string {
       return `Cabinet ${String(p.company)} cleared`
     case 'llm.call.paid':
       return `Wallet ${String(p.wallet)} paid ${String(p.amount_atomic)} atomic units on ${String(p.network)} for ${String(p.route)} (${String(p.tx_hash)})`
+    case 'feedback.submitted':
+      return `Feedback from ${String(p.wallet)}${p.page ? ` on ${String(p.page)}` : ''}: ${String(p.message).slice(0, 80)}`
     default:
       return `${event.kind} by ${event.actor}`
   }

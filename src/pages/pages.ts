@@ -62,4 +62,5 @@ export function autocorePage(): string {
   return page({ title: 'Autocore', body: '<h1>Autocore</h1><p>Public agent workspace. Sign in to use the agents.</p>' })
 }
 
-export const feedbackText = 'Feedback\n========\nTell us what works and what does not: feedback@example.com\n'
+export const feedbackText =
+  'Feedback\n========\nTell us what works and what does not: signed in, use the form at /feedback.html (POST /feedback).\nEach message is kept as a feedback.submitted catalogue event, readable on /insight/.\n'

@@ -336,6 +336,36 @@ export class Ledger {
     return { upload, deposit }
   }
 
+  /**
+   * The settled uploads a payer paid for, newest first, with their deposits (the `from` of the payment;
+   * EVM payers compared lower-cased). Unsettled claims and `pending_payment` uploads are left out.
+   */
+  async listByPayer(payer: string, limit: number): Promise<{ upload: UploadRow; deposit: DepositRow }[]> {
+    const rows = await this.db
+      .selectFrom('storage_uploads as u')
+      .innerJoin('storage_deposits as d', 'd.deposit_id', 'u.deposit_id')
+      .selectAll('u')
+      .where('d.payer', '=', normalisePayer(payer))
+      .where('d.status', '=', 'settled')
+      .where('u.status', '!=', 'pending_payment')
+      .orderBy('u.created_at', 'desc')
+      .orderBy('u.upload_id', 'desc')
+      .limit(limit)
+      .execute()
+    if (rows.length === 0) return []
+    const deposits = await this.db
+      .selectFrom('storage_deposits')
+      .selectAll()
+      .where(
+        'deposit_id',
+        'in',
+        rows.map((r) => r.deposit_id),
+      )
+      .execute()
+    const byId = new Map(deposits.map((d) => [d.deposit_id, d]))
+    return rows.map((upload) => ({ upload, deposit: byId.get(upload.deposit_id)! }))
+  }
+
   async getDeposit(depositId: string): Promise<DepositRow | undefined> {
     return this.db.selectFrom('storage_deposits').selectAll().where('deposit_id', '=', depositId).executeTakeFirst()
   }

@@ -534,23 +534,32 @@ export class StorageService {
   async getUpload(uploadId: string): Promise<UploadStatusView> {
     const found = UPLOAD_ID.test(uploadId) ? await this.ledger.getUpload(uploadId) : undefined
     if (!found || found.deposit.status !== 'settled' || found.upload.status === 'pending_payment') throw new UploadNotFoundError(uploadId)
-    const { upload: u, deposit } = found
-    const settlement = parseSettlement(deposit)
-    return {
-      upload_id: u.upload_id,
-      status: u.status as UploadStatusView['status'],
-      ar_tx_id: u.ar_tx_id,
-      sha256: u.sha256,
-      size_bytes: Number(u.size_bytes),
-      mime_type: u.mime_type,
-      created_at: Number(u.created_at),
-      updated_at: Number(u.updated_at),
-      stored_at: u.ar_tx_id ? Number(u.stored_at ?? u.created_at) : null,
-      deposit: viewDeposit(deposit),
-      result: u.ar_tx_id ? { arTxId: u.ar_tx_id, sha256: u.sha256, sizeBytes: Number(u.size_bytes), winc: u.winc, settlement } : null,
-      error: u.status === 'verify_failed' ? u.verify_error : u.last_error,
-      attestation: viewAttestation(u),
-    }
+    return viewUpload(found.upload, found.deposit)
+  }
+
+  /** The settled uploads `payer` paid for, newest first (`GET /store/uploads`, `/journal`). */
+  async listUploads(payer: string, limit: number): Promise<UploadStatusView[]> {
+    return (await this.ledger.listByPayer(payer, limit)).map(({ upload, deposit }) => viewUpload(upload, deposit))
+  }
+}
+
+/** An upload as `GET /store/uploads/{upload_id}` shows it (`UploadStatus`). */
+function viewUpload(u: UploadRow, deposit: DepositRow): UploadStatusView {
+  const settlement = parseSettlement(deposit)
+  return {
+    upload_id: u.upload_id,
+    status: u.status as UploadStatusView['status'],
+    ar_tx_id: u.ar_tx_id,
+    sha256: u.sha256,
+    size_bytes: Number(u.size_bytes),
+    mime_type: u.mime_type,
+    created_at: Number(u.created_at),
+    updated_at: Number(u.updated_at),
+    stored_at: u.ar_tx_id ? Number(u.stored_at ?? u.created_at) : null,
+    deposit: viewDeposit(deposit),
+    result: u.ar_tx_id ? { arTxId: u.ar_tx_id, sha256: u.sha256, sizeBytes: Number(u.size_bytes), winc: u.winc, settlement } : null,
+    error: u.status === 'verify_failed' ? u.verify_error : u.last_error,
+    attestation: viewAttestation(u),
   }
 }
 

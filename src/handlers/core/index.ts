@@ -1,4 +1,5 @@
 import type { Handler } from '../types.js'
+import * as activity from './activity.js'
 import * as integration from './integration.js'
 import * as login from './login.js'
 import * as marketplace from './marketplace.js'
@@ -10,4 +11,5 @@ export const coreHandlers = {
   ...pages,
   ...integration,
   ...marketplace,
+  ...activity,
 } satisfies Record<string, Handler>

@@ -1,9 +1,22 @@
 import { sanitizeFrom } from '../../gate/sanitizeFrom.js'
-import { autocorePage, docIndexPage, docsHtmlPage, feedbackText, publicPage, sessionPage } from '../../pages/pages.js'
+import { autocorePage, docIndexPage, docsHtmlPage, feedbackText, publicPage } from '../../pages/pages.js'
 import { contentSecurityPolicy } from '../../pages/html.js'
 import { loginPage } from '../../pages/loginPage.js'
 import { swaggerPage } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
+import { findRepoRoot } from '../../config/findRepoRoot.js'
+import { boardroomPage } from '../../pages/session/boardroomPage.js'
+import { bookPage } from '../../pages/session/bookPage.js'
+import { coretermPage } from '../../pages/session/coretermPage.js'
+import { dojoPage } from '../../pages/session/dojoPage.js'
+import { feedbackPage } from '../../pages/session/feedbackPage.js'
+import { insightPage } from '../../pages/session/insightPage.js'
+import { journalPage } from '../../pages/session/journalPage.js'
+import { registryPage } from '../../pages/session/registryPage.js'
+import { type HandbookChapter, renderHandbook } from '../../pages/session/renderHandbook.js'
+import { storagePage } from '../../pages/session/storagePage.js'
+// Type-only: the storage domain's `Services` augmentation (ctx.services.storage).
+import type {} from '../storage/storageInit.js'
 
 const html = (body: string) => ({
   status: 200,
@@ -29,18 +42,18 @@ export const getDocIndex: Handler = () =>
 export const getDocs: Handler = () => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
 export const getAutocorePage: Handler = () => html(autocorePage())
 
-const gated =
-  (title: string, content: string): Handler =>
-  (ctx) =>
-    html(sessionPage(title, ctx.locals.session?.wallet, content))
+const wallet = (ctx: Parameters<Handler>[0]) => ctx.locals.session?.wallet
 
-export const getFeedbackPage = gated('Feedback', '<p>Tell us what works and what does not: <a href="mailto:feedback@example.com">feedback@example.com</a>. Plain text: <a href="/feedback.txt">feedback.txt</a>.</p>')
-export const getJournalPage = gated('Journal', '<p>Your journal of agent sessions.</p>')
-export const getDojoPage = gated('Dojo', '<p>Practice prompts against the marketplace agents.</p>')
-export const getBoardroomPage = gated('Boardroom', '<p>Convene a company cabinet on a motion (<code>POST /boardroom/convene</code>).</p>')
-export const getBookPage = gated('Book', '<p>The operator handbook.</p>')
-export const getCoretermPage = gated('Core terminal', '<p>The core terminal (formerly <code>/mindterm/</code>).</p>')
-export const getInsightPage = gated('Insight', '<p>Recent catalogue events: <a href="/insight/catalogue/recent?h=true">/insight/catalogue/recent?h=true</a>.</p>')
-export const getRegistryPage = gated('Registry', '<p>Registered agents: <a href="/agents">/agents</a>.</p>')
-export const getStoragePage = gated('Storage', '<p>Paid permanent storage: <code>POST /store</code> (x402).</p>')
+// The handbook's files do not change while the process runs: render them once, on first use.
+let handbook: HandbookChapter[] | undefined
+
+export const getFeedbackPage: Handler = (ctx) => html(feedbackPage(wallet(ctx)))
+export const getJournalPage: Handler = (ctx) => html(journalPage(wallet(ctx)))
+export const getDojoPage: Handler = (ctx) => html(dojoPage(wallet(ctx)))
+export const getBoardroomPage: Handler = (ctx) => html(boardroomPage(wallet(ctx)))
+export const getBookPage: Handler = (ctx) => html(bookPage(wallet(ctx), (handbook ??= renderHandbook(findRepoRoot()))))
+export const getCoretermPage: Handler = (ctx) => html(coretermPage(wallet(ctx)))
+export const getInsightPage: Handler = (ctx) => html(insightPage(wallet(ctx)))
+export const getRegistryPage: Handler = (ctx) => html(registryPage(wallet(ctx)))
+export const getStoragePage: Handler = (ctx) => html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl: ctx.services.storage.config.gatewayUrl }))
 export const getFeedbackText: Handler = () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: feedbackText })

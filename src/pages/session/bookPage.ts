@@ -1,0 +1,21 @@
+import { escapeHtml } from '../html.js'
+import { sessionPage } from '../pages.js'
+import { sessionStyle } from './clientScript.js'
+import type { HandbookChapter } from './renderHandbook.js'
+
+/**
+ * `/book`: the operator handbook (README and docs/, rendered server-side by `renderHandbook`), no script. Each
+ * chapter is a closed `<details>` (the whole handbook open is too long to scroll on a phone); following a link
+ * to a chapter opens it, as browsers expand a `<details>` holding the fragment's target.
+ */
+export function bookPage(wallet: string | undefined, chapters: HandbookChapter[]): string {
+  const toc = chapters.map((c) => `<li><a href="#${escapeHtml(c.id)}">${escapeHtml(c.title)}</a></li>`).join('')
+  const body = chapters
+    .map((c) => `<details class="chapter"><summary>${escapeHtml(c.title)}</summary><div id="${escapeHtml(c.id)}">${c.html}<p><a href="#contents">Back to contents</a></p></div></details>`)
+    .join('\n')
+  const content = `${sessionStyle}
+<style>.chapter{border-top:1px solid #2a303c;margin-top:12px;padding-top:8px;overflow-wrap:anywhere}.chapter summary{cursor:pointer;font-size:1.1rem;font-weight:600;padding:6px 0}.chapter pre{overflow-x:auto;white-space:pre}.chapter table{display:block;overflow-x:auto}</style>
+<nav aria-labelledby="contents"><h2 id="contents">Contents</h2><ol>${toc}</ol></nav>
+${body}`
+  return sessionPage('Operator handbook', wallet, content)
+}

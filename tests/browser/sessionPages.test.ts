@@ -1,0 +1,162 @@
+/**
+ * The session pages in Chromium, signed in with an injected wallet on the whole system (`npm start` on free
+ * ports): each page loads with no console error, no failed request and no serious/critical axe violation, and
+ * does what it says — /dojo streams an answer token by token and stops on request, /insight/ shows the
+ * events this test caused (its feedback and its logins), /registry/ lists the agents, /journal shows the
+ * sign-in and the quota the dojo calls spent, /book renders the handbook, /coreterm/ answers, /boardroom
+ * explains a missing cabinet. Screenshots in .tmp/screenshots/.
+ */
+import type { Browser, Page } from 'playwright-core'
+import { generatePrivateKey } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { checkPage, launchBrowser, login, openPage, startSystem, type System, walletFromKey } from './support/index.js'
+
+let system: System
+let browser: Browser
+let tab: Awaited<ReturnType<typeof openPage>>
+let page: Page
+
+beforeAll(async () => {
+  system = await startSystem()
+  browser = await launchBrowser()
+  tab = await openPage(browser, { wallets: [walletFromKey(generatePrivateKey())] })
+  page = tab.page
+  await login(page, '/journal', { origin: system.url })
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await system?.close()
+})
+
+describe('session pages in a browser', () => {
+  it('/dojo streams a reply token by token from /llm/chat and can be stopped', async () => {
+    await page.goto(`${system.url}/dojo`)
+    await expect.poll(() => page.locator('#partner option').count(), { timeout: 30_000 }).toBeGreaterThan(1)
+    await page.locator('#partner').selectOption({ index: 0 })
+    await page.locator('#prompt').fill('Say hello.')
+    // Every text the reply showed, in order: one DOM record per chunk, even when several arrive in one task.
+    await page.evaluate(() => {
+      const w = window as unknown as { __texts: string[] }
+      w.__texts = []
+      new MutationObserver((records) => {
+        for (const r of records) {
+          if (!(r.target instanceof HTMLElement) || !r.target.matches('[data-role="assistant"] .chat')) continue
+          r.addedNodes.forEach((n) => n.nodeType === Node.TEXT_NODE && w.__texts.push((n as Text).data))
+        }
+      }).observe(document.getElementById('transcript')!, { subtree: true, childList: true })
+    })
+    const response = page.waitForResponse((r) => r.url().endsWith('/llm/chat'))
+    await page.locator('#send').click()
+    expect((await response).headers()['content-type']).toContain('application/x-ndjson')
+    await page.locator('[data-role="assistant"] .chat[data-done="true"]').waitFor({ timeout: 60_000 })
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 30_000 }).toMatch(/^Done/)
+    const reply = (await page.locator('[data-role="assistant"] .chat').textContent()) ?? ''
+    const texts = await page.evaluate(() => (window as unknown as { __texts: string[] }).__texts)
+    expect(reply.length).toBeGreaterThan(0)
+    expect(texts.at(-1)).toBe(reply)
+    // streamed: the reply was shown growing — several prefixes of the final text before the whole of it
+    expect(texts.filter((t) => t.length > 0 && t.length < reply.length && reply.startsWith(t)).length).toBeGreaterThan(0)
+    await checkPage(page, 'dojo')
+
+    // Stop: once the second reply has started, the request is aborted and the partial reply kept.
+    await page.locator('#prompt').fill('Tell me a long story.')
+    await page.locator('#send').click()
+    await page.waitForFunction(() => {
+      const second = document.querySelectorAll<HTMLElement>('[data-role="assistant"] .chat')[1]
+      return !!second && ((second.textContent ?? '').length > 0 || second.dataset.done === 'true')
+    }, null, { timeout: 60_000 })
+    // Pressed in the page itself, so "still streaming?" and the press happen at once (no race with the end).
+    const pressed = await page.evaluate(() => {
+      const stop = document.getElementById('stop') as HTMLButtonElement
+      if (stop.disabled) return false
+      stop.click()
+      return true
+    })
+    await expect.poll(() => page.locator('#chat-status').textContent(), { timeout: 30_000 }).toMatch(pressed ? /^Stopped\.$/ : /^Done/)
+    expect(await page.locator('#send').isEnabled()).toBe(true)
+    await checkPage(page, 'dojo-stopped')
+  })
+
+  it('/feedback.html stores the feedback and /insight/ shows it and the logins, filterable by kind, refreshed live', async () => {
+    await page.goto(`${system.url}/feedback.html`)
+    await page.locator('#message').fill('The dojo streamed nicely.')
+    await page.locator('#about').fill('/dojo')
+    await page.locator('#rating').selectOption('5')
+    await page.locator('#send').click()
+    await expect.poll(() => page.locator('#fb-status').textContent(), { timeout: 30_000 }).toMatch(/stored as event evt_/)
+    await checkPage(page, 'feedback')
+
+    await page.goto(`${system.url}/insight/`)
+    await expect.poll(() => page.locator('#events tbody tr[data-kind="feedback.submitted"]').count(), { timeout: 30_000 }).toBeGreaterThan(0)
+    expect(await page.locator('#events tbody tr[data-kind="feedback.submitted"]').first().textContent()).toContain('The dojo streamed nicely.')
+    await expect.poll(() => page.locator('#events tbody tr[data-kind="auth.gate.redirect"]').count(), { timeout: 30_000 }).toBeGreaterThan(0)
+    await page.locator('#kind').fill('feedback.submitted')
+    await page.locator('#kind').dispatchEvent('change')
+    await expect.poll(async () => (await page.locator('#events tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')))).every((k) => k === 'feedback.submitted'), { timeout: 30_000 }).toBe(true)
+    // Live: an event that happens while the page is open shows up without a reload.
+    const shown = await page.locator('#events tbody tr').count()
+    const posted = await page.evaluate(async () => {
+      const r = await fetch('/feedback', { method: 'POST', headers: { 'X-Session-Token': localStorage.getItem('session_token') ?? '', 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'Sent while /insight/ was open.' }) })
+      return r.status
+    })
+    expect(posted).toBe(201)
+    await expect.poll(() => page.locator('#events tbody tr').count(), { timeout: 30_000 }).toBe(shown + 1)
+    expect(await page.locator('#events tbody tr').first().textContent()).toContain('Sent while /insight/ was open.')
+    await checkPage(page, 'insight')
+  })
+
+  it('/registry/ lists the agents with model, capabilities, status and revision', async () => {
+    await page.goto(`${system.url}/registry/`)
+    await expect.poll(() => page.locator('#agents tbody tr').count(), { timeout: 30_000 }).toBe(5)
+    await page.locator('#agents tbody tr[data-agent="ceo"] button').click()
+    await expect.poll(() => page.locator('#detail').textContent(), { timeout: 30_000 }).toContain('"revision"')
+    await checkPage(page, 'registry')
+  })
+
+  it('/journal shows this session, the quota the two dojo calls spent and the cost calls of today', async () => {
+    await page.goto(`${system.url}/journal`)
+    await expect.poll(() => page.locator('#journal-status').textContent(), { timeout: 30_000 }).toMatch(/^Activity of 0x/)
+    expect(await page.locator('#signins tbody').textContent()).toContain('this session')
+    expect(await page.locator('#quota').textContent()).toMatch(/^2 of \d+ cost calls used today/)
+    expect(await page.locator('#usage tbody').textContent()).toBe(new Date().toISOString().slice(0, 10) + '2')
+    await checkPage(page, 'journal')
+  })
+
+  it('/coreterm/ answers a prompt from the core agent', async () => {
+    await page.goto(`${system.url}/coreterm/`)
+    await page.locator('#line').fill('/help')
+    await page.locator('#line').press('Enter')
+    await page.locator('#line').fill('What do you do?')
+    await page.locator('#line').press('Enter')
+    await expect.poll(() => page.locator('#screen').textContent(), { timeout: 60_000 }).toMatch(/ceo> /)
+    await checkPage(page, 'coreterm')
+  })
+
+  it('/boardroom says when a company has no cabinet yet', async () => {
+    await page.goto(`${system.url}/boardroom`)
+    await page.locator('#company').fill('NOCABINET')
+    await page.locator('#convene').click()
+    await expect.poll(() => page.locator('#board-status').textContent(), { timeout: 30_000 }).toMatch(/No cabinet for this company yet/)
+    await checkPage(page, 'boardroom', { allow: (p) => (p.url ?? '').endsWith('/boardroom/convene') && (p.status === 404 || /status of 404/.test(p.text)) })
+  })
+
+  it('/book renders the handbook with its contents; /storage/ and /journal fit a phone screen', async () => {
+    await page.goto(`${system.url}/book`)
+    expect(await page.locator('#contents + ol li').count()).toBeGreaterThan(3)
+    await checkPage(page, 'book')
+    await page.setViewportSize({ width: 390, height: 844 })
+    for (const path of ['/storage/', '/journal']) {
+      await page.goto(`${system.url}${path}`)
+      // The page's own content stays within the screen (wide tables scroll inside their .wrap box).
+      const wide = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('main *'))
+          .filter((e) => !e.closest('.wrap') && e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+          .map((e) => `${e.tagName.toLowerCase()}#${e.id}`),
+      )
+      expect(wide, `${path}: content wider than a phone screen`).toEqual([])
+    }
+    await checkPage(page, 'storage-phone')
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+})

@@ -28,18 +28,24 @@ function formatProblem(problem: NormalizedProblem): string {
 }
 
 /**
- * Lints the API named `api` in `redocly.yaml` (its root document and its own rule overrides, as
- * `redocly lint <api>` does); `ok` when no problem has error severity.
+ * Lints one OpenAPI document with the rules of `redocly.yaml` — those of the API `alias` names there when
+ * given (its own overrides), as `redocly lint <alias>` does; `ok` when no problem has error severity.
  */
+export async function redoclyLintFile(file: string, alias?: string): Promise<{ ok: boolean; output: string }> {
+  const config = await loadConfig({ configPath: path.join(repoRoot, 'redocly.yaml') })
+  const problems = (await lint({ ref: file, config: config.forAlias(alias) })).filter((p) => !p.ignored)
+  const totals = getTotals(problems)
+  const lines = problems.map(formatProblem)
+  lines.push(`${path.relative(repoRoot, file)}: ${totals.errors} error(s), ${totals.warnings} warning(s)`)
+  return { ok: totals.errors === 0, output: `${lines.join('\n')}\n` }
+}
+
+/** Lints the API named `api` in `redocly.yaml` (its root document and its own rule overrides). */
 export async function redoclyLint(api: string): Promise<{ ok: boolean; output: string }> {
   const config = await loadConfig({ configPath: path.join(repoRoot, 'redocly.yaml') })
   const root = config.resolvedConfig.apis?.[api]?.root
   if (!root) return { ok: false, output: `redocly.yaml names no api '${api}'\n` }
-  const problems = (await lint({ ref: path.join(repoRoot, root), config: config.forAlias(api) })).filter((p) => !p.ignored)
-  const totals = getTotals(problems)
-  const lines = problems.map(formatProblem)
-  lines.push(`${root}: ${totals.errors} error(s), ${totals.warnings} warning(s)`)
-  return { ok: totals.errors === 0, output: `${lines.join('\n')}\n` }
+  return redoclyLintFile(path.join(repoRoot, root), api)
 }
 
 export interface AsyncApiIssue {

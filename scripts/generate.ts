@@ -99,7 +99,10 @@ export async function generateAll(
         '@hey-api/client-fetch',
         '@hey-api/typescript',
         '@hey-api/schemas',
-        'zod',
+        // Zod 4 API. The installed zod is 3.25.x (the version @x402/*, x402 and the Turbo SDK's
+        // dependencies ask for, so npm keeps one copy instead of eight); it ships Zod 4 as `zod/v4`, which
+        // hey-api imports when it sees zod < 4 with compatibilityVersion 4.
+        { name: 'zod', compatibilityVersion: 4 },
         '@hey-api/sdk',
       ],
     })

@@ -5,7 +5,7 @@
  * disagreement (a format, a nullable, a union) would reject what the contract promises.
  */
 import { describe, expect, it } from 'vitest'
-import type { z } from 'zod'
+import type { z } from 'zod/v4'
 import { type DocName, deref, documentExists, isObject, type Json, type JsonObject, loadDoc, operations } from './specHelpers.js'
 
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1)

@@ -1,5 +1,5 @@
 /**
- * `pay2store`: the command-line client (commander). Commands: `store`, `receipt`, `verify`, `login`, and
+ * `pay2store`: the command-line client (commander). Commands: `store` (rails base, ethereum, algorand), `receipt`, `verify`, `login`, and
  * `models list|ps|show|pull|push|cp|rm|run` against any model server. `--json` prints one JSON document
  * (errors too: `{"error", "message"}`), `--help` works on every command. Exit codes are `EXIT` in
  * CliError.ts: 0 ok, 1 server error, 2 usage or bad input, 3 server unreachable, 4 not payable,
@@ -11,7 +11,7 @@ import { login } from './login.js'
 import * as models from './models.js'
 import { createOutput } from './output.js'
 import { describeReceipt, fetchReceipt, verify } from './receipt.js'
-import { RAILS, store, type Rail } from './store.js'
+import { RAILS, store, type StoreOptions } from './store.js'
 
 const env = process.env
 const DEFAULT_GATEWAY = env.PAY2STORE_URL?.trim() || 'http://127.0.0.1:8000'
@@ -41,8 +41,11 @@ export function buildProgram(): Command {
       .option('--arweave <url>', 'Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
       .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
+      .option('--algorand-key-env <name>', 'environment variable holding the Algorand payer mnemonic (--rail algorand)', 'PAY2STORE_ALGORAND_MNEMONIC')
+      .option('--algod <url>', 'Algorand node the payment is sent to (--rail algorand; $PAY2STORE_ALGOD_URL, else the devnet file, else http://127.0.0.1:8405)', env.PAY2STORE_ALGOD_URL?.trim() || undefined)
+      .option('--algod-token-env <name>', 'environment variable holding the Algorand node token (--rail algorand)', 'PAY2STORE_ALGOD_TOKEN')
       .addOption(jsonOption()),
-  ).action(async (file: string, o: { gateway: string; rail: Rail; arweave: string; tagApp?: string; maxUsd?: string; keyEnv: string; devnet?: string | boolean } & Json) => {
+  ).action(async (file: string, o: StoreOptions & Json) => {
     const out = createOutput(!!o.json)
     const r = await store(file, o, out)
     out.result(r, (v) => [`stored ${v.sizeBytes} bytes as ${v.arTxId}`, `sha256   ${v.sha256}`, `paid     ${Number(v.amountAtomic) / 1e6} USDC on ${v.network} by ${v.payer}`, `link     ${v.arweaveUrl}`].join('\n'))

@@ -2,26 +2,36 @@
  * `pay2store store <file>`: sends the file, reads the 402 quote, pays the requirement of the chosen rail
  * with a stock x402 client (`@x402/core` + `@x402/evm`, default spend controls: the canonical USDC, at
  * most $1 per payment unless `--max-usd` says more), sends the file again with the payment, and prints
- * the receipt and the Arweave link. Both sends show an upload bar.
+ * the receipt and the Arweave link. Both sends show an upload bar. On the Algorand rail, which no x402
+ * client pays, the CLI sends the ASA payment itself (payAlgorand.ts) and names its transaction.
  */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { privateKeyToAccount } from 'viem/accounts'
 import { CliError, EXIT } from './CliError.js'
-import { evmKey } from './keys.js'
+import { algorandKey, evmKey } from './keys.js'
 import type { Output } from './output.js'
+import { payAlgorand, type AlgorandRequirement } from './payAlgorand.js'
 import { postFile } from './postFile.js'
 import { createBars } from './progress.js'
 
-export const RAILS = { base: 'eip155:8453', ethereum: 'eip155:1' } as const
+/** Rail → network: the EVM rails by CAIP-2 id; Algorand is `algorand:<genesis hash>` of whatever node the gateway uses. */
+export const RAILS = { base: 'eip155:8453', ethereum: 'eip155:1', algorand: 'algorand:' } as const
 export type Rail = keyof typeof RAILS
+
+const onRail = (rail: Rail, network: string) => (rail === 'algorand' ? network.startsWith(RAILS.algorand) : network === RAILS[rail])
 
 export type StoreOptions = {
   gateway: string
   rail: Rail
   keyEnv: string
+  algorandKeyEnv: string
+  algod?: string
+  algodTokenEnv: string
   devnet?: string | boolean
   arweave: string
   tagApp?: string
@@ -57,9 +67,15 @@ function failure(status: number, body: Record<string, unknown>, what: string): C
   return new CliError(code, message, EXIT.server)
 }
 
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}
+
 export async function store(file: string, options: StoreOptions, out: Output): Promise<StoreResult> {
   const network = RAILS[options.rail]
-  if (!network) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${Object.keys(RAILS).join(' or ')}`, EXIT.usage)
+  if (!Object.hasOwn(RAILS, options.rail)) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${Object.keys(RAILS).join(' or ')}`, EXIT.usage)
   let size: number
   try {
     const s = await stat(file)
@@ -69,8 +85,9 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     throw new CliError('bad_file', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage)
   }
   if (size === 0) throw new CliError('bad_file', `${file} is empty; there is nothing to store`, EXIT.usage)
-  const key = evmKey(options) // before any upload: no key, no point sending the file
-  const account = privateKeyToAccount(key)
+  // keys before any upload: no key, no point sending the file
+  const algorand = options.rail === 'algorand' ? algorandKey(options) : undefined
+  const account = algorand ? undefined : privateKeyToAccount(evmKey(options))
   const url = `${options.gateway.replace(/\/$/, '')}/store`
   const tag: Record<string, string> = options.tagApp ? { 'X-SVC-Tag-App': options.tagApp } : {}
   const bars = createBars(!out.json)
@@ -80,26 +97,46 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     if (quote.status !== 402) throw failure(quote.status, quoteBody, 'POST /store')
     const caps = options.maxUsd === undefined ? {} : { maxAmountPerPayment: `$${options.maxUsd}` }
     const client = new x402Client()
-      .register(network, new ExactEvmScheme(toClientEvmSigner(account)))
-      .setSpendControls(caps as never)
+    if (account) client.register(network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(account))).setSpendControls(caps as never)
     const http402 = new x402HTTPClient(client)
     const required = http402.getPaymentRequiredResponse((n) => (quote.headers[n.toLowerCase()] as string | undefined) ?? null, quoteBody)
-    if (!required.accepts.some((a) => a.network === network)) {
-      throw new CliError('not_payable', `the gateway offers no payment on ${options.rail} (${network}); it offers ${required.accepts.map((a) => a.network).join(', ')}`, EXIT.notPayable)
+    const offered = required.accepts.find((a) => onRail(options.rail, a.network))
+    if (!offered) {
+      throw new CliError('not_payable', `the gateway offers no payment on ${options.rail} (${network}…); it offers ${required.accepts.map((a) => a.network).join(', ')}`, EXIT.notPayable)
     }
     let payload
-    try {
-      payload = await http402.createPaymentPayload(required)
-    } catch (error) {
-      throw new CliError('not_payable', `cannot pay this quote: ${(error as Error).message}`, EXIT.notPayable)
+    let payer: string
+    if (algorand) {
+      const requirement = offered as unknown as AlgorandRequirement
+      if (options.maxUsd !== undefined && Number(requirement.amount) / 1e6 > Number(options.maxUsd)) {
+        throw new CliError('not_payable', `cannot pay this quote: ${Number(requirement.amount) / 1e6} USD is above --max-usd ${options.maxUsd}`, EXIT.notPayable)
+      }
+      out.line(`paying ${Number(requirement.amount) / 1e6} USDC (ASA ${requirement.asset}) on algorand (${requirement.network}) from ${algorand.account.addr}`)
+      const paid = await payAlgorand({
+        ...algorand,
+        requirement,
+        resourceUrl: required.resource?.url ?? requirement.resource ?? url,
+        sha256Hex: await sha256Of(file),
+        sizeBytes: size,
+      })
+      payer = paid.payer
+      payload = { x402Version: 2, resource: required.resource, accepted: offered, payload: { txId: paid.txId } }
+    } else {
+      try {
+        payload = await http402.createPaymentPayload(required)
+      } catch (error) {
+        throw new CliError('not_payable', `cannot pay this quote: ${(error as Error).message}`, EXIT.notPayable)
+      }
+      payer = account!.address
+      const accepted = payload.accepted as { amount: string }
+      out.line(`paying ${Number(accepted.amount) / 1e6} USDC on ${options.rail} (${network}) from ${payer}`)
     }
     const accepted = payload.accepted as { amount: string; asset: string; network: string }
-    out.line(`paying ${Number(accepted.amount) / 1e6} USDC on ${options.rail} (${network}) from ${account.address}`)
     const paid = await postFile({
       url,
       path: file,
       size,
-      headers: { ...tag, ...http402.encodePaymentSignatureHeader(payload) },
+      headers: { ...tag, ...http402.encodePaymentSignatureHeader(payload as Parameters<typeof http402.encodePaymentSignatureHeader>[0]) },
       onProgress: (sent, total) => bars.update('upload', 'upload (paid)', sent, total),
     })
     bars.stop()
@@ -113,7 +150,7 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       network: accepted.network,
       amountAtomic: accepted.amount,
       asset: accepted.asset,
-      payer: account.address,
+      payer,
       arweaveUrl: `${options.arweave.replace(/\/$/, '')}/${arTxId}`,
       receipt: body,
     }

@@ -7,11 +7,13 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { PaymentRequiredV2Schema } from '@x402/core/schemas'
+import { x402Client } from '@x402/core/client'
+import { registerExactEvmScheme } from '@x402/evm/exact/client'
 import { validateAndExtract } from '@x402/extensions/bazaar'
-import { createPublicClient, createWalletClient, http, publicActions } from 'viem'
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch'
+import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodeXPaymentResponse, wrapFetchWithPayment } from 'x402-fetch'
 import { anvilAccount } from '../../devnet/accounts.js'
 import { type LocalChain, usdcArtifact } from '../../devnet/chains/startChain.js'
 import { arweaveAddress } from '../../devnet/testing/arweaveKey.js'
@@ -149,19 +151,38 @@ describe('discovery', () => {
 })
 
 describe('x402 version 1', () => {
-  const v1Wallet = (index: number) =>
-    createWalletClient({ account: privateKeyToAccount(anvilAccount(index).privateKey), chain: peers.base.chain, transport: http(peers.base.url) }).extend(publicActions)
+  /**
+   * A v1 client as users run one today: the stock @x402/fetch with `registerExactEvmScheme`, which also
+   * registers the v1 scheme (`ExactEvmSchemeV1`) for the v1 network names (`base`, …), default spend
+   * controls. (The v1-only package `x402-fetch` speaks the same wire format; it is no longer installed:
+   * its `x402` dependency alone pulled ~110 MB, README "Install size".)
+   */
+  const v1Fetch = (index: number) => {
+    const client = new x402Client()
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(anvilAccount(index).privateKey) })
+    return wrapFetchWithPayment(fetch, client)
+  }
 
-  it('the stock v1 client x402-fetch pays POST /store?x402Version=1 and reads X-PAYMENT-RESPONSE', async () => {
+  it('the stock client pays POST /store?x402Version=1 with a v1 X-PAYMENT and reads X-PAYMENT-RESPONSE', async () => {
     const data = randomBytes(3000)
     const payer = anvilAccount(4).address
     const before = await balanceOf(peers.base, payer)
-    const fetchWithPay = wrapFetchWithPayment(fetch, v1Wallet(4) as never)
-    const r = await fetchWithPay(`${gw.url}/store?x402Version=1`, { method: 'POST', body: multipart(data) })
+    const sent: string[] = []
+    const spy: typeof fetch = async (input, init) => {
+      const headers = new Headers(input instanceof Request ? input.headers : init?.headers)
+      if (headers.has('X-PAYMENT')) sent.push(headers.get('X-PAYMENT')!)
+      return fetch(input, init)
+    }
+    const client = new x402Client()
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(anvilAccount(4).privateKey) })
+    const r = await wrapFetchWithPayment(spy, client)(`${gw.url}/store?x402Version=1`, { method: 'POST', body: multipart(data) })
     const result = await r.json()
     expect(r.status, JSON.stringify(result)).toBe(200)
     expect(result.sha256).toBe(createHash('sha256').update(data).digest('hex'))
-    const settle = decodeXPaymentResponse(r.headers.get('X-PAYMENT-RESPONSE')!)
+    // a v1 payload: x402Version 1 and the v1 network name, in the v1 header
+    expect(sent).toHaveLength(1)
+    expect(JSON.parse(Buffer.from(sent[0]!, 'base64').toString())).toMatchObject({ x402Version: 1, scheme: 'exact', network: 'base' })
+    const settle = decodePaymentResponseHeader(r.headers.get('X-PAYMENT-RESPONSE')!)
     expect(settle).toMatchObject({ success: true, network: 'base', transaction: result.settlement.transaction })
     const paid = before - (await balanceOf(peers.base, payer))
     expect(paid).toBeGreaterThan(0n)
@@ -170,9 +191,11 @@ describe('x402 version 1', () => {
     expect(gw.validationErrors).toEqual([])
   })
 
-  it('the documented limit: x402-fetch cannot read the default (v2) 402 of POST /store', async () => {
-    const fetchWithPay = wrapFetchWithPayment(fetch, v1Wallet(4) as never)
-    await expect(fetchWithPay(`${gw.url}/store`, { method: 'POST', body: multipart(randomBytes(100)) })).rejects.toThrow()
+  it('the same client pays the default (v2) 402 of POST /store on eip155:8453', async () => {
+    const r = await v1Fetch(4)(`${gw.url}/store`, { method: 'POST', body: multipart(randomBytes(100)) })
+    const body = await r.json()
+    expect(r.status, JSON.stringify(body)).toBe(200)
+    expect(body.settlement).toMatchObject({ network: 'eip155:8453' })
   })
 
   it('a v1 402 lists only `base`, with error a string, and PAYMENT-REQUIRED', async () => {

@@ -1,0 +1,2 @@
+// Node's built-in AggregateError: same constructor signature as the polyfill, `new AggregateError(errors, message)`.
+module.exports = AggregateError

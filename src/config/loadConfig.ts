@@ -19,7 +19,16 @@ export type GatewayConfig = {
   login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string }
   /** Calls of cost endpoints per wallet per UTC day. */
   quota: { costCallsPerDay: number }
-  rateLimit: { windowS: number; max: number }
+  /**
+   * `store`: where the counters live — `memory` (this process; one instance) or `database` (the gateway's
+   * database, shared by every instance on it).
+   */
+  rateLimit: { windowS: number; max: number; store: 'memory' | 'database' }
+  /**
+   * This instance among several on one database: `id` (`SERVICE_INSTANCE_ID`; default kept in
+   * `<dataDir>/instance-id`), heartbeat every `heartbeatMs`, dead (work taken over) after `leaseS`.
+   */
+  instance: { id: string | undefined; heartbeatMs: number; leaseS: number }
   /** Express `trust proxy` (hops); 0 = use the socket address. */
   trustProxy: number
   /** Origins allowed by CORS (`*` = any). Default: the public origin. */
@@ -75,6 +84,12 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     rateLimit: {
       windowS: envInt(env, 'SERVICE_RATE_LIMIT__WINDOW_S', 60, { min: 1, max: 86_400 }),
       max: envInt(env, 'SERVICE_RATE_LIMIT__MAX', 600, { min: 1 }),
+      store: envEnum(env, 'SERVICE_RATE_LIMIT__STORE', ['memory', 'database'] as const, 'memory'),
+    },
+    instance: {
+      id: instanceId(env),
+      heartbeatMs: envInt(env, 'SERVICE_INSTANCE__HEARTBEAT_MS', 5_000, { min: 100, max: 60_000 }),
+      leaseS: envInt(env, 'SERVICE_INSTANCE__LEASE_S', 20, { min: 2, max: 3_600 }),
     },
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
@@ -85,4 +100,11 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     version: '1.0.0',
   }
   return config
+}
+
+function instanceId(env: Env): string | undefined {
+  const id = envOptionalString(env, 'SERVICE_INSTANCE_ID')
+  if (id !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(id))
+    throw new ConfigError('SERVICE_INSTANCE_ID', `must be 1–128 characters of A–Z a–z 0–9 . _ : - (got "${id}")`)
+  return id
 }

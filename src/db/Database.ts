@@ -13,6 +13,7 @@ import type { StorageTables } from './migrations/0004_storage.js'
 import type { BatchTables } from './migrations/0005_batches.js'
 import type { MarketplaceTables } from './migrations/0006_marketplace.js'
 import type { LlmKeyTables } from './migrations/0009_llm_keys.js'
+import type { ClusterTables } from './migrations/0010_cluster.js'
 
 export interface Database
   extends CatalogueTables,
@@ -21,4 +22,5 @@ export interface Database
     StorageTables,
     BatchTables,
     MarketplaceTables,
-    LlmKeyTables {}
+    LlmKeyTables,
+    ClusterTables {}

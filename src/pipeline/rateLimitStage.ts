@@ -52,7 +52,8 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
   return (req, res, next) => {
     const key = ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown')
     const hit = store.hit(key, windowMs, now())
-    if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), next)
+    // A shared store that fails (database down) lets the request through: the limit is a guard, not a gate.
+    if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), () => next())
     else apply(req, res, next, hit)
   }
 }

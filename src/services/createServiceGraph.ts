@@ -2,6 +2,8 @@ import { join } from 'node:path'
 import { CostQuota } from '../auth/CostQuota.js'
 import { LoginService } from '../auth/LoginService.js'
 import { Catalogue } from '../catalogue/Catalogue.js'
+import { InstanceRegistry } from '../cluster/InstanceRegistry.js'
+import { resolveInstanceId } from '../cluster/resolveInstanceId.js'
 import type { Env } from '../config/env.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
@@ -66,6 +68,13 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     onRedirect: () => metrics.gateRedirect(),
     onEventError: (error) => logger.error({ err: error }, 'auth.gate.redirect event could not be written'),
   })
+  const instance = new InstanceRegistry({
+    db: database.db,
+    instanceId: resolveInstanceId(config.instance.id, config.dataDir),
+    heartbeatMs: config.instance.heartbeatMs,
+    leaseS: config.instance.leaseS,
+    logger,
+  })
   const modelServer = new ModelServerClient({ baseUrl: config.modelServer.baseUrl, timeoutMs: config.modelServer.timeoutMs, fetch: p.fetch })
   const services = {
     config,
@@ -77,6 +86,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     gate,
     modelServer,
     inbound: new InboundMetrics(60),
+    instance,
     quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
     metricsText: () => metrics.text(),
   } as Services
@@ -101,7 +111,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   })
 
   // ── domains, explicitly and in order ──
-  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, databaseUrl: config.databaseUrl, env: p.env }
+  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, instance, databaseUrl: config.databaseUrl, env: p.env }
   const setups: DomainSetup[] = []
   try {
     for (const init of p.domains) setups.push(await init(core))
@@ -123,6 +133,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
         .reindex()
         .then((added) => added > 0 && logger.warn({ added }, 'catalogue: re-indexed events missing from the database'))
         .catch((error: unknown) => logger.error({ err: error }, 'catalogue re-index failed'))
+      // Registered before any domain starts: their background work is done in this instance's name.
+      await instance.start()
       for (const setup of setups) await setup.start?.()
     },
     close: async () => {
@@ -133,6 +145,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
           logger.error({ err: error }, 'domain close failed')
         }
       }
+      await instance.stop().catch((error: unknown) => logger.error({ err: error }, 'instance stop failed'))
       if (ownsDatabase) await database.close()
     },
   }

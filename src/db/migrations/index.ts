@@ -8,6 +8,7 @@ import { migration as m0006 } from './0006_marketplace.js'
 import { migration as m0007 } from './0007_storage_attest.js'
 import { migration as m0008 } from './0008_storage_attest_chain.js'
 import { migration as m0009 } from './0009_llm_keys.js'
+import { migration as m0010 } from './0010_cluster.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_storage_attest': m0007,
   '0008_storage_attest_chain': m0008,
   '0009_llm_keys': m0009,
+  '0010_cluster': m0010,
 }

@@ -29,6 +29,13 @@ export type GatewayConfig = {
    * `<dataDir>/instance-id`), heartbeat every `heartbeatMs`, dead (work taken over) after `leaseS`.
    */
   instance: { id: string | undefined; heartbeatMs: number; leaseS: number }
+  /**
+   * Limits of the HTTP server: largest header block (`SERVICE_HTTP__MAX_HEADER_BYTES`, 16 KiB → 431), most
+   * header lines (`SERVICE_HTTP__MAX_HEADERS_COUNT`, 100; extra ones are dropped), time to receive the headers
+   * (`SERVICE_HTTP__HEADERS_TIMEOUT_MS`, 20 s → 408) and the whole request (`SERVICE_HTTP__REQUEST_TIMEOUT_MS`,
+   * 15 min: a 2 GiB upload at ~2.5 MB/s).
+   */
+  http: { maxHeaderBytes: number; maxHeadersCount: number; headersTimeoutMs: number; requestTimeoutMs: number }
   /** Express `trust proxy` (hops); 0 = use the socket address. */
   trustProxy: number
   /** Origins allowed by CORS (`*` = any). Default: the public origin. */
@@ -85,6 +92,12 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       windowS: envInt(env, 'SERVICE_RATE_LIMIT__WINDOW_S', 60, { min: 1, max: 86_400 }),
       max: envInt(env, 'SERVICE_RATE_LIMIT__MAX', 600, { min: 1 }),
       store: envEnum(env, 'SERVICE_RATE_LIMIT__STORE', ['memory', 'database'] as const, 'memory'),
+    },
+    http: {
+      maxHeaderBytes: envInt(env, 'SERVICE_HTTP__MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 1024 * 1024 }),
+      maxHeadersCount: envInt(env, 'SERVICE_HTTP__MAX_HEADERS_COUNT', 100, { min: 10, max: 2000 }),
+      headersTimeoutMs: envInt(env, 'SERVICE_HTTP__HEADERS_TIMEOUT_MS', 20_000, { min: 1000, max: 600_000 }),
+      requestTimeoutMs: envInt(env, 'SERVICE_HTTP__REQUEST_TIMEOUT_MS', 900_000, { min: 1000, max: 86_400_000 }),
     },
     instance: {
       id: instanceId(env),

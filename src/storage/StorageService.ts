@@ -7,6 +7,7 @@ import algosdk from 'algosdk'
 import type { ArweaveSigner } from '@dha-team/arbundles/node'
 import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
 import {
   type AlgorandSettlement,
@@ -50,6 +51,7 @@ import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
 import { type OpenedSpool, Spool } from './Spool.js'
+import { UploadSlots } from './UploadSlots.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
@@ -143,6 +145,7 @@ export class StorageService {
   readonly config: StorageConfig
   readonly x402: X402Config
   readonly spool: Spool
+  readonly uploadSlots: UploadSlots
   readonly instanceId: string
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
@@ -153,6 +156,7 @@ export class StorageService {
     this.x402 = x402
     this.ledger = ledger
     this.instanceId = instanceId ?? `process-${randomUUID()}`
+    this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS)
     this.spool = new Spool({ db: ledger.db, sharedDir: storage.sharedSpoolDir, tmpDir: join(storage.spoolDir, 'tmp'), dbMaxBytes: storage.dbSpoolMaxBytes })
     this.#logger = logger
     if (signer) this.#signer = Promise.resolve(signer)
@@ -195,9 +199,7 @@ export class StorageService {
 
   /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
   async algorandNetwork(): Promise<string> {
-    this.#genesisHash ??= this.algod
-      .getTransactionParams()
-      .do()
+    this.#genesisHash ??= withDeadline(this.algod.getTransactionParams().do(), 10_000, 'algod')
       .then((p) => Buffer.from(p.genesisHash ?? new Uint8Array()).toString('base64'))
       .catch((error) => {
         this.#genesisHash = undefined
@@ -223,6 +225,21 @@ export class StorageService {
 
   /** Seed 4.6, steps 1–6, in order. `path` is the request path used for the resource URL. */
   async store(req: StoreRequest, path = '/store', options: StoreOptions = {}): Promise<StoreOutcome> {
+    let release: () => void
+    try {
+      release = this.uploadSlots.acquire()
+    } catch (error) {
+      req.resume() // drain, so the client reads the 503
+      throw error
+    }
+    try {
+      return await this.#store(req, path, options)
+    } finally {
+      release()
+    }
+  }
+
+  async #store(req: StoreRequest, path: string, options: StoreOptions): Promise<StoreOutcome> {
     const received = await receiveUpload(req, { tmpDir: this.spoolTmpDir, maxBytes: this.config.maxUploadBytes })
     let keepFile = false
     try {
@@ -336,7 +353,7 @@ export class StorageService {
         if (down.length > 0) return { detail: `down: ${down.join(', ')}` }
       },
       algod: async () => {
-        await this.algod.status().do()
+        await withDeadline(this.algod.status().do(), timeoutMs, 'algod')
       },
       upstream_credit: async () => {
         const state = await this.credit.read()

@@ -33,22 +33,19 @@ export class GatewayProcess {
     }
     child.stdout!.on('data', keep)
     child.stderr!.on('data', keep)
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name} did not start:\n${this.#output.slice(-3000)}`)), timeoutMs)
-      const onData = () => {
-        if (/gateway listening/.test(this.#output.slice(-5000))) {
-          clearTimeout(timer)
-          child.stdout!.off('data', onData)
-          resolve()
-        }
-      }
-      this.#output = ''
-      child.stdout!.on('data', onData)
-      child.once('exit', (code) => {
-        clearTimeout(timer)
-        reject(new Error(`${this.name} exited ${code}:\n${this.#output.slice(-3000)}`))
-      })
-    })
+    // ready when it answers /health on its port (its log level may hide the listening line)
+    let exited = false
+    child.once('exit', () => (exited = true))
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      if (exited) throw new Error(`${this.name} exited:\n${this.#output.slice(-3000)}`)
+      if (Date.now() > deadline) throw new Error(`${this.name} did not start:\n${this.#output.slice(-3000)}`)
+      const ok = await fetch(`http://127.0.0.1:${this.port}/health`, { signal: AbortSignal.timeout(1000) })
+        .then((r) => r.status === 200)
+        .catch(() => false)
+      if (ok) break
+      await new Promise((r) => setTimeout(r, 250))
+    }
     this.lifetimes.push({ pid: child.pid!, startedAt: Date.now(), rssKb: [] })
   }
 

@@ -43,7 +43,7 @@ export function newOutcomes(): Outcomes {
   return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, challengeFlood: { sent: 0, status: {} } }
 }
 
-async function post(url: string, init: RequestInit): Promise<{ status: number; body: any }> {
+async function post(url: string, init: RequestInit): Promise<{ status: number; body: any; header: (name: string) => string | null }> {
   try {
     const r = await fetch(url, { ...init, signal: AbortSignal.timeout(180_000) })
     const text = await r.text()
@@ -53,9 +53,9 @@ async function post(url: string, init: RequestInit): Promise<{ status: number; b
     } catch {
       body = text
     }
-    return { status: r.status, body }
+    return { status: r.status, body, header: (name) => r.headers.get(name) }
   } catch {
-    return { status: 0, body: undefined } // connection reset (an instance was killed) or timeout
+    return { status: 0, body: undefined, header: () => null } // connection reset (an instance was killed) or timeout
   }
 }
 
@@ -71,7 +71,7 @@ async function evmUpload(o: TrafficOptions, out: Outcomes, chain: LocalChain, pa
   out.store.push({ at: Date.now(), rail: `${rail} (quote)`, bytes: data.length, status: first.status })
   if (first.status !== 402) return
   const client = payingClient(chain, payer)
-  const required = client.getPaymentRequiredResponse(() => null, first.body)
+  const required = client.getPaymentRequiredResponse(first.header, first.body)
   const payload = await client.createPaymentPayload(required)
   const paid = await post(`${o.url}/store`, { method: 'POST', body: multipart(data), headers: client.encodePaymentSignatureHeader(payload) })
   out.store.push({ at: Date.now(), rail, bytes: data.length, status: paid.status })
@@ -117,11 +117,17 @@ export async function uploader(o: TrafficOptions, out: Outcomes, worker: number)
 export async function replayer(o: TrafficOptions, out: Outcomes): Promise<void> {
   while (!o.stop()) {
     await sleep(3_000)
+    await replayOnce(o, out).catch(() => undefined)
+  }
+}
+
+async function replayOnce(o: TrafficOptions, out: Outcomes): Promise<void> {
+  {
     const data = randomBytes(2048)
     const first = await post(`${o.url}/store`, { method: 'POST', body: multipart(data) })
-    if (first.status !== 402) continue
+    if (first.status !== 402) return
     const client = payingClient(o.base, 5)
-    const payload = await client.createPaymentPayload(client.getPaymentRequiredResponse(() => null, first.body))
+    const payload = await client.createPaymentPayload(client.getPaymentRequiredResponse(first.header, first.body))
     const headers = client.encodePaymentSignatureHeader(payload)
     const replies = await Promise.all(Array.from({ length: 5 }, () => post(`${o.url}/store`, { method: 'POST', body: multipart(data), headers })))
     for (const r of replies) out.store.push({ at: Date.now(), rail: 'replay', bytes: data.length, status: r.status, replay: true })
@@ -130,21 +136,27 @@ export async function replayer(o: TrafficOptions, out: Outcomes): Promise<void> 
 }
 
 export async function loginClient(o: TrafficOptions, out: Outcomes): Promise<void> {
-  const json = { 'content-type': 'application/json' }
   while (!o.stop()) {
     await sleep(500)
+    await loginOnce(o, out).catch(() => out.loginFailures++)
+  }
+}
+
+async function loginOnce(o: TrafficOptions, out: Outcomes): Promise<void> {
+  const json = { 'content-type': 'application/json' }
+  {
     const account = privateKeyToAccount(generatePrivateKey())
     const challenge = await post(`${o.url}/users/challenge`, { method: 'POST', headers: json, body: JSON.stringify({ wallet: account.address }) })
     if (challenge.status !== 200) {
       out.loginFailures++
-      continue
+      return
     }
     const signature = await account.signMessage({ message: challenge.body.challenge })
     const body = JSON.stringify({ wallet: account.address, challenge: challenge.body.challenge, signature })
     const session = await post(`${o.url}/users/register-with-signature`, { method: 'POST', headers: json, body })
     if (session.status !== 200) {
       out.loginFailures++
-      continue
+      return
     }
     out.logins.push({ wallet: account.address, token: session.body.session_token })
     // the same signed challenge again, through whichever instance: never a second session

@@ -73,6 +73,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       SERVICE_CORS__ORIGINS: origin,
       SERVICE_TRUST_PROXY: '1',
       SERVICE_RATE_LIMIT__STORE: 'database',
+      SERVICE_X402__RPC_URL__EIP155_8453: devnet.peers.base.url,
+      SERVICE_X402__RPC_URL__EIP155_1: devnet.peers.mainnet.url,
       SERVICE_RATE_LIMIT__MAX: '100000',
       SERVICE_STORAGE__SHARED_SPOOL_DIR: join(dir, 'shared-spool'),
       SERVICE_STORAGE__VERIFY_INTERVAL_MS: '1000',

@@ -151,6 +151,15 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; drop:
       expect(await ledger.markStored(deadSending, 'Z'.repeat(43), null, 0, dead)).toBe(false)
       expect(await ledger.markStored(deadSending, 'Y'.repeat(43), null, 0, winner)).toBe(true)
       expect(await status(deadSending)).toMatchObject({ status: 'stored', ar_tx_id: 'Y'.repeat(43), owner_instance: null })
+      // the dead instance's unsettled claim is a recovery candidate (for the chain to decide), once recorded
+      // settled it is queued for upload
+      const claims = await ledger.orphanedClaims(live, 20)
+      expect(claims.map((c) => c.uploadId)).toContain(deadUnsettled)
+      const candidate = claims.find((c) => c.uploadId === deadUnsettled)!
+      expect(await ledger.recoverSettled(candidate.deposit.deposit_id, deadUnsettled, '0x' + randomBytes(32).toString('hex'), { recovered: true })).toBe(true)
+      expect(await ledger.recoverSettled(candidate.deposit.deposit_id, deadUnsettled, null, {})).toBe(false) // once
+      expect((await status(deadUnsettled)).status).toBe('queued')
+      expect((await ledger.getDeposit(candidate.deposit.deposit_id))!.status).toBe('settled')
       // `other` restarts: what it held goes back to the queue at once
       expect(await ledger.requeueOwn(other)).toBe(1)
       expect(await status(liveSending)).toMatchObject({ status: 'queued', owner_instance: null })

@@ -52,6 +52,30 @@ function isUniqueViolation(error: unknown): boolean {
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint/i.test(e?.message ?? '')
 }
 
+/**
+ * Rows held by an instance other than `self` that is dead: its heartbeat is older than `aliveSince`, it
+ * stopped, or it never registered (or nobody holds the row).
+ */
+function deadOwnerOf(self: string, aliveSince: number) {
+  return (eb: any) =>
+    eb.or([
+      eb('owner_instance', 'is', null),
+      eb.and([
+        eb('owner_instance', '<>', self),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('gateway_instances')
+              .select('gateway_instances.instance_id')
+              .whereRef('gateway_instances.instance_id', '=', 'storage_uploads.owner_instance')
+              .where('gateway_instances.heartbeat_at', '>=', aliveSince)
+              .where('gateway_instances.stopped_at', 'is', null),
+          ),
+        ),
+      ]),
+    ])
+}
+
 /** Deposits and uploads of seed 2.7. Every state change is one conditional statement, safe across processes. */
 export class Ledger {
   constructor(readonly db: Kysely<Database>) {}
@@ -294,23 +318,7 @@ export class Ledger {
    */
   async requeueOrphaned(self: string, leaseS: number): Promise<number> {
     const t = now()
-    const deadOwner = (eb: any) =>
-      eb.or([
-        eb('owner_instance', 'is', null),
-        eb.and([
-          eb('owner_instance', '<>', self),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('gateway_instances')
-                .select('gateway_instances.instance_id')
-                .whereRef('gateway_instances.instance_id', '=', 'storage_uploads.owner_instance')
-                .where('gateway_instances.heartbeat_at', '>=', t - leaseS)
-                .where('gateway_instances.stopped_at', 'is', null),
-            ),
-          ),
-        ]),
-      ])
+    const deadOwner = deadOwnerOf(self, t - leaseS)
     const a = await this.db
       .updateTable('storage_uploads')
       .set({ status: 'queued', owner_instance: null, next_attempt_at: t, updated_at: t })
@@ -327,6 +335,47 @@ export class Ledger {
       .where(deadOwner)
       .executeTakeFirst()
     return Number(a.numUpdatedRows) + Number(b.numUpdatedRows)
+  }
+
+  /**
+   * EVM payments a dead instance had claimed but not recorded as settled (it died between the facilitator's
+   * settle and its record, or before): candidates for recovery from the chain.
+   */
+  async orphanedClaims(self: string, leaseS: number, { own = false, limit = 10 } = {}): Promise<{ deposit: DepositRow; uploadId: string; spoolPath: string | null }[]> {
+    const t = now()
+    // own: at start, this identity's claims (nothing of it is in flight any more)
+    const rows = await this.db
+      .selectFrom('storage_uploads')
+      .innerJoin('storage_deposits', 'storage_deposits.deposit_id', 'storage_uploads.deposit_id')
+      .selectAll('storage_deposits')
+      .select(['storage_uploads.upload_id', 'storage_uploads.spool_path'])
+      .where('storage_uploads.status', '=', 'pending_payment')
+      .where('storage_deposits.status', 'in', ['claimed', 'settle_unknown'])
+      .where('storage_deposits.network', 'like', 'eip155:%')
+      .where(own ? (eb: any) => eb('owner_instance', '=', self) : (eb: any) => eb.and([eb('storage_uploads.updated_at', '<', t - leaseS), deadOwnerOf(self, t - leaseS)(eb)]))
+      .limit(limit)
+      .execute()
+    return rows.map(({ upload_id, spool_path, ...deposit }) => ({ deposit: deposit as DepositRow, uploadId: upload_id, spoolPath: spool_path }))
+  }
+
+  /** A claimed payment found settled on chain: record it and queue its upload (one transaction). */
+  async recoverSettled(depositId: string, uploadId: string, txHash: string | null, settlement: unknown): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const d = await trx
+        .updateTable('storage_deposits')
+        .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: now() })
+        .where('deposit_id', '=', depositId)
+        .where('status', 'in', ['claimed', 'settle_unknown'])
+        .executeTakeFirst()
+      if (Number(d.numUpdatedRows) !== 1) return false
+      await trx
+        .updateTable('storage_uploads')
+        .set({ status: 'queued', owner_instance: null, next_attempt_at: now(), updated_at: now() })
+        .where('upload_id', '=', uploadId)
+        .where('status', '=', 'pending_payment')
+        .execute()
+      return true
+    })
   }
 
   async dueVerification(limit: number): Promise<UploadRow[]> {

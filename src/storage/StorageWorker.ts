@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { recoverOrphanedClaims } from './recoverClaims.js'
 import { storageTags } from './signDataItem.js'
 import type { StorageService } from './StorageService.js'
 import { configuredAttestor, type VerifiedAttestor } from './VerifiedAttestor.js'
@@ -38,6 +39,7 @@ export class StorageWorker {
   readonly #leaseS: number
   readonly #batch: number
   #recovered = false
+  #recoveredClaims = false
   readonly #attestor: VerifiedAttestor | undefined
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
@@ -104,6 +106,13 @@ export class StorageWorker {
       this.#recovered = true
       if (own > 0) this.#logger?.warn({ uploads: own, instance: self }, 'requeued this instance\'s in-flight paid uploads after a restart')
     }
+    // payments a dead instance (or this identity before its restart) was settling when it died: settled on
+    // chain → recorded and queued here
+    await recoverOrphanedClaims({ ledger, spool: this.#service.spool, x402: this.#service.x402, self, leaseS: this.#leaseS, own: !this.#recoveredClaims, logger: this.#logger })
+      .then(() => (this.#recoveredClaims = true))
+      .catch((error) =>
+      this.#logger?.warn({ err: String(error) }, 'recovery of claimed payments failed; will retry'),
+    )
     const orphaned = await ledger.requeueOrphaned(self, this.#leaseS)
     if (orphaned > 0) this.#logger?.warn({ uploads: orphaned }, 'took over paid uploads of a dead instance')
     await ledger.requeueStale(this.#stale)

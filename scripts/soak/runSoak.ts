@@ -151,9 +151,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         .select(['storage_deposits.deposit_id', 'storage_deposits.tx_hash', 'storage_uploads.upload_id', 'storage_uploads.status'])
         .where('storage_deposits.status', '=', 'settled')
         .execute()
-    const drainUntil = Date.now() + 120_000
+    const drainUntil = Date.now() + 150_000
     let rows = await settledUploads()
-    while (Date.now() < drainUntil && rows.some((r) => r.status !== 'verified' && r.status !== 'verify_failed')) {
+    // … and for the payments instances died settling to be recovered (settled on chain) or dropped (expired)
+    const pendingClaims = async () =>
+      (await db.selectFrom('storage_deposits').select('deposit_id').where('status', 'in', ['claimed', 'settle_unknown']).where('network', 'like', 'eip155:%').execute()).length
+    while (Date.now() < drainUntil && (rows.some((r) => r.status !== 'verified' && r.status !== 'verify_failed') || (await pendingClaims()) > 0)) {
       await new Promise((r) => setTimeout(r, 1000))
       rows = await settledUploads()
     }

@@ -341,9 +341,10 @@ export class Ledger {
    * EVM payments a dead instance had claimed but not recorded as settled (it died between the facilitator's
    * settle and its record, or before): candidates for recovery from the chain.
    */
-  async orphanedClaims(self: string, leaseS: number, { own = false, limit = 10 } = {}): Promise<{ deposit: DepositRow; uploadId: string; spoolPath: string | null }[]> {
+  async orphanedClaims(self: string, leaseS: number, { ownBefore, limit = 10 }: { ownBefore?: number; limit?: number } = {}): Promise<{ deposit: DepositRow; uploadId: string; spoolPath: string | null }[]> {
     const t = now()
-    // own: at start, this identity's claims (nothing of it is in flight any more)
+    // ownBefore: also this identity's claims last touched before this process started (none of them is in
+    // flight here: the process that made them died)
     const rows = await this.db
       .selectFrom('storage_uploads')
       .innerJoin('storage_deposits', 'storage_deposits.deposit_id', 'storage_uploads.deposit_id')
@@ -352,7 +353,11 @@ export class Ledger {
       .where('storage_uploads.status', '=', 'pending_payment')
       .where('storage_deposits.status', 'in', ['claimed', 'settle_unknown'])
       .where('storage_deposits.network', 'like', 'eip155:%')
-      .where(own ? (eb: any) => eb('owner_instance', '=', self) : (eb: any) => eb.and([eb('storage_uploads.updated_at', '<', t - leaseS), deadOwnerOf(self, t - leaseS)(eb)]))
+      .where((eb: any) => {
+        const dead = eb.and([eb('storage_uploads.updated_at', '<', t - leaseS), deadOwnerOf(self, t - leaseS)(eb)])
+        if (ownBefore === undefined) return dead
+        return eb.or([dead, eb.and([eb('owner_instance', '=', self), eb('storage_uploads.updated_at', '<', ownBefore)])])
+      })
       .limit(limit)
       .execute()
     return rows.map(({ upload_id, spool_path, ...deposit }) => ({ deposit: deposit as DepositRow, uploadId: upload_id, spoolPath: spool_path }))

@@ -39,7 +39,8 @@ export class StorageWorker {
   readonly #leaseS: number
   readonly #batch: number
   #recovered = false
-  #recoveredClaims = false
+  /** Claims of this identity older than this (epoch s) were made by a previous process. */
+  readonly #startedAtS = Math.floor(Date.now() / 1000)
   readonly #attestor: VerifiedAttestor | undefined
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
@@ -108,8 +109,7 @@ export class StorageWorker {
     }
     // payments a dead instance (or this identity before its restart) was settling when it died: settled on
     // chain → recorded and queued here
-    await recoverOrphanedClaims({ ledger, spool: this.#service.spool, x402: this.#service.x402, self, leaseS: this.#leaseS, own: !this.#recoveredClaims, logger: this.#logger })
-      .then(() => (this.#recoveredClaims = true))
+    await recoverOrphanedClaims({ ledger, spool: this.#service.spool, x402: this.#service.x402, self, leaseS: this.#leaseS, ownBefore: this.#startedAtS, logger: this.#logger })
       .catch((error) =>
       this.#logger?.warn({ err: String(error) }, 'recovery of claimed payments failed; will retry'),
     )

@@ -19,9 +19,9 @@ const LOG_WINDOW = 50_000n
  * its bytes are dropped; the nonce stays unusable at the token anyway); otherwise wait. Needs the rail's
  * `SERVICE_X402__RPC_URL__*`; without it such payments wait for an operator (docs/reliability.md).
  */
-export async function recoverOrphanedClaims(p: { ledger: Ledger; spool: Spool; x402: X402Config; self: string; leaseS: number; own?: boolean; logger?: Logger | undefined }): Promise<number> {
+export async function recoverOrphanedClaims(p: { ledger: Ledger; spool: Spool; x402: X402Config; self: string; leaseS: number; ownBefore?: number; logger?: Logger | undefined }): Promise<number> {
   let recovered = 0
-  for (const { deposit, uploadId, spoolPath } of await p.ledger.orphanedClaims(p.self, p.leaseS, { own: p.own ?? false })) {
+  for (const { deposit, uploadId, spoolPath } of await p.ledger.orphanedClaims(p.self, p.leaseS, { ownBefore: p.ownBefore })) {
     const rpc = p.x402.evmRpcUrls[deposit.network as 'eip155:8453' | 'eip155:1']
     if (!rpc) continue
     const auth = (JSON.parse(deposit.payment_payload) as { authorization?: { from?: string; nonce?: string; validBefore?: string } }).authorization

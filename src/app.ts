@@ -22,6 +22,7 @@ import { errorStage } from './pipeline/errorStage.js'
 import { gateStage } from './pipeline/gateStage.js'
 import { handlerStage } from './pipeline/handlerStage.js'
 import { publicAssets } from './pipeline/publicAssets.js'
+import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
 import { rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
@@ -105,10 +106,12 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const app = express()
   app.disable('x-powered-by')
   app.set('trust proxy', config.trustProxy)
+  // 2. rate limit: counters in this process, or in the database when several instances share it
+  const rateLimitStore = config.rateLimit.store === 'database' ? new DatabaseRateLimitStore(services.db) : undefined
   app.use(
     composeStages(
       corsStage({ origins: config.corsOrigins }), // 1. CORS
-      rateLimitStage({ ...config.rateLimit, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
+      rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
       publicAssets(root), // public static prefixes (x-public-prefixes): no gate, files only
       router.handler, // 3–8. gate → route → security → validation → handler → response validation
     ),

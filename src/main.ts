@@ -5,6 +5,7 @@
  * (up to 10 s), stop background work, close the database, exit — also when stdout/stderr are gone (EPIPE is
  * ignored; log lines go out synchronously, so no exit-time flush can spin on a closed pipe).
  */
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './app.js'
 import { ConfigError } from './config/ConfigError.js'
@@ -42,7 +43,13 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, 'gateway failed to start')
     process.exit(1)
   }
-  const server = gateway.app.listen(config.port, config.host)
+  // Bounded: header size and count, time to send the headers, time for the whole request (docs/reliability.md).
+  const server = createServer(
+    { maxHeaderSize: config.http.maxHeaderBytes, headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs },
+    gateway.app,
+  )
+  server.maxHeadersCount = config.http.maxHeadersCount
+  server.listen(config.port, config.host)
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)

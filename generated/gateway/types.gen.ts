@@ -5074,7 +5074,12 @@ export type StoreFileErrors = {
      * after the body is read and before any quote; nothing is charged. Or
      * `upstream_credit_insufficient`: the service's prepaid upstream account cannot pay for this upload
      * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
-     * payment is verified or settled, so nothing is charged — retry after the automatic top-up.
+     * payment is verified or settled, so nothing is charged — retry after the automatic top-up. Or
+     * `too_many_uploads`: this instance is already receiving its maximum of concurrent uploads
+     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`); answered before the body is read or any payment is
+     * looked at, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
+     * seconds (also `details.retry_after_s`), possibly on another instance. `Retry-After` is sent whenever
+     * `details.retry_after_s` is.
      *
      */
     503: Error;

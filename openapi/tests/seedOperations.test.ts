@@ -176,12 +176,13 @@ describe('gateway public set is readable from the document', () => {
     expect(accepted(1_000_000n).sort()).toEqual([note('1.0'), note('1.000000'), note('1')].sort())
   })
 
-  it('/store documents 415, 503 storage_not_configured / upstream_credit_insufficient and the designed 400 codes', () => {
+  it('/store documents 415, 503 storage_not_configured / too_many_uploads (with Retry-After) / upstream_credit_insufficient and the designed 400 codes', () => {
     const store = gatewayOps.find((o) => o.operationId === 'storeFile')!
     const responses = store.op.responses as JsonObject
     expect(responses['415']).toEqual({ $ref: '#/components/responses/UnsupportedMediaType' })
     const examplesOf = (status: string) => (((responses[status] as JsonObject).content as JsonObject)['application/json'] as JsonObject).examples as JsonObject
-    expect(Object.keys(examplesOf('503')).sort()).toEqual(['storage_not_configured', 'upstream_credit_insufficient'])
+    expect(Object.keys(examplesOf('503')).sort()).toEqual(['storage_not_configured', 'too_many_uploads', 'upstream_credit_insufficient'])
+    expect(((responses['503'] as JsonObject).headers as JsonObject)['Retry-After']).toMatchObject({ required: false })
     expect(Object.keys(examplesOf('400'))).toEqual(expect.arrayContaining(['invalid_multipart', 'invalid_tag', 'invalid_payment_header', 'empty_body', 'unsupported_network']))
     // no pattern on the payment header: the x402 decoder, not request validation, answers a malformed one
     const header = (schemas: JsonObject) => schemas.PaymentSignatureHeader as JsonObject

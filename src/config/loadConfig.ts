@@ -32,7 +32,23 @@ export type GatewayConfig = {
    * (atomic units of the 6-decimal USDC; 0 turns paying off).
    */
   quota: { costCallsPerDay: number; pricePerCallAtomic: bigint }
-  rateLimit: { windowS: number; max: number }
+  /**
+   * `store`: where the counters live — `memory` (this process; one instance) or `database` (the gateway's
+   * database, shared by every instance on it).
+   */
+  rateLimit: { windowS: number; max: number; store: 'memory' | 'database' }
+  /**
+   * This instance among several on one database: `id` (`SERVICE_INSTANCE_ID`; default kept in
+   * `<dataDir>/instance-id`), heartbeat every `heartbeatMs`, dead (work taken over) after `leaseS`.
+   */
+  instance: { id: string | undefined; heartbeatMs: number; leaseS: number }
+  /**
+   * Limits of the HTTP server: largest header block (`SERVICE_HTTP__MAX_HEADER_BYTES`, 16 KiB → 431), most
+   * header lines (`SERVICE_HTTP__MAX_HEADERS_COUNT`, 100; extra ones are dropped), time to receive the headers
+   * (`SERVICE_HTTP__HEADERS_TIMEOUT_MS`, 20 s → 408) and the whole request (`SERVICE_HTTP__REQUEST_TIMEOUT_MS`,
+   * 15 min: a 2 GiB upload at ~2.5 MB/s).
+   */
+  http: { maxHeaderBytes: number; maxHeadersCount: number; headersTimeoutMs: number; requestTimeoutMs: number }
   /** Express `trust proxy` (hops); 0 = use the socket address. */
   trustProxy: number
   /** Origins allowed by CORS (`*` = any). Default: the public origin. */
@@ -104,6 +120,18 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     rateLimit: {
       windowS: envInt(env, 'SERVICE_RATE_LIMIT__WINDOW_S', 60, { min: 1, max: 86_400 }),
       max: envInt(env, 'SERVICE_RATE_LIMIT__MAX', 600, { min: 1 }),
+      store: envEnum(env, 'SERVICE_RATE_LIMIT__STORE', ['memory', 'database'] as const, 'memory'),
+    },
+    http: {
+      maxHeaderBytes: envInt(env, 'SERVICE_HTTP__MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 1024 * 1024 }),
+      maxHeadersCount: envInt(env, 'SERVICE_HTTP__MAX_HEADERS_COUNT', 100, { min: 10, max: 2000 }),
+      headersTimeoutMs: envInt(env, 'SERVICE_HTTP__HEADERS_TIMEOUT_MS', 20_000, { min: 1000, max: 600_000 }),
+      requestTimeoutMs: envInt(env, 'SERVICE_HTTP__REQUEST_TIMEOUT_MS', 900_000, { min: 1000, max: 86_400_000 }),
+    },
+    instance: {
+      id: instanceId(env),
+      heartbeatMs: envInt(env, 'SERVICE_INSTANCE__HEARTBEAT_MS', 5_000, { min: 100, max: 60_000 }),
+      leaseS: envInt(env, 'SERVICE_INSTANCE__LEASE_S', 20, { min: 2, max: 3_600 }),
     },
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
@@ -114,4 +142,11 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     version: '1.0.0',
   }
   return config
+}
+
+function instanceId(env: Env): string | undefined {
+  const id = envOptionalString(env, 'SERVICE_INSTANCE_ID')
+  if (id !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(id))
+    throw new ConfigError('SERVICE_INSTANCE_ID', `must be 1–128 characters of A–Z a–z 0–9 . _ : - (got "${id}")`)
+  return id
 }

@@ -14,6 +14,7 @@ import type { BatchTables } from './migrations/0005_batches.js'
 import type { MarketplaceTables } from './migrations/0006_marketplace.js'
 import type { LlmKeyTables } from './migrations/0009_llm_keys.js'
 import type { CostLedgerTables } from './migrations/0010_cost_ledger.js'
+import type { ClusterTables } from './migrations/0011_cluster.js'
 
 export interface Database
   extends CatalogueTables,
@@ -23,4 +24,5 @@ export interface Database
     BatchTables,
     MarketplaceTables,
     LlmKeyTables,
-    CostLedgerTables {}
+    CostLedgerTables,
+    ClusterTables {}

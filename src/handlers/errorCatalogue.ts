@@ -46,9 +46,12 @@ export function errorToResult(error: unknown): HttpResult | undefined {
   const entry = errorCatalogue[error.code]
   if (!entry) return undefined
   const details = detailsOf(error)
+  // A refusal that says when to come back says it in the header clients and load balancers read, too.
+  const retryAfter = details?.retry_after_s
   return {
     status: entry.status,
     body: details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage },
+    ...(typeof retryAfter === 'number' && Number.isInteger(retryAfter) && retryAfter >= 1 ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
+import type { InstanceRegistry } from '../cluster/InstanceRegistry.js'
 import type { LoginService, ValidSession } from '../auth/LoginService.js'
 import type { Catalogue } from '../catalogue/Catalogue.js'
 import type { CostPayments } from '../cost/CostPayments.js'
@@ -65,6 +66,8 @@ export interface Services {
   modelServer: ModelServerPool
   marketplace: Marketplace
   inbound: InboundMetrics
+  /** This instance among several on one database (identity, heartbeat). */
+  instance: InstanceRegistry
   /** Public cabinet roster lookup, provided by the shadow domain (`undefined` = no cabinet). */
   cabinetRoster?: ((company: string) => Promise<RosterMember[] | undefined>) | undefined
   /** Overlord address for the permissions view, provided by the shadow domain. */
@@ -76,7 +79,7 @@ export interface Services {
 }
 
 /** The core services every domain init receives. */
-export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue'> & {
+export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance'> & {
   /** The database URL (e.g. for a second connection). */
   databaseUrl: string
   /** Environment the app was configured from (each domain parses its own section). */

@@ -54,7 +54,8 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
     // Only an IPv6 address (it always has a colon) is masked to its /56; skip the library's IPv6 RegExp for IPv4.
     const key = ip.includes(':') ? ipKeyGenerator(ip) : ip
     const hit = store.hit(key, windowMs, now())
-    if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), next)
+    // A shared store that fails (database down) lets the request through: the limit is a guard, not a gate.
+    if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), () => next())
     else apply(req, res, next, hit)
   }
 }

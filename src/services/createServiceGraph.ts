@@ -6,6 +6,8 @@ import { Catalogue } from '../catalogue/Catalogue.js'
 import { CostPayments } from '../cost/CostPayments.js'
 import { LlmMetrics } from '../cost/LlmMetrics.js'
 import { UsageLedger } from '../cost/UsageLedger.js'
+import { InstanceRegistry } from '../cluster/InstanceRegistry.js'
+import { resolveInstanceId } from '../cluster/resolveInstanceId.js'
 import type { Env } from '../config/env.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
@@ -72,6 +74,13 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     onRedirect: () => metrics.gateRedirect(),
     onEventError: (error) => logger.error({ err: error }, 'auth.gate.redirect event could not be written'),
   })
+  const instance = new InstanceRegistry({
+    db: database.db,
+    instanceId: resolveInstanceId(config.instance.id, config.dataDir),
+    heartbeatMs: config.instance.heartbeatMs,
+    leaseS: config.instance.leaseS,
+    logger,
+  })
   // One model server or several (routed by model, least busy first, failing over before the first byte).
   const modelServer = new ModelServerPool({
     baseUrls: config.modelServer.baseUrls,
@@ -90,6 +99,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     gate,
     modelServer,
     inbound: new InboundMetrics(60),
+    instance,
     quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
     // Paying past the quota uses the rails of paid storage (`SERVICE_X402__*`, `FACILITATOR_TOKEN`).
     costPayments: new CostPayments({
@@ -127,7 +137,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   })
 
   // ── domains, explicitly and in order ──
-  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, databaseUrl: config.databaseUrl, env: p.env }
+  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, instance, databaseUrl: config.databaseUrl, env: p.env }
   const setups: DomainSetup[] = []
   try {
     for (const init of p.domains) setups.push(await init(core))
@@ -150,6 +160,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
         .reindex()
         .then((added) => added > 0 && logger.warn({ added }, 'catalogue: re-indexed events missing from the database'))
         .catch((error: unknown) => logger.error({ err: error }, 'catalogue re-index failed'))
+      // Registered before any domain starts: their background work is done in this instance's name.
+      await instance.start()
       modelServer.start()
       for (const setup of setups) await setup.start?.()
     },
@@ -162,6 +174,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
           logger.error({ err: error }, 'domain close failed')
         }
       }
+      await instance.stop().catch((error: unknown) => logger.error({ err: error }, 'instance stop failed'))
       if (ownsDatabase) await database.close()
     },
   }

@@ -113,6 +113,57 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; drop:
       expect(await ledger.getUploadRow(other)).toBeUndefined()
       expect(await ledger.getDeposit(e.depositId)).toBeUndefined()
     })
+
+    it('takes over only a dead instance\'s uploads, once, and lets exactly one live instance claim each; a restarted instance requeues its own', async (t) => {
+      if (!ctx) t.skip()
+      const db = ledger.db
+      const t0 = Math.floor(Date.now() / 1000)
+      const tag = randomBytes(3).toString('hex')
+      const [dead, live, other] = [`dead-${tag}`, `live-${tag}`, `other-${tag}`]
+      const beat = (id: string, at: number) => ({ instance_id: id, host: 'h', pid: 1, started_at: at, heartbeat_at: at, stopped_at: null })
+      await db.insertInto('gateway_instances').values([beat(dead, t0 - 100), beat(live, t0), beat(other, t0)]).execute()
+      const held = async (owner: string, status: 'uploading' | 'pending_payment', settled: boolean) => {
+        const d = claim('0x7', 'n-' + randomBytes(6).toString('hex'))
+        const uploadId = newUploadId()
+        await ledger.claimWithUpload(d, { uploadId, depositId: d.depositId, sha256: 'cc', mimeType: 'a/b', sizeBytes: 3n, appName: 'a', payerTag: '0x7', spoolPath: 'db:x', owner }, status)
+        if (settled) await ledger.markSettled(d.depositId, '0x' + randomBytes(32).toString('hex'), {})
+        await db.updateTable('storage_uploads').set({ updated_at: t0 - 100 }).where('upload_id', '=', uploadId).execute()
+        return uploadId
+      }
+      const deadSending = await held(dead, 'uploading', true)
+      const deadPaidNotActivated = await held(dead, 'pending_payment', true)
+      const deadUnsettled = await held(dead, 'pending_payment', false)
+      const liveSending = await held(other, 'uploading', true)
+      // two live instances look at once: each orphan is requeued exactly once
+      const counts = await Promise.all([ledger.requeueOrphaned(live, 20), ledger.requeueOrphaned(other, 20)])
+      expect(counts[0]! + counts[1]!).toBe(2)
+      const status = async (id: string) => (await ledger.getUploadRow(id))!
+      expect((await status(deadSending)).status).toBe('queued')
+      expect((await status(deadPaidNotActivated)).status).toBe('queued')
+      expect((await status(deadUnsettled)).status).toBe('pending_payment') // settlement unknown: not uploaded
+      expect(await status(liveSending)).toMatchObject({ status: 'uploading', owner_instance: other })
+      // both race for it: exactly one holds it
+      const takers = await Promise.all([ledger.takeQueued(deadSending, live), ledger.takeQueued(deadSending, other)])
+      expect(takers.filter(Boolean)).toHaveLength(1)
+      const winner = takers[0] ? live : other
+      expect((await status(deadSending)).owner_instance).toBe(winner)
+      // the dead instance wakes up: its late result is not recorded
+      expect(await ledger.markStored(deadSending, 'Z'.repeat(43), null, 0, dead)).toBe(false)
+      expect(await ledger.markStored(deadSending, 'Y'.repeat(43), null, 0, winner)).toBe(true)
+      expect(await status(deadSending)).toMatchObject({ status: 'stored', ar_tx_id: 'Y'.repeat(43), owner_instance: null })
+      // the dead instance's unsettled claim is a recovery candidate (for the chain to decide), once recorded
+      // settled it is queued for upload
+      const claims = await ledger.orphanedClaims(live, 20)
+      expect(claims.map((c) => c.uploadId)).toContain(deadUnsettled)
+      const candidate = claims.find((c) => c.uploadId === deadUnsettled)!
+      expect(await ledger.recoverSettled(candidate.deposit.deposit_id, deadUnsettled, '0x' + randomBytes(32).toString('hex'), { recovered: true })).toBe(true)
+      expect(await ledger.recoverSettled(candidate.deposit.deposit_id, deadUnsettled, null, {})).toBe(false) // once
+      expect((await status(deadUnsettled)).status).toBe('queued')
+      expect((await ledger.getDeposit(candidate.deposit.deposit_id))!.status).toBe('settled')
+      // `other` restarts: what it held goes back to the queue at once
+      expect(await ledger.requeueOwn(other)).toBe(1)
+      expect(await status(liveSending)).toMatchObject({ status: 'queued', owner_instance: null })
+    })
   })
 }
 

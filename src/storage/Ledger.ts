@@ -34,7 +34,10 @@ export type NewUpload = {
   sizeBytes: bigint
   appName: string
   payerTag: string
+  /** Where the paid bytes wait (`Spool` reference: `db:…`, `shared:…` or a file path). */
   spoolPath: string
+  /** The instance receiving it (the owner until stored, queued or taken over). */
+  owner?: string | null
 }
 
 const now = () => Math.floor(Date.now() / 1000)
@@ -43,6 +46,30 @@ const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint'
 /** EVM addresses are compared lower-cased; an Algorand address is base32 and kept as written (upper case). */
 export function normalisePayer(payer: string): string {
   return payer.startsWith('0x') ? payer.toLowerCase() : payer
+}
+
+/**
+ * Rows held by an instance other than `self` that is dead: its heartbeat is older than `aliveSince`, it
+ * stopped, or it never registered (or nobody holds the row).
+ */
+function deadOwnerOf(self: string, aliveSince: number) {
+  return (eb: any) =>
+    eb.or([
+      eb('owner_instance', 'is', null),
+      eb.and([
+        eb('owner_instance', '<>', self),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('gateway_instances')
+              .select('gateway_instances.instance_id')
+              .whereRef('gateway_instances.instance_id', '=', 'storage_uploads.owner_instance')
+              .where('gateway_instances.heartbeat_at', '>=', aliveSince)
+              .where('gateway_instances.stopped_at', 'is', null),
+          ),
+        ),
+      ]),
+    ])
 }
 
 /** Deposits and uploads of seed 2.7. Every state change is one conditional statement, safe across processes. */
@@ -162,6 +189,7 @@ export class Ledger {
         app_name: upload.appName,
         payer_tag: upload.payerTag,
         spool_path: upload.spoolPath,
+        owner_instance: upload.owner ?? null,
         attempts: 0,
         next_attempt_at: t,
         last_error: null,
@@ -175,8 +203,12 @@ export class Ledger {
       .execute()
   }
 
-  async markStored(uploadId: string, arTxId: string, winc: string | null, nextVerifyAt: number): Promise<void> {
-    await this.db
+  /**
+   * Records the stored item. With `owner`, only while that instance still holds the upload: an instance
+   * presumed dead (its work taken over) that wakes up records nothing. False when nothing was recorded.
+   */
+  async markStored(uploadId: string, arTxId: string, winc: string | null, nextVerifyAt: number, owner?: string): Promise<boolean> {
+    let q = this.db
       .updateTable('storage_uploads')
       .set((eb) => ({
         status: 'stored',
@@ -188,24 +220,32 @@ export class Ledger {
         next_verify_at: nextVerifyAt,
         stored_at: now(),
         updated_at: now(),
+        owner_instance: null,
       }))
       .where('upload_id', '=', uploadId)
-      .execute()
+    if (owner !== undefined) q = q.where('owner_instance', '=', owner).where('status', '=', 'uploading')
+    const r = await q.executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
   }
 
-  async markQueued(uploadId: string, error: string, nextAttemptAt: number): Promise<void> {
-    await this.db
+  /** Back to the queue after a failed attempt; with `owner`, only while that instance holds the upload. */
+  async markQueued(uploadId: string, error: string, nextAttemptAt: number, owner?: string): Promise<void> {
+    let q = this.db
       .updateTable('storage_uploads')
-      .set((eb) => ({ status: 'queued', last_error: error.slice(0, 500), attempts: eb('attempts', '+', 1), next_attempt_at: nextAttemptAt, updated_at: now() }))
+      .set((eb) => ({ status: 'queued', owner_instance: null, last_error: error.slice(0, 500), attempts: eb('attempts', '+', 1), next_attempt_at: nextAttemptAt, updated_at: now() }))
       .where('upload_id', '=', uploadId)
-      .execute()
+    if (owner !== undefined) q = q.where('owner_instance', '=', owner).where('status', '=', 'uploading')
+    await q.execute()
   }
 
-  /** Takes a queued upload for one attempt; false when another worker took it first. */
-  async takeQueued(uploadId: string): Promise<boolean> {
+  /**
+   * Takes a queued upload for one attempt, in `owner`'s name; false when another worker took it first. One
+   * conditional statement: of any number of instances racing for it, exactly one wins.
+   */
+  async takeQueued(uploadId: string, owner: string | null = null): Promise<boolean> {
     const r = await this.db
       .updateTable('storage_uploads')
-      .set({ status: 'uploading', updated_at: now() })
+      .set({ status: 'uploading', owner_instance: owner, updated_at: now() })
       .where('upload_id', '=', uploadId)
       .where('status', '=', 'queued')
       .executeTakeFirst()
@@ -230,18 +270,113 @@ export class Ledger {
   async requeueStale(olderThanSeconds: number): Promise<number> {
     await this.db
       .updateTable('storage_uploads')
-      .set({ status: 'queued', updated_at: now() })
+      .set({ status: 'queued', owner_instance: null, updated_at: now() })
       .where('status', '=', 'pending_payment')
       .where('updated_at', '<', now() - olderThanSeconds)
       .where('deposit_id', 'in', (eb) => eb.selectFrom('storage_deposits').select('deposit_id').where('status', '=', 'settled'))
       .execute()
     const r = await this.db
       .updateTable('storage_uploads')
-      .set({ status: 'queued', updated_at: now() })
+      .set({ status: 'queued', owner_instance: null, updated_at: now() })
       .where('status', '=', 'uploading')
       .where('updated_at', '<', now() - olderThanSeconds)
       .executeTakeFirst()
     return Number(r.numUpdatedRows)
+  }
+
+  /**
+   * At start: whatever this instance (same identity) held when it stopped or died is not in flight any
+   * more — back to the queue now (uploads it was sending, and paid ones it had not activated yet).
+   */
+  async requeueOwn(owner: string): Promise<number> {
+    const t = now()
+    const a = await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'queued', owner_instance: null, next_attempt_at: t, updated_at: t })
+      .where('owner_instance', '=', owner)
+      .where('status', '=', 'uploading')
+      .executeTakeFirst()
+    const b = await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'queued', owner_instance: null, next_attempt_at: t, updated_at: t })
+      .where('owner_instance', '=', owner)
+      .where('status', '=', 'pending_payment')
+      .where('deposit_id', 'in', (eb) => eb.selectFrom('storage_deposits').select('deposit_id').where('status', '=', 'settled'))
+      .executeTakeFirst()
+    return Number(a.numUpdatedRows) + Number(b.numUpdatedRows)
+  }
+
+  /**
+   * Takes over the work of dead instances: uploads held (sending, or paid and not yet activated) by an
+   * instance other than `self` whose heartbeat is older than `leaseS` (or that stopped, or never
+   * registered), untouched for `leaseS`, go back to the queue — one conditional statement per state, so two
+   * live instances doing this at once requeue each upload once, and only one of them then takes it.
+   */
+  async requeueOrphaned(self: string, leaseS: number): Promise<number> {
+    const t = now()
+    const deadOwner = deadOwnerOf(self, t - leaseS)
+    const a = await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'queued', owner_instance: null, next_attempt_at: t, updated_at: t })
+      .where('status', '=', 'uploading')
+      .where('updated_at', '<', t - leaseS)
+      .where(deadOwner)
+      .executeTakeFirst()
+    const b = await this.db
+      .updateTable('storage_uploads')
+      .set({ status: 'queued', owner_instance: null, next_attempt_at: t, updated_at: t })
+      .where('status', '=', 'pending_payment')
+      .where('updated_at', '<', t - leaseS)
+      .where('deposit_id', 'in', (eb) => eb.selectFrom('storage_deposits').select('deposit_id').where('status', '=', 'settled'))
+      .where(deadOwner)
+      .executeTakeFirst()
+    return Number(a.numUpdatedRows) + Number(b.numUpdatedRows)
+  }
+
+  /**
+   * EVM payments a dead instance had claimed but not recorded as settled (it died between the facilitator's
+   * settle and its record, or before): candidates for recovery from the chain.
+   */
+  async orphanedClaims(self: string, leaseS: number, { ownBefore, limit = 10 }: { ownBefore?: number; limit?: number } = {}): Promise<{ deposit: DepositRow; uploadId: string; spoolPath: string | null }[]> {
+    const t = now()
+    // ownBefore: also this identity's claims last touched before this process started (none of them is in
+    // flight here: the process that made them died)
+    const rows = await this.db
+      .selectFrom('storage_uploads')
+      .innerJoin('storage_deposits', 'storage_deposits.deposit_id', 'storage_uploads.deposit_id')
+      .selectAll('storage_deposits')
+      .select(['storage_uploads.upload_id', 'storage_uploads.spool_path'])
+      .where('storage_uploads.status', '=', 'pending_payment')
+      .where('storage_deposits.status', 'in', ['claimed', 'settle_unknown'])
+      .where('storage_deposits.network', 'like', 'eip155:%')
+      .where((eb: any) => {
+        const dead = eb.and([eb('storage_uploads.updated_at', '<', t - leaseS), deadOwnerOf(self, t - leaseS)(eb)])
+        if (ownBefore === undefined) return dead
+        return eb.or([dead, eb.and([eb('owner_instance', '=', self), eb('storage_uploads.updated_at', '<', ownBefore)])])
+      })
+      .limit(limit)
+      .execute()
+    return rows.map(({ upload_id, spool_path, ...deposit }) => ({ deposit: deposit as DepositRow, uploadId: upload_id, spoolPath: spool_path }))
+  }
+
+  /** A claimed payment found settled on chain: record it and queue its upload (one transaction). */
+  async recoverSettled(depositId: string, uploadId: string, txHash: string | null, settlement: unknown): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const d = await trx
+        .updateTable('storage_deposits')
+        .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: now() })
+        .where('deposit_id', '=', depositId)
+        .where('status', 'in', ['claimed', 'settle_unknown'])
+        .executeTakeFirst()
+      if (Number(d.numUpdatedRows) !== 1) return false
+      await trx
+        .updateTable('storage_uploads')
+        .set({ status: 'queued', owner_instance: null, next_attempt_at: now(), updated_at: now() })
+        .where('upload_id', '=', uploadId)
+        .where('status', '=', 'pending_payment')
+        .execute()
+      return true
+    })
   }
 
   async dueVerification(limit: number): Promise<UploadRow[]> {

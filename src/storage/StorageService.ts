@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto'
-import { mkdir, rename, rm } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import algosdk from 'algosdk'
 import type { ArweaveSigner } from '@dha-team/arbundles/node'
 import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
 import {
   type AlgorandSettlement,
@@ -48,6 +50,8 @@ import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
+import { type OpenedSpool, Spool } from './Spool.js'
+import { UploadSlots } from './UploadSlots.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
@@ -120,6 +124,11 @@ export type StorageServiceOptions = {
   onCreditBalance?: (winc: bigint) => void
   onTopUp?: () => void
   onFacilitatorFailover?: (info: { step: string; from: string; to: string }) => void
+  /**
+   * The instance this service runs in (`gateway_instances`): uploads it receives or takes are held in its
+   * name. Default: a fresh id per process (never recognised after a restart).
+   */
+  instanceId?: string
 }
 
 const seconds = () => Math.floor(Date.now() / 1000)
@@ -135,17 +144,23 @@ export class StorageService {
   readonly ledger: Ledger
   readonly config: StorageConfig
   readonly x402: X402Config
+  readonly spool: Spool
+  readonly uploadSlots: UploadSlots
+  readonly instanceId: string
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
   #genesisHash: Promise<string> | undefined
 
-  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover }: StorageServiceOptions) {
+  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId }: StorageServiceOptions) {
     this.config = storage
     this.x402 = x402
     this.ledger = ledger
+    this.instanceId = instanceId ?? `process-${randomUUID()}`
+    this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS)
+    this.spool = new Spool({ db: ledger.db, sharedDir: storage.sharedSpoolDir, tmpDir: join(storage.spoolDir, 'tmp'), dbMaxBytes: storage.dbSpoolMaxBytes })
     this.#logger = logger
     if (signer) this.#signer = Promise.resolve(signer)
-    this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl })
+    this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl, uploadTimeoutMs: storage.upstreamTimeoutMs })
     this.facilitator = new FacilitatorPool({
       clients: [x402.facilitatorUrl, ...x402.fallbackFacilitatorUrls].map((url) => new FacilitatorClient({ url, token: x402.facilitatorToken })),
       onFailover: (info) => {
@@ -184,9 +199,7 @@ export class StorageService {
 
   /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
   async algorandNetwork(): Promise<string> {
-    this.#genesisHash ??= this.algod
-      .getTransactionParams()
-      .do()
+    this.#genesisHash ??= withDeadline(this.algod.getTransactionParams().do(), 10_000, 'algod')
       .then((p) => Buffer.from(p.genesisHash ?? new Uint8Array()).toString('base64'))
       .catch((error) => {
         this.#genesisHash = undefined
@@ -210,12 +223,23 @@ export class StorageService {
     return join(this.config.spoolDir, 'tmp')
   }
 
-  get spoolPaidDir(): string {
-    return join(this.config.spoolDir, 'paid')
-  }
-
   /** Seed 4.6, steps 1–6, in order. `path` is the request path used for the resource URL. */
   async store(req: StoreRequest, path = '/store', options: StoreOptions = {}): Promise<StoreOutcome> {
+    let release: () => void
+    try {
+      release = this.uploadSlots.acquire()
+    } catch (error) {
+      req.resume() // drain, so the client reads the 503
+      throw error
+    }
+    try {
+      return await this.#store(req, path, options)
+    } finally {
+      release()
+    }
+  }
+
+  async #store(req: StoreRequest, path: string, options: StoreOptions): Promise<StoreOutcome> {
     const received = await receiveUpload(req, { tmpDir: this.spoolTmpDir, maxBytes: this.config.maxUploadBytes })
     let keepFile = false
     try {
@@ -329,7 +353,7 @@ export class StorageService {
         if (down.length > 0) return { detail: `down: ${down.join(', ')}` }
       },
       algod: async () => {
-        await this.algod.status().do()
+        await withDeadline(this.algod.status().do(), timeoutMs, 'algod')
       },
       upstream_credit: async () => {
         const state = await this.credit.read()
@@ -373,19 +397,19 @@ export class StorageService {
     const requirement: PaymentRequirement = { ...current, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
+    // The spool is shared (database or shared directory): any instance can finish the upload if this one dies.
     const uploadId = newUploadId()
-    await mkdir(this.spoolPaidDir, { recursive: true })
-    const spoolPath = join(this.spoolPaidDir, uploadId)
-    await rename(file.path, spoolPath)
-    takeFile()
-    const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath }
+    const kept = await this.spool.keep(uploadId, file.path, file.sizeBytes)
+    if (!kept.ownsLocal) takeFile()
+    const spoolPath = kept.ref
+    const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath, owner: this.instanceId }
     const common = { file, price: lowest, prices, resourceUrl, requirement, appName, decoded, upload }
     let deposit: SettledDeposit
     try {
       deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
     } catch (error) {
       const row = await this.ledger.getUploadRow(uploadId)
-      if (!row) await rm(spoolPath, { force: true }).catch(() => undefined)
+      if (!row) await this.spool.remove(spoolPath).catch(() => undefined)
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && (storageErrorStatus as Record<string, number>)[error.code] === 402) {
         return this.#paymentRequired(input, version, error)
@@ -394,7 +418,7 @@ export class StorageService {
     }
     const settlement = deposit.settlement
     try {
-      const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
+      const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, local_path: kept.localPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
       const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
       const responseHeaders: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
       // A v1 payer reads X-PAYMENT-RESPONSE, with the network under its v1 name.
@@ -512,21 +536,32 @@ export class StorageService {
     return { depositId, payerTag: '', settlement }
   }
 
-  /** Signs and uploads a spooled, paid file; records `stored` or re-queues with backoff. */
-  async uploadSpooled(row: Pick<UploadRow, 'upload_id' | 'spool_path' | 'size_bytes' | 'sha256' | 'app_name' | 'payer_tag' | 'attempts'>): Promise<{ arTxId: string; winc: string | null }> {
+  /**
+   * Signs and uploads a spooled, paid file held by this instance; records `stored` or re-queues with backoff.
+   * `local_path`: the bytes are already in a local file (the request that received them).
+   */
+  async uploadSpooled(
+    row: Pick<UploadRow, 'upload_id' | 'spool_path' | 'size_bytes' | 'sha256' | 'app_name' | 'payer_tag' | 'attempts'> & { local_path?: string },
+  ): Promise<{ arTxId: string; winc: string | null }> {
+    let opened: OpenedSpool | undefined
     try {
       if (!row.spool_path) throw new Error('spooled bytes missing')
+      opened = row.local_path ? { path: row.local_path, release: async () => undefined } : await this.spool.open(row.spool_path)
       const signer = await this.signer()
-      const item = await signDataItemFromFile(signer, row.spool_path, BigInt(row.size_bytes), storageTags(row.app_name, row.sha256, row.payer_tag))
+      const item = await signDataItemFromFile(signer, opened.path, BigInt(row.size_bytes), storageTags(row.app_name, row.sha256, row.payer_tag))
       const reply = await this.upstream.uploadDataItem(item.open(), item.length)
       if (reply.id && reply.id !== item.id) this.#logger?.warn({ ours: item.id, theirs: reply.id }, 'upstream reported another data item id')
-      await this.ledger.markStored(row.upload_id, item.id, reply.winc, seconds() + Math.ceil(this.config.verifyIntervalMs / 1000))
-      await rm(row.spool_path, { force: true })
+      const recorded = await this.ledger.markStored(row.upload_id, item.id, reply.winc, seconds() + Math.ceil(this.config.verifyIntervalMs / 1000), this.instanceId)
+      // Not recorded: this instance was presumed dead and another took the upload over; its bytes stay for it.
+      if (recorded) await this.spool.remove(row.spool_path)
+      else this.#logger?.warn({ upload_id: row.upload_id, ar_tx_id: item.id }, 'upload was taken over by another instance; this copy is not recorded')
       return { arTxId: item.id, winc: reply.winc }
     } catch (error) {
       const delay = Math.min(this.config.retryIntervalMs * 2 ** Math.min(row.attempts, 16), MAX_RETRY_MS)
-      await this.ledger.markQueued(row.upload_id, error instanceof Error ? error.message : String(error), seconds() + Math.ceil(delay / 1000))
+      await this.ledger.markQueued(row.upload_id, error instanceof Error ? error.message : String(error), seconds() + Math.ceil(delay / 1000), this.instanceId)
       throw error instanceof StorageUpstreamFailedError ? error : new StorageUpstreamFailedError('storage upload failed', { cause: error })
+    } finally {
+      await opened?.release()
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { recoverOrphanedClaims } from './recoverClaims.js'
 import { storageTags } from './signDataItem.js'
 import type { StorageService } from './StorageService.js'
 import { configuredAttestor, type VerifiedAttestor } from './VerifiedAttestor.js'
@@ -7,8 +8,13 @@ import { verifyStoredItem } from './verifyStoredItem.js'
 export type StorageWorkerOptions = {
   service: StorageService
   logger?: Logger
-  /** Uploads left `uploading` longer than this are assumed orphaned by a dead process (default 600 s). */
+  /**
+   * Backstop: uploads left `uploading` longer than this go back to the queue even when their instance looks
+   * alive (a stuck call; default 600 s). A dead instance's work is taken over after `leaseS`.
+   */
   staleUploadingSeconds?: number
+  /** An instance whose heartbeat is older than this (s) is dead: its in-flight uploads are taken over (20). */
+  leaseS?: number
   batchSize?: number
   /**
    * Attests verified uploads on chain (StorageAttest); default: configured from `SERVICE_STORAGE__ATTEST*`
@@ -30,13 +36,18 @@ export class StorageWorker {
   readonly #service: StorageService
   readonly #logger: Logger | undefined
   readonly #stale: number
+  readonly #leaseS: number
   readonly #batch: number
+  #recovered = false
+  /** Claims of this identity older than this (epoch s) were made by a previous process. */
+  readonly #startedAtS = Math.floor(Date.now() / 1000)
   readonly #attestor: VerifiedAttestor | undefined
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   #stopped = true
 
-  constructor({ service, logger, staleUploadingSeconds = 600, batchSize = 10, attestor }: StorageWorkerOptions) {
+  constructor({ service, logger, staleUploadingSeconds = 600, leaseS = 20, batchSize = 10, attestor }: StorageWorkerOptions) {
+    this.#leaseS = leaseS
     this.#service = service
     const attest = service.config.attest
     this.#attestor = attestor === null ? undefined : (attestor ?? (attest ? configuredAttestor(attest) : undefined))
@@ -89,10 +100,25 @@ export class StorageWorker {
   async tick(): Promise<{ retried: number; verified: number; attested: number }> {
     await this.maintainCredit()
     const ledger = this.#service.ledger
+    const self = this.#service.instanceId
+    if (!this.#recovered) {
+      // First pass after a (re)start: nothing this identity held is in flight any more.
+      const own = await ledger.requeueOwn(self)
+      this.#recovered = true
+      if (own > 0) this.#logger?.warn({ uploads: own, instance: self }, 'requeued this instance\'s in-flight paid uploads after a restart')
+    }
+    // payments a dead instance (or this identity before its restart) was settling when it died: settled on
+    // chain → recorded and queued here
+    await recoverOrphanedClaims({ ledger, spool: this.#service.spool, x402: this.#service.x402, self, leaseS: this.#leaseS, ownBefore: this.#startedAtS, logger: this.#logger })
+      .catch((error) =>
+      this.#logger?.warn({ err: String(error) }, 'recovery of claimed payments failed; will retry'),
+    )
+    const orphaned = await ledger.requeueOrphaned(self, this.#leaseS)
+    if (orphaned > 0) this.#logger?.warn({ uploads: orphaned }, 'took over paid uploads of a dead instance')
     await ledger.requeueStale(this.#stale)
     let retried = 0
     for (const row of await ledger.dueQueued(this.#batch)) {
-      if (!(await ledger.takeQueued(row.upload_id))) continue
+      if (!(await ledger.takeQueued(row.upload_id, self))) continue
       try {
         const stored = await this.#service.uploadSpooled(row)
         retried++

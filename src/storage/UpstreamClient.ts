@@ -9,7 +9,10 @@ export type UpstreamUploadResult = { id: string; winc: string | null; body: Reco
 export type UpstreamClientOptions = {
   paymentUrl: string
   uploadUrl: string
+  /** Longest read call (default 15 s). */
   timeoutMs?: number
+  /** Longest upload, whole (default 120 s; a stalled socket also fails after `timeoutMs` idle). */
+  uploadTimeoutMs?: number
   /** How long `/v1/rates` and the per-MiB price are reused (default 30 s). */
   rateCacheMs?: number
 }
@@ -27,10 +30,12 @@ export class UpstreamClient {
   readonly #paymentUrl: string
   readonly #uploadUrl: string
   readonly #timeoutMs: number
+  readonly #uploadTimeoutMs: number
   readonly #rateCacheMs: number
   #cache: { at: number; rates: UpstreamRates; wincPerMiB: bigint } | undefined
 
-  constructor({ paymentUrl, uploadUrl, timeoutMs = 30_000, rateCacheMs = 30_000 }: UpstreamClientOptions) {
+  constructor({ paymentUrl, uploadUrl, timeoutMs = 15_000, uploadTimeoutMs = 120_000, rateCacheMs = 30_000 }: UpstreamClientOptions) {
+    this.#uploadTimeoutMs = uploadTimeoutMs
     this.#paymentUrl = paymentUrl.replace(/\/+$/, '')
     this.#uploadUrl = uploadUrl.replace(/\/+$/, '')
     this.#timeoutMs = timeoutMs
@@ -122,7 +127,9 @@ export class UpstreamClient {
     const url = new URL(`${this.#uploadUrl}/tx`)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
     return new Promise((resolve, reject) => {
+      const deadline = setTimeout(() => req.destroy(new Error(`upstream upload took longer than ${this.#uploadTimeoutMs} ms`)), this.#uploadTimeoutMs)
       const fail = (error: StorageUpstreamFailedError) => {
+        clearTimeout(deadline)
         body.destroy()
         reject(error)
       }
@@ -159,6 +166,7 @@ export class UpstreamClient {
               // tolerated: the id is known from the signature
             }
             const winc = parsed.winc
+            clearTimeout(deadline)
             resolve({
               id: typeof parsed.id === 'string' ? parsed.id : '',
               winc: typeof winc === 'string' || typeof winc === 'number' ? String(winc) : null,

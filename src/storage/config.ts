@@ -11,7 +11,14 @@ import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../c
  * - `SERVICE_STORAGE__APP_NAME` (the `App-Name` tag when `X-SVC-Tag-App` is absent; default `pay2store`);
  * - `SERVICE_STORAGE__VERIFY_INTERVAL_MS` (5000), `SERVICE_STORAGE__RETRY_INTERVAL_MS` (5000, doubled per
  *   failed attempt up to 5 min), `SERVICE_STORAGE__WORKER_TICK_MS` (1000);
- * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files and paid-but-unstored bytes;
+ * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files of uploads being received;
+ * - paid-but-unstored bytes (docs/reliability.md): up to `SERVICE_STORAGE__DB_SPOOL_MAX_BYTES` (4 MiB; 0 = never)
+ *   in the database (`storage_spool`), larger ones in `SERVICE_STORAGE__SHARED_SPOOL_DIR` (default
+ *   `<SPOOL_DIR>/paid`) — with several instances, a directory every instance mounts at that path, so any of
+ *   them can finish an upload another was sending when it died;
+ * - `SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS` (16): `POST /store` requests one instance receives at once; beyond
+ *   it 503 `too_many_uploads` with `Retry-After` (`SERVICE_STORAGE__BUSY_RETRY_AFTER_S`, 5);
+ * - `SERVICE_STORAGE__UPSTREAM_TIMEOUT_MS` (120000): longest upstream upload call (reads: 15 s);
  * - quotes: `SERVICE_STORAGE__QUOTE_VALIDITY_S` (300): how long a quoted price is honoured (`GET /store/quote`,
  *   every 402) even when the upstream's rates move;
  * - upstream credit (seed 4.7): `SERVICE_STORAGE__CREDIT_LOW_WINC` (10¹² winc): below it the balance is low
@@ -40,6 +47,11 @@ export type StorageConfig = {
   retryIntervalMs: number
   workerTickMs: number
   spoolDir: string
+  sharedSpoolDir: string
+  dbSpoolMaxBytes: number
+  maxConcurrentUploads: number
+  busyRetryAfterS: number
+  upstreamTimeoutMs: number
   /** Attestation of verified uploads; undefined when `SERVICE_STORAGE__ATTESTOR_KEY` is unset. */
   attest: StorageAttestConfig | undefined
   quoteValiditySeconds: number
@@ -74,6 +86,7 @@ export function readStorageConfig(env: Env = process.env): StorageConfig {
   const maxText = envString(env, 'SERVICE_STORAGE__MAX_UPLOAD_BYTES', String(2 * 1024 ** 3))
   if (!/^\d+$/.test(maxText) || BigInt(maxText) === 0n) throw new ConfigError('SERVICE_STORAGE__MAX_UPLOAD_BYTES', 'must be a positive integer')
   const positive = (name: string, fallback: number) => envInt(env, name, fallback, { min: 1, max: Number.MAX_SAFE_INTEGER })
+  const spoolDir = envString(env, 'SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage'))
   return {
     publicOrigin: envString(env, 'SERVICE_PUBLIC_ORIGIN', `http://localhost:${envString(env, 'SERVICE_PORT', '8000')}`).replace(/\/+$/, ''),
     paymentUrl: envString(env, 'SERVICE_STORAGE__PAYMENT_URL', 'http://127.0.0.1:8403'),
@@ -87,7 +100,12 @@ export function readStorageConfig(env: Env = process.env): StorageConfig {
     verifyIntervalMs: positive('SERVICE_STORAGE__VERIFY_INTERVAL_MS', 5_000),
     retryIntervalMs: positive('SERVICE_STORAGE__RETRY_INTERVAL_MS', 5_000),
     workerTickMs: positive('SERVICE_STORAGE__WORKER_TICK_MS', 1_000),
-    spoolDir: envString(env, 'SERVICE_STORAGE__SPOOL_DIR', join(dataDir, 'storage')),
+    spoolDir,
+    sharedSpoolDir: resolve(envString(env, 'SERVICE_STORAGE__SHARED_SPOOL_DIR', join(spoolDir, 'paid'))),
+    dbSpoolMaxBytes: envInt(env, 'SERVICE_STORAGE__DB_SPOOL_MAX_BYTES', 4 * 1024 ** 2, { min: 0, max: 64 * 1024 ** 2 }),
+    maxConcurrentUploads: positive('SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS', 16),
+    busyRetryAfterS: positive('SERVICE_STORAGE__BUSY_RETRY_AFTER_S', 5),
+    upstreamTimeoutMs: positive('SERVICE_STORAGE__UPSTREAM_TIMEOUT_MS', 120_000),
     attest: readAttestConfig(env, dataDir),
     quoteValiditySeconds: positive('SERVICE_STORAGE__QUOTE_VALIDITY_S', 300),
     creditLowWinc: bigintSetting(env, 'SERVICE_STORAGE__CREDIT_LOW_WINC', 10n ** 12n),

@@ -22,4 +22,5 @@ export const storageErrorStatus = {
   ledger_node_unavailable: 502,
   storage_not_configured: 503,
   upstream_credit_insufficient: 503,
+  too_many_uploads: 503,
 } as const satisfies Record<string, number>

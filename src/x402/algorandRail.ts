@@ -1,4 +1,5 @@
 import algosdk from 'algosdk'
+import { withDeadline } from '../shared/withDeadline.js'
 import { ExpiredPaymentError, InvalidPaymentError, LedgerNodeUnavailableError, PaymentHeaderInvalidError, RequestHashMismatchError } from './errors.js'
 import type { PaymentPayload } from './headers.js'
 import { ALGORAND_USDC_ASSET_ID, InvalidPaymentReasons } from './reasons.js'
@@ -51,7 +52,8 @@ export async function verifyAlgorandPayment(algod: algosdk.Algodv2, check: Algor
   for (;;) {
     let info: algosdk.modelsv2.PendingTransactionResponse | undefined
     try {
-      info = await algod.pendingTransactionInformation(check.txId).do()
+      // each poll is bounded too: a node that accepts the connection and never answers is unreachable
+      info = await withDeadline(algod.pendingTransactionInformation(check.txId).do(), Math.max(interval, 5_000), 'algod')
       lastUnreachable = undefined
     } catch (error) {
       const status = httpStatus(error)

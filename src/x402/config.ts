@@ -32,6 +32,11 @@ export type X402Config = {
   algodPollIntervalMs: number
   algodTimeoutMs: number
   maxTimeoutSeconds: number
+  /**
+   * JSON-RPC of each EVM rail (`SERVICE_X402__RPC_URL__EIP155_8453`, `__EIP155_1`; optional): with it, a payment
+   * an instance died settling is recovered from the chain (docs/reliability.md).
+   */
+  evmRpcUrls: Partial<Record<'eip155:8453' | 'eip155:1', string>>
 }
 
 export function readX402Config(env: Env = process.env): X402Config {
@@ -62,5 +67,11 @@ export function readX402Config(env: Env = process.env): X402Config {
     algodPollIntervalMs: positive('SERVICE_ALGOD__POLL_INTERVAL_MS', 1_500),
     algodTimeoutMs: positive('SERVICE_ALGOD__TIMEOUT_MS', 30_000),
     maxTimeoutSeconds: positive('SERVICE_X402__MAX_TIMEOUT_SECONDS', 60),
+    evmRpcUrls: Object.fromEntries(
+      (['eip155:8453', 'eip155:1'] as const).flatMap((n) => {
+        const url = envOptionalString(env, `SERVICE_X402__RPC_URL__${n.replace(':', '_').toUpperCase()}`)
+        return url ? [[n, url]] : []
+      }),
+    ),
   }
 }

@@ -161,6 +161,9 @@ export function evmEnv(peers: EvmPeers): Record<string, string> {
     SERVICE_STORAGE__VERIFY_INTERVAL_MS: '1000',
     SERVICE_STORAGE__RETRY_INTERVAL_MS: '1000',
     SERVICE_STORAGE__WORKER_TICK_MS: '200',
+    // the replay tests send 50 requests at once to one instance: above the default bound of 16
+    // (tests/storage/bounded.integration.test.ts tests the bound itself)
+    SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS: '64',
   }
 }
 

@@ -72,6 +72,9 @@ export interface StorageUploadsTable {
   /** Chain id and StorageAttest contract of `attest_tx_hash`; NULL for rows attested before 0008. */
   attest_chain_id: ColumnType<number | null, number | null | undefined, number | null>
   attest_contract: ColumnType<string | null, string | null | undefined, string | null>
+  // ── added by 0011_cluster ──
+  /** The instance working on the upload now (set by the atomic claim); NULL while queued. */
+  owner_instance: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface StorageTables {

@@ -40,8 +40,9 @@ export const storageInit: DomainInit = (core) => {
     },
     onTopUp: () => topUps.inc(),
     onFacilitatorFailover: ({ step }) => failovers.inc({ step }),
+    instanceId: core.instance.id,
   })
-  const worker = new StorageWorker({ service, logger: core.logger })
+  const worker = new StorageWorker({ service, logger: core.logger, leaseS: core.instance.leaseS })
   const missing = service.missingSettings()
   if (missing.length > 0) core.logger.warn({ missing }, 'paid storage not configured: POST /store answers 503 until these are set')
   return {

@@ -210,6 +210,20 @@ describe('createOpenApiRouter', () => {
     expect(await ok.json()).toEqual({ got: { name: 'x' }, security: { user: 'u' } })
   })
 
+  it('refuses a JSON body nested deeper than 32 levels with 400 invalid_json (a megabyte of brackets included), and accepts 32', async () => {
+    const headers = { 'content-type': 'application/json', 'x-token': 'good' }
+    const nest = (n: number) => '{"name":"x","extra":' + '['.repeat(n - 1) + ']'.repeat(n - 1) + '}'
+    const deep = await fetch(`${base}/echo`, { method: 'POST', headers, body: nest(33) })
+    expect(deep.status).toBe(400)
+    expect(await deep.json()).toMatchObject({ error: 'invalid_json' })
+    const hostile = await fetch(`${base}/echo`, { method: 'POST', headers, body: '['.repeat(500_000) + ']'.repeat(500_000) })
+    expect(hostile.status).toBe(400)
+    expect((await hostile.json()).error).toBe('invalid_json')
+    const ok = await fetch(`${base}/echo`, { method: 'POST', headers, body: nest(32) })
+    expect(ok.status).not.toBe(500)
+    expect((await ok.json()).error).not.toBe('invalid_json')
+  })
+
   it('rejects an undocumented request media type with 415', async () => {
     const res = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-token': 'good' }, body: 'x' })
     expect(res.status).toBe(415)

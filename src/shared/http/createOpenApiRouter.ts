@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises'
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express'
 import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
 import type { Logger } from '../logger.js'
+import { jsonDepthExceeds } from './jsonDepthExceeds.js'
 import { compileOperationMatcher, type OperationRouter } from './compileOperationMatcher.js'
 import { createAjv } from './createAjv.js'
 import { isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
@@ -55,6 +56,8 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
   createLocals?: () => Locals
   /** Largest JSON body accepted (default `1mb`). */
   jsonLimit?: string | number
+  /** Deepest nesting of arrays/objects accepted in a JSON body (default 32; deeper → 400 `invalid_json`). */
+  jsonMaxDepth?: number
   logger?: Logger
 }
 
@@ -259,6 +262,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const operations = api.router.getOperations().map(toOperationInfo)
   const operationsById = new Map(operations.map((o) => [o.operationId, o]))
   const jsonParser = express.json({ limit: options.jsonLimit ?? '1mb', type: (req) => isJsonMediaType(mediaTypeOf(req.headers)) })
+  const jsonMaxDepth = options.jsonMaxDepth ?? 32
 
   /** The one context of a request: built once the operation is matched, completed as the pipeline runs. */
   const createContext = (
@@ -278,7 +282,11 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     if (headers['transfer-encoding'] === undefined && Number.isNaN(Number(headers['content-length']))) return undefined
     return new Promise<HttpResult | undefined>((resolve) => {
       jsonParser(state.req, state.res, (err?: unknown) => {
-        if (!err) return resolve(undefined)
+        if (!err) {
+          if (jsonDepthExceeds((state.req as { body?: unknown }).body, jsonMaxDepth))
+            return resolve({ status: 400, body: errorBody('invalid_json', `The request body nests deeper than ${jsonMaxDepth} levels.`) })
+          return resolve(undefined)
+        }
         const e = err as { type?: string; message?: string }
         if (e.type === 'entity.too.large')
           return resolve({ status: 413, body: errorBody('payload_too_large', 'The request body is too large.') })

@@ -1,0 +1,73 @@
+/** One soak gateway: `node --import tsx src/main.ts` on a fixed port and identity, killed (-9) and restarted at will. */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+
+const root = path.resolve(import.meta.dirname, '..', '..')
+
+export class GatewayProcess {
+  child: ChildProcess | undefined
+  /** One RSS series (kB) per process lifetime. */
+  readonly lifetimes: { pid: number; startedAt: number; endedAt?: number; rssKb: number[] }[] = []
+  #output = ''
+
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    readonly env: Record<string, string>,
+  ) {}
+
+  get output(): string {
+    return this.#output
+  }
+
+  async start(timeoutMs = 120_000): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, ...this.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(this.port), SERVICE_INSTANCE_ID: this.name },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    this.child = child
+    const keep = (c: Buffer) => {
+      this.#output = (this.#output + c.toString()).slice(-200_000)
+    }
+    child.stdout!.on('data', keep)
+    child.stderr!.on('data', keep)
+    // ready when it answers /health on its port (its log level may hide the listening line)
+    let exited = false
+    child.once('exit', () => (exited = true))
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      if (exited) throw new Error(`${this.name} exited:\n${this.#output.slice(-3000)}`)
+      if (Date.now() > deadline) throw new Error(`${this.name} did not start:\n${this.#output.slice(-3000)}`)
+      const ok = await fetch(`http://127.0.0.1:${this.port}/health`, { signal: AbortSignal.timeout(1000) })
+        .then((r) => r.status === 200)
+        .catch(() => false)
+      if (ok) break
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    this.lifetimes.push({ pid: child.pid!, startedAt: Date.now(), rssKb: [] })
+  }
+
+  sampleRss(): void {
+    const pid = this.child?.pid
+    const life = this.lifetimes.at(-1)
+    if (!pid || !life || life.endedAt) return
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+      if (kb) life.rssKb.push(kb)
+    } catch {
+      // gone
+    }
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((r) => child.once('exit', () => r()))
+    child.kill(signal)
+    await exited
+    const life = this.lifetimes.at(-1)
+    if (life) life.endedAt = Date.now()
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The soak (issue 19): devnet peers, N PostgreSQL-backed gateways behind HAProxy, mixed traffic, a random
+ * instance killed (-9) and restarted every ~20 s, then a reconciliation of money, uploads, logins and memory.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { createPublicClient, http } from 'viem'
+import { usdcArtifact } from '../../devnet/chains/startChain.js'
+import { startDevnet } from '../../devnet/startDevnet.js'
+import { createDatabase } from '../../src/db/createDatabase.js'
+import { GatewayProcess } from './GatewayProcess.js'
+import { startHaproxy } from './haproxy.js'
+import { challengeFlooder, loginClient, newOutcomes, type Outcomes, replayer, uploader } from './traffic.js'
+
+export type SoakOptions = {
+  instances: number
+  seconds: number
+  /** Largest upload (default 64 MB). */
+  maxUploadBytes?: number
+  uploaders?: number
+  killEveryS?: number
+  /** PostgreSQL server (a database is created and dropped). */
+  adminUrl?: string
+  log?: (line: string) => void
+}
+
+export type Check = { check: string; value: string; ok: boolean }
+export type SoakReport = { checks: Check[]; ok: boolean; outcomes: Outcomes; kills: number }
+
+async function freePort(): Promise<number> {
+  const s = createServer()
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
+  const port = (s.address() as { port: number }).port
+  await new Promise((r) => s.close(r))
+  return port
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
+
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const adminUrl = options.adminUrl ?? process.env.SOAK_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+  const dbName = `soak_${randomBytes(4).toString('hex')}`
+  const dir = mkdtempSync(join(tmpdir(), 'soak-'))
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: adminUrl })
+    await c.connect()
+    try {
+      await c.query(sql)
+    } finally {
+      await c.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${dbName}`)
+  const databaseUrl = adminUrl.replace(/\/[^/]*$/, `/${dbName}`)
+  const cleanups: (() => Promise<void>)[] = []
+  const gateways: GatewayProcess[] = []
+  try {
+    log(`soak: devnet in ${dir}`)
+    const devnet = await startDevnet({ dataDir: join(dir, 'devnet'), ports: 'free', deployContracts: false, blockIntervalMs: 500, roundIntervalMs: 500 })
+    cleanups.push(() => devnet.close())
+    const frontPort = await freePort()
+    const origin = `http://127.0.0.1:${frontPort}`
+    const ports = await Promise.all(Array.from({ length: options.instances }, () => freePort()))
+    const env = {
+      ...devnet.info.env,
+      SERVICE_DATABASE_URL: databaseUrl,
+      SERVICE_PUBLIC_ORIGIN: origin,
+      SERVICE_CORS__ORIGINS: origin,
+      SERVICE_TRUST_PROXY: '1',
+      SERVICE_RATE_LIMIT__STORE: 'database',
+      SERVICE_X402__RPC_URL__EIP155_8453: devnet.peers.base.url,
+      SERVICE_X402__RPC_URL__EIP155_1: devnet.peers.mainnet.url,
+      SERVICE_RATE_LIMIT__MAX: '100000',
+      SERVICE_STORAGE__SHARED_SPOOL_DIR: join(dir, 'shared-spool'),
+      SERVICE_STORAGE__VERIFY_INTERVAL_MS: '1000',
+      SERVICE_STORAGE__RETRY_INTERVAL_MS: '1000',
+      SERVICE_STORAGE__WORKER_TICK_MS: '500',
+      SERVICE_INSTANCE__HEARTBEAT_MS: '2000',
+      SERVICE_INSTANCE__LEASE_S: '10',
+      SERVICE_QUOTA__COST_CALLS_PER_DAY: '100000',
+      LOG_LEVEL: 'warn',
+    } as Record<string, string>
+    delete env.SERVICE_PORT
+    for (let i = 0; i < options.instances; i++) {
+      gateways.push(new GatewayProcess(`soak-gw-${i}`, ports[i]!, { ...env, SERVICE_DATA_DIR: join(dir, `gw-${i}`) }))
+    }
+    cleanups.push(async () => {
+      await Promise.allSettled(gateways.map((g) => g.kill('SIGKILL')))
+    })
+    // the first start migrates the database; the others follow
+    await gateways[0]!.start()
+    await Promise.all(gateways.slice(1).map((g) => g.start()))
+    const lb = await startHaproxy(dir, frontPort, ports)
+    cleanups.push(() => lb.close())
+    log(`soak: ${options.instances} gateways behind HAProxy at ${origin}; traffic for ${options.seconds} s`)
+
+    const outcomes = newOutcomes()
+    const endAt = Date.now() + options.seconds * 1000
+    const stop = () => Date.now() >= endAt
+    const algoPayer = devnet.info.accounts.algorand.find((a) => a.role.includes('payer'))
+    const traffic = {
+      url: origin,
+      base: devnet.peers.base,
+      mainnet: devnet.peers.mainnet,
+      algodUrl: devnet.info.algorand.url,
+      algodToken: devnet.info.algorand.token,
+      algoPayerIndex: algoPayer ? devnet.info.accounts.algorand.indexOf(algoPayer) : 1,
+      maxUploadBytes: options.maxUploadBytes ?? 64 * 1024 * 1024,
+      uploaders: options.uploaders ?? 3,
+      stop,
+    }
+    const sampler = setInterval(() => gateways.forEach((g) => g.sampleRss()), 1000)
+    const windows: { from: number; to: number }[] = []
+    let kills = 0
+    const killer = (async () => {
+      const every = (options.killEveryS ?? 20) * 1000
+      while (!stop()) {
+        await new Promise((r) => setTimeout(r, every * (0.75 + Math.random() * 0.5)))
+        if (stop()) break
+        const victim = gateways[Math.floor(Math.random() * gateways.length)]!
+        const from = Date.now()
+        await victim.kill('SIGKILL')
+        kills++
+        log(`soak: killed ${victim.name} (kill ${kills}); restarting`)
+        await victim.start()
+        windows.push({ from: from - 1000, to: Date.now() + 3000 }) // HAProxy marks it up within a second
+      }
+    })()
+    await Promise.all([
+      ...Array.from({ length: traffic.uploaders }, (_, w) => uploader(traffic, outcomes, w)),
+      replayer(traffic, outcomes),
+      loginClient(traffic, outcomes),
+      challengeFlooder(traffic, outcomes),
+      killer,
+    ])
+    log('soak: traffic stopped; waiting for paid uploads to be stored and verified')
+
+    // ── reconciliation ──
+    const database = await createDatabase({ url: databaseUrl })
+    cleanups.push(() => database.close())
+    const db = database.db
+    const settledUploads = () =>
+      db
+        .selectFrom('storage_deposits')
+        .leftJoin('storage_uploads', 'storage_uploads.deposit_id', 'storage_deposits.deposit_id')
+        .select(['storage_deposits.deposit_id', 'storage_deposits.tx_hash', 'storage_uploads.upload_id', 'storage_uploads.status'])
+        .where('storage_deposits.status', '=', 'settled')
+        .execute()
+    const drainUntil = Date.now() + 150_000
+    let rows = await settledUploads()
+    // … and for the payments instances died settling to be recovered (settled on chain) or dropped (expired)
+    const pendingClaims = async () =>
+      (await db.selectFrom('storage_deposits').select('deposit_id').where('status', 'in', ['claimed', 'settle_unknown']).where('network', 'like', 'eip155:%').execute()).length
+    while (Date.now() < drainUntil && (rows.some((r) => r.status !== 'verified' && r.status !== 'verify_failed') || (await pendingClaims()) > 0)) {
+      await new Promise((r) => setTimeout(r, 1000))
+      rows = await settledUploads()
+    }
+    clearInterval(sampler)
+    const perDeposit = new Map<string, number>()
+    for (const r of rows) perDeposit.set(r.deposit_id, (perDeposit.get(r.deposit_id) ?? 0) + (r.upload_id ? 1 : 0))
+    const notOne = [...perDeposit.values()].filter((n) => n !== 1).length
+    const notVerified = rows.filter((r) => r.status !== 'verified').length
+    const txHashes = rows.map((r) => r.tx_hash)
+    const duplicateTx = txHashes.length - new Set(txHashes).size
+    const unknownSettle = await db
+      .selectFrom('storage_deposits')
+      .select(['deposit_id', 'network', 'payer', 'nonce'])
+      .where('status', 'in', ['settle_unknown', 'claimed'])
+      .execute()
+    // An EVM payment claimed but not recorded as settled: did its authorization move money on chain anyway
+    // (an instance died between the facilitator's settle and its record)? Then it was paid without an upload.
+    let paidUnrecorded = 0
+    for (const d of unknownSettle) {
+      const chain = d.network === 'eip155:8453' ? devnet.peers.base : d.network === 'eip155:1' ? devnet.peers.mainnet : undefined
+      if (!chain) continue
+      const used = await createPublicClient({ chain: chain.chain, transport: http(chain.url) }).readContract({
+        address: chain.tokenAddress,
+        abi: usdcArtifact().abi,
+        functionName: 'authorizationState',
+        args: [d.payer as `0x${string}`, d.nonce as `0x${string}`],
+      })
+      if (used === true) paidUnrecorded++
+    }
+    const sessionsLost = (
+      await Promise.all(
+        outcomes.logins.map((l) =>
+          fetch(`${origin}/users/session/validate`, { headers: { 'x-session-token': l.token } })
+            .then((r) => r.status)
+            .catch(() => 0),
+        ),
+      )
+    ).filter((s) => s !== 200).length
+    const inKill = (at: number) => windows.some((w) => at >= w.from && at <= w.to)
+    const storeCalls = outcomes.store.filter((s) => !s.replay)
+    const outside = storeCalls.filter((s) => !inKill(s.at))
+    const errors = outside.filter((s) => s.status <= 0 || s.status >= 500)
+    const errorRate = outside.length ? errors.length / outside.length : 0
+    const paidOk = storeCalls.filter((s) => s.status === 200).length
+    const replayViolations = outcomes.replays.filter((r) => r.okCount > 1).length
+    // memory: each lifetime of at least 30 s, median RSS of its last quarter against its second quarter
+    const rss = gateways.flatMap((g) => g.lifetimes.filter((l) => l.rssKb.length >= 30).map((l) => ({ name: g.name, l })))
+    const growth = rss.map(({ name, l }) => {
+      const q = Math.floor(l.rssKb.length / 4)
+      const early = median(l.rssKb.slice(q, 2 * q))
+      const late = median(l.rssKb.slice(3 * q))
+      return { name, early, late, flat: late <= early * 1.5 + 64 * 1024 }
+    })
+    const mb = (kb: number) => `${Math.round(kb / 1024)} MB`
+    const byRail = new Map<string, number>()
+    for (const s of storeCalls) if (s.status === 200) byRail.set(s.rail, (byRail.get(s.rail) ?? 0) + 1)
+    const checks: Check[] = [
+      { check: 'instances / seconds / kills', value: `${options.instances} / ${options.seconds} / ${kills}`, ok: kills > 0 || options.seconds < 20 },
+      { check: 'paid uploads answered 200 (by rail)', value: `${paidOk} (${[...byRail].map(([k, v]) => `${k} ${v}`).join(', ')})`, ok: paidOk > 0 },
+      { check: 'settled payments', value: String(rows.length === 0 ? 0 : perDeposit.size), ok: perDeposit.size >= paidOk },
+      { check: 'settled payments without exactly one upload', value: String(notOne), ok: notOne === 0 },
+      { check: 'settled payments whose upload is not stored + verified', value: String(notVerified), ok: notVerified === 0 },
+      { check: 'settlement tx hashes recorded twice', value: String(duplicateTx), ok: duplicateTx === 0 },
+      { check: 'payments claimed, settlement not recorded (instance died mid-payment)', value: String(unknownSettle.length), ok: true },
+      { check: '… of which paid on chain anyway (money moved, no upload)', value: String(paidUnrecorded), ok: paidUnrecorded === 0 },
+      { check: 'replayed payments served more than once', value: `${replayViolations} of ${outcomes.replays.length}`, ok: replayViolations === 0 },
+      { check: 'signed login challenges accepted twice', value: `${outcomes.acceptedLoginReplays} of ${outcomes.logins.length}`, ok: outcomes.acceptedLoginReplays === 0 },
+      { check: 'sessions lost (not valid at the end)', value: `${sessionsLost} of ${outcomes.logins.length}`, ok: sessionsLost === 0 },
+      { check: 'gated reads ok / failed', value: `${outcomes.gatedReads.ok} / ${outcomes.gatedReads.failed}`, ok: true },
+      { check: 'challenge flood answers', value: JSON.stringify(outcomes.challengeFlood.status), ok: !Object.keys(outcomes.challengeFlood.status).some((s) => Number(s) >= 500) },
+      { check: '/store error rate outside kill windows', value: `${(errorRate * 100).toFixed(2)}% (${errors.length} of ${outside.length})`, ok: errorRate < 0.005 },
+      { check: '/store calls inside kill windows', value: String(storeCalls.length - outside.length), ok: true },
+      ...growth.map((g) => ({ check: `RSS ${g.name} (2nd quarter → last quarter of a lifetime)`, value: `${mb(g.early)} → ${mb(g.late)}`, ok: g.flat })),
+    ]
+    return { checks, ok: checks.every((c) => c.ok), outcomes, kills }
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined)
+    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export function reportTable(checks: Check[]): string {
+  const w = Math.max(...checks.map((c) => c.check.length))
+  const v = Math.max(...checks.map((c) => c.value.length))
+  const line = `+${'-'.repeat(w + 2)}+${'-'.repeat(v + 2)}+------+`
+  return [line, `| ${'check'.padEnd(w)} | ${'value'.padEnd(v)} | ok   |`, line, ...checks.map((c) => `| ${c.check.padEnd(w)} | ${c.value.padEnd(v)} | ${c.ok ? 'yes ' : 'NO  '} |`), line].join('\n')
+}

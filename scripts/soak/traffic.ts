@@ -1,0 +1,184 @@
+/**
+ * The soak's clients, through the load balancer: paid uploads on every rail (EVM Base, EVM mainnet,
+ * Algorand), concurrent replays of one payment, wallet logins with a replayed signature, gated reads and
+ * challenge floods. Every outcome is recorded for the reconciliation.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import algosdk from 'algosdk'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { algoTestAccount } from '../../devnet/algod/algoAccounts.js'
+import type { LocalChain } from '../../devnet/chains/startChain.js'
+import { multipart, payingClient } from '../../tests/storage/harness.js'
+
+export type StoreRecord = { at: number; rail: string; bytes: number; status: number; replay?: boolean }
+export type Outcomes = {
+  store: StoreRecord[]
+  /** Per replayed payment: how many of its concurrent copies were answered 200. */
+  replays: { okCount: number; statuses: number[] }[]
+  logins: { wallet: string; token: string }[]
+  loginFailures: number
+  /** A register call replaying an already-used signed challenge that was accepted (must stay 0). */
+  acceptedLoginReplays: number
+  gatedReads: { ok: number; failed: number }
+  challengeFlood: { sent: number; status: Record<string, number> }
+}
+
+export type TrafficOptions = {
+  url: string
+  base: LocalChain
+  mainnet: LocalChain
+  algodUrl: string
+  algodToken: string
+  algoPayerIndex: number
+  /** Largest upload (the full run reaches 64 MB). */
+  maxUploadBytes: number
+  /** Concurrent upload clients. */
+  uploaders: number
+  stop: () => boolean
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export function newOutcomes(): Outcomes {
+  return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, challengeFlood: { sent: 0, status: {} } }
+}
+
+async function post(url: string, init: RequestInit): Promise<{ status: number; body: any; header: (name: string) => string | null }> {
+  try {
+    const r = await fetch(url, { ...init, signal: AbortSignal.timeout(180_000) })
+    const text = await r.text()
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = text
+    }
+    return { status: r.status, body, header: (name) => r.headers.get(name) }
+  } catch {
+    return { status: 0, body: undefined, header: () => null } // connection reset (an instance was killed) or timeout
+  }
+}
+
+/** Mostly small, sometimes a few MB, now and then the largest. */
+function pickSize(i: number, max: number): number {
+  if (i % 25 === 24) return max
+  if (i % 6 === 5) return Math.min(max, 1_048_576 + Math.floor(Math.random() * 3 * 1_048_576))
+  return 1024 + Math.floor(Math.random() * 255 * 1024)
+}
+
+async function evmUpload(o: TrafficOptions, out: Outcomes, chain: LocalChain, payer: number, data: Buffer, rail: string): Promise<void> {
+  const first = await post(`${o.url}/store`, { method: 'POST', body: multipart(data) })
+  out.store.push({ at: Date.now(), rail: `${rail} (quote)`, bytes: data.length, status: first.status })
+  if (first.status !== 402) return
+  const client = payingClient(chain, payer)
+  const required = client.getPaymentRequiredResponse(first.header, first.body)
+  const payload = await client.createPaymentPayload(required)
+  const paid = await post(`${o.url}/store`, { method: 'POST', body: multipart(data), headers: client.encodePaymentSignatureHeader(payload) })
+  out.store.push({ at: Date.now(), rail, bytes: data.length, status: paid.status })
+}
+
+function priceUsd(atomic: string): string {
+  return `${BigInt(atomic) / 1_000_000n}.${(BigInt(atomic) % 1_000_000n).toString().padStart(6, '0')}`
+}
+
+async function algorandUpload(o: TrafficOptions, out: Outcomes, algod: algosdk.Algodv2, data: Buffer): Promise<void> {
+  const first = await post(`${o.url}/store`, { method: 'POST', body: multipart(data) })
+  out.store.push({ at: Date.now(), rail: 'algorand (quote)', bytes: data.length, status: first.status })
+  if (first.status !== 402) return
+  const req = (first.body.accepts as { network: string; amount: string; payTo: string; resource: string }[]).find((a) => a.network.startsWith('algorand:'))!
+  const sha = createHash('sha256').update(data).digest('hex')
+  const note = new Uint8Array(createHash('sha256').update(`${req.resource}|${sha}|${data.length}|${priceUsd(req.amount)}`).digest())
+  const payer = algoTestAccount(o.algoPayerIndex)
+  const params = await algod.getTransactionParams().do()
+  const txn = algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver: req.payTo, assetIndex: 31566704n, amount: BigInt(req.amount), note, suggestedParams: params })
+  const { txid } = await algod.sendRawTransaction(txn.signTxn(payer.sk)).do()
+  const header = Buffer.from(JSON.stringify({ x402Version: 2, scheme: 'exact', network: req.network, accepted: req, payload: { txId: txid } })).toString('base64')
+  const paid = await post(`${o.url}/store`, { method: 'POST', body: multipart(data), headers: { 'PAYMENT-SIGNATURE': header } })
+  out.store.push({ at: Date.now(), rail: 'algorand', bytes: data.length, status: paid.status })
+}
+
+export async function uploader(o: TrafficOptions, out: Outcomes, worker: number): Promise<void> {
+  const algod = new algosdk.Algodv2(o.algodToken, o.algodUrl.replace(/:(\d+)$/, ''), Number(/:(\d+)$/.exec(o.algodUrl)?.[1]))
+  for (let i = 0; !o.stop(); i++) {
+    const data = randomBytes(pickSize(i * o.uploaders + worker, o.maxUploadBytes))
+    const rail = (i + worker) % 3
+    try {
+      if (rail === 0) await evmUpload(o, out, o.base, 2 + (worker % 2), data, 'eip155:8453')
+      else if (rail === 1) await evmUpload(o, out, o.mainnet, 4 + (worker % 2), data, 'eip155:1')
+      else if (worker === 0) await algorandUpload(o, out, algod, data) // one Algorand sender: its transactions stay in order
+      else await evmUpload(o, out, o.base, 2 + (worker % 2), data, 'eip155:8453')
+    } catch (error) {
+      out.store.push({ at: Date.now(), rail: `client error: ${String(error).slice(0, 80)}`, bytes: data.length, status: -1 })
+    }
+  }
+}
+
+/** One payment sent five times at once: at most one may be served. */
+export async function replayer(o: TrafficOptions, out: Outcomes): Promise<void> {
+  while (!o.stop()) {
+    await sleep(3_000)
+    await replayOnce(o, out).catch(() => undefined)
+  }
+}
+
+async function replayOnce(o: TrafficOptions, out: Outcomes): Promise<void> {
+  {
+    const data = randomBytes(2048)
+    const first = await post(`${o.url}/store`, { method: 'POST', body: multipart(data) })
+    if (first.status !== 402) return
+    const client = payingClient(o.base, 5)
+    const payload = await client.createPaymentPayload(client.getPaymentRequiredResponse(first.header, first.body))
+    const headers = client.encodePaymentSignatureHeader(payload)
+    const replies = await Promise.all(Array.from({ length: 5 }, () => post(`${o.url}/store`, { method: 'POST', body: multipart(data), headers })))
+    for (const r of replies) out.store.push({ at: Date.now(), rail: 'replay', bytes: data.length, status: r.status, replay: true })
+    out.replays.push({ okCount: replies.filter((r) => r.status === 200).length, statuses: replies.map((r) => r.status) })
+  }
+}
+
+export async function loginClient(o: TrafficOptions, out: Outcomes): Promise<void> {
+  while (!o.stop()) {
+    await sleep(500)
+    await loginOnce(o, out).catch(() => out.loginFailures++)
+  }
+}
+
+async function loginOnce(o: TrafficOptions, out: Outcomes): Promise<void> {
+  const json = { 'content-type': 'application/json' }
+  {
+    const account = privateKeyToAccount(generatePrivateKey())
+    const challenge = await post(`${o.url}/users/challenge`, { method: 'POST', headers: json, body: JSON.stringify({ wallet: account.address }) })
+    if (challenge.status !== 200) {
+      out.loginFailures++
+      return
+    }
+    const signature = await account.signMessage({ message: challenge.body.challenge })
+    const body = JSON.stringify({ wallet: account.address, challenge: challenge.body.challenge, signature })
+    const session = await post(`${o.url}/users/register-with-signature`, { method: 'POST', headers: json, body })
+    if (session.status !== 200) {
+      out.loginFailures++
+      return
+    }
+    out.logins.push({ wallet: account.address, token: session.body.session_token })
+    // the same signed challenge again, through whichever instance: never a second session
+    const replay = await post(`${o.url}/users/register-with-signature`, { method: 'POST', headers: json, body })
+    if (replay.status === 200) out.acceptedLoginReplays++
+    // a gated read with the session, on whichever instance the balancer picks
+    const read = await post(`${o.url}/users/session/validate`, { method: 'GET', headers: { 'x-session-token': session.body.session_token } })
+    if (read.status === 200) out.gatedReads.ok++
+    else out.gatedReads.failed++
+  }
+}
+
+export async function challengeFlooder(o: TrafficOptions, out: Outcomes): Promise<void> {
+  while (!o.stop()) {
+    await sleep(5_000)
+    const wallet = privateKeyToAccount(generatePrivateKey()).address
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, () => post(`${o.url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet }) })),
+    )
+    for (const r of replies) {
+      out.challengeFlood.sent++
+      out.challengeFlood.status[r.status] = (out.challengeFlood.status[r.status] ?? 0) + 1
+    }
+  }
+}

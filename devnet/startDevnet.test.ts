@@ -33,12 +33,16 @@ describe('startDevnet', () => {
         'SERVICE_DATA_DIR', 'SERVICE_LOGIN__CHAIN_ID', 'SERVICE_LOGIN__RPC_URL', 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', 'SERVICE_STORAGE__ATTEST_RPC_URL', 'SERVICE_STORAGE__GATEWAY_URL', 'SERVICE_STORAGE__PAYMENT_URL',
         'SERVICE_STORAGE__TOPUP_KEY', 'SERVICE_STORAGE__TOPUP_RPC_URL', 'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_X402__ASSET__EIP155_1', 'SERVICE_X402__ASSET__EIP155_8453',
         'SERVICE_X402__FACILITATOR_URL', 'SERVICE_X402__PAY_TO_ALGORAND', 'SERVICE_X402__PAY_TO_EVM',
+        'SERVICE_X402__RPC_URL__EIP155_1', 'SERVICE_X402__RPC_URL__EIP155_8453',
         'SHADOW_JWT_SECRET', 'SHADOW_OVERLORD_ADDRESS',
       ].sort(),
     )
     // login on local Base, so smart-contract wallets are verified through its RPC
     expect(info.env.SERVICE_LOGIN__RPC_URL).toBe(info.chains['eip155:8453'].rpcUrl)
     expect(info.env.SERVICE_LOGIN__CHAIN_ID).toBe('8453')
+    // payments an instance died settling are checked on each EVM rail's own chain
+    expect(info.env.SERVICE_X402__RPC_URL__EIP155_8453).toBe(info.chains['eip155:8453'].rpcUrl)
+    expect(info.env.SERVICE_X402__RPC_URL__EIP155_1).toBe(info.chains['eip155:1'].rpcUrl)
     // the shadow-overlord tier: a devnet overlord TEST key and a 32-byte bearer secret, kept with the service keys
     expect(info.shadow.overlord).toMatchObject({ testKey: true, address: privateKeyToAccount(info.shadow.overlord.privateKey).address })
     expect(info.env.SHADOW_OVERLORD_ADDRESS).toBe(info.shadow.overlord.address)

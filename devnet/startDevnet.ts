@@ -339,6 +339,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         // Login on local Base: smart-contract wallets (EIP-1271 / EIP-6492) are verified through its RPC.
         SERVICE_LOGIN__CHAIN_ID: String(base.chainId),
         SERVICE_LOGIN__RPC_URL: base.url,
+        // Payments an instance died settling are checked on each EVM rail's chain (docs/reliability.md).
+        SERVICE_X402__RPC_URL__EIP155_8453: base.url,
+        SERVICE_X402__RPC_URL__EIP155_1: mainnet.url,
         // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
         SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
         SHADOW_JWT_SECRET: keys.shadowJwtSecret,

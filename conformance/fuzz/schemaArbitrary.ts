@@ -58,11 +58,18 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
       return fc.uuid()
   }
   if (typeof schema.pattern === 'string') {
-    try {
-      const pattern = new RegExp(schema.pattern, 'u')
-      return fc.stringMatching(pattern).filter((s) => s.length >= minLength && s.length <= Math.max(maxLength, typeof schema.maxLength === 'number' ? schema.maxLength : 4096))
-    } catch {
-      // a pattern JavaScript cannot compile: plain strings below
+    const pattern = compilePattern(schema.pattern)
+    if (pattern) {
+      const upper = Math.max(maxLength, typeof schema.maxLength === 'number' ? schema.maxLength : 4096)
+      const fits = (s: string) => s.length >= minLength && s.length <= upper
+      // stringMatching repeats `+` and `*` only a few times at its default size, so a minLength that needs many
+      // repetitions (`^0x([0-9a-f]{2})+$` with minLength 132) would make `.filter` retry forever and block the
+      // event loop — the run's time bound included. Take the smallest size whose probe fits often enough; with
+      // none, plain strings below (an invalid value, which the server must answer with a documented 4xx).
+      for (const size of ['small', 'medium', 'large'] as const) {
+        const matching = fc.stringMatching(pattern, { size })
+        if (fc.sample(matching, { numRuns: 20, seed: 1 }).filter(fits).length >= 4) return matching.filter(fits)
+      }
     }
   }
   const unit: fc.Arbitrary<string> = fc.oneof({ arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_:. '), weight: 4 }, { arbitrary: fc.string({ minLength: 1, maxLength: 1, unit: 'binary' }), weight: 1 })
@@ -119,5 +126,14 @@ function typed(type: string, s: Schema, depth: number): fc.Arbitrary<unknown> {
     }
     default:
       return fc.constant(null)
+  }
+}
+
+/** The document's pattern as a JavaScript RegExp, or undefined for one JavaScript cannot compile. */
+function compilePattern(source: string): RegExp | undefined {
+  try {
+    return new RegExp(source, 'u')
+  } catch {
+    return undefined
   }
 }

@@ -1,6 +1,7 @@
 import { createPublicClient, http, parseAbi } from 'viem'
 import type { Logger } from 'pino'
 import type { X402Config } from '../x402/config.js'
+import { claimedAuthorization } from './claimedAuthorization.js'
 import type { Ledger } from './Ledger.js'
 import type { Spool } from './Spool.js'
 
@@ -24,8 +25,8 @@ export async function recoverOrphanedClaims(p: { ledger: Ledger; spool: Spool; x
   for (const { deposit, uploadId, spoolPath } of await p.ledger.orphanedClaims(p.self, p.leaseS, { ownBefore: p.ownBefore })) {
     const rpc = p.x402.evmRpcUrls[deposit.network as 'eip155:8453' | 'eip155:1']
     if (!rpc) continue
-    const auth = (JSON.parse(deposit.payment_payload) as { authorization?: { from?: string; nonce?: string; validBefore?: string } }).authorization
-    if (!auth?.from || !auth.nonce) continue
+    const auth = claimedAuthorization(deposit.payment_payload)
+    if (!auth) continue
     const client = createPublicClient({ transport: http(rpc, { timeout: 10_000, retryCount: 1 }) })
     const args = [auth.from as `0x${string}`, auth.nonce as `0x${string}`] as const
     const used = await client.readContract({ address: deposit.asset as `0x${string}`, abi, functionName: 'authorizationState', args })
@@ -44,7 +45,7 @@ export async function recoverOrphanedClaims(p: { ledger: Ledger; spool: Spool; x
         recovered++
         p.logger?.warn({ deposit_id: deposit.deposit_id, upload_id: uploadId, tx_hash: txHash }, 'recovered a payment settled by an instance that died before recording it; upload queued')
       }
-    } else if (Number(auth.validBefore ?? 0) < Math.floor(Date.now() / 1000) - 6) {
+    } else if (auth.validBefore < BigInt(Math.floor(Date.now() / 1000) - 6)) {
       await p.ledger.dropUnpaid(deposit.deposit_id, uploadId)
       if (spoolPath) await p.spool.remove(spoolPath).catch(() => undefined)
       p.logger?.warn({ deposit_id: deposit.deposit_id }, 'dropped a claimed payment that never settled and can no longer settle')

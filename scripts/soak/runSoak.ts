@@ -186,12 +186,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const duplicateTx = txHashes.length - new Set(txHashes).size
     const unknownSettle = await db
       .selectFrom('storage_deposits')
-      .select(['deposit_id', 'network', 'payer', 'nonce'])
+      .select(['deposit_id', 'network', 'payer', 'nonce', 'status'])
       .where('status', 'in', ['settle_unknown', 'claimed'])
       .execute()
     // An EVM payment claimed but not recorded as settled: did its authorization move money on chain anyway
     // (an instance died between the facilitator's settle and its record)? Then it was paid without an upload.
     let paidUnrecorded = 0
+    // by deposit status: `claimed` (an instance died mid-settle) or `settle_unknown` (the settle call's outcome was unknown)
+    const unknownByStatus: Record<string, number> = Object.create(null)
+    for (const d of unknownSettle) unknownByStatus[d.status] = (unknownByStatus[d.status] ?? 0) + 1
     for (const d of unknownSettle) {
       const chain = d.network === 'eip155:8453' ? devnet.peers.base : d.network === 'eip155:1' ? devnet.peers.mainnet : undefined
       if (!chain) continue
@@ -201,8 +204,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         functionName: 'authorizationState',
         args: [d.payer as `0x${string}`, d.nonce as `0x${string}`],
       })
-      if (used === true) paidUnrecorded++
+      if (used === true) {
+        paidUnrecorded++
+        log(`soak: deposit ${d.deposit_id} (${d.network}, ${d.status}) paid on chain, not recorded settled`)
+      }
     }
+    // what the instances said about recovering claims (their warn-level log), for whoever reads a breach
+    if (paidUnrecorded > 0) for (const g of gateways) for (const line of g.output.split('\n').filter((l) => /recover|claimed payment/i.test(l)).slice(-5)) log(`${g.name}: ${line.slice(0, 400)}`)
     const sessionsLost = (
       await Promise.all(
         outcomes.logins.map((l) =>
@@ -244,7 +252,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       { check: 'settled payments without exactly one upload', value: String(notOne), ok: notOne === 0 },
       { check: 'settled payments whose upload is not stored + verified', value: String(notVerified), ok: notVerified === 0 },
       { check: 'settlement tx hashes recorded twice', value: String(duplicateTx), ok: duplicateTx === 0 },
-      { check: 'payments claimed, settlement not recorded (instance died mid-payment)', value: String(unknownSettle.length), ok: true },
+      { check: 'payments claimed, settlement not recorded (instance died mid-payment)', value: `${unknownSettle.length} ${JSON.stringify(unknownByStatus)}`, ok: true },
       { check: '… of which paid on chain anyway (money moved, no upload)', value: String(paidUnrecorded), ok: paidUnrecorded === 0 },
       { check: 'replayed payments served more than once', value: `${replayViolations} of ${outcomes.replays.length}`, ok: replayViolations === 0 },
       { check: 'signed login challenges accepted twice', value: `${outcomes.acceptedLoginReplays} of ${outcomes.logins.length}`, ok: outcomes.acceptedLoginReplays === 0 },

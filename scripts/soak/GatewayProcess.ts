@@ -1,4 +1,7 @@
-/** One soak gateway: `node --import tsx src/main.ts` on a fixed port and identity, killed (-9) and restarted at will. */
+/**
+ * One soak gateway: `node --import tsx src/main.ts` on a fixed port and identity, killed (-9) and restarted at
+ * will. The soak's model server runs the same way (`entry` src/modelserver/main.ts, ready on `/`).
+ */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -15,6 +18,8 @@ export class GatewayProcess {
     readonly name: string,
     readonly port: number,
     readonly env: Record<string, string>,
+    readonly entry = 'src/main.ts',
+    readonly readyPath = '/health',
   ) {}
 
   get output(): string {
@@ -22,7 +27,7 @@ export class GatewayProcess {
   }
 
   async start(timeoutMs = 120_000): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
       cwd: root,
       env: { ...process.env, ...this.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(this.port), SERVICE_INSTANCE_ID: this.name },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -33,14 +38,14 @@ export class GatewayProcess {
     }
     child.stdout!.on('data', keep)
     child.stderr!.on('data', keep)
-    // ready when it answers /health on its port (its log level may hide the listening line)
+    // ready when it answers its ready path on its port (its log level may hide the listening line)
     let exited = false
     child.once('exit', () => (exited = true))
     const deadline = Date.now() + timeoutMs
     for (;;) {
       if (exited) throw new Error(`${this.name} exited:\n${this.#output.slice(-3000)}`)
       if (Date.now() > deadline) throw new Error(`${this.name} did not start:\n${this.#output.slice(-3000)}`)
-      const ok = await fetch(`http://127.0.0.1:${this.port}/health`, { signal: AbortSignal.timeout(1000) })
+      const ok = await fetch(`http://127.0.0.1:${this.port}${this.readyPath}`, { signal: AbortSignal.timeout(1000) })
         .then((r) => r.status === 200)
         .catch(() => false)
       if (ok) break

@@ -1,6 +1,7 @@
 /**
- * The soak (issue 19): devnet peers, N PostgreSQL-backed gateways behind HAProxy, mixed traffic, a random
- * instance killed (-9) and restarted every ~20 s, then a reconciliation of money, uploads, logins and memory.
+ * The soak (issue 19): devnet peers, one model server (ours, with the tiny generated models), N PostgreSQL-backed
+ * gateways behind HAProxy, mixed traffic, a random gateway killed (-9) and restarted every ~20 s, then a
+ * reconciliation of money, uploads, logins, cost calls and memory.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -14,7 +15,7 @@ import { startDevnet } from '../../devnet/startDevnet.js'
 import { createDatabase } from '../../src/db/createDatabase.js'
 import { GatewayProcess } from './GatewayProcess.js'
 import { startHaproxy } from './haproxy.js'
-import { challengeFlooder, loginClient, newOutcomes, type Outcomes, replayer, uploader } from './traffic.js'
+import { challengeFlooder, costCaller, loginClient, newOutcomes, type Outcomes, replayer, uploader } from './traffic.js'
 
 export type SoakOptions = {
   instances: number
@@ -63,6 +64,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     log(`soak: devnet in ${dir}`)
     const devnet = await startDevnet({ dataDir: join(dir, 'devnet'), ports: 'free', deployContracts: false, blockIntervalMs: 500, roundIntervalMs: 500 })
     cleanups.push(() => devnet.close())
+    // One model server for every instance (it is never killed: the soak is about the gateways)
+    const modelPort = await freePort()
+    const modelServer = new GatewayProcess(
+      'soak-modelserver',
+      modelPort,
+      { MODELSERVER_HOST: '127.0.0.1', MODELSERVER_PORT: String(modelPort), SERVICE_DATA_DIR: join(dir, 'modelserver'), MODELSERVER_THREADS: '1', LOG_LEVEL: 'warn' },
+      'src/modelserver/main.ts',
+      '/',
+    )
+    cleanups.push(() => modelServer.kill('SIGKILL'))
+    await modelServer.start()
     const frontPort = await freePort()
     const origin = `http://127.0.0.1:${frontPort}`
     const ports = await Promise.all(Array.from({ length: options.instances }, () => freePort()))
@@ -83,6 +95,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       SERVICE_INSTANCE__HEARTBEAT_MS: '2000',
       SERVICE_INSTANCE__LEASE_S: '10',
       SERVICE_QUOTA__COST_CALLS_PER_DAY: '100000',
+      SERVICE_LLM__MODELSERVER__BASE_URL: `http://127.0.0.1:${modelServer.port}`,
+      // the tiny models the model server installs on first run (also the defaults)
+      SERVICE_LLM__MODELSERVER__CHAT_MODEL: 'svc-tiny-chat:latest',
+      SERVICE_LLM__MODELSERVER__EMBED_MODEL: 'svc-tiny-embed:latest',
       LOG_LEVEL: 'warn',
     } as Record<string, string>
     delete env.SERVICE_PORT
@@ -135,6 +151,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       ...Array.from({ length: traffic.uploaders }, (_, w) => uploader(traffic, outcomes, w)),
       replayer(traffic, outcomes),
       loginClient(traffic, outcomes),
+      costCaller(traffic, outcomes),
       challengeFlooder(traffic, outcomes),
       killer,
     ])
@@ -169,12 +186,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const duplicateTx = txHashes.length - new Set(txHashes).size
     const unknownSettle = await db
       .selectFrom('storage_deposits')
-      .select(['deposit_id', 'network', 'payer', 'nonce'])
+      .select(['deposit_id', 'network', 'payer', 'nonce', 'status'])
       .where('status', 'in', ['settle_unknown', 'claimed'])
       .execute()
     // An EVM payment claimed but not recorded as settled: did its authorization move money on chain anyway
     // (an instance died between the facilitator's settle and its record)? Then it was paid without an upload.
     let paidUnrecorded = 0
+    // by deposit status: `claimed` (an instance died mid-settle) or `settle_unknown` (the settle call's outcome was unknown)
+    const unknownByStatus: Record<string, number> = Object.create(null)
+    for (const d of unknownSettle) unknownByStatus[d.status] = (unknownByStatus[d.status] ?? 0) + 1
     for (const d of unknownSettle) {
       const chain = d.network === 'eip155:8453' ? devnet.peers.base : d.network === 'eip155:1' ? devnet.peers.mainnet : undefined
       if (!chain) continue
@@ -184,8 +204,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         functionName: 'authorizationState',
         args: [d.payer as `0x${string}`, d.nonce as `0x${string}`],
       })
-      if (used === true) paidUnrecorded++
+      if (used === true) {
+        paidUnrecorded++
+        log(`soak: deposit ${d.deposit_id} (${d.network}, ${d.status}) paid on chain, not recorded settled`)
+      }
     }
+    // what the instances said about recovering claims (their warn-level log), for whoever reads a breach
+    if (paidUnrecorded > 0) for (const g of gateways) for (const line of g.output.split('\n').filter((l) => /recover|claimed payment/i.test(l)).slice(-5)) log(`${g.name}: ${line.slice(0, 400)}`)
     const sessionsLost = (
       await Promise.all(
         outcomes.logins.map((l) =>
@@ -200,6 +225,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const outside = storeCalls.filter((s) => !inKill(s.at))
     const errors = outside.filter((s) => s.status <= 0 || s.status >= 500)
     const errorRate = outside.length ? errors.length / outside.length : 0
+    // cost calls: 200 served, 402 the wallet's daily quota (expected); anything else outside a kill is an error
+    const costOutside = outcomes.costCalls.filter((c) => !inKill(c.at))
+    const costErrors = costOutside.filter((c) => c.status !== 200 && c.status !== 402)
+    const costErrorRate = costOutside.length ? costErrors.length / costOutside.length : 0
+    const costStatus: Record<string, number> = Object.create(null)
+    for (const c of outcomes.costCalls) costStatus[c.status] = (costStatus[c.status] ?? 0) + 1
+    const costOk = outcomes.costCalls.filter((c) => c.status === 200).length
     const paidOk = storeCalls.filter((s) => s.status === 200).length
     const replayViolations = outcomes.replays.filter((r) => r.okCount > 1).length
     // memory: each lifetime of at least 30 s, median RSS of its last quarter against its second quarter
@@ -220,12 +252,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       { check: 'settled payments without exactly one upload', value: String(notOne), ok: notOne === 0 },
       { check: 'settled payments whose upload is not stored + verified', value: String(notVerified), ok: notVerified === 0 },
       { check: 'settlement tx hashes recorded twice', value: String(duplicateTx), ok: duplicateTx === 0 },
-      { check: 'payments claimed, settlement not recorded (instance died mid-payment)', value: String(unknownSettle.length), ok: true },
+      { check: 'payments claimed, settlement not recorded (instance died mid-payment)', value: `${unknownSettle.length} ${JSON.stringify(unknownByStatus)}`, ok: true },
       { check: '… of which paid on chain anyway (money moved, no upload)', value: String(paidUnrecorded), ok: paidUnrecorded === 0 },
       { check: 'replayed payments served more than once', value: `${replayViolations} of ${outcomes.replays.length}`, ok: replayViolations === 0 },
       { check: 'signed login challenges accepted twice', value: `${outcomes.acceptedLoginReplays} of ${outcomes.logins.length}`, ok: outcomes.acceptedLoginReplays === 0 },
       { check: 'sessions lost (not valid at the end)', value: `${sessionsLost} of ${outcomes.logins.length}`, ok: sessionsLost === 0 },
       { check: 'gated reads ok / failed', value: `${outcomes.gatedReads.ok} / ${outcomes.gatedReads.failed}`, ok: true },
+      { check: 'cost calls answered 200 (all answers by status; 402 = quota, expected)', value: `${costOk} (${JSON.stringify(costStatus)})`, ok: costOk > 0 },
+      { check: 'cost call error rate outside kill windows (breach ≥ 2%)', value: `${(costErrorRate * 100).toFixed(2)}% (${costErrors.length} of ${costOutside.length})`, ok: costErrorRate < 0.02 },
       { check: 'challenge flood answers', value: JSON.stringify(outcomes.challengeFlood.status), ok: !Object.keys(outcomes.challengeFlood.status).some((s) => Number(s) >= 500) },
       { check: '/store error rate outside kill windows', value: `${(errorRate * 100).toFixed(2)}% (${errors.length} of ${outside.length})`, ok: errorRate < 0.005 },
       { check: '/store calls inside kill windows', value: String(storeCalls.length - outside.length), ok: true },

@@ -1,7 +1,7 @@
 /**
  * The soak's clients, through the load balancer: paid uploads on every rail (EVM Base, EVM mainnet,
- * Algorand), concurrent replays of one payment, wallet logins with a replayed signature, gated reads and
- * challenge floods. Every outcome is recorded for the reconciliation.
+ * Algorand), concurrent replays of one payment, wallet logins with a replayed signature, gated reads, cost
+ * calls (a short /llm/completion by a signed-in wallet, answered by the soak's model server) and challenge floods. Every outcome is recorded for the reconciliation.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import algosdk from 'algosdk'
@@ -11,6 +11,8 @@ import type { LocalChain } from '../../devnet/chains/startChain.js'
 import { multipart, payingClient } from '../../tests/storage/harness.js'
 
 export type StoreRecord = { at: number; rail: string; bytes: number; status: number; replay?: boolean }
+/** One cost call: when it was answered and its status (0: connection reset or timeout). */
+export type CostRecord = { at: number; status: number }
 export type Outcomes = {
   store: StoreRecord[]
   /** Per replayed payment: how many of its concurrent copies were answered 200. */
@@ -20,6 +22,7 @@ export type Outcomes = {
   /** A register call replaying an already-used signed challenge that was accepted (must stay 0). */
   acceptedLoginReplays: number
   gatedReads: { ok: number; failed: number }
+  costCalls: CostRecord[]
   challengeFlood: { sent: number; status: Record<string, number> }
 }
 
@@ -40,7 +43,7 @@ export type TrafficOptions = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export function newOutcomes(): Outcomes {
-  return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, challengeFlood: { sent: 0, status: {} } }
+  return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, costCalls: [], challengeFlood: { sent: 0, status: {} } }
 }
 
 async function post(url: string, init: RequestInit): Promise<{ status: number; body: any; header: (name: string) => string | null }> {
@@ -166,6 +169,25 @@ async function loginOnce(o: TrafficOptions, out: Outcomes): Promise<void> {
     const read = await post(`${o.url}/users/session/validate`, { method: 'GET', headers: { 'x-session-token': session.body.session_token } })
     if (read.status === 200) out.gatedReads.ok++
     else out.gatedReads.failed++
+  }
+}
+
+/**
+ * Cost calls, one at a time (the model server shares two cores with everything else): a signed-in wallet of
+ * the login client asks for a four-token completion, on whichever instance the balancer picks. 402 (the
+ * wallet's daily quota used up) is an answer the soak expects, not an error.
+ */
+export async function costCaller(o: TrafficOptions, out: Outcomes): Promise<void> {
+  for (let i = 0; !o.stop(); i++) {
+    await sleep(1_000)
+    const login = out.logins.at(-1 - (i % 3))
+    if (!login) continue
+    const r = await post(`${o.url}/llm/completion`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-token': login.token },
+      body: JSON.stringify({ prompt: 'Hi', stream: false, options: { num_predict: 4, seed: i } }),
+    })
+    out.costCalls.push({ at: Date.now(), status: r.status })
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
+import { jsonColumn } from '../db/jsonColumn.js'
 
 export type CostPaymentClaim = {
   paymentId: string
@@ -15,7 +16,6 @@ export type CostPaymentClaim = {
   paymentPayload: unknown
 }
 
-const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))
 
 function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; message?: string }
@@ -51,7 +51,7 @@ export class CostPaymentLedger {
           price_atomic: c.priceAtomic.toString(),
           status: 'claimed',
           tx_hash: null,
-          payment_payload: json(c.paymentPayload),
+          payment_payload: jsonColumn(c.paymentPayload),
           settlement: null,
           created_at: t,
           updated_at: t,
@@ -73,7 +73,7 @@ export class CostPaymentLedger {
   async markSettled(paymentId: string, txHash: string, settlement: unknown): Promise<void> {
     await this.db
       .updateTable('cost_payments')
-      .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: this.now() })
+      .set({ status: 'settled', tx_hash: txHash, settlement: jsonColumn(settlement), updated_at: this.now() })
       .where('payment_id', '=', paymentId)
       .execute()
   }
@@ -82,7 +82,7 @@ export class CostPaymentLedger {
   async markSettleUnknown(paymentId: string, error: string): Promise<void> {
     await this.db
       .updateTable('cost_payments')
-      .set({ status: 'settle_unknown', settlement: json({ error }), updated_at: this.now() })
+      .set({ status: 'settle_unknown', settlement: jsonColumn({ error }), updated_at: this.now() })
       .where('payment_id', '=', paymentId)
       .execute()
   }

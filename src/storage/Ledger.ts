@@ -3,6 +3,7 @@ import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations/0004_storage.js'
 import type { AttestationRecord } from './VerifiedAttestor.js'
+import { jsonColumn } from '../db/jsonColumn.js'
 
 export type DepositRow = Selectable<StorageDepositsTable>
 export type UploadRow = Selectable<StorageUploadsTable>
@@ -41,7 +42,6 @@ export type NewUpload = {
 }
 
 const now = () => Math.floor(Date.now() / 1000)
-const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))
 
 /** EVM addresses are compared lower-cased; an Algorand address is base32 and kept as written (upper case). */
 export function normalisePayer(payer: string): string {
@@ -99,8 +99,8 @@ export class Ledger {
           tx_hash: claim.settled?.txHash ?? null,
           resource_url: claim.resourceUrl,
           status: claim.settled ? 'settled' : 'claimed',
-          payment_payload: json(claim.paymentPayload),
-          settlement: claim.settled ? json(claim.settled.settlement) : null,
+          payment_payload: jsonColumn(claim.paymentPayload),
+          settlement: claim.settled ? jsonColumn(claim.settled.settlement) : null,
           created_at: t,
           updated_at: t,
         })
@@ -150,7 +150,7 @@ export class Ledger {
     try {
       await this.db
         .updateTable('storage_deposits')
-        .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: now() })
+        .set({ status: 'settled', tx_hash: txHash, settlement: jsonColumn(settlement), updated_at: now() })
         .where('deposit_id', '=', depositId)
         .execute()
       return true
@@ -158,7 +158,7 @@ export class Ledger {
       if (!isUniqueViolation(error)) throw error
       await this.db
         .updateTable('storage_deposits')
-        .set({ status: 'settled', settlement: json(settlement), updated_at: now() })
+        .set({ status: 'settled', settlement: jsonColumn(settlement), updated_at: now() })
         .where('deposit_id', '=', depositId)
         .execute()
       return false
@@ -168,7 +168,7 @@ export class Ledger {
   async markSettleUnknown(depositId: string, error: string): Promise<void> {
     await this.db
       .updateTable('storage_deposits')
-      .set({ status: 'settle_unknown', settlement: json({ error }), updated_at: now() })
+      .set({ status: 'settle_unknown', settlement: jsonColumn({ error }), updated_at: now() })
       .where('deposit_id', '=', depositId)
       .execute()
   }
@@ -364,7 +364,7 @@ export class Ledger {
     return this.db.transaction().execute(async (trx) => {
       const d = await trx
         .updateTable('storage_deposits')
-        .set({ status: 'settled', tx_hash: txHash, settlement: json(settlement), updated_at: now() })
+        .set({ status: 'settled', tx_hash: txHash, settlement: jsonColumn(settlement), updated_at: now() })
         .where('deposit_id', '=', depositId)
         .where('status', 'in', ['claimed', 'settle_unknown'])
         .executeTakeFirst()

@@ -75,10 +75,22 @@ async function ensureBearer() {
   log('bearer issued');
 }
 const company = () => $('company').value.trim();
+// Built with DOM nodes and textContent, never innerHTML: roster fields come from the server, but the page must
+// not turn any of them into markup.
+function cell(row, text, code) {
+  const td = row.insertCell();
+  if (code) { const c = document.createElement('code'); c.textContent = text; td.append(c); } else td.textContent = text;
+}
 function renderRoster(roster) {
-  const rows = roster.members.map((m) => '<tr><td>' + m.role + '</td><td>' + m.label + '</td><td><code>' + (m.address || '—') + '</code></td><td>' + m.boardroom_weight + '%</td></tr>');
-  $('roster').innerHTML = '<table><tr><th>role</th><th>label</th><th>address</th><th>weight</th></tr>' + rows.join('') + '</table>';
-  $('agent').innerHTML = roster.members.map((m) => '<option>' + m.entity_id + '</option>').join('');
+  const table = document.createElement('table');
+  const head = table.insertRow();
+  for (const h of ['role', 'label', 'address', 'weight']) { const th = document.createElement('th'); th.textContent = h; head.append(th); }
+  for (const m of roster.members) {
+    const row = table.insertRow();
+    cell(row, m.role); cell(row, m.label); cell(row, m.address || '—', true); cell(row, m.boardroom_weight + '%');
+  }
+  $('roster').replaceChildren(table);
+  $('agent').replaceChildren(...roster.members.map((m) => new Option(m.entity_id, m.entity_id)));
 }
 const actions = {
   connect,

@@ -101,7 +101,13 @@ export class Credentials {
   }
 
   async #post(path: string, body: unknown): Promise<any> {
-    const res = await fetch(`${this.gateway}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    // Bounded like every fuzz request: a gateway that stops answering must fail the run, not hang it.
+    const res = await fetch(`${this.gateway}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    })
     return res.status === 200 ? res.json() : undefined
   }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
+import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 
 export class QuotaExceededError extends BaseError<'quota_exceeded'> {
@@ -17,11 +18,27 @@ export class CostQuota {
   /** Wallet (lower case) → the UTC day this instance saw its quota used up; see `likelyAvailable`. */
   readonly #usedUp = new Map<string, string>()
 
+  /** The counting statement, compiled once (it runs on every cost call; building it is most of its CPU). */
+  readonly #count: (wallet: string, day: string) => Promise<{ calls: number | string | bigint }[]>
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly limit: number,
     private readonly now: () => number = () => Math.floor(Date.now() / 1000),
-  ) {}
+  ) {
+    this.#count = precompiledQuery(db, 2, (q, wallet, day) =>
+      q
+        .insertInto('cost_usage')
+        .values({ wallet: wallet!, day: day!, calls: 1 })
+        .onConflict((oc) =>
+          oc
+            .columns(['wallet', 'day'])
+            .doUpdateSet((eb) => ({ calls: eb('cost_usage.calls', '+', 1) }))
+            .where('cost_usage.calls', '<', limit),
+        )
+        .returning('calls'),
+    )
+  }
 
   private day(): { day: string; resetsAt: number } {
     const now = this.now()
@@ -33,20 +50,7 @@ export class CostQuota {
   async consume(wallet: string): Promise<QuotaState> {
     const { day, resetsAt } = this.day()
     const key = wallet.toLowerCase()
-    const row =
-      this.limit > 0
-        ? await this.db
-            .insertInto('cost_usage')
-            .values({ wallet: key, day, calls: 1 })
-            .onConflict((oc) =>
-              oc
-                .columns(['wallet', 'day'])
-                .doUpdateSet((eb) => ({ calls: eb('cost_usage.calls', '+', 1) }))
-                .where('cost_usage.calls', '<', this.limit),
-            )
-            .returning('calls')
-            .executeTakeFirst()
-        : undefined
+    const row = this.limit > 0 ? (await this.#count(key, day))[0] : undefined
     if (!row) {
       this.#markUsedUp(key, day)
       throw new QuotaExceededError('quota_exceeded', `daily quota of ${this.limit} cost calls used up; it resets at ${new Date(resetsAt * 1000).toISOString()}`, {

@@ -30,7 +30,20 @@ export type CostCallRequest = {
   path: string
   /** `model` of the request body, when it names one. */
   model: string | undefined
+  /** Aborted when the client goes away (the call's own signal follows it). */
+  signal?: AbortSignal | undefined
+  /**
+   * The call has no effect but the model server's work (a proxied or streamed model call), so it may start
+   * while its quota unit is being taken, and be stopped when the quota refuses it (see `meterCostCall`).
+   */
+  startBeforeQuota?: boolean | undefined
 }
+
+/**
+ * The call itself. `signal` is the one to give the model-server request: it is aborted when the client goes
+ * away and when a call started before its quota unit was secured is refused (`undefined`: none to give).
+ */
+export type CostCallRun = (signal: AbortSignal | undefined) => Promise<HttpResult>
 
 /**
  * One cost call, metered (issue 14 items 3 and 4): who pays for it, then the call, then its record.
@@ -45,13 +58,25 @@ export type CostCallRequest = {
  *   output reaches the client unpaid, and a settlement that fails answers 402 (or 502 when the facilitator
  *   failed) instead of the output. A stream that breaks after its first chunk stays paid: output was produced.
  * - Every call is recorded in the usage ledger (tokens, durations, outcome, the payment) when it ends — a
- *   stream when its last chunk went out or the client went away — and observed in the LLM metrics.
+ *   stream when its last chunk went out or the client went away — and observed in the LLM metrics. Both happen
+ *   just after the response's last bytes are written (a SQLite commit blocks the event loop; it must not hold
+ *   back the end of the stream).
+ * - **Time to first token** (`startBeforeQuota`): the quota unit is a database commit (on SQLite an fsync that
+ *   blocks the event loop), so a call that only asks the model server is started first and the unit taken while
+ *   the model server works. Nothing of its answer is passed on before the unit is secured: the answer (or the
+ *   stream) is only looked at once `consume` succeeded. Refused (quota used up, or the store failed), the call
+ *   is aborted at once — the model-server request is closed, so it stops generating — and the answer is the
+ *   same 402 / `quota_exceeded` as without the head start. A wallet this instance already saw at its limit
+ *   gets no head start (its calls would only make the model server work for nothing). Paid calls (a payment
+ *   header) keep the order payment → call: a payment payload must never start model work it does not pay for.
  */
-export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, run: () => Promise<HttpResult>): Promise<HttpResult> {
+export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, run: CostCallRun): Promise<HttpResult> {
   const started = performance.now()
   const info = { wallet: req.wallet, route: req.route, method: req.method, path: req.path }
   let paidBy: PaidBy
   let paid: PaidCall | undefined
+  /** The call, when it was started before its quota unit was secured. */
+  let early: { running: Promise<HttpResult>; controller: AbortController } | undefined
   if (req.overlord) paidBy = 'overlord'
   else if (deps.payments.enabled && CostPayments.offered(req.headers)) {
     try {
@@ -62,9 +87,18 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
     }
     paidBy = 'payment'
   } else {
+    if (req.startBeforeQuota && deps.quota.likelyAvailable(req.wallet)) {
+      early = startEarly(run, req.signal)
+      // The request must be on the wire before the commit: better-sqlite3 is synchronous, and its fsync would
+      // hold the write back. Everything before the model-server request is synchronous or a microtask (SQLite
+      // reads, the pool's choice), and node:http writes a request on a kept-alive connection in a nextTick, so
+      // one turn of the event loop is enough. (On PostgreSQL the commit is a round trip that overlaps anyway.)
+      await new Promise<void>((resolve) => setImmediate(resolve))
+    }
     try {
       await deps.quota.consume(req.wallet)
     } catch (error) {
+      if (early) abandon(early)
       if (error instanceof QuotaExceededError && deps.payments.enabled) {
         return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage, details: error.meta })
       }
@@ -77,8 +111,13 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
     if (paid) await paid.release()
     else if (paidBy === 'quota') await deps.quota.refund(req.wallet)
   }
-  const record = (r: { status: number; outcome: CallOutcome; usage: CallUsage; streamed: boolean; ttftMs: number | null; settled: boolean; generationS: number | null }) => {
+  const record = (r: RecordInput) => {
     const durationMs = performance.now() - started
+    // After the response's last bytes are written (every nextTick and microtask of this turn): the ledger's
+    // commit blocks the event loop on SQLite.
+    setImmediate(write, r, durationMs)
+  }
+  const write = (r: RecordInput, durationMs: number) => {
     const model = r.usage.model ?? req.model ?? deps.defaultModel
     const prompt = r.usage.promptTokens ?? 0
     const completion = r.usage.completionTokens ?? 0
@@ -122,7 +161,7 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
 
   let result: HttpResult
   try {
-    result = await run()
+    result = await (early ? early.running : run(req.signal))
   } catch (error) {
     await giveBack()
     record({ status: deps.statusOf(error), outcome: 'error', usage: {}, streamed: false, ttftMs: null, settled: false, generationS: null })
@@ -200,6 +239,38 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
     record({ status: result.status, outcome: end.outcome, usage, streamed: true, ttftMs, settled, generationS })
   })
   return { ...result, headers, stream }
+}
+
+type RecordInput = { status: number; outcome: CallOutcome; usage: CallUsage; streamed: boolean; ttftMs: number | null; settled: boolean; generationS: number | null }
+
+/** Starts `run` with a signal of its own that follows the client's; its failure is handled where it is awaited. */
+function startEarly(run: CostCallRun, client: AbortSignal | undefined): { running: Promise<HttpResult>; controller: AbortController } {
+  const controller = new AbortController()
+  if (client?.aborted) controller.abort(client.reason)
+  else client?.addEventListener('abort', () => controller.abort(client.reason), { once: true })
+  let running: Promise<HttpResult>
+  try {
+    running = run(controller.signal)
+  } catch (error) {
+    running = Promise.reject(error)
+  }
+  // Awaited only once the quota answered: until then a failure must not count as unhandled.
+  running.catch(() => {})
+  return { running, controller }
+}
+
+/**
+ * A call started before its quota unit, refused: its model-server request is closed at once (the model server
+ * stops generating), and a stream it may already have is read out — it ends at once with the cut connection —
+ * so every layer under it lets go (connections, the pool's in-flight count). Nothing of it reaches the client.
+ */
+function abandon(early: { running: Promise<HttpResult>; controller: AbortController }): void {
+  early.controller.abort()
+  void early.running
+    .then(async (result) => {
+      if (result.stream) for await (const _ of result.stream) void _
+    })
+    .catch(() => {})
 }
 
 type StreamEnd = { outcome: CallOutcome; usage: CallUsage; chunks: number; firstAt: number | undefined }

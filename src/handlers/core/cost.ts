@@ -12,10 +12,12 @@ export const cost =
 /**
  * `cost` for handlers that shape their own result (streams). Metering — quota, payment, settlement, the
  * usage ledger and the LLM metrics — is `src/cost/meterCostCall.ts`. The shadow overlord has no quota
- * (seed 000 §4.2).
+ * (seed 000 §4.2). `run` gets the signal to give the model server (the client's, or one that also stops a call
+ * its quota refused). `startBeforeQuota`: the handler does nothing but ask the model server (no write, no
+ * other effect), so its call may start while the quota unit is taken — the gateway's time to first token.
  */
 export const costResult =
-  (run: (ctx: HandlerContext) => Promise<HttpResult>): Handler =>
+  (run: (ctx: HandlerContext, signal: AbortSignal) => Promise<HttpResult>, options: { startBeforeQuota?: boolean } = {}): Handler =>
   async (ctx) => {
     const caller = callerOf(ctx)
     if ('status' in caller) return caller
@@ -39,7 +41,9 @@ export const costResult =
         method: ctx.method,
         path: ctx.path,
         model: typeof model === 'string' ? model : undefined,
+        signal: ctx.signal,
+        startBeforeQuota: options.startBeforeQuota,
       },
-      () => run(ctx),
+      (signal) => run(ctx, signal ?? ctx.signal),
     )
   }

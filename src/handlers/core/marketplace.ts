@@ -15,9 +15,9 @@ import { ndjsonResult } from './ndjsonResult.js'
 import { cost, costResult } from './cost.js'
 import { callerOf } from './session.js'
 
-const call = (ctx: HandlerContext) => {
+const call = (ctx: HandlerContext, signal: AbortSignal = ctx.signal) => {
   const caller = callerOf(ctx)
-  return { wallet: 'status' in caller ? undefined : caller.wallet, signal: ctx.signal }
+  return { wallet: 'status' in caller ? undefined : caller.wallet, signal }
 }
 
 const logStreamError = (ctx: HandlerContext) => (error: unknown) =>
@@ -47,13 +47,20 @@ export const createCoordinatorTask = cost((ctx) =>
 export const conveneBoardroom = cost((ctx) =>
   ctx.services.marketplace.convene(ctx.body as ConveneRequest, call(ctx)),
 )
-export const llmChat = costResult(async (ctx) => {
-  const body = ctx.body as LlmChatRequest
-  if (body.stream) return ndjsonResult(await ctx.services.marketplace.chatStream(body, call(ctx)), logStreamError(ctx))
-  return { status: 200, body: await ctx.services.marketplace.chat(body, call(ctx)) }
-})
-export const llmCompletion = costResult(async (ctx) => {
-  const body = ctx.body as LlmCompletionRequest
-  if (body.stream) return ndjsonResult(await ctx.services.marketplace.completionStream(body, call(ctx)), logStreamError(ctx))
-  return { status: 200, body: await ctx.services.marketplace.completion(body, call(ctx)) }
-})
+// /llm/chat and /llm/completion only ask the model server: their call starts while the quota unit is taken.
+export const llmChat = costResult(
+  async (ctx, signal) => {
+    const body = ctx.body as LlmChatRequest
+    if (body.stream) return ndjsonResult(await ctx.services.marketplace.chatStream(body, call(ctx, signal)), logStreamError(ctx))
+    return { status: 200, body: await ctx.services.marketplace.chat(body, call(ctx, signal)) }
+  },
+  { startBeforeQuota: true },
+)
+export const llmCompletion = costResult(
+  async (ctx, signal) => {
+    const body = ctx.body as LlmCompletionRequest
+    if (body.stream) return ndjsonResult(await ctx.services.marketplace.completionStream(body, call(ctx, signal)), logStreamError(ctx))
+    return { status: 200, body: await ctx.services.marketplace.completion(body, call(ctx, signal)) }
+  },
+  { startBeforeQuota: true },
+)

@@ -79,19 +79,25 @@ export const testLlm = withCaller(async (ctx) => {
   }
 })
 
-/** Ollama's own `/api/generate`, passed through (its body, its chunks) with the caller's quota. */
-export const llmGenerate = costResult(async (ctx) => {
-  const body = ctx.body as LlmGenerateRequest
-  const { marketplace, modelServer, config } = ctx.services
-  let request: Record<string, unknown> = { ...body, model: body.model ?? config.modelServer.chatModel, stream: body.stream ?? true }
-  if (marketplace.isAgent(request.model as string)) {
-    const agent = await marketplace.agentContext(request.model as string)
-    request = { ...request, model: agent.model, system: body.system ?? agent.instructions }
-  }
-  if (!request.stream) return { status: 200, body: await modelServer.generate(request as never, ctx.signal) }
-  const upstream = await modelServer.generateStreamRaw(request, ctx.signal)
-  return { status: 200, contentType: 'application/x-ndjson', headers: { 'Cache-Control': 'no-store' }, stream: upstream.bytes }
-})
+/**
+ * Ollama's own `/api/generate`, passed through (its body, its chunks) with the caller's quota. It only asks the
+ * model server (the agent lookup reads), so the call starts while the quota unit is taken.
+ */
+export const llmGenerate = costResult(
+  async (ctx, signal) => {
+    const body = ctx.body as LlmGenerateRequest
+    const { marketplace, modelServer, config } = ctx.services
+    let request: Record<string, unknown> = { ...body, model: body.model ?? config.modelServer.chatModel, stream: body.stream ?? true }
+    if (marketplace.isAgent(request.model as string)) {
+      const agent = await marketplace.agentContext(request.model as string)
+      request = { ...request, model: agent.model, system: body.system ?? agent.instructions }
+    }
+    if (!request.stream) return { status: 200, body: await modelServer.generate(request as never, signal) }
+    const upstream = await modelServer.generateStreamRaw(request, signal)
+    return { status: 200, contentType: 'application/x-ndjson', headers: { 'Cache-Control': 'no-store' }, stream: upstream.bytes }
+  },
+  { startBeforeQuota: true },
+)
 
 // ── /llm/v1 (OpenAI-compatible) ──
 
@@ -101,8 +107,11 @@ function proxied(result: OpenAiProxyResult): HttpResult {
   return { status: result.status, body: result.body }
 }
 
+/** A proxied model call and nothing else: it starts while the quota unit is taken. */
 const openAiCost = (path: OpenAiPath) =>
-  costResult(async (ctx) => proxied(await llmCoresOf(ctx.services).openAi.forward(path, ctx.body as Record<string, unknown>, ctx.signal)))
+  costResult(async (ctx, signal) => proxied(await llmCoresOf(ctx.services).openAi.forward(path, ctx.body as Record<string, unknown>, signal)), {
+    startBeforeQuota: true,
+  })
 
 export const openAiChatCompletions = openAiCost('/v1/chat/completions')
 export const openAiCompletions = openAiCost('/v1/completions')

@@ -23,10 +23,12 @@ export const CHANGE_FEED_APPLICATION_NAME = 'gateway-change-feed'
  * listening; losing it reports `all` (caches drop everything and are bypassed), and it reconnects with
  * exponential backoff, reporting `all` again once listening (a read from before then is not kept).
  */
-export function postgresChangeFeed({ url, minBackoffMs = 100, maxBackoffMs = 5_000, heartbeatMs = 10_000 }: PostgresChangeFeedParameters): ChangeFeed & {
+export type PostgresChangeFeed = ChangeFeed & {
   /** Backend PID of the listening connection while live (tests terminate it). */
   backendPid(): number | undefined
-} {
+}
+
+export function postgresChangeFeed({ url, minBackoffMs = 100, maxBackoffMs = 5_000, heartbeatMs = 10_000 }: PostgresChangeFeedParameters): PostgresChangeFeed {
   const listeners = new ChangeListeners()
   let client: pg.Client | undefined
   let listening = false

@@ -6,7 +6,10 @@ import { ChangeListeners } from './ChangeListeners.js'
 export type PostgresChangeFeedParameters = {
   /** The gateway's connection URL (its `search_path` option, if any, selects the schema listened to). */
   url: string
-  /** First reconnection delay, doubled after each failure up to `maxBackoffMs`. */
+  /**
+   * First reconnection delay (default 500 ms), doubled after each failure up to `maxBackoffMs` (5 s). The
+   * caches are bypassed meanwhile, which is correct, only slower.
+   */
   minBackoffMs?: number
   maxBackoffMs?: number
   /** How often the listening connection is checked with a query (a silently dead TCP connection). */
@@ -28,7 +31,7 @@ export type PostgresChangeFeed = ChangeFeed & {
   backendPid(): number | undefined
 }
 
-export function postgresChangeFeed({ url, minBackoffMs = 100, maxBackoffMs = 5_000, heartbeatMs = 10_000 }: PostgresChangeFeedParameters): PostgresChangeFeed {
+export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_000, heartbeatMs = 10_000 }: PostgresChangeFeedParameters): PostgresChangeFeed {
   const listeners = new ChangeListeners()
   let client: pg.Client | undefined
   let listening = false

@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { getAddress, isAddress, verifyMessage } from 'viem'
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
+import { awaitChange } from '../cache/awaitChange.js'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import { SessionCache } from '../cache/SessionCache.js'
 import type { EventSink } from '../catalogue/EventSink.js'
@@ -49,6 +50,9 @@ export type WalletPermissions = {
   has_session: boolean
   view: 'sign_in' | 'welcome_back'
 }
+
+/** Longest wait of a revocation for its own change notification (`awaitChange`). */
+const CHANGE_WAIT_MS = 250
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
@@ -197,15 +201,20 @@ export class LoginService {
   async logout(token: string): Promise<boolean> {
     const now = this.now()
     const tokenHash = hashToken(token)
+    const notified = awaitChange(this.sessions ? this.parameters.changeFeed : undefined, 'sessions', tokenHash)
     const result = await this.db
       .updateTable('sessions')
       .set({ revoked_at: now })
       .where('token_hash', '=', tokenHash)
       .where('revoked_at', 'is', null)
       .executeTakeFirst()
-    // This instance forgets it before answering; the others when the change feed reports the UPDATE.
+    // This instance forgets it before answering; the others when the change feed reports the UPDATE, which
+    // this one waits to see too (bounded), so they have it as well by the time the answer is sent.
     this.sessions?.invalidate(tokenHash)
-    return Number(result.numUpdatedRows) === 1
+    const revoked = Number(result.numUpdatedRows) === 1
+    if (revoked) await notified.settled(CHANGE_WAIT_MS)
+    else notified.cancel()
+    return revoked
   }
 
   /** Stops following session changes. */

@@ -2,7 +2,6 @@ import { hash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { getAddress, isAddress, verifyMessage } from 'viem'
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
-import { awaitChange } from '../cache/awaitChange.js'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import { SessionCache } from '../cache/SessionCache.js'
 import type { EventSink } from '../catalogue/EventSink.js'
@@ -51,8 +50,8 @@ export type WalletPermissions = {
   view: 'sign_in' | 'welcome_back'
 }
 
-/** Longest wait of a revocation for its own change notification (`awaitChange`). */
-const CHANGE_WAIT_MS = 250
+/** Longest wait of a revocation for every instance to confirm it (`ChangeFeed.barrier`). */
+const BARRIER_TIMEOUT_MS = 1_000
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
@@ -201,19 +200,17 @@ export class LoginService {
   async logout(token: string): Promise<boolean> {
     const now = this.now()
     const tokenHash = hashToken(token)
-    const notified = awaitChange(this.sessions ? this.parameters.changeFeed : undefined, 'sessions', tokenHash)
     const result = await this.db
       .updateTable('sessions')
       .set({ revoked_at: now })
       .where('token_hash', '=', tokenHash)
       .where('revoked_at', 'is', null)
       .executeTakeFirst()
-    // This instance forgets it before answering; the others when the change feed reports the UPDATE, which
-    // this one waits to see too (bounded), so they have it as well by the time the answer is sent.
+    // This instance forgets it before answering; the others when the change feed reports the UPDATE, and
+    // the barrier waits (bounded) until every instance has been told, so none answers from memory after this.
     this.sessions?.invalidate(tokenHash)
     const revoked = Number(result.numUpdatedRows) === 1
-    if (revoked) await notified.settled(CHANGE_WAIT_MS)
-    else notified.cancel()
+    if (revoked && this.sessions) await this.parameters.changeFeed!.barrier(BARRIER_TIMEOUT_MS)
     return revoked
   }
 

@@ -19,6 +19,13 @@ export interface ChangeFeed {
   live(): boolean
   /** Registers a listener; returns its removal. */
   subscribe(listener: ChangeListener): () => void
+  /**
+   * Resolves `true` once every instance following this database has been told of every change committed
+   * before the call (so a revocation through this instance is refused by all of them from then on), `false`
+   * when that could not be confirmed within `timeoutMs` (an instance is unreachable; it drops its cache when
+   * it notices). SQLite: at once (the triggers and `data_version` leave nothing in flight).
+   */
+  barrier(timeoutMs: number): Promise<boolean>
   /** Resolves once the first attempt to start listening is over (successful or not). */
   ready(): Promise<void>
   /** Stops listening (the feed is no longer live). */

@@ -1,6 +1,8 @@
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { sql } from 'kysely'
+import { createDatabase } from '../db/createDatabase.js'
 import type { Change } from './ChangeFeed.js'
 import type { PostgresChangeFeed } from './postgresChangeFeed.js'
 
@@ -77,4 +79,36 @@ describe('postgresChangeFeed (through createDatabase)', () => {
     await until('the change after reconnecting', () => changes.at(-1)?.kind === 'row')
     expect(changes.at(-1)).toEqual({ kind: 'row', table: 'agent_revisions', key: 'analyst' })
   })
+
+  it('barrier: resolves once every listener of the schema acknowledged, and times out while one does not', async () => {
+    const a = await subscribed()
+    const second = await createDatabase({ url: a.database.url, migrate: false })
+    const third = await createDatabase({ url: a.database.url, migrate: false })
+    try {
+      const bChanges: Change[] = []
+      second.changeFeed!.subscribe((c) => bChanges.push(c))
+      await second.changeFeed!.ready()
+      await a.database.db.updateTable('sessions').set({ revoked_at: 1 }).execute() // nothing to revoke: no row
+      await a.database.db.insertInto('agent_revisions').values({ agent: 'ceo', revision: 3, instructions: 'i', model: 'm', created_at: 1, wallet: null }).execute()
+      expect(await a.feed.barrier(5_000)).toBe(true)
+      // Every change before the barrier reached the other listener before the barrier returned.
+      expect(bChanges.at(-1)).toEqual({ kind: 'row', table: 'agent_revisions', key: 'ceo' })
+      // A listener that never answers (here: a connection wearing the listeners' name, not listening).
+      const name = (await third.db.selectFrom(sql<{ n: string }>`(select 1)`.as('x')).select(sql<string>`'gateway-change-feed:' || md5(current_schema())`.as('n')).executeTakeFirstOrThrow()).n
+      const silent = new pg.Client({ connectionString: a.database.url, application_name: name })
+      await silent.connect()
+      try {
+        const started = Date.now()
+        expect(await a.feed.barrier(300)).toBe(false)
+        expect(Date.now() - started).toBeGreaterThanOrEqual(290)
+      } finally {
+        await silent.end()
+      }
+      expect(await a.feed.barrier(5_000)).toBe(true)
+    } finally {
+      await second.close()
+      await third.close()
+    }
+  })
 })
+

@@ -63,6 +63,7 @@ export function sqliteChangeFeed(database: SQLite.Database): ChangeFeed {
       return listeners.add(listener)
     },
     ready: async () => undefined,
+    barrier: async () => true,
     close: async () => {
       installed = false
     },

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely'
 import type { ChatChunk, GenerateChunk, ModelOptions } from '../../generated/modelserver/types.gen.js'
-import { awaitChange } from '../cache/awaitChange.js'
 import { CachedTable } from '../cache/CachedTable.js'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import type { Database } from '../db/Database.js'
@@ -39,8 +38,8 @@ type Revision = { revision: number; instructions: string; model: string }
 
 type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
 
-/** Longest wait of an evolve for its own change notification (`awaitChange`). */
-const CHANGE_WAIT_MS = 250
+/** Longest wait of an evolve for every instance to confirm it (`ChangeFeed.barrier`). */
+const BARRIER_TIMEOUT_MS = 1_000
 
 /** Inserts of one evolve before a run of concurrent evolves of the same agent makes it give up. */
 const EVOLVE_ATTEMPTS = 8
@@ -244,7 +243,6 @@ export class Marketplace {
     // The next revision number; a concurrent evolve of the same agent may take it first (the primary key
     // refuses the second insert), so the number is re-read and the insert retried: both evolves are kept.
     let revision = current.revision + 1
-    const notified = awaitChange(this.registry ? this.p.changeFeed : undefined, 'agent_revisions', agent.id)
     for (let attempt = 1; ; attempt++) {
       try {
         await this.p.db
@@ -253,17 +251,14 @@ export class Marketplace {
           .execute()
         break
       } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= EVOLVE_ATTEMPTS) {
-          notified.cancel()
-          throw error
-        }
+        if (!isUniqueViolation(error) || attempt >= EVOLVE_ATTEMPTS) throw error
         revision = (await this.current(agent, { fresh: true })).revision + 1
       }
     }
     // This instance shows the new revision before answering; the others when the change feed reports it,
-    // which this one waits to see too (bounded), so they have it as well by the time the answer is sent.
+    // and the barrier waits (bounded) until every instance has been told.
     this.registry?.invalidate()
-    await notified.settled(CHANGE_WAIT_MS)
+    if (this.registry) await this.p.changeFeed!.barrier(BARRIER_TIMEOUT_MS)
     return { agent: agent.id, revision, model: reply.model, instructions, eval_count: reply.eval_count ?? 0 }
   }
 

@@ -63,7 +63,7 @@ describe('caches across two gateway instances on one PostgreSQL schema', () => {
 
   it('a revision written by plain SQL on another connection shows on GET /agents of A as soon as the NOTIFY arrives', async () => {
     // Not "at once": nothing tells A about a write by another program before PostgreSQL delivers the NOTIFY
-    // (under a millisecond, but asynchronous). A revision written through a gateway waits for it (`awaitChange`).
+    // (under a millisecond, but asynchronous). A revision written through a gateway waits for every instance (`ChangeFeed.barrier`).
     const token = await a.login(privateKeyToAccount(generatePrivateKey()))
     const before = (await agents(a, token)).body!.agents.find((x) => x.id === 'ceo')!
     const manual = new pg.Client({ connectionString: a.databaseUrl })

@@ -9,6 +9,7 @@ export function manualChangeFeed() {
     live: () => feed.isLive,
     subscribe: (listener: (change: Change) => void) => listeners.add(listener),
     ready: async () => undefined,
+    barrier: async () => true,
     close: async () => undefined,
     emit: (change: Change) => listeners.emit(change),
     listeners,

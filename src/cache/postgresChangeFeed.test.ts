@@ -110,5 +110,24 @@ describe('postgresChangeFeed (through createDatabase)', () => {
       await third.close()
     }
   })
+
+  it('does not go live on a schema without the change triggers (migration not applied)', async () => {
+    const { database } = await subscribed()
+    const admin = new pg.Client({ connectionString: database.url })
+    await admin.connect()
+    try {
+      await admin.query('DROP TRIGGER sessions_notify_change ON sessions')
+    } finally {
+      await admin.end()
+    }
+    const other = await createDatabase({ url: database.url, migrate: false })
+    try {
+      other.changeFeed!.subscribe(() => undefined)
+      await other.changeFeed!.ready()
+      expect(other.changeFeed!.live()).toBe(false)
+    } finally {
+      await other.close()
+    }
+  })
 })
 

@@ -102,6 +102,14 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
       listenerName = `${CHANGE_FEED_APPLICATION_NAME}:${rows[0]!.hash}`
       await next.query(`SET application_name = '${listenerName}'`)
       await next.query(`LISTEN "${channel}"`)
+      // Without the triggers (migration 0012_17cache not applied to this schema) nothing would ever be
+      // reported: stay not live, and look again after the backoff.
+      const triggers = await next.query<{ n: number }>(
+        `select count(*)::int as n from pg_trigger t join pg_class c on c.oid = t.tgrelid
+          where c.relnamespace = current_schema()::regnamespace and t.tgname = any($1)`,
+        [['sessions_notify_change', 'agent_revisions_notify_change']],
+      )
+      if (triggers.rows[0]!.n !== 2) throw new Error('change triggers missing (migration 0012_17cache not applied)')
       if (next !== client || closed) return
       listening = true
       backoffMs = minBackoffMs

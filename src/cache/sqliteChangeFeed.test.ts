@@ -2,6 +2,7 @@ import SQLite from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
 import type { Change } from './ChangeFeed.js'
+import { sqliteChangeFeed } from './sqliteChangeFeed.js'
 
 const session = (token_hash: string) => ({ token_hash, wallet: '0xabc', created_at: 1, expires_at: 9_999_999_999, revoked_at: null })
 
@@ -63,5 +64,16 @@ describe('sqliteChangeFeed (through createDatabase)', () => {
     expect(feed.live()).toBe(true)
     await feed.close()
     expect(feed.live()).toBe(false)
+  })
+
+  it('is never live on a database without the watched tables (not migrated)', async () => {
+    const raw = new SQLite(':memory:')
+    try {
+      const feed = sqliteChangeFeed(raw)
+      feed.subscribe(() => undefined)
+      expect(feed.live()).toBe(false)
+    } finally {
+      raw.close()
+    }
   })
 })

@@ -59,7 +59,13 @@ export function sqliteChangeFeed(database: SQLite.Database): ChangeFeed {
       return true
     },
     subscribe(listener) {
-      if (!installed) install()
+      if (!installed) {
+        try {
+          install()
+        } catch {
+          installed = false // no such table (not migrated): never live, so caches are bypassed
+        }
+      }
       return listeners.add(listener)
     },
     ready: async () => undefined,

@@ -2,9 +2,10 @@
  * The session and agent-registry caches stay correct across gateway instances (issue 17): two gateways on
  * one database, each with its own connections and its own caches.
  * - PostgreSQL: a session used on A (so cached there) and revoked through B is refused by A's very next
- *   request, 50 times in a row; a revision written by plain SQL (any writer) shows on A's `GET /agents` as
- *   soon as its NOTIFY arrives; with A's listening connection terminated A still answers correctly (caches bypassed) and caches
- *   again once it is listening.
+ *   request, 50 times in a row; an agent evolved through B shows on A's next `GET /agents`; a revision
+ *   written by plain SQL (any writer) shows on A's `GET /agents` as soon as its NOTIFY arrives; with A's
+ *   listening connection terminated A still answers correctly (caches bypassed) and caches again once it is
+ *   listening.
  * - SQLite: a write through the gateway's own kysely `db` and a revocation by a second connection on the file
  *   are both seen by the next request.
  */
@@ -13,6 +14,7 @@ import pg from 'pg'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { PostgresChangeFeed } from '../../src/cache/postgresChangeFeed.js'
+import { startFakeModelServer, type FakeModelServer } from '../support/fakeModelServer.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 
 const agents = async (gw: TestGateway, token: string) => {
@@ -37,14 +39,17 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
 describe('caches across two gateway instances on one PostgreSQL schema', () => {
   let a: TestGateway
   let b: TestGateway
+  let model: FakeModelServer
   beforeAll(async () => {
-    a = await startTestGateway({ dialect: 'postgres' })
-    b = await startTestGateway({ databaseUrl: a.databaseUrl })
+    model = await startFakeModelServer()
+    a = await startTestGateway({ dialect: 'postgres', modelServerUrl: model.url })
+    b = await startTestGateway({ databaseUrl: a.databaseUrl, modelServerUrl: model.url })
     expect(a.database.changeFeed!.live() && b.database.changeFeed!.live()).toBe(true)
   })
   afterAll(async () => {
     await b?.close()
     await a?.close()
+    await model?.close()
   })
 
   it('a session revoked through B is refused by A at its very next request (50 times)', async () => {
@@ -59,6 +64,21 @@ describe('caches across two gateway instances on one PostgreSQL schema', () => {
     }
     expect((await cacheEvents(a, 'session', 'hit')) - hitsBefore).toBeGreaterThanOrEqual(50)
     expect(a.validationErrors).toEqual([])
+  })
+
+  it('an agent evolved through B shows at its new revision on A’s very next GET /agents (10 times)', async () => {
+    const token = await b.login(privateKeyToAccount(generatePrivateKey()))
+    for (let i = 0; i < 10; i++) {
+      await agents(a, token)
+      const hits = await cacheEvents(a, 'agent_registry', 'hit')
+      await agents(a, token)
+      expect(await cacheEvents(a, 'agent_registry', 'hit')).toBe(hits + 1) // A answers from memory
+      const evolve = await fetch(`${b.url}/agents/ceo/evolve`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-session-token': token }, body: JSON.stringify({ goal: `be brief ${i}` }) })
+      expect(evolve.status).toBe(200)
+      const { revision } = (await evolve.json()) as { revision: number }
+      expect((await agents(a, token)).body!.agents.find((x) => x.id === 'ceo')!.revision).toBe(revision)
+    }
+    expect(b.validationErrors).toEqual([])
   })
 
   it('a revision written by plain SQL on another connection shows on GET /agents of A as soon as the NOTIFY arrives', async () => {

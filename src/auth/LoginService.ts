@@ -2,6 +2,8 @@ import { hash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { getAddress, isAddress, verifyMessage } from 'viem'
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
+import type { ChangeFeed } from '../cache/ChangeFeed.js'
+import { SessionCache } from '../cache/SessionCache.js'
 import type { EventSink } from '../catalogue/EventSink.js'
 import type { Database } from '../db/Database.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
@@ -25,6 +27,14 @@ export type LoginServiceParameters = {
    * `chainSignatureVerifier` also accepts smart-contract wallets (EIP-1271 / EIP-6492) through the chain.
    */
   verifySignature?: SignatureVerifier
+  /**
+   * Changes of `sessions` by any writer: live sessions are then kept in memory (`SessionCache`). Without it
+   * every `validate` reads the database.
+   */
+  changeFeed?: ChangeFeed | undefined
+  /** Most sessions kept in memory (default 10,000). */
+  sessionCacheMax?: number | undefined
+  onCacheEvent?: ((event: 'hit' | 'miss' | 'invalidation') => void) | undefined
 }
 
 export type SignatureVerifier = (p: { address: `0x${string}`; message: string; signature: `0x${string}` }) => Promise<boolean>
@@ -39,6 +49,9 @@ export type WalletPermissions = {
   has_session: boolean
   view: 'sign_in' | 'welcome_back'
 }
+
+/** Longest wait of a revocation for every instance to confirm it (`ChangeFeed.barrier`). */
+const BARRIER_TIMEOUT_MS = 1_000
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
@@ -83,12 +96,16 @@ export class LoginService {
 
   /** The session lookup every gated request makes: built and compiled once (primary-key lookup by token hash). */
   private readonly sessionByHash: (tokenHash: string) => Promise<{ wallet: string; expires_at: number; revoked_at: number | null }[]>
+  private readonly sessions: SessionCache | undefined
 
   constructor(private readonly parameters: LoginServiceParameters) {
     this.db = parameters.db
     this.sessionByHash = precompiledQuery(parameters.db, 1, (db, tokenHash) =>
       db.selectFrom('sessions').select(['wallet', 'expires_at', 'revoked_at']).where('token_hash', '=', tokenHash!),
     )
+    this.sessions = parameters.changeFeed
+      ? new SessionCache({ feed: parameters.changeFeed, max: parameters.sessionCacheMax, onEvent: parameters.onCacheEvent })
+      : undefined
     this.now = parameters.now ?? (() => Math.floor(Date.now() / 1000))
     this.domain = new URL(parameters.publicOrigin).host
   }
@@ -166,22 +183,40 @@ export class LoginService {
   /** The session a token belongs to, or `undefined` when unknown, expired or revoked. */
   async validate(token: string | undefined): Promise<ValidSession | undefined> {
     if (!token || token.length > 256) return undefined
-    // Read on every request, never cached: a logout or revocation on any instance takes effect at once.
-    const [row] = await this.sessionByHash(hashToken(token))
+    const tokenHash = hashToken(token)
+    // A live session may come from memory: it is dropped there as soon as the database reports its row
+    // changed (a logout or revocation on any instance, by any writer), and the expiry is checked every time.
+    const cached = this.sessions?.get(tokenHash)
+    if (cached) return cached.expires_at <= this.now() ? undefined : { wallet: cached.wallet, expires_at: cached.expires_at }
+    const epoch = this.sessions?.epoch()
+    const [row] = await this.sessionByHash(tokenHash)
     if (!row || row.revoked_at !== null || Number(row.expires_at) <= this.now()) return undefined
-    return { wallet: getAddress(row.wallet), expires_at: Number(row.expires_at) }
+    const session = { wallet: getAddress(row.wallet), expires_at: Number(row.expires_at) }
+    if (epoch !== undefined) this.sessions!.store(tokenHash, session, epoch)
+    return session
   }
 
   /** Revokes a token; true when it was an active session. */
   async logout(token: string): Promise<boolean> {
     const now = this.now()
+    const tokenHash = hashToken(token)
     const result = await this.db
       .updateTable('sessions')
       .set({ revoked_at: now })
-      .where('token_hash', '=', hashToken(token))
+      .where('token_hash', '=', tokenHash)
       .where('revoked_at', 'is', null)
       .executeTakeFirst()
-    return Number(result.numUpdatedRows) === 1
+    // This instance forgets it before answering; the others when the change feed reports the UPDATE, and
+    // the barrier waits (bounded) until every instance has been told, so none answers from memory after this.
+    this.sessions?.invalidate(tokenHash)
+    const revoked = Number(result.numUpdatedRows) === 1
+    if (revoked && this.sessions) await this.parameters.changeFeed!.barrier(BARRIER_TIMEOUT_MS)
+    return revoked
+  }
+
+  /** Stops following session changes. */
+  close(): void {
+    this.sessions?.close()
   }
 
   async permissions(wallet: string, token?: string): Promise<WalletPermissions> {

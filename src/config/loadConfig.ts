@@ -49,6 +49,11 @@ export type GatewayConfig = {
    * 15 min: a 2 GiB upload at ~2.5 MB/s).
    */
   http: { maxHeaderBytes: number; maxHeadersCount: number; headersTimeoutMs: number; requestTimeoutMs: number }
+  /**
+   * `enabled` (`SERVICE_CACHE__ENABLED`, default on): live sessions and the agent registry are kept in memory
+   * and dropped when the database reports a change (`src/cache/`); off, every request reads them.
+   */
+  cache: { enabled: boolean }
   /** Express `trust proxy` (hops); 0 = use the socket address. */
   trustProxy: number
   /** Origins allowed by CORS (`*` = any). Default: the public origin. */
@@ -133,6 +138,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       heartbeatMs: envInt(env, 'SERVICE_INSTANCE__HEARTBEAT_MS', 5_000, { min: 100, max: 60_000 }),
       leaseS: envInt(env, 'SERVICE_INSTANCE__LEASE_S', 20, { min: 2, max: 3_600 }),
     },
+    cache: { enabled: envBool(env, 'SERVICE_CACHE__ENABLED', true) },
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
     catalogueLogPath: envString(env, 'SERVICE_CATALOGUE__LOG_PATH', join(dataDir, 'catalogue.jsonl')),

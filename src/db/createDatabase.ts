@@ -3,6 +3,9 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
+import type { ChangeFeed } from '../cache/ChangeFeed.js'
+import { postgresChangeFeed } from '../cache/postgresChangeFeed.js'
+import { sqliteChangeFeed } from '../cache/sqliteChangeFeed.js'
 import type { Database } from './Database.js'
 import { cachingSqliteDatabase } from './cachingSqliteDatabase.js'
 import { migrateToLatest } from './migrateToLatest.js'
@@ -28,6 +31,11 @@ export type DatabaseHandle = {
   db: Kysely<Database>
   dialect: DatabaseDialect
   close: () => Promise<void>
+  /**
+   * Changes of the cached tables, by any writer (`src/cache/`); started by its first subscriber, stopped by
+   * `close`. A handle without one (built by hand) gets no caching.
+   */
+  changeFeed?: ChangeFeed | undefined
 }
 
 // int8 columns (epoch seconds/ms, counters) come back from pg as strings by default; every such value
@@ -47,7 +55,16 @@ export async function createDatabase({ url, migrate = true, sqliteSynchronous = 
 function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementPool(pool) }) })
-  return { db, dialect: 'postgres', close: () => db.destroy() }
+  const changeFeed = postgresChangeFeed({ url })
+  return {
+    db,
+    dialect: 'postgres',
+    changeFeed,
+    close: async () => {
+      await changeFeed.close()
+      await db.destroy()
+    },
+  }
 }
 
 function openSqlite(url: string, synchronous: 'full' | 'normal'): DatabaseHandle {
@@ -59,5 +76,14 @@ function openSqlite(url: string, synchronous: 'full' | 'normal'): DatabaseHandle
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingSqliteDatabase(sqlite) }) })
-  return { db, dialect: 'sqlite', close: () => db.destroy() }
+  const changeFeed = sqliteChangeFeed(sqlite)
+  return {
+    db,
+    dialect: 'sqlite',
+    changeFeed,
+    close: async () => {
+      await changeFeed.close()
+      await db.destroy()
+    },
+  }
 }

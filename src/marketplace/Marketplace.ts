@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { ChatChunk, GenerateChunk, ModelOptions } from '../../generated/modelserver/types.gen.js'
+import { CachedTable } from '../cache/CachedTable.js'
+import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import type { Database } from '../db/Database.js'
 import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
@@ -24,9 +26,20 @@ export type MarketplaceParameters = {
   now: () => number
   /** Public roster of a company's cabinet (`undefined` = none). */
   roster?: ((company: string) => Promise<RosterMember[] | undefined>) | undefined
+  /**
+   * Changes of `agent_revisions` by any writer: the registry (every agent's current revision) is then kept in
+   * memory until one is reported. Without it every read goes to the database.
+   */
+  changeFeed?: ChangeFeed | undefined
+  onCacheEvent?: ((event: 'hit' | 'miss' | 'invalidation') => void) | undefined
 }
 
+type Revision = { revision: number; instructions: string; model: string }
+
 type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
+
+/** Longest wait of an evolve for every instance to confirm it (`ChangeFeed.barrier`). */
+const BARRIER_TIMEOUT_MS = 1_000
 
 /** Inserts of one evolve before a run of concurrent evolves of the same agent makes it give up. */
 const EVOLVE_ATTEMPTS = 8
@@ -79,6 +92,8 @@ async function* mapBatches<A, B>(source: AsyncGenerator<A[]>, map: (a: A) => B):
 export class Marketplace {
   /** The current revision of every agent (one query, built once; see `currentAll`). */
   private readonly currentRevisions: () => Promise<{ agent: string; revision: number; instructions: string; model: string }[]>
+  /** `readRegistry`'s result, kept until `agent_revisions` changes (when there is a change feed). */
+  private readonly registry: CachedTable<ReadonlyMap<string, Readonly<Revision>>> | undefined
 
   constructor(private readonly p: MarketplaceParameters) {
     this.currentRevisions = precompiledQuery(p.db, 0, (db) =>
@@ -93,6 +108,14 @@ export class Marketplace {
             .whereRef('l.agent', '=', 'r.agent'),
         ),
     )
+    this.registry = p.changeFeed
+      ? new CachedTable({ feed: p.changeFeed, table: 'agent_revisions', load: () => this.readRegistry(), onEvent: p.onCacheEvent })
+      : undefined
+  }
+
+  /** Stops following registry changes. */
+  close(): void {
+    this.registry?.close()
   }
 
   private definition(id: string): AgentDefinition {
@@ -101,7 +124,15 @@ export class Marketplace {
     return agent
   }
 
-  private async current(agent: AgentDefinition) {
+  /**
+   * An agent's current revision: from the registry (memory, when cached). `fresh` reads the database itself,
+   * for a write that must build on the latest committed revision (a cached registry may be a notification
+   * behind another instance's evolve).
+   */
+  private async current(agent: AgentDefinition, { fresh = false } = {}): Promise<Revision> {
+    if (this.registry && !fresh) {
+      return (await this.registry.get()).get(agent.id) ?? { revision: 1, instructions: agent.instructions, model: this.p.chatModel }
+    }
     const row = await this.p.db
       .selectFrom('agent_revisions')
       .selectAll()
@@ -115,12 +146,17 @@ export class Marketplace {
   }
 
   /**
-   * The current revision of every agent in one query (the list would otherwise cost a round trip per agent).
-   * Read on every request rather than cached: an evolution on any gateway instance shows at once.
+   * The current revision of every agent, from memory when cached: it is dropped as soon as the database
+   * reports a change to `agent_revisions` (an evolution on any instance, or any other writer).
    */
-  private async currentAll(): Promise<Map<string, { revision: number; instructions: string; model: string }>> {
+  private currentAll(): Promise<ReadonlyMap<string, Readonly<Revision>>> {
+    return this.registry ? this.registry.get() : this.readRegistry()
+  }
+
+  /** Every agent's current revision in one query (the list would otherwise cost a round trip per agent). */
+  private async readRegistry(): Promise<ReadonlyMap<string, Readonly<Revision>>> {
     const rows = await this.currentRevisions()
-    return new Map(rows.map((row) => [row.agent, { revision: Number(row.revision), instructions: row.instructions, model: row.model }]))
+    return new Map(rows.map((row) => [row.agent, Object.freeze({ revision: Number(row.revision), instructions: row.instructions, model: row.model })]))
   }
 
   private async view(agent: AgentDefinition) {
@@ -193,7 +229,7 @@ export class Marketplace {
 
   async evolve(id: string, input: { goal: string; model?: string | undefined }, call: Call = {}) {
     const agent = this.definition(id)
-    const current = await this.current(agent)
+    const current = await this.current(agent, { fresh: true })
     const model = input.model ?? current.model
     const reply = await this.p.modelServer.generate(
       {
@@ -216,9 +252,13 @@ export class Marketplace {
         break
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= EVOLVE_ATTEMPTS) throw error
-        revision = (await this.current(agent)).revision + 1
+        revision = (await this.current(agent, { fresh: true })).revision + 1
       }
     }
+    // This instance shows the new revision before answering; the others when the change feed reports it,
+    // and the barrier waits (bounded) until every instance has been told.
+    this.registry?.invalidate()
+    if (this.registry) await this.p.changeFeed!.barrier(BARRIER_TIMEOUT_MS)
     return { agent: agent.id, revision, model: reply.model, instructions, eval_count: reply.eval_count ?? 0 }
   }
 

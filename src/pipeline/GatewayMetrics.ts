@@ -3,7 +3,7 @@ import type { ResponseInfo } from '../shared/http/index.js'
 
 /**
  * The gateway's Prometheus metrics (`GET /metrics`): requests and durations by operation, and the arrival
- * gate's redirects and 401s.
+ * gate's redirects and 401s, and the caches' hits, misses and invalidations.
  */
 export class GatewayMetrics {
   readonly registry = new Registry()
@@ -26,6 +26,19 @@ export class GatewayMetrics {
     help: 'API requests answered 401 auth_required by the arrival gate.',
     registers: [this.registry],
   })
+
+  private readonly cacheEvents = new Counter({
+    name: 'gateway_cache_events_total',
+    help: 'Cache lookups answered from memory (hit) or the database (miss), and entries dropped by a change (invalidation), by cache.',
+    labelNames: ['cache', 'event'],
+    registers: [this.registry],
+  })
+
+  /** A counter per cache and event, bound once (no label hashing per request). */
+  cacheEventRecorder(cache: 'session' | 'agent_registry'): (event: 'hit' | 'miss' | 'invalidation') => void {
+    const children = { hit: this.cacheEvents.labels(cache, 'hit'), miss: this.cacheEvents.labels(cache, 'miss'), invalidation: this.cacheEvents.labels(cache, 'invalidation') }
+    return (event) => children[event].inc()
+  }
 
   recordResponse(info: ResponseInfo): void {
     const operation = info.operationId ?? 'unrouted'

@@ -89,6 +89,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     fetch: p.fetch,
   })
   metrics.adopt(modelServer.registry)
+  // Sessions and the agent registry are cached while the database reports every change to them (issue 17).
+  const changeFeed = config.cache.enabled ? database.changeFeed : undefined
   const services = {
     config,
     db: database.db,
@@ -126,6 +128,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     now,
     overlordAddress: () => services.overlordAddress?.(),
     verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl) : undefined,
+    changeFeed,
+    onCacheEvent: metrics.cacheEventRecorder('session'),
   })
   services.marketplace = new Marketplace({
     db: database.db,
@@ -134,14 +138,29 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     embedModel: config.modelServer.embedModel,
     now,
     roster: (company) => services.cabinetRoster?.(company) ?? Promise.resolve(undefined),
+    changeFeed,
+    onCacheEvent: metrics.cacheEventRecorder('agent_registry'),
   })
+  const unlogFeed = changeFeed?.subscribe((change) => {
+    if (change.kind === 'all' && change.reason.startsWith('change feed lost')) logger.warn({ reason: change.reason }, 'caches bypassed until the change feed is back')
+    else if (change.kind === 'all' && change.reason === 'change feed listening') logger.info('caches on: change feed listening')
+  })
+  // PostgreSQL: the first attempt to LISTEN is over before requests come (until it succeeds, caches are bypassed).
+  await changeFeed?.ready()
 
   // ── domains, explicitly and in order ──
   const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, instance, databaseUrl: config.databaseUrl, env: p.env }
   const setups: DomainSetup[] = []
+  const { login, marketplace } = services // the instances that subscribed (overrides may replace them)
+  const closeCaches = () => {
+    login.close()
+    marketplace.close()
+    unlogFeed?.()
+  }
   try {
     for (const init of p.domains) setups.push(await init(core))
   } catch (error) {
+    closeCaches()
     if (ownsDatabase) await database.close()
     throw error
   }
@@ -175,6 +194,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
         }
       }
       await instance.stop().catch((error: unknown) => logger.error({ err: error }, 'instance stop failed'))
+      closeCaches()
       if (ownsDatabase) await database.close()
     },
   }

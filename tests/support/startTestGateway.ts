@@ -18,6 +18,8 @@ export type TestGateway = {
   env: Record<string, string | undefined>
   /** URL of its database (a second gateway can share it: `startTestGateway({ databaseUrl })`). */
   databaseUrl: string
+  /** Its database handle (its `db`, its change feed). */
+  database: DatabaseHandle
   /** Every response that did not match the document (tests assert it stays empty). */
   validationErrors: ResponseValidationReport[]
   logText: () => string
@@ -76,6 +78,7 @@ export async function startTestGateway(p: StartTestGatewayParameters = {}): Prom
     gateway,
     env,
     databaseUrl: database.url,
+    database,
     validationErrors,
     logText: text,
     advance: (s) => {

@@ -1,0 +1,13 @@
+/**
+ * The tables whose changes are reported (`ChangeFeed`), with the column that names the changed row and the
+ * operations that matter to a cache of them:
+ * - `sessions` (key `token_hash`): the session cache holds positive entries only, so an INSERT cannot make it
+ *   wrong; UPDATE (a revocation) and DELETE (cleanup) must drop the entry;
+ * - `agent_revisions` (key `agent`): a new revision (INSERT) changes the registry, as would any edit.
+ * The PostgreSQL triggers (migration `0012_17cache`) were written from this list; a new entry needs a new
+ * migration there.
+ */
+export const watchedTables = [
+  { table: 'sessions', key: 'token_hash', operations: ['UPDATE', 'DELETE'] },
+  { table: 'agent_revisions', key: 'agent', operations: ['INSERT', 'UPDATE', 'DELETE'] },
+] as const

@@ -22,7 +22,7 @@ const pidOf = (client: pg.Client): number => (client as unknown as { processID: 
 export const CHANGE_FEED_APPLICATION_NAME = 'gateway-change-feed'
 
 /**
- * Changes of a PostgreSQL schema, from the NOTIFYs its triggers send (migration `0012_17cache`). NOTIFY is
+ * Changes of a PostgreSQL schema, from the NOTIFYs its triggers send (migration `0012_change_feed`). NOTIFY is
  * delivered at commit, whoever wrote (any gateway instance, a CLI, a manual SQL statement), so one dedicated
  * connection that LISTENs sees every change. Fail safe: the feed is live only while that connection is
  * listening; losing it reports `all` (caches drop everything and are bypassed), and it reconnects with
@@ -102,14 +102,14 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
       listenerName = `${CHANGE_FEED_APPLICATION_NAME}:${rows[0]!.hash}`
       await next.query(`SET application_name = '${listenerName}'`)
       await next.query(`LISTEN "${channel}"`)
-      // Without the triggers (migration 0012_17cache not applied to this schema) nothing would ever be
+      // Without the triggers (migration 0012_change_feed not applied to this schema) nothing would ever be
       // reported: stay not live, and look again after the backoff.
       const triggers = await next.query<{ n: number }>(
         `select count(*)::int as n from pg_trigger t join pg_class c on c.oid = t.tgrelid
           where c.relnamespace = current_schema()::regnamespace and t.tgname = any($1)`,
         [['sessions_notify_change', 'agent_revisions_notify_change']],
       )
-      if (triggers.rows[0]!.n !== 2) throw new Error('change triggers missing (migration 0012_17cache not applied)')
+      if (triggers.rows[0]!.n !== 2) throw new Error('change triggers missing (migration 0012_change_feed not applied)')
       if (next !== client || closed) return
       listening = true
       backoffMs = minBackoffMs

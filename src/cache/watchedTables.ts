@@ -4,7 +4,7 @@
  * - `sessions` (key `token_hash`): the session cache holds positive entries only, so an INSERT cannot make it
  *   wrong; UPDATE (a revocation) and DELETE (cleanup) must drop the entry;
  * - `agent_revisions` (key `agent`): a new revision (INSERT) changes the registry, as would any edit.
- * The PostgreSQL triggers (migration `0012_17cache`) were written from this list; a new entry needs a new
+ * The PostgreSQL triggers (migration `0012_change_feed`) were written from this list; a new entry needs a new
  * migration there.
  */
 export const watchedTables = [

@@ -10,7 +10,7 @@ import { migration as m0008 } from './0008_storage_attest_chain.js'
 import { migration as m0009 } from './0009_llm_keys.js'
 import { migration as m0010 } from './0010_cost_ledger.js'
 import { migration as m0011 } from './0011_cluster.js'
-import { migration as m0012 } from './0012_17cache.js'
+import { migration as m0012 } from './0012_change_feed.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -25,5 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_llm_keys': m0009,
   '0010_cost_ledger': m0010,
   '0011_cluster': m0011,
-  '0012_17cache': m0012,
+  '0012_change_feed': m0012,
 }

@@ -1,7 +1,8 @@
 /**
  * The Node flags operators start the gateway with, read from `npm run serve` in package.json
- * (`node <flags> dist/src/main.js`), so the pipeline benchmark runs the process operators run and the two
- * cannot drift apart.
+ * (`node <flags> dist/src/main.js`). `npm start` (scripts/start.ts) and the pipeline benchmark start the
+ * gateway with the same flags, so the benchmark measures the process operators run and the three cannot drift
+ * apart. Why these flags: docs/performance.md, step 13.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -14,5 +15,5 @@ export function serveNodeFlags(command: string): string[] {
   return words.slice(1, entry)
 }
 
-const packageJson = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { scripts: Record<string, string> }
+const packageJson = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { scripts: Record<string, string> }
 export const gatewayNodeFlags: readonly string[] = serveNodeFlags(packageJson.scripts.serve!)

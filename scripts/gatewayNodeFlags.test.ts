@@ -14,7 +14,7 @@ describe('serveNodeFlags', () => {
   })
 
   it("are the flags of package.json's serve script (what the pipeline benchmark starts the gateway with)", () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { scripts: { serve: string } }
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { serve: string } }
     expect(pkg.scripts.serve).toBe(['node', ...gatewayNodeFlags, 'dist/src/main.js'].join(' '))
   })
 })

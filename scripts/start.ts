@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url'
 import { privateKeyToAccount } from 'viem/accounts'
 import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from '../devnet/startDevnet.js'
 import { watchAncestors } from '../devnet/watchAncestors.js'
+import { gatewayNodeFlags } from './gatewayNodeFlags.js'
 import { readShadowConfig } from '../src/shadow/config.js'
 import { unlockMessageFor } from '../src/vault/Vault.js'
 import { writeFileAtomic } from '../src/vault/writeFileAtomic.js'
@@ -102,8 +103,8 @@ guardian.unref()
 guardian.stdin?.on('error', () => undefined)
 const guard = (line: string) => guardian.stdin?.write(`${line}\n`)
 
-function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/exitWithParent.mjs', file], {
+function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean, nodeFlags: readonly string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', '--import', './scripts/exitWithParent.mjs', file], {
     cwd: root,
     env: { ...childEnv, PAY2STORE_EXIT_WITH_PARENT: '1' },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -223,7 +224,8 @@ if (existsSync(modelMain)) {
   waits.push(waitHttp(c, `http://127.0.0.1:${modelPort}/`, 120_000))
 } else say('src/modelserver/main.ts not found: model server not started')
 if (existsSync(gatewayMain)) {
-  const c = run('gateway', 'src/main.ts', serverEnv, true)
+  // The heap flags of `npm run serve` (scripts/gatewayNodeFlags.ts).
+  const c = run('gateway', 'src/main.ts', serverEnv, true, gatewayNodeFlags)
   waits.push(waitHttp(c, `http://127.0.0.1:${gatewayPort}/health`, 120_000))
 } else say('src/main.ts not found: gateway not started')
 

@@ -5,11 +5,11 @@
  * (up to 10 s), stop background work, close the database, exit — also when stdout/stderr are gone (EPIPE is
  * ignored; log lines go out synchronously, so no exit-time flush can spin on a closed pipe).
  */
-import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createApp } from './app.js'
 import { ConfigError } from './config/ConfigError.js'
 import { loadConfig } from './config/loadConfig.js'
+import { createExpressServer } from './shared/http/createExpressServer.js'
 import { createLogger } from './shared/logger.js'
 
 // Output whose reader is gone (the parent died) must not take the process down or block it: stray writes
@@ -44,10 +44,12 @@ async function main(): Promise<void> {
     process.exit(1)
   }
   // Bounded: header size and count, time to send the headers, time for the whole request (docs/reliability.md).
-  const server = createServer(
-    { maxHeaderSize: config.http.maxHeaderBytes, headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs },
-    gateway.app,
-  )
+  // Requests and responses are born with Express's prototypes (no per-request `setPrototypeOf`; see createExpressServer).
+  const server = createExpressServer(gateway.app, {
+    maxHeaderSize: config.http.maxHeaderBytes,
+    headersTimeout: config.http.headersTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
+  })
   server.maxHeadersCount = config.http.maxHeadersCount
   server.listen(config.port, config.host)
   await new Promise<void>((resolve, reject) => {

@@ -75,22 +75,13 @@ async function ensureBearer() {
   log('bearer issued');
 }
 const company = () => $('company').value.trim();
-// Built with DOM nodes and textContent, never innerHTML: roster fields come from the server, but the page must
-// not turn any of them into markup.
-function cell(row, text, code) {
-  const td = row.insertCell();
-  if (code) { const c = document.createElement('code'); c.textContent = text; td.append(c); } else td.textContent = text;
-}
+// Every field is escaped before it becomes markup: roster fields come from the server, but the page must not
+// turn any of them into HTML.
+const esc = (v) => String(v).replace(/[&<>"']/g, (c) => '&#' + c.charCodeAt(0) + ';');
 function renderRoster(roster) {
-  const table = document.createElement('table');
-  const head = table.insertRow();
-  for (const h of ['role', 'label', 'address', 'weight']) { const th = document.createElement('th'); th.textContent = h; head.append(th); }
-  for (const m of roster.members) {
-    const row = table.insertRow();
-    cell(row, m.role); cell(row, m.label); cell(row, m.address || '—', true); cell(row, m.boardroom_weight + '%');
-  }
-  $('roster').replaceChildren(table);
-  $('agent').replaceChildren(...roster.members.map((m) => new Option(m.entity_id, m.entity_id)));
+  const rows = roster.members.map((m) => '<tr><td>' + esc(m.role) + '</td><td>' + esc(m.label) + '</td><td><code>' + esc(m.address || '—') + '</code></td><td>' + esc(m.boardroom_weight) + '%</td></tr>');
+  $('roster').innerHTML = '<table><tr><th>role</th><th>label</th><th>address</th><th>weight</th></tr>' + rows.join('') + '</table>';
+  $('agent').innerHTML = roster.members.map((m) => '<option>' + esc(m.entity_id) + '</option>').join('');
 }
 const actions = {
   connect,

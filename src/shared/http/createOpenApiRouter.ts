@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express'
 import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
 import type { Logger } from '../logger.js'
 import { jsonDepthExceeds } from './jsonDepthExceeds.js'
+import { pumpStream } from './pumpStream.js'
 import { compileOperationMatcher, type OperationRouter } from './compileOperationMatcher.js'
 import { createAjv } from './createAjv.js'
 import { isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
@@ -528,7 +527,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       }
       let piping: Promise<void>
       try {
-        piping = pipeline(Readable.from(result.stream), res)
+        piping = pumpStream(result.stream, res)
       } catch (error) {
         piping = Promise.reject(error)
       }

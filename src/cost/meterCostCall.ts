@@ -285,13 +285,17 @@ async function* tap(
 ): AsyncGenerator<string | Uint8Array> {
   let outcome: CallOutcome = 'cancelled'
   let at = firstAt
+  /** Suspended at a `yield`: an error thrown in there comes from the consumer (the client went away). */
+  let handedOut = false
   try {
     if (first) {
       if (first.done) {
         outcome = 'error'
         return
       }
+      handedOut = true
       yield first.value
+      handedOut = false
     }
     for (;;) {
       const next = await iterator.next()
@@ -300,12 +304,16 @@ async function* tap(
         at = performance.now()
         scanner.feed(next.value)
       } else scanner.feed(next.value)
+      handedOut = true
       yield next.value
+      handedOut = false
     }
     scanner.end()
     outcome = scanner.errored || scanner.chunks === 0 ? 'error' : 'ok'
   } catch (error) {
-    outcome = 'error'
+    // A consumer that destroys its stream (`Readable.from` under `pipeline`, when the client disconnects) throws
+    // into the generator instead of returning it: that is a cancellation, not a failure of the call.
+    if (!handedOut) outcome = 'error'
     throw error
   } finally {
     if (outcome === 'cancelled') await iterator.return?.(undefined)

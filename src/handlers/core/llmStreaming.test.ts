@@ -125,6 +125,22 @@ describe('streaming through the gateway (live model server)', () => {
     expect(generated).toBeLessThan(full / 2)
   })
 
+  it('a client that disconnects mid-stream is recorded as cancelled, not as an error', async () => {
+    const calls = async (outcome: string) => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text()
+      return Number(new RegExp(`^llm_cost_calls_total\\{paid_by="quota",outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0)
+    }
+    const [cancelled, errors] = [await calls('cancelled'), await calls('error')]
+    const controller = new AbortController()
+    const res = await post('/llm/completion', { prompt: 'Once upon a time', options: LONG, stream: true }, controller.signal)
+    expect((await lines(res).next()).value?.value.done).toBe(false)
+    controller.abort()
+    // The record is written once the gateway saw the close (bounded wait).
+    for (let i = 0; i < 200 && (await calls('cancelled')) === cancelled; i++) await new Promise((r) => setTimeout(r, 25))
+    expect(await calls('cancelled')).toBe(cancelled + 1)
+    expect(await calls('error')).toBe(errors)
+  })
+
   it('refusals keep their status before any chunk: unknown model 400, invalid stream flag 400', async () => {
     const unknown = await post('/llm/chat', { model: 'nope:latest', messages: [{ role: 'user', content: 'x' }], stream: true })
     expect(unknown.status).toBe(400)

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express'
 import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
 import type { Logger } from '../logger.js'
 import { jsonDepthExceeds } from './jsonDepthExceeds.js'
+import { pumpStream } from './pumpStream.js'
+import { readBufferedJson } from './readBufferedJson.js'
 import { compileOperationMatcher, type OperationRouter } from './compileOperationMatcher.js'
 import { createAjv } from './createAjv.js'
 import { isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
@@ -261,8 +261,13 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const responseValidator = new ResponseValidator(document as never)
   const operations = api.router.getOperations().map(toOperationInfo)
   const operationsById = new Map(operations.map((o) => [o.operationId, o]))
-  const jsonParser = express.json({ limit: options.jsonLimit ?? '1mb', type: (req) => isJsonMediaType(mediaTypeOf(req.headers)) })
   const jsonMaxDepth = options.jsonMaxDepth ?? 32
+  const jsonLimit = options.jsonLimit ?? '1mb'
+  /** The parser's limit in bytes, for the fast path (0: a limit it does not read, the parser alone decides). */
+  const jsonLimitBytes = typeof jsonLimit === 'number' ? jsonLimit : /^\d+mb$/i.test(jsonLimit) ? Number.parseInt(jsonLimit, 10) * 1024 * 1024 : 0
+  const jsonParser = express.json({ limit: jsonLimit, type: (req) => isJsonMediaType(mediaTypeOf(req.headers)) })
+  const depthProblem = (body: unknown): HttpResult | undefined =>
+    jsonDepthExceeds(body, jsonMaxDepth) ? { status: 400, body: errorBody('invalid_json', `The request body nests deeper than ${jsonMaxDepth} levels.`) } : undefined
 
   /** The one context of a request: built once the operation is matched, completed as the pipeline runs. */
   const createContext = (
@@ -280,13 +285,17 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     const headers = state.req.headers
     // No body (type-is's `hasBody`, the parser's own first check): nothing to read, no promise to make.
     if (headers['transfer-encoding'] === undefined && Number.isNaN(Number(headers['content-length']))) return undefined
+    if (isJsonMediaType(mediaTypeOf(headers))) {
+      const buffered = readBufferedJson(state.req, jsonLimitBytes)
+      if (buffered) {
+        if ('invalid' in buffered) return { status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') }
+        ;(state.req as { body?: unknown }).body = buffered.body
+        return depthProblem(buffered.body)
+      }
+    }
     return new Promise<HttpResult | undefined>((resolve) => {
       jsonParser(state.req, state.res, (err?: unknown) => {
-        if (!err) {
-          if (jsonDepthExceeds((state.req as { body?: unknown }).body, jsonMaxDepth))
-            return resolve({ status: 400, body: errorBody('invalid_json', `The request body nests deeper than ${jsonMaxDepth} levels.`) })
-          return resolve(undefined)
-        }
+        if (!err) return resolve(depthProblem((state.req as { body?: unknown }).body))
         const e = err as { type?: string; message?: string }
         if (e.type === 'entity.too.large')
           return resolve({ status: 413, body: errorBody('payload_too_large', 'The request body is too large.') })
@@ -430,7 +439,8 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   ): HttpResult | undefined | Promise<HttpResult | undefined> {
     const read = readJson(state)
     if (read === undefined) return validate(state, op, p, ctx)
-    return Promise.resolve(read).then((problem) => problem ?? validate(state, op, p, ctx))
+    if (!(read instanceof Promise)) return read
+    return read.then((problem) => problem ?? validate(state, op, p, ctx))
   }
 
   function validate(state: RequestState<Locals>, op: Operation, p: Prepared, ctx: RequestContext<Locals>): HttpResult | undefined {
@@ -528,7 +538,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       }
       let piping: Promise<void>
       try {
-        piping = pipeline(Readable.from(result.stream), res)
+        piping = pumpStream(result.stream, res)
       } catch (error) {
         piping = Promise.reject(error)
       }

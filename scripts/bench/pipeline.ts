@@ -22,6 +22,7 @@
  *   npm run bench -- pipeline -- --profile          # gateways under `node --cpu-prof`; summaries printed
  *   npm run bench -- pipeline -- --diagnose         # GC counts, pauses, allocation and loop delay per route
  *   npm run bench -- pipeline -- --paced 0          # saturated runs only
+ *   npm run bench -- pipeline -- --pin              # servers on CPU 1, load clients on CPU 0 (taskset)
  *   npm run bench -- pipeline -- --minutes 10       # then a mixed-load soak on SQLite, RSS each minute
  *   npm run bench -- pipeline -- --rounds 0 --minutes 10 --targets sqlite   # the soak alone, on a fresh gateway
  *
@@ -58,9 +59,13 @@ const { values: args } = parseArgs({
     paced: { type: 'string', default: '0.5' },
     minutes: { type: 'string', default: '0' },
     'no-build': { type: 'boolean', default: false },
+    /** Servers on CPU 1, this process (the load clients) on CPU 0: client and server stop taking turns on one core. */
+    pin: { type: 'boolean', default: false },
   },
 })
 const duration = Number(args.duration)
+// Every thread of this process (autocannon, the paced client) on CPU 0; the servers go to CPU 1 (`startChild`).
+if (args.pin) execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' })
 const rounds = Number(args.rounds)
 const connections = Number(args.connections)
 const pacedFraction = Number(args.paced)
@@ -85,6 +90,8 @@ type Server = {
 type Route = { name: string; label: string; method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string; expect: number }
 
 async function startChild(name: string, command: string, argv: string[], env: Record<string, string>): Promise<Server> {
+  // `taskset` execs the command, so the child's PID (CPU time, RSS) is the server's own.
+  if (args.pin) [command, argv] = ['taskset', ['-c', '1', command, ...argv]]
   const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   const gc: GcEvent[] = []
   const probeWaiters: ((p: Probe) => void)[] = []
@@ -340,7 +347,8 @@ async function main(): Promise<void> {
       `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ` +
         `autocannon ${connections} connections × ${duration} s, ${rounds} round(s); bare Express body ${agentsBytes} bytes; ` +
         `gateway node flags: ${gatewayNodeFlags.join(' ') || '(none)'}` +
-        (pacedFraction > 0 ? `; paced runs at ${pacedFraction} of each target's saturated req/s` : ''),
+        (pacedFraction > 0 ? `; paced runs at ${pacedFraction} of each target's saturated req/s` : '') +
+        (args.pin ? '; pinned: servers on CPU 1, load clients on CPU 0' : ''),
     )
     // Warm-up: JIT, statement caches, connection pools.
     for (const gateway of gateways) for (const route of routesByGateway.get(gateway)!) await load(gateway, route, 1)

@@ -429,7 +429,7 @@ function printResults(figures: Map<string, Figures[]>, routeNames: string[], gat
 /** Paced runs: each target at a fixed fraction of its own saturated rate, so queueing does not dominate latency. */
 function printPaced(pacedFigures: Map<string, Paced[]>, routeNames: string[], gateways: Server[]): void {
   const labels = new Map(routesFor('', '').map((r) => [r.name, r.label]))
-  console.log(`paced: evenly spaced requests at ${pacedFraction} of each target's saturated req/s (issue 17's p99 ≤ 3 × p50 is judged here)`)
+  console.log(`paced: evenly spaced requests at ${pacedFraction} of each target's saturated req/s (a harsher view of the tail: it measures the server only where client late p99 is well under its p99)`)
   const rows: string[][] = [
     ['route', 'target', 'req/s', 'p50 ms', 'p99 ms', 'p99/p50', 'client late p99 ms', ...(diagnose ? ['GC ms/1k', 'GC max ms', 'loop delay p99/max ms'] : []), 'wrong status'],
   ]

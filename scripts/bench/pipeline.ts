@@ -42,6 +42,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { type GcEvent, parseGcNvpLine, summariseGc } from './support/gcTrace.js'
 import { gatewayNodeFlags } from '../gatewayNodeFlags.js'
 import { Latencies } from './support/latencies.js'
+import { pinningUnavailable, pinToCpu } from './support/cpuAffinity.js'
 import { pacedLoad } from './support/pacedLoad.js'
 import { soakBand } from './support/soakBand.js'
 import { summarise } from './support/summariseCpuProfile.js'
@@ -65,7 +66,11 @@ const { values: args } = parseArgs({
 })
 const duration = Number(args.duration)
 // Every thread of this process (autocannon, the paced client) on CPU 0; the servers go to CPU 1 (`startChild`).
-if (args.pin) execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' })
+if (args.pin) {
+  const why = pinningUnavailable()
+  if (why) throw new Error(`--pin: ${why}`)
+  pinToCpu(process.pid, 0)
+}
 const rounds = Number(args.rounds)
 const connections = Number(args.connections)
 const pacedFraction = Number(args.paced)
@@ -90,9 +95,9 @@ type Server = {
 type Route = { name: string; label: string; method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string; expect: number }
 
 async function startChild(name: string, command: string, argv: string[], env: Record<string, string>): Promise<Server> {
-  // `taskset` execs the command, so the child's PID (CPU time, RSS) is the server's own.
-  if (args.pin) [command, argv] = ['taskset', ['-c', '1', command, ...argv]]
   const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  // Its threads so far, and (inherited) every thread it makes later.
+  if (args.pin) pinToCpu(child.pid!, 1)
   const gc: GcEvent[] = []
   const probeWaiters: ((p: Probe) => void)[] = []
   const port = await new Promise<number>((resolve, reject) => {

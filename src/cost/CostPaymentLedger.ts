@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
+import { insertedOnce } from '../db/insertedOnce.js'
 import { jsonColumn } from '../db/jsonColumn.js'
 
 export type CostPaymentClaim = {
@@ -35,8 +36,8 @@ export class CostPaymentLedger {
   /** Reserves (payer, nonce). False when the key is taken: the payload paid, or is paying, another call. */
   async claim(c: CostPaymentClaim): Promise<boolean> {
     const t = this.now()
-    try {
-      const result = await this.db
+    return insertedOnce(
+      this.db
         .insertInto('cost_payments')
         .values({
           payment_id: c.paymentId,
@@ -56,13 +57,8 @@ export class CostPaymentLedger {
           created_at: t,
           updated_at: t,
         })
-        .onConflict((oc) => oc.doNothing())
-        .executeTakeFirst()
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
-    } catch (error) {
-      if (isUniqueViolation(error)) return false
-      throw error
-    }
+        .onConflict((oc) => oc.doNothing()),
+    )
   }
 
   /** The call produced nothing (or the payment was refused): the claim goes, the payload may be used again. */

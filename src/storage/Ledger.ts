@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/Database.js'
+import { insertedOnce } from '../db/insertedOnce.js'
 import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations/0004_storage.js'
 import type { AttestationRecord } from './VerifiedAttestor.js'
@@ -82,8 +83,8 @@ export class Ledger {
    */
   async claimDeposit(claim: DepositClaim): Promise<boolean> {
     const t = now()
-    try {
-      const result = await this.db
+    return insertedOnce(
+      this.db
         .insertInto('storage_deposits')
         .values({
           deposit_id: claim.depositId,
@@ -104,13 +105,8 @@ export class Ledger {
           created_at: t,
           updated_at: t,
         })
-        .onConflict((oc) => oc.doNothing())
-        .executeTakeFirst()
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
-    } catch (error) {
-      if (isUniqueViolation(error)) return false
-      throw error
-    }
+        .onConflict((oc) => oc.doNothing()),
+    )
   }
 
   /** Claims the deposit and records its upload in one database transaction; false when the claim is taken. */

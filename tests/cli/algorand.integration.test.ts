@@ -14,8 +14,8 @@ import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../d
 import { USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from '../../devnet/algod/startAlgod.js'
 import { EXIT } from '../../src/cli/CliError.js'
-import { main } from '../../src/cli/main.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers, type TestGateway } from '../storage/harness.js'
+import { runCliInProcess } from '../support/runCliInProcess.js'
 
 const TOKEN = 'c'.repeat(64)
 const DOWN = 'http://127.0.0.1:1'
@@ -63,29 +63,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true })
 })
 
-/** Runs the CLI in-process; returns its exit code and what it wrote. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string; json: any }> {
-  const saved = { out: process.stdout.write, err: process.stderr.write, env: { ...process.env } }
-  let out = ''
-  let err = ''
-  process.stdout.write = ((c: string | Uint8Array) => ((out += c.toString()), true)) as typeof process.stdout.write
-  process.stderr.write = ((c: string | Uint8Array) => ((err += c.toString()), true)) as typeof process.stderr.write
-  Object.assign(process.env, env)
-  try {
-    const code = await main(args)
-    let json: unknown
-    try {
-      json = JSON.parse(out)
-    } catch {
-      json = undefined
-    }
-    return { code, out, err, json }
-  } finally {
-    process.stdout.write = saved.out
-    process.stderr.write = saved.err
-    for (const k of Object.keys(env)) if (!(k in saved.env)) delete process.env[k]
-  }
-}
+const cli = runCliInProcess
 
 const usdcOf = async (address: string) => {
   const algod = new algosdk.Algodv2(TOKEN, node.url.replace(/:\d+$/, ''), new URL(node.url).port)

@@ -13,11 +13,11 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../../devnet/accounts.js'
 import { EXIT } from '../../src/cli/CliError.js'
-import { main } from '../../src/cli/main.js'
 import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../src/modelserver/testServer.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers, type TestGateway } from '../storage/harness.js'
+import { runCliInProcess } from '../support/runCliInProcess.js'
 
 let peers: EvmPeers
 let gw: TestGateway
@@ -48,29 +48,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-/** Runs the CLI in-process; returns its exit code and what it wrote. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string; json: any }> {
-  const saved = { out: process.stdout.write, err: process.stderr.write, env: { ...process.env } }
-  let out = ''
-  let err = ''
-  process.stdout.write = ((c: string | Uint8Array) => ((out += c.toString()), true)) as typeof process.stdout.write
-  process.stderr.write = ((c: string | Uint8Array) => ((err += c.toString()), true)) as typeof process.stderr.write
-  Object.assign(process.env, env)
-  try {
-    const code = await main(args)
-    let json: unknown
-    try {
-      json = JSON.parse(out)
-    } catch {
-      json = undefined
-    }
-    return { code, out, err, json }
-  } finally {
-    process.stdout.write = saved.out
-    process.stderr.write = saved.err
-    for (const k of Object.keys(env)) if (!(k in saved.env)) delete process.env[k]
-  }
-}
+const cli = runCliInProcess
 
 const payer = (i: number) => ({ [KEY_ENV]: anvilAccount(i).privateKey })
 let stored: string

@@ -1,4 +1,5 @@
 import type { ChangeFeed } from './ChangeFeed.js'
+import { FeedGuard } from './FeedGuard.js'
 
 export type CachedTableParameters<T> = {
   feed: ChangeFeed
@@ -17,28 +18,25 @@ export type CachedTableParameters<T> = {
  */
 export class CachedTable<T> {
   private value: { v: T } | undefined
-  private generation = 0
-  private readonly unsubscribe: () => void
-  private closed = false
+  private readonly guard: FeedGuard
 
   constructor(private readonly p: CachedTableParameters<T>) {
-    this.unsubscribe = p.feed.subscribe((change) => {
+    this.guard = new FeedGuard(p.feed, (change) => {
       if (change.kind === 'all') this.drop()
       else if (change.table === p.table) this.invalidate()
     })
   }
 
   async get(): Promise<T> {
-    if (this.closed || !this.p.feed.live()) return this.p.load()
+    if (!this.guard.usable) return this.p.load()
     if (this.value) {
       this.p.onEvent?.('hit')
       return this.value.v
     }
     this.p.onEvent?.('miss')
-    const epoch = this.generation
+    const epoch = this.guard.epoch
     const v = await this.p.load()
-    // `live()` first: it may itself report a change (and move the epoch).
-    if (!this.closed && this.p.feed.live() && epoch === this.generation) this.value = { v }
+    if (this.guard.keeps(epoch)) this.value = { v }
     return v
   }
 
@@ -50,12 +48,11 @@ export class CachedTable<T> {
 
   /** Stops following changes and is no longer used. */
   close(): void {
-    this.unsubscribe()
-    this.closed = true
+    this.guard.close()
   }
 
   private drop(): void {
-    this.generation++
+    this.guard.dropped()
     this.value = undefined
   }
 }

@@ -1,4 +1,5 @@
 import type { ChangeFeed } from './ChangeFeed.js'
+import { FeedGuard } from './FeedGuard.js'
 
 /** A live session as cached: the checksummed wallet and the expiry (epoch seconds). */
 export type CachedSession = { readonly wallet: string; readonly expires_at: number }
@@ -22,13 +23,11 @@ export type SessionCacheParameters = {
 export class SessionCache {
   private readonly entries = new Map<string, CachedSession>()
   private readonly max: number
-  private generation = 0
-  private readonly unsubscribe: () => void
-  private closed = false
+  private readonly guard: FeedGuard
 
   constructor(private readonly p: SessionCacheParameters) {
     this.max = p.max ?? 10_000
-    this.unsubscribe = p.feed.subscribe((change) => {
+    this.guard = new FeedGuard(p.feed, (change) => {
       if (change.kind === 'all') this.clear()
       else if (change.table === 'sessions') this.invalidate(change.key === '*' ? undefined : change.key)
     })
@@ -40,7 +39,7 @@ export class SessionCache {
 
   /** The cached session of `tokenHash`, or `undefined` (not cached, or the feed is not live). */
   get(tokenHash: string): CachedSession | undefined {
-    if (this.closed || !this.p.feed.live()) return undefined
+    if (!this.guard.usable) return undefined
     const entry = this.entries.get(tokenHash)
     this.p.onEvent?.(entry ? 'hit' : 'miss')
     return entry
@@ -48,13 +47,12 @@ export class SessionCache {
 
   /** Taken before a database lookup whose result may be `store`d. */
   epoch(): number {
-    return this.generation
+    return this.guard.epoch
   }
 
   /** Keeps a live session read after `epoch`, unless something was invalidated since. */
   store(tokenHash: string, session: CachedSession, epoch: number): void {
-    // `live()` first: it may itself report a change (and move the epoch).
-    if (this.closed || !this.p.feed.live() || epoch !== this.generation) return
+    if (!this.guard.keeps(epoch)) return
     this.entries.delete(tokenHash)
     this.entries.set(tokenHash, Object.freeze({ wallet: session.wallet, expires_at: session.expires_at }))
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!)
@@ -62,20 +60,21 @@ export class SessionCache {
 
   /** Drops one session (a revocation on this instance: before its response is sent), or every one. */
   invalidate(tokenHash?: string): void {
-    this.generation++
-    if (tokenHash === undefined) this.entries.clear()
-    else this.entries.delete(tokenHash)
+    if (tokenHash === undefined) this.clear()
+    else {
+      this.guard.dropped()
+      this.entries.delete(tokenHash)
+    }
     this.p.onEvent?.('invalidation')
   }
 
   /** Stops following changes and is no longer used. */
   close(): void {
-    this.unsubscribe()
-    this.closed = true
+    this.guard.close()
   }
 
   private clear(): void {
-    this.generation++
+    this.guard.dropped()
     this.entries.clear()
   }
 }

@@ -55,16 +55,7 @@ export async function createDatabase({ url, migrate = true, sqliteSynchronous = 
 function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementPool(pool) }) })
-  const changeFeed = postgresChangeFeed({ url })
-  return {
-    db,
-    dialect: 'postgres',
-    changeFeed,
-    close: async () => {
-      await changeFeed.close()
-      await db.destroy()
-    },
-  }
+  return handleOf(db, 'postgres', postgresChangeFeed({ url }))
 }
 
 function openSqlite(url: string, synchronous: 'full' | 'normal'): DatabaseHandle {
@@ -76,10 +67,14 @@ function openSqlite(url: string, synchronous: 'full' | 'normal'): DatabaseHandle
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingSqliteDatabase(sqlite) }) })
-  const changeFeed = sqliteChangeFeed(sqlite)
+  return handleOf(db, 'sqlite', sqliteChangeFeed(sqlite))
+}
+
+/** The handle of an open database and its change feed: closing stops the feed, then the connections. */
+function handleOf(db: Kysely<Database>, dialect: DatabaseDialect, changeFeed: ChangeFeed): DatabaseHandle {
   return {
     db,
-    dialect: 'sqlite',
+    dialect,
     changeFeed,
     close: async () => {
       await changeFeed.close()

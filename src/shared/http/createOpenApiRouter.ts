@@ -1,10 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express'
 import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend'
+import type { ErrorObject } from 'ajv'
 import type { Logger } from '../logger.js'
 import { jsonDepthExceeds } from './jsonDepthExceeds.js'
 import { pumpStream } from './pumpStream.js'
 import { readBufferedJson } from './readBufferedJson.js'
+import {
+  isValidatableBody,
+  type ParsedRequestValidation,
+  prepareParsedRequestValidation,
+  type RequestValidatorFunction,
+  validateParsedRequest,
+} from './validateParsedRequest.js'
 import { compileOperationMatcher, type OperationRouter } from './compileOperationMatcher.js'
 import { createAjv } from './createAjv.js'
 import { isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
@@ -351,6 +359,8 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
      * pass (path `{}`, query `{}`, any headers and cookies, no body schema), so they are not run.
      */
     nothingToValidate: boolean
+    /** How its requests are validated without parsing them again (`validateParsedRequest`). */
+    validation: ParsedRequestValidation
   }
   const prepared = new Map<Operation, Prepared>()
   for (const op of routedOperations) {
@@ -364,6 +374,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       literalPath: !op.path.includes('{'),
       nothingToValidate:
         !op.path.includes('{') && ((op.parameters ?? []) as unknown[]).length === 0 && (op as { requestBody?: unknown }).requestBody === undefined,
+      validation: prepareParsedRequestValidation(op),
       documentedMedia: Object.keys(((op as { requestBody?: { content?: object } }).requestBody?.content ?? {}) as object).map((m) => m.toLowerCase()),
     })
   }
@@ -450,7 +461,16 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     ctx.body = state.obRequest.body
     if (options.validateRequest && !options.validateRequest(ctx)) return undefined
     if (p.nothingToValidate && state.obRequest.query === '' && !isJson) return undefined
-    const result = api.validator.validateRequest({ ...state.obRequest, body: isJson ? state.obRequest.body : undefined } as never, op)
+    const body = isJson ? state.obRequest.body : undefined
+    const result =
+      p.validation.needsFullValidation || !isValidatableBody(body)
+        ? fullValidation(state, op, body)
+        : validateParsedRequest((api.validator.getRequestValidatorsForOperation(p.info.operationId) ?? []) as RequestValidatorFunction[], p.validation, {
+            params: ctx.params,
+            query: ctx.query,
+            headers: state.req.headers,
+            body,
+          })
     const documentedMedia = p.documentedMedia
     // A non-JSON body the operation documents (multipart, octet-stream…) is read by the handler from `raw`.
     const rawBody = !isJson && media !== '' && documentedMedia.some((m) => m === media || (m.endsWith('/*') && media.startsWith(m.slice(0, -1))))
@@ -469,8 +489,14 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
         body: errorBody('unsupported_media_type', `Content-Type ${media} is not accepted; use ${documentedMedia.join(' or ')}.`),
       }
     if (errors.length > 0) return invalidRequest(ctx, toValidationIssues(errors))
-    ctx.query = (result.coerced?.query ?? ctx.query) as Record<string, unknown>
+    ctx.query = result.query
     return undefined
+  }
+
+  /** openapi-backend's own `validateRequest` (it parses the request again): for what `validateParsedRequest` leaves to it. */
+  function fullValidation(state: RequestState<Locals>, op: Operation, body: unknown): { errors: ErrorObject[] | null; query: Record<string, unknown> } {
+    const result = api.validator.validateRequest({ ...state.obRequest, body } as never, op)
+    return { errors: (result.errors ?? null) as ErrorObject[] | null, query: (result.coerced?.query ?? state.context!.query) as Record<string, unknown> }
   }
 
   async function unrouted(reason: UnroutedRequest['reason'], state: RequestState<Locals>): Promise<UnroutedResult> {

@@ -74,3 +74,28 @@ describe('ModelServerClient timeouts', () => {
     expect((error as Error).message).toBe(`model server at http://127.0.0.1:${port} POST /api/chat: ECONNREFUSED (connect ECONNREFUSED 127.0.0.1:${port})`)
   })
 })
+
+describe('ModelServerClient addressing', () => {
+  it('reaches a model server behind a path prefix and over IPv6 (the base URL is parsed once, as node:http would)', async () => {
+    const seen: string[] = []
+    const peer = createServer((req, res) => {
+      seen.push(`${req.socket.localAddress} ${req.url}`)
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' })
+      res.end(`${JSON.stringify({ model: 'm', created_at: new Date().toISOString(), response: 'ok', done: true })}\n`)
+    })
+    peer.listen(0, '::1')
+    await once(peer, 'listening')
+    try {
+      const port = (peer.address() as AddressInfo).port
+      for (const baseUrl of [`http://[::1]:${port}/ollama`, `http://[::1]:${port}/ollama/`]) {
+        const reply = await new ModelServerClient({ baseUrl, timeoutMs: TIMEOUT_MS }).generate({ model: 'm', prompt: 'x' })
+        expect(reply.response).toBe('ok')
+      }
+      expect(seen).toEqual(['::1 /ollama/api/generate', '::1 /ollama/api/generate'])
+    } finally {
+      peer.closeAllConnections()
+      await new Promise((r) => peer.close(r))
+    }
+  })
+})

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequestFn } from 'node:https'
+import { urlToHttpOptions } from 'node:url'
 import { createClient } from '../../generated/modelserver/client/index.js'
 import { embed, getVersion, listModels } from '../../generated/modelserver/sdk.gen.js'
 import type { ChatChunk, ChatMessage, ChatResponse, GenerateChunk, GenerateResponse, ModelOptions, ModelSummary } from '../../generated/modelserver/types.gen.js'
@@ -67,11 +68,16 @@ export class ModelServerClient {
   private readonly timeoutMs: number
   private readonly transport: { request: typeof httpRequest }
   private readonly agent: HttpAgent
+  /** The base URL as node:http request options, parsed once (a URL string is parsed again on every request). */
+  private readonly target: { protocol: string; hostname: string; port?: number | string; auth?: string; pathPrefix: string }
 
   constructor({ baseUrl, timeoutMs, fetch: fetchImpl }: ModelServerClientParameters) {
     this.baseUrl = baseUrl
     this.timeoutMs = timeoutMs
     this.client = createClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
+    // urlToHttpOptions: what node:http makes of a URL string itself (IPv6 brackets removed, credentials decoded).
+    const { pathname, path: _path, href: _href, search: _search, hash: _hash, ...target } = urlToHttpOptions(new URL(baseUrl)) as Record<string, string | number | undefined>
+    this.target = { ...(target as { protocol: string; hostname: string }), pathPrefix: String(pathname ?? '/').replace(/\/+$/, '') }
     const https = baseUrl.startsWith('https:')
     this.transport = https ? httpsRequest : { request: httpRequest }
     // Connections to the model server are reused across calls (no connect per call); Node's client sockets
@@ -158,9 +164,11 @@ export class ModelServerClient {
   /** One HTTP request on the keep-alive agent; resolves with the answer once its headers are in. */
   private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
+      const { pathPrefix, ...target } = this.target
       const req = this.transport.request(
-        `${this.baseUrl}${request.path}`,
         {
+          ...target,
+          path: `${pathPrefix}${request.path}`,
           method: request.method,
           agent: this.agent,
           headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },

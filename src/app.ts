@@ -26,6 +26,7 @@ import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
 import { rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
+import { mountPipeline } from './shared/http/mountPipeline.js'
 import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter, type ResponseValidationReport } from './shared/http/index.js'
 import { createLogger, type Logger } from './shared/logger.js'
 
@@ -85,6 +86,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
 
   const gate = gateStage({ gate: services.gate, validateSession: (token) => services.login.validate(token), onAuthRequired: () => metrics.gateAuthRequired() })
   const security = securityStage({ services, gate: services.gate, gateStage: gate, setups: graph.setups })
+  const mapError = errorStage(logger)
   const router = createOpenApiRouter<GatewayLocals>({
     document,
     logger,
@@ -93,7 +95,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     unauthorized: security.unauthorized,
     //                                                                6. validation: the router, against the document
     handlers: handlerStage(deps.handlers ?? defaultHandlers, services), // 7. handler
-    mapError: errorStage(logger),
+    mapError,
     responseValidation: deps.responseValidation ?? config.responseValidation, // 8. response validation
     onResponseValidationError: deps.onResponseValidationError,
     onResponse: (info) => {
@@ -108,13 +110,21 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   app.set('trust proxy', config.trustProxy)
   // 2. rate limit: counters in this process, or in the database when several instances share it
   const rateLimitStore = config.rateLimit.store === 'database' ? new DatabaseRateLimitStore(services.db) : undefined
-  app.use(
+  mountPipeline(
+    app,
     composeStages(
       corsStage({ origins: config.corsOrigins }), // 1. CORS
       rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
       publicAssets(root), // public static prefixes (x-public-prefixes): no gate, files only
       router.handler, // 3–8. gate → route → security → validation → handler → response validation
     ),
+    {
+      // A stage that failed (the rate limit's shared store, say): the catalogue's answer, never Express's HTML page.
+      fallback: (req, res, error) => {
+        if (res.headersSent) return void res.destroy()
+        void router.send(req, res, error === undefined ? { status: 404, body: { error: 'not_found', message: `No route for ${req.method} ${req.path}.` } } : mapError(error, undefined))
+      },
+    },
   )
 
   return { app, services, router, start: graph.start, close: graph.close }

@@ -6,7 +6,7 @@ import { zChatChunk, zGenerateChunk, zProgressChunk } from '../../generated/mode
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
 import { buildTinyChatModel, buildTinyLlama, tinyChatOptions } from './gguf/index.js'
-import { startTestModelServer, type TestModelServer } from './testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 
 let engine: Engine
 let ms: TestModelServer

@@ -8,7 +8,7 @@ import { createCapturingLogger } from '../shared/logger.js'
 import { modelServerSpecPath } from './app.js'
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from './testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 
 /**
  * Issue 13 item 3: simultaneous create, copy, delete, pull and push — on one name and on several — through HTTP.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from './testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 
 let engine: Engine
 let ms: TestModelServer

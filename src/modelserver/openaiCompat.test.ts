@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { zChatCompletionChunk, zCompletionChunk, zOpenAiError } from '../../generated/modelserver/zod.gen.js'
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from './testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 
 let engine: Engine
 let ms: TestModelServer

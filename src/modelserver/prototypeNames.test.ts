@@ -4,7 +4,7 @@ import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
 import { buildTinyChatModel, buildTinyLlama } from './gguf/index.js'
 import { tinyChatOptions } from './gguf/tinyModels.js'
-import { startTestModelServer, type TestModelServer } from './testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 
 /**
  * Model names and tags are user input: names that are also properties of every JS object must behave like any

@@ -15,7 +15,7 @@ import { anvilAccount } from '../../devnet/accounts.js'
 import { EXIT } from '../../src/cli/CliError.js'
 import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../src/modelserver/testServer.js'
+import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers, type TestGateway } from '../storage/harness.js'
 import { runCliInProcess } from '../support/runCliInProcess.js'
 

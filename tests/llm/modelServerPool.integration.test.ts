@@ -2,7 +2,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../src/modelserver/testServer.js'
+import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 
 // Item 8 of issue 14 against two real model servers (ours, with the tiny generated models) behind one gateway:

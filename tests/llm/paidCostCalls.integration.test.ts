@@ -15,7 +15,7 @@ import { type LocalChain, startChain, usdcArtifact } from '../../devnet/chains/s
 import { type FacilitatorPeer, startFacilitator } from '../../devnet/facilitator/startFacilitator.js'
 import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../src/modelserver/testServer.js'
+import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { payingClient } from '../storage/harness.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 

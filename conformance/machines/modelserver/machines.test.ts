@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../../src/modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../../src/modelserver/testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 import { formatText } from '../../report.js'
 import { loadMachine, runMachine } from '../../runner.js'
 import type { Target } from '../../types.js'

@@ -35,7 +35,7 @@ export async function spawnModelServer(threads: number): Promise<ServerChild> {
 
 async function serve(threads: number): Promise<void> {
   const { createEngine } = await import('../../../src/modelserver/engine/createEngine.js')
-  const { startTestModelServer } = await import('../../../src/modelserver/testServer.js')
+  const { startTestModelServer } = await import('../../../tests/support/startTestModelServer.js')
   const engine = await createEngine({ threads })
   const server = await startTestModelServer({ engine, config: { threads }, responseValidation: 'warn' })
   console.log(`READY ${server.url}`)

@@ -2,7 +2,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../modelserver/engine/createEngine.js'
 import type { Engine } from '../../modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../modelserver/testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 
 // Item 1 of issue 14 against a live model server: NDJSON streams through /llm/chat, /llm/completion and

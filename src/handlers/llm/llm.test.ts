@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 import { createEngine } from '../../modelserver/engine/createEngine.js'
 import type { Engine } from '../../modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../modelserver/testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 
 // Issue 14 items 2, 5 and 6 against a live model server: the stock OpenAI clients through /llm/v1 with a
 // session token or an /llm API key, the overlord bearer on session and cost routes, /coreagent recall.

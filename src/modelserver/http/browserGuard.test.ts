@@ -2,7 +2,7 @@ import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../engine/createEngine.js'
 import type { Engine } from '../engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 import { ollamaAllowedOrigins } from './corsOrigins.js'
 
 /** Browsers' view of the server, with raw requests (a browser sets Origin and Host itself; fetch cannot fake Host). */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { zProgressChunk } from '../../../generated/modelserver/zod.gen.js'
 import { createEngine } from '../engine/createEngine.js'
 import type { Engine } from '../engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../testServer.js'
+import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 
 /** Two local instances: `a` serves the registry side, `b` pulls from and pushes to it (seed §3.2). */
 let engine: Engine

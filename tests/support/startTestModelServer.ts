@@ -3,11 +3,11 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import type { ResponseValidationMode, ResponseValidationReport } from '../shared/http/index.js'
-import type { Logger } from '../shared/logger.js'
-import { createModelServer, type ModelServer } from './app.js'
-import { loadModelServerConfig, type ModelServerConfig } from './config.js'
-import type { Engine } from './engine/Engine.js'
+import type { ResponseValidationMode, ResponseValidationReport } from '../../src/shared/http/index.js'
+import type { Logger } from '../../src/shared/logger.js'
+import { createModelServer, type ModelServer } from '../../src/modelserver/app.js'
+import { loadModelServerConfig, type ModelServerConfig } from '../../src/modelserver/config.js'
+import type { Engine } from '../../src/modelserver/engine/Engine.js'
 
 export type TestModelServer = {
   url: string

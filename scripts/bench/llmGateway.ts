@@ -6,10 +6,14 @@
  *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
  *   npm run bench -- llm -- --profile    (the gateway under `node --cpu-prof`; its self time summarised, from the
  *                                         first measured round on — profiling slows it: not a run for the table)
+ *   npm run bench -- llm -- --pin        (the gateway and the bare proxy on CPU 0, this client and the model server
+ *                                         on CPU 1: the gateway tier on a core of its own, as when it is deployed
+ *                                         apart from the model server; default: the scheduler places everything)
  *
  * - Model server: a child process with the default tiny models (`scripts/bench/support/modelserverChild.ts`).
- * - Gateway: a second child process, the production entry (`src/main.ts`) on a fresh SQLite data dir, pointed
- *   at that model server; quota and rate limit out of the way. This process is only the client.
+ * - Gateway: a second child process, the production entry (`src/main.ts`) with the Node flags of `npm run serve`
+ *   (scripts/gatewayNodeFlags.ts) on a fresh SQLite data dir, pointed at that model server; quota and rate limit
+ *   out of the way. This process is only the client.
  * - Pairs, each measured directly against the model server and through the gateway:
  *   NDJSON  `POST /api/generate` vs `POST /llm/completion` (`stream: true`; the gateway re-shapes every chunk),
  *   SSE     `POST /v1/chat/completions` vs `POST /llm/v1/chat/completions` (passed through byte for byte),
@@ -22,7 +26,9 @@
  * - Streamed tokens/s: a long generation (`--tokens`, a seed that runs to the end), eval_count / wall time to
  *   the last byte. Ratio = median of the per-round ratios gateway / direct, with their 25th–75th percentiles.
  * - Each round runs the direct, gateway (and, for TTFT, bare-proxy) calls back to back, rotating which goes first, so drift
- *   and noise on the shared machine hit both alike. One warm-up round is discarded.
+ *   and noise on the shared machine hit both alike. Before the rounds, `--warmup` short calls on every path (default
+ *   100 each: JIT-compiled code and warm connections, as in a process that has been serving), then one warm-up
+ *   round; neither is counted. A cold process is slower on every path, the gateway's most (it runs the most code).
  * - The client is node:http keeping only the first and last bytes (a lean client; fetch costs more CPU).
  */
 import { spawn } from 'node:child_process'
@@ -36,16 +42,20 @@ import { parseArgs } from 'node:util'
 import { readdirSync, readFileSync } from 'node:fs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { spawnModelServer } from './support/modelserverChild.js'
+import { gatewayNodeFlags } from '../gatewayNodeFlags.js'
+import { pinningUnavailable, pinToCpu } from './support/cpuAffinity.js'
 import { summarise } from './support/summariseCpuProfile.js'
 
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '21' },
+    rounds: { type: 'string', default: '31' },
+    warmup: { type: 'string', default: '100' },
     tokens: { type: 'string', default: '512' },
     threads: { type: 'string', default: '1' },
     /** A model server already running (instead of the child this benchmark starts). */
     modelserver: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    pin: { type: 'boolean', default: false },
   },
 })
 const rounds = Number(values.rounds)
@@ -102,7 +112,7 @@ async function freePort(): Promise<number> {
 async function startGateway(modelServerUrl: string, dataDir: string, profileDir: string | undefined) {
   const port = await freePort()
   // node with tsx's loader (no tsx CLI process in between), optionally under the CPU profiler.
-  const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const flags = [...gatewayNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
   const child = spawn(process.execPath, ['--import', 'tsx', ...flags, path.join(root, 'src/main.ts')], {
     cwd: root,
     env: {
@@ -135,6 +145,7 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
   }
   return {
     url,
+    pid: child.pid!,
     stop: async () => {
       child.kill('SIGTERM')
       await exited
@@ -152,6 +163,7 @@ async function startBareProxy(target: string) {
   })
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     stop: async () => {
       child.kill('SIGTERM')
       await exited
@@ -189,6 +201,13 @@ async function bench(): Promise<void> {
     throw error
   })
   const proxy = await startBareProxy(server.url)
+  if (values.pin) {
+    const why = pinningUnavailable()
+    if (why) throw new Error(`--pin: ${why}`)
+    if (!('pid' in server)) throw new Error('--pin needs the model server this benchmark starts (not --modelserver)')
+    for (const pid of [server.pid, process.pid]) pinToCpu(pid, 1)
+    for (const pid of [gateway.pid, proxy.pid]) pinToCpu(pid, 0)
+  }
   try {
     const token = await login(gateway.url)
     const auth = { 'x-session-token': token }
@@ -237,6 +256,8 @@ async function bench(): Promise<void> {
       max_tokens: maxTokens,
     })
 
+    for (let i = 0; i < Number(values.warmup); i++)
+      for (const pair of pairs(short, 8)) for (const which of ['direct', 'gateway', 'proxy'] as const) await pair[which]()
     let measuredFromUs = 0
     const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
     // Every order of the three calls in turn (TTFT rounds); direct/gateway alternate (ABBA) for tokens/s.
@@ -292,7 +313,9 @@ async function bench(): Promise<void> {
 
     const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
     const spread = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${quantile(xs, 0.25).toFixed(digits)}–${quantile(xs, 0.75).toFixed(digits)})`
-    console.log(`${rounds} rounds + 1 warm-up, alternating order; ${tokens}-token streams (seed ${seed}); ${os.availableParallelism()} cores shared; load ${load}`)
+    const layout = values.pin ? 'pinned: gateway and bare proxy on CPU 0, client and model server on CPU 1' : `${os.availableParallelism()} cores shared`
+    console.log(`${rounds} rounds + ${values.warmup} warm-up calls per path + 1 warm-up round, alternating order; ${tokens}-token streams (seed ${seed}); ${layout}; load ${load}`)
+    console.log(`gateway node flags: ${gatewayNodeFlags.join(' ') || '(none)'}`)
     console.log('')
     console.log('TTFT (ms): medians; added = per-round differences, median (p25–p75)')
     console.log('')

@@ -2,9 +2,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
 import { request } from 'node:http'
-import { hostileFromValues } from './gate/hostileFromValues.js'
 import { unlockMessageFor } from './vault/Vault.js'
 import { startFakeModelServer, type FakeModelServer } from '../tests/support/fakeModelServer.js'
+import { hostileFromValues } from '../tests/support/hostileFromValues.js'
 import { startTestGateway, type TestGateway } from '../tests/support/startTestGateway.js'
 
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { loadOpenApiDocument } from '../shared/http/index.js'
 import { PublicSet, publicSetFromDocument, requiresSession } from './PublicSet.js'
 import { FROM_FALLBACK, sanitizeFrom } from './sanitizeFrom.js'
-import { hostileFromValues } from './hostileFromValues.js'
+import { hostileFromValues } from '../../tests/support/hostileFromValues.js'
 import type { CatalogueEvent, CatalogueEventInput, EventSink } from '../catalogue/EventSink.js'
 
 

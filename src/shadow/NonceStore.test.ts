@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ShadowTables } from '../db/migrations/0003_shadow.js'
 import { NonceStore } from './NonceStore.js'
 import { openNonceDatabase } from './openNonceDatabase.js'
-import { createPgTestSchema } from './pgTestSchema.js'
 import { ShadowChallenges } from './ShadowChallenges.js'
+import { createPgTestSchema } from '../../tests/support/createPgTestSchema.js'
 import { tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 type Backend = { name: string; open: () => Promise<{ db: Kysely<ShadowTables>; close: () => Promise<void> }> }
@@ -90,7 +90,7 @@ describe('two gateway processes on one PostgreSQL', () => {
         const issued = await challenges.issue('auth', {})
         items.push({ nonce: issued.nonce, signature: await overlord.account.signMessage({ message: issued.message }) })
       }
-      const worker = fileURLToPath(new URL('./nonceRaceWorker.ts', import.meta.url))
+      const worker = fileURLToPath(new URL('../../tests/support/nonceRaceWorker.ts', import.meta.url))
       const procs = [0, 1].map(() => {
         const child = spawn(process.execPath, ['--import', 'tsx', worker], { stdio: ['pipe', 'pipe', 'inherit'] })
         let out = ''

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EngineModel, TokenChunk, ToolDefinition } from './Engine.js'
 import { LlamaEngine } from './LlamaEngine.js'
 import { EngineCapabilityError, EngineError, EngineInputTooLongError, engineErrorMessage } from './errors.js'
-import { writeTestModels } from './testModels.js'
 import { tinyChatModel } from '../gguf/tinyModels.js'
+import { writeTestModels } from '../../../tests/support/writeTestModels.js'
 
 const PRINTABLE = /^[\x20-\x7e\n]*$/
 
@@ -97,7 +97,7 @@ describe('generation', () => {
   it('same seed gives the same output in a fresh process (restart)', async () => {
     const options = { seed: 1234, num_predict: 24, temperature: 0.9 }
     const local = await chat.chat({ messages: [{ role: 'user', content: 'restart me' }], options })
-    const probe = fileURLToPath(new URL('./restartProbe.ts', import.meta.url))
+    const probe = fileURLToPath(new URL('../../../tests/support/engineRestartProbe.ts', import.meta.url))
     const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url))
     const { stdout } = await promisify(execFile)(tsx, [probe, paths.chat, 'restart me', JSON.stringify(options)], { timeout: 60_000 })
     const remote = JSON.parse(stdout.trim().split('\n').pop()!) as { content: string; evalCount: number }

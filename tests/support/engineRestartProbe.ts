@@ -1,8 +1,8 @@
 /**
  * Child-process probe for the "same seed across restarts" test: loads a model in a fresh process and prints
- * one generation as JSON. Usage: tsx restartProbe.ts <model.gguf> <prompt> <options-json>
+ * one generation as JSON. Usage: tsx engineRestartProbe.ts <model.gguf> <prompt> <options-json>
  */
-import { createEngine } from './createEngine.js'
+import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 
 const [path, prompt, options] = process.argv.slice(2)
 const engine = await createEngine({ threads: 1 })

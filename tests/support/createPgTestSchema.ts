@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { createShadowNoncesTable, type ShadowTables } from '../db/migrations/0003_shadow.js'
+import { createShadowNoncesTable, type ShadowTables } from '../../src/db/migrations/0003_shadow.js'
 
 /** PostgreSQL used by the tests (trust auth); each run isolates itself in a fresh schema. */
 export const TEST_POSTGRES_URL = process.env.SHADOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'

@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildTinyLlama, type TinyLlamaOptions } from '../gguf/buildTinyLlama.js'
-import { tinyChatModel, tinyChatOptions, tinyEmbedModel } from '../gguf/tinyModels.js'
+import { buildTinyLlama, type TinyLlamaOptions } from '../../src/modelserver/gguf/buildTinyLlama.js'
+import { tinyChatModel, tinyChatOptions, tinyEmbedModel } from '../../src/modelserver/gguf/tinyModels.js'
 
 /** Writes the default tiny models (and optional variants) to a temp dir for engine tests. */
 export function writeTestModels(variants: Record<string, Partial<TinyLlamaOptions>> = {}): Record<string, string> & { chat: string; embed: string } {

@@ -1,14 +1,14 @@
 /**
- * Child process of the PostgreSQL race test (NonceStore.test.ts): one "gateway process" with its own pool.
+ * Child process of the PostgreSQL race test (src/shadow/NonceStore.test.ts): one "gateway process" with its own pool.
  * stdin: one JSON line `{schema, overlord, items: [{nonce, signature}]}`; prints `ready`, waits for a `go`
  * line, then consumes every item through the full consume path and prints `{accepted: [...], rejected: {...}}`.
  */
 import { createInterface } from 'node:readline'
 import type { Address } from 'viem'
-import { NonceStore } from './NonceStore.js'
-import { openPgInSchema } from './pgTestSchema.js'
-import { ShadowChallenges } from './ShadowChallenges.js'
-import { ShadowError } from './ShadowError.js'
+import { NonceStore } from '../../src/shadow/NonceStore.js'
+import { ShadowChallenges } from '../../src/shadow/ShadowChallenges.js'
+import { ShadowError } from '../../src/shadow/ShadowError.js'
+import { openPgInSchema } from './createPgTestSchema.js'
 
 const lines = createInterface({ input: process.stdin })
 const iterator = lines[Symbol.asyncIterator]()

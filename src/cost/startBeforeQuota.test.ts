@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../../tests/support/testD
 import { CostQuota, QuotaExceededError } from '../auth/CostQuota.js'
 import { ModelServerClient } from '../marketplace/ModelServerClient.js'
 import type { HttpResult } from '../shared/http/index.js'
-import { createCapturingLogger } from '../shared/logger.js'
+import { createCapturingLogger } from '../../tests/support/createCapturingLogger.js'
 import { readX402Config } from '../x402/config.js'
 import { CostPayments } from './CostPayments.js'
 import { LlmMetrics } from './LlmMetrics.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { BaseError } from '../shared/errors/BaseError.js'
-import { createCapturingLogger } from '../shared/logger.js'
+import { createCapturingLogger } from '../../tests/support/createCapturingLogger.js'
 import { errorStage } from './errorStage.js'
 
 describe('errorStage', () => {

@@ -6,7 +6,7 @@ import { loadConfig } from '../config/loadConfig.js'
 import { findRepoRoot } from '../config/findRepoRoot.js'
 import type { Services } from '../handlers/types.js'
 import { loadOpenApiDocument } from '../shared/http/index.js'
-import { createCapturingLogger } from '../shared/logger.js'
+import { createCapturingLogger } from '../../tests/support/createCapturingLogger.js'
 import { createServiceGraph } from './createServiceGraph.js'
 
 declare module '../handlers/types.js' {

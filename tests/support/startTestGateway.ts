@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/loadConfig.js'
 import { createDatabase, type DatabaseDialect, type DatabaseHandle } from '../../src/db/createDatabase.js'
 import { createTestDatabase, type TestDatabase } from './testDatabase.js'
 import type { ResponseValidationReport } from '../../src/shared/http/index.js'
-import { createCapturingLogger } from '../../src/shared/logger.js'
+import { createCapturingLogger } from './createCapturingLogger.js'
 
 export type TestGateway = {
   url: string

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import express from 'express'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCapturingLogger } from '../logger.js'
+import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
 import { createOpenApiRouter } from './createOpenApiRouter.js'
 import type { ResponseValidationReport } from './types.js'
 

@@ -1,5 +1,0 @@
-export { ArrivalGate, type GateDenial, type GateRequest } from './ArrivalGate.js'
-export { createIpHasher, loadOrCreateSalt } from './createIpHasher.js'
-export { isHtmlRequest } from './isHtmlRequest.js'
-export { PublicSet, publicSetFromDocument, requiresSession, SESSION_SCHEME } from './PublicSet.js'
-export { FROM_FALLBACK, sanitizeFrom } from './sanitizeFrom.js'

@@ -130,6 +130,17 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
     expect(await service.permissions(carol.address)).toMatchObject({ tier: 'public', registered: true, has_session: false, view: 'sign_in' })
     // Another wallet's token does not count as a session for this wallet.
     expect(await service.permissions(alice.address, session_token)).toMatchObject({ has_session: false })
+    // A live session is proof of a login: registered even when the `wallets` row is missing (a crash between the
+    // session insert and the wallets upsert, or a row removed by hand); without the session, the row decides.
+    await handle.db.deleteFrom('wallets').where('wallet', '=', carol.address.toLowerCase()).execute()
+    expect(await service.permissions(carol.address.toLowerCase(), session_token)).toEqual({
+      wallet: carol.address,
+      tier: 'session',
+      registered: true,
+      has_session: true,
+      view: 'welcome_back',
+    })
+    expect(await service.permissions(carol.address)).toMatchObject({ registered: false, has_session: false })
   })
 
   it('counts cost calls per wallet per day and never exceeds the limit under concurrency', async () => {

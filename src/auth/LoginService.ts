@@ -221,13 +221,15 @@ export class LoginService {
 
   async permissions(wallet: string, token?: string): Promise<WalletPermissions> {
     const normalized = normalizeWallet(wallet)
-    const registered = (await this.db.selectFrom('wallets').select('wallet').where('wallet', '=', normalized).executeTakeFirst()) !== undefined
     const session = await this.validate(token)
     const hasSession = session !== undefined && session.wallet.toLowerCase() === normalized
+    // A wallet with a live session has logged in: it is registered without reading `wallets` (the session
+    // lookup is served from memory, so the usual welcome-back view makes no database round trip at all).
+    const registered = hasSession || (await this.db.selectFrom('wallets').select('wallet').where('wallet', '=', normalized).executeTakeFirst()) !== undefined
     const overlord = this.parameters.overlordAddress?.()?.toLowerCase()
     const tier: WalletPermissions['tier'] = hasSession ? 'session' : overlord && overlord === normalized ? 'overlord' : 'public'
     return {
-      wallet: getAddress(normalized),
+      wallet: hasSession ? session.wallet : getAddress(normalized),
       tier,
       registered,
       has_session: hasSession,

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import type { StorageDepositsTable, StorageUploadsTable } from '../db/migrations/0004_storage.js'
 import type { AttestationRecord } from './VerifiedAttestor.js'
 import { jsonColumn } from '../db/jsonColumn.js'
+import { precompiledQuery } from '../db/precompiledQuery.js'
 
 export type DepositRow = Selectable<StorageDepositsTable>
 export type UploadRow = Selectable<StorageUploadsTable>
@@ -44,6 +45,13 @@ export type NewUpload = {
 
 const now = () => Math.floor(Date.now() / 1000)
 
+/**
+ * The statuses the worker's per-tick statements act on: paid but not activated or settled
+ * (`pending_payment`: orphaned claims, stale and orphaned activations), in flight (`uploading`), waiting for a
+ * retry (`queued`) and waiting for verification (`stored`). Every one of those statements requires one of them.
+ */
+const WORKER_STATUSES: readonly UploadStatus[] = ['pending_payment', 'uploading', 'queued', 'stored']
+
 /** EVM addresses are compared lower-cased; an Algorand address is base32 and kept as written (upper case). */
 export function normalisePayer(payer: string): string {
   return payer.startsWith('0x') ? payer.toLowerCase() : payer
@@ -75,7 +83,23 @@ function deadOwnerOf(self: string, aliveSince: number) {
 
 /** Deposits and uploads of seed 2.7. Every state change is one conditional statement, safe across processes. */
 export class Ledger {
+  #anyWorkerUpload: (() => Promise<unknown[]>) | undefined
+
   constructor(readonly db: Kysely<Database>) {}
+
+  /**
+   * Whether any upload is in a state the worker's recurring statements act on (`WORKER_STATUSES`). When none
+   * is, each of those statements would find nothing, so the worker skips them.
+   */
+  async hasWorkerUploads(): Promise<boolean> {
+    // Compiled once, on first use (a Ledger is also made per transaction): the worker asks this every tick,
+    // mostly of an idle ledger, where building and compiling the query would cost more than the lookup.
+    // Only `status` is read, so the lookup stays inside the `storage_uploads_status` index.
+    this.#anyWorkerUpload ??= precompiledQuery(this.db, 0, (q) =>
+      q.selectFrom('storage_uploads').select('status').where('status', 'in', WORKER_STATUSES).limit(1),
+    )
+    return (await this.#anyWorkerUpload()).length > 0
+  }
 
   /**
    * Reserves (payer, nonce) — and for an already-final payment its tx hash — before anything is settled.

@@ -107,6 +107,18 @@ export class StorageWorker {
       this.#recovered = true
       if (own > 0) this.#logger?.warn({ uploads: own, instance: self }, 'requeued this instance\'s in-flight paid uploads after a restart')
     }
+    // Every statement below acts only on uploads in a worker status (Ledger.hasWorkerUploads). On an idle
+    // ledger they would all find nothing: one indexed lookup then replaces them (this runs every second on the
+    // event loop). A row arriving after the lookup is met by the next tick, as one arriving after them would be.
+    const { retried, verified } = (await ledger.hasWorkerUploads()) ? await this.#recoverRetryVerify() : { retried: 0, verified: 0 }
+    const attested = await this.#attestDue()
+    return { retried, verified, attested }
+  }
+
+  /** Recovers orphaned claims, requeues dead instances' and stale uploads, retries due ones, verifies due items. */
+  async #recoverRetryVerify(): Promise<{ retried: number; verified: number }> {
+    const ledger = this.#service.ledger
+    const self = this.#service.instanceId
     // payments a dead instance (or this identity before its restart) was settling when it died: settled on
     // chain → recorded and queued here
     await recoverOrphanedClaims({ ledger, spool: this.#service.spool, x402: this.#service.x402, self, leaseS: this.#leaseS, ownBefore: this.#startedAtS, logger: this.#logger })
@@ -140,8 +152,7 @@ export class StorageWorker {
         this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, outcome: outcome.state }, 'stored item verified')
       }
     }
-    const attested = await this.#attestDue()
-    return { retried, verified, attested }
+    return { retried, verified }
   }
 
   /**

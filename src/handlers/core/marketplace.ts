@@ -10,6 +10,7 @@ import type {
   MarketplaceCallRequest,
   MarketplaceCallResult,
 } from '../../../generated/gateway/types.gen.js'
+import type { ChunkStream, Marketplace } from '../../marketplace/Marketplace.js'
 import type { Handler, HandlerContext } from '../types.js'
 import { ndjsonResult } from './ndjsonResult.js'
 import { cost, costResult } from './cost.js'
@@ -47,20 +48,22 @@ export const createCoordinatorTask = cost((ctx) =>
 export const conveneBoardroom = cost((ctx) =>
   ctx.services.marketplace.convene(ctx.body as ConveneRequest, call(ctx)),
 )
-// /llm/chat and /llm/completion only ask the model server: their call starts while the quota unit is taken.
-export const llmChat = costResult(
-  async (ctx, signal) => {
-    const body = ctx.body as LlmChatRequest
-    if (body.stream) return ndjsonResult(await ctx.services.marketplace.chatStream(body, call(ctx, signal)), logStreamError(ctx))
-    return { status: 200, body: await ctx.services.marketplace.chat(body, call(ctx, signal)) }
-  },
-  { startBeforeQuota: true },
-)
-export const llmCompletion = costResult(
-  async (ctx, signal) => {
-    const body = ctx.body as LlmCompletionRequest
-    if (body.stream) return ndjsonResult(await ctx.services.marketplace.completionStream(body, call(ctx, signal)), logStreamError(ctx))
-    return { status: 200, body: await ctx.services.marketplace.completion(body, call(ctx, signal)) }
-  },
-  { startBeforeQuota: true },
-)
+/**
+ * A model call answered as NDJSON chunks (`stream: true`) or as one JSON body. It only asks the model server,
+ * so it starts while the quota unit is taken.
+ */
+const modelCall = <B extends { stream?: boolean | undefined }>(
+  streamed: (marketplace: Marketplace, body: B, c: ReturnType<typeof call>) => Promise<ChunkStream<unknown>>,
+  whole: (marketplace: Marketplace, body: B, c: ReturnType<typeof call>) => Promise<unknown>,
+): Handler =>
+  costResult(
+    async (ctx, signal) => {
+      const body = ctx.body as B
+      const { marketplace } = ctx.services
+      if (body.stream) return ndjsonResult(await streamed(marketplace, body, call(ctx, signal)), logStreamError(ctx))
+      return { status: 200, body: await whole(marketplace, body, call(ctx, signal)) }
+    },
+    { startBeforeQuota: true },
+  )
+export const llmChat = modelCall<LlmChatRequest>((m, body, c) => m.chatStream(body, c), (m, body, c) => m.chat(body, c))
+export const llmCompletion = modelCall<LlmCompletionRequest>((m, body, c) => m.completionStream(body, c), (m, body, c) => m.completion(body, c))

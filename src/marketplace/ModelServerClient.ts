@@ -69,7 +69,9 @@ export class ModelServerClient {
   private readonly transport: { request: typeof httpRequest }
   private readonly agent: HttpAgent
   /** The base URL as node:http request options, parsed once (a URL string is parsed again on every request). */
-  private readonly target: { protocol: string; hostname: string; port?: number | string; auth?: string; pathPrefix: string }
+  private readonly target: { protocol: string; hostname: string; port?: number | string; auth?: string }
+  /** The base URL's path, without a trailing slash: every request path goes under it. */
+  private readonly pathPrefix: string
 
   constructor({ baseUrl, timeoutMs, fetch: fetchImpl }: ModelServerClientParameters) {
     this.baseUrl = baseUrl
@@ -77,7 +79,8 @@ export class ModelServerClient {
     this.client = createClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
     // urlToHttpOptions: what node:http makes of a URL string itself (IPv6 brackets removed, credentials decoded).
     const { pathname, path: _path, href: _href, search: _search, hash: _hash, ...target } = urlToHttpOptions(new URL(baseUrl)) as Record<string, string | number | undefined>
-    this.target = { ...(target as { protocol: string; hostname: string }), pathPrefix: String(pathname ?? '/').replace(/\/+$/, '') }
+    this.target = target as { protocol: string; hostname: string }
+    this.pathPrefix = String(pathname ?? '/').replace(/\/+$/, '')
     const https = baseUrl.startsWith('https:')
     this.transport = https ? httpsRequest : { request: httpRequest }
     // Connections to the model server are reused across calls (no connect per call); Node's client sockets
@@ -164,11 +167,10 @@ export class ModelServerClient {
   /** One HTTP request on the keep-alive agent; resolves with the answer once its headers are in. */
   private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const { pathPrefix, ...target } = this.target
       const req = this.transport.request(
         {
-          ...target,
-          path: `${pathPrefix}${request.path}`,
+          ...this.target,
+          path: `${this.pathPrefix}${request.path}`,
           method: request.method,
           agent: this.agent,
           headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },

@@ -5,7 +5,7 @@
  * recorded. Configuration: `SERVICE_BATCH__*` (src/batch/config.ts), `SERVICE_STORAGE__*` for the upstream
  * and Arweave key, `SERVICE_DATABASE_URL` / `SERVICE_DATA_DIR`. Exits non-zero when a step fails.
  */
-import { createBatchService } from '../src/batch/createBatchService.js'
+import { createBatchService } from '../src/services/createBatchService.js'
 import { readBatchConfig } from '../src/batch/index.js'
 import { loadConfig } from '../src/config/loadConfig.js'
 import { createDatabase } from '../src/db/createDatabase.js'

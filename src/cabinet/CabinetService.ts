@@ -1,7 +1,7 @@
 import { getAddress, type Hex, recoverMessageAddress, toHex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import type { EventSink } from '../catalogue/EventSink.js'
-import { ShadowError } from '../shadow/ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import type { Vault } from '../vault/Vault.js'
 import type { CabinetFiles, RegistryBlock, RegistryMember } from './CabinetFiles.js'

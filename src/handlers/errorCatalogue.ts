@@ -30,7 +30,7 @@ export const errorCatalogue: Record<string, { status: number }> = {
   model_request_invalid: { status: 400 },
   // configuration
   invalid_config: { status: 500 },
-  // shadow-overlord tier, vault, cabinets (src/shadow/ShadowError.ts is the source of truth)
+  // shadow-overlord tier, vault, cabinets (src/overlord/ShadowError.ts)
   ...shadowErrorRows,
   // paid storage (src/x402, src/storage: src/storage/httpStatus.ts) and receipt batches, rows beside their handlers
   ...storageErrorRows,

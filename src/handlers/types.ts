@@ -14,7 +14,7 @@ import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import type { ModelServerPool } from '../llm/ModelServerPool.js'
+import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 import type { Logger } from '../shared/logger.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
 

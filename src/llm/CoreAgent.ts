@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import { nsToMs } from '../marketplace/ModelServerClient.js'
-import type { ModelServerPool } from './ModelServerPool.js'
+import { nsToMs } from '../modelserverClient/ModelServerClient.js'
+import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 import { ulid } from '../marketplace/ulid.js'
 import { cosineSimilarity } from './cosineSimilarity.js'
 

@@ -1,6 +1,6 @@
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import { ModelServerClient, ModelServerUnavailableError, type UpstreamResponse } from '../marketplace/ModelServerClient.js'
-import type { ModelServerPool } from './ModelServerPool.js'
+import { ModelServerClient, ModelServerUnavailableError, type UpstreamResponse } from '../modelserverClient/ModelServerClient.js'
+import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 
 /** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
 export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }

@@ -7,8 +7,8 @@ import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { type AgentDefinition, agentDefinitions } from './agents.js'
-import type { ModelServerPool } from '../llm/ModelServerPool.js'
-import { nsToMs } from './ModelServerClient.js'
+import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import { nsToMs } from '../modelserverClient/ModelServerClient.js'
 import { ulid } from './ulid.js'
 
 export class MarketplaceError extends BaseError<'agent_not_found' | 'cabinet_not_found'> {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { Marketplace } from './Marketplace.js'
-import type { ModelServerPool } from '../llm/ModelServerPool.js'
+import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 
 describe.each(dialects)('Marketplace.evolve on %s', (dialect) => {
   let database: TestDatabase | undefined

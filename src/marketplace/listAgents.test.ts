@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { agentDefinitions } from './agents.js'
 import { Marketplace } from './Marketplace.js'
-import { ModelServerPool } from '../llm/ModelServerPool.js'
+import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 
 describe.each(dialects)('Marketplace.listAgents on %s', (dialect) => {
   let database: TestDatabase | undefined

@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { SignJWT, UnsecuredJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { BearerTokens } from './BearerTokens.js'
-import { ShadowError } from './ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import { testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 describe('BearerTokens (machine 3.2)', () => {

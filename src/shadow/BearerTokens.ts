@@ -1,7 +1,7 @@
 import { errors, jwtVerify, SignJWT } from 'jose'
 import type { Address } from 'viem'
-import { ShadowError } from './ShadowError.js'
-import { addressesEqual } from './verifyOverlordSignature.js'
+import { ShadowError } from '../overlord/ShadowError.js'
+import { addressesEqual } from '../overlord/verifyOverlordSignature.js'
 
 export const BEARER_TTL_SECONDS = 300
 export const BEARER_ISSUER = 'svc-shadow-overlord'

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto'
 import type { Address } from 'viem'
 import { buildChallengeMessage } from './buildChallengeMessage.js'
 import type { NonceRecord, NonceStore } from './NonceStore.js'
-import { ShadowError } from './ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import { type BoundParams, normaliseBoundParams, type ShadowScope, SHADOW_SCOPES } from './scopes.js'
-import { verifyOverlordSignature } from './verifyOverlordSignature.js'
+import { verifyOverlordSignature } from '../overlord/verifyOverlordSignature.js'
 
 export type IssuedChallenge = { nonce: string; message: string; expires_at: number }
 

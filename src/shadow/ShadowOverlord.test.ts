@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { readShadowConfig } from './config.js'
 import { createShadowTier, type ShadowTier } from './createShadowTier.js'
 import { sha256Hex } from './ShadowChallenges.js'
-import { ShadowError } from './ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import { CollectingEventSink, tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 
 const overlord = testOverlord()

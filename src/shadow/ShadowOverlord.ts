@@ -4,7 +4,7 @@ import type { EventSink } from '../catalogue/EventSink.js'
 import { readUnlockProof, type UnlockProof, type Vault } from '../vault/Vault.js'
 import type { BearerTokens } from './BearerTokens.js'
 import type { IssuedChallenge, ShadowChallenges } from './ShadowChallenges.js'
-import { ShadowError } from './ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import { AGENT_ID_PATTERN, COMPANY_PATTERN, isShadowScope, type ShadowScope } from './scopes.js'
 
 const BEARER_HEADER = /^Bearer\s+(\S+)$/i

@@ -1,4 +1,4 @@
-import { ShadowError } from './ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 
 /**
  * Challenge scopes and the parameters bound into each (docs/design.md, "Shadow challenges"). The order of

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Hex } from 'viem'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { ShadowError } from '../shadow/ShadowError.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import { tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
 import { readUnlockProof, unlockMessageFor, Vault, type VaultFile } from './Vault.js'
 

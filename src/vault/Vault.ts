@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import { readFile, rm } from 'node:fs/promises'
 import type { Address } from 'viem'
-import { ShadowError } from '../shadow/ShadowError.js'
-import { addressesEqual, parseStrictSignature, verifyOverlordSignature } from '../shadow/verifyOverlordSignature.js'
+import { ShadowError } from '../overlord/ShadowError.js'
+import { addressesEqual, parseStrictSignature, verifyOverlordSignature } from '../overlord/verifyOverlordSignature.js'
 import { writeFileAtomic } from './writeFileAtomic.js'
 
 /**

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline'
 import type { Address } from 'viem'
 import { NonceStore } from '../../src/shadow/NonceStore.js'
 import { ShadowChallenges } from '../../src/shadow/ShadowChallenges.js'
-import { ShadowError } from '../../src/shadow/ShadowError.js'
+import { ShadowError } from '../../src/overlord/ShadowError.js'
 import { openPgInSchema } from './createPgTestSchema.js'
 
 const lines = createInterface({ input: process.stdin })

@@ -1,9 +1,9 @@
-import type { BatchService } from '../../batch/createBatchService.js'
+import type { BatchService } from '../../services/createBatchService.js'
 import type { Handler } from '../types.js'
 
 declare module '../types.js' {
   interface Services {
-    /** The receipt batch (src/batch/createBatchService.ts). */
+    /** The receipt batch (src/services/createBatchService.ts). */
     batch: BatchService
   }
 }

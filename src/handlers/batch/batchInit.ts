@@ -1,10 +1,10 @@
 import { readBatchConfig } from '../../batch/config.js'
-import { createBatchService } from '../../batch/createBatchService.js'
+import { createBatchService } from '../../services/createBatchService.js'
 import type { DomainInit } from '../types.js'
 
 /**
  * Start hook of the receipt batch: reads `SERVICE_BATCH__*` and wires `createBatchService`
- * (src/batch/createBatchService.ts): the receipt lookup for `GET /store/receipts/{ar_tx_id}` always, the
+ * (src/services/createBatchService.ts): the receipt lookup for `GET /store/receipts/{ar_tx_id}` always, the
  * daily schedule when `SERVICE_BATCH__ENABLED` (default: on when `SERVICE_BATCH__ATTESTOR_KEY` is set).
  */
 export const batchInit: DomainInit = (core) => {

@@ -5,8 +5,9 @@
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import * as llm from './llmHandlers.js'
+import * as modelCall from './modelCall.js'
 
 export { llmErrorRows } from './llmErrorRows.js'
 export { llmInit as initLlm } from './llmInit.js'
 
-export const llmHandlers = { ...llm } satisfies Partial<Record<OperationId, Handler>>
+export const llmHandlers = { ...llm, ...modelCall } satisfies Partial<Record<OperationId, Handler>>

@@ -1,4 +1,4 @@
-import { SHADOW_ERROR_STATUS } from '../../shadow/ShadowError.js'
+import { SHADOW_ERROR_STATUS } from '../../overlord/ShadowError.js'
 
 /** Rows of the shadow tier for `src/handlers/errorCatalogue.ts` (status per stable code). */
 export const shadowErrorRows: Record<string, { status: number }> = {

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../config/ConfigError.js'
 import { readShadowConfig, ShadowConfigError } from '../../shadow/config.js'
 import { createShadowTier } from '../../shadow/createShadowTier.js'
-import { ShadowError } from '../../shadow/ShadowError.js'
+import { ShadowError } from '../../overlord/ShadowError.js'
 import type { DomainInit, HandlerContext } from '../types.js'
 import { callerOf, verifiedCallerOf } from './shadowHandlers.js'
 

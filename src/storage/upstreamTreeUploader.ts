@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import { type ArweaveSigner, createData } from '@dha-team/arbundles/node'
-import type { UpstreamClient } from '../storage/UpstreamClient.js'
-import type { TreeUploader } from './TreeUploader.js'
+import type { UpstreamClient } from './UpstreamClient.js'
+import type { TreeUploader } from '../batch/TreeUploader.js'
 
 /**
  * Stores the tree file through the prepaid storage upstream as an ANS-104 data item signed with the

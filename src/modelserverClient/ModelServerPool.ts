@@ -8,7 +8,7 @@ import {
   ModelServerConnectError,
   ModelServerUnavailableError,
   type UpstreamResponse,
-} from '../marketplace/ModelServerClient.js'
+} from './ModelServerClient.js'
 
 /** One model server as the pool sees it (`/health/detailed`, `/metrics`). */
 export type ModelServerState = {

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ModelServerUnavailableError } from '../marketplace/ModelServerClient.js'
+import { ModelServerUnavailableError } from './ModelServerClient.js'
 import { canonicalModelName, ModelServerPool } from './ModelServerPool.js'
 
 // Item 8 of issue 14, the routing rules on small peers that speak the model server's protocol (the same rules

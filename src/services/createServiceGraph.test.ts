@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../config/loadConfig.js'
 import { findRepoRoot } from '../config/findRepoRoot.js'
-import type { Services } from '../handlers/types.js'
+import type { Services } from './types.js'
 import { loadOpenApiDocument } from '../shared/http/index.js'
 import { createCapturingLogger } from '../../tests/support/createCapturingLogger.js'
 import { createServiceGraph } from './createServiceGraph.js'
 
-declare module '../handlers/types.js' {
+declare module './types.js' {
   interface Services {
     graphTestDomain?: { started: number; closed: number }
   }

@@ -1,13 +1,6 @@
 import type { BatchService } from '../../services/createBatchService.js'
 import type { Handler } from '../types.js'
 
-declare module '../types.js' {
-  interface Services {
-    /** The receipt batch (src/services/createBatchService.ts). */
-    batch: BatchService
-  }
-}
-
 /** `GET /store/receipts/{ar_tx_id}` → the `Receipt` body; an unknown id is the catalogue's 404 `receipt_not_found`. */
 export const getReceipt: Handler = async (ctx) => {
   const receipt = await ctx.services.batch.receipt(ctx.params.ar_tx_id as string)

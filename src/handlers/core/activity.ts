@@ -3,7 +3,6 @@ import { recordFeedback } from '../../catalogue/recordFeedback.js'
 import { readJournal } from '../../journal/readJournal.js'
 import type { Handler } from '../types.js'
 // Type-only: the storage domain's `Services` augmentation (ctx.services.storage).
-import type {} from '../storage/storageInit.js'
 import { requireWallet, sessionTokenOf } from './session.js'
 
 /** `GET /store/uploads`: the caller's paid uploads (designed; the `/storage/` page). */

@@ -16,7 +16,6 @@ import { registryPage } from '../../pages/session/registryPage.js'
 import { type HandbookChapter, renderHandbook } from '../../pages/session/renderHandbook.js'
 import { storagePage } from '../../pages/session/storagePage.js'
 // Type-only: the storage domain's `Services` augmentation (ctx.services.storage).
-import type {} from '../storage/storageInit.js'
 
 const html = (body: string) => ({
   status: 200,

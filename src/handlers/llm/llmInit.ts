@@ -1,13 +1,6 @@
 import { LLM_KEY_PREFIX, LlmKeys } from '../../llm/LlmKeys.js'
 import type { DomainInit, HandlerContext } from '../types.js'
 
-declare module '../types.js' {
-  interface Services {
-    /** Per-wallet `/llm` API keys. */
-    llmKeys: LlmKeys
-  }
-}
-
 function bearerOf(ctx: HandlerContext): string | undefined {
   const header = ctx.headers.authorization
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null

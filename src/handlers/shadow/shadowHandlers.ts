@@ -6,12 +6,6 @@ import type { Handler, HandlerContext } from '../types.js'
 import { sessionTokenOf } from '../core/session.js'
 import { renderAdminPage } from '../../pages/adminPage.js'
 
-declare module '../types.js' {
-  interface Services {
-    shadow: ShadowTier
-  }
-}
-
 export function callerOf(ctx: HandlerContext): Caller {
   const authorization = ctx.headers.authorization
   return { authorization: typeof authorization === 'string' ? authorization : undefined, hasSessionToken: Boolean(ctx.headers['x-session-token']) }

@@ -1,7 +1,5 @@
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
-// Type-only: brings in storageInit's `Services` augmentation (ctx.services.storage) without running the module.
-import type {} from './storageInit.js'
 
 const version = (v: unknown): 1 | 2 | undefined => (v === 1 || v === 2 ? v : undefined)
 

@@ -6,12 +6,6 @@ import { StorageWorker } from '../../storage/StorageWorker.js'
 import { readX402Config } from '../../x402/config.js'
 import type { DomainInit } from '../types.js'
 
-declare module '../types.js' {
-  interface Services {
-    storage: StorageService
-  }
-}
-
 /**
  * Start hook of paid storage: reads `SERVICE_STORAGE__*`, `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
  * `FACILITATOR_TOKEN`, builds the service over the main database, and runs the background worker

@@ -1,0 +1,116 @@
+import type { Kysely } from 'kysely'
+import type { Registry } from 'prom-client'
+import type { CostQuota } from '../auth/CostQuota.js'
+import type { InstanceRegistry } from '../cluster/InstanceRegistry.js'
+import type { LoginService, ValidSession } from '../auth/LoginService.js'
+import type { Catalogue } from '../catalogue/Catalogue.js'
+import type { CostPayments } from '../cost/CostPayments.js'
+import type { LlmMetrics } from '../cost/LlmMetrics.js'
+import type { UsageLedger } from '../cost/UsageLedger.js'
+import type { GatewayConfig } from '../config/loadConfig.js'
+import type { Database } from '../db/Database.js'
+import type { ExtraChecks } from '../health/checkHealth.js'
+import type { DatabaseDialect } from '../db/createDatabase.js'
+import type { ArrivalGate } from '../gate/ArrivalGate.js'
+import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
+import type { Marketplace } from '../marketplace/Marketplace.js'
+import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import type { Logger } from '../shared/logger.js'
+import type { ShadowTier } from '../shadow/createShadowTier.js'
+import type { StorageService } from '../storage/StorageService.js'
+import type { LlmKeys } from '../llm/LlmKeys.js'
+import type { BatchService } from './createBatchService.js'
+import type { HttpResult, RequestContext } from '../shared/http/index.js'
+
+/** Per-request state the core security handlers fill in. */
+export type GatewayLocals = {
+  /** The live session of `X-Session-Token` (or the browser cookie on GET), when there is one. */
+  session?: ValidSession | undefined
+  /** The `/llm` API key of `Authorization: Bearer sk-p2s-…` on `/llm/v1` (its wallet is the caller). */
+  apiKey?: { wallet: string; key_id: string } | undefined
+  /** The request's one session lookup, shared by the session security handlers (`securityStage`). */
+  sessionLookup?: Promise<ValidSession | undefined> | undefined
+}
+
+/** A roster member as the public roster shows it (`RosterItem` of the document). */
+export type RosterMember = {
+  role: string
+  label: string
+  address: string | null
+  entity_id: string
+  boardroom_weight: number
+}
+
+/**
+ * Everything handlers reach through `ctx.services`: every service of the one graph
+ * (`src/services/createServiceGraph.ts` builds them all), listed here rather than merged in from each domain.
+ */
+export interface Services {
+  config: GatewayConfig
+  db: Kysely<Database>
+  dialect: DatabaseDialect
+  logger: Logger
+  /** Epoch seconds. */
+  now: () => number
+  catalogue: Catalogue
+  login: LoginService
+  quota: CostQuota
+  /** x402 payments of cost calls past the quota (issue 14 item 3). */
+  costPayments: CostPayments
+  /** The usage ledger of cost calls (`llm_usage`). */
+  usage: UsageLedger
+  /** Time to first token, tokens/s per model (`/metrics`). */
+  llmMetrics: LlmMetrics
+  gate: ArrivalGate
+  /** The model server(s): one, or several routed by model and load (`SERVICE_LLM__MODELSERVER__BASE_URL`). */
+  modelServer: ModelServerPool
+  marketplace: Marketplace
+  inbound: InboundMetrics
+  /** This instance among several on one database (identity, heartbeat). */
+  instance: InstanceRegistry
+  /** Public cabinet roster lookup, provided by the shadow domain (`undefined` = no cabinet). */
+  cabinetRoster?: ((company: string) => Promise<RosterMember[] | undefined>) | undefined
+  /** Overlord address for the permissions view, provided by the shadow domain. */
+  overlordAddress?: (() => string | undefined) | undefined
+  /** Prometheus text exposition for `/metrics`. */
+  metricsText: () => Promise<string>
+  /** More dependency checks of `/health/detailed`, provided by a domain (paid storage). */
+  healthChecks?: ExtraChecks | undefined
+  /** The shadow-overlord tier: challenges, bearer tokens, vault, cabinets. */
+  shadow: ShadowTier
+  /** Paid storage. */
+  storage: StorageService
+  /** The receipt batch (src/services/createBatchService.ts). */
+  batch: BatchService
+  /** Per-wallet `/llm` API keys. */
+  llmKeys: LlmKeys
+}
+
+/** The core services every domain init receives. */
+export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance'> & {
+  /** The database URL (e.g. for a second connection). */
+  databaseUrl: string
+  /** Environment the app was configured from (each domain parses its own section). */
+  env: Record<string, string | undefined>
+}
+
+/** What a handler (and a domain's security handler) gets: the validated request and the services. */
+export type HandlerContext = RequestContext<GatewayLocals> & { services: Services }
+
+/** What a domain contributes at start. */
+export type DomainSetup = {
+  /** Merged into `ctx.services`. */
+  services?: Partial<Services>
+  /** Security handlers by scheme name (e.g. `overlordBearer`): truthy = satisfied. */
+  securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
+  /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */
+  unauthorized?: Record<string, (ctx: HandlerContext) => HttpResult | Promise<HttpResult>>
+  /** The domain's metrics, served by `/metrics` with the core's. */
+  metrics?: Registry
+  /** Started after the app is built (background loops); stopped by `close`. */
+  start?: () => void | Promise<void>
+  close?: () => void | Promise<void>
+}
+
+/** A domain's start hook, run in order by the service graph. Throw a `ConfigError` for bad configuration. */
+export type DomainInit = (core: CoreServices) => DomainSetup | Promise<DomainSetup>

@@ -2,18 +2,14 @@
  * The gateway's handler map: every operationId of `openapi/gateway.yaml` → its handler. The `satisfies`
  * below turns a missing handler into a compile error.
  *
- * HOW TO PLUG IN (shadow, storage, batch engineers): each domain owns its folder here —
- *   ./shadow/index.ts  → `shadowHandlers`, `initShadow`
- *   ./storage/index.ts → `storageHandlers`, `initStorage`
- *   ./batch/index.ts   → `batchHandlers`, `initBatch`
+ * HOW TO PLUG IN: each domain owns its folder here (./shadow, ./storage, ./batch, ./llm, ./core).
  * - Handlers are `(ctx: HandlerContext) => {status, body?, headers?, contentType?, stream?}` (./types.ts);
- *   they translate the validated request into a call of your core module. `ctx.body` is the parsed and
- *   validated JSON; non-JSON bodies (multipart) are left unread on `ctx.raw`. `ctx.services` has the core
- *   services; add yours by declaration merging (`declare module '../types.js' { interface Services {…} }`)
- *   and create them in your `init` (it gets the config, db, catalogue, logger, env).
+ *   they translate the validated request into a call of a service. `ctx.body` is the parsed and validated
+ *   JSON; non-JSON bodies (multipart) are left unread on `ctx.raw`. `ctx.services` is the one service graph
+ *   (src/services/createServiceGraph.ts builds every service; src/services/types.ts lists them).
  * - Throw `BaseError`s with a `code`; add the code's status to ./errorCatalogue.ts (the one mapping).
- * - Security: `securityHandlers.overlordBearer` from your init decides the bearer scheme (truthy = ok);
- *   `unauthorized.overlordBearer` shapes the 401. The session gate is the core's.
+ * - Security: a domain's scheme (`overlordBearer`, `llmBearer`) is answered in its folder's …Security.ts and
+ *   joined to the domain below with `withSecurity`; the session gate is the core's.
  * - Every response is validated against the document in tests: a mismatch turns into a 500.
  */
 import type { OperationId } from '../../generated/gateway/operationIds.js'
@@ -32,5 +28,5 @@ export const handlers = {
   ...llmHandlers,
 } satisfies Record<OperationId, Handler>
 
-/** Domain start hooks, run in this order by `createApp`. */
+/** The service graph's domains with the security schemes they answer, built in this order by `createApp`. */
 export const domainInits: DomainInit[] = [initShadow, initStorage, initBatch, initLlm]

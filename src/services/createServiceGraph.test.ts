@@ -54,6 +54,23 @@ describe('createServiceGraph', () => {
     expect(domain.closed).toBe(1)
   })
 
+  it('builds every default domain eagerly, in one place: shadow, storage, batch and /llm with its proxy and agent', async () => {
+    const graph = await createServiceGraph({
+      config: loadConfig(env),
+      env,
+      document,
+      logger: createCapturingLogger().logger,
+      now: () => 1_800_000_000,
+      clockOverridden: true,
+    })
+    const s = graph.services
+    for (const name of ['shadow', 'storage', 'batch', 'llmKeys', 'openAi', 'coreAgent', 'cabinetRoster', 'overlordAddress'] as const) expect(s[name], name).toBeDefined()
+    // The graph's domains answer no request: their security schemes are the HTTP side's (src/handlers/*/…Security.ts).
+    for (const setup of graph.setups) expect(setup.securityHandlers).toBeUndefined()
+    expect(await s.metricsText()).toContain('storage_upstream_credit_low')
+    await graph.close()
+  })
+
   it('closes the database it opened when a domain init fails', async () => {
     await expect(
       createServiceGraph({

@@ -14,13 +14,27 @@ import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
 import { ArrivalGate } from '../gate/ArrivalGate.js'
 import { createIpHasher, loadOrCreateSalt } from '../gate/createIpHasher.js'
 import { PublicSet, publicSetFromDocument } from '../gate/PublicSet.js'
-import type { CoreServices, DomainInit, DomainSetup, Services } from './types.js'
 import { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import { Marketplace } from '../marketplace/Marketplace.js'
 import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readX402Config } from '../x402/config.js'
+import { Counter, Gauge, Registry } from 'prom-client'
+import { readBatchConfig } from '../batch/config.js'
+import { ConfigError } from '../config/ConfigError.js'
+import { CoreAgent } from '../llm/CoreAgent.js'
+import { LlmKeys } from '../llm/LlmKeys.js'
+import { OpenAiProxy } from '../llm/OpenAiProxy.js'
+import { ShadowError } from '../overlord/ShadowError.js'
+import { readShadowConfig, ShadowConfigError } from '../shadow/config.js'
+import { createShadowTier } from '../shadow/createShadowTier.js'
+import { readStorageConfig } from '../storage/config.js'
+import { Ledger } from '../storage/Ledger.js'
+import { StorageService } from '../storage/StorageService.js'
+import { StorageWorker } from '../storage/StorageWorker.js'
+import { createBatchService } from './createBatchService.js'
+import type { CoreServices, DomainInit, DomainSetup, Services } from './types.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig
@@ -36,8 +50,8 @@ export type ServiceGraphParameters = {
   database?: DatabaseHandle | undefined
   /** `fetch` used for the model server (tests). */
   fetch?: typeof fetch | undefined
-  /** Domain start hooks, run in this order. */
-  domains: readonly DomainInit[]
+  /** The domains, built in this order (default: `defaultDomains`: shadow, storage, batch, /llm). */
+  domains?: readonly DomainInit[] | undefined
   /** Replace services after they are built (tests). */
   overrides?: Partial<Services> | undefined
 }
@@ -55,8 +69,9 @@ export type ServiceGraph = {
 
 /**
  * The gateway's service graph, built in one place and apart from the HTTP wiring: database, catalogue,
- * metrics, arrival gate, model-server client, login, quota, marketplace, then each domain's init (explicit,
- * in the order given) adds its services.
+ * metrics, arrival gate, model-server client, login, quota, marketplace, then each domain (explicit, in the
+ * order given; the builders are below) adds its services. Every service is built here once, eagerly: no
+ * domain builds another lazily behind a module-level map.
  */
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
@@ -149,7 +164,19 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   await changeFeed?.ready()
 
   // ── domains, explicitly and in order ──
-  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, instance, databaseUrl: config.databaseUrl, env: p.env }
+  const core: CoreServices = {
+    config,
+    db: database.db,
+    dialect: database.dialect,
+    logger,
+    now,
+    catalogue,
+    instance,
+    modelServer,
+    marketplace: services.marketplace,
+    databaseUrl: config.databaseUrl,
+    env: p.env,
+  }
   const setups: DomainSetup[] = []
   const { login, marketplace } = services // the instances that subscribed (overrides may replace them)
   const closeCaches = () => {
@@ -158,7 +185,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     unlogFeed?.()
   }
   try {
-    for (const init of p.domains) setups.push(await init(core))
+    for (const init of p.domains ?? defaultDomains) setups.push(await init(core))
   } catch (error) {
     closeCaches()
     if (ownsDatabase) await database.close()
@@ -199,3 +226,130 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     },
   }
 }
+
+// ── the domains: what each builds from the core services and the environment ──
+
+/**
+ * The shadow tier: reads `SHADOW_*` (a weak `SHADOW_JWT_SECRET` with an overlord address set refuses start),
+ * opens the nonce store (PostgreSQL main database, or the SQLite file of `SHADOW_NONCES_PATH`), creates the
+ * vault — sealed — and the cabinet service. Its bearer scheme is answered by `src/handlers/shadow/shadowSecurity.ts`.
+ */
+export const initShadow: DomainInit = async (core) => {
+  let config
+  try {
+    config = readShadowConfig({ ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin })
+  } catch (error) {
+    if (error instanceof ShadowConfigError) throw new ConfigError(error.variable, error.shortMessage)
+    throw error
+  }
+  const tier = await createShadowTier({
+    config,
+    database: { db: core.db, dialect: core.dialect },
+    events: core.catalogue,
+    now: core.now,
+    onAuditFailure: (error) => core.logger.error({ err: error }, 'shadow audit event could not be written'),
+    onVaultInitialised: () => core.logger.warn({ vault: 'initialised' }, 'first unlock: a new sealed vault was initialised'),
+  })
+  core.logger.info(
+    { overlord_configured: Boolean(config.overlordAddress), nonce_store: core.dialect === 'postgres' ? 'postgres' : 'sqlite-file', vault_unlocked: false },
+    'shadow tier ready (vault sealed)',
+  )
+  return {
+    services: {
+      shadow: tier,
+      cabinetRoster: async (company: string) => {
+        try {
+          return (await tier.cabinets.roster(company)).members
+        } catch (error) {
+          if (error instanceof ShadowError && error.code === 'cabinet_not_found') return undefined
+          throw error
+        }
+      },
+      overlordAddress: () => config.overlordAddress,
+    },
+    close: () => tier.close(),
+  }
+}
+
+/**
+ * Paid storage: reads `SERVICE_STORAGE__*`, `SERVICE_X402__*`, `SERVICE_ALGOD__*` and `FACILITATOR_TOKEN`,
+ * builds the service over the main database, and runs the background worker (queued-upload retries,
+ * verification and, with `SERVICE_STORAGE__ATTESTOR_KEY`, attestation) while the app is up.
+ */
+export const initStorage: DomainInit = (core) => {
+  const env = { ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin }
+  // both readers throw the core's ConfigError (src/config), which stops the start naming the variable
+  const storage = readStorageConfig(env)
+  const x402 = readX402Config(env)
+  const metrics = new Registry()
+  const balance = new Gauge({ name: 'storage_upstream_balance_winc', help: 'Prepaid upstream credit of the service, in winc, as last read.', registers: [metrics] })
+  const low = new Gauge({ name: 'storage_upstream_credit_low', help: '1 while the upstream credit is below SERVICE_STORAGE__CREDIT_LOW_WINC.', registers: [metrics] })
+  const topUps = new Counter({ name: 'storage_upstream_topups_total', help: 'Automatic top-ups of the upstream credit.', registers: [metrics] })
+  const failovers = new Counter({ name: 'x402_facilitator_failovers_total', help: 'Facilitator calls moved to the next facilitator.', labelNames: ['step'], registers: [metrics] })
+  const service = new StorageService({
+    storage,
+    x402,
+    ledger: new Ledger(core.db),
+    logger: core.logger,
+    events: core.catalogue,
+    onCreditBalance: (winc) => {
+      balance.set(Number(winc))
+      low.set(winc < storage.creditLowWinc ? 1 : 0)
+    },
+    onTopUp: () => topUps.inc(),
+    onFacilitatorFailover: ({ step }) => failovers.inc({ step }),
+    instanceId: core.instance.id,
+  })
+  const worker = new StorageWorker({ service, logger: core.logger, leaseS: core.instance.leaseS })
+  const missing = service.missingSettings()
+  if (missing.length > 0) core.logger.warn({ missing }, 'paid storage not configured: POST /store answers 503 until these are set')
+  return {
+    services: { storage: service, ...(missing.length === 0 ? { healthChecks: service.healthChecks() } : {}) },
+    metrics,
+    start: () => worker.start(),
+    close: () => worker.stop(),
+  }
+}
+
+/**
+ * The receipt batch: reads `SERVICE_BATCH__*` and wires `createBatchService` (./createBatchService.ts): the
+ * receipt lookup for `GET /store/receipts/{ar_tx_id}` always, the daily schedule when `SERVICE_BATCH__ENABLED`
+ * (default: on when `SERVICE_BATCH__ATTESTOR_KEY` is set).
+ */
+export const initBatch: DomainInit = (core) => {
+  const env = { ...core.env, SERVICE_DATA_DIR: core.config.dataDir }
+  const service = createBatchService(readBatchConfig(env), {
+    db: core.db,
+    env,
+    events: core.catalogue,
+    log: {
+      info: (o, m) => core.logger.info(o, m),
+      warn: (o, m) => core.logger.warn(o, m),
+      error: (o, m) => core.logger.error(o, m),
+    },
+  })
+  return {
+    services: { batch: service },
+    start: () => service.start(),
+    close: () => service.stop(),
+  }
+}
+
+/**
+ * `/llm` (issue 14): the wallets' API keys, and the `/llm/v1` proxy and `/coreagent` over the core's
+ * model-server client and marketplace (one client for every model-server call). Its `llmBearer` scheme is
+ * answered by `src/handlers/llm/llmSecurity.ts`.
+ */
+export const initLlm: DomainInit = (core) => {
+  const { db, now, modelServer, marketplace, config } = core
+  return {
+    services: {
+      llmKeys: new LlmKeys(db, now),
+      openAi: new OpenAiProxy({ modelServer, marketplace, now }),
+      coreAgent: new CoreAgent({ db, modelServer, marketplace, embedModel: config.modelServer.embedModel, now }),
+    },
+  }
+}
+
+/** The gateway's domains in the order they are built (and started; closed in reverse). */
+export const defaultDomains: readonly DomainInit[] = [initShadow, initStorage, initBatch, initLlm]

@@ -19,6 +19,8 @@ import type { Logger } from '../shared/logger.js'
 import type { ShadowTier } from '../shadow/createShadowTier.js'
 import type { StorageService } from '../storage/StorageService.js'
 import type { LlmKeys } from '../llm/LlmKeys.js'
+import type { CoreAgent } from '../llm/CoreAgent.js'
+import type { OpenAiProxy } from '../llm/OpenAiProxy.js'
 import type { BatchService } from './createBatchService.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
 
@@ -84,10 +86,14 @@ export interface Services {
   batch: BatchService
   /** Per-wallet `/llm` API keys. */
   llmKeys: LlmKeys
+  /** The OpenAI-compatible `/llm/v1` proxy. */
+  openAi: OpenAiProxy
+  /** `/coreagent`: the wallet's agent with memories. */
+  coreAgent: CoreAgent
 }
 
-/** The core services every domain init receives. */
-export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance'> & {
+/** The core services every domain receives (it takes what it needs). */
+export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance' | 'modelServer' | 'marketplace'> & {
   /** The database URL (e.g. for a second connection). */
   databaseUrl: string
   /** Environment the app was configured from (each domain parses its own section). */
@@ -101,7 +107,10 @@ export type HandlerContext = RequestContext<GatewayLocals> & { services: Service
 export type DomainSetup = {
   /** Merged into `ctx.services`. */
   services?: Partial<Services>
-  /** Security handlers by scheme name (e.g. `overlordBearer`): truthy = satisfied. */
+  /**
+   * Security handlers by scheme name (e.g. `overlordBearer`): truthy = satisfied. The graph's domains leave
+   * these to the HTTP side (`src/handlers/<domain>/<domain>Security.ts`, joined to the domain in `src/handlers/index.ts`).
+   */
   securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
   /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */
   unauthorized?: Record<string, (ctx: HandlerContext) => HttpResult | Promise<HttpResult>>

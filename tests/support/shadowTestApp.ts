@@ -13,7 +13,7 @@ import { CollectingEventSink } from './shadowFixtures.js'
 import { errorToResult } from '../../src/handlers/errorCatalogue.js'
 import type { CoreServices, Handler, HandlerContext, Services } from '../../src/handlers/types.js'
 import { shadowHandlers } from '../../src/handlers/shadow/shadowHandlers.js'
-import { shadowInit } from '../../src/handlers/shadow/shadowInit.js'
+import { initShadow as shadowInit } from '../../src/handlers/shadow/index.js'
 
 export type ShadowTestApp = {
   url: string

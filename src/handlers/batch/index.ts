@@ -1,13 +1,13 @@
 /**
  * Receipt-batch handlers (issue 7): `GET /store/receipts/{ar_tx_id}`, plus the daily batch schedule
- * started by `initBatch`. Error rows for `../errorCatalogue.ts`: `batchErrorRows`.
+ * started by `initBatch` (built in src/services/createServiceGraph.ts). Error rows for `../errorCatalogue.ts`: `batchErrorRows`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import { getReceipt } from './batchHandlers.js'
 
 export { batchErrorRows } from './batchErrorRows.js'
-export { batchInit as initBatch } from './batchInit.js'
+export { initBatch } from '../../services/createServiceGraph.js'
 
 export const batchHandlers = {
   getReceipt,

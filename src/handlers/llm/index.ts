@@ -6,8 +6,13 @@ import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import * as llm from './llmHandlers.js'
 import * as modelCall from './modelCall.js'
+import { initLlm as buildLlm } from '../../services/createServiceGraph.js'
+import { withSecurity } from '../withSecurity.js'
+import { llmSecurity } from './llmSecurity.js'
 
 export { llmErrorRows } from './llmErrorRows.js'
-export { llmInit as initLlm } from './llmInit.js'
+
+/** The /llm domain of the service graph with its `llmBearer` scheme. */
+export const initLlm = withSecurity(buildLlm, llmSecurity)
 
 export const llmHandlers = { ...llm, ...modelCall } satisfies Partial<Record<OperationId, Handler>>

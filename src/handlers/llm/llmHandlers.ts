@@ -11,7 +11,6 @@ import type { HttpResult } from '../../shared/http/index.js'
 import { costResult } from '../core/cost.js'
 import { type Caller, callerOf } from '../core/session.js'
 import type { Handler, HandlerContext } from '../types.js'
-import { llmCoresOf } from './llmServices.js'
 
 /** A session operation's handler that needs the caller (401 `auth_required` when the request got in anonymously). */
 const withCaller =
@@ -109,29 +108,29 @@ function proxied(result: OpenAiProxyResult): HttpResult {
 
 /** A proxied model call and nothing else: it starts while the quota unit is taken. */
 const openAiCost = (path: OpenAiPath) =>
-  costResult(async (ctx, signal) => proxied(await llmCoresOf(ctx.services).openAi.forward(path, ctx.body as Record<string, unknown>, signal)), {
+  costResult(async (ctx, signal) => proxied(await ctx.services.openAi.forward(path, ctx.body as Record<string, unknown>, signal)), {
     startBeforeQuota: true,
   })
 
 export const openAiChatCompletions = openAiCost('/v1/chat/completions')
 export const openAiCompletions = openAiCost('/v1/completions')
 export const openAiEmbeddings = openAiCost('/v1/embeddings')
-export const openAiModels = withCaller(async (ctx) => proxied(await llmCoresOf(ctx.services).openAi.models(ctx.signal)))
+export const openAiModels = withCaller(async (ctx) => proxied(await ctx.services.openAi.models(ctx.signal)))
 
 // ── /coreagent ──
 
 export const coreAgentInteract = costResult(async (ctx) => {
   const caller = callerOf(ctx) as Caller
-  return { status: 200, body: await llmCoresOf(ctx.services).coreAgent.interact(ctx.body as CoreAgentInteractRequest, { wallet: caller.wallet, signal: ctx.signal }) }
+  return { status: 200, body: await ctx.services.coreAgent.interact(ctx.body as CoreAgentInteractRequest, { wallet: caller.wallet, signal: ctx.signal }) }
 })
 
 export const logCoreAgentMemory = withCaller(async (ctx, caller) => ({
   status: 201,
-  body: await llmCoresOf(ctx.services).coreAgent.remember(ctx.body as CoreAgentMemoryRequest, { wallet: caller.wallet, signal: ctx.signal }),
+  body: await ctx.services.coreAgent.remember(ctx.body as CoreAgentMemoryRequest, { wallet: caller.wallet, signal: ctx.signal }),
 }))
 
 export const searchCoreAgentMemories = withCaller(async (ctx, caller) => ({
   status: 200,
-  body: { memories: await llmCoresOf(ctx.services).coreAgent.search(ctx.body as CoreAgentSearchRequest, { wallet: caller.wallet, signal: ctx.signal }) },
+  body: { memories: await ctx.services.coreAgent.search(ctx.body as CoreAgentSearchRequest, { wallet: caller.wallet, signal: ctx.signal }) },
 }))
 

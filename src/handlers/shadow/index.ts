@@ -1,3 +1,9 @@
+import { initShadow as buildShadow } from '../../services/createServiceGraph.js'
+import { withSecurity } from '../withSecurity.js'
+import { shadowSecurity } from './shadowSecurity.js'
+
 export { shadowHandlers } from './shadowHandlers.js'
-export { shadowInit as initShadow } from './shadowInit.js'
 export { shadowErrorRows } from './shadowErrorRows.js'
+
+/** The shadow domain of the service graph with its `overlordBearer` scheme. */
+export const initShadow = withSecurity(buildShadow, shadowSecurity)

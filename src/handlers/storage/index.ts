@@ -1,3 +1,3 @@
 export { storageHandlers } from './storageHandlers.js'
-export { storageInit as initStorage } from './storageInit.js'
+export { initStorage } from '../../services/createServiceGraph.js'
 export { storageErrorRows } from './storageErrorRows.js'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError } from '../../config/ConfigError.js'
-import { tempDir, testOverlord } from '../../../tests/support/shadowFixtures.js'
-import { startShadowTestApp } from '../../../tests/support/shadowTestApp.js'
+import { ConfigError } from '../config/ConfigError.js'
+import { tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
+import { startShadowTestApp } from '../../tests/support/shadowTestApp.js'
 
 describe('shadow tier start', () => {
   const { account } = testOverlord()

@@ -1,16 +1,77 @@
+import type { ShadowErrorCode } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import type { HttpResult } from '../shared/http/index.js'
-import { batchErrorRows } from './batch/batchErrorRows.js'
-import { llmErrorRows } from './llm/llmErrorRows.js'
-import { shadowErrorRows } from './shadow/shadowErrorRows.js'
-import { storageErrorRows } from './storage/storageErrorRows.js'
 
 /**
- * The one place mapping error codes to HTTP statuses. Every error a handler lets escape that carries a
- * `code` listed here becomes `status` + `Error` body `{error: code, message, details?}`.
- * Domains ADD rows (keep them grouped by domain); the body `message` is the error's `shortMessage`.
+ * The gateway's one error table: every error a handler lets escape that carries a `code` listed here becomes
+ * `status` + `Error` body `{error: code, message, details?}` (the message is the error's `shortMessage`).
+ * Domains throw codes and know no HTTP; each domain's rows are grouped below, in this file only. A code not
+ * listed is a 500 `internal_error`.
  */
-export const errorCatalogue: Record<string, { status: number }> = {
+type Rows = Record<string, { status: number }>
+
+/** The shadow-overlord tier, vault and cabinets (src/overlord/ShadowError.ts): one row per code, checked by the type. */
+export const shadowErrorRows = {
+  bearer_required: { status: 401 },
+  bearer_invalid: { status: 401 },
+  insufficient_privilege: { status: 401 },
+  invalid_scope: { status: 400 },
+  invalid_params: { status: 400 },
+  confirm_mismatch: { status: 400 },
+  message_hash_mismatch: { status: 400 },
+  unlock_message_mismatch: { status: 400 },
+  unlock_proof_missing: { status: 400 },
+  nonce_not_found: { status: 404 },
+  nonce_expired: { status: 410 },
+  nonce_consumed: { status: 409 },
+  scope_mismatch: { status: 403 },
+  params_mismatch: { status: 403 },
+  bad_signature: { status: 403 },
+  vault_unlock_failed: { status: 403 },
+  vault_locked: { status: 423 },
+  cabinet_not_found: { status: 404 },
+  agent_not_found: { status: 404 },
+  overlord_not_configured: { status: 503 },
+  audit_unavailable: { status: 503 },
+} as const satisfies Record<ShadowErrorCode, { status: number }>
+
+/** Paid storage (src/storage) and its x402 rails (src/x402). Client mistakes are 4xx; only peers failing give 5xx. */
+export const storageErrorRows: Rows = {
+  empty_body: { status: 400 },
+  invalid_multipart: { status: 400 },
+  invalid_tag: { status: 400 },
+  invalid_payment_header: { status: 400 },
+  unsupported_network: { status: 400 },
+  // a refused payment (src/storage/paymentRefusals.ts): the client may pay again
+  invalid_payment: { status: 402 },
+  wrong_asset: { status: 402 },
+  insufficient_amount: { status: 402 },
+  wrong_receiver: { status: 402 },
+  request_hash_mismatch: { status: 402 },
+  expired_payment: { status: 402 },
+  upload_not_found: { status: 404 },
+  payment_replayed: { status: 409 },
+  payload_too_large: { status: 413 },
+  storage_upstream_failed: { status: 502 },
+  facilitator_unavailable: { status: 502 },
+  ledger_node_unavailable: { status: 502 },
+  storage_not_configured: { status: 503 },
+  upstream_credit_insufficient: { status: 503 },
+  too_many_uploads: { status: 503 },
+}
+
+/** The receipt batch (src/batch). */
+export const batchErrorRows: Rows = {
+  receipt_not_found: { status: 404 },
+  receipt_mapping_failed: { status: 500 },
+}
+
+/** `/llm` keys and `/coreagent` (src/llm). */
+export const llmErrorRows: Rows = {
+  llm_key_not_found: { status: 404 },
+}
+
+export const errorCatalogue: Rows = {
   // request shape
   invalid_request: { status: 400 },
   invalid_json: { status: 400 },
@@ -22,17 +83,15 @@ export const errorCatalogue: Record<string, { status: number }> = {
   session_invalid: { status: 401 },
   // cost endpoints
   quota_exceeded: { status: 402 },
-  // marketplace / model server (src/marketplace)
-  agent_not_found: { status: 404 },
-  cabinet_not_found: { status: 404 },
+  // marketplace / model server (src/marketplace, src/modelserverClient; agent_not_found, cabinet_not_found: shadow rows)
   modelserver_unavailable: { status: 502 },
   model_not_found: { status: 400 },
   model_request_invalid: { status: 400 },
   // configuration
   invalid_config: { status: 500 },
-  // shadow-overlord tier, vault, cabinets (src/overlord/ShadowError.ts)
+  // CabinetRollbackError: a server-side step failed and everything was restored (CabinetOperationFailed).
+  cabinet_operation_failed: { status: 500 },
   ...shadowErrorRows,
-  // paid storage (src/x402, src/storage: src/storage/httpStatus.ts) and receipt batches, rows beside their handlers
   ...storageErrorRows,
   ...batchErrorRows,
   ...llmErrorRows,
@@ -43,8 +102,8 @@ export type ErrorDetails = Record<string, unknown>
 /** Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`. */
 export function errorToResult(error: unknown): HttpResult | undefined {
   if (!(error instanceof BaseError)) return undefined
-  const entry = errorCatalogue[error.code]
-  if (!entry) return undefined
+  if (!Object.hasOwn(errorCatalogue, error.code)) return undefined
+  const entry = errorCatalogue[error.code]!
   const details = detailsOf(error)
   // A refusal that says when to come back says it in the header clients and load balancers read, too.
   const retryAfter = details?.retry_after_s

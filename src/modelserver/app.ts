@@ -35,7 +35,8 @@ import { ociError, ociErrorFor, ociValidationError } from './registry/ociErrors.
 import { RegistryClient } from './registry/RegistryClient.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
-import { isOpenAIOperation, isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
+import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
+import { type ErrorShape, errorShapesOf } from './errorShapes.js'
 
 export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
 
@@ -109,7 +110,9 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   }
   const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl })
   const registry = new RegistryServer(ctx)
-  const mapError = createErrorMapper(logger, createPathRedactor([config.modelsDir, path.resolve(config.modelsDir), process.cwd(), os.tmpdir(), os.homedir()]))
+  const document = loadOpenApiDocument(modelServerSpecPath)
+  const errorShapeOf = errorShapesOf(document) // Ollama, OpenAI or OCI: what the document declares for the route
+  const mapError = createErrorMapper(logger, createPathRedactor([config.modelsDir, path.resolve(config.modelsDir), process.cwd(), os.tmpdir(), os.homedir()]), errorShapeOf)
   const origins = createOriginMatcher(config.origins)
   if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
 
@@ -148,16 +151,16 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   }
 
   const router = createOpenApiRouter({
-    document: loadOpenApiDocument(modelServerSpecPath),
+    document,
     handlers,
     logger,
     responseValidation: options.responseValidation ?? 'warn',
     onResponseValidationError: options.onResponseValidationError,
     validateRequest: (r) => !rawBodyOperations.has(r.operationId),
     invalidRequest: (r, errors) => {
-      if (isRegistryOperation(r.operationId)) return ociValidationError(errors)
+      if (errorShapeOf(r.operationId) === 'oci') return ociValidationError(errors)
       // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
-      if (isOpenAIOperation(r.operationId)) return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+      if (errorShapeOf(r.operationId) === 'openai') return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
       return { status: 400, body: { error: ollamaValidationMessage(errors) } }
     },
     mapError: (error, r) => mapError(error, r?.operationId),
@@ -336,10 +339,10 @@ function isRegistryOperation(operationId: string | undefined): boolean {
 /**
  * Maps a thrown error to the route's error body, once for every route: our own errors keep their status and short
  * message, anything else is a 500 with a generic message (its details, paths included, go to the server log only).
- * Registry routes answer the distribution specification's shape. Known server directories are scrubbed from every
- * message a client gets.
+ * Each route answers the shape the document declares for it (`shapeOf`: Ollama, OpenAI, or the registry's OCI).
+ * Known server directories are scrubbed from every message a client gets.
  */
-export function createErrorMapper(logger: Logger | undefined, redact: (text: string) => string = (t) => t): ErrorMapper {
+export function createErrorMapper(logger: Logger | undefined, redact: (text: string) => string = (t) => t, shapeOf: (operationId: string | undefined) => ErrorShape = () => 'ollama'): ErrorMapper {
   return (error, operationId) => {
     let status = 500
     let message = INTERNAL_ERROR_MESSAGE
@@ -352,11 +355,11 @@ export function createErrorMapper(logger: Logger | undefined, redact: (text: str
     }
     if (status >= 500) logger?.error({ err: error, operationId }, message === INTERNAL_ERROR_MESSAGE ? 'unhandled error' : message)
     message = redact(message)
-    if (isRegistryOperation(operationId)) {
+    if (shapeOf(operationId) === 'oci') {
       const result = ociErrorFor(error, message)
       return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
     }
-    if (isOpenAIOperation(operationId)) return toOpenAIError({ status, body: { error: message } }, error)
+    if (shapeOf(operationId) === 'openai') return toOpenAIError({ status, body: { error: message } }, error)
     return { status, body: { error: message } }
   }
 }

@@ -41,7 +41,7 @@ import {
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
 import { InvalidTagError, PayloadTooLargeError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
-import { storageErrorStatus } from './httpStatus.js'
+import { PAYMENT_REFUSAL_CODES } from './paymentRefusals.js'
 import { PriceHold, priceOf, type PricingSnapshot } from './PriceHold.js'
 import { storeDiscoveryDocument, type X402DiscoveryDocument } from './discoveryDocument.js'
 import { storeDiscoveryExtensions } from './storeDiscovery.js'
@@ -411,7 +411,7 @@ export class StorageService {
       const row = await this.ledger.getUploadRow(uploadId)
       if (!row) await this.spool.remove(spoolPath).catch(() => undefined)
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
-      if (error instanceof BaseError && (storageErrorStatus as Record<string, number>)[error.code] === 402) {
+      if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) {
         return this.#paymentRequired(input, version, error)
       }
       throw error

@@ -22,7 +22,7 @@ import { startUpstream, type UpstreamPeer } from '../../devnet/upstream/startUps
 import { createDatabase, type DatabaseHandle } from '../../src/db/createDatabase.js'
 import { BaseError } from '../../src/shared/errors/BaseError.js'
 import { readStorageConfig } from '../../src/storage/config.js'
-import { storageErrorStatus } from '../../src/storage/httpStatus.js'
+import { errorCatalogue } from '../../src/handlers/errorCatalogue.js'
 import { Ledger } from '../../src/storage/Ledger.js'
 import { StorageService } from '../../src/storage/StorageService.js'
 import { StorageWorker } from '../../src/storage/StorageWorker.js'
@@ -126,7 +126,7 @@ export async function startTestGateway(env: Record<string, string>, dir: string)
       } else send(404, { error: 'not_found', message: 'not found' })
     } catch (error) {
       const code = error instanceof BaseError ? error.code : 'internal_error'
-      const status = (storageErrorStatus as Record<string, number>)[code] ?? 500
+      const status = errorCatalogue[code]?.status ?? 500
       send(status, { error: code, message: error instanceof BaseError ? error.shortMessage : String(error), ...(error instanceof BaseError && error.meta ? { details: error.meta } : {}) })
     }
   })

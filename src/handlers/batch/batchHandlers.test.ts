@@ -17,7 +17,7 @@ import { type ResponseValidationReport, createOpenApiRouter, loadOpenApiDocument
 import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
 import { errorToResult } from '../errorCatalogue.js'
 import type { CoreServices, Handler, HandlerContext, Services } from '../types.js'
-import { batchErrorRows } from './batchErrorRows.js'
+import { batchErrorRows } from '../errorCatalogue.js'
 import { batchHandlers, initBatch } from './index.js'
 
 const documentPath = fileURLToPath(new URL('../../../openapi/gateway.yaml', import.meta.url))

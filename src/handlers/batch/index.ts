@@ -1,12 +1,11 @@
 /**
  * Receipt-batch handlers (issue 7): `GET /store/receipts/{ar_tx_id}`, plus the daily batch schedule
- * started by `initBatch` (built in src/services/createServiceGraph.ts). Error rows for `../errorCatalogue.ts`: `batchErrorRows`.
+ * started by `initBatch` (built in src/services/createServiceGraph.ts). Error rows: `batchErrorRows` in `../errorCatalogue.ts`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import { getReceipt } from './batchHandlers.js'
 
-export { batchErrorRows } from './batchErrorRows.js'
 export { initBatch } from '../../services/createServiceGraph.js'
 
 export const batchHandlers = {

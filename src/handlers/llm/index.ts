@@ -1,6 +1,6 @@
 /**
  * `/llm` keys, test and generate, the OpenAI-compatible `/llm/v1/*` and `/coreagent` (issue 14; seed 000
- * §4.5). Error rows for `../errorCatalogue.ts`: `llmErrorRows`.
+ * §4.5). Error rows: `llmErrorRows` in `../errorCatalogue.ts`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
@@ -10,7 +10,6 @@ import { initLlm as buildLlm } from '../../services/createServiceGraph.js'
 import { withSecurity } from '../withSecurity.js'
 import { llmSecurity } from './llmSecurity.js'
 
-export { llmErrorRows } from './llmErrorRows.js'
 
 /** The /llm domain of the service graph with its `llmBearer` scheme. */
 export const initLlm = withSecurity(buildLlm, llmSecurity)

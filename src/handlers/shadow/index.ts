@@ -3,7 +3,6 @@ import { withSecurity } from '../withSecurity.js'
 import { shadowSecurity } from './shadowSecurity.js'
 
 export { shadowHandlers } from './shadowHandlers.js'
-export { shadowErrorRows } from './shadowErrorRows.js'
 
 /** The shadow domain of the service graph with its `overlordBearer` scheme. */
 export const initShadow = withSecurity(buildShadow, shadowSecurity)

@@ -1,3 +1,2 @@
 export { storageHandlers } from './storageHandlers.js'
 export { initStorage } from '../../services/createServiceGraph.js'
-export { storageErrorRows } from './storageErrorRows.js'

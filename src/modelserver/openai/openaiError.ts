@@ -39,8 +39,3 @@ export function toOpenAIError(result: HttpResult, error?: unknown): HttpResult {
 export function invalidParam(param: string, message: string): ModelServerError {
   return new ModelServerError('invalid_request', message, 400, { meta: { param } })
 }
-
-/** The operations of the `/v1` routes (their operationIds start with `openai`). */
-export function isOpenAIOperation(operationId: string | undefined): boolean {
-  return operationId !== undefined && operationId.startsWith('openai')
-}

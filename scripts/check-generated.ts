@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { syncDocLists } from './docLists.js'
 import { apis, generateAll, repoRoot } from './generate.js'
 
 export interface GeneratedDiff {
@@ -85,6 +86,11 @@ if (invokedDirectly) {
   if (problems > 0) {
     console.error(`check:generated: generated/ is stale (${problems} file(s)); run \`npm run generate\`:`)
     console.error(formatDiff(diff))
+    process.exit(1)
+  }
+  const staleDocs = syncDocLists(repoRoot, 'check')
+  if (staleDocs.length > 0) {
+    console.error(`check:generated: lists in the docs are stale; run \`npm run generate\`:\n${staleDocs.map((d) => `  ${d}`).join('\n')}`)
     process.exit(1)
   }
   console.log(`check:generated: generated/ is up to date (${diff.apis.join(', ')})`)

@@ -17,6 +17,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createClient } from '@hey-api/openapi-ts'
 import { parse } from 'yaml'
+import { syncDocLists } from './docLists.js'
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -121,4 +122,6 @@ const invokedDirectly =
 if (invokedDirectly) {
   const done = await generateAll(path.join(repoRoot, 'generated'))
   console.log(`generate: wrote ${done.map((n) => `generated/${n}/`).join(', ') || 'nothing'}`)
+  const docs = syncDocLists(repoRoot, 'write')
+  if (docs.length > 0) console.log(`generate: rewrote the lists of ${docs.join(', ')}`)
 }

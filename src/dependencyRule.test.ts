@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -85,5 +85,20 @@ describe('the dependency rule (.dependency-cruiser.cjs)', () => {
     })
     expect(violations.some((v) => v.startsWith('no-circular-rooms:'))).toBe(true)
     expect(violations.some((v) => v.startsWith('no-circular:'))).toBe(false)
+  })
+})
+
+describe('the map of the rooms', () => {
+  it('gives every top-level folder of src/ a README saying what it holds and what it may import, and a place in docs/architecture.md', () => {
+    const root = findRepoRoot()
+    const architecture = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8')
+    const rooms = readdirSync(join(root, 'src'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)
+    expect(rooms.length).toBeGreaterThan(10)
+    for (const room of rooms) {
+      const readme = join(root, 'src', room, 'README.md')
+      expect(existsSync(readme), readme).toBe(true)
+      expect(readFileSync(readme, 'utf8'), readme).toMatch(/may import/i)
+      expect(architecture, `docs/architecture.md names ${room}/`).toContain(`${room}/`)
+    }
   })
 })

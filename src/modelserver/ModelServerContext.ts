@@ -1,5 +1,5 @@
 import type { Engine, ModelInfo } from './engine/Engine.js'
-import { EngineError, engineErrorMessage, engineErrorStatus } from './engine/errors.js'
+import { EngineError, engineErrorMessage } from './engine/errors.js'
 import type { ModelServerConfig } from './config.js'
 import { ModelServerError, badRequest, modelNotFound } from './errors.js'
 import type { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
@@ -24,7 +24,7 @@ export function createInspector(engine: Engine): (record: ModelRecord) => Promis
   const cache = new Map<string, Promise<ModelInfo>>()
   return (record) => {
     if (!record.modelPath || !record.modelDigest) {
-      return Promise.reject(new ModelServerError('no_model_layer', 'model has no model file', 400))
+      return Promise.reject(new ModelServerError('no_model_layer', 'model has no model file'))
     }
     let p = cache.get(record.modelDigest)
     if (!p) {
@@ -54,7 +54,7 @@ export function createFindModel(store: ModelStore): (name: unknown) => Promise<M
 /** Engine errors as the `{error}` Ollama sends, with the client's model name in capability messages. */
 export function toModelServerError(error: unknown, modelName: string): unknown {
   if (error instanceof EngineError) {
-    return new ModelServerError(error.code, engineErrorMessage(error, `"${modelName}"`), engineErrorStatus[error.code] ?? 500, {
+    return new ModelServerError(error.code, engineErrorMessage(error, `"${modelName}"`), {
       cause: error,
     })
   }

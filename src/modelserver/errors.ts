@@ -1,28 +1,69 @@
-import { BaseError, type BaseErrorParameters } from '../shared/errors/BaseError.js'
+import { BaseError } from '../shared/errors/BaseError.js'
+import type { EngineErrorCode } from './engine/errors.js'
 
 /**
- * An error the model server answers with Ollama's body `{error: shortMessage}` and `status`.
- * 4xx for client mistakes, 5xx for our own failures.
+ * The model server's one error table: the HTTP status of every code it throws on purpose (Ollama's statuses:
+ * 4xx for client mistakes, 5xx for our own failures and the registry's). The body's shape is the route's
+ * (Ollama, OpenAI or OCI: `errorShapes.ts`); anything not ours is a 500 with a generic message.
  */
-export class ModelServerError extends BaseError<string> {
+export const modelServerErrorStatus = {
+  // the engine (src/modelserver/engine/errors.ts)
+  insert_unsupported: 400,
+  thinking_unsupported: 400,
+  tools_unsupported: 400,
+  vision_unsupported: 400,
+  embedding_unsupported: 400,
+  completion_unsupported: 400,
+  invalid_format: 400,
+  invalid_options: 400,
+  input_too_long: 400,
+  model_load_failed: 500,
+  model_unloaded: 500,
+  generation_failed: 500,
+  // requests
+  bad_request: 400,
+  invalid_request: 400,
+  invalid_model_name: 400,
+  invalid_model_file: 400,
+  no_model_layer: 400,
+  model_not_found: 404,
+  server_busy: 503,
+  // the model store
+  invalid_digest: 400,
+  digest_mismatch: 400,
+  invalid_manifest: 400,
+  manifest_blob_missing: 500,
+  // a registry this server pulls from or pushes to
+  manifest_unknown: 404,
+  registry_error: 502,
+  registry_unreachable: 502,
+  registry_manifest_invalid: 502,
+  registry_digest_mismatch: 502,
+} as const satisfies Record<EngineErrorCode, number> & Record<string, number>
+
+export type ModelServerErrorCode = keyof typeof modelServerErrorStatus
+
+/**
+ * An error the model server answers with the route's error body. It carries a stable code; its status is the
+ * code's row of `modelServerErrorStatus`, the one table.
+ */
+export class ModelServerError extends BaseError<ModelServerErrorCode> {
   override name = 'ModelServerError'
-  readonly status: number
-  constructor(code: string, message: string, status: number, parameters: BaseErrorParameters = {}) {
-    super(code, message, parameters)
-    this.status = status
+  get status(): number {
+    return modelServerErrorStatus[this.code]
   }
 }
 
 export function modelNotFound(name: string): ModelServerError {
-  return new ModelServerError('model_not_found', `model '${name}' not found`, 404)
+  return new ModelServerError('model_not_found', `model '${name}' not found`)
 }
 
 export function badRequest(message: string): ModelServerError {
-  return new ModelServerError('bad_request', message, 400)
+  return new ModelServerError('bad_request', message)
 }
 
 export function serverBusy(): ModelServerError {
-  return new ModelServerError('server_busy', 'server busy, please try again.  maximum pending requests exceeded', 503)
+  return new ModelServerError('server_busy', 'server busy, please try again.  maximum pending requests exceeded')
 }
 
 /**

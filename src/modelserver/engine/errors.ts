@@ -1,8 +1,8 @@
 import { BaseError } from '../../shared/errors/BaseError.js'
+import { modelServerErrorStatus } from '../errors.js'
 
 /**
- * Engine error codes. The server maps: `*_unsupported`, `invalid_*`, `input_too_long` → 400;
- * `model_load_failed`, `model_unloaded`, `generation_failed` → 500.
+ * Engine error codes; their statuses are rows of the model server's one error table (`../errors.ts`).
  */
 export type EngineErrorCode =
   | 'insert_unsupported'
@@ -18,21 +18,8 @@ export type EngineErrorCode =
   | 'model_unloaded'
   | 'generation_failed'
 
-/** Status the HTTP layer should use for an engine error code (Ollama semantics). */
-export const engineErrorStatus: Record<EngineErrorCode, 400 | 500> = {
-  insert_unsupported: 400,
-  thinking_unsupported: 400,
-  tools_unsupported: 400,
-  vision_unsupported: 400,
-  embedding_unsupported: 400,
-  completion_unsupported: 400,
-  invalid_format: 400,
-  invalid_options: 400,
-  input_too_long: 400,
-  model_load_failed: 500,
-  model_unloaded: 500,
-  generation_failed: 500,
-}
+/** Status of each engine code: its rows of the model server's one error table (`../errors.ts`). */
+export const engineErrorStatus: Record<EngineErrorCode, number> = modelServerErrorStatus
 
 /** Every error the engine throws on purpose. `shortMessage` is the text for Ollama's `{error}` body. */
 export class EngineError extends BaseError<EngineErrorCode> {

@@ -23,7 +23,7 @@ import { mergeOptions, runGeneration, type RunGenerationParams } from './runGene
 
 function requireCapability(info: ModelInfo, capability: Capability, name: string, verb: string = capability): void {
   if (!info.capabilities.includes(capability)) {
-    throw new ModelServerError(`${capability}_unsupported`, `"${name}" does not support ${verb}`, 400)
+    throw new ModelServerError(`${capability}_unsupported`, `"${name}" does not support ${verb}`)
   }
 }
 

@@ -37,5 +37,5 @@ export function toOpenAIError(result: HttpResult, error?: unknown): HttpResult {
 
 /** A 400 naming the request field at fault (OpenAI's `param`). */
 export function invalidParam(param: string, message: string): ModelServerError {
-  return new ModelServerError('invalid_request', message, 400, { meta: { param } })
+  return new ModelServerError('invalid_request', message, { meta: { param } })
 }

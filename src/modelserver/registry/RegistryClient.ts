@@ -57,7 +57,7 @@ export class RegistryClient {
     } catch (error) {
       if ((error as Error)?.name === 'AbortError') throw error
       const cause = (error as { cause?: { message?: string } })?.cause?.message ?? (error as Error).message
-      throw new ModelServerError('registry_unreachable', `${what}: ${cause}`, 502, { cause: error })
+      throw new ModelServerError('registry_unreachable', `${what}: ${cause}`, { cause: error })
     }
   }
 
@@ -73,11 +73,11 @@ export class RegistryClient {
     )
     if (res.status === 404) {
       await res.body?.cancel()
-      throw new ModelServerError('manifest_unknown', 'pull model manifest: file does not exist', 404)
+      throw new ModelServerError('manifest_unknown', 'pull model manifest: file does not exist')
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '')
-      throw new ModelServerError('registry_error', `pull model manifest: ${res.status} ${text}`.trim(), 502)
+      throw new ModelServerError('registry_error', `pull model manifest: ${res.status} ${text}`.trim())
     }
     const manifestBytes = Buffer.from(await res.arrayBuffer())
     let manifest: Manifest
@@ -86,7 +86,7 @@ export class RegistryClient {
       if (!manifest.config || !Array.isArray(manifest.layers)) throw new Error('missing config or layers')
       for (const d of [manifest.config, ...manifest.layers]) if (!digestPattern.test(d.digest)) throw new Error(`bad digest ${d.digest}`)
     } catch (error) {
-      throw new ModelServerError('invalid_manifest', `pull model manifest: invalid manifest (${(error as Error).message})`, 502)
+      throw new ModelServerError('registry_manifest_invalid', `pull model manifest: invalid manifest (${(error as Error).message})`)
     }
     await store.withLease(async (lease) => {
       // Pinned before the first presence check: a layer found present stays present until the manifest is written.
@@ -114,7 +114,7 @@ export class RegistryClient {
         const blob = await this.request(`${base}/blobs/${layer.digest}`, { signal }, `pull ${layer.digest}`)
         if (!blob.ok || !blob.body) {
           await blob.body?.cancel()
-          throw new ModelServerError('registry_error', `pull ${layer.digest}: registry answered ${blob.status}`, 502)
+          throw new ModelServerError('registry_error', `pull ${layer.digest}: registry answered ${blob.status}`)
         }
         let reported = 0
         const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), (completed) => {
@@ -133,7 +133,7 @@ export class RegistryClient {
           await store.blobs.commit(tmp, digest)
         } catch (error) {
           if (error instanceof ModelServerError && error.code === 'digest_mismatch') {
-            throw new ModelServerError('digest_mismatch', `digest mismatch, file must be downloaded again: ${error.shortMessage}`, 502)
+            throw new ModelServerError('registry_digest_mismatch', `digest mismatch, file must be downloaded again: ${error.shortMessage}`)
           }
           throw error
         }
@@ -156,7 +156,7 @@ export class RegistryClient {
   ): Promise<void> {
     const { onProgress, signal } = params
     const entry = await this.options.store.getPinned(name, lease)
-    if (!entry) throw new ModelServerError('model_not_found', `model '${fullName(name)}' not found`, 404)
+    if (!entry) throw new ModelServerError('model_not_found', `model '${fullName(name)}' not found`)
     onProgress({ status: 'retrieving manifest' })
     const manifestBytes = entry.bytes
     const base = this.repoUrl(name, params.insecure)
@@ -171,7 +171,7 @@ export class RegistryClient {
     )
     if (!res.ok) {
       const text = await res.text().catch(() => '')
-      throw new ModelServerError('registry_error', `push manifest: registry answered ${res.status} ${text}`.trim(), 502)
+      throw new ModelServerError('registry_error', `push manifest: registry answered ${res.status} ${text}`.trim())
     }
     await res.body?.cancel()
     onProgress({ status: 'success' })
@@ -190,7 +190,7 @@ export class RegistryClient {
     await start.body?.cancel()
     let location = start.headers.get('location')
     if (start.status !== 202 || !location) {
-      throw new ModelServerError('registry_error', `push ${layer.digest}: upload not started (${start.status})`, 502)
+      throw new ModelServerError('registry_error', `push ${layer.digest}: upload not started (${start.status})`)
     }
     let completed = 0
     const file = createReadStream(this.options.store.blobs.path(layer.digest), { highWaterMark: this.chunkBytes })
@@ -210,7 +210,7 @@ export class RegistryClient {
         `push ${layer.digest}`,
       )
       await res.body?.cancel()
-      if (res.status !== 202) throw new ModelServerError('registry_error', `push ${layer.digest}: chunk rejected (${res.status})`, 502)
+      if (res.status !== 202) throw new ModelServerError('registry_error', `push ${layer.digest}: chunk rejected (${res.status})`)
       location = res.headers.get('location') ?? location
       completed += chunk.length
       onProgress({ status, digest: layer.digest, total: layer.size, completed })
@@ -220,6 +220,6 @@ export class RegistryClient {
     const put = await this.request(done.toString(), { method: 'PUT', signal }, `push ${layer.digest}`)
     const text = put.ok ? '' : await put.text().catch(() => '')
     await put.body?.cancel().catch(() => {})
-    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${put.status} ${text}`.trim(), 502)
+    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${put.status} ${text}`.trim())
   }
 }

@@ -171,7 +171,7 @@ export class ResidencyManager {
 
   private async load(record: ModelRecord, kind: ModelKind | undefined): Promise<Resident> {
     if (!record.modelPath) {
-      throw new ModelServerError('no_model_layer', `model '${displayName(record.name)}' has no model file`, 400)
+      throw new ModelServerError('no_model_layer', `model '${displayName(record.name)}' has no model file`)
     }
     const fileBytes = await stat(record.modelPath).then(
       (s) => s.size,
@@ -191,7 +191,7 @@ export class ResidencyManager {
       if (error && typeof error === 'object' && 'code' in error) throw error
       // The engine's message may name the blob's absolute path; the client reads the model's name instead.
       const reason = String((error as Error)?.message ?? error).split(record.modelPath).join(displayName(record.name)).split('\n')[0]
-      throw new ModelServerError('model_load_failed', `failed to load model: ${reason}`, 500, {
+      throw new ModelServerError('model_load_failed', `failed to load model: ${reason}`, {
         cause: error,
       })
     }

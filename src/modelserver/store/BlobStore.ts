@@ -12,7 +12,7 @@ export const digestPattern = /^sha256:[0-9a-f]{64}$/
 const STALE_TEMP_MS = 60 * 60_000
 
 export function assertDigest(digest: string): void {
-  if (!digestPattern.test(digest)) throw new ModelServerError('invalid_digest', `invalid digest '${digest}'`, 400)
+  if (!digestPattern.test(digest)) throw new ModelServerError('invalid_digest', `invalid digest '${digest}'`)
 }
 
 export function sha256Digest(bytes: Uint8Array | string): string {
@@ -125,7 +125,7 @@ export class BlobStore {
       await pipeline(source, tap, createWriteStream(tmp))
       const actual = `sha256:${hash.digest('hex')}`
       if (actual !== expected) {
-        throw new ModelServerError('digest_mismatch', `digest mismatch, expected "${expected}", got "${actual}"`, 400)
+        throw new ModelServerError('digest_mismatch', `digest mismatch, expected "${expected}", got "${actual}"`)
       }
       await rename(tmp, this.path(expected))
       return { digest: expected, size }
@@ -178,7 +178,7 @@ export class BlobStore {
       assertDigest(expected)
       const actual = await this.hashFile(tmp)
       if (actual !== expected) {
-        throw new ModelServerError('digest_mismatch', `digest mismatch, expected "${expected}", got "${actual}"`, 400)
+        throw new ModelServerError('digest_mismatch', `digest mismatch, expected "${expected}", got "${actual}"`)
       }
       await rename(tmp, this.path(expected))
     } finally {

@@ -44,7 +44,7 @@ export function parseModelName(input: string): ModelName {
 }
 
 function invalidName(input: string): ModelServerError {
-  return new ModelServerError('invalid_model_name', `invalid model name '${input}'`, 400)
+  return new ModelServerError('invalid_model_name', `invalid model name '${input}'`)
 }
 
 /** `host/namespace/model:tag`. */

@@ -153,10 +153,10 @@ export class ModelStore {
     try {
       manifest = JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest
     } catch {
-      throw new ModelServerError('invalid_manifest', 'manifest is not valid JSON', 400)
+      throw new ModelServerError('invalid_manifest', 'manifest is not valid JSON')
     }
     if (!manifest || manifest.schemaVersion !== 2 || !manifest.config || !Array.isArray(manifest.layers)) {
-      throw new ModelServerError('invalid_manifest', 'not a schema 2 manifest', 400)
+      throw new ModelServerError('invalid_manifest', 'not a schema 2 manifest')
     }
     return this.write(name, manifest, Buffer.from(bytes))
   }
@@ -169,13 +169,13 @@ export class ModelStore {
   private async write(name: ModelName, manifest: Manifest, bytes: Buffer): Promise<ManifestEntry> {
     const digests = [manifest.config, ...manifest.layers].map((d) => d?.digest)
     if (digests.some((d) => typeof d !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(d))) {
-      throw new ModelServerError('invalid_manifest', 'manifest references an invalid digest', 400)
+      throw new ModelServerError('invalid_manifest', 'manifest references an invalid digest')
     }
     return this.withLease(async (lease) => {
       await lease.pin(digests as string[])
       for (const digest of digests as string[]) {
         // The callers pin and check their blobs first; reaching this is a bug, not a client mistake.
-        if (!(await this.blobs.has(digest))) throw new ModelServerError('manifest_blob_missing', `model layer ${digest} is missing`, 500)
+        if (!(await this.blobs.has(digest))) throw new ModelServerError('manifest_blob_missing', `model layer ${digest} is missing`)
       }
       return this.nameLocks.run(nameKey(name), async () => {
         const file = this.manifestPath(name)

@@ -70,7 +70,7 @@ async function compose(
     } catch (error) {
       // The engine's message names the blob's absolute path: the client gets the file name it sent instead.
       const reason = ((error as Error)?.message ?? String(error)).split(path).join(file).split('\n')[0]
-      throw new ModelServerError('invalid_model_file', `invalid model file '${file}': ${reason}`, 400, { cause: error })
+      throw new ModelServerError('invalid_model_file', `invalid model file '${file}': ${reason}`, { cause: error })
     }
     const size = (await store.blobs.size(digest)) ?? 0
     layers = layers.filter((l) => l.mediaType !== LAYER.model)

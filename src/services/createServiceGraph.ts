@@ -1,5 +1,6 @@
 import { chainSignatureVerifier } from '../auth/chainSignatureVerifier.js'
 import { join } from 'node:path'
+import { Counter, Gauge, Registry } from 'prom-client'
 import { CostQuota } from '../auth/CostQuota.js'
 import { LoginService } from '../auth/LoginService.js'
 import { Catalogue } from '../catalogue/Catalogue.js'
@@ -20,7 +21,6 @@ import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readX402Config } from '../x402/config.js'
-import { Counter, Gauge, Registry } from 'prom-client'
 import { readBatchConfig } from '../batch/config.js'
 import { ConfigError } from '../config/ConfigError.js'
 import { CoreAgent } from '../llm/CoreAgent.js'
@@ -50,7 +50,10 @@ export type ServiceGraphParameters = {
   database?: DatabaseHandle | undefined
   /** `fetch` used for the model server (tests). */
   fetch?: typeof fetch | undefined
-  /** The domains, built in this order (default: `defaultDomains`: shadow, storage, batch, /llm). */
+  /**
+   * The domains, built in this order (default: `defaultDomains`: shadow, storage, batch, /llm, without the HTTP
+   * security schemes; `createApp` passes `src/handlers/index.ts`'s list, which adds them).
+   */
   domains?: readonly DomainInit[] | undefined
   /** Replace services after they are built (tests). */
   overrides?: Partial<Services> | undefined

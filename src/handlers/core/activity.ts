@@ -2,7 +2,6 @@ import { hashToken } from '../../auth/LoginService.js'
 import { recordFeedback } from '../../catalogue/recordFeedback.js'
 import { readJournal } from '../../journal/readJournal.js'
 import type { Handler } from '../types.js'
-// Type-only: the storage domain's `Services` augmentation (ctx.services.storage).
 import { requireWallet, sessionTokenOf } from './session.js'
 
 /** `GET /store/uploads`: the caller's paid uploads (designed; the `/storage/` page). */

@@ -15,7 +15,6 @@ import { journalPage } from '../../pages/session/journalPage.js'
 import { registryPage } from '../../pages/session/registryPage.js'
 import { type HandbookChapter, renderHandbook } from '../../pages/session/renderHandbook.js'
 import { storagePage } from '../../pages/session/storagePage.js'
-// Type-only: the storage domain's `Services` augmentation (ctx.services.storage).
 
 const html = (body: string) => ({
   status: 200,

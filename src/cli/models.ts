@@ -62,7 +62,7 @@ export function wrap(text: string, width: number, indent = ''): string[] {
   return lines
 }
 
-const REAL_MODEL_HINT = 'to run a real model: `pay2store models pull NAME` from a registry, or `pay2store models create NAME --from FILE.gguf`'
+const REAL_MODEL_HINT = 'To run a real model: `pay2store models pull NAME` from a registry, or `pay2store models create NAME --from FILE.gguf`'
 
 export async function list(host: string, out: Output) {
   const data = await call<{ models: Model[] }>(host, 'GET /api/tags', () => listModels({ client: modelClient(host) }))

@@ -34,6 +34,7 @@ export const formatBytes = (value: number) => {
 const LABEL_MAX = 24
 const BAR_MAX = 40
 const BAR_MIN = 10
+const LABEL_MIN = 8
 
 type Payload = { label: string; done: string; size: string }
 
@@ -42,22 +43,23 @@ type Payload = { label: string; done: string; size: string }
  * whole; the bar, then the label, give way; below the minimum bar the line has no bar.
  */
 export function formatBarLine(width: number, progress: number, payload: Payload): string {
-  const room = Math.max(20, width - 1)
+  const room = Math.max(1, width - 1)
   const ratio = Math.min(1, Math.max(0, progress))
   const tail = `${`${Math.floor(ratio * 100)}%`.padStart(4)} ${payload.done}/${payload.size}`
-  const labelWidth = Math.min(LABEL_MAX, payload.label.length)
-  let barWidth = Math.min(BAR_MAX, room - labelWidth - tail.length - 4) // "label [bar] tail": 4 separators
-  let label = payload.label
+  let label = payload.label.slice(0, LABEL_MAX)
+  // "label [bar] tail": four separators
+  let barWidth = Math.min(BAR_MAX, room - label.length - tail.length - 4)
   if (barWidth < BAR_MIN) {
-    // the label gives way before the bar goes
     const labelRoom = room - BAR_MIN - tail.length - 4
-    if (labelRoom >= 8) {
+    if (labelRoom >= LABEL_MIN) {
       label = label.slice(0, labelRoom)
       barWidth = BAR_MIN
-    } else barWidth = 0
+    } else {
+      // too narrow for a bar: the label, cut, then the amounts
+      label = label.slice(0, Math.max(0, room - tail.length - 1))
+      return (label ? `${label} ${tail}` : tail).slice(0, room)
+    }
   }
-  label = label.slice(0, LABEL_MAX).padEnd(Math.min(LABEL_MAX, label.length))
-  if (barWidth <= 0) return `${label} ${tail}`.slice(0, room)
   const filled = Math.round(ratio * barWidth)
   return `${label} [${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)}] ${tail}`
 }

@@ -72,7 +72,7 @@ export function buildProgram(): Command {
     .addOption(jsonOption())
     .action(async (id: string, o: { gateway: string; arweave: string } & Json) => {
       const out = createOutput(!!o.json)
-      out.result(await verify(o.gateway, o.arweave, id), (v) => `ok: ${v.sizeBytes} bytes match sha256 ${v.sha256}; proof ${v.proof}${v.root ? ` (root ${v.root})` : ''}`)
+      out.result(await verify(o.gateway, o.arweave, id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
     })
 
   keyOptions(

@@ -32,14 +32,20 @@ export async function fetchReceipt(gateway: string, arTxId: string): Promise<Rec
   throw new CliError(body?.error ?? `http_${status}`, `GET /store/receipts answered ${status}: ${body?.message ?? ''}`, status === 400 ? EXIT.usage : EXIT.server)
 }
 
+/** The receipt for a person: one fact a line, each within 80 columns (ids and hashes are never cut). */
 export function describeReceipt(r: Receipt): string {
   const lines = [
     `storage id   ${r.ar_tx_id}`,
-    `payer        ${r.payer} on ${r.network}`,
-    `paid         ${formatAmount(r.paid_atomics, unitOfCurrency(r.currency), r.asset)} (asset ${r.asset})`,
-    `size         ${r.size_bytes} bytes, sha256 ${r.sha256}`,
+    `payer        ${r.payer}`,
+    `network      ${r.network}`,
+    `paid         ${formatAmount(r.paid_atomics, unitOfCurrency(r.currency), r.asset)}`,
+    `asset        ${r.asset}`,
+    `size         ${r.size_bytes} bytes`,
+    `sha256       ${r.sha256}`,
     `stored at    ${new Date(r.stored_at * 1000).toISOString()}`,
-    r.batch ? `batch        epoch ${r.batch.epoch}, root ${r.batch.root} (${r.batch.leaf_count} leaves), committed in ${r.commit_tx} on chain ${r.chain_id}` : 'batch        not yet in a committed batch',
+    ...(r.batch
+      ? [`batch        epoch ${r.batch.epoch}, ${r.batch.leaf_count} leaves, committed on chain ${r.chain_id}`, `root         ${r.batch.root}`, `commit tx    ${r.commit_tx}`]
+      : ['batch        not yet in a committed batch']),
   ]
   return lines.join('\n')
 }

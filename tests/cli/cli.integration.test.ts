@@ -129,7 +129,8 @@ describe('pay2store store / receipt / verify / login', () => {
     const human = await cli(['receipt', stored, '--gateway', gw.url])
     expect(human.out).toContain(`storage id   ${stored}`)
     // the amount as `store` prints it (the asset's decimals and symbol); atomic units stay in --json
-    expect(human.out).toContain(`\npaid         ${Number(r.json.paid_atomics) / 1e6} USDC (asset 0x`)
+    expect(human.out).toContain(`\npaid         ${Number(r.json.paid_atomics) / 1e6} USDC\nasset        0x`)
+    for (const line of human.out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
     expect(human.out).not.toContain('atomic units')
     expect(typeof r.json.paid_atomics).toBe('string')
     expect((await cli(['receipt', 'A'.repeat(43), '--gateway', gw.url])).code).toBe(EXIT.notFound)
@@ -143,6 +144,8 @@ describe('pay2store store / receipt / verify / login', () => {
     const r = await cli(['verify', stored, '--gateway', gw.url, '--arweave', peers.arweave.url, '--json'])
     expect(r.code, r.out + r.err).toBe(EXIT.ok)
     expect(r.json).toMatchObject({ arTxId: stored, bytes: 'match', sizeBytes: 150_000, proof: 'not yet batched' })
+    const human = await cli(['verify', stored, '--gateway', gw.url, '--arweave', peers.arweave.url])
+    expect(human.out).toMatch(/^ok: the 150000 bytes on Arweave match the receipt\nsha256   [0-9a-f]{64}\nproof    not yet batched\n$/)
     // another item's bytes under this id: a gateway serving other data
     const { createServer } = await import('node:http')
     const liar = createServer((_req, res) => res.end('other bytes'))

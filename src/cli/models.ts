@@ -15,6 +15,7 @@ import { CliError, EXIT, unreachable } from './CliError.js'
 import type { Output } from './output.js'
 import { postBlob } from './postBlob.js'
 import { createBars } from './progress.js'
+import { wrapText as wrap } from './wrapText.js'
 
 type Result = { data?: unknown; error?: unknown; response?: Response }
 
@@ -47,20 +48,6 @@ const table = (rows: string[][]) => {
 /** `details.test_model` / `note`: our model server's word that a model has random weights (another server sends neither). */
 type Details = { test_model?: boolean; note?: string } & Record<string, unknown>
 type Model = { name: string; digest: string; size: number; modified_at?: string; expires_at?: string; size_vram?: number; details?: Details }
-
-/** Words wrapped to lines of at most `width` columns, each indented by `indent`. */
-export function wrap(text: string, width: number, indent = ''): string[] {
-  const lines: string[] = []
-  let line = ''
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && indent.length + line.length + 1 + word.length > width) {
-      lines.push(indent + line)
-      line = word
-    } else line = line ? `${line} ${word}` : word
-  }
-  if (line) lines.push(indent + line)
-  return lines
-}
 
 const REAL_MODEL_HINT = 'To run a real model: `pay2store models pull NAME` from a registry, or `pay2store models create NAME --from FILE.gguf`'
 

@@ -100,7 +100,7 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(capped.json.message).toMatch(/cannot pay this quote/)
   })
 
-  it('store in an 80-column terminal: each line fits, the message sits between the bars, each bar ends at 100%', async () => {
+  it('store in an 80-column terminal: each line fits, the message sits between the bars, each bar ends at 100%; at 50 columns the bars follow', async () => {
     const file = join(dir, 'terminal.bin')
     await writeFile(file, randomBytes(3_000_000))
     const command = `node bin/pay2store.mjs store ${file} --gateway ${gw.url} --key-env ${KEY_ENV} --arweave ${peers.arweave.url}`
@@ -120,7 +120,17 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(lines[paying], screen).toMatch(new RegExp(`^paying 0\\.\\d+ USDC on base from ${anvilAccount(5).address}$`))
     expect(quote < paying && paying < upload, screen).toBe(true)
     expect(lines.slice(upload + 1).join('\n'), screen).toMatch(/^stored 3000000 bytes as [A-Za-z0-9_-]{43}\nsha256 /)
-  }, 180_000)
+
+    // a narrower terminal: the bars follow its width, still whole
+    const narrow = await runInTerminal(command, { cols: 50, cwd: process.cwd(), env: payer(5), timeoutMs: 150_000 })
+    expect(narrow.code, narrow.lines.join('\n')).toBe(EXIT.ok)
+    const narrowBars = narrow.lines.filter((l) => /[█░]/.test(l))
+    expect(narrowBars, narrow.lines.join('\n')).toEqual([
+      expect.stringMatching(/^quote \(upload\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/),
+      expect.stringMatching(/^upload \(paid\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/),
+    ])
+    for (const line of narrowBars) expect(line.length).toBeLessThan(50)
+  }, 240_000)
 
   it('receipt prints the receipt; an unknown id is 6, a malformed one 2', async () => {
     const r = await cli(['receipt', stored, '--gateway', gw.url, '--json'])

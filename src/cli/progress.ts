@@ -24,7 +24,7 @@ export type Bars = {
   stop(): void
 }
 
-export const formatBytes = (value: number) => {
+const formatBytes = (value: number) => {
   if (value >= 1024 ** 3) return `${(value / 1024 ** 3).toFixed(1)} GB`
   if (value >= 1024 ** 2) return `${(value / 1024 ** 2).toFixed(1)} MB`
   if (value >= 1024) return `${(value / 1024).toFixed(0)} KB`

@@ -444,7 +444,8 @@ export function devnetTable(info: DevnetInfo): string {
     ['service pay-to (Algorand)', info.service.payToAlgorand, `ASA ${info.algorand.usdcAsaId} (and ${info.algorand.otherAsaId}) opted in`],
     ['service Arweave JWK', info.service.arweaveJwkPath, ''],
     ['shadow overlord (TEST key)', info.shadow.overlord.address, `key ${info.shadow.overlord.privateKey} (devnet only)`],
-    ...info.accounts.evm.filter((a) => a.role === 'payer').map((a) => [`EVM payer #${a.index}`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
+    // numbered from #1 as a reader counts them; the Anvil account index is what other tools show
+    ...info.accounts.evm.filter((a) => a.role === 'payer').map((a, i) => [`EVM payer #${i + 1} (Anvil #${a.index})`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
     ...info.accounts.algorand.filter((a) => a.role === 'payer').map((a) => ['Algorand payer', a.address, `${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
   ]
   const w0 = Math.max(...rows.map((r) => r[0].length))

@@ -340,6 +340,14 @@ export type ModelDetails = {
     families?: Array<string> | null;
     parameter_size?: string;
     quantization_level?: string;
+    /**
+     * Ours (Ollama does not send it): true when the model file is one of the project's generated test models (`svc-tiny-chat`, `svc-tiny-embed`, under any name: known by the model file's digest). Their weights are random, so their text and vectors carry no meaning, by design.
+     */
+    test_model?: boolean;
+    /**
+     * Ours, sent with `test_model: true`: one plain sentence saying so and how to run a real model.
+     */
+    note?: string;
 };
 
 export type ModelSummary = {

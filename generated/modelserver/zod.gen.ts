@@ -290,7 +290,9 @@ export const zModelDetails = z.object({
     family: z.string().optional(),
     families: z.array(z.string()).nullish(),
     parameter_size: z.string().optional(),
-    quantization_level: z.string().optional()
+    quantization_level: z.string().optional(),
+    test_model: z.boolean().optional(),
+    note: z.string().optional()
 });
 
 export const zModelSummary = z.object({

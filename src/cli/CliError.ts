@@ -32,11 +32,33 @@ export class CliError extends Error {
   }
 }
 
-/** Turns a fetch failure into `unreachable`, naming the URL (undici hides the reason in `cause`). */
-export function unreachable(url: string, error: unknown): CliError {
+/** What the CLI talks to, so a connection failure can say what to start. */
+export type Service = 'gateway' | 'modelserver' | 'arweave' | 'algod'
+
+const HINTS: Record<Service, string> = {
+  gateway: 'is the gateway running? start it with `npm start` (or pass --gateway)',
+  modelserver: 'is the model server running? start it with `npm start` or `npm run modelserver` (or pass --host)',
+  arweave: 'is the Arweave gateway running? `npm start` starts a local one (or pass --arweave)',
+  algod: 'is the Algorand node running? `npm start` starts a local one (or pass --algod)',
+}
+
+const REASONS = new Map([
+  ['ECONNREFUSED', 'connection refused'],
+  ['ENOTFOUND', 'host not found'],
+  ['ECONNRESET', 'connection reset'],
+  ['ETIMEDOUT', 'timed out'],
+  ['EHOSTUNREACH', 'host unreachable'],
+])
+
+/**
+ * Turns a fetch failure into `unreachable`, naming the URL and the reason (undici hides it in `cause`), and
+ * saying what to do about it.
+ */
+export function unreachable(url: string, error: unknown, service?: Service): CliError {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause
   const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error))
-  return new CliError('server_unreachable', `cannot reach ${url} (${why})`, EXIT.unreachable)
+  const reason = REASONS.get(why) ?? why
+  return new CliError('server_unreachable', `cannot reach ${url} (${reason})${service ? ` — ${HINTS[service]}` : ''}`, EXIT.unreachable)
 }
 
 /** Reads a spec `Error` body (`{error, message}`) or text from a failed response. */
@@ -57,10 +79,10 @@ export async function httpError(res: Response, what: string): Promise<CliError> 
 }
 
 /** fetch with `unreachable` on a connection failure. */
-export async function request(url: string, init?: RequestInit): Promise<Response> {
+export async function request(url: string, init?: RequestInit, service?: Service): Promise<Response> {
   try {
     return await fetch(url, init)
   } catch (error) {
-    throw unreachable(url, error)
+    throw unreachable(url, error, service)
   }
 }

@@ -22,9 +22,9 @@ export async function login(gateway: string, options: { keyEnv: string; devnet?:
   try {
     challenge = await createLoginChallenge({ client, body: { wallet: account.address } })
   } catch (error) {
-    throw unreachable(gateway, error)
+    throw unreachable(gateway, error, 'gateway')
   }
-  if (!challenge.response) throw unreachable(gateway, challenge.error) // the generated client returns a failed fetch
+  if (!challenge.response) throw unreachable(gateway, challenge.error, 'gateway') // the generated client returns a failed fetch
   if (!challenge.data) throw fail('POST /users/challenge', challenge.response?.status, challenge.error)
   const message = challenge.data.challenge
   const signature = await account.signMessage({ message })

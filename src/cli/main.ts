@@ -1,12 +1,13 @@
 /**
  * `pay2store`: the command-line client (commander). Commands: `store` (rails base, ethereum, algorand), `receipt`, `verify`, `login`, and
- * `models list|ps|show|pull|push|cp|rm|run` against any model server. `--json` prints one JSON document
+ * `models list|ps|show|pull|push|create|cp|rm|run` against any model server. `--json` prints one JSON document
  * (errors too: `{"error", "message"}`), `--help` works on every command. Exit codes are `EXIT` in
  * CliError.ts: 0 ok, 1 server error, 2 usage or bad input, 3 server unreachable, 4 not payable,
  * 5 insufficient funds, 6 not found, 7 verification failed.
  */
 import { Command, CommanderError, Option } from 'commander'
 import { CliError, EXIT } from './CliError.js'
+import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { login } from './login.js'
 import * as models from './models.js'
 import { createOutput } from './output.js'
@@ -48,7 +49,7 @@ export function buildProgram(): Command {
   ).action(async (file: string, o: StoreOptions & Json) => {
     const out = createOutput(!!o.json)
     const r = await store(file, o, out)
-    out.result(r, (v) => [`stored ${v.sizeBytes} bytes as ${v.arTxId}`, `sha256   ${v.sha256}`, `paid     ${Number(v.amountAtomic) / 1e6} USDC on ${v.network} by ${v.payer}`, `link     ${v.arweaveUrl}`].join('\n'))
+    out.result(r, (v) => [`stored ${v.sizeBytes} bytes as ${v.arTxId}`, `sha256   ${v.sha256}`, `paid     ${formatAmount(v.amountAtomic, unitOfRequirement(v.network, v.asset), v.asset)} on ${v.network}`, `payer    ${v.payer}`, `link     ${v.arweaveUrl}`].join('\n'))
   })
 
   program
@@ -71,7 +72,7 @@ export function buildProgram(): Command {
     .addOption(jsonOption())
     .action(async (id: string, o: { gateway: string; arweave: string } & Json) => {
       const out = createOutput(!!o.json)
-      out.result(await verify(o.gateway, o.arweave, id), (v) => `ok: ${v.sizeBytes} bytes match sha256 ${v.sha256}; proof ${v.proof}${v.root ? ` (root ${v.root})` : ''}`)
+      out.result(await verify(o.gateway, o.arweave, id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
     })
 
   keyOptions(
@@ -95,6 +96,13 @@ export function buildProgram(): Command {
       async (model: string, o: { host: string; insecure?: boolean } & Json) => models.transfer(kind, o.host, model, !!o.insecure, createOutput(!!o.json)),
     )
   }
+  host(
+    m
+      .command('create')
+      .description('import a local GGUF file as a model (offline): uploads it as a blob, then creates the model')
+      .argument('<model>', 'name of the new model, e.g. my-model:latest')
+      .requiredOption('--from <file>', 'the GGUF file'),
+  ).action(async (model: string, o: { host: string; from: string } & Json) => models.create(o.host, model, o.from, createOutput(!!o.json)))
   host(m.command('cp').description('copy a model').argument('<source>').argument('<destination>')).action(async (s: string, d: string, o: { host: string } & Json) => models.cp(o.host, s, d, createOutput(!!o.json)))
   host(m.command('rm').description('remove a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => models.rm(o.host, model, createOutput(!!o.json)))
   host(

@@ -2,14 +2,20 @@
  * `pay2store models …`: the Ollama CLI's model commands against any model server URL (`--host`, default
  * `$OLLAMA_HOST` or http://127.0.0.1:11434), through the generated model-server client. `pull` and
  * `push` read the NDJSON progress stream (each line checked against the document's `ProgressChunk`) and
- * draw one bar per layer digest; `run` streams a chat reply as it is generated.
+ * draw one bar per layer digest; `create --from` imports a local GGUF; `run` streams a chat reply as it is generated.
  */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { basename } from 'node:path'
 import { createClient } from '../../generated/modelserver/client/index.js'
-import { chat, copyModel, deleteModel, listModels, listRunningModels, pullModel, pushModel, showModel } from '../../generated/modelserver/sdk.gen.js'
+import { chat, checkBlob, copyModel, createModel, deleteModel, listModels, listRunningModels, pullModel, pushModel, showModel } from '../../generated/modelserver/sdk.gen.js'
 import { zChatChunk, zProgressChunk } from '../../generated/modelserver/zod.gen.js'
 import { CliError, EXIT, unreachable } from './CliError.js'
 import type { Output } from './output.js'
+import { postBlob } from './postBlob.js'
 import { createBars } from './progress.js'
+import { wrapText as wrap } from './wrapText.js'
 
 type Result = { data?: unknown; error?: unknown; response?: Response }
 
@@ -22,9 +28,9 @@ async function call<T>(host: string, what: string, run: () => Promise<Result>): 
   try {
     result = await run()
   } catch (error) {
-    throw unreachable(host, error)
+    throw unreachable(host, error, 'modelserver')
   }
-  if (!result.response) throw unreachable(host, result.error) // the generated client returns, not throws, a failed fetch
+  if (!result.response) throw unreachable(host, result.error, 'modelserver') // the generated client returns, not throws, a failed fetch
   if (result.error === undefined && result.response.ok) return result.data as T
   const status = result.response?.status ?? 0
   const message = (result.error as { error?: unknown } | undefined)?.error
@@ -39,11 +45,20 @@ const table = (rows: string[][]) => {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('   ').trimEnd()).join('\n')
 }
 
-type Model = { name: string; digest: string; size: number; modified_at?: string; expires_at?: string; size_vram?: number }
+/** `details.test_model` / `note`: our model server's word that a model has random weights (another server sends neither). */
+type Details = { test_model?: boolean; note?: string } & Record<string, unknown>
+type Model = { name: string; digest: string; size: number; modified_at?: string; expires_at?: string; size_vram?: number; details?: Details }
+
+const REAL_MODEL_HINT = 'To run a real model: `pay2store models pull NAME` from a registry, or `pay2store models create NAME --from FILE.gguf`'
 
 export async function list(host: string, out: Output) {
   const data = await call<{ models: Model[] }>(host, 'GET /api/tags', () => listModels({ client: modelClient(host) }))
-  out.result(data, (d) => table([['NAME', 'ID', 'SIZE', 'MODIFIED'], ...d.models.map((m) => [m.name, m.digest.replace(/^sha256:/, '').slice(0, 12), size(m.size), m.modified_at ?? ''])]))
+  out.result(data, (d) => {
+    const rows = table([['NAME', 'ID', 'SIZE', 'MODIFIED'], ...d.models.map((m) => [m.name, m.digest.replace(/^sha256:/, '').slice(0, 12), size(m.size), m.modified_at ?? ''])])
+    const tests = d.models.filter((m) => m.details?.test_model === true).map((m) => m.name)
+    if (tests.length === 0) return rows
+    return [rows, '', ...wrap(`test models with random weights (their output is gibberish, by design): ${tests.join(', ')}`, 79), ...wrap(REAL_MODEL_HINT, 79)].join('\n')
+  })
 }
 
 export async function ps(host: string, out: Output) {
@@ -52,14 +67,15 @@ export async function ps(host: string, out: Output) {
 }
 
 export async function show(host: string, model: string, out: Output) {
-  const data = await call<{ details?: Record<string, unknown>; parameters?: string; template?: string; modelfile?: string; capabilities?: string[] }>(host, 'POST /api/show', () =>
+  const data = await call<{ details?: Details; parameters?: string; template?: string; modelfile?: string; capabilities?: string[] }>(host, 'POST /api/show', () =>
     showModel({ client: modelClient(host), body: { model } }),
   )
   out.result(data, (d) => {
-    const details = d.details ?? {}
+    const details: Details = d.details ?? {}
     return [
+      ...(details.test_model === true && details.note ? ['  Note', ...wrap(details.note, 79, '    '), ''] : []),
       `  Model`,
-      ...Object.entries(details).filter(([, v]) => typeof v === 'string' || typeof v === 'number').map(([k, v]) => `    ${k.padEnd(20)}${v}`),
+      ...Object.entries(details).filter(([k, v]) => k !== 'note' && (typeof v === 'string' || typeof v === 'number')).map(([k, v]) => `    ${k.padEnd(20)}${v}`),
       ...(d.capabilities?.length ? ['', '  Capabilities', ...d.capabilities.map((c) => `    ${c}`)] : []),
       ...(d.parameters ? ['', '  Parameters', ...d.parameters.split('\n').map((l) => `    ${l}`)] : []),
     ].join('\n')
@@ -116,9 +132,10 @@ export async function transfer(kind: 'pull' | 'push', host: string, model: strin
       if (p.digest && p.total !== undefined) {
         layers.set(p.digest, { total: p.total, completed: p.completed ?? 0 })
         bars.update(p.digest, `${kind === 'pull' ? 'pulling' : 'pushing'} ${p.digest.replace(/^sha256:/, '').slice(0, 12)}`, p.completed ?? 0, p.total)
-      } else if (statuses.at(-1) !== p.status) {
-        if (!out.json && !process.stderr.isTTY) out.line(p.status)
-        else if (!out.json) process.stderr.write(`${p.status}\n`)
+      } else if (statuses.at(-1) !== p.status && !out.json) {
+        // a step's status follows the bars drawn so far, on its own line
+        bars.done()
+        if (!bars.print(p.status)) out.line(p.status)
       }
       if (statuses.at(-1) !== p.status) statuses.push(p.status)
     }
@@ -129,8 +146,14 @@ export async function transfer(kind: 'pull' | 'push', host: string, model: strin
   out.result({ model, status: 'success', statuses, layers: Object.fromEntries(layers) }, () => 'success')
 }
 
-/** `run <model> <prompt…>`: streams the reply of one chat turn to stdout. */
+/** `run <model> <prompt…>`: streams the reply of one chat turn to stdout; first, on stderr, a word if the model is a test model. */
 export async function run(host: string, model: string, prompt: string, options: { seed?: number; numPredict?: number }, out: Output) {
+  if (!out.json) {
+    // best effort: a server without /api/show, or a model it does not know, is left to the chat call to report
+    const shown = await showModel({ client: modelClient(host), body: { model } }).catch(() => undefined)
+    const details = (shown?.data as { details?: Details } | undefined)?.details
+    if (details?.test_model === true) process.stderr.write(`${wrap(`note: ${model} is a test model with random weights; its reply is gibberish, by design. ${REAL_MODEL_HINT}.`, 79).join('\n')}\n`)
+  }
   const stream = await openStream(host, 'POST /api/chat', () =>
     chat({
       client: modelClient(host),
@@ -150,4 +173,71 @@ export async function run(host: string, model: string, prompt: string, options: 
   }
   if (out.json) out.result({ model, content, final: last }, () => '')
   else process.stdout.write('\n')
+}
+
+/**
+ * `create <name> --from <file.gguf>`: imports a local GGUF as Ollama's own client does, offline: hashes the
+ * file, uploads it to `POST /api/blobs/<digest>` unless the server has it (`HEAD`), then `POST /api/create`
+ * with `files: {<file name>: <digest>}`, printing the statuses it streams.
+ */
+export async function create(host: string, model: string, file: string, out: Output) {
+  let bytes: number
+  try {
+    const s = await stat(file)
+    if (!s.isFile()) throw new Error('not a regular file')
+    bytes = s.size
+  } catch (error) {
+    throw new CliError('bad_file', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage)
+  }
+  if (bytes === 0) throw new CliError('bad_file', `${file} is empty; a model is a GGUF file`, EXIT.usage)
+  const base = host.replace(/\/$/, '')
+  const bars = createBars(!out.json)
+  const say = (text: string) => {
+    if (!out.json && !bars.print(text)) out.line(text)
+  }
+  const statuses: string[] = []
+  try {
+    const hash = createHash('sha256')
+    let hashed = 0
+    for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) {
+      hash.update(chunk as Buffer)
+      hashed += (chunk as Buffer).length
+      bars.update('hash', 'hashing', hashed, bytes)
+    }
+    const digest = `sha256:${hash.digest('hex')}`
+    bars.done()
+    const head = await checkBlob({ client: modelClient(host), path: { digest } }).catch((error: unknown) => {
+      throw unreachable(host, error, 'modelserver')
+    })
+    if (!head.response) throw unreachable(host, head.error, 'modelserver')
+    if (head.response.status === 200) say(`the server has ${digest} already`)
+    else {
+      const sent = await postBlob({ url: `${base}/api/blobs/${digest}`, path: file, size: bytes, service: 'modelserver', onProgress: (n, total) => bars.update('blob', 'uploading', n, total) })
+      bars.done()
+      if (sent.status !== 200 && sent.status !== 201) {
+        const error = (() => {
+          try {
+            return String((JSON.parse(sent.body) as { error?: unknown }).error ?? sent.body)
+          } catch {
+            return sent.body.slice(0, 300)
+          }
+        })()
+        throw new CliError(`http_${sent.status}`, `POST /api/blobs answered ${sent.status}: ${error}`, sent.status === 400 ? EXIT.usage : EXIT.server)
+      }
+    }
+    const stream = await openStream(host, 'POST /api/create', () =>
+      createModel({ client: modelClient(host), body: { model, files: Object.fromEntries([[basename(file), digest]]), stream: true }, parseAs: 'stream' }),
+    )
+    for await (const raw of ndjson(stream)) {
+      if (raw && typeof raw === 'object' && 'error' in raw) throw new CliError('create_failed', `create ${model}: ${String((raw as { error: unknown }).error)}`, EXIT.server)
+      const line = zProgressChunk.safeParse(raw)
+      if (!line.success) throw new CliError('bad_response', `the create stream sent a line that is not a ProgressChunk: ${JSON.stringify(raw).slice(0, 200)}`, EXIT.server)
+      statuses.push(line.data.status)
+      say(line.data.status)
+    }
+  } finally {
+    bars.stop()
+  }
+  if (statuses.at(-1) !== 'success') throw new CliError('create_failed', `create ${model} ended without success (last status: ${statuses.at(-1) ?? 'none'})`, EXIT.server)
+  out.result({ model, status: 'success', statuses }, () => `created '${model}'; try: pay2store models run ${model} "hello"`)
 }

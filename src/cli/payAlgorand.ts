@@ -56,7 +56,7 @@ export async function payAlgorand(params: {
   try {
     suggestedParams = await algod.getTransactionParams().do()
   } catch (error) {
-    if (status(error) === undefined) throw unreachable(params.algodUrl, error)
+    if (status(error) === undefined) throw unreachable(params.algodUrl, error, 'algod')
     throw new CliError('algod_error', `the Algorand node answered ${status(error)}: ${nodeMessage(error)}`, EXIT.server)
   }
   const txn = algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({
@@ -71,7 +71,7 @@ export async function payAlgorand(params: {
   try {
     txId = (await algod.sendRawTransaction(txn.signTxn(account.sk)).do()).txid
   } catch (error) {
-    if (status(error) === undefined) throw unreachable(params.algodUrl, error)
+    if (status(error) === undefined) throw unreachable(params.algodUrl, error, 'algod')
     const message = nodeMessage(error)
     if (lacksFunds(message, account.addr.toString())) {
       throw new CliError('insufficient_funds', `the payer's balance does not cover the price (the Algorand node: ${message})`, EXIT.insufficientFunds)
@@ -82,7 +82,7 @@ export async function payAlgorand(params: {
     const confirmed = await algosdk.waitForConfirmation(algod, txId, params.waitRounds ?? 20)
     return { txId, payer: account.addr.toString(), confirmedRound: confirmed.confirmedRound ?? 0n }
   } catch (error) {
-    if (status(error) === undefined && !(error instanceof Error && /rounds/.test(error.message))) throw unreachable(params.algodUrl, error)
+    if (status(error) === undefined && !(error instanceof Error && /rounds/.test(error.message))) throw unreachable(params.algodUrl, error, 'algod')
     throw new CliError('not_payable', `payment ${txId} was not confirmed: ${nodeMessage(error)}`, EXIT.notPayable)
   }
 }

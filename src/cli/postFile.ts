@@ -8,7 +8,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { basename } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { unreachable } from './CliError.js'
+import { unreachable, type Service } from './CliError.js'
 
 export type PostFileResult = { status: number; headers: IncomingHttpHeaders; body: string }
 
@@ -18,6 +18,8 @@ export async function postFile(params: {
   size: number
   headers?: Record<string, string>
   onProgress?: (sent: number, total: number) => void
+  /** Who answers at `url`, for the hint when it cannot be reached. */
+  service?: Service
 }): Promise<PostFileResult> {
   const boundary = `pay2store-${randomBytes(12).toString('hex')}`
   const name = basename(params.path).replace(/["\r\n]/g, '_')
@@ -31,7 +33,7 @@ export async function postFile(params: {
       method: 'POST',
       headers: { ...params.headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(total) },
     })
-    req.on('error', (error) => reject(unreachable(params.url, { cause: error })))
+    req.on('error', (error) => reject(unreachable(params.url, { cause: error }, params.service)))
     req.on('response', (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))

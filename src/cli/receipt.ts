@@ -11,6 +11,7 @@ import { getReceipt as getReceiptOp } from '../../generated/gateway/sdk.gen.js'
 import type { Receipt } from '../../generated/gateway/types.gen.js'
 import { LEAF_ENCODING, type LeafTuple } from '../batch/receiptLeaf.js'
 import { CliError, EXIT, httpError, request, unreachable } from './CliError.js'
+import { formatAmount, unitOfCurrency } from './formatAmount.js'
 
 const AR_TX_ID = /^[A-Za-z0-9_-]{43}$/
 
@@ -21,9 +22,9 @@ export async function fetchReceipt(gateway: string, arTxId: string): Promise<Rec
   try {
     result = await getReceiptOp({ client, path: { ar_tx_id: arTxId } })
   } catch (error) {
-    throw unreachable(gateway, error)
+    throw unreachable(gateway, error, 'gateway')
   }
-  if (!result.response) throw unreachable(gateway, result.error) // the generated client returns a failed fetch
+  if (!result.response) throw unreachable(gateway, result.error, 'gateway') // the generated client returns a failed fetch
   if (result.data) return result.data
   const body = result.error as { error?: string; message?: string } | undefined
   const status = result.response?.status ?? 0
@@ -31,14 +32,20 @@ export async function fetchReceipt(gateway: string, arTxId: string): Promise<Rec
   throw new CliError(body?.error ?? `http_${status}`, `GET /store/receipts answered ${status}: ${body?.message ?? ''}`, status === 400 ? EXIT.usage : EXIT.server)
 }
 
+/** The receipt for a person: one fact a line, each within 80 columns (ids and hashes are never cut). */
 export function describeReceipt(r: Receipt): string {
   const lines = [
     `storage id   ${r.ar_tx_id}`,
-    `payer        ${r.payer} on ${r.network}`,
-    `paid         ${r.paid_atomics} atomic units of ${r.asset}`,
-    `size         ${r.size_bytes} bytes, sha256 ${r.sha256}`,
+    `payer        ${r.payer}`,
+    `network      ${r.network}`,
+    `paid         ${formatAmount(r.paid_atomics, unitOfCurrency(r.currency), r.asset)}`,
+    `asset        ${r.asset}`,
+    `size         ${r.size_bytes} bytes`,
+    `sha256       ${r.sha256}`,
     `stored at    ${new Date(r.stored_at * 1000).toISOString()}`,
-    r.batch ? `batch        epoch ${r.batch.epoch}, root ${r.batch.root} (${r.batch.leaf_count} leaves), committed in ${r.commit_tx} on chain ${r.chain_id}` : 'batch        not yet in a committed batch',
+    ...(r.batch
+      ? [`batch        epoch ${r.batch.epoch}, ${r.batch.leaf_count} leaves, committed on chain ${r.chain_id}`, `root         ${r.batch.root}`, `commit tx    ${r.commit_tx}`]
+      : ['batch        not yet in a committed batch']),
   ]
   return lines.join('\n')
 }
@@ -48,7 +55,7 @@ export type Verification = { arTxId: string; bytes: 'match'; sha256: string; siz
 export async function verify(gateway: string, arweave: string, arTxId: string): Promise<Verification> {
   const r = await fetchReceipt(gateway, arTxId)
   const dataUrl = `${arweave.replace(/\/$/, '')}/${arTxId}`
-  const res = await request(dataUrl)
+  const res = await request(dataUrl, undefined, 'arweave')
   if (res.status !== 200) throw await httpError(res, `Arweave gateway GET /${arTxId}`)
   const bytes = Buffer.from(await res.arrayBuffer())
   const sha256 = createHash('sha256').update(bytes).digest('hex')

@@ -15,6 +15,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { CliError, EXIT } from './CliError.js'
 import { algorandKey, evmKey } from './keys.js'
 import type { Output } from './output.js'
+import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { payAlgorand, type AlgorandRequirement } from './payAlgorand.js'
 import { postFile } from './postFile.js'
 import { createBars } from './progress.js'
@@ -92,7 +93,11 @@ export async function store(file: string, options: StoreOptions, out: Output): P
   const tag: Record<string, string> = options.tagApp ? { 'X-SVC-Tag-App': options.tagApp } : {}
   const bars = createBars(!out.json)
   try {
-    const quote = await postFile({ url, path: file, size, headers: tag, onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
+    const quote = await postFile({ url, path: file, size, headers: tag, service: 'gateway', onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
+    bars.done() // the quote's bar stays as drawn; what follows prints below it
+    const say = (text: string) => {
+      if (!bars.print(text)) out.line(text)
+    }
     const quoteBody = parseJson(quote.body)
     if (quote.status !== 402) throw failure(quote.status, quoteBody, 'POST /store')
     const caps = options.maxUsd === undefined ? {} : { maxAmountPerPayment: `$${options.maxUsd}` }
@@ -109,9 +114,9 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     if (algorand) {
       const requirement = offered as unknown as AlgorandRequirement
       if (options.maxUsd !== undefined && Number(requirement.amount) / 1e6 > Number(options.maxUsd)) {
-        throw new CliError('not_payable', `cannot pay this quote: ${Number(requirement.amount) / 1e6} USD is above --max-usd ${options.maxUsd}`, EXIT.notPayable)
+        throw new CliError('not_payable', `cannot pay this quote: ${formatAmount(requirement.amount, unitOfRequirement(requirement.network, String(requirement.asset)), String(requirement.asset))} is above --max-usd ${options.maxUsd}`, EXIT.notPayable)
       }
-      out.line(`paying ${Number(requirement.amount) / 1e6} USDC (ASA ${requirement.asset}) on algorand (${requirement.network}) from ${algorand.account.addr}`)
+      say(`paying ${formatAmount(requirement.amount, unitOfRequirement(requirement.network, String(requirement.asset)), String(requirement.asset))} (ASA ${requirement.asset}) on algorand from ${algorand.account.addr}`)
       const paid = await payAlgorand({
         ...algorand,
         requirement,
@@ -128,8 +133,8 @@ export async function store(file: string, options: StoreOptions, out: Output): P
         throw new CliError('not_payable', `cannot pay this quote: ${(error as Error).message}`, EXIT.notPayable)
       }
       payer = account!.address
-      const accepted = payload.accepted as { amount: string }
-      out.line(`paying ${Number(accepted.amount) / 1e6} USDC on ${options.rail} (${network}) from ${payer}`)
+      const accepted = payload.accepted as { amount: string; asset: string }
+      say(`paying ${formatAmount(accepted.amount, unitOfRequirement(network, accepted.asset), accepted.asset)} on ${options.rail} from ${payer}`)
     }
     const accepted = payload.accepted as { amount: string; asset: string; network: string }
     const paid = await postFile({
@@ -137,9 +142,10 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       path: file,
       size,
       headers: { ...tag, ...http402.encodePaymentSignatureHeader(payload as Parameters<typeof http402.encodePaymentSignatureHeader>[0]) },
+      service: 'gateway',
       onProgress: (sent, total) => bars.update('upload', 'upload (paid)', sent, total),
     })
-    bars.stop()
+    bars.done()
     const body = parseJson(paid.body)
     if (paid.status !== 200) throw failure(paid.status, body, 'POST /store (paid)')
     const arTxId = String(body.arTxId)

@@ -43,6 +43,31 @@ describe('model server with the stock ollama client', () => {
     expect(chat.details.parameter_size).toMatch(/^[0-9.]+K$/)
   })
 
+  it('says plainly that the built-in models are random-weight test models, under any name; other models are not', async () => {
+    const raw = (await (await fetch(`${ms.url}/api/tags`)).json()) as { models: Array<{ name: string; details: Record<string, unknown> }> }
+    for (const name of ['svc-tiny-chat:latest', 'svc-tiny-embed:latest']) {
+      const details = raw.models.find((m) => m.name === name)!.details
+      expect(details.test_model, name).toBe(true)
+      expect(details.note).toMatch(/^Test model with random weights/)
+      expect(details.note).toContain('pay2store models create')
+    }
+    const show = await post('/api/show', { model: 'svc-tiny-chat' })
+    expect(show.json.details).toMatchObject({ test_model: true, note: expect.stringContaining('gibberish') })
+    // The same weights under another name are still the test model.
+    await ollama.copy({ source: 'svc-tiny-chat', destination: 'renamed:v1' })
+    expect((await post('/api/show', { model: 'renamed:v1' })).json.details.test_model).toBe(true)
+    await ollama.delete({ model: 'renamed:v1' })
+    // Other weights (a GGUF created from a blob) are not flagged, whatever their name.
+    const bytes = buildTinyLlama({ ...tinyChatOptions, seed: 7, name: 'other' }).bytes
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+    await fetch(`${ms.url}/api/blobs/${digest}`, { method: 'POST', body: new Uint8Array(bytes) })
+    expect((await post('/api/create', { model: 'svc-tiny-chat:other', files: { 'other.gguf': digest }, stream: false })).status).toBe(200)
+    const other = (await post('/api/show', { model: 'svc-tiny-chat:other' })).json.details
+    expect(other.test_model).toBe(false)
+    expect(other.note).toBeUndefined()
+    await ollama.delete({ model: 'svc-tiny-chat:other' })
+  })
+
   it('shows capabilities and model_info detected from the GGUF', async () => {
     const show = await ollama.show({ model: 'svc-tiny-chat' })
     expect(show.capabilities).toEqual(expect.arrayContaining(['completion', 'tools']))

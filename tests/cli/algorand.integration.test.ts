@@ -97,7 +97,7 @@ describe('pay2store store --rail algorand', () => {
     await writeFile(file, randomBytes(3_000))
     const r = await cli(['store', file, '--rail', 'algorand', '--devnet', devnet, '--gateway', gw.url, '--arweave', peers.arweave.url])
     expect(r.code, r.out + r.err).toBe(EXIT.ok)
-    expect(r.out).toMatch(new RegExp(`^paying 0\\.\\d+ USDC \\(ASA ${USDC_ASA_ID}\\) on algorand \\(algorand:${node.genesisHash.replace(/[+/]/g, '\\$&')}\\) from ${devnetPayer.address}\\n`))
+    expect(r.out).toMatch(new RegExp(`^paying 0\\.\\d+ USDC \\(ASA ${USDC_ASA_ID}\\) on algorand from ${devnetPayer.address}\\n`))
     expect(r.out).toMatch(/\nstored 3000 bytes as [A-Za-z0-9_-]{43}\n/)
   })
 

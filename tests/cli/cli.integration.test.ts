@@ -18,6 +18,8 @@ import type { Engine } from '../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers, type TestGateway } from '../storage/harness.js'
 import { runCliInProcess } from '../support/runCliInProcess.js'
+import { runInTerminal } from '../support/runInTerminal.js'
+import { writeTestModels } from '../support/writeTestModels.js'
 
 let peers: EvmPeers
 let gw: TestGateway
@@ -66,9 +68,10 @@ describe('pay2store store / receipt / verify / login', () => {
     }
     const human = await cli(['store', file, '--gateway', gw.url, '--key-env', KEY_ENV, '--arweave', peers.arweave.url], payer(3))
     expect(human.code).toBe(EXIT.ok)
-    expect(human.out).toMatch(/^paying 0\.\d+ USDC on base \(eip155:8453\) from 0x/)
+    expect(human.out).toMatch(/^paying 0\.\d+ USDC on base from 0x/)
     expect(human.out).toMatch(/\nstored 150000 bytes as [A-Za-z0-9_-]{43}\n/)
     expect(human.out).toContain(`link     ${peers.arweave.url}/`)
+    expect(human.out).toMatch(/\npaid     0\.\d+ USDC on eip155:8453\npayer    0x[0-9a-fA-F]{40}\n/)
   })
 
   it('store failures: bad file, no key, server down, insufficient funds, over the spend cap', async () => {
@@ -87,6 +90,8 @@ describe('pay2store store / receipt / verify / login', () => {
     const down = await cli(['store', file, '--gateway', DOWN, '--key-env', KEY_ENV, '--json'], payer(2))
     expect(down.code).toBe(EXIT.unreachable)
     expect(down.json.error).toBe('server_unreachable')
+    // says what to do, not only what failed
+    expect(down.json.message).toBe(`cannot reach ${DOWN}/store (connection refused) — is the gateway running? start it with \`npm start\` (or pass --gateway)`)
     const poor = await cli(['store', file, ...args, '--json'], payer(8)) // Anvil #8 holds no USDC
     expect(poor.code, poor.out).toBe(EXIT.insufficientFunds)
     expect(poor.json.error).toBe('insufficient_funds')
@@ -95,21 +100,62 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(capped.json.message).toMatch(/cannot pay this quote/)
   })
 
+  it('store in an 80-column terminal: each line fits, the message sits between the bars, each bar ends at 100%; at 50 columns the bars follow', async () => {
+    const file = join(dir, 'terminal.bin')
+    await writeFile(file, randomBytes(3_000_000))
+    const command = `node bin/pay2store.mjs store ${file} --gateway ${gw.url} --key-env ${KEY_ENV} --arweave ${peers.arweave.url}`
+    const { lines, code } = await runInTerminal(command, { cols: 80, cwd: process.cwd(), env: payer(5), timeoutMs: 150_000 })
+    const screen = lines.join('\n')
+    expect(code, screen).toBe(EXIT.ok)
+    for (const line of lines) expect(line.length, `over 80 columns: ${line}`).toBeLessThanOrEqual(80)
+    const barLines = lines.filter((l) => /[█░]/.test(l))
+    // one line per bar, each complete (label, bar, 100%, both sizes) and nothing else on it
+    expect(barLines, screen).toEqual([
+      expect.stringMatching(/^quote \(upload\) +\[█+\] 100% 2\.9 MB\/2\.9 MB$/),
+      expect.stringMatching(/^upload \(paid\) +\[█+\] 100% 2\.9 MB\/2\.9 MB$/),
+    ])
+    const quote = lines.indexOf(barLines[0]!)
+    const upload = lines.indexOf(barLines[1]!)
+    const paying = lines.findIndex((l) => l.includes('paying'))
+    expect(lines[paying], screen).toMatch(new RegExp(`^paying 0\\.\\d+ USDC on base from ${anvilAccount(5).address}$`))
+    expect(quote < paying && paying < upload, screen).toBe(true)
+    expect(lines.slice(upload + 1).join('\n'), screen).toMatch(/^stored 3000000 bytes as [A-Za-z0-9_-]{43}\nsha256 /)
+
+    // a narrower terminal: the bars follow its width, still whole
+    const narrow = await runInTerminal(command, { cols: 50, cwd: process.cwd(), env: payer(5), timeoutMs: 150_000 })
+    expect(narrow.code, narrow.lines.join('\n')).toBe(EXIT.ok)
+    const narrowBars = narrow.lines.filter((l) => /[█░]/.test(l))
+    expect(narrowBars, narrow.lines.join('\n')).toEqual([
+      expect.stringMatching(/^quote \(upload\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/),
+      expect.stringMatching(/^upload \(paid\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/),
+    ])
+    for (const line of narrowBars) expect(line.length).toBeLessThan(50)
+  }, 240_000)
+
   it('receipt prints the receipt; an unknown id is 6, a malformed one 2', async () => {
     const r = await cli(['receipt', stored, '--gateway', gw.url, '--json'])
     expect(r.code, r.out + r.err).toBe(EXIT.ok)
     expect(r.json).toMatchObject({ ar_tx_id: stored, size_bytes: 150_000, payer: anvilAccount(2).address })
     const human = await cli(['receipt', stored, '--gateway', gw.url])
     expect(human.out).toContain(`storage id   ${stored}`)
+    // the amount as `store` prints it (the asset's decimals and symbol); atomic units stay in --json
+    expect(human.out).toContain(`\npaid         ${Number(r.json.paid_atomics) / 1e6} USDC\nasset        0x`)
+    for (const line of human.out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
+    expect(human.out).not.toContain('atomic units')
+    expect(typeof r.json.paid_atomics).toBe('string')
     expect((await cli(['receipt', 'A'.repeat(43), '--gateway', gw.url])).code).toBe(EXIT.notFound)
     expect((await cli(['receipt', 'not-an-id', '--gateway', gw.url])).code).toBe(EXIT.usage)
-    expect((await cli(['receipt', stored, '--gateway', DOWN])).code).toBe(EXIT.unreachable)
+    const down = await cli(['receipt', stored, '--gateway', DOWN])
+    expect(down.code).toBe(EXIT.unreachable)
+    expect(down.err).toMatch(/^pay2store: cannot reach http:\/\/127\.0\.0\.1:1 \(.+\) — is the gateway running\? start it with `npm start` \(or pass --gateway\)\n$/)
   })
 
   it('verify checks the Arweave bytes against the receipt; bytes that do not match exit 7', async () => {
     const r = await cli(['verify', stored, '--gateway', gw.url, '--arweave', peers.arweave.url, '--json'])
     expect(r.code, r.out + r.err).toBe(EXIT.ok)
     expect(r.json).toMatchObject({ arTxId: stored, bytes: 'match', sizeBytes: 150_000, proof: 'not yet batched' })
+    const human = await cli(['verify', stored, '--gateway', gw.url, '--arweave', peers.arweave.url])
+    expect(human.out).toMatch(/^ok: the 150000 bytes on Arweave match the receipt\nsha256   [0-9a-f]{64}\nproof    not yet batched\n$/)
     // another item's bytes under this id: a gateway serving other data
     const { createServer } = await import('node:http')
     const liar = createServer((_req, res) => res.end('other bytes'))
@@ -173,6 +219,54 @@ describe('pay2store models', () => {
 
     expect((await cli(['models', 'rm', 'mine:v1', '--host', local.url])).code).toBe(EXIT.ok)
     expect((await cli(['models', 'list', '--host', local.url])).out).not.toContain('mine:v1')
+  })
+
+  it('says the built-in models are test models with random weights: list, show and run', async () => {
+    const list = await cli(['models', 'list', '--host', registry.url])
+    expect(list.code).toBe(EXIT.ok)
+    const note = list.out.slice(list.out.indexOf('\n\ntest models with random weights (their output is gibberish, by design):'))
+    expect(note.length, list.out).toBeLessThan(list.out.length)
+    for (const name of ['svc-tiny-chat:latest', 'svc-tiny-embed:latest']) expect(note).toContain(name)
+    expect(note).toContain('`pay2store models create NAME --from FILE.gguf`')
+    for (const line of list.out.split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+    const show = await cli(['models', 'show', 'svc-tiny-chat', '--host', registry.url])
+    expect(show.out).toMatch(/^ {2}Note\n {4}Test model with random weights/)
+    expect((await cli(['models', 'show', 'svc-tiny-chat', '--host', registry.url, '--json'])).json.details.test_model).toBe(true)
+    const run = await cli(['models', 'run', 'svc-tiny-chat', 'hello', '--num-predict', '2', '--host', registry.url])
+    expect(run.code, run.err).toBe(EXIT.ok)
+    expect(run.err.replace(/\s+/g, ' ')).toMatch(/^note: svc-tiny-chat is a test model with random weights; its reply is gibberish, by design\. To run a real model: /)
+    for (const line of run.err.split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+  })
+
+  it('create --from imports a local GGUF (blob, then create) that answers /api/generate', async () => {
+    const files = writeTestModels({ imported: { seed: 0x1234_5678 } })
+    const r = await cli(['models', 'create', 'imported:v1', '--from', files.imported!, '--host', local.url, '--json'])
+    expect(r.code, r.out + r.err).toBe(EXIT.ok)
+    expect(r.json).toMatchObject({ model: 'imported:v1', status: 'success' })
+    expect(r.json.statuses).toEqual(expect.arrayContaining(['parsing GGUF', 'writing manifest', 'success']))
+    const generated = await fetch(`${local.url}/api/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'imported:v1', prompt: 'hello', stream: false, options: { seed: 1, num_predict: 4 } }) })
+    expect(generated.status).toBe(200)
+    const body = (await generated.json()) as { model: string; response: string; done: boolean }
+    expect(body).toMatchObject({ model: 'imported:v1', done: true })
+    expect(typeof body.response).toBe('string')
+    // other weights than the built-in test models: not flagged as one
+    expect((await cli(['models', 'show', 'imported:v1', '--host', local.url, '--json'])).json.details.test_model).toBe(false)
+    // the same file again: the blob is already there, not sent twice
+    const again = await cli(['models', 'create', 'imported:v2', '--from', files.imported!, '--host', local.url])
+    expect(again.code, again.err).toBe(EXIT.ok)
+    expect(again.out).toMatch(/^the server has sha256:[0-9a-f]{64} already\n/)
+    expect(again.out).toMatch(/created 'imported:v2'/)
+    // not a GGUF: the server's 400, exit 2; no file: exit 2; server down: exit 3 with what to do
+    const junk = join(dir, 'junk.gguf')
+    await writeFile(junk, 'not a model at all')
+    const bad = await cli(['models', 'create', 'junk:v1', '--from', junk, '--host', local.url, '--json'])
+    expect(bad.code, bad.out).toBe(EXIT.usage)
+    expect(bad.json.message).toMatch(/not a GGUF file/)
+    expect((await cli(['models', 'create', 'x:v1', '--from', join(dir, 'missing.gguf'), '--host', local.url])).code).toBe(EXIT.usage)
+    const down = await cli(['models', 'create', 'x:v1', '--from', files.imported!, '--host', DOWN])
+    expect(down.code).toBe(EXIT.unreachable)
+    expect(down.err).toContain('is the model server running? start it with `npm start`')
+    for (const name of ['imported:v1', 'imported:v2']) await cli(['models', 'rm', name, '--host', local.url])
   })
 
   it('failures: unknown model is 6 for show, rm, run, cp and pull; a server down is 3; bad usage is 2', async () => {

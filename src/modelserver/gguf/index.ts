@@ -12,3 +12,4 @@ export {
   type TinyModelDescriptor,
 } from './tinyModels.js'
 export { formatParameterSize } from './formatParameterSize.js'
+export { testModelNote } from './testModelNote.js'

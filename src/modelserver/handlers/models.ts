@@ -1,14 +1,20 @@
 import { capabilitiesOf } from '../capabilitiesOf.js'
 import type { ModelInfo } from '../engine/Engine.js'
 import { badRequest, modelNotFound } from '../errors.js'
+import { testModelNote } from '../gguf/testModelNote.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { displayName, parseModelName } from '../store/ModelName.js'
 import type { ManifestEntry, ModelConfig, ModelRecord } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 import type { CopyRequest, DeleteRequest, ShowRequest } from '../../../generated/modelserver/types.gen.js'
 
-/** `details` of tags/ps/show, from the config blob (what Ollama reports). */
-export function detailsOf(config: ModelConfig | undefined) {
+/**
+ * `details` of tags/ps/show: what Ollama reports, from the config blob, and ours (`test_model`, `note`): whether
+ * the model file is one of the project's random-weight test models, so no client mistakes its gibberish for a fault.
+ */
+export function detailsOf(record: Pick<ModelRecord, 'config' | 'modelDigest'> | undefined) {
+  const config = record?.config
+  const note = testModelNote(record?.modelDigest)
   return {
     parent_model: '',
     format: config?.model_format ?? 'gguf',
@@ -16,6 +22,8 @@ export function detailsOf(config: ModelConfig | undefined) {
     families: config?.model_families ?? (config?.model_family ? [config.model_family] : null),
     parameter_size: config?.model_type ?? '',
     quantization_level: config?.file_type ?? '',
+    test_model: note !== undefined,
+    ...(note ? { note } : {}),
   }
 }
 
@@ -33,7 +41,7 @@ export async function listModels(ctx: ModelServerContext): Promise<HttpResult> {
       modified_at: entry.modifiedAt.toISOString(),
       size: entry.size,
       digest: entry.digest,
-      details: detailsOf(record?.config),
+      details: detailsOf(record),
     })
   }
   return { status: 200, body: { models } }
@@ -45,7 +53,7 @@ export async function listRunningModels(ctx: ModelServerContext): Promise<HttpRe
     model: r.name,
     size: r.model.sizeBytes,
     digest: r.record.digest,
-    details: detailsOf(r.record.config),
+    details: detailsOf(r.record),
     expires_at: new Date(r.expiresAt === Infinity ? farFuture() : r.expiresAt).toISOString(),
     size_vram: 0,
     context_length: r.model.contextLength,
@@ -132,7 +140,7 @@ export async function showModel(ctx: ModelServerContext, req: RequestContext): P
       parameters: parametersText(record.parameters),
       template,
       system: body.system ?? record.system ?? '',
-      details: detailsOf(record.config),
+      details: detailsOf(record),
       messages: record.messages,
       model_info: modelInfoOf(info, body.verbose === true),
       capabilities: capabilitiesOf(record, info),

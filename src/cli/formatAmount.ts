@@ -1,0 +1,43 @@
+/**
+ * One human form for an amount everywhere the CLI prints one: `0.008492 USDC`. Exact (bigint, never a float),
+ * trailing zeros dropped. The unit comes from what the gateway says was paid: a receipt's `currency` code, or a
+ * requirement's network and asset. An asset the CLI does not know prints as what it is: atomic units of that asset.
+ */
+export type AssetUnit = { symbol: string; decimals: number }
+
+const USDC: AssetUnit = { symbol: 'USDC', decimals: 6 }
+const ALGO: AssetUnit = { symbol: 'ALGO', decimals: 6 }
+
+/** The receipt's `currency` (openapi/gateway.yaml Receipt): 1 USDC on Base, 2 USDC on Ethereum, 3 USDC ASA, 4 ALGO. */
+const BY_CURRENCY = new Map<number, AssetUnit>([
+  [1, USDC],
+  [2, USDC],
+  [3, USDC],
+  [4, ALGO],
+])
+
+/** The canonical USDC contracts, the only EVM assets a stock x402 client pays (lower-cased). */
+const EVM_USDC = new Map<string, string>([
+  ['eip155:8453', '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'],
+  ['eip155:1', '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'],
+])
+
+export function unitOfCurrency(currency: number): AssetUnit | undefined {
+  return BY_CURRENCY.get(currency)
+}
+
+/** EVM: the canonical USDC of the network; Algorand: the gateway prices its ASA requirement in micro-USD of USDC. */
+export function unitOfRequirement(network: string, asset: string): AssetUnit | undefined {
+  if (network.startsWith('algorand:')) return USDC
+  return EVM_USDC.get(network) === asset.toLowerCase() ? USDC : undefined
+}
+
+export function formatAmount(atomic: string | number | bigint, unit: AssetUnit | undefined, asset = 'an unknown asset'): string {
+  const value = BigInt(atomic)
+  if (!unit) return `${value} atomic units of ${asset}`
+  const negative = value < 0n
+  const digits = (negative ? -value : value).toString().padStart(unit.decimals + 1, '0')
+  const whole = digits.slice(0, digits.length - unit.decimals)
+  const fraction = digits.slice(digits.length - unit.decimals).replace(/0+$/, '')
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''} ${unit.symbol}`
+}

@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+export type TerminalRun = {
+  /** What the terminal shows, scroll-back included, one entry per line as displayed; a line the terminal wrapped is joined back (so it is longer than the width). */
+  lines: string[]
+  code: number
+}
+
+/**
+ * Runs `command` (a shell command line) in a real terminal of `cols` columns: a detached tmux session on a
+ * private socket, so the program sees a TTY of that size (`process.stdout.columns`) and its escape sequences
+ * are interpreted as a terminal does. Returns the screen as the user would read it afterwards.
+ */
+export async function runInTerminal(command: string, options: { cols: number; rows?: number; cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<TerminalRun> {
+  const socket = `pay2store-test-${process.pid}-${randomBytes(4).toString('hex')}`
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env }
+  delete env.TMUX // a test run from inside tmux must not talk to the user's server
+  const tmux = (...args: string[]) => run('tmux', ['-L', socket, '-f', '/dev/null', ...args], { env, cwd: options.cwd, timeout: options.timeoutMs ?? 120_000 })
+  const script = `${command}; echo "[exit $?]"; tmux -L ${socket} wait-for -S done; sleep 60`
+  await tmux('new-session', '-d', '-x', String(options.cols), '-y', String(options.rows ?? 50), '-c', options.cwd, script)
+  try {
+    await tmux('wait-for', 'done')
+    const { stdout } = await tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-')
+    const lines = stdout.split('\n').map((l) => l.trimEnd())
+    while (lines.length > 0 && lines.at(-1) === '') lines.pop()
+    const exit = lines.findLastIndex((l) => /^\[exit \d+\]$/.test(l))
+    if (exit < 0) throw new Error(`the command did not finish in the terminal:\n${lines.join('\n')}`)
+    return { lines: lines.slice(0, exit), code: Number(lines[exit]!.slice(6, -1)) }
+  } finally {
+    await tmux('kill-server').catch(() => {})
+  }
+}

@@ -25,6 +25,8 @@ const html = (body: string) => ({
   headers: { 'Cache-Control': 'no-store', 'Content-Security-Policy': contentSecurityPolicy(body), 'X-Content-Type-Options': 'nosniff' },
 })
 
+const wallet = (ctx: Parameters<Handler>[0]) => ctx.locals.session?.wallet
+
 export const getLoginPage: Handler = (ctx) => html(loginPage(sanitizeFrom(ctx.query.from)))
 export const getPublicPage: Handler = () => html(publicPage())
 /** `/` is the landing page too: the login page returns there when `from` is missing or rejected. */
@@ -38,11 +40,10 @@ export const getDocIndex: Handler = () =>
       { name: 'Events (AsyncAPI 3.0)', href: '/doc/asyncapi/events.yaml' },
     ]),
   )
-// swagger-ui's bundle is not written for a strict CSP; the page loads only local scripts and has no inline one.
-export const getDocs: Handler = () => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
+// swagger-ui's bundle is not written for a strict CSP (no header here); the only inline script is the shared navigation's.
+export const getDocs: Handler = (ctx) => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(wallet(ctx)), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
 export const getAutocorePage: Handler = () => html(autocorePage())
 
-const wallet = (ctx: Parameters<Handler>[0]) => ctx.locals.session?.wallet
 
 // The handbook's files do not change while the process runs: render them once, on first use.
 let handbook: HandbookChapter[] | undefined

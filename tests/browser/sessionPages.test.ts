@@ -33,7 +33,19 @@ describe('session pages in a browser', () => {
   it('/dojo streams a reply token by token from /llm/chat and can be stopped', async () => {
     await page.goto(`${system.url}/dojo`)
     await expect.poll(() => page.locator('#partner option').count(), { timeout: 30_000 }).toBeGreaterThan(1)
+    // Only partners that can chat, each once: the five agents (not again as "models"), the chat model, and
+    // not the embedding model (it answers "does not support chat").
+    const offered = await page.locator('#partner option').evaluateAll((os) => os.map((o) => ({ value: (o as HTMLOptionElement).value, text: o.textContent ?? '' })))
+    const agentIds = ((await (await fetch(`${system.url}/agents`, { headers: { 'X-Session-Token': await page.evaluate(() => localStorage.getItem('session_token') ?? '') } })).json()) as { agents: { id: string }[] }).agents.map((a) => a.id)
+    expect(agentIds.length).toBe(5)
+    expect(offered.filter((o) => o.value.startsWith('agent:')).map((o) => o.value).sort()).toEqual(agentIds.map((id) => `agent:${id}`).sort())
+    expect(offered.map((o) => o.value)).toContain('model:svc-tiny-chat:latest')
+    expect(offered.filter((o) => /embed/.test(o.value))).toEqual([])
+    expect(offered.filter((o) => o.value.startsWith('model:') && agentIds.includes(o.value.slice('model:'.length)))).toEqual([])
+    expect(new Set(offered.map((o) => o.value)).size).toBe(offered.length)
     await page.locator('#partner').selectOption({ index: 0 })
+    // A built-in test model is chosen: the page says its replies are gibberish by design.
+    expect(await page.locator('#test-model-note').isVisible()).toBe(true)
     await page.locator('#prompt').fill('Say hello.')
     // Every text the reply showed, in order: one DOM record per chunk, even when several arrive in one task.
     await page.evaluate(() => {
@@ -57,6 +69,10 @@ describe('session pages in a browser', () => {
     expect(texts.at(-1)).toBe(reply)
     // streamed: the reply was shown growing — several prefixes of the final text before the whole of it
     expect(texts.filter((t) => t.length > 0 && t.length < reply.length && reply.startsWith(t)).length).toBeGreaterThan(0)
+    // Bubbles are sized to their text: the short question is a narrow bubble, not a fixed ~115 px box.
+    const you = await page.locator('[data-role="user"] .chat').first().boundingBox()
+    expect(you!.height).toBeLessThan(60)
+    expect(you!.width).toBeLessThan(300)
     await checkPage(page, 'dojo')
 
     // Stop: once the second reply has started, the request is aborted and the partial reply kept.

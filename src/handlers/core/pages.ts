@@ -5,6 +5,7 @@ import { loginPage } from '../../pages/loginPage.js'
 import { swaggerPage } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
 import { findRepoRoot } from '../../config/findRepoRoot.js'
+import { chatCapableModels } from '../../llm/chatCapableModels.js'
 import { boardroomPage } from '../../pages/session/boardroomPage.js'
 import { bookPage } from '../../pages/session/bookPage.js'
 import { coretermPage } from '../../pages/session/coretermPage.js'
@@ -50,7 +51,14 @@ let handbook: HandbookChapter[] | undefined
 
 export const getFeedbackPage: Handler = (ctx) => html(feedbackPage(wallet(ctx)))
 export const getJournalPage: Handler = (ctx) => html(journalPage(wallet(ctx)))
-export const getDojoPage: Handler = (ctx) => html(dojoPage(wallet(ctx)))
+/**
+ * /dojo offers only partners that can chat: the model server's models whose `/api/show` lists `completion`,
+ * read per page load (a handful of local calls). Unknown (model server down) → `null`, and the page says so.
+ */
+export const getDojoPage: Handler = async (ctx) => {
+  const chatModels = await chatCapableModels(ctx.services.modelServer, ctx.signal).catch(() => null)
+  return html(dojoPage(wallet(ctx), chatModels))
+}
 export const getBoardroomPage: Handler = (ctx) => html(boardroomPage(wallet(ctx)))
 export const getBookPage: Handler = (ctx) => html(bookPage(wallet(ctx), (handbook ??= renderHandbook(findRepoRoot()))))
 export const getCoretermPage: Handler = (ctx) => html(coretermPage(wallet(ctx)))

@@ -24,7 +24,8 @@ export const NAV_STYLE = `
 
 const style = `
   body{font-family:system-ui,sans-serif;margin:0;background:#0f1115;color:#e6e6e6}
-  main{padding:24px 20px;max-width:860px;overflow-wrap:anywhere}
+  main{padding:20px clamp(14px,3vw,40px) 40px;max-width:1600px;box-sizing:border-box;overflow-wrap:break-word}
+  h1{margin:.3em 0 .5em}
   a{color:#9ecbff}
   button{padding:8px 14px;border-radius:6px;border:1px solid #3a3f4b;background:#2b6cb0;color:#fff;cursor:pointer;font:inherit}
   a.button{display:inline-block;padding:8px 14px;border-radius:6px;background:#2b6cb0;color:#fff;text-decoration:none}

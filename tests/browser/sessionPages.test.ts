@@ -139,6 +139,51 @@ describe('session pages in a browser', () => {
     await checkPage(page, 'journal')
   })
 
+  it('the pages use the width, break table text only between words, and write the address one way', async () => {
+    /** Words (of table cells and code) that the layout split over two lines, like "svc-tiny-c / hat:latest". */
+    const brokenWords = () =>
+      page.evaluate(() => {
+        const broken: string[] = []
+        for (const cell of Array.from(document.querySelectorAll('main td, main th, main code'))) {
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT)
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            // A line may break after a hyphen ("multi-/step"), as browsers do; never inside a word.
+            for (const m of (node as Text).data.matchAll(/[^\s-]+/g)) {
+              const range = document.createRange()
+              range.setStart(node, m.index)
+              range.setEnd(node, m.index + m[0].length)
+              const tops = new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top)))
+              if (tops.size > 1) broken.push(m[0])
+            }
+          }
+        }
+        return broken
+      })
+    const wallet = await page.locator('#nav-wallet-address').getAttribute('data-wallet')
+    expect(wallet).toMatch(/^0x(?=.*[a-f])(?=.*[A-F])[0-9a-fA-F]{40}$/)
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 })
+      for (const [path, ready] of [['/registry/', '#agents tbody tr'], ['/insight/', '#events tbody tr'], ['/journal', '#signins tbody tr']] as const) {
+        await page.goto(`${system.url}${path}`)
+        await page.locator(ready).first().waitFor({ timeout: 30_000 })
+        expect(await brokenWords(), `${path} at ${width} px`).toEqual([])
+        // On a desktop the content uses the screen, not a ~880 px column.
+        if (width === 1280) expect((await page.locator('main section').first().boundingBox())!.width, path).toBeGreaterThan(1100)
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
+    // One address format: the journal and the catalogue write the wallet as the navigation does (EIP-55).
+    await page.goto(`${system.url}/journal`)
+    await expect.poll(() => page.locator('#journal-status').textContent(), { timeout: 30_000 }).toBe(`Activity of ${wallet}.`)
+    await page.goto(`${system.url}/insight/`)
+    await page.locator('#events tbody tr[data-kind="feedback.submitted"]').first().waitFor({ timeout: 30_000 })
+    const row = page.locator('#events tbody tr[data-kind="feedback.submitted"]').first()
+    expect(await row.locator('td').nth(3).locator('code').getAttribute('title')).toBe(wallet)
+    expect(await row.locator('td').nth(4).textContent()).toContain(wallet)
+    expect(await page.locator('#events-status').textContent()).toMatch(/^\d+ events? /)
+    await checkPage(page, 'insight-desktop')
+  })
+
   it('/coreterm/ answers a prompt from the core agent', async () => {
     await page.goto(`${system.url}/coreterm/`)
     await page.locator('#line').fill('/help')

@@ -41,7 +41,7 @@ async function load() {
       h('td', { text: String(a.revision) }),
       h('td', {}, (() => { const b = h('button', { type: 'button', class: 'secondary', 'aria-label': 'Details of ' + a.name, text: 'Details' }); b.addEventListener('click', () => detail(a.id)); return b; })()),
     )));
-    say('agents-status', agents.length + ' agent(s).');
+    say('agents-status', count(agents.length, 'agent') + '.');
   } catch (e) { say('agents-status', 'Could not list the agents: ' + message(e), true); }
 }
 load();

@@ -9,7 +9,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkPage, launchBrowser, login, openPage, startSystem, type System, walletFromKey } from './support/index.js'
+import { checkPage, launchBrowser, login, openPage, SCREENSHOTS, startSystem, type System, walletFromKey } from './support/index.js'
 
 let system: System
 let browser: Browser
@@ -180,7 +180,7 @@ describe('session pages in a browser', () => {
     const row = page.locator('#events tbody tr[data-kind="feedback.submitted"]').first()
     expect(await row.locator('td').nth(3).locator('code').getAttribute('title')).toBe(wallet)
     expect(await row.locator('td').nth(4).textContent()).toContain(wallet)
-    expect(await page.locator('#events-status').textContent()).toMatch(/^\d+ events? /)
+    expect(await page.locator('#events-status').textContent()).toMatch(/^\d+ events?\b/)
     await checkPage(page, 'insight-desktop')
   })
 
@@ -206,6 +206,26 @@ describe('session pages in a browser', () => {
     await page.goto(`${system.url}/book`)
     expect(await page.locator('#contents + ol li').count()).toBeGreaterThan(3)
     await checkPage(page, 'book')
+    // The README's screenshots show as images (not "[image: …]" text), served by the gateway itself.
+    await page.locator('details.chapter summary').first().click()
+    const images = page.locator('details.chapter img')
+    expect(await images.count()).toBeGreaterThan(0)
+    for (const img of await images.all()) {
+      await img.scrollIntoViewIfNeeded()
+      await expect.poll(() => img.evaluate((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth), { timeout: 30_000 }).toBeGreaterThan(0)
+    }
+    expect(await page.locator('main').textContent()).not.toContain('[image:')
+    // A link to another document's chapter opens it.
+    await page.locator('a[href="#doc-devnet-readme"]').first().click()
+    expect(await page.locator('#doc-devnet-readme').isVisible()).toBe(true)
+    // (The whole book open is too tall for a full-page screenshot: the screen as the reader sees it.)
+    await page.locator('details.chapter img').first().scrollIntoViewIfNeeded()
+    await page.screenshot({ path: `${SCREENSHOTS}/book-readme-image.png` })
+    // /docs (swagger-ui) carries the shared navigation back to the other pages.
+    await page.goto(`${system.url}/docs`)
+    await page.locator('#swagger-ui .information-container').waitFor({ timeout: 30_000 })
+    expect(await page.locator('.site-nav a[href="/book"]').isVisible()).toBe(true)
+    await page.screenshot({ path: `${SCREENSHOTS}/docs.png`, fullPage: false })
     await page.setViewportSize({ width: 390, height: 844 })
     for (const path of ['/storage/', '/journal']) {
       await page.goto(`${system.url}${path}`)

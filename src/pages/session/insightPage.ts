@@ -24,7 +24,7 @@ export function insightPage(wallet: string | undefined): string {
 </div>
 <button id="refresh" type="button">Refresh</button>
 <p id="events-status" role="status" class="muted">Loading…</p>
-<div class="wrap"><table id="events">
+<div class="wrap" tabindex="0" role="region" aria-label="Catalogue events (scrolls sideways)"><table id="events">
 <caption class="muted">Newest first.</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Severity</th><th scope="col">Actor</th><th scope="col">Summary</th></tr></thead>
 <tbody></tbody>

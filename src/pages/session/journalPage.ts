@@ -11,14 +11,14 @@ export function journalPage(wallet: string | undefined): string {
 <section aria-labelledby="quota-h"><h2 id="quota-h">Quota</h2>
 <p id="quota"></p>
 <label for="quota-bar">Cost calls used today</label><progress id="quota-bar" max="100" value="0"></progress>
-<div class="wrap"><table id="usage"><caption class="muted">Cost calls per UTC day.</caption><thead><tr><th scope="col">Day</th><th scope="col">Calls</th></tr></thead><tbody></tbody></table></div>
+<div class="wrap" tabindex="0" role="region" aria-label="Cost calls per day (scrolls sideways)"><table id="usage"><caption class="muted">Cost calls per UTC day.</caption><thead><tr><th scope="col">Day</th><th scope="col">Calls</th></tr></thead><tbody></tbody></table></div>
 </section>
 <section aria-labelledby="signins-h"><h2 id="signins-h">Sign-ins</h2>
 <p id="logins" class="muted"></p>
-<div class="wrap"><table id="signins"><caption class="muted">Newest first.</caption><thead><tr><th scope="col">Signed in</th><th scope="col">Expires</th><th scope="col">State</th></tr></thead><tbody></tbody></table></div>
+<div class="wrap" tabindex="0" role="region" aria-label="Sign-ins (scrolls sideways)"><table id="signins"><caption class="muted">Newest first.</caption><thead><tr><th scope="col">Signed in</th><th scope="col">Expires</th><th scope="col">State</th></tr></thead><tbody></tbody></table></div>
 </section>
 <section aria-labelledby="payments-h"><h2 id="payments-h">Uploads and payments</h2>
-<div class="wrap"><table id="payments"><caption class="muted">Newest first; see <a href="/storage/">Storage</a> for more.</caption><thead><tr><th scope="col">When</th><th scope="col">Size</th><th scope="col">Paid</th><th scope="col">Network</th><th scope="col">Settlement</th><th scope="col">Status</th></tr></thead><tbody></tbody></table></div>
+<div class="wrap" tabindex="0" role="region" aria-label="Uploads and payments (scrolls sideways)"><table id="payments"><caption class="muted">Newest first; see <a href="/storage/">Storage</a> for more.</caption><thead><tr><th scope="col">When</th><th scope="col">Size</th><th scope="col">Paid</th><th scope="col">Network</th><th scope="col">Settlement</th><th scope="col">Status</th></tr></thead><tbody></tbody></table></div>
 </section>`
   const script = `${clientScript}
 const usd = (atomic) => { const a = BigInt(atomic); return '$' + (a / 1000000n) + '.' + (a % 1000000n).toString().padStart(6, '0'); };

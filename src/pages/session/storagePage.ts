@@ -38,7 +38,7 @@ export function storagePage({ wallet, arweaveGatewayUrl }: StoragePageParameters
 <section aria-labelledby="uploads-h">
 <h2 id="uploads-h">Your uploads</h2>
 <p id="uploads-status" role="status" class="muted">Loading…</p>
-<div class="wrap"><table id="uploads">
+<div class="wrap" tabindex="0" role="region" aria-label="Your uploads (scrolls sideways)"><table id="uploads">
 <caption class="muted">Newest first. Pending uploads refresh by themselves.</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Size</th><th scope="col">Paid</th><th scope="col">Status</th><th scope="col">Verification</th><th scope="col">Receipt</th><th scope="col">Arweave</th></tr></thead>
 <tbody></tbody>
@@ -137,7 +137,7 @@ async function payAndUpload() {
 }
 
 function showReceipt(r) {
-  const rows = [['Arweave id', r.arTxId || r.queue_id], ['SHA-256', r.sha256], ['Size', r.sizeBytes !== undefined ? bytes(r.sizeBytes) + ' (' + r.sizeBytes + ' bytes)' : undefined], ['Settlement', r.settlement ? r.settlement.transaction : undefined], ['Network', r.settlement ? r.settlement.network : undefined]];
+  const rows = [['Arweave id', r.arTxId || r.queue_id], ['SHA-256', r.sha256], ['Size', r.sizeBytes !== undefined ? bytes(r.sizeBytes) + ' (' + r.sizeBytes.toLocaleString('en-US') + ' bytes)' : undefined], ['Settlement', r.settlement ? r.settlement.transaction : undefined], ['Network', r.settlement ? (NETWORK_NAMES[r.settlement.network] || r.settlement.network) + ' (' + r.settlement.network + ')' : undefined]];
   const dl = h('dl', { id: 'receipt-details' });
   for (const [k, v] of rows) if (v !== undefined) dl.append(h('dt', { text: k }), h('dd', {}, h('code', { text: String(v) })));
   $('receipt').replaceChildren(h('h3', { text: 'Receipt' }), dl);

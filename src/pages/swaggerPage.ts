@@ -22,7 +22,7 @@ export function swaggerPage(wallet?: string): string {
 <title>API explorer · Gateway</title>
 <link rel="stylesheet" href="${SWAGGER_ASSETS}/swagger-ui.css">
 <link rel="icon" type="image/png" href="${SWAGGER_ASSETS}/favicon-32x32.png">
-<style>body{margin:0;font-family:system-ui,sans-serif}.site-nav code{background:#0f1115;color:#e6e6e6;padding:2px 6px;border-radius:4px}.site-nav button{border-radius:6px;border:1px solid #3a3f4b;background:#2b6cb0;color:#fff;cursor:pointer;font:inherit}${NAV_STYLE}</style>
+<style>body{margin:0;font-family:system-ui,sans-serif}.site-nav{color:#e6e6e6}.site-nav code{background:#0f1115;color:#e6e6e6;padding:2px 6px;border-radius:4px}.site-nav button{border-radius:6px;border:1px solid #3a3f4b;background:#2b6cb0;color:#fff;cursor:pointer;font:inherit}${NAV_STYLE}</style>
 </head>
 <body>
 ${navHtml(wallet)}

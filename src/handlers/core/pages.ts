@@ -45,7 +45,6 @@ export const getDocIndex: Handler = () =>
 export const getDocs: Handler = (ctx) => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(wallet(ctx)), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
 export const getAutocorePage: Handler = () => html(autocorePage())
 
-
 // The handbook's files do not change while the process runs: render them once, on first use.
 let handbook: HandbookChapter[] | undefined
 
@@ -53,7 +52,7 @@ export const getFeedbackPage: Handler = (ctx) => html(feedbackPage(wallet(ctx)))
 export const getJournalPage: Handler = (ctx) => html(journalPage(wallet(ctx)))
 /**
  * /dojo offers only partners that can chat: the model server's models whose `/api/show` lists `completion`,
- * read per page load (a handful of local calls). Unknown (model server down) → `null`, and the page says so.
+ * read per page load (a handful of local calls). Unknown (model server down) → `null`: the page then offers every model.
  */
 export const getDojoPage: Handler = async (ctx) => {
   const chatModels = await chatCapableModels(ctx.services.modelServer, ctx.signal).catch(() => null)

@@ -98,7 +98,7 @@ main section{background:#161a21;border:1px solid #2a303c;border-radius:8px;paddi
 main h2{font-size:1.1rem;margin:0 0 8px} label{display:block;margin:10px 0 4px}
 input,select,textarea{width:100%;max-width:100%;box-sizing:border-box;background:#0f1115;color:#e6e6e6;border:1px solid #4a5160;border-radius:6px;padding:8px;font:inherit}
 :focus-visible{outline:3px solid #ffd166;outline-offset:2px} button{margin:10px 8px 0 0} button:disabled{opacity:.6;cursor:default}
-button.secondary{background:#3a3f4b} .wrap{overflow-x:auto;border-radius:4px} caption{text-align:left;padding:4px 0} table{width:100%;border-collapse:collapse;font-size:.9rem}
+button.secondary{background:#3a3f4b} .wrap{overflow-x:auto;border-radius:4px} caption{text-align:left;padding:4px 0} main time{white-space:nowrap} table{width:100%;border-collapse:collapse;font-size:.9rem}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #2a303c;vertical-align:top;overflow-wrap:normal} td code,th code{white-space:nowrap} main code{overflow-wrap:break-word} dd{margin-left:1em}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 progress{width:100%;height:18px} .ok{color:#8ee59b} .warn{color:#ffd166} .error{color:#ff9b9b} a{color:#9ecbff}

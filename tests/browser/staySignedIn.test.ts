@@ -104,6 +104,9 @@ describe('the navigation keeps the session while the user moves between pages', 
       // The navigation script has run its catch by the time the page is idle.
       await page.waitForLoadState('networkidle')
       expect(await storedToken(page), `after a ${name}`).toBe(token)
+      // The home page says the session could not be checked (not "Sign in").
+      expect(await page.locator('#session-unknown').isVisible(), `after a ${name}`).toBe(true)
+      expect(await page.locator('#login-view').isVisible(), `after a ${name}`).toBe(false)
       await page.unroute(VALIDATE)
     }
     await homeShows(page, wallet.address)

@@ -24,7 +24,8 @@ export const NAV_STYLE = `
 
 const style = `
   body{font-family:system-ui,sans-serif;margin:0;background:#0f1115;color:#e6e6e6}
-  main{padding:24px 20px;max-width:860px;overflow-wrap:anywhere}
+  main{padding:20px clamp(14px,3vw,40px) 40px;max-width:1600px;box-sizing:border-box;overflow-wrap:break-word}
+  h1{margin:.3em 0 .5em}
   a{color:#9ecbff}
   button{padding:8px 14px;border-radius:6px;border:1px solid #3a3f4b;background:#2b6cb0;color:#fff;cursor:pointer;font:inherit}
   a.button{display:inline-block;padding:8px 14px;border-radius:6px;background:#2b6cb0;color:#fff;text-decoration:none}
@@ -62,8 +63,8 @@ export function navHtml(wallet?: string): string {
 /**
  * The navigation's script (identical on every page, so one CSP hash): the login link returns to this page,
  * a stored token that is still valid shows its wallet, and "Log out" revokes the session (`POST /users/logout`,
- * no body — so no content type), forgets the token and goes to the login page. A token the server no longer
- * knows is forgotten.
+ * no body — so no content type), forgets the token and goes to the login page. A token the server answers 401
+ * for is forgotten; any other failure (network, 5xx, a request cut off by leaving the page) keeps it.
  */
 export const NAV_SCRIPT = `
 (() => {
@@ -78,13 +79,21 @@ export const NAV_SCRIPT = `
     document.dispatchEvent(new CustomEvent('session:wallet', { detail: { wallet, token } }));
   };
   const signedOut = () => { $('nav-wallet').hidden = true; $('nav-logout').hidden = true; $('nav-login').hidden = false; document.dispatchEvent(new CustomEvent('session:none')); };
+  // Not known either way (network error, 5xx, or the request cut off because the user clicked on): the token is
+  // kept and the navigation stays as the server rendered it; the next page asks again.
+  const unknown = () => document.dispatchEvent(new CustomEvent('session:unknown'));
   // After DOMContentLoaded, so the page's own script (after this one) is listening for the session events.
   const start = () => {
-    if (!token) signedOut();
-    else fetch('/users/session/validate', { headers: { 'X-Session-Token': token } })
-      .then((r) => (r.ok ? r.json() : Promise.reject(new Error('session ' + r.status))))
-      .then((s) => show(s.wallet))
-      .catch(() => { localStorage.removeItem('session_token'); signedOut(); });
+    if (!token) { signedOut(); return; }
+    fetch('/users/session/validate', { headers: { 'X-Session-Token': token } })
+      .then(async (r) => {
+        if (r.ok) return show((await r.json()).wallet);
+        // Only the server's 401 says the token is no session; forget it unless another tab stored a new one since.
+        if (r.status !== 401) return unknown();
+        if (localStorage.getItem('session_token') === token) localStorage.removeItem('session_token');
+        signedOut();
+      })
+      .catch(unknown);
   };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
   $('nav-logout').addEventListener('click', async () => {

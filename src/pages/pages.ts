@@ -2,12 +2,13 @@ import { escapeHtml, page } from './html.js'
 
 /**
  * `/public`: the login view when this browser holds no (valid) session token, the signed-in home otherwise.
- * The navigation script validates the token and announces the result (`session:wallet` / `session:none`).
+ * The navigation script validates the token and announces the result (`session:wallet` / `session:none`, or `session:unknown` when the server could not say: the token is kept).
  */
 export function publicPage(): string {
   return page({
     title: 'Welcome',
     body: `<h1>Gateway</h1>
+<p id="session-unknown" role="status" class="muted" hidden>Your session could not be checked just now (the server did not answer). <a href="/public">Try again</a>.</p>
 <section id="login-view" aria-labelledby="login-view-title" hidden><h2 id="login-view-title">Sign in</h2><p>You are not signed in. Sign in with your browser wallet: you sign a message, no transaction is sent.</p><p><a id="public-signin" class="button" href="/login?from=%2Fpublic">Sign in with your wallet</a></p></section>
 <section id="welcome-view" aria-labelledby="welcome-view-title" hidden><h2 id="welcome-view-title">Welcome back</h2><p>Signed in as <code id="wallet"></code>.</p>
 <ul class="home-links">
@@ -21,6 +22,7 @@ export function publicPage(): string {
     script: `
 document.addEventListener('session:wallet', (e) => { document.getElementById('wallet').textContent = e.detail.wallet; document.getElementById('welcome-view').hidden = false; document.getElementById('login-view').hidden = true; });
 document.addEventListener('session:none', () => { document.getElementById('login-view').hidden = false; document.getElementById('welcome-view').hidden = true; });
+document.addEventListener('session:unknown', () => { document.getElementById('session-unknown').hidden = false; });
 `,
   })
 }

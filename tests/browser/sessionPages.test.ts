@@ -9,7 +9,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkPage, launchBrowser, login, openPage, startSystem, type System, walletFromKey } from './support/index.js'
+import { checkPage, launchBrowser, login, openPage, SCREENSHOTS, startSystem, type System, walletFromKey } from './support/index.js'
 
 let system: System
 let browser: Browser
@@ -33,7 +33,19 @@ describe('session pages in a browser', () => {
   it('/dojo streams a reply token by token from /llm/chat and can be stopped', async () => {
     await page.goto(`${system.url}/dojo`)
     await expect.poll(() => page.locator('#partner option').count(), { timeout: 30_000 }).toBeGreaterThan(1)
+    // Only partners that can chat, each once: the five agents (not again as "models"), the chat model, and
+    // not the embedding model (it answers "does not support chat").
+    const offered = await page.locator('#partner option').evaluateAll((os) => os.map((o) => ({ value: (o as HTMLOptionElement).value, text: o.textContent ?? '' })))
+    const agentIds = ((await (await fetch(`${system.url}/agents`, { headers: { 'X-Session-Token': await page.evaluate(() => localStorage.getItem('session_token') ?? '') } })).json()) as { agents: { id: string }[] }).agents.map((a) => a.id)
+    expect(agentIds.length).toBe(5)
+    expect(offered.filter((o) => o.value.startsWith('agent:')).map((o) => o.value).sort()).toEqual(agentIds.map((id) => `agent:${id}`).sort())
+    expect(offered.map((o) => o.value)).toContain('model:svc-tiny-chat:latest')
+    expect(offered.filter((o) => /embed/.test(o.value))).toEqual([])
+    expect(offered.filter((o) => o.value.startsWith('model:') && agentIds.includes(o.value.slice('model:'.length)))).toEqual([])
+    expect(new Set(offered.map((o) => o.value)).size).toBe(offered.length)
     await page.locator('#partner').selectOption({ index: 0 })
+    // A built-in test model is chosen: the page says its replies are gibberish by design.
+    expect(await page.locator('#test-model-note').isVisible()).toBe(true)
     await page.locator('#prompt').fill('Say hello.')
     // Every text the reply showed, in order: one DOM record per chunk, even when several arrive in one task.
     await page.evaluate(() => {
@@ -57,6 +69,10 @@ describe('session pages in a browser', () => {
     expect(texts.at(-1)).toBe(reply)
     // streamed: the reply was shown growing — several prefixes of the final text before the whole of it
     expect(texts.filter((t) => t.length > 0 && t.length < reply.length && reply.startsWith(t)).length).toBeGreaterThan(0)
+    // Bubbles are sized to their text: the short question is a narrow bubble, not a fixed ~115 px box.
+    const you = await page.locator('[data-role="user"] .chat').first().boundingBox()
+    expect(you!.height).toBeLessThan(60)
+    expect(you!.width).toBeLessThan(300)
     await checkPage(page, 'dojo')
 
     // Stop: once the second reply has started, the request is aborted and the partial reply kept.
@@ -123,6 +139,51 @@ describe('session pages in a browser', () => {
     await checkPage(page, 'journal')
   })
 
+  it('the pages use the width, break table text only between words, and write the address one way', async () => {
+    /** Words (of table cells and code) that the layout split over two lines, like "svc-tiny-c / hat:latest". */
+    const brokenWords = () =>
+      page.evaluate(() => {
+        const broken: string[] = []
+        for (const cell of Array.from(document.querySelectorAll('main td, main th, main code'))) {
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT)
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            // A line may break after a hyphen ("multi-/step"), as browsers do; never inside a word.
+            for (const m of (node as Text).data.matchAll(/[^\s-]+/g)) {
+              const range = document.createRange()
+              range.setStart(node, m.index)
+              range.setEnd(node, m.index + m[0].length)
+              const tops = new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top)))
+              if (tops.size > 1) broken.push(m[0])
+            }
+          }
+        }
+        return broken
+      })
+    const wallet = await page.locator('#nav-wallet-address').getAttribute('data-wallet')
+    expect(wallet).toMatch(/^0x(?=.*[a-f])(?=.*[A-F])[0-9a-fA-F]{40}$/)
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 })
+      for (const [path, ready] of [['/registry/', '#agents tbody tr'], ['/insight/', '#events tbody tr'], ['/journal', '#signins tbody tr']] as const) {
+        await page.goto(`${system.url}${path}`)
+        await page.locator(ready).first().waitFor({ timeout: 30_000 })
+        expect(await brokenWords(), `${path} at ${width} px`).toEqual([])
+        // On a desktop the content uses the screen, not a ~880 px column.
+        if (width === 1280) expect((await page.locator('main section').first().boundingBox())!.width, path).toBeGreaterThan(1100)
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
+    // One address format: the journal and the catalogue write the wallet as the navigation does (EIP-55).
+    await page.goto(`${system.url}/journal`)
+    await expect.poll(() => page.locator('#journal-status').textContent(), { timeout: 30_000 }).toBe(`Activity of ${wallet}.`)
+    await page.goto(`${system.url}/insight/`)
+    await page.locator('#events tbody tr[data-kind="feedback.submitted"]').first().waitFor({ timeout: 30_000 })
+    const row = page.locator('#events tbody tr[data-kind="feedback.submitted"]').first()
+    expect(await row.locator('td').nth(3).locator('code').getAttribute('title')).toBe(wallet)
+    expect(await row.locator('td').nth(4).textContent()).toContain(wallet)
+    expect(await page.locator('#events-status').textContent()).toMatch(/^\d+ events?\b/)
+    await checkPage(page, 'insight-desktop')
+  })
+
   it('/coreterm/ answers a prompt from the core agent', async () => {
     await page.goto(`${system.url}/coreterm/`)
     await page.locator('#line').fill('/help')
@@ -145,6 +206,26 @@ describe('session pages in a browser', () => {
     await page.goto(`${system.url}/book`)
     expect(await page.locator('#contents + ol li').count()).toBeGreaterThan(3)
     await checkPage(page, 'book')
+    // The README's screenshots show as images (not "[image: …]" text), served by the gateway itself.
+    await page.locator('details.chapter summary').first().click()
+    const images = page.locator('details.chapter img')
+    expect(await images.count()).toBeGreaterThan(0)
+    for (const img of await images.all()) {
+      await img.scrollIntoViewIfNeeded()
+      await expect.poll(() => img.evaluate((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth), { timeout: 30_000 }).toBeGreaterThan(0)
+    }
+    expect(await page.locator('main').textContent()).not.toContain('[image:')
+    // A link to another document's chapter opens it.
+    await page.locator('a[href="#doc-devnet-readme"]').first().click()
+    expect(await page.locator('#doc-devnet-readme').isVisible()).toBe(true)
+    // (The whole book open is too tall for a full-page screenshot: the screen as the reader sees it.)
+    await page.locator('details.chapter img').first().scrollIntoViewIfNeeded()
+    await page.screenshot({ path: `${SCREENSHOTS}/book-readme-image.png` })
+    // /docs (swagger-ui) carries the shared navigation back to the other pages.
+    await page.goto(`${system.url}/docs`)
+    await page.locator('#swagger-ui .information-container').waitFor({ timeout: 30_000 })
+    expect(await page.locator('.site-nav a[href="/book"]').isVisible()).toBe(true)
+    await page.screenshot({ path: `${SCREENSHOTS}/docs.png`, fullPage: false })
     await page.setViewportSize({ width: 390, height: 844 })
     for (const path of ['/storage/', '/journal']) {
       await page.goto(`${system.url}${path}`)

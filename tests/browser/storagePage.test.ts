@@ -34,9 +34,10 @@ describe('/storage/', () => {
     await login(page, '/storage/', { origin: system.url })
     await expect.poll(() => page.locator('#uploads-status').textContent(), { timeout: 30_000 }).toBe('No uploads yet.')
 
-    const content = Buffer.from(`hello from the browser ${Date.now()}\n`)
+    // 300,000 bytes: the page writes sizes as people read them ("293 KiB", not "300000 B").
+    const content = Buffer.concat([Buffer.from(`hello from the browser ${Date.now()}\n`), Buffer.alloc(300_000, 'a')]).subarray(0, 300_000)
     await page.locator('#file').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: content })
-    await expect.poll(() => page.locator('#price').textContent(), { timeout: 30_000 }).toMatch(new RegExp(`^Storing ${content.length} bytes costs \\$0\\.\\d{6}`))
+    await expect.poll(() => page.locator('#price').textContent(), { timeout: 30_000 }).toMatch(/^Storing 293 KiB costs \$0\.\d{6}/)
     expect(await page.locator('#rail option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(['eip155:8453', 'eip155:1'])
 
     await page.locator('#pay').click()
@@ -53,9 +54,10 @@ describe('/storage/', () => {
     const row = page.locator('#uploads tbody tr').first()
     await expect.poll(() => row.getAttribute('data-status'), { timeout: 90_000, interval: 1000 }).toBe('verified')
     expect(await row.textContent()).toContain('verified')
+    expect(await row.locator('td').nth(1).textContent()).toBe('293 KiB')
     const arweaveLink = row.locator('td:last-child a')
     expect(await arweaveLink.getAttribute('href')).toMatch(new RegExp(`^${system.devnet.storage.gatewayUrl.replace(/\/+$/, '')}/[A-Za-z0-9_-]{43}$`))
-    expect(await page.locator('#uploads-status').textContent()).toBe('1 upload(s).')
+    expect(await page.locator('#uploads-status').textContent()).toBe('1 upload.')
     await checkPage(page, 'storage')
   })
 })

@@ -5,6 +5,7 @@ import { loginPage } from '../../pages/loginPage.js'
 import { swaggerPage } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
 import { findRepoRoot } from '../../config/findRepoRoot.js'
+import { chatCapableModels } from '../../llm/chatCapableModels.js'
 import { boardroomPage } from '../../pages/session/boardroomPage.js'
 import { bookPage } from '../../pages/session/bookPage.js'
 import { coretermPage } from '../../pages/session/coretermPage.js'
@@ -23,6 +24,8 @@ const html = (body: string) => ({
   headers: { 'Cache-Control': 'no-store', 'Content-Security-Policy': contentSecurityPolicy(body), 'X-Content-Type-Options': 'nosniff' },
 })
 
+const wallet = (ctx: Parameters<Handler>[0]) => ctx.locals.session?.wallet
+
 export const getLoginPage: Handler = (ctx) => html(loginPage(sanitizeFrom(ctx.query.from)))
 export const getPublicPage: Handler = () => html(publicPage())
 /** `/` is the landing page too: the login page returns there when `from` is missing or rejected. */
@@ -36,18 +39,23 @@ export const getDocIndex: Handler = () =>
       { name: 'Events (AsyncAPI 3.0)', href: '/doc/asyncapi/events.yaml' },
     ]),
   )
-// swagger-ui's bundle is not written for a strict CSP; the page loads only local scripts and has no inline one.
-export const getDocs: Handler = () => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
+// swagger-ui's bundle is not written for a strict CSP (no header here); the only inline script is the shared navigation's.
+export const getDocs: Handler = (ctx) => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(wallet(ctx)), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
 export const getAutocorePage: Handler = () => html(autocorePage())
-
-const wallet = (ctx: Parameters<Handler>[0]) => ctx.locals.session?.wallet
 
 // The handbook's files do not change while the process runs: render them once, on first use.
 let handbook: HandbookChapter[] | undefined
 
 export const getFeedbackPage: Handler = (ctx) => html(feedbackPage(wallet(ctx)))
 export const getJournalPage: Handler = (ctx) => html(journalPage(wallet(ctx)))
-export const getDojoPage: Handler = (ctx) => html(dojoPage(wallet(ctx)))
+/**
+ * /dojo offers only partners that can chat: the model server's models whose `/api/show` lists `completion`,
+ * read per page load (a handful of local calls). Unknown (model server down) → `null`: the page then offers every model.
+ */
+export const getDojoPage: Handler = async (ctx) => {
+  const chatModels = await chatCapableModels(ctx.services.modelServer, ctx.signal).catch(() => null)
+  return html(dojoPage(wallet(ctx), chatModels))
+}
 export const getBoardroomPage: Handler = (ctx) => html(boardroomPage(wallet(ctx)))
 export const getBookPage: Handler = (ctx) => html(bookPage(wallet(ctx), (handbook ??= renderHandbook(findRepoRoot()))))
 export const getCoretermPage: Handler = (ctx) => html(coretermPage(wallet(ctx)))

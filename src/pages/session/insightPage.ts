@@ -24,7 +24,7 @@ export function insightPage(wallet: string | undefined): string {
 </div>
 <button id="refresh" type="button">Refresh</button>
 <p id="events-status" role="status" class="muted">Loading…</p>
-<div class="wrap"><table id="events">
+<div class="wrap" tabindex="0" role="region" aria-label="Catalogue events (scrolls sideways)"><table id="events">
 <caption class="muted">Newest first.</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Severity</th><th scope="col">Actor</th><th scope="col">Summary</th></tr></thead>
 <tbody></tbody>
@@ -44,10 +44,10 @@ async function load() {
       h('td', {}, h('time', { datetime: e.at_iso, text: when(e.at) })),
       h('td', {}, h('code', { text: e.kind })),
       h('td', { class: e.severity === 'critical' ? 'error' : e.severity === 'warning' ? 'warn' : '', text: e.severity }),
-      h('td', {}, h('code', { text: short(e.actor, 18) })),
-      h('td', { text: e.summary || '' }),
+      h('td', {}, addressCode(e.actor)),
+      h('td', { text: checksummed(e.summary || '') }),
     )));
-    say('events-status', events.length + ' event(s)' + (kind ? ' of kind ' + kind : '') + ', updated ' + new Date().toLocaleTimeString() + '.');
+    say('events-status', count(events.length, 'event') + (kind ? ' of kind ' + kind : '') + ', updated ' + new Date().toLocaleTimeString() + '.');
   } catch (e) { say('events-status', 'Could not read the catalogue: ' + message(e), true); }
   if ($('live').checked && !document.hidden) timer = setTimeout(load, 5000);
 }

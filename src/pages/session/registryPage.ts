@@ -10,7 +10,7 @@ export function registryPage(wallet: string | undefined): string {
 <section aria-labelledby="agents-h">
 <h2 id="agents-h">Agents</h2>
 <p id="agents-status" role="status" class="muted">Loading…</p>
-<div class="wrap"><table id="agents">
+<div class="wrap" tabindex="0" role="region" aria-label="Agents (scrolls sideways)"><table id="agents">
 <caption class="muted">The marketplace agents and what they can do.</caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Role</th><th scope="col">Model</th><th scope="col">Capabilities</th><th scope="col">Status</th><th scope="col">Revision</th><th scope="col"><span class="muted">Details</span></th></tr></thead>
 <tbody></tbody>
@@ -41,7 +41,7 @@ async function load() {
       h('td', { text: String(a.revision) }),
       h('td', {}, (() => { const b = h('button', { type: 'button', class: 'secondary', 'aria-label': 'Details of ' + a.name, text: 'Details' }); b.addEventListener('click', () => detail(a.id)); return b; })()),
     )));
-    say('agents-status', agents.length + ' agent(s).');
+    say('agents-status', count(agents.length, 'agent') + '.');
   } catch (e) { say('agents-status', 'Could not list the agents: ' + message(e), true); }
 }
 load();

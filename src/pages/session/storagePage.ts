@@ -38,7 +38,7 @@ export function storagePage({ wallet, arweaveGatewayUrl }: StoragePageParameters
 <section aria-labelledby="uploads-h">
 <h2 id="uploads-h">Your uploads</h2>
 <p id="uploads-status" role="status" class="muted">Loading…</p>
-<div class="wrap"><table id="uploads">
+<div class="wrap" tabindex="0" role="region" aria-label="Your uploads (scrolls sideways)"><table id="uploads">
 <caption class="muted">Newest first. Pending uploads refresh by themselves.</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Size</th><th scope="col">Paid</th><th scope="col">Status</th><th scope="col">Verification</th><th scope="col">Receipt</th><th scope="col">Arweave</th></tr></thead>
 <tbody></tbody>
@@ -64,7 +64,7 @@ async function priceFile() {
     const rails = quote.accepts.filter((r) => r.network.startsWith('eip155:'));
     $('rail').replaceChildren(...rails.map((r) => h('option', { value: r.network, text: (NETWORK_NAMES[r.network] || r.network) + ' — ' + usd(r.amount) })));
     $('rail').disabled = rails.length === 0;
-    say('price', 'Storing ' + file.size + ' bytes costs ' + usd(rails[0] ? rails[0].amount : quote.quote.amount) + ' (price held until ' + when(quote.quote.valid_until) + ').');
+    say('price', 'Storing ' + bytes(file.size) + ' costs ' + usd(rails[0] ? rails[0].amount : quote.quote.amount) + ' (price held until ' + when(quote.quote.valid_until) + ').');
     $('pay').disabled = rails.length === 0;
   } catch (e) { say('price', 'No price: ' + message(e), true); }
 }
@@ -137,7 +137,7 @@ async function payAndUpload() {
 }
 
 function showReceipt(r) {
-  const rows = [['Arweave id', r.arTxId || r.queue_id], ['SHA-256', r.sha256], ['Size', r.sizeBytes !== undefined ? r.sizeBytes + ' bytes' : undefined], ['Settlement', r.settlement ? r.settlement.transaction : undefined], ['Network', r.settlement ? r.settlement.network : undefined]];
+  const rows = [['Arweave id', r.arTxId || r.queue_id], ['SHA-256', r.sha256], ['Size', r.sizeBytes !== undefined ? bytes(r.sizeBytes) + ' (' + r.sizeBytes.toLocaleString('en-US') + ' bytes)' : undefined], ['Settlement', r.settlement ? r.settlement.transaction : undefined], ['Network', r.settlement ? (NETWORK_NAMES[r.settlement.network] || r.settlement.network) + ' (' + r.settlement.network + ')' : undefined]];
   const dl = h('dl', { id: 'receipt-details' });
   for (const [k, v] of rows) if (v !== undefined) dl.append(h('dt', { text: k }), h('dd', {}, h('code', { text: String(v) })));
   $('receipt').replaceChildren(h('h3', { text: 'Receipt' }), dl);
@@ -157,7 +157,7 @@ async function refreshUploads() {
     const { uploads } = await api('/store/uploads?limit=50');
     $('uploads').tBodies[0].replaceChildren(...uploads.map((u) => h('tr', { 'data-upload': u.upload_id, 'data-status': u.status },
       h('td', { text: when(u.created_at) }),
-      h('td', { text: u.size_bytes + ' B' }),
+      h('td', { class: 'num', title: u.size_bytes + ' bytes', text: bytes(u.size_bytes) }),
       h('td', { text: usd(u.deposit.amount_atomic) + ' · ' + (NETWORK_NAMES[u.deposit.network] || u.deposit.network) }),
       h('td', { class: 'upload-status', text: u.status }),
       h('td', {}, verification(u)),
@@ -165,7 +165,7 @@ async function refreshUploads() {
       h('td', {}, u.ar_tx_id ? h('a', { href: ARWEAVE + '/' + u.ar_tx_id, title: 'Arweave item ' + u.ar_tx_id }, h('code', { text: short(u.ar_tx_id) })) : h('span', { class: 'muted', text: '—' })),
     )));
     const pending = uploads.some((u) => !FINAL.includes(u.status));
-    say('uploads-status', uploads.length === 0 ? 'No uploads yet.' : uploads.length + ' upload(s)' + (pending ? '; refreshing while some are pending…' : '.'));
+    say('uploads-status', uploads.length === 0 ? 'No uploads yet.' : count(uploads.length, 'upload') + (pending ? '; refreshing while some are pending…' : '.'));
     if (pending) timer = setTimeout(refreshUploads, 3000);
   } catch (e) { say('uploads-status', 'Could not list your uploads: ' + message(e), true); }
 }

@@ -7,7 +7,7 @@ import { createEngine } from '../modelserver/engine/createEngine.js'
 import type { Engine } from '../modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 import { chatCapableModels } from './chatCapableModels.js'
-import { ModelServerPool } from './ModelServerPool.js'
+import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 
 let engine: Engine
 let ms: TestModelServer

@@ -32,7 +32,7 @@ export function dojoPage(wallet: string | undefined, chatModels: readonly string
 <div><label for="partner">Talk to</label><select id="partner" aria-describedby="test-model-note"><option value="">Loading agents and models…</option></select></div>
 <div><label for="temperature">Temperature</label><input id="temperature" type="number" min="0" max="2" step="0.1" value="0.7"></div>
 </div>
-<p id="test-model-note" class="note" hidden>The built-in <code>svc-tiny-*</code> models are test models with random weights: their replies are gibberish by design. To talk to a real model, pull one (<code>pay2store models pull llama3.2</code>) or import a GGUF file — see <a href="/book#doc-readme">the handbook</a>.</p>
+<p id="test-model-note" class="note" hidden>The built-in <code>svc-tiny-*</code> models are test models with random weights: their replies are gibberish by design. To talk to a real model, pull one (<code>pay2store models pull llama3.2:1b</code>) or import a GGUF file (<code>pay2store models create NAME --from FILE.gguf</code>) — see <a href="/book#doc-readme--run-a-real-model">Run a real model</a>.</p>
 <label for="prompt">Your message</label>
 <textarea id="prompt" rows="3" placeholder="Ask something…"></textarea>
 <button id="send" type="button">Send</button><button id="stop" type="button" class="secondary" disabled>Stop</button><button id="clear" type="button" class="secondary">Clear</button>

@@ -1,3 +1,5 @@
+import { intakeErrorStatus } from './intake/errors.js'
+
 /**
  * HTTP status of every error code thrown by `src/x402` and `src/storage` (the rows this domain adds to the
  * gateway's error catalogue). Client mistakes are 4xx; only peers failing give 5xx.
@@ -23,4 +25,6 @@ export const storageErrorStatus = {
   storage_not_configured: 503,
   upstream_credit_insufficient: 503,
   too_many_uploads: 503,
+  // refusals of the intake before payment (src/storage/intake/errors.ts)
+  ...intakeErrorStatus,
 } as const satisfies Record<string, number>

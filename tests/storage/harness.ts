@@ -119,7 +119,8 @@ export async function startTestGateway(env: Record<string, string>, dir: string)
     try {
       const url = new URL(req.url ?? '/', 'http://x')
       if (req.method === 'POST' && url.pathname === '/store') {
-        const outcome = await service.store(req, '/store')
+        // as Express does (`req.res`): an answer given before the body is read closes through it when it must
+        const outcome = await service.store(Object.assign(req, { res }), '/store')
         send(outcome.status, outcome.body, outcome.headers)
       } else if (req.method === 'GET' && url.pathname.startsWith('/store/uploads/')) {
         send(200, await service.getUpload(decodeURIComponent(url.pathname.slice('/store/uploads/'.length))))

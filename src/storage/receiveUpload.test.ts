@@ -20,6 +20,7 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ ...got, sizeBytes: got.sizeBytes.toString(), reread: createHash('sha256').update(bytes).digest('hex') }))
     } catch (e) {
+      req.resume() // the caller drains or bounds the rest (StoreIntake: boundUnreadBody)
       res.writeHead(400, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ code: (e as { code?: string }).code, message: (e as Error).message }))
     }

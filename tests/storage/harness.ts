@@ -165,6 +165,8 @@ export function evmEnv(peers: EvmPeers): Record<string, string> {
     // the replay tests send 50 requests at once to one instance: above the default bound of 16
     // (tests/storage/bounded.integration.test.ts tests the bound itself)
     SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS: '64',
+    // …all from 127.0.0.1: above the default 4 per address (tests/storage/intake.integration.test.ts tests that bound)
+    SERVICE_STORAGE__UNPAID_PER_ADDRESS: '64',
   }
 }
 

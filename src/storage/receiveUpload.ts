@@ -87,7 +87,8 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
       limits: {
         files: 1,
         fileSize: maxBytes > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(maxBytes) + 1,
-        ...(limits ? { parts: limits.maxParts, fields: limits.maxParts, fieldSize: limits.maxFieldBytes, fieldNameSize: 200, headerPairs: 32 } : {}),
+        // busboy marks a field truncated once it reaches its limit: one byte more lets exactly the maximum through
+        ...(limits ? { parts: limits.maxParts, fields: limits.maxParts, fieldSize: limits.maxFieldBytes + 1, fieldNameSize: 200, headerPairs: 32 } : {}),
       },
     })
   } catch (cause) {

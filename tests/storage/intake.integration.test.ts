@@ -198,14 +198,16 @@ describe('slow unpaid uploads hold no upload slot (finding 4)', () => {
 
 describe('a made-up Algorand txId (finding 4)', () => {
   it('holds no upload slot and is answered 402 expired_payment after SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS, not 30 s', async () => {
-    const quote = (await (await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(Buffer.from('algo')) })).json()) as { accepts: { network: string }[] }
+    const quote = (await (await fetch(`${gw.url}/store/quote?bytes=4`)).json()) as { accepts: { network: string }[] }
     const network = quote.accepts[2]!.network
     const txId = Array.from(randomBytes(52), (b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[b % 32]).join('')
     const header = Buffer.from(JSON.stringify({ x402Version: 2, accepted: { scheme: 'exact', network }, payload: { txId } })).toString('base64')
     // two of them (the per-address bound of lookups is 2), from another address than the honest client
     const started = Date.now()
     const fakes = [0, 1].map(() => postFrom(gw.url, '127.0.0.70', Buffer.from('algo'), { 'PAYMENT-SIGNATURE': header }).then((r) => ({ ...r, ms: Date.now() - started })))
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 300))
+    // while the node is asked about them they hold no upload slot (before issue 26: one each, for 30 s)
+    expect(gw.service.uploadSlots.inUse).toBe(0)
     const stored = await payAndStoreOk(gw.url, peers.base, 4, randomBytes(1024))
     expect(stored.arTxId).toMatch(/^[A-Za-z0-9_-]{43}$/)
     for (const fake of await Promise.all(fakes)) {

@@ -2,7 +2,7 @@
  * Benchmark (issue 26, Done when): twenty slow unpaid uploads leave an honest paid upload unaffected — it
  * completes in the time it takes alone, within the run's spread.
  *
- *   npx tsx scripts/bench/storeSlowSenders.ts [--runs 7] [--senders 20] [--kb 256]
+ *   npx tsx scripts/bench/storeSlowSenders.ts [--runs 15] [--senders 20] [--kb 256]
  *
  * The devnet peers (local Base, facilitator, Turbo-like upstream, Arweave gateway) run in this process; the
  * gateway's storage path runs in a child process (the `--gateway` mode of storeUpload.ts, default limits:
@@ -31,7 +31,7 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`)
   return i > 0 ? Number(process.argv[i + 1]) : fallback
 }
-const runs = arg('runs', 7)
+const runs = arg('runs', 15)
 const senders = arg('senders', 20)
 const kb = arg('kb', 256)
 

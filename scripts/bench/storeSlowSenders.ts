@@ -100,7 +100,7 @@ try {
   )
   const form = (data: Buffer) => {
     const f = new FormData()
-    f.append('file', new Blob([data]), 'honest.bin')
+    f.append('file', new Blob([new Uint8Array(data)]), 'honest.bin')
     return f
   }
   /** One honest upload: quote, pay, store. Milliseconds, or the status that refused it. */

@@ -409,9 +409,10 @@ export class StorageService {
     // 3. no payment header → 402 in the version asked for — unless the upstream credit cannot pay for it
     const decoded = decodePaymentHeader(headers)
     const version = decoded?.version ?? options.version ?? 2
+    // …or a payment its rail's pre-check refused (the body was measured, not kept): 402 with the reason
     if (!decoded || refusal || !('path' in file)) {
       await this.credit.assertCanCover(file.sizeBytes)
-      this.priceHold.quoted(snapshot)
+      if (!refusal) this.priceHold.quoted(snapshot)
       return this.#paymentRequired(input, version, refusal)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)

@@ -306,4 +306,23 @@ describe('a large body refused early gets its answer (finding 5)', () => {
     expect(sent).toBeLessThan(total / 2)
     expect(gw.validationErrors).toEqual([])
   }, 60_000)
+
+  it('a small unread remainder is drained: the connection stays usable for the next request', async () => {
+    const { port } = new URL(gw.url)
+    const body = Buffer.alloc(500_000, 0x61)
+    const x = rawExchange(
+      gw.url,
+      `POST /store HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nPAYMENT-SIGNATURE: not-a-payment!\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    )
+    x.socket.write(body)
+    expect(await until(() => parseRaw(x.received) !== undefined, 10_000)).toBe(true)
+    const first = parseRaw(x.received)!
+    expect(first.status).toBe(400)
+    expect(first.headers).not.toMatch(/connection: close/i)
+    const seen = x.received.length
+    x.socket.write(`GET /store/quote?bytes=4 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+    expect(await until(() => parseRaw(x.received.slice(seen)) !== undefined, 10_000)).toBe(true)
+    expect(parseRaw(x.received.slice(seen))!.status).toBe(200)
+    x.socket.destroy()
+  })
 })

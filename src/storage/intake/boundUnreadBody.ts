@@ -8,7 +8,10 @@ export type UnreadBodyBounds = {
   lingerMs: number
 }
 
-type EarlyRequest = Pick<IncomingMessage, 'headers' | 'complete' | 'readableEnded' | 'resume'> & {
+/** How long a drained remainder may take to arrive. */
+const DRAIN_DEADLINE_MS = 30_000
+
+type EarlyRequest = Pick<IncomingMessage, 'headers' | 'complete' | 'readableEnded' | 'resume' | 'once'> & {
   socket?: Socket
   /** Express sets it; the bare servers of the tests and benches set it too. */
   res?: Pick<ServerResponse, 'headersSent' | 'setHeader'>
@@ -37,7 +40,19 @@ export function boundUnreadBody(req: EarlyRequest, startBytes: number, bounds: U
   const remaining = Number.isFinite(declared) ? declared - read : Infinity
   // discard what comes (Node also does it once the answer is sent; doing it now lets the client keep writing)
   req.resume()
-  if (!cut && remaining <= bounds.drainMaxBytes) return
+  if (!cut && remaining <= bounds.drainMaxBytes) {
+    // bounded in time too: a remainder still not sent after the deadline is not waited for (the answer has
+    // long been read by then); without it only the server's request timeout (15 min) would end the wait
+    if (socket) {
+      const deadline = setTimeout(() => {
+        if (!req.complete) socket.destroy()
+      }, Math.max(bounds.lingerMs, DRAIN_DEADLINE_MS))
+      deadline.unref()
+      req.once('end', () => clearTimeout(deadline))
+      socket.once('close', () => clearTimeout(deadline))
+    }
+    return
+  }
   if (!socket || !req.res || req.res.headersSent) return
   req.res.setHeader('Connection', 'close')
   lingerOnClose(socket, bounds.lingerMs, Math.max(bounds.drainMaxBytes, 64 * 1024))

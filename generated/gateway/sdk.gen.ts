@@ -1304,12 +1304,34 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * `invalid_multipart` (no boundary, a malformed body, no `file` part) — another media type is 415, no
  * body or a JSON body 400 `invalid_request`. Without the payment settings
  * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503
- * `storage_not_configured` (`details.missing` names them) — after the body is read, before any quote.
+ * `storage_not_configured` (`details.missing` names them) — before the body is read.
  * The EVM assets default to each network's canonical USDC (`SERVICE_X402__ASSET__EIP155_8453`,
  * `SERVICE_X402__ASSET__EIP155_1` choose others). `X-SVC-Tag-App` is
  * checked once a payment header has been decoded and its network accepted, before anything is
  * verified or settled: not 1–128 printable ASCII characters → 400 `invalid_tag` (a request without
  * payment gets the quote whatever the tag).
+ *
+ * **Intake before payment (designed, issue 26).** An unpaid request costs almost nothing: nothing is written
+ * to disk and no upload slot is taken until the payment header is decoded and its rail's pre-check passed —
+ * what needs no size: EVM network, asset, `payTo`, validity window and signature shape; Algorand: the node
+ * knows `payload.txId` as a payment or asset transfer to the service's address (a `txId` it does not know is
+ * looked for `SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS`, 6 s, then 402 `expired_payment`; at most
+ * `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS`, 2, looked up at once per client address, else 429
+ * `too_many_payment_checks`). The amount, which needs the size's price, is checked once the body is read,
+ * before anything is kept or settled. A request without a payment header, or whose pre-check refused it,
+ * has its body counted and hashed (never written) and gets the 402. Before payment everything is bounded:
+ * at most `SERVICE_STORAGE__UNPAID_PER_ADDRESS` (4) requests per client address (IPv6: per /56; the
+ * proxy-aware address, `SERVICE_TRUST_PROXY`) in intake at once, else 429 `too_many_unpaid_requests`; a
+ * body without payment of at most `SERVICE_STORAGE__UNPAID_MAX_BYTES` (default the upload maximum), else
+ * 413 `unpaid_body_too_large` (quote larger files with `GET /store/quote`); a sender slower than
+ * `SERVICE_STORAGE__MIN_RECEIVE_BYTES_PER_S` (8192) over any `SERVICE_STORAGE__MIN_RATE_WINDOW_S` (10 s) is
+ * answered 408 `upload_too_slow` and the connection closed; at most `SERVICE_STORAGE__MULTIPART_MAX_PARTS`
+ * (8) parts, else 413 `multipart_too_many_parts`; a non-file field of at most
+ * `SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES` (8192) bytes, else 413 `multipart_field_too_large`. An answer
+ * given before the body was read drains up to `SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES` (1 MiB) of the rest
+ * and keeps the connection; beyond that it says `Connection: close`, and the server closes after the answer
+ * while discarding what still arrives for `SERVICE_STORAGE__LINGER_MS` (2 s), so a client still sending
+ * reads the answer.
  *
  * Designed: 202 (queued when the upstream fails and `SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE=1`),
  * 409 `payment_replayed`, 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the

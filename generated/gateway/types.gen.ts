@@ -5040,12 +5040,23 @@ export type StoreFileErrors = {
      */
     402: X402PaymentRequired;
     /**
+     * Designed. `upload_too_slow`: the body arrived slower than `SERVICE_STORAGE__MIN_RECEIVE_BYTES_PER_S`
+     * over a window of `SERVICE_STORAGE__MIN_RATE_WINDOW_S`; answered with `Connection: close` and the
+     * connection closed. Nothing was charged.
+     *
+     */
+    408: Error;
+    /**
      * Designed. The settlement transaction or the payer's EIP-3009 nonce was already used.
      */
     409: Error;
     /**
      * Designed. The file exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`, a decimal
-     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`).
+     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`). Intake bounds
+     * (issue 26): `unpaid_body_too_large` — a request without payment is larger than
+     * `SERVICE_STORAGE__UNPAID_MAX_BYTES` (`details.max_unpaid_bytes`, `details.quote_url`);
+     * `multipart_too_many_parts` (`details.max_parts`); `multipart_field_too_large` — a part other than
+     * the file is longer than `SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES` (`details.max_field_bytes`).
      *
      */
     413: Error;
@@ -5057,7 +5068,12 @@ export type StoreFileErrors = {
      */
     415: Error;
     /**
-     * Global per-address rate limit exceeded.
+     * The global per-address rate limit (`rate_limited`). Designed (issue 26): `too_many_unpaid_requests` —
+     * this client address (IPv6: its /56) already has `SERVICE_STORAGE__UNPAID_PER_ADDRESS` uploads being
+     * received; `too_many_payment_checks` — it already has `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS`
+     * Algorand payments being looked up. Both are answered before the body is read; nothing was charged and
+     * the payment payload stays unused. `Retry-After` as `details.retry_after_s`.
+     *
      */
     429: Error;
     /**
@@ -5075,9 +5091,9 @@ export type StoreFileErrors = {
      * `upstream_credit_insufficient`: the service's prepaid upstream account cannot pay for this upload
      * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
      * payment is verified or settled, so nothing is charged — retry after the automatic top-up. Or
-     * `too_many_uploads`: this instance is already receiving its maximum of concurrent uploads
-     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`); answered before the body is read or any payment is
-     * looked at, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
+     * `too_many_uploads`: this instance is already receiving its maximum of concurrent paid uploads
+     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment header passed its rail's
+     * pre-check takes a slot); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
      * seconds (also `details.retry_after_s`), possibly on another instance. `Retry-After` is sent whenever
      * `details.retry_after_s` is.
      *

@@ -58,6 +58,13 @@ export const storageErrorRows: Rows = {
   storage_not_configured: { status: 503 },
   upstream_credit_insufficient: { status: 503 },
   too_many_uploads: { status: 503 },
+  // the intake before payment (src/storage/intake/errors.ts): a client's excess is 4xx, never 5xx
+  too_many_unpaid_requests: { status: 429 },
+  too_many_payment_checks: { status: 429 },
+  upload_too_slow: { status: 408 },
+  unpaid_body_too_large: { status: 413 },
+  multipart_too_many_parts: { status: 413 },
+  multipart_field_too_large: { status: 413 },
 }
 
 /** The receipt batch (src/batch). */

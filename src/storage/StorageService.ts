@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto'
 import { randomUUID } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Readable } from 'node:stream'
 import algosdk from 'algosdk'
 import type { ArweaveSigner } from '@dha-team/arbundles/node'
 import type { Logger } from 'pino'
@@ -48,14 +47,15 @@ import { storeDiscoveryExtensions } from './storeDiscovery.js'
 import { UpstreamCredit } from './UpstreamCredit.js'
 import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
-import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
+import { type IntakeRequest, StoreIntake } from './intake/StoreIntake.js'
+import type { MeasuredUpload, ReceivedUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
 import { type OpenedSpool, Spool } from './Spool.js'
 import { UploadSlots } from './UploadSlots.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
-export type StoreRequest = Readable & { headers: HeaderBag }
+export type StoreRequest = IntakeRequest
 
 export type UploadResult = {
   arTxId: string
@@ -90,6 +90,8 @@ export type StoreQuote = PaymentRequired & {
 export type StoreOptions = {
   /** The x402 version to answer in when the request carries no payment (`?x402Version=1`); default 2. */
   version?: 1 | 2
+  /** The client's address as the gateway sees it (proxy-aware); intake limits count per address (IPv6: /56). */
+  clientAddress?: string
 }
 
 /** `UploadStatus` of the document (`GET /store/uploads/{upload_id}`). */
@@ -146,6 +148,7 @@ export class StorageService {
   readonly x402: X402Config
   readonly spool: Spool
   readonly uploadSlots: UploadSlots
+  readonly intake: StoreIntake
   readonly instanceId: string
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
@@ -157,6 +160,7 @@ export class StorageService {
     this.ledger = ledger
     this.instanceId = instanceId ?? `process-${randomUUID()}`
     this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS)
+    this.intake = new StoreIntake({ limits: storage.intake, slots: this.uploadSlots, tmpDir: join(storage.spoolDir, 'tmp'), maxUploadBytes: storage.maxUploadBytes, retryAfterS: storage.busyRetryAfterS })
     this.spool = new Spool({ db: ledger.db, sharedDir: storage.sharedSpoolDir, tmpDir: join(storage.spoolDir, 'tmp'), dbMaxBytes: storage.dbSpoolMaxBytes })
     this.#logger = logger
     if (signer) this.#signer = Promise.resolve(signer)
@@ -223,27 +227,54 @@ export class StorageService {
     return join(this.config.spoolDir, 'tmp')
   }
 
-  /** Seed 4.6, steps 1–6, in order. `path` is the request path used for the resource URL. */
+  /**
+   * Seed 4.6, steps 1–6, in order. `path` is the request path used for the resource URL. The intake
+   * (`src/storage/intake/StoreIntake.ts`) comes first: until the payment header is decoded and its rail's
+   * pre-check passed, nothing is written and no upload slot is taken; a request without payment is measured
+   * (size, SHA-256) and answered 402.
+   */
   async store(req: StoreRequest, path = '/store', options: StoreOptions = {}): Promise<StoreOutcome> {
-    let release: () => void
+    const admitted = await this.intake.admit(req, options.clientAddress, {
+      ready: () => {
+        const missing = this.missingSettings()
+        if (missing.length > 0) throw new StorageNotConfiguredError(missing)
+      },
+      precheck: (decoded, clientKey) => this.#precheck(req.headers, decoded, path, clientKey),
+      isRefusal: (error) => error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code),
+    })
+    if (!admitted.paid) return this.#storeReceived(req.headers, admitted.file, path, options, () => undefined, admitted.refusal)
     try {
-      release = this.uploadSlots.acquire()
-    } catch (error) {
-      req.resume() // drain, so the client reads the 503
-      throw error
-    }
-    try {
-      return await this.#store(req, path, options)
+      return await this.#store(req.headers, admitted.file, path, options)
     } finally {
-      release()
+      admitted.release()
     }
   }
 
-  async #store(req: StoreRequest, path: string, options: StoreOptions): Promise<StoreOutcome> {
-    const received = await receiveUpload(req, { tmpDir: this.spoolTmpDir, maxBytes: this.config.maxUploadBytes })
+  /**
+   * The rail's pre-check of a payment header with what needs no body: the network is one of ours, the tag is
+   * valid, and — EVM — asset, payTo, validity and signature shape against the requirement (its amount is
+   * checked once the size, hence the price, is known: `#storeReceived`); Algorand — the node knows the
+   * transaction, to our address (bounded per client address).
+   */
+  async #precheck(headers: HeaderBag, decoded: DecodedPaymentHeader, path: string, clientKey: string): Promise<void> {
+    // the requirements' network, asset and payTo do not depend on the size: priced at 0 until it is known
+    const input = await this.#requirementsInput(path, 0n, '', 'application/octet-stream', { atomic: 0n, usd: '0.0', upstreamCostUsd: { n: 0n, d: 1n } })
+    const requirement = buildRequirements(input).find((r) => r.network === decoded.network)
+    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    const tagHeader = headers['x-svc-tag-app']
+    if (tagHeader !== undefined && !/^[\x20-\x7E]{1,128}$/.test(headerText(tagHeader))) throw new InvalidTagError()
+    if (decoded.network.startsWith('eip155:')) {
+      precheckEvmPayment(decoded.payload, parseEvmPayment(decoded.payload), { ...requirement, amount: '0', maxAmountRequired: '0' })
+      return
+    }
+    const { txId } = parseAlgorandPayment(decoded.payload)
+    await this.intake.precheckAlgorand(this.algod, { txId, payTo: requirement.payTo, pollIntervalMs: this.x402.algodPollIntervalMs }, clientKey)
+  }
+
+  async #store(headers: HeaderBag, received: ReceivedUpload, path: string, options: StoreOptions): Promise<StoreOutcome> {
     let keepFile = false
     try {
-      const outcome = await this.#storeReceived(req.headers, received, path, options, () => {
+      const outcome = await this.#storeReceived(headers, received, path, options, () => {
         keepFile = true
       })
       return outcome
@@ -367,7 +398,7 @@ export class StorageService {
     }
   }
 
-  async #storeReceived(headers: HeaderBag, file: ReceivedUpload, path: string, options: StoreOptions, takeFile: () => void): Promise<StoreOutcome> {
+  async #storeReceived(headers: HeaderBag, file: MeasuredUpload | ReceivedUpload, path: string, options: StoreOptions, takeFile: () => void, refusal?: BaseError): Promise<StoreOutcome> {
     const missing = this.missingSettings()
     if (missing.length > 0) throw new StorageNotConfiguredError(missing)
     // 2. price (from a snapshot of the upstream's rates, remembered when quoted)
@@ -378,10 +409,11 @@ export class StorageService {
     // 3. no payment header → 402 in the version asked for — unless the upstream credit cannot pay for it
     const decoded = decodePaymentHeader(headers)
     const version = decoded?.version ?? options.version ?? 2
-    if (!decoded) {
+    // …or a payment its rail's pre-check refused (the body was measured, not kept): 402 with the reason
+    if (!decoded || refusal || !('path' in file)) {
       await this.credit.assertCanCover(file.sizeBytes)
-      this.priceHold.quoted(snapshot)
-      return this.#paymentRequired(input, version)
+      if (!refusal) this.priceHold.quoted(snapshot)
+      return this.#paymentRequired(input, version, refusal)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
     const current = buildRequirements(input).find((r) => r.network === decoded.network)
@@ -395,6 +427,16 @@ export class StorageService {
     const prices = this.priceHold.acceptablePrices(snapshot, file.sizeBytes)
     const lowest = prices[0] as Price
     const requirement: PaymentRequirement = { ...current, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
+    // The amount, now that the size gives the price: an EVM authorization below it is refused before
+    // anything is spooled (the rest was pre-checked before the body was read).
+    if (decoded.network.startsWith('eip155:')) {
+      try {
+        precheckEvmPayment(decoded.payload, parseEvmPayment(decoded.payload), requirement)
+      } catch (error) {
+        if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.#paymentRequired(input, version, error)
+        throw error
+      }
+    }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
     // The spool is shared (database or shared directory): any instance can finish the upload if this one dies.

@@ -21,6 +21,18 @@ describe('readStorageConfig / readX402Config', () => {
       workerTickMs: 1000,
       spoolDir: '/srv/gw/storage',
       attest: undefined,
+      intake: {
+        unpaidMaxBytes: 2n * 1024n ** 3n,
+        unpaidPerAddress: 4,
+        minBytesPerSecond: 8192,
+        minRateWindowMs: 10_000,
+        maxParts: 8,
+        maxFieldBytes: 8192,
+        algorandChecksPerAddress: 2,
+        algorandUnknownTxMs: 6000,
+        earlyDrainMaxBytes: 1024 ** 2,
+        lingerMs: 2000,
+      },
     })
     expect(readX402Config({})).toMatchObject({
       facilitatorUrl: 'http://127.0.0.1:8402',
@@ -64,5 +76,12 @@ describe('readStorageConfig / readX402Config', () => {
     expect(() => readStorageConfig({ SERVICE_STORAGE__ATTESTOR_KEY: KEY, SERVICE_STORAGE__ATTEST_RPC_URL: 'ftp://x' })).toThrow('SERVICE_STORAGE__ATTEST_RPC_URL')
     expect(readStorageConfig({ SERVICE_STORAGE__ATTEST_CONTRACT: 'nope' }).attest).toBeUndefined()
     expect(() => readX402Config({ SERVICE_ALGOD__TIMEOUT_MS: '0' })).toThrow(ConfigError)
+  })
+
+  it('intake: the unpaid body bound never exceeds the upload maximum; a zero bound is refused', () => {
+    expect(readStorageConfig({ SERVICE_STORAGE__MAX_UPLOAD_BYTES: '1000', SERVICE_STORAGE__UNPAID_MAX_BYTES: '5000' }).intake.unpaidMaxBytes).toBe(1000n)
+    expect(readStorageConfig({ SERVICE_STORAGE__UNPAID_MAX_BYTES: '5000' }).intake.unpaidMaxBytes).toBe(5000n)
+    expect(() => readStorageConfig({ SERVICE_STORAGE__UNPAID_MAX_BYTES: '0' })).toThrow(ConfigError)
+    expect(() => readStorageConfig({ SERVICE_STORAGE__UNPAID_PER_ADDRESS: '0' })).toThrow(ConfigError)
   })
 })

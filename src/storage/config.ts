@@ -32,7 +32,20 @@ import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../c
  *   is set: `SERVICE_STORAGE__ATTESTOR_KEY` (the storer: signs the EIP-712 `Attest` and sends it, so it needs
  *   gas; never logged), `SERVICE_STORAGE__ATTEST_RPC_URL` (default `http://127.0.0.1:8545`, the devnet's
  *   chain 8453), `SERVICE_STORAGE__ATTEST_CONTRACT` (default: `storageAttest` of
- *   `<SERVICE_DATA_DIR>/contracts-<chainId>.json`, written by `contracts/deploy.ts`, read when attesting).
+ *   `<SERVICE_DATA_DIR>/contracts-<chainId>.json`, written by `contracts/deploy.ts`, read when attesting);
+ * - intake before payment (issue 26, `src/storage/intake/`), every bound with its default:
+ *   `SERVICE_STORAGE__UNPAID_MAX_BYTES` (default `MAX_UPLOAD_BYTES`): longest body read for a request without a
+ *   payment (it is hashed and counted, never written to disk) → 413 `unpaid_body_too_large`;
+ *   `SERVICE_STORAGE__UNPAID_PER_ADDRESS` (4): `POST /store` requests one client address (IPv6: its /56) may
+ *   have in intake at once (before their body is received) → 429 `too_many_unpaid_requests`;
+ *   `SERVICE_STORAGE__MIN_RECEIVE_BYTES_PER_S` (8192) over windows of `SERVICE_STORAGE__MIN_RATE_WINDOW_S` (10):
+ *   a sender below it is answered 408 `upload_too_slow` and cut; `SERVICE_STORAGE__MULTIPART_MAX_PARTS` (8)
+ *   → 413 `multipart_too_many_parts`; `SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES` (8192, a non-file field)
+ *   → 413 `multipart_field_too_large`; `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS` (2): Algorand payments
+ *   one address may have looked up at once → 429 `too_many_payment_checks`;
+ *   `SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS` (6000): how long a `txId` the node does not know is looked for
+ *   before 402 `expired_payment`; an early answer drains up to `SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES`
+ *   (1 MiB) of unread body, beyond it closes the connection after lingering `SERVICE_STORAGE__LINGER_MS` (2000).
  */
 export type StorageConfig = {
   publicOrigin: string
@@ -59,6 +72,21 @@ export type StorageConfig = {
   creditCheckIntervalMs: number
   /** Automatic top-up of the upstream credit; undefined when `SERVICE_STORAGE__TOPUP_KEY` is unset. */
   topUp: TopUpConfig | undefined
+  /** Bounds on everything a request costs before its payment is checked (`src/storage/intake/`). */
+  intake: IntakeLimits
+}
+
+export type IntakeLimits = {
+  unpaidMaxBytes: bigint
+  unpaidPerAddress: number
+  minBytesPerSecond: number
+  minRateWindowMs: number
+  maxParts: number
+  maxFieldBytes: number
+  algorandChecksPerAddress: number
+  algorandUnknownTxMs: number
+  earlyDrainMaxBytes: number
+  lingerMs: number
 }
 
 export type TopUpConfig = {
@@ -111,6 +139,26 @@ export function readStorageConfig(env: Env = process.env): StorageConfig {
     creditLowWinc: bigintSetting(env, 'SERVICE_STORAGE__CREDIT_LOW_WINC', 10n ** 12n),
     creditCheckIntervalMs: positive('SERVICE_STORAGE__CREDIT_CHECK_INTERVAL_MS', 60_000),
     topUp: readTopUpConfig(env),
+    intake: readIntakeLimits(env, BigInt(maxText)),
+  }
+}
+
+function readIntakeLimits(env: Env, maxUploadBytes: bigint): IntakeLimits {
+  const positive = (name: string, fallback: number, max = Number.MAX_SAFE_INTEGER) => envInt(env, name, fallback, { min: 1, max })
+  const unpaid = bigintSetting(env, 'SERVICE_STORAGE__UNPAID_MAX_BYTES', maxUploadBytes)
+  if (unpaid === 0n) throw new ConfigError('SERVICE_STORAGE__UNPAID_MAX_BYTES', 'must be positive')
+  return {
+    // above the upload limit it would never apply: the upload limit answers first
+    unpaidMaxBytes: unpaid < maxUploadBytes ? unpaid : maxUploadBytes,
+    unpaidPerAddress: positive('SERVICE_STORAGE__UNPAID_PER_ADDRESS', 4, 10_000),
+    minBytesPerSecond: envInt(env, 'SERVICE_STORAGE__MIN_RECEIVE_BYTES_PER_S', 8192, { min: 0, max: 1024 ** 3 }),
+    minRateWindowMs: positive('SERVICE_STORAGE__MIN_RATE_WINDOW_S', 10, 3600) * 1000,
+    maxParts: positive('SERVICE_STORAGE__MULTIPART_MAX_PARTS', 8, 1000),
+    maxFieldBytes: positive('SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES', 8192, 16 * 1024 ** 2),
+    algorandChecksPerAddress: positive('SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS', 2, 1000),
+    algorandUnknownTxMs: positive('SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS', 6000, 120_000),
+    earlyDrainMaxBytes: envInt(env, 'SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES', 1024 ** 2, { min: 0, max: 1024 ** 3 }),
+    lingerMs: positive('SERVICE_STORAGE__LINGER_MS', 2000, 60_000),
   }
 }
 

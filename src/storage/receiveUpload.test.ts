@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { receiveUpload } from './receiveUpload.js'
+import { measureUpload, receiveUpload } from './receiveUpload.js'
 
 let dir: string
 let server: Server
@@ -15,11 +15,18 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'recv-'))
   server = createServer(async (req, res) => {
     try {
+      if (req.url === '/measure') {
+        const got = await measureUpload(req, { maxBytes: 100_000n, limits: { maxParts: 3, maxFieldBytes: 16 } })
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ ...got, sizeBytes: got.sizeBytes.toString() }))
+        return
+      }
       const got = await receiveUpload(req, { tmpDir: join(dir, 'tmp'), maxBytes: 100_000n })
       const bytes = await readFile(got.path)
       res.writeHead(200, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ ...got, sizeBytes: got.sizeBytes.toString(), reread: createHash('sha256').update(bytes).digest('hex') }))
     } catch (e) {
+      req.resume() // the caller drains or bounds the rest (StoreIntake: boundUnreadBody)
       res.writeHead(400, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ code: (e as { code?: string }).code, message: (e as Error).message }))
     }
@@ -39,8 +46,8 @@ const form = (data: Uint8Array, field = 'file', type = 'image/png') => {
   f.append(field, new Blob([data as Uint8Array<ArrayBuffer>], { type }), 'x.png')
   return f
 }
-const post = (body: BodyInit, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', body, headers }).then(async (r) => ({ status: r.status, body: await r.json() }))
+const post = (body: BodyInit, headers: Record<string, string> = {}, path = '') =>
+  fetch(`${url}${path}`, { method: 'POST', body, headers }).then(async (r) => ({ status: r.status, body: await r.json() }))
 
 describe('receiveUpload', () => {
   it('streams the file to disk with its SHA-256, size and type', async () => {
@@ -70,5 +77,28 @@ describe('receiveUpload', () => {
     const left = existsSync(tmp) ? readdirSync(tmp) : []
     // only the successful uploads above remain (the handler owns them)
     expect(left.length).toBe(2)
+  })
+
+  it('measureUpload: the same size, SHA-256 and type, and nothing written to disk', async () => {
+    const before = existsSync(join(dir, 'tmp')) ? readdirSync(join(dir, 'tmp')).length : 0
+    const data = randomBytes(50_000)
+    const r = await post(form(data), {}, '/measure')
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual({ sha256: createHash('sha256').update(data).digest('hex'), sizeBytes: '50000', mimeType: 'image/png', filename: 'x.png' })
+    expect(existsSync(join(dir, 'tmp')) ? readdirSync(join(dir, 'tmp')).length : 0).toBe(before)
+  })
+  it('bounds the other parts: a field above maxFieldBytes, more than maxParts parts', async () => {
+    const long = new FormData()
+    long.append('note', 'n'.repeat(17))
+    long.append('file', new Blob([Buffer.from('hi')]), 'a.bin')
+    expect((await post(long, {}, '/measure')).body.code).toBe('multipart_field_too_large')
+    const many = new FormData()
+    for (let i = 0; i < 3; i++) many.append(`f${i}`, 'v')
+    many.append('file', new Blob([Buffer.from('hi')]), 'a.bin')
+    expect((await post(many, {}, '/measure')).body.code).toBe('multipart_too_many_parts')
+    const fine = new FormData()
+    fine.append('note', 'n'.repeat(16))
+    fine.append('file', new Blob([Buffer.from('hi')]), 'a.bin')
+    expect((await post(fine, {}, '/measure')).status).toBe(200)
   })
 })

@@ -1,12 +1,13 @@
 /**
  * "Bounded everything" on paid storage (issue 19), through the real gateway app with response validation on:
- * beyond `SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS` uploads at once an instance answers 503 `too_many_uploads`
+ * beyond `SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS` paid uploads at once an instance answers 503 `too_many_uploads`
  * with `Retry-After` in the document's error shape, before reading the body; once a slot frees up the next
- * upload is served.
+ * upload is served. Since issue 26 only an upload whose payment header passed its rail's pre-check takes a
+ * slot: a request without payment is still quoted while the slots are full.
  */
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { evmEnv, type EvmPeers, multipart, startAppGateway, startEvmPeers } from './harness.js'
+import { evmEnv, type EvmPeers, multipart, payingClient, startAppGateway, startEvmPeers } from './harness.js'
 
 let peers: EvmPeers
 let gw: Awaited<ReturnType<typeof startAppGateway>>
@@ -21,14 +22,27 @@ afterAll(async () => {
 })
 
 describe('POST /store concurrency bound', () => {
+  /** A payment header for `data` from a stock client (it passes the pre-check, so its upload takes a slot). */
+  const paymentHeaders = async (data: Buffer, payer: number) => {
+    const first = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data) })
+    const client = payingClient(peers.base, payer)
+    const required = client.getPaymentRequiredResponse((n) => first.headers.get(n), await first.json())
+    return client.encodePaymentSignatureHeader(await client.createPaymentPayload(required))
+  }
+
   it('answers 503 too_many_uploads with Retry-After while the one slot is taken, then serves the next upload', async () => {
-    // An upload whose body keeps coming: it holds the instance's only slot.
+    // A paid upload whose body keeps coming: it holds the instance's only slot.
     const boundary = 'slowboundary'
-    const held = request(`${gw.url}/store`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': '100000' } })
+    const held = request(`${gw.url}/store`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': '100000', ...(await paymentHeaders(Buffer.from('held'), 3)) },
+    })
     held.on('error', () => undefined)
     held.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`)
     await new Promise((r) => setTimeout(r, 500))
-    const busy = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(Buffer.from('hello')) })
+    // a request without payment takes no slot: it is quoted
+    expect((await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(Buffer.from('hello')) })).status).toBe(402)
+    const busy = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(Buffer.from('hello')), headers: await paymentHeaders(Buffer.from('hello'), 4) })
     expect(busy.status).toBe(503)
     expect(busy.headers.get('retry-after')).toBe('7')
     expect(await busy.json()).toEqual({
@@ -41,11 +55,11 @@ describe('POST /store concurrency bound', () => {
     const deadline = Date.now() + 10_000
     let next = 0
     while (Date.now() < deadline) {
-      next = (await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(Buffer.from('hello')) })).status
+      next = (await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(Buffer.from('hello')), headers: await paymentHeaders(Buffer.from('hello'), 4) })).status
       if (next !== 503) break
       await new Promise((r) => setTimeout(r, 200))
     }
-    expect(next).toBe(402)
+    expect(next).toBe(200)
     expect(gw.validationErrors).toEqual([])
   })
 })

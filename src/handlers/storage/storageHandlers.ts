@@ -9,7 +9,8 @@ const version = (v: unknown): 1 | 2 | undefined => (v === 1 || v === 2 ? v : und
  */
 export const storageHandlers = {
   storeFile: async (ctx) => {
-    const outcome = await ctx.services.storage.store(ctx.raw, ctx.path, { version: version(ctx.query.x402Version) })
+    // ctx.ip: the proxy-aware client address (SERVICE_TRUST_PROXY), which the intake's per-address bounds count
+    const outcome = await ctx.services.storage.store(ctx.raw, ctx.path, { version: version(ctx.query.x402Version), clientAddress: ctx.ip })
     return { status: outcome.status, body: outcome.body, headers: { 'Cache-Control': 'no-store', ...outcome.headers } }
   },
   quoteStore: async (ctx) => {

@@ -1,0 +1,181 @@
+/**
+ * Benchmark (issue 26, Done when): twenty slow unpaid uploads leave an honest paid upload unaffected — it
+ * completes in the time it takes alone, within the run's spread.
+ *
+ *   npx tsx scripts/bench/storeSlowSenders.ts [--runs 15] [--senders 20] [--kb 256]
+ *
+ * The devnet peers (local Base, facilitator, Turbo-like upstream, Arweave gateway) run in this process; the
+ * gateway's storage path runs in a child process (the `--gateway` mode of storeUpload.ts, default limits:
+ * 16 upload slots, 4 unpaid requests per address, 8 KiB/s minimum rate). An honest client (127.0.0.1) quotes
+ * and pays `--kb` KiB with the stock x402 client, `--runs` times alone, then `--runs` times while `--senders`
+ * unpaid uploads from other addresses (127.0.0.10…) each send a 100 MB multipart body at 16 KiB/s — above the
+ * minimum rate, so they are never cut and would hold a slot each for the whole run if an unpaid upload took one.
+ * Prints the median, min and max of each series and whether the attacked median lies within the spread alone.
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { x402Client, x402HTTPClient } from '@x402/core/client'
+import { toClientEvmSigner } from '@x402/evm'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { createPublicClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+
+const gatewayScript = fileURLToPath(new URL('./storeUpload.ts', import.meta.url))
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i > 0 ? Number(process.argv[i + 1]) : fallback
+}
+const runs = arg('runs', 15)
+const senders = arg('senders', 20)
+const kb = arg('kb', 256)
+
+const { anvilAccount, FACILITATOR_INDEX } = await import('../../devnet/accounts.js')
+const { startChain } = await import('../../devnet/chains/startChain.js')
+const { startFacilitator } = await import('../../devnet/facilitator/startFacilitator.js')
+const { startUpstream } = await import('../../devnet/upstream/startUpstream.js')
+const { startArweaveGateway } = await import('../../devnet/arweave/startArweaveGateway.js')
+const { arweaveAddress, generateArweaveJwk } = await import('../../devnet/testing/arweaveKey.js')
+
+const dir = await mkdtemp(join(tmpdir(), 'bench-slow-'))
+const cleanup: (() => Promise<unknown>)[] = [() => rm(dir, { recursive: true, force: true })]
+try {
+  const jwk = await generateArweaveJwk()
+  const jwkPath = join(dir, 'jwk.json')
+  await writeFile(jwkPath, JSON.stringify(jwk))
+  const base = await startChain({ chainId: 8453 })
+  cleanup.unshift(() => base.close())
+  const facilitator = await startFacilitator({ token: 'bench', chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
+  cleanup.unshift(() => facilitator.close())
+  const weave = join(dir, 'weave')
+  const arweave = await startArweaveGateway({ dataDir: weave, blockIntervalMs: 500 })
+  cleanup.unshift(() => arweave.close())
+  const upstream = await startUpstream({ dataDir: weave, prefund: { [arweaveAddress(jwk)]: 10n ** 16n } })
+  cleanup.unshift(() => upstream.close())
+
+  const probe = createServer()
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((r) => probe.close(r))
+  const env = {
+    ...process.env,
+    SERVICE_PORT: String(port),
+    SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
+    SERVICE_DATA_DIR: join(dir, 'gw'),
+    SERVICE_DATABASE_URL: `sqlite:${join(dir, 'gw', 'gw.sqlite')}`,
+    SERVICE_X402__FACILITATOR_URL: facilitator.url,
+    FACILITATOR_TOKEN: 'bench',
+    SERVICE_X402__PAY_TO_EVM: anvilAccount(7).address,
+    SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
+    SERVICE_X402__ASSET__EIP155_1: base.tokenAddress,
+    SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
+    SERVICE_ALGOD__GENESIS_HASH: 'bench-genesis',
+    SERVICE_STORAGE__PAYMENT_URL: upstream.url,
+    SERVICE_STORAGE__UPLOAD_URL: upstream.url,
+    SERVICE_STORAGE__GATEWAY_URL: arweave.url,
+    SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
+  }
+  // the gateway child of storeUpload.ts: StorageService behind a bare HTTP server
+  const child = spawn(process.execPath, ['--import', 'tsx', gatewayScript, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  cleanup.unshift(async () => {
+    child.kill('SIGTERM')
+    await new Promise((r) => child.once('exit', r))
+  })
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve())
+    child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
+  })
+  const gw = `http://127.0.0.1:${port}`
+
+  const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
+  const client = new x402HTTPClient(
+    new x402Client((_v, accepts) => accepts[0]!)
+      .register('eip155:*', new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(anvilAccount(2).privateKey), pub)))
+      .setSpendControls({ allowedAssets: [{ network: 'eip155:8453', asset: base.tokenAddress, maxAmountPerPayment: '1000000000' }] }),
+  )
+  const form = (data: Buffer) => {
+    const f = new FormData()
+    f.append('file', new Blob([new Uint8Array(data)]), 'honest.bin')
+    return f
+  }
+  /** One honest upload: quote, pay, store. Milliseconds, or the status that refused it. */
+  const honest = async (): Promise<number | string> => {
+    const data = randomBytes(kb * 1024)
+    const started = performance.now()
+    const quote = await fetch(`${gw}/store`, { method: 'POST', body: form(data) })
+    if (quote.status !== 402) return `quote ${quote.status}`
+    const required = client.getPaymentRequiredResponse((n) => quote.headers.get(n), await quote.json())
+    const payload = await client.createPaymentPayload(required)
+    const paid = await fetch(`${gw}/store`, { method: 'POST', body: form(data), headers: client.encodePaymentSignatureHeader(payload) })
+    await paid.arrayBuffer()
+    if (paid.status !== 200) return `paid ${paid.status}`
+    return performance.now() - started
+  }
+  const series = async () => {
+    const times: number[] = []
+    const refused: string[] = []
+    for (let i = 0; i < runs; i++) {
+      const r = await honest()
+      if (typeof r === 'number') times.push(r)
+      else refused.push(r)
+    }
+    times.sort((a, b) => a - b)
+    const ms = (v: number | undefined) => (v === undefined ? null : +v.toFixed(1))
+    return { runs, ok: times.length, refused, median_ms: ms(times[Math.floor(times.length / 2)]), min_ms: ms(times[0]), max_ms: ms(times[times.length - 1]) }
+  }
+
+  await honest() // warm-up: every module on the path loaded
+  const alone = await series()
+
+  // the attackers: unpaid multipart uploads of a declared 100 MB, sent at 16 KiB/s from other addresses
+  const boundary = 'slowsender'
+  const attackers = Array.from({ length: senders }, (_, i) => {
+    const req = request(`${gw}/store`, {
+      method: 'POST',
+      localAddress: `127.0.0.${10 + i}`,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(100_000_000) },
+    })
+    let answered: number | undefined
+    req.on('response', (res) => {
+      answered = res.statusCode
+      res.resume()
+    })
+    req.on('error', () => undefined)
+    req.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="slow.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`)
+    const chunk = Buffer.alloc(4096, 0x61)
+    const timer = setInterval(() => req.write(chunk), 250)
+    return { stop: () => (clearInterval(timer), req.destroy()), answered: () => answered }
+  })
+  cleanup.unshift(async () => attackers.forEach((a) => a.stop()))
+  await new Promise((r) => setTimeout(r, 1000))
+  const attacked = await series()
+  const attackersAnswered = attackers.filter((a) => a.answered() !== undefined).length
+  attackers.forEach((a) => a.stop())
+
+  const within = attacked.ok === runs && alone.max_ms !== null && attacked.median_ms !== null && attacked.median_ms <= alone.max_ms
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'storeSlowSenders',
+        honest_upload_bytes: kb * 1024,
+        slow_unpaid_senders: senders,
+        sender_rate_bytes_per_s: 16384,
+        alone,
+        with_slow_senders: attacked,
+        slow_senders_answered_during_run: attackersAnswered,
+        attacked_median_within_spread_alone: within,
+        pass: within,
+      },
+      null,
+      2,
+    ),
+  )
+  if (!within) process.exitCode = 1
+} finally {
+  for (const fn of cleanup) await fn().catch(() => undefined)
+}

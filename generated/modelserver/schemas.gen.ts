@@ -1455,7 +1455,7 @@ export const PullRequestSchema = {
         },
         insecure: {
             type: 'boolean',
-            description: 'Allow plain http and unverified TLS to the registry.'
+            description: 'Allow plain http and unverified TLS to the registry (an allow-listed one only).'
         },
         stream: {
             type: 'boolean',

@@ -518,7 +518,7 @@ export type PullRequest = {
      */
     name?: string;
     /**
-     * Allow plain http and unverified TLS to the registry.
+     * Allow plain http and unverified TLS to the registry (an allow-listed one only).
      */
     insecure?: boolean;
     stream?: boolean;
@@ -939,7 +939,7 @@ export type GenerateData = {
 
 export type GenerateErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -986,7 +986,7 @@ export type ChatData = {
 
 export type ChatErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1033,7 +1033,7 @@ export type EmbedData = {
 
 export type EmbedErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1078,7 +1078,7 @@ export type EmbeddingsData = {
 
 export type EmbeddingsErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1214,7 +1214,7 @@ export type ShowModelData = {
 
 export type ShowModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1255,7 +1255,7 @@ export type CreateModelData = {
 
 export type CreateModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1296,7 +1296,7 @@ export type CopyModelData = {
 
 export type CopyModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1335,7 +1335,7 @@ export type DeleteModelData = {
 
 export type DeleteModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1374,7 +1374,7 @@ export type PullModelData = {
 
 export type PullModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1395,9 +1395,12 @@ export type PullModelErrors = {
     500: Error;
     /**
      * The registry named by the model (or the default registry) failed: it cannot be reached (DNS, connection),
-     * answered an unexpected status, or sent an invalid manifest or bytes that do not match their digest. A third
-     * party's failure, so 502 where Ollama answers 500; the message says which step failed. With `stream` true
-     * (the default) the same failure arrives as the final line `{"error": "..."}` of a 200 stream.
+     * answered an unexpected status, sent an invalid manifest or bytes that do not match their digest, resolves
+     * to a non-public address, or redirected where the server does not follow (not `https`, not public, a
+     * redirected upload). A third party's failure, so 502 where Ollama answers 500; the message says which step
+     * failed and why, never the address found or the registry's body (only its status and OCI error codes).
+     * With `stream` true (the default) the same failure arrives as the final line `{"error": "..."}` of a 200
+     * stream.
      *
      */
     502: Error;
@@ -1423,7 +1426,7 @@ export type PushModelData = {
 
 export type PushModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
@@ -1444,9 +1447,12 @@ export type PushModelErrors = {
     500: Error;
     /**
      * The registry named by the model (or the default registry) failed: it cannot be reached (DNS, connection),
-     * answered an unexpected status, or sent an invalid manifest or bytes that do not match their digest. A third
-     * party's failure, so 502 where Ollama answers 500; the message says which step failed. With `stream` true
-     * (the default) the same failure arrives as the final line `{"error": "..."}` of a 200 stream.
+     * answered an unexpected status, sent an invalid manifest or bytes that do not match their digest, resolves
+     * to a non-public address, or redirected where the server does not follow (not `https`, not public, a
+     * redirected upload). A third party's failure, so 502 where Ollama answers 500; the message says which step
+     * failed and why, never the address found or the registry's body (only its status and OCI error codes).
+     * With `stream` true (the default) the same failure arrives as the final line `{"error": "..."}` of a 200
+     * stream.
      *
      */
     502: Error;

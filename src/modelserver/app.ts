@@ -33,6 +33,7 @@ import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
 import { createFindModel, createInspector, type ModelServerContext } from './ModelServerContext.js'
 import { ociError, ociErrorFor, ociValidationError } from './registry/ociErrors.js'
 import { RegistryClient } from './registry/RegistryClient.js'
+import type { HostResolver } from './registry/RegistryEgress.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
 import { isOpenAIOperation, isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
@@ -47,6 +48,8 @@ export type ModelServerOptions = {
   /** Default `warn`; tests use `error`. */
   responseValidation?: ResponseValidationMode
   onResponseValidationError?: (report: ResponseValidationReport) => void
+  /** How registry host names resolve (tests inject a stub; default the system resolver). */
+  resolveHost?: HostResolver
   /** Process metrics (CPU, heap) in /metrics; default true. */
   processMetrics?: boolean
 }
@@ -107,7 +110,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     inspect: createInspector(engine),
     findModel: createFindModel(store),
   }
-  const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl })
+  const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost })
   const registry = new RegistryServer(ctx)
   const mapError = createErrorMapper(logger, createPathRedactor([config.modelsDir, path.resolve(config.modelsDir), process.cwd(), os.tmpdir(), os.homedir()]))
   const origins = createOriginMatcher(config.origins)

@@ -2,6 +2,7 @@ import path from 'node:path'
 import { ollamaAllowedOrigins } from './http/corsOrigins.js'
 import { parseOllamaHost } from './parseOllamaHost.js'
 import { parseKeepAlive } from './residency/parseKeepAlive.js'
+import { DEFAULT_REGISTRY_HOST } from './store/ModelName.js'
 
 export type ModelServerConfig = {
   /** Listen address; `''` = every interface. */
@@ -20,6 +21,12 @@ export type ModelServerConfig = {
   defaultNumCtx: number
   /** Base URL of the default registry host (`registry.ollama.ai`). */
   registryUrl: string
+  /**
+   * `host[:port]` of the registries `/api/pull` and `/api/push` may address (`MODELSERVER_REGISTRIES`, comma
+   * separated; default Ollama's `registry.ollama.ai`). Any other host in a model name is refused before it is
+   * contacted.
+   */
+  registries: string[]
   /** Install the default tiny models when missing (first run). */
   installDefaults: boolean
   /** llama.cpp CPU threads (undefined = engine default). */
@@ -46,10 +53,19 @@ export function loadModelServerConfig(env: NodeJS.ProcessEnv = process.env): Mod
     keepAliveMs: parseKeepAlive(env.MODELSERVER_KEEP_ALIVE ?? env.OLLAMA_KEEP_ALIVE, 5 * 60_000),
     defaultNumCtx: int(env.MODELSERVER_NUM_CTX, 2048),
     registryUrl: (env.MODELSERVER_REGISTRY_URL ?? 'https://registry.ollama.ai').replace(/\/+$/, ''),
+    registries: parseRegistries(env.MODELSERVER_REGISTRIES),
     installDefaults: env.MODELSERVER_INSTALL_DEFAULTS !== '0',
     threads: env.MODELSERVER_THREADS ? int(env.MODELSERVER_THREADS, 1) : undefined,
     version: '0.12.6',
   }
+}
+
+function parseRegistries(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [DEFAULT_REGISTRY_HOST]
+  return value
+    .split(/[\s,]+/)
+    .map((h) => h.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').replace(/\/+$/, ''))
+    .filter((h) => h !== '')
 }
 
 function int(value: string | undefined, fallback: number): number {

@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path'
+import { HOW_TO_MAKE_A_SECRET, weakSecretProblem } from './assessSecret.js'
 import { ConfigError } from './ConfigError.js'
 import { type Env, envBool, envEnum, envHttpUrl, envHttpUrlList, envInt, envList, envOptionalString, envString } from './env.js'
 
@@ -94,6 +95,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       return true // a bad value at runtime fails closed
     }
   }
+  strongSecret(env, 'FACILITATOR_TOKEN')
   const modelServerUrls = envHttpUrlList(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434')
   const config: GatewayConfig = {
     port,
@@ -142,12 +144,25 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
     catalogueLogPath: envString(env, 'SERVICE_CATALOGUE__LOG_PATH', join(dataDir, 'catalogue.jsonl')),
-    ipHashSalt: envOptionalString(env, 'SERVICE_GATE__IP_HASH_SALT'),
+    ipHashSalt: strongSecret(env, 'SERVICE_GATE__IP_HASH_SALT'),
     responseValidation: envEnum(env, 'SERVICE_HTTP__RESPONSE_VALIDATION', ['off', 'warn', 'error'] as const, 'warn'),
     logLevel: envEnum(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
     version: '1.0.0',
   }
   return config
+}
+
+/**
+ * The secrets this gateway reads are checked once, here, at start (`SHADOW_JWT_SECRET` in `src/shadow/config.ts`,
+ * which also needs its bytes): a typed passphrase or a pattern refuses start with how to make a real one. The
+ * facilitator token is read again by `src/x402/config.ts`; checking it here stops the process before anything runs.
+ */
+function strongSecret(env: Env, name: string): string | undefined {
+  const value = envOptionalString(env, name)
+  if (value === undefined) return undefined
+  const problem = weakSecretProblem(value)
+  if (problem) throw new ConfigError(name, `${problem}: it must be random; ${HOW_TO_MAKE_A_SECRET}.`)
+  return value
 }
 
 function instanceId(env: Env): string | undefined {

@@ -24,7 +24,8 @@ export type GatewayConfig = {
    */
   modelServer: { baseUrl: string; baseUrls: string[]; chatModel: string; embedModel: string; timeoutMs: number; refreshMs: number }
   /**
-   * `rpcUrl` (`SERVICE_LOGIN__RPC_URL`): JSON-RPC of the login chain. When set, smart-contract wallets sign in
+   * `rpcUrl` (`SERVICE_LOGIN__RPC_URL`, https unless loopback; its chain id must be `chainId`): JSON-RPC of the
+   * login chain. When set, smart-contract wallets sign in
    * too (EIP-1271 deployed, EIP-6492 not yet deployed), verified through the chain; unset, EOAs only.
    */
   login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string; rpcUrl: string | undefined }
@@ -118,7 +119,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       sessionTtlS: envInt(env, 'SERVICE_LOGIN__SESSION_TTL_S', 86_400, { min: 60, max: 30 * 86_400 }),
       chainId: envInt(env, 'SERVICE_LOGIN__CHAIN_ID', 1, { min: 1 }),
       statement: envString(env, 'SERVICE_LOGIN__STATEMENT', 'Sign in to the gateway. This request costs nothing.'),
-      rpcUrl: envOptionalString(env, 'SERVICE_LOGIN__RPC_URL') === undefined ? undefined : envHttpUrl(env, 'SERVICE_LOGIN__RPC_URL', ''),
+      rpcUrl: loginRpcUrl(env),
     },
     quota: {
       costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }),
@@ -163,6 +164,21 @@ function strongSecret(env: Env, name: string): string | undefined {
   const problem = weakSecretProblem(value)
   if (problem) throw new ConfigError(name, `${problem}: it must be random; ${HOW_TO_MAKE_A_SECRET}.`)
   return value
+}
+
+/**
+ * The login RPC decides every signature ECDSA does not (smart-contract wallets), so whoever answers it can log in
+ * as any wallet: it must be reached over `https`, or on this machine (loopback: a local node).
+ */
+function loginRpcUrl(env: Env): string | undefined {
+  if (envOptionalString(env, 'SERVICE_LOGIN__RPC_URL') === undefined) return undefined
+  const url = envHttpUrl(env, 'SERVICE_LOGIN__RPC_URL', '')
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  if (new URL(url).protocol !== 'https:' && !loopback) {
+    throw new ConfigError('SERVICE_LOGIN__RPC_URL', 'must be https unless it is on this machine (it decides smart-wallet logins, so an http answer from the network could log anyone in)')
+  }
+  return url
 }
 
 function instanceId(env: Env): string | undefined {

@@ -127,7 +127,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     events: catalogue,
     now,
     overlordAddress: () => services.overlordAddress?.(),
-    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl) : undefined,
+    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined,
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('session'),
   })

@@ -579,7 +579,7 @@ export type RegistryError = {
         /**
          * `BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,
          * `MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,
-         * `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
+         * `UNAUTHORIZED` (API key missing, designed), `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
          *
          */
         code: string;
@@ -914,12 +914,21 @@ export type GetRootData = {
 
 export type GetRootErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type GetRootError = GetRootErrors[keyof GetRootErrors];
 
 export type GetRootResponses = {
     /**
@@ -943,8 +952,15 @@ export type GenerateErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -990,8 +1006,15 @@ export type ChatErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1037,8 +1060,15 @@ export type EmbedErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1082,8 +1112,15 @@ export type EmbeddingsErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1123,8 +1160,15 @@ export type ListRunningModelsData = {
 
 export type ListRunningModelsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1156,12 +1200,21 @@ export type GetVersionData = {
 
 export type GetVersionErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type GetVersionError = GetVersionErrors[keyof GetVersionErrors];
 
 export type GetVersionResponses = {
     /**
@@ -1181,8 +1234,15 @@ export type ListModelsData = {
 
 export type ListModelsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1218,8 +1278,15 @@ export type ShowModelErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1259,8 +1326,15 @@ export type CreateModelErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1300,8 +1374,15 @@ export type CopyModelErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1339,8 +1420,15 @@ export type DeleteModelErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1378,8 +1466,15 @@ export type PullModelErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1430,8 +1525,15 @@ export type PushModelErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1483,8 +1585,15 @@ export type CheckBlobData = {
 
 export type CheckBlobErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1493,6 +1602,8 @@ export type CheckBlobErrors = {
      */
     404: unknown;
 };
+
+export type CheckBlobError = CheckBlobErrors[keyof CheckBlobErrors];
 
 export type CheckBlobResponses = {
     /**
@@ -1519,8 +1630,15 @@ export type PushBlobErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1554,12 +1672,21 @@ export type GetMetricsData = {
 
 export type GetMetricsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
 
 export type GetMetricsResponses = {
     /**
@@ -1583,8 +1710,13 @@ export type OpenaiChatCompletionsErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1629,8 +1761,13 @@ export type OpenaiCompletionsErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1672,8 +1809,13 @@ export type OpenaiEmbeddingsErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1711,8 +1853,13 @@ export type OpenaiListModelsData = {
 
 export type OpenaiListModelsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1751,8 +1898,13 @@ export type OpenaiRetrieveModelErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1786,12 +1938,19 @@ export type RegistryCheckData = {
 
 export type RegistryCheckErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type RegistryCheckError = RegistryCheckErrors[keyof RegistryCheckErrors];
 
 export type RegistryCheckResponses = {
     /**
@@ -1829,8 +1988,13 @@ export type RegistryGetManifestErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1878,8 +2042,13 @@ export type RegistryHeadManifestErrors = {
      */
     400: unknown;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1892,6 +2061,8 @@ export type RegistryHeadManifestErrors = {
      */
     500: unknown;
 };
+
+export type RegistryHeadManifestError = RegistryHeadManifestErrors[keyof RegistryHeadManifestErrors];
 
 export type RegistryHeadManifestResponses = {
     /**
@@ -1925,8 +2096,13 @@ export type RegistryPutManifestErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1970,8 +2146,13 @@ export type RegistryGetBlobErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2019,8 +2200,13 @@ export type RegistryHeadBlobErrors = {
      */
     400: unknown;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2033,6 +2219,8 @@ export type RegistryHeadBlobErrors = {
      */
     500: unknown;
 };
+
+export type RegistryHeadBlobError = RegistryHeadBlobErrors[keyof RegistryHeadBlobErrors];
 
 export type RegistryHeadBlobResponses = {
     /**
@@ -2062,8 +2250,13 @@ export type RegistryStartUploadErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2098,8 +2291,13 @@ export type RegistryPatchUploadData = {
 
 export type RegistryPatchUploadErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2146,8 +2344,13 @@ export type RegistryCompleteUploadErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;

@@ -22,7 +22,16 @@ export type GatewayConfig = {
    * `baseUrls`: one or more model servers (`SERVICE_LLM__MODELSERVER__BASE_URL`, comma-separated); `baseUrl` is
    * the first. `refreshMs`: how often the gateway re-reads each server's model list when there are several.
    */
-  modelServer: { baseUrl: string; baseUrls: string[]; chatModel: string; embedModel: string; timeoutMs: number; refreshMs: number }
+  modelServer: {
+    baseUrl: string
+    baseUrls: string[]
+    chatModel: string
+    embedModel: string
+    timeoutMs: number
+    refreshMs: number
+    /** `SERVICE_LLM__MODELSERVER__API_KEY`: sent as `Authorization: Bearer` to every model server (their `MODELSERVER_API_KEYS`). */
+    apiKey: string | undefined
+  }
   /**
    * `rpcUrl` (`SERVICE_LOGIN__RPC_URL`, https unless loopback; its chain id must be `chainId`): JSON-RPC of the
    * login chain. When set, smart-contract wallets sign in
@@ -113,6 +122,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       embedModel: envString(env, 'SERVICE_LLM__MODELSERVER__EMBED_MODEL', 'svc-tiny-embed:latest'),
       timeoutMs: envInt(env, 'SERVICE_LLM__MODELSERVER__TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
       refreshMs: envInt(env, 'SERVICE_LLM__MODELSERVER__REFRESH_MS', 30_000, { min: 100, max: 3_600_000 }),
+      apiKey: strongSecret(env, 'SERVICE_LLM__MODELSERVER__API_KEY'),
     },
     login: {
       challengeTtlS: envInt(env, 'SERVICE_LOGIN__CHALLENGE_TTL_S', 300, { min: 10, max: 3600 }),

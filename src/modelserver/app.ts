@@ -26,7 +26,9 @@ import { copyModel, deleteModel, getVersion, listModels, listRunningModels, show
 import * as openai from './handlers/openai.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
+import { ApiKeys } from './http/ApiKeys.js'
 import { createBrowserGuard } from './http/browserGuard.js'
+import { createApiKeyGuard, unauthorizedAnswer } from './http/createApiKeyGuard.js'
 import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
 import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
@@ -58,6 +60,8 @@ export type ModelServer = {
   app: express.Express
   ctx: ModelServerContext
   router: OpenApiRouter
+  /** The API keys in force (`reload()` on SIGHUP). */
+  apiKeys: ApiKeys
   /** Unloads every model and frees the engine (when it was created here). */
   close(): Promise<void>
 }
@@ -112,6 +116,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   }
   const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost })
   const registry = new RegistryServer(ctx)
+  const apiKeys = new ApiKeys({ keys: config.apiKeys, file: config.apiKeysFile, onWarning: (message) => logger?.warn(message) })
   const mapError = createErrorMapper(logger, createPathRedactor([config.modelsDir, path.resolve(config.modelsDir), process.cwd(), os.tmpdir(), os.homedir()]))
   const origins = createOriginMatcher(config.origins)
   if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
@@ -190,9 +195,11 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     createBrowserGuard({
       origins,
       listenHost: config.host,
+      allowedHosts: config.allowedHosts,
       forbid: (req, res) => void router.send(req, res, { status: 403 }, router.matchOperation(req.method, req.path)),
     }),
   )
+  app.use(createApiKeyGuard(apiKeys, (req, res) => void router.send(req, res, unauthorizedAnswer(req.path), router.matchOperation(req.method, req.path))))
   app.use(jsonWhateverTheContentType(router))
   // JSON is parsed here (large limit for base64 images, raw bytes kept for registry manifests, Ollama-style
   // errors); the shared router then sees the body as already read.
@@ -229,6 +236,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     app,
     ctx,
     router,
+    apiKeys,
     close: async () => {
       await registry.dispose()
       await residency.dispose()

@@ -86,6 +86,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     baseUrls: config.modelServer.baseUrls,
     timeoutMs: config.modelServer.timeoutMs,
     refreshMs: config.modelServer.refreshMs,
+    apiKey: config.modelServer.apiKey,
     fetch: p.fetch,
   })
   metrics.adopt(modelServer.registry)

@@ -969,6 +969,12 @@ export type GenerateErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1022,6 +1028,12 @@ export type ChatErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1077,6 +1089,12 @@ export type EmbedErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1128,6 +1146,12 @@ export type EmbeddingsErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1295,6 +1319,12 @@ export type ShowModelErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1342,6 +1372,12 @@ export type CreateModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1391,6 +1427,12 @@ export type CopyModelErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1437,6 +1479,12 @@ export type DeleteModelErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1482,6 +1530,12 @@ export type PullModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1541,6 +1595,12 @@ export type PushModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1643,6 +1703,12 @@ export type PushBlobErrors = {
      */
     403: unknown;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1725,6 +1791,10 @@ export type OpenaiChatCompletionsErrors = {
      */
     404: OpenAiError;
     /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
+    /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
     500: OpenAiError;
@@ -1776,6 +1846,10 @@ export type OpenaiCompletionsErrors = {
      */
     404: OpenAiError;
     /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
+    /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
     500: OpenAiError;
@@ -1823,6 +1897,10 @@ export type OpenaiEmbeddingsErrors = {
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
+    /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
     /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
@@ -2107,6 +2185,10 @@ export type RegistryPutManifestErrors = {
      */
     403: unknown;
     /**
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     */
+    413: RegistryError;
+    /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */
     500: RegistryError;
@@ -2306,6 +2388,10 @@ export type RegistryPatchUploadErrors = {
      */
     404: RegistryError;
     /**
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     */
+    413: RegistryError;
+    /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */
     500: RegistryError;
@@ -2358,6 +2444,10 @@ export type RegistryCompleteUploadErrors = {
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     */
+    413: RegistryError;
     /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */

@@ -29,6 +29,7 @@ import { transfer } from './handlers/transfer.js'
 import { ApiKeys } from './http/ApiKeys.js'
 import { createBrowserGuard } from './http/browserGuard.js'
 import { createApiKeyGuard, unauthorizedAnswer } from './http/createApiKeyGuard.js'
+import { createJsonBodyParser } from './http/createJsonBodyParser.js'
 import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
 import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
@@ -201,17 +202,9 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   )
   app.use(createApiKeyGuard(apiKeys, (req, res) => void router.send(req, res, unauthorizedAnswer(req.path), router.matchOperation(req.method, req.path))))
   app.use(jsonWhateverTheContentType(router))
-  // JSON is parsed here (large limit for base64 images, raw bytes kept for registry manifests, Ollama-style
-  // errors); the shared router then sees the body as already read.
-  app.use(
-    express.json({
-      limit: '512mb',
-      type: (req) => isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0] ?? ''),
-      verify: (req, _res, buf) => {
-        ;(req as { rawBody?: Buffer }).rawBody = buf
-      },
-    }),
-  )
+  // JSON is parsed here (a limit per route, raw bytes kept for registry manifests, Ollama-style errors); the
+  // shared router then sees the body as already read.
+  app.use(createJsonBodyParser(router, { largeBytes: config.maxJsonBytes, smallBytes: 1 << 20 }))
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!error) return next()
     const e = error as { type?: string; status?: number; message?: string }

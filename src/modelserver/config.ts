@@ -35,6 +35,8 @@ export type ModelServerConfig = {
   allowedHosts: string[]
   /** `MODELSERVER_ALLOW_UNAUTHENTICATED=1`: a non-loopback bind without keys is fronted by something that authenticates. */
   allowUnauthenticated: boolean
+  /** Largest JSON body of generation, chat and embeddings (`MODELSERVER_MAX_JSON_BYTES`, 64 MiB); other routes 1 MiB. */
+  maxJsonBytes: number
   /** Install the default tiny models when missing (first run). */
   installDefaults: boolean
   /** llama.cpp CPU threads (undefined = engine default). */
@@ -62,6 +64,7 @@ export function loadModelServerConfig(env: NodeJS.ProcessEnv = process.env): Mod
     defaultNumCtx: int(env.MODELSERVER_NUM_CTX, 2048),
     registryUrl: (env.MODELSERVER_REGISTRY_URL ?? 'https://registry.ollama.ai').replace(/\/+$/, ''),
     registries: parseRegistries(env.MODELSERVER_REGISTRIES),
+    maxJsonBytes: int(env.MODELSERVER_MAX_JSON_BYTES, 64 << 20),
     apiKeys: list(env.MODELSERVER_API_KEYS),
     apiKeysFile: env.MODELSERVER_API_KEYS_FILE?.trim() || undefined,
     allowedHosts: list(env.MODELSERVER_ALLOWED_HOSTS).map((h) => h.toLowerCase()),

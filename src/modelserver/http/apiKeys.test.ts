@@ -145,6 +145,22 @@ describe('model-server API keys', () => {
     expect(() => new ApiKeys({ keys: ['ab'.repeat(32)] })).not.toThrow(/abab/)
   })
 
+  it('per-route body limits: 2 MiB of JSON is 413 on management and registry routes, still read on chat', async () => {
+    const filler = 'x'.repeat(2 << 20)
+    const post = (route: string, body: unknown, method = 'POST', type = 'application/json') =>
+      fetch(`${server.url}${route}`, { method, headers: { ...bearer(envKey), 'content-type': type }, body: JSON.stringify(body) })
+    const del = await post('/api/delete', { model: 'svc-tiny-chat', pad: filler }, 'DELETE')
+    expect(del.status).toBe(413)
+    expect((await del.json()).error).toMatch(/too large/)
+    expect((await post('/api/create', { model: 'big', from: 'svc-tiny-chat', system: filler })).status).toBe(413)
+    const manifest = await post('/v2/library/x/manifests/latest', { schemaVersion: 2, pad: filler }, 'PUT', 'application/vnd.docker.distribution.manifest.v2+json')
+    expect(manifest.status).toBe(413)
+    const openai = await post('/v1/embeddings', { model: 'nope', input: filler.slice(0, 10), pad: filler })
+    expect(openai.status).not.toBe(413)
+    const chat = await post('/api/chat', { model: 'no-such-model', messages: [{ role: 'user', content: filler }], stream: false })
+    expect(chat.status).toBe(404)
+  })
+
   it('every response matched openapi/modelserver.yaml', () => {
     expect(server.mismatches).toEqual([])
   })

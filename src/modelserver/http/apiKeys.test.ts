@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
+import { ChatOpenAI } from '@langchain/openai'
 import { Ollama } from 'ollama'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -98,6 +99,14 @@ describe('model-server API keys', () => {
     }
     await expect(new Ollama({ host: server.url }).list()).rejects.toMatchObject({ status_code: 401 })
     await expect(new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key(), maxRetries: 0 }).models.list()).rejects.toMatchObject({ status: 401 })
+  })
+
+  it("LangChain's ChatOpenAI works given the key and is refused (401) without it", async () => {
+    const model = (apiKey: string) =>
+      new ChatOpenAI({ model: 'svc-tiny-chat', apiKey, configuration: { baseURL: `${server.url}/v1` }, maxTokens: 2, temperature: 0, maxRetries: 0 })
+    const answer = await model(envKey).invoke('hi')
+    expect(typeof answer.content).toBe('string')
+    await expect(model(key()).invoke('hi')).rejects.toMatchObject({ status: 401 })
   })
 
   it('the gateway sends its key (SERVICE_LLM__MODELSERVER__API_KEY) on the SDK and the streaming paths', async () => {

@@ -627,8 +627,8 @@ export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Opti
  *
  * Who reads what (designed, issue 27): the overlord bearer reads every event. A wallet (session) reads the
  * events about itself — its address is the actor or appears in the payload — and those that name no one
- * (no address, no IP hash); never another wallet's logins, keys, payments or feedback, a visitor's IP hash,
- * or any `admin.*` (shadow-tier, cabinet) event. Among the newest 2,000 events (of `kind`, when given).
+ * (no address; the gate's salted IP hash names no one); never another wallet's logins, keys, payments or
+ * feedback, or any `admin.*` (shadow-tier, cabinet) event. Among the newest 2,000 events (of `kind`, when given).
  *
  */
 export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(options?: Options<GetRecentCatalogueEventsData, ThrowOnError>): RequestResult<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError>({

@@ -1,15 +1,18 @@
 import type { CatalogueEvent } from './EventSink.js'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
-/** Payload keys that identify a person without an address (a visitor's IP hash). */
-const PERSONAL_KEYS = new Set(['ip_hash', 'ip'])
+/**
+ * Payload keys that identify a person without an address: a raw IP. (The gate's `ip_hash` is salted with a secret
+ * that never leaves the server, so it names no one a reader can find; those events stay readable.)
+ */
+const PERSONAL_KEYS = new Set(['ip'])
 /** Shadow-tier and cabinet events concern the operator's vault, whoever they name: overlord eyes only. */
 const OPERATOR_KINDS = /^admin\./
 
 /**
  * Whether a wallet may read a catalogue event (issue 27): the events about itself — its address is the actor or
- * appears anywhere in the payload — and the kinds that name no one (no address, no IP hash; e.g. a storage batch
- * committed). Another wallet's login, keys, payments, feedback and every `admin.*` event are not its to read.
+ * appears anywhere in the payload — and the kinds that name no one (no address, no raw IP; e.g. a storage batch
+ * committed, a gate redirect with its salted IP hash). Another wallet's login, keys, payments, feedback and every `admin.*` event are not its to read.
  * Addresses compare case-insensitively (events carry checksummed and lower-case forms).
  */
 export function eventVisibleTo(event: CatalogueEvent, wallet: string): boolean {

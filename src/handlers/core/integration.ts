@@ -1,8 +1,8 @@
 import { summarizeEvent } from '../../catalogue/Catalogue.js'
 import { eventVisibleTo } from '../../catalogue/eventVisibleTo.js'
-import { callerOf } from './session.js'
 import { checkHealth } from '../../health/checkHealth.js'
 import type { Handler } from '../types.js'
+import { callerOf } from './session.js'
 
 const started = Date.now()
 

@@ -77,4 +77,39 @@ describe('src/main.ts', () => {
       rmSync(dataDir, { recursive: true, force: true })
     }
   })
+
+  it('refuses to start with a weak SHADOW_JWT_SECRET (the hex of a passphrase, counting bytes): exit 1, the variable and how to make one', async () => {
+    const weak = [Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex'), Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex')]
+    for (const secret of weak) {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: root,
+        env: {
+          ...process.env,
+          SERVICE_PORT: '0',
+          SERVICE_HOST: '127.0.0.1',
+          SERVICE_DATA_DIR: dataDir,
+          SHADOW_OVERLORD_ADDRESS: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+          SHADOW_JWT_SECRET: secret,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let output = ''
+      child.stdout.on('data', (chunk) => (output += chunk))
+      child.stderr.on('data', (chunk) => (output += chunk))
+      try {
+        const outcome = await new Promise<string>((resolve) => {
+          const timer = setTimeout(() => resolve('still running after 60 s'), 60_000)
+          child.stdout.on('data', () => output.includes('gateway listening') && (clearTimeout(timer), resolve('listening')))
+          child.once('close', (code) => (clearTimeout(timer), resolve(`exit ${code}`)))
+        })
+        expect(outcome, output).toBe('exit 1')
+        expect(output).toMatch(/SHADOW_JWT_SECRET .*(hex of text|counting sequence).*openssl rand -hex 32/)
+        expect(output).not.toContain(secret)
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+        rmSync(dataDir, { recursive: true, force: true })
+      }
+    }
+  })
 })

@@ -586,7 +586,7 @@ export const LoginSignatureSchema = {
     pattern: '^0x([0-9a-fA-F]{2})+$',
     minLength: 132,
     maxLength: 16386,
-    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\n',
+    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\nThat RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer\n`eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet\nsignatures are refused (issue 27).\n',
     'x-designed': true
 } as const;
 

@@ -511,11 +511,7 @@ export const getAgent = <ThrowOnError extends boolean = false>(options: Options<
  *
  */
 export const evolveAgent = <ThrowOnError extends boolean = false>(options: Options<EvolveAgentData, ThrowOnError>): RequestResult<EvolveAgentResponses, EvolveAgentErrors, ThrowOnError> => (options.client ?? client).post<EvolveAgentResponses, EvolveAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/agents/{id}/evolve',
     ...options,
     headers: {
@@ -573,11 +569,7 @@ export const listModelServerModels = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(options: Options<CallMarketplaceAgentData, ThrowOnError>): RequestResult<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError> => (options.client ?? client).post<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/marketplace/agent/call',
     ...options,
     headers: {
@@ -595,11 +587,7 @@ export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(optio
  *
  */
 export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(options: Options<IngestModelServerPromptData, ThrowOnError>): RequestResult<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError> => (options.client ?? client).post<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/marketplace/modelserver/ingest',
     ...options,
     headers: {
@@ -637,6 +625,11 @@ export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Opti
  * Newest first. `kind` filters by exact kind; `h=true` ("human") adds a one-line `summary` and an ISO
  * 8601 `at_iso` to every event (designed). `limit` designed (default 50, at most 500).
  *
+ * Who reads what (designed, issue 27): the overlord bearer reads every event. A wallet (session) reads the
+ * events about itself — its address is the actor or appears in the payload — and those that name no one
+ * (no address; the gate's salted IP hash names no one); never another wallet's logins, keys, payments or
+ * feedback, or any `admin.*` (shadow-tier, cabinet) event. Among the newest 2,000 events (of `kind`, when given).
+ *
  */
 export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(options?: Options<GetRecentCatalogueEventsData, ThrowOnError>): RequestResult<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError> => (options?.client ?? client).get<GetRecentCatalogueEventsResponses, GetRecentCatalogueEventsErrors, ThrowOnError>({
     security: [
@@ -665,11 +658,7 @@ export const getRecentCatalogueEvents = <ThrowOnError extends boolean = false>(o
  *
  */
 export const submitFeedback = <ThrowOnError extends boolean = false>(options: Options<SubmitFeedbackData, ThrowOnError>): RequestResult<SubmitFeedbackResponses, SubmitFeedbackErrors, ThrowOnError> => (options.client ?? client).post<SubmitFeedbackResponses, SubmitFeedbackErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/feedback',
     ...options,
     headers: {
@@ -917,11 +906,7 @@ export const getStoragePage = <ThrowOnError extends boolean = false>(options?: O
  *
  */
 export const createCoordinatorTask = <ThrowOnError extends boolean = false>(options: Options<CreateCoordinatorTaskData, ThrowOnError>): RequestResult<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError> => (options.client ?? client).post<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/coordinator/tasks',
     ...options,
     headers: {
@@ -938,11 +923,7 @@ export const createCoordinatorTask = <ThrowOnError extends boolean = false>(opti
  *
  */
 export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: Options<ConveneBoardroomData, ThrowOnError>): RequestResult<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError> => (options.client ?? client).post<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/boardroom/convene',
     ...options,
     headers: {
@@ -962,11 +943,7 @@ export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: 
  *
  */
 export const llmChat = <ThrowOnError extends boolean = false>(options: Options<LlmChatData, ThrowOnError>): RequestResult<LlmChatResponses, LlmChatErrors, ThrowOnError> => (options.client ?? client).post<LlmChatResponses, LlmChatErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/chat',
     ...options,
     headers: {
@@ -984,11 +961,7 @@ export const llmChat = <ThrowOnError extends boolean = false>(options: Options<L
  *
  */
 export const llmCompletion = <ThrowOnError extends boolean = false>(options: Options<LlmCompletionData, ThrowOnError>): RequestResult<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError> => (options.client ?? client).post<LlmCompletionResponses, LlmCompletionErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/completion',
     ...options,
     headers: {
@@ -1006,11 +979,7 @@ export const llmCompletion = <ThrowOnError extends boolean = false>(options: Opt
  *
  */
 export const testLlm = <ThrowOnError extends boolean = false>(options?: Options<TestLlmData, ThrowOnError>): RequestResult<TestLlmResponses, TestLlmErrors, ThrowOnError> => (options?.client ?? client).post<TestLlmResponses, TestLlmErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/test',
     ...options,
     headers: {
@@ -1029,11 +998,7 @@ export const testLlm = <ThrowOnError extends boolean = false>(options?: Options<
  *
  */
 export const llmGenerate = <ThrowOnError extends boolean = false>(options: Options<LlmGenerateData, ThrowOnError>): RequestResult<LlmGenerateResponses, LlmGenerateErrors, ThrowOnError> => (options.client ?? client).post<LlmGenerateResponses, LlmGenerateErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/generate',
     ...options,
     headers: {
@@ -1102,11 +1067,7 @@ export const listLlmKeys = <ThrowOnError extends boolean = false>(options?: Opti
  *
  */
 export const createLlmKey = <ThrowOnError extends boolean = false>(options?: Options<CreateLlmKeyData, ThrowOnError>): RequestResult<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError> => (options?.client ?? client).post<CreateLlmKeyResponses, CreateLlmKeyErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/keys',
     ...options,
     headers: {
@@ -1121,11 +1082,7 @@ export const createLlmKey = <ThrowOnError extends boolean = false>(options?: Opt
  * Designed. The key stops working at once (every use checks it). Revoking twice is fine.
  */
 export const revokeLlmKey = <ThrowOnError extends boolean = false>(options: Options<RevokeLlmKeyData, ThrowOnError>): RequestResult<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeLlmKeyResponses, RevokeLlmKeyErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/llm/keys/{key_id}',
     ...options
 });
@@ -1221,11 +1178,7 @@ export const openAiModels = <ThrowOnError extends boolean = false>(options?: Opt
  *
  */
 export const coreAgentInteract = <ThrowOnError extends boolean = false>(options: Options<CoreAgentInteractData, ThrowOnError>): RequestResult<CoreAgentInteractResponses, CoreAgentInteractErrors, ThrowOnError> => (options.client ?? client).post<CoreAgentInteractResponses, CoreAgentInteractErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/coreagent/interact',
     ...options,
     headers: {
@@ -1242,11 +1195,7 @@ export const coreAgentInteract = <ThrowOnError extends boolean = false>(options:
  *
  */
 export const logCoreAgentMemory = <ThrowOnError extends boolean = false>(options: Options<LogCoreAgentMemoryData, ThrowOnError>): RequestResult<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError> => (options.client ?? client).post<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/coreagent/memories',
     ...options,
     headers: {
@@ -1264,11 +1213,7 @@ export const logCoreAgentMemory = <ThrowOnError extends boolean = false>(options
  *
  */
 export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(options: Options<SearchCoreAgentMemoriesData, ThrowOnError>): RequestResult<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError> => (options.client ?? client).post<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError>({
-    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
-            key: 'overlordBearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }],
     url: '/coreagent/memories/search',
     ...options,
     headers: {

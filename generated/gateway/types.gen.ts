@@ -257,6 +257,9 @@ export type RegisterRequest = {
  * smart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,
  * or an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract
  * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
+ * That RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer
+ * `eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet
+ * signatures are refused (issue 27).
  *
  */
 export type LoginSignature = string;

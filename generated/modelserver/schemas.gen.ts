@@ -1467,7 +1467,7 @@ export const PullRequestSchema = {
         },
         insecure: {
             type: 'boolean',
-            description: 'Allow plain http and unverified TLS to the registry.'
+            description: 'Allow plain http and unverified TLS to the registry (an allow-listed one only).'
         },
         stream: {
             type: 'boolean',
@@ -1625,7 +1625,7 @@ export const RegistryErrorSchema = {
                 properties: {
                     code: {
                         type: 'string',
-                        description: '`BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,\n`MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,\n`UNSUPPORTED`, or `UNKNOWN` (unexpected failure).\n',
+                        description: '`BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,\n`MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,\n`UNAUTHORIZED` (API key missing, designed), `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).\n',
                         pattern: '^[A-Z_]+$'
                     },
                     message: {

@@ -169,6 +169,15 @@ export const deleteModel = <ThrowOnError extends boolean = false>(options: Optio
  * layer (repeated, with `digest`, `total`, `completed`); `verifying sha256 digest`; `writing manifest`;
  * `success`.
  *
+ * Egress (designed, issue 27): the registry must be in `MODELSERVER_REGISTRIES` (`host[:port]`, comma
+ * separated; default `registry.ollama.ai`), otherwise 400 before anything is sent or streamed. An
+ * allow-listed host written as a name must resolve to public addresses only (502 otherwise); an IP
+ * literal or `localhost` in the list is taken as written. Redirects (registries send blobs to a CDN) are
+ * followed by the server itself, for GET/HEAD only, only to `https` on a host whose every address is public
+ * (not private, loopback, link-local, CGNAT, multicast or reserved), at most 5 hops; any other redirect
+ * ends the pull with 502. A registry's error body is never repeated: the message gives its status and its
+ * OCI error codes. `insecure` applies to allow-listed hosts only.
+ *
  */
 export const pullModel = <ThrowOnError extends boolean = false>(options: Options<PullModelData, ThrowOnError>): RequestResult<PullModelResponses, PullModelErrors, ThrowOnError> => (options.client ?? client).post<PullModelResponses, PullModelErrors, ThrowOnError>({
     url: '/api/pull',
@@ -185,7 +194,10 @@ export const pullModel = <ThrowOnError extends boolean = false>(options: Options
  * Pushes `model` (`[host/]namespace/name[:tag]`) over the OCI distribution protocol. Progress statuses,
  * in order (designed after Ollama's): `retrieving manifest`; `pushing sha256:<hex>` per layer (with
  * `digest`, `total`, `completed`); `pushing manifest`; `success`. Registry authentication, when the
- * registry asks for it, is not implemented (an error line carries the registry's answer).
+ * registry asks for it, is not implemented (an error line carries the registry's status and OCI codes).
+ * Egress as for `/api/pull`: only registries in `MODELSERVER_REGISTRIES` (400 otherwise, before anything is
+ * sent); a redirect of a push request is not followed, and an upload location on another origin is refused
+ * (502).
  *
  */
 export const pushModel = <ThrowOnError extends boolean = false>(options: Options<PushModelData, ThrowOnError>): RequestResult<PushModelResponses, PushModelErrors, ThrowOnError> => (options.client ?? client).post<PushModelResponses, PushModelErrors, ThrowOnError>({

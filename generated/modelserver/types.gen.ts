@@ -526,7 +526,7 @@ export type PullRequest = {
      */
     name?: string;
     /**
-     * Allow plain http and unverified TLS to the registry.
+     * Allow plain http and unverified TLS to the registry (an allow-listed one only).
      */
     insecure?: boolean;
     stream?: boolean;
@@ -587,7 +587,7 @@ export type RegistryError = {
         /**
          * `BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,
          * `MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,
-         * `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
+         * `UNAUTHORIZED` (API key missing, designed), `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
          *
          */
         code: string;
@@ -922,12 +922,21 @@ export type GetRootData = {
 
 export type GetRootErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type GetRootError = GetRootErrors[keyof GetRootErrors];
 
 export type GetRootResponses = {
     /**
@@ -947,12 +956,19 @@ export type GenerateData = {
 
 export type GenerateErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -960,6 +976,12 @@ export type GenerateErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -994,12 +1016,19 @@ export type ChatData = {
 
 export type ChatErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1007,6 +1036,12 @@ export type ChatErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1041,12 +1076,19 @@ export type EmbedData = {
 
 export type EmbedErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1054,6 +1096,12 @@ export type EmbedErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1086,12 +1134,19 @@ export type EmbeddingsData = {
 
 export type EmbeddingsErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1099,6 +1154,12 @@ export type EmbeddingsErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1131,8 +1192,15 @@ export type ListRunningModelsData = {
 
 export type ListRunningModelsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1164,12 +1232,21 @@ export type GetVersionData = {
 
 export type GetVersionErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type GetVersionError = GetVersionErrors[keyof GetVersionErrors];
 
 export type GetVersionResponses = {
     /**
@@ -1189,8 +1266,15 @@ export type ListModelsData = {
 
 export type ListModelsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1222,12 +1306,19 @@ export type ShowModelData = {
 
 export type ShowModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1235,6 +1326,12 @@ export type ShowModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1263,12 +1360,19 @@ export type CreateModelData = {
 
 export type CreateModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1276,6 +1380,12 @@ export type CreateModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1304,12 +1414,19 @@ export type CopyModelData = {
 
 export type CopyModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1317,6 +1434,12 @@ export type CopyModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1343,12 +1466,19 @@ export type DeleteModelData = {
 
 export type DeleteModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1356,6 +1486,12 @@ export type DeleteModelErrors = {
      * The model (or the source model) is not installed.
      */
     404: Error;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1382,12 +1518,19 @@ export type PullModelData = {
 
 export type PullModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1396,6 +1539,12 @@ export type PullModelErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1403,9 +1552,12 @@ export type PullModelErrors = {
     500: Error;
     /**
      * The registry named by the model (or the default registry) failed: it cannot be reached (DNS, connection),
-     * answered an unexpected status, or sent an invalid manifest or bytes that do not match their digest. A third
-     * party's failure, so 502 where Ollama answers 500; the message says which step failed. With `stream` true
-     * (the default) the same failure arrives as the final line `{"error": "..."}` of a 200 stream.
+     * answered an unexpected status, sent an invalid manifest or bytes that do not match their digest, resolves
+     * to a non-public address, or redirected where the server does not follow (not `https`, not public, a
+     * redirected upload). A third party's failure, so 502 where Ollama answers 500; the message says which step
+     * failed and why, never the address found or the registry's body (only its status and OCI error codes).
+     * With `stream` true (the default) the same failure arrives as the final line `{"error": "..."}` of a 200
+     * stream.
      *
      */
     502: Error;
@@ -1431,12 +1583,19 @@ export type PushModelData = {
 
 export type PushModelErrors = {
     /**
-     * Invalid request (missing or malformed field, unsupported option or capability).
+     * Invalid request (missing or malformed field, unsupported option or capability, a registry not in `MODELSERVER_REGISTRIES`).
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1445,6 +1604,12 @@ export type PushModelErrors = {
      */
     404: Error;
     /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
+    /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
      *
@@ -1452,9 +1617,12 @@ export type PushModelErrors = {
     500: Error;
     /**
      * The registry named by the model (or the default registry) failed: it cannot be reached (DNS, connection),
-     * answered an unexpected status, or sent an invalid manifest or bytes that do not match their digest. A third
-     * party's failure, so 502 where Ollama answers 500; the message says which step failed. With `stream` true
-     * (the default) the same failure arrives as the final line `{"error": "..."}` of a 200 stream.
+     * answered an unexpected status, sent an invalid manifest or bytes that do not match their digest, resolves
+     * to a non-public address, or redirected where the server does not follow (not `https`, not public, a
+     * redirected upload). A third party's failure, so 502 where Ollama answers 500; the message says which step
+     * failed and why, never the address found or the registry's body (only its status and OCI error codes).
+     * With `stream` true (the default) the same failure arrives as the final line `{"error": "..."}` of a 200
+     * stream.
      *
      */
     502: Error;
@@ -1485,8 +1653,15 @@ export type CheckBlobData = {
 
 export type CheckBlobErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1495,6 +1670,8 @@ export type CheckBlobErrors = {
      */
     404: unknown;
 };
+
+export type CheckBlobError = CheckBlobErrors[keyof CheckBlobErrors];
 
 export type CheckBlobResponses = {
     /**
@@ -1521,11 +1698,24 @@ export type PushBlobErrors = {
      */
     400: Error;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
+    /**
+     * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     *
+     */
+    413: Error;
     /**
      * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
      * `internal error`; its details (which may name server paths) are only in the server log.
@@ -1556,12 +1746,21 @@ export type GetMetricsData = {
 
 export type GetMetricsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
 
 export type GetMetricsResponses = {
     /**
@@ -1585,8 +1784,13 @@ export type OpenaiChatCompletionsErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1594,6 +1798,10 @@ export type OpenaiChatCompletionsErrors = {
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
+    /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
     /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
@@ -1631,8 +1839,13 @@ export type OpenaiCompletionsErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1640,6 +1853,10 @@ export type OpenaiCompletionsErrors = {
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
+    /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
     /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
@@ -1674,8 +1891,13 @@ export type OpenaiEmbeddingsErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1683,6 +1905,10 @@ export type OpenaiEmbeddingsErrors = {
      * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
      */
     404: OpenAiError;
+    /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
     /**
      * Unexpected failure (OpenAI's error shape, `type` `api_error`).
      */
@@ -1713,8 +1939,13 @@ export type OpenaiListModelsData = {
 
 export type OpenaiListModelsErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1753,8 +1984,13 @@ export type OpenaiRetrieveModelErrors = {
      */
     400: OpenAiError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1788,12 +2024,19 @@ export type RegistryCheckData = {
 
 export type RegistryCheckErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
 };
+
+export type RegistryCheckError = RegistryCheckErrors[keyof RegistryCheckErrors];
 
 export type RegistryCheckResponses = {
     /**
@@ -1831,8 +2074,13 @@ export type RegistryGetManifestErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1880,8 +2128,13 @@ export type RegistryHeadManifestErrors = {
      */
     400: unknown;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -1894,6 +2147,8 @@ export type RegistryHeadManifestErrors = {
      */
     500: unknown;
 };
+
+export type RegistryHeadManifestError = RegistryHeadManifestErrors[keyof RegistryHeadManifestErrors];
 
 export type RegistryHeadManifestResponses = {
     /**
@@ -1927,11 +2182,20 @@ export type RegistryPutManifestErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
+    /**
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     */
+    413: RegistryError;
     /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */
@@ -1972,8 +2236,13 @@ export type RegistryGetBlobErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2021,8 +2290,13 @@ export type RegistryHeadBlobErrors = {
      */
     400: unknown;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2035,6 +2309,8 @@ export type RegistryHeadBlobErrors = {
      */
     500: unknown;
 };
+
+export type RegistryHeadBlobError = RegistryHeadBlobErrors[keyof RegistryHeadBlobErrors];
 
 export type RegistryHeadBlobResponses = {
     /**
@@ -2064,8 +2340,13 @@ export type RegistryStartUploadErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2100,8 +2381,13 @@ export type RegistryPatchUploadData = {
 
 export type RegistryPatchUploadErrors = {
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2109,6 +2395,10 @@ export type RegistryPatchUploadErrors = {
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     */
+    413: RegistryError;
     /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */
@@ -2148,8 +2438,13 @@ export type RegistryCompleteUploadErrors = {
      */
     400: RegistryError;
     /**
-     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or, while the server
-     * listens on a loopback address, its `Host` does not name this machine (DNS rebinding). Empty body, as Ollama.
+     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     */
+    401: RegistryError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
      *
      */
     403: unknown;
@@ -2157,6 +2452,10 @@ export type RegistryCompleteUploadErrors = {
      * Unknown manifest, blob or upload session (OCI error body).
      */
     404: RegistryError;
+    /**
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     */
+    413: RegistryError;
     /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */

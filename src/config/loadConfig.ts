@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path'
+import { HOW_TO_MAKE_A_SECRET, weakSecretProblem } from '../shared/assessSecret.js'
 import { ConfigError } from './ConfigError.js'
 import { type Env, envBool, envEnum, envHttpUrl, envHttpUrlList, envInt, envList, envOptionalString, envString } from './env.js'
 
@@ -21,9 +22,19 @@ export type GatewayConfig = {
    * `baseUrls`: one or more model servers (`SERVICE_LLM__MODELSERVER__BASE_URL`, comma-separated); `baseUrl` is
    * the first. `refreshMs`: how often the gateway re-reads each server's model list when there are several.
    */
-  modelServer: { baseUrl: string; baseUrls: string[]; chatModel: string; embedModel: string; timeoutMs: number; refreshMs: number }
+  modelServer: {
+    baseUrl: string
+    baseUrls: string[]
+    chatModel: string
+    embedModel: string
+    timeoutMs: number
+    refreshMs: number
+    /** `SERVICE_LLM__MODELSERVER__API_KEY`: sent as `Authorization: Bearer` to every model server (their `MODELSERVER_API_KEYS`). */
+    apiKey: string | undefined
+  }
   /**
-   * `rpcUrl` (`SERVICE_LOGIN__RPC_URL`): JSON-RPC of the login chain. When set, smart-contract wallets sign in
+   * `rpcUrl` (`SERVICE_LOGIN__RPC_URL`, https unless loopback; its chain id must be `chainId`): JSON-RPC of the
+   * login chain. When set, smart-contract wallets sign in
    * too (EIP-1271 deployed, EIP-6492 not yet deployed), verified through the chain; unset, EOAs only.
    */
   login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string; rpcUrl: string | undefined }
@@ -94,6 +105,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       return true // a bad value at runtime fails closed
     }
   }
+  strongSecret(env, 'FACILITATOR_TOKEN')
   const modelServerUrls = envHttpUrlList(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434')
   const config: GatewayConfig = {
     port,
@@ -110,13 +122,14 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       embedModel: envString(env, 'SERVICE_LLM__MODELSERVER__EMBED_MODEL', 'svc-tiny-embed:latest'),
       timeoutMs: envInt(env, 'SERVICE_LLM__MODELSERVER__TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
       refreshMs: envInt(env, 'SERVICE_LLM__MODELSERVER__REFRESH_MS', 30_000, { min: 100, max: 3_600_000 }),
+      apiKey: strongSecret(env, 'SERVICE_LLM__MODELSERVER__API_KEY'),
     },
     login: {
       challengeTtlS: envInt(env, 'SERVICE_LOGIN__CHALLENGE_TTL_S', 300, { min: 10, max: 3600 }),
       sessionTtlS: envInt(env, 'SERVICE_LOGIN__SESSION_TTL_S', 86_400, { min: 60, max: 30 * 86_400 }),
       chainId: envInt(env, 'SERVICE_LOGIN__CHAIN_ID', 1, { min: 1 }),
       statement: envString(env, 'SERVICE_LOGIN__STATEMENT', 'Sign in to the gateway. This request costs nothing.'),
-      rpcUrl: envOptionalString(env, 'SERVICE_LOGIN__RPC_URL') === undefined ? undefined : envHttpUrl(env, 'SERVICE_LOGIN__RPC_URL', ''),
+      rpcUrl: loginRpcUrl(env),
     },
     quota: {
       costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }),
@@ -142,12 +155,40 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
     catalogueLogPath: envString(env, 'SERVICE_CATALOGUE__LOG_PATH', join(dataDir, 'catalogue.jsonl')),
-    ipHashSalt: envOptionalString(env, 'SERVICE_GATE__IP_HASH_SALT'),
+    ipHashSalt: strongSecret(env, 'SERVICE_GATE__IP_HASH_SALT'),
     responseValidation: envEnum(env, 'SERVICE_HTTP__RESPONSE_VALIDATION', ['off', 'warn', 'error'] as const, 'warn'),
     logLevel: envEnum(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
     version: '1.0.0',
   }
   return config
+}
+
+/**
+ * The secrets this gateway reads are checked once, here, at start (`SHADOW_JWT_SECRET` in `src/shadow/config.ts`,
+ * which also needs its bytes): a typed passphrase or a pattern refuses start with how to make a real one. The
+ * facilitator token is read again by `src/x402/config.ts`; checking it here stops the process before anything runs.
+ */
+function strongSecret(env: Env, name: string): string | undefined {
+  const value = envOptionalString(env, name)
+  if (value === undefined) return undefined
+  const problem = weakSecretProblem(value)
+  if (problem) throw new ConfigError(name, `${problem}: it must be random; ${HOW_TO_MAKE_A_SECRET}.`)
+  return value
+}
+
+/**
+ * The login RPC decides every signature ECDSA does not (smart-contract wallets), so whoever answers it can log in
+ * as any wallet: it must be reached over `https`, or on this machine (loopback: a local node).
+ */
+function loginRpcUrl(env: Env): string | undefined {
+  if (envOptionalString(env, 'SERVICE_LOGIN__RPC_URL') === undefined) return undefined
+  const url = envHttpUrl(env, 'SERVICE_LOGIN__RPC_URL', '')
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  if (new URL(url).protocol !== 'https:' && !loopback) {
+    throw new ConfigError('SERVICE_LOGIN__RPC_URL', 'must be https unless it is on this machine (it decides smart-wallet logins, so an http answer from the network could log anyone in)')
+  }
+  return url
 }
 
 function instanceId(env: Env): string | undefined {

@@ -26,13 +26,17 @@ import { copyModel, deleteModel, getVersion, listModels, listRunningModels, show
 import * as openai from './handlers/openai.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
+import { ApiKeys } from './http/ApiKeys.js'
 import { createBrowserGuard } from './http/browserGuard.js'
+import { createApiKeyGuard, unauthorizedAnswer } from './http/createApiKeyGuard.js'
+import { createJsonBodyParser } from './http/createJsonBodyParser.js'
 import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
 import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
 import { createFindModel, createInspector, type ModelServerContext } from './ModelServerContext.js'
 import { ociError, ociErrorFor, ociValidationError } from './registry/ociErrors.js'
 import { RegistryClient } from './registry/RegistryClient.js'
+import type { HostResolver } from './registry/RegistryEgress.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
 import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
@@ -48,6 +52,8 @@ export type ModelServerOptions = {
   /** Default `warn`; tests use `error`. */
   responseValidation?: ResponseValidationMode
   onResponseValidationError?: (report: ResponseValidationReport) => void
+  /** How registry host names resolve (tests inject a stub; default the system resolver). */
+  resolveHost?: HostResolver
   /** Process metrics (CPU, heap) in /metrics; default true. */
   processMetrics?: boolean
 }
@@ -56,6 +62,8 @@ export type ModelServer = {
   app: express.Express
   ctx: ModelServerContext
   router: OpenApiRouter
+  /** The API keys in force (`reload()` on SIGHUP). */
+  apiKeys: ApiKeys
   /** Unloads every model and frees the engine (when it was created here). */
   close(): Promise<void>
 }
@@ -108,11 +116,12 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     inspect: createInspector(engine),
     findModel: createFindModel(store),
   }
-  const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl })
+  const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost })
   const registry = new RegistryServer(ctx)
   const document = loadOpenApiDocument(modelServerSpecPath)
   const errorShapeOf = errorShapesOf(document) // Ollama, OpenAI or OCI: what the document declares for the route
   const mapError = createErrorMapper(logger, createPathRedactor([config.modelsDir, path.resolve(config.modelsDir), process.cwd(), os.tmpdir(), os.homedir()]), errorShapeOf)
+  const apiKeys = new ApiKeys({ keys: config.apiKeys, file: config.apiKeysFile, onWarning: (message) => logger?.warn(message) })
   const origins = createOriginMatcher(config.origins)
   if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
 
@@ -190,21 +199,15 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     createBrowserGuard({
       origins,
       listenHost: config.host,
+      allowedHosts: config.allowedHosts,
       forbid: (req, res) => void router.send(req, res, { status: 403 }, router.matchOperation(req.method, req.path)),
     }),
   )
+  app.use(createApiKeyGuard(apiKeys, (req, res) => void router.send(req, res, unauthorizedAnswer(req.path), router.matchOperation(req.method, req.path))))
   app.use(jsonWhateverTheContentType(router))
-  // JSON is parsed here (large limit for base64 images, raw bytes kept for registry manifests, Ollama-style
-  // errors); the shared router then sees the body as already read.
-  app.use(
-    express.json({
-      limit: '512mb',
-      type: (req) => isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0] ?? ''),
-      verify: (req, _res, buf) => {
-        ;(req as { rawBody?: Buffer }).rawBody = buf
-      },
-    }),
-  )
+  // JSON is parsed here (a limit per route, raw bytes kept for registry manifests, Ollama-style errors); the
+  // shared router then sees the body as already read.
+  app.use(createJsonBodyParser(router, { largeBytes: config.maxJsonBytes, smallBytes: 1 << 20 }))
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!error) return next()
     const e = error as { type?: string; status?: number; message?: string }
@@ -229,6 +232,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     app,
     ctx,
     router,
+    apiKeys,
     close: async () => {
       await registry.dispose()
       await residency.dispose()

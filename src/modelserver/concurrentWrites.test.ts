@@ -80,7 +80,7 @@ async function fire(writes: Write[]): Promise<Outcome[]> {
 beforeAll(async () => {
   engine = await createEngine({ threads: 1 })
   a = await startTestModelServer({ engine })
-  b = await startTestModelServer({ engine })
+  b = await startTestModelServer({ engine, config: { registries: [`127.0.0.1:${a.port}`] } })
   // The registry has every name the writes pull, each with a layer of its own.
   for (const model of ['race', 'race-0', 'race-1', 'race-2', 'race-3', 'race-4']) {
     const res = await fetch(`${a.url}/api/create`, {
@@ -120,7 +120,7 @@ describe('model store under simultaneous writes (HTTP)', () => {
 describe('unexpected failures reveal no server path', () => {
   it('a file-system error answers 500 "internal error" (JSON, NDJSON line, OCI body); the details reach the log only', async () => {
     const captured = createCapturingLogger({ name: 'modelserver' })
-    const c = await startTestModelServer({ engine, logger: captured.logger })
+    const c = await startTestModelServer({ engine, logger: captured.logger, config: { registries: [`127.0.0.1:${a.port}`] } })
     try {
       const modelsDir = c.server.ctx.config.modelsDir
       // A directory where the manifests of `blocked:latest` and of the pulled name must go: renaming onto it fails.

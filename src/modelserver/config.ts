@@ -2,6 +2,7 @@ import path from 'node:path'
 import { ollamaAllowedOrigins } from './http/corsOrigins.js'
 import { parseOllamaHost } from './parseOllamaHost.js'
 import { parseKeepAlive } from './residency/parseKeepAlive.js'
+import { DEFAULT_REGISTRY_HOST } from './store/ModelName.js'
 
 export type ModelServerConfig = {
   /** Listen address; `''` = every interface. */
@@ -20,6 +21,22 @@ export type ModelServerConfig = {
   defaultNumCtx: number
   /** Base URL of the default registry host (`registry.ollama.ai`). */
   registryUrl: string
+  /**
+   * `host[:port]` of the registries `/api/pull` and `/api/push` may address (`MODELSERVER_REGISTRIES`, comma
+   * separated; default Ollama's `registry.ollama.ai`). Any other host in a model name is refused before it is
+   * contacted.
+   */
+  registries: string[]
+  /** API keys (`MODELSERVER_API_KEYS`, comma separated); with these or a keys file, every route needs one. */
+  apiKeys: string[]
+  /** A file of API keys, one per line (`MODELSERVER_API_KEYS_FILE`), re-read on change and on SIGHUP. */
+  apiKeysFile: string | undefined
+  /** Host names accepted in `Host` besides this machine's (`MODELSERVER_ALLOWED_HOSTS`, comma separated). */
+  allowedHosts: string[]
+  /** `MODELSERVER_ALLOW_UNAUTHENTICATED=1`: a non-loopback bind without keys is fronted by something that authenticates. */
+  allowUnauthenticated: boolean
+  /** Largest JSON body of generation, chat and embeddings (`MODELSERVER_MAX_JSON_BYTES`, 64 MiB); other routes 1 MiB. */
+  maxJsonBytes: number
   /** Install the default tiny models when missing (first run). */
   installDefaults: boolean
   /** llama.cpp CPU threads (undefined = engine default). */
@@ -46,10 +63,49 @@ export function loadModelServerConfig(env: NodeJS.ProcessEnv = process.env): Mod
     keepAliveMs: parseKeepAlive(env.MODELSERVER_KEEP_ALIVE ?? env.OLLAMA_KEEP_ALIVE, 5 * 60_000),
     defaultNumCtx: int(env.MODELSERVER_NUM_CTX, 2048),
     registryUrl: (env.MODELSERVER_REGISTRY_URL ?? 'https://registry.ollama.ai').replace(/\/+$/, ''),
+    registries: parseRegistries(env.MODELSERVER_REGISTRIES),
+    maxJsonBytes: int(env.MODELSERVER_MAX_JSON_BYTES, 64 << 20),
+    apiKeys: list(env.MODELSERVER_API_KEYS),
+    apiKeysFile: env.MODELSERVER_API_KEYS_FILE?.trim() || undefined,
+    allowedHosts: list(env.MODELSERVER_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+    allowUnauthenticated: env.MODELSERVER_ALLOW_UNAUTHENTICATED === '1',
     installDefaults: env.MODELSERVER_INSTALL_DEFAULTS !== '0',
     threads: env.MODELSERVER_THREADS ? int(env.MODELSERVER_THREADS, 1) : undefined,
     version: '0.12.6',
   }
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+}
+
+/**
+ * Why this configuration must not start, or undefined: a server reachable from the network with no API key lets
+ * anyone on that network pull, push, delete and create models and use its CPU (Ollama's own default). Loopback
+ * binds behave as before; another bind needs keys, or `MODELSERVER_ALLOW_UNAUTHENTICATED=1` from an operator
+ * whose proxy authenticates in front of it.
+ */
+export function exposureProblem(config: ModelServerConfig): string | undefined {
+  if (config.apiKeys.length > 0 || config.apiKeysFile !== undefined || config.allowUnauthenticated) return undefined
+  const host = config.host.replace(/^\[|\]$/g, '')
+  if (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)) return undefined
+  return (
+    `refusing to listen on ${config.host === '' ? 'every interface' : config.host} without API keys: anyone who can reach it could ` +
+    'pull, push, delete and create models and run them. Set MODELSERVER_API_KEYS (or MODELSERVER_API_KEYS_FILE; ' +
+    'make a key with `openssl rand -hex 32`), or, if a proxy in front of it authenticates every request, ' +
+    'MODELSERVER_ALLOW_UNAUTHENTICATED=1.'
+  )
+}
+
+function parseRegistries(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [DEFAULT_REGISTRY_HOST]
+  return value
+    .split(/[\s,]+/)
+    .map((h) => h.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').replace(/\/+$/, ''))
+    .filter((h) => h !== '')
 }
 
 function int(value: string | undefined, fallback: number): number {

@@ -36,6 +36,8 @@ export const modelServerErrorStatus = {
   // a registry this server pulls from or pushes to
   manifest_unknown: 404,
   registry_error: 502,
+  registry_not_allowed: 400, // not in MODELSERVER_REGISTRIES: refused before anything is sent
+  registry_refused: 502, // a redirect or upload location to a place this server does not go
   registry_unreachable: 502,
   registry_manifest_invalid: 502,
   registry_digest_mismatch: 502,

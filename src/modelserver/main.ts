@@ -1,7 +1,7 @@
 import { createExpressServer } from '../shared/http/createExpressServer.js'
 import { createLogger } from '../shared/logger.js'
 import { createModelServer } from './app.js'
-import { defaultThreads, loadModelServerConfig } from './config.js'
+import { defaultThreads, exposureProblem, loadModelServerConfig } from './config.js'
 
 /**
  * `npm run modelserver`: the Ollama-compatible model server on MODELSERVER_HOST:MODELSERVER_PORT, else OLLAMA_HOST
@@ -10,7 +10,27 @@ import { defaultThreads, loadModelServerConfig } from './config.js'
 const logger = createLogger({ name: 'modelserver' })
 const config = loadModelServerConfig()
 config.threads ??= defaultThreads()
-const server = await createModelServer({ config, logger })
+const refused = exposureProblem(config)
+if (refused) {
+  process.stderr.write(`model server: ${refused}\n`)
+  process.exit(2)
+}
+let server: Awaited<ReturnType<typeof createModelServer>>
+try {
+  server = await createModelServer({ config, logger })
+} catch (error) {
+  // A weak or unreadable API key: the message says which and how to make one (it never contains the key).
+  if (error instanceof Error && /^MODELSERVER_API_KEYS/.test(error.message)) {
+    process.stderr.write(`model server: ${error.message}\n`)
+    process.exit(2)
+  }
+  throw error
+}
+// Keys rotate without a restart: the file is re-read when it changes, and at once on SIGHUP.
+process.on('SIGHUP', () => {
+  server.apiKeys.reload()
+  logger.info('API keys re-read')
+})
 const onListening = () => {
   const address = http.address()
   const port = typeof address === 'object' && address ? address.port : config.port

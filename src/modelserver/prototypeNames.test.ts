@@ -36,7 +36,7 @@ async function call(server: TestModelServer, method: string, path: string, body?
 beforeAll(async () => {
   engine = await createEngine({ threads: 1 })
   a = await startTestModelServer({ engine, config: { installDefaults: false } })
-  b = await startTestModelServer({ engine })
+  b = await startTestModelServer({ engine, config: { registries: [`127.0.0.1:${a.port}`] } })
 })
 
 afterAll(async () => {

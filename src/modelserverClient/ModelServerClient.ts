@@ -37,6 +37,8 @@ export type ModelServerClientParameters = {
   timeoutMs: number
   /** `fetch` for the small JSON calls made through the generated SDK (tags, version, embed); streams use node:http. */
   fetch?: typeof fetch
+  /** The model server's API key (`MODELSERVER_API_KEYS` there), sent as `Authorization: Bearer` on every call. */
+  apiKey?: string | undefined
 }
 
 /** A model-server answer whose body is read chunk by chunk as the model server sends it. */
@@ -65,6 +67,7 @@ export type GenerateInput = { model: string; prompt: string; system?: string | u
 export class ModelServerClient {
   readonly baseUrl: string
   private readonly client: ReturnType<typeof createClient>
+  private readonly authorization: { authorization?: string }
   private readonly timeoutMs: number
   private readonly transport: { request: typeof httpRequest }
   private readonly agent: HttpAgent
@@ -73,10 +76,11 @@ export class ModelServerClient {
   /** The base URL's path, without a trailing slash: every request path goes under it. */
   private readonly pathPrefix: string
 
-  constructor({ baseUrl, timeoutMs, fetch: fetchImpl }: ModelServerClientParameters) {
+  constructor({ baseUrl, timeoutMs, fetch: fetchImpl, apiKey }: ModelServerClientParameters) {
     this.baseUrl = baseUrl
     this.timeoutMs = timeoutMs
-    this.client = createClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
+    this.authorization = apiKey ? { authorization: `Bearer ${apiKey}` } : {}
+    this.client = createClient({ baseUrl, headers: this.authorization, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
     // urlToHttpOptions: what node:http makes of a URL string itself (IPv6 brackets removed, credentials decoded).
     const { pathname, path: _path, href: _href, search: _search, hash: _hash, ...target } = urlToHttpOptions(new URL(baseUrl)) as Record<string, string | number | undefined>
     this.target = target as { protocol: string; hostname: string }
@@ -173,7 +177,7 @@ export class ModelServerClient {
           path: `${this.pathPrefix}${request.path}`,
           method: request.method,
           agent: this.agent,
-          headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          headers: { ...this.authorization, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
         },
         resolve,
       )

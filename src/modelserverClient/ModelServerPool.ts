@@ -29,6 +29,8 @@ export type ModelServerPoolParameters = {
   /** How often the model lists (`/api/tags`, `/api/ps`) are read again (default 30 s); a miss also reads them. */
   refreshMs?: number | undefined
   fetch?: typeof fetch | undefined
+  /** The model servers' API key (`SERVICE_LLM__MODELSERVER__API_KEY`). */
+  apiKey?: string | undefined
 }
 
 type Member = {
@@ -81,7 +83,7 @@ export class ModelServerPool {
     this.refreshMs = p.refreshMs ?? 30_000
     this.members = p.baseUrls.map((baseUrl, index) => ({
       index,
-      client: new ModelServerClient({ baseUrl, timeoutMs: p.timeoutMs, fetch: p.fetch }),
+      client: new ModelServerClient({ baseUrl, timeoutMs: p.timeoutMs, fetch: p.fetch, apiKey: p.apiKey }),
       up: true,
       models: undefined,
       inFlight: 0,

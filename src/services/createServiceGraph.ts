@@ -104,6 +104,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     baseUrls: config.modelServer.baseUrls,
     timeoutMs: config.modelServer.timeoutMs,
     refreshMs: config.modelServer.refreshMs,
+    apiKey: config.modelServer.apiKey,
     fetch: p.fetch,
   })
   metrics.adopt(modelServer.registry)
@@ -145,7 +146,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     events: catalogue,
     now,
     overlordAddress: () => services.overlordAddress?.(),
-    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl) : undefined,
+    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined,
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('session'),
   })

@@ -23,6 +23,17 @@ describe('SHADOW_JWT_SECRET', () => {
     expect(() => parseJwtSecret(value)).toThrow(ShadowConfigError)
   })
 
+  it('refuses what people type instead of generating (issue 27): the hex of a passphrase, counting bytes', () => {
+    const passphraseHex = Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex')
+    const counting = Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex') // 000102…1f
+    const stepping = Buffer.from(Array.from({ length: 32 }, (_, i) => (7 * i + 3) & 255)).toString('hex')
+    expect(() => parseJwtSecret(passphraseHex)).toThrow(/hex of text.*openssl rand -hex 32/)
+    expect(() => parseJwtSecret(counting)).toThrow(/counting sequence.*openssl rand -hex 32/)
+    expect(() => parseJwtSecret(stepping)).toThrow(/counting sequence/)
+    // …while a thousand generated secrets all pass.
+    for (let i = 0; i < 1000; i++) expect(parseJwtSecret(randomBytes(32).toString('hex'))).toHaveLength(32)
+  })
+
   it('never echoes the secret in the error', () => {
     const weak = '00'.repeat(32)
     try {
@@ -60,7 +71,7 @@ describe('readShadowConfig', () => {
 
   it('refuses to start the admin tier without a strong secret', () => {
     expect(() => readShadowConfig({ SHADOW_OVERLORD_ADDRESS: address })).toThrow(ShadowConfigError)
-    expect(() => readShadowConfig({ SHADOW_OVERLORD_ADDRESS: address, SHADOW_JWT_SECRET: '11'.repeat(32) })).toThrow(/low entropy/)
+    expect(() => readShadowConfig({ SHADOW_OVERLORD_ADDRESS: address, SHADOW_JWT_SECRET: '11'.repeat(32) })).toThrow(/repeats too few byte values.*openssl rand -hex 32/)
     expect(() => readShadowConfig({ SHADOW_OVERLORD_ADDRESS: 'not-an-address', SHADOW_JWT_SECRET: strong })).toThrow(ShadowConfigError)
   })
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { getAddress, isAddress, type Address } from 'viem'
+import { HOW_TO_MAKE_A_SECRET, weakBytesProblem } from '../shared/assessSecret.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 
 /**
@@ -7,8 +8,9 @@ import { BaseError } from '../shared/errors/BaseError.js'
  *
  * - `SHADOW_OVERLORD_ADDRESS`: the overlord's public address. Unset → the tier answers 503
  *   `overlord_not_configured` (challenge issuance included); the rest of the gateway still starts.
- * - `SHADOW_JWT_SECRET`: hex, at least 32 bytes of entropy. Required as soon as the overlord address is set;
- *   a short or low-entropy secret (all one byte, a short repeated pattern, few distinct bytes) refuses start.
+ * - `SHADOW_JWT_SECRET`: hex, at least 32 random bytes. Required as soon as the overlord address is set;
+ *   a short or patterned secret (a passphrase's hex, one byte, a short repeated pattern, a counting sequence)
+ *   refuses start.
  * - `SHADOW_NONCES_PATH`: location of the nonce store when the database is SQLite: a separate SQLite file
  *   (default `<SERVICE_DATA_DIR>/shadow_nonces.sqlite`). With PostgreSQL the nonces live in the main database
  *   (table `shadow_nonces`) so that every gateway process shares them, and this variable is ignored.
@@ -59,10 +61,9 @@ export function readShadowConfig(env: Record<string, string | undefined> = proce
 }
 
 /**
- * Decodes the hex secret and refuses one that cannot carry 32 random bytes: shorter than 32 bytes, or
- * obviously patterned (every byte equal, a period of 8 bytes or less, fewer than 16 distinct byte values in
- * 32+ bytes — a uniformly random 32-byte string has ~30 distinct values; fewer than 16 happens with
- * probability far below 1e-12). The error never echoes the secret.
+ * Decodes the hex secret and refuses one that cannot carry 32 random bytes: shorter than 32 bytes, or one the
+ * estimate of `src/config/assessSecret.ts` finds typed rather than generated (the hex of a passphrase, a byte
+ * repeated, a short period, a counting sequence such as `000102…1f`). The error never echoes the secret.
  */
 export function parseJwtSecret(hex: string): Uint8Array {
   const clean = hex.startsWith('0x') || hex.startsWith('0X') ? hex.slice(2) : hex
@@ -73,22 +74,7 @@ export function parseJwtSecret(hex: string): Uint8Array {
   if (bytes.length < MIN_JWT_SECRET_BYTES) {
     throw new ShadowConfigError(`SHADOW_JWT_SECRET must decode to at least ${MIN_JWT_SECRET_BYTES} bytes (got ${bytes.length}).`)
   }
-  if (new Set(bytes).size < 16 || hasShortPeriod(bytes, 8)) {
-    throw new ShadowConfigError('SHADOW_JWT_SECRET has low entropy (repeated or patterned bytes); generate it with `openssl rand -hex 32`.')
-  }
+  const problem = weakBytesProblem(bytes)
+  if (problem) throw new ShadowConfigError(`SHADOW_JWT_SECRET ${problem}: it signs every overlord bearer, so it must be random; ${HOW_TO_MAKE_A_SECRET}.`)
   return bytes
-}
-
-function hasShortPeriod(bytes: Uint8Array, maxPeriod: number): boolean {
-  for (let period = 1; period <= maxPeriod; period++) {
-    let periodic = true
-    for (let i = period; i < bytes.length; i++) {
-      if (bytes[i] !== bytes[i - period]) {
-        periodic = false
-        break
-      }
-    }
-    if (periodic) return true
-  }
-  return false
 }

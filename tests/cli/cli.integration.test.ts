@@ -39,7 +39,7 @@ beforeAll(async () => {
   gw = await startAppGateway(env, peers.dir, { withBatch: true }) // receipts come from the batch domain
   engine = await createEngine({ threads: 1 })
   registry = await startTestModelServer({ engine })
-  local = await startTestModelServer({ engine, config: { installDefaults: false } })
+  local = await startTestModelServer({ engine, config: { installDefaults: false, registries: [`127.0.0.1:${registry.port}`, 'registry.ollama.ai'] } })
 }, 180_000)
 afterAll(async () => {
   await local?.close()

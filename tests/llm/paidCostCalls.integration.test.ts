@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 /**
  * Issue 14 item 3 and 4 against real peers: a local Base chain (Anvil, the devnet USDC at the canonical
  * address), the devnet x402 facilitator, a live model server and the whole gateway. Past the daily quota the
@@ -19,7 +20,7 @@ import { startTestModelServer, type TestModelServer } from '../support/startTest
 import { payingClient } from '../storage/harness.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 
-const TOKEN = 'cost-calls-facilitator-token'
+const TOKEN = randomBytes(32).toString('hex')
 const PAY_TO = anvilAccount(7).address
 const PRICE = 1_500n
 

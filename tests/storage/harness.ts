@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 /**
  * Test harness for paid storage: the devnet peers on free ports, and a minimal HTTP front over
  * StorageService that does exactly what the thin handlers do (raw request stream in, outcome out,
@@ -28,7 +29,8 @@ import { StorageService } from '../../src/storage/StorageService.js'
 import { StorageWorker } from '../../src/storage/StorageWorker.js'
 import { readX402Config } from '../../src/x402/config.js'
 
-export const FACILITATOR_TOKEN = 'storage-test-token'
+/** Random, as the gateway refuses a typed token at start (issue 27). */
+export const FACILITATOR_TOKEN = randomBytes(32).toString('hex')
 export const PAY_TO_EVM = anvilAccount(7).address
 /** The upstream's deposit address for top-ups (Anvil #9, as on the devnet). */
 export const TOP_UP_DEPOSIT = anvilAccount(9).address

@@ -8,6 +8,7 @@ import type { Logger } from '../../src/shared/logger.js'
 import { createModelServer, type ModelServer } from '../../src/modelserver/app.js'
 import { loadModelServerConfig, type ModelServerConfig } from '../../src/modelserver/config.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
+import type { HostResolver } from '../../src/modelserver/registry/RegistryEgress.js'
 
 export type TestModelServer = {
   url: string
@@ -26,6 +27,8 @@ export async function startTestModelServer(params: {
   responseValidation?: ResponseValidationMode
   /** Where the server logs (tests capture it to check what reaches the log and what the client). */
   logger?: Logger
+  /** How registry names resolve; tests pass a stub so that none asks real DNS. */
+  resolveHost?: HostResolver
 }): Promise<TestModelServer> {
   const modelsDir = params.config?.modelsDir ?? (await mkdtemp(path.join(os.tmpdir(), 'modelserver-')))
   const ownsDir = params.config?.modelsDir === undefined
@@ -35,6 +38,7 @@ export async function startTestModelServer(params: {
     config,
     engine: params.engine,
     logger: params.logger,
+    resolveHost: params.resolveHost,
     responseValidation: params.responseValidation ?? 'error',
     onResponseValidationError: (r) => mismatches.push(r),
     processMetrics: false,

@@ -1,6 +1,8 @@
 import { summarizeEvent } from '../../catalogue/Catalogue.js'
+import { eventVisibleTo } from '../../catalogue/eventVisibleTo.js'
 import { checkHealth } from '../../health/checkHealth.js'
 import type { Handler } from '../types.js'
+import { callerOf } from './session.js'
 
 const started = Date.now()
 
@@ -14,11 +16,20 @@ export const getHealthDetailed: Handler = async (ctx) => {
   return { status: 200, body: await checkHealth({ db, modelServer, catalogue, signal: ctx.signal, extra: healthChecks }) }
 }
 
+/** Events read to fill one wallet's page when most of the log is about others. */
+const WALLET_SCAN = 2000
+
 export const getRecentCatalogueEvents: Handler = async (ctx) => {
   const kind = ctx.query.kind as string | undefined
   const limit = (ctx.query.limit as number | undefined) ?? 50
   const human = ctx.query.h === true
-  const events = await ctx.services.catalogue.recent({ kind, limit })
+  const caller = callerOf(ctx)
+  if ('status' in caller) return caller
+  // The overlord bearer reads every event; a wallet reads those about itself and those that name no one.
+  const events =
+    caller.tier === 'overlord'
+      ? await ctx.services.catalogue.recent({ kind, limit })
+      : (await ctx.services.catalogue.recent({ kind, limit: Math.max(limit, WALLET_SCAN) })).filter((e) => eventVisibleTo(e, caller.wallet)).slice(0, limit)
   return {
     status: 200,
     body: {

@@ -52,13 +52,6 @@ const request = (method: string, path: string, headers: Record<string, string>, 
 const session = (token: string) => ({ 'x-session-token': token })
 const openai = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${gw.url}/llm/v1`, maxRetries: 0 })
 
-async function overlordBearer(): Promise<Record<string, string>> {
-  const challenge = (await (await request('POST', '/admin/shadow/challenge', {}, { scope: 'auth' })).json()) as { nonce: string; message: string }
-  const verified = await request('POST', '/admin/shadow/verify', {}, { nonce: challenge.nonce, signature: await overlord.signMessage({ message: challenge.message }) })
-  const { jwt } = (await verified.json()) as { jwt: string }
-  return { authorization: `Bearer ${jwt}` }
-}
-
 describe('OpenAI-compatible /llm/v1 with the stock clients', () => {
   it('openai: chat (whole and streamed), embeddings and models.list with the session token as apiKey', async () => {
     const client = openai(aliceToken)
@@ -161,22 +154,49 @@ describe('/llm API keys', () => {
   })
 })
 
-describe('tier matrix: the shadow-overlord bearer (seed 000 §4.2)', () => {
-  it('reads session pages and calls cost routes past any quota; a bad bearer is the gate 401', async () => {
+describe('tier matrix: the shadow-overlord bearer reads, it does not write, spend or mint (seed 000 §4.2 with §5.2, issue 27)', () => {
+  it('reads session pages; every writing, spending or minting session route is 401 with the bearer alone; a bad bearer is the gate 401', async () => {
     const small = await startTestGateway({
       modelServerUrl: ms.url,
       env: { SHADOW_OVERLORD_ADDRESS: overlord.address, SHADOW_JWT_SECRET: randomBytes(32).toString('hex'), SERVICE_QUOTA__COST_CALLS_PER_DAY: '1', SERVICE_LLM__MODELSERVER__TIMEOUT_MS: '30000' },
     })
     try {
-      const call = (headers: Record<string, string>) => fetch(`${small.url}/llm/completion`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ prompt: 'Hi', options: { num_predict: 2 } }) })
       const challenge = (await (await fetch(`${small.url}/admin/shadow/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scope: 'auth' }) })).json()) as { nonce: string; message: string }
       const verified = await fetch(`${small.url}/admin/shadow/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ nonce: challenge.nonce, signature: await overlord.signMessage({ message: challenge.message }) }) })
       const bearer = { authorization: `Bearer ${((await verified.json()) as { jwt: string }).jwt}` }
+      const send = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+        fetch(`${small.url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) })
 
-      expect((await fetch(`${small.url}/journal`, { headers: bearer })).status).toBe(200)
-      for (let i = 0; i < 3; i++) expect((await call(bearer)).status).toBe(200)
+      for (const path of ['/journal', '/llm/usage', '/llm/keys']) expect((await send('GET', path, bearer)).status, path).toBe(200)
+
+      // A stolen bearer: before issue 27 each of these answered 2xx, the key minted with it outlived it, and cost
+      // calls made with it had no quota.
+      const writes: Array<[string, string, unknown]> = [
+        ['POST', '/llm/keys', { name: 'stolen' }],
+        ['DELETE', '/llm/keys/key_0000000000000000000000000', undefined],
+        ['POST', '/llm/completion', { prompt: 'Hi', options: { num_predict: 2 } }],
+        ['POST', '/llm/chat', { messages: [{ role: 'user', content: 'hi' }] }],
+        ['POST', '/llm/generate', { prompt: 'Hi', stream: false, options: { num_predict: 2 } }],
+        ['POST', '/llm/test', {}],
+        ['POST', '/coreagent/memories', { text: 'planted by the thief' }],
+        ['POST', '/coreagent/memories/search', { query: 'x' }],
+        ['POST', '/coreagent/interact', { agent: 'archivist', prompt: 'x' }],
+        ['POST', '/feedback', { message: 'x' }],
+        ['POST', '/agents/ceo/evolve', { goal: 'x' }],
+        ['POST', '/coordinator/tasks', { goal: 'plan', agents: ['ceo'] }],
+        ['POST', '/boardroom/convene', { company: 'NOPE', motion: 'x' }],
+        ['POST', '/marketplace/agent/call', { agent: 'ceo', prompt: 'x' }],
+        ['POST', '/marketplace/modelserver/ingest', { prompt: 'x' }],
+      ]
+      for (const [method, path, body] of writes) {
+        const res = await send(method, path, bearer, body)
+        expect(res.status, `${method} ${path}`).toBe(401)
+        expect(await res.json()).toMatchObject({ code: 'auth_required' })
+      }
+      expect(((await (await send('GET', '/llm/keys', bearer)).json()) as { keys: unknown[] }).keys).toEqual([])
 
       const token = await small.login(privateKeyToAccount(generatePrivateKey()))
+      const call = (headers: Record<string, string>) => send('POST', '/llm/completion', headers, { prompt: 'Hi', options: { num_predict: 2 } })
       expect((await call(session(token))).status).toBe(200)
       const over = await call(session(token))
       expect(over.status).toBe(402)
@@ -189,14 +209,6 @@ describe('tier matrix: the shadow-overlord bearer (seed 000 §4.2)', () => {
     } finally {
       await small.close()
     }
-  })
-
-  it('the overlord logs and searches its own memories (session routes within its scope)', async () => {
-    const bearer = await overlordBearer()
-    const logged = await request('POST', '/coreagent/memories', bearer, { text: 'Overlord note: rotate the JWT secret quarterly.' })
-    expect(logged.status).toBe(201)
-    const found = (await (await request('POST', '/coreagent/memories/search', bearer, { query: 'Overlord note: rotate the JWT secret quarterly.' })).json()) as { memories: { text: string }[] }
-    expect(found.memories[0]!.text).toBe('Overlord note: rotate the JWT secret quarterly.')
   })
 })
 

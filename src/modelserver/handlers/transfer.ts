@@ -23,6 +23,8 @@ export async function transfer(
   if (!raw) throw badRequest('model is required')
   const name = parseModelName(raw)
   const insecure = body.insecure === true
+  // A registry outside MODELSERVER_REGISTRIES is a client mistake: 400 before anything is sent or streamed.
+  registry.assertAllowed(name)
   const run = (onProgress: (p: Progress) => void) =>
     kind === 'pull'
       ? registry.pull(name, { insecure, signal: req.signal, onProgress })

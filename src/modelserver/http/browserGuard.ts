@@ -28,8 +28,13 @@ export const CORS_ALLOWED_HEADERS = [
 
 export type BrowserGuardOptions = {
   origins: OriginMatcher
-  /** The address the server listens on: on a loopback address, the Host header must name this machine. */
+  /** The address the server listens on (kept for the log; the Host check now applies on every bind). */
   listenHost: string
+  /**
+   * Host names (port dropped) accepted besides this machine's (`MODELSERVER_ALLOWED_HOSTS`): the names clients use
+   * for a server bound to a public interface, e.g. `llm.example.com`.
+   */
+  allowedHosts?: ReadonlyArray<string>
   /** Answers a refused request (403, empty body, as Ollama). */
   forbid: (req: Request, res: Response) => void
 }
@@ -39,9 +44,10 @@ export type BrowserGuardOptions = {
  * - CORS: a request whose `Origin` is neither its own host nor an allowed origin gets 403 (so a web page cannot
  *   make a "simple" cross-site POST — this server reads JSON whatever the Content-Type — and have it run);
  *   allowed origins get the CORS headers, and their preflights 204 (methods, `CORS_ALLOWED_HEADERS`, max age 12 h).
- * - DNS rebinding: while the server listens on loopback, a `Host` that is not an IP of this machine or of a
- *   private network, `localhost`, this machine's hostname or a `.localhost`/`.local`/`.internal` name gets 403
- *   (a page on `evil.example` rebound to 127.0.0.1 sends `Host: evil.example` and its own origin).
+ * - DNS rebinding: on every bind (Ollama checks only on loopback; issue 27), a `Host` that is not an IP of this
+ *   machine or of a private network, `localhost`, this machine's hostname, a `.localhost`/`.local`/`.internal`
+ *   name or one of `allowedHosts` gets 403 (a page on `evil.example` rebound to the server's address sends
+ *   `Host: evil.example` and its own origin — on `0.0.0.0` as much as on 127.0.0.1).
  */
 export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler {
   const { origins } = options
@@ -52,7 +58,7 @@ export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler
     maxAge: 12 * 3600,
     optionsSuccessStatus: 204,
   })
-  const checkHost = isLoopbackListen(options.listenHost)
+  const extraHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/:[0-9]+$/, '')))
   // The refused request's body is drained so its connection stays usable (a kept-alive socket is not cut short).
   const forbid = (req: Request, res: Response) => {
     req.resume()
@@ -64,7 +70,7 @@ export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler
     const sameOrigin = origin === `http://${host}` || origin === `https://${host}`
     if (origin && !sameOrigin && !origins.matches(origin)) return forbid(req, res)
     const afterCors = () => {
-      if (checkHost && !allowedHost(host)) return forbid(req, res)
+      if (!allowedHost(host) && !extraHosts.has(hostName(host))) return forbid(req, res)
       if (req.method === 'OPTIONS' && (!origin || sameOrigin)) return void res.status(204).end()
       next()
     }
@@ -73,13 +79,13 @@ export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler
   }
 }
 
-function isLoopbackListen(host: string): boolean {
-  return host === 'localhost' || loopback.check(host, isIP(host) === 6 ? 'ipv6' : 'ipv4')
+/** The Host header's name, port dropped, brackets of an IPv6 literal removed. */
+function hostName(hostHeader: string): string {
+  const host = hostHeader.toLowerCase()
+  const bracketed = /^\[([^\]]+)\](?::[0-9]*)?$/.exec(host)
+  if (bracketed) return bracketed[1]!
+  return host.split(':').length === 2 ? host.slice(0, host.indexOf(':')) : host
 }
-
-const loopback = new BlockList()
-loopback.addSubnet('127.0.0.0', 8, 'ipv4')
-loopback.addAddress('::1', 'ipv6')
 
 /** Loopback, private (RFC 1918, fc00::/7) and unspecified addresses, as Go's netip classifies them. */
 const localRanges = new BlockList()

@@ -4,6 +4,8 @@ import { ModelServerError } from '../errors.js'
 import { digestPattern } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, fullName, type ModelName } from '../store/ModelName.js'
 import { MANIFEST_MEDIA_TYPE, type BlobLease, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
+import { RegistryEgress, type HostResolver } from './RegistryEgress.js'
+import { summariseRegistryAnswer } from './summariseRegistryAnswer.js'
 
 export type Progress = { status: string; digest?: string; total?: number; completed?: number }
 
@@ -11,6 +13,9 @@ export type RegistryClientOptions = {
   store: ModelStore
   /** Base URL used for names on the default host (`registry.ollama.ai`). */
   registryUrl: string
+  /** `host[:port]` of the registries a name may address (`MODELSERVER_REGISTRIES`); default Ollama's. */
+  registries?: ReadonlyArray<string>
+  resolve?: HostResolver
   fetch?: typeof fetch
   /** Bytes per PATCH when pushing. */
   chunkBytes?: number
@@ -32,11 +37,11 @@ function isLoopback(host: string): boolean {
  * clients, so they read the same `{error}` message). Only an unknown manifest is 404.
  */
 export class RegistryClient {
-  private readonly fetch: typeof fetch
+  private readonly egress: RegistryEgress
   private readonly chunkBytes: number
 
   constructor(private readonly options: RegistryClientOptions) {
-    this.fetch = options.fetch ?? globalThis.fetch
+    this.egress = new RegistryEgress({ allowed: options.registries ?? [DEFAULT_REGISTRY_HOST], resolve: options.resolve, fetch: options.fetch })
     this.chunkBytes = options.chunkBytes ?? 8 << 20
   }
 
@@ -51,19 +56,28 @@ export class RegistryClient {
     return `${this.baseUrl(name, insecure)}/v2/${name.namespace}/${name.model}`
   }
 
-  private async request(url: string, init: RequestInit, what: string): Promise<Response> {
-    try {
-      return await this.fetch(url, init)
-    } catch (error) {
-      if ((error as Error)?.name === 'AbortError') throw error
-      const cause = (error as { cause?: { message?: string } })?.cause?.message ?? (error as Error).message
-      throw new ModelServerError('registry_unreachable', `${what}: ${cause}`, { cause: error })
+  /** 400 when the name's registry is not allow-listed: checked before a streamed answer starts. */
+  assertAllowed(name: ModelName): void {
+    this.egress.assertAllowed(name)
+  }
+
+  private request(url: string, init: RequestInit, what: string): Promise<Response> {
+    return this.egress.send(url, init, what)
+  }
+
+  /** An upload location on another origin than the registry's would send the model's bytes wherever it says. */
+  private uploadUrl(location: string, base: string, what: string): URL {
+    const url = new URL(location, base)
+    if (url.origin !== new URL(base).origin) {
+      throw new ModelServerError('registry_refused', `${what}: registry sent an upload location on another host; not followed`)
     }
+    return url
   }
 
   async pull(name: ModelName, params: { insecure: boolean; signal?: AbortSignal; onProgress: (p: Progress) => void }): Promise<void> {
     const { onProgress, signal } = params
     const store = this.options.store
+    this.egress.assertAllowed(name)
     onProgress({ status: 'pulling manifest' })
     const base = this.repoUrl(name, params.insecure)
     const res = await this.request(
@@ -75,10 +89,7 @@ export class RegistryClient {
       await res.body?.cancel()
       throw new ModelServerError('manifest_unknown', 'pull model manifest: file does not exist')
     }
-    if (!res.ok) {
-      const text = await res.text().catch(() => '')
-      throw new ModelServerError('registry_error', `pull model manifest: ${res.status} ${text}`.trim())
-    }
+    if (!res.ok) throw new ModelServerError('registry_error', `pull model manifest: ${await summariseRegistryAnswer(res)}`)
     const manifestBytes = Buffer.from(await res.arrayBuffer())
     let manifest: Manifest
     try {
@@ -145,6 +156,7 @@ export class RegistryClient {
   }
 
   async push(name: ModelName, params: { insecure: boolean; signal?: AbortSignal; onProgress: (p: Progress) => void }): Promise<void> {
+    this.egress.assertAllowed(name)
     return this.options.store.withLease((lease) => this.pushPinned(name, lease, params))
   }
 
@@ -169,10 +181,7 @@ export class RegistryClient {
       { method: 'PUT', headers: { 'content-type': MANIFEST_MEDIA_TYPE }, body: new Uint8Array(manifestBytes), signal },
       'push manifest',
     )
-    if (!res.ok) {
-      const text = await res.text().catch(() => '')
-      throw new ModelServerError('registry_error', `push manifest: registry answered ${res.status} ${text}`.trim())
-    }
+    if (!res.ok) throw new ModelServerError('registry_error', `push manifest: ${await summariseRegistryAnswer(res)}`)
     await res.body?.cancel()
     onProgress({ status: 'success' })
   }
@@ -195,7 +204,7 @@ export class RegistryClient {
     let completed = 0
     const file = createReadStream(this.options.store.blobs.path(layer.digest), { highWaterMark: this.chunkBytes })
     for await (const chunk of file as AsyncIterable<Buffer>) {
-      const url = new URL(location, base).toString()
+      const url = this.uploadUrl(location, base, `push ${layer.digest}`).toString()
       const res = await this.request(
         url,
         {
@@ -215,11 +224,10 @@ export class RegistryClient {
       completed += chunk.length
       onProgress({ status, digest: layer.digest, total: layer.size, completed })
     }
-    const done = new URL(location, base)
+    const done = this.uploadUrl(location, base, `push ${layer.digest}`)
     done.searchParams.set('digest', layer.digest)
     const put = await this.request(done.toString(), { method: 'PUT', signal }, `push ${layer.digest}`)
-    const text = put.ok ? '' : await put.text().catch(() => '')
+    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${await summariseRegistryAnswer(put)}`)
     await put.body?.cancel().catch(() => {})
-    if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${put.status} ${text}`.trim())
   }
 }

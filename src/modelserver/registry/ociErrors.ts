@@ -12,6 +12,7 @@ export type OciErrorCode =
   | 'MANIFEST_UNKNOWN'
   | 'NAME_INVALID'
   | 'NAME_UNKNOWN'
+  | 'UNAUTHORIZED'
   | 'UNSUPPORTED'
   | 'UNKNOWN'
 
@@ -26,6 +27,7 @@ const catalogue = new Map<OciErrorCode, { status: number; message: string }>([
   ['MANIFEST_UNKNOWN', { status: 404, message: 'manifest unknown' }],
   ['NAME_INVALID', { status: 400, message: 'invalid repository name' }],
   ['NAME_UNKNOWN', { status: 404, message: 'repository name not known to registry' }],
+  ['UNAUTHORIZED', { status: 401, message: 'authentication required' }],
   ['UNSUPPORTED', { status: 405, message: 'the operation is unsupported' }],
   ['UNKNOWN', { status: 500, message: 'unknown error' }],
 ])

@@ -1,0 +1,38 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import type { HttpResult } from '../../shared/http/index.js'
+import { isOpenAIPath, openaiErrorBody } from '../openai/openaiError.js'
+import { ociError } from '../registry/ociErrors.js'
+import type { ApiKeys } from './ApiKeys.js'
+
+/**
+ * When keys are configured, every route needs one — `Authorization: Bearer <key>` (what the OpenAI and Anthropic
+ * SDKs and Ollama clients given headers send) or `x-api-key: <key>` — or gets 401 in the route's error shape
+ * (`unauthorized` answers it). Runs after the browser guard, so CORS preflights (which carry no credentials) are
+ * still answered; before anything else reads the request.
+ */
+export function createApiKeyGuard(keys: ApiKeys, unauthorized: (req: Request, res: Response) => void): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!keys.enabled) return next()
+    const key = presentedKey(req)
+    if (key !== undefined && keys.matches(key)) return next()
+    req.resume()
+    res.setHeader('www-authenticate', 'Bearer realm="modelserver"')
+    unauthorized(req, res)
+  }
+}
+
+function presentedKey(req: Request): string | undefined {
+  const authorization = req.headers.authorization
+  const bearer = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined
+  if (bearer) return bearer
+  const header = req.headers['x-api-key']
+  return typeof header === 'string' && header !== '' ? header.trim() : undefined
+}
+
+/** The 401 in each route family's error shape: Ollama's `{error}`, OpenAI's under `/v1`, the OCI one under `/v2`. */
+export function unauthorizedAnswer(path: string): HttpResult & { component: string } {
+  const message = 'unauthorized: an API key is required (Authorization: Bearer <key> or x-api-key)'
+  if (isOpenAIPath(path)) return { status: 401, body: openaiErrorBody(401, message, 'invalid_api_key'), component: 'OpenAIError' }
+  if (path === '/v2' || path.startsWith('/v2/')) return { ...ociError('UNAUTHORIZED', {}), component: 'RegistryError' }
+  return { status: 401, body: { error: message }, component: 'Error' }
+}

@@ -30,7 +30,8 @@ const post = (url: string, body: string, headers: Record<string, string>) => fet
 describe('ollamaBodyStage', () => {
   it('reads the body of a JSON operation as JSON whatever the Content-Type says (curl -d), keeping the raw bytes', async () => {
     const url = await serve(new Set())
-    for (const headers of [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }]) {
+    const variants: Record<string, string>[] = [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }]
+    for (const headers of variants) {
       const res = await post(url, '{"name":"a"}', headers)
       expect(res.status).toBe(201)
       expect(await res.json()).toEqual({ body: { name: 'a' }, raw: '{"name":"a"}', type: 'application/json' })

@@ -9,7 +9,7 @@
  * every stage and handler uses are built apart, in `src/services/createServiceGraph.ts`.
  */
 import { join } from 'node:path'
-import express, { type Express } from 'express'
+import type { Express } from 'express'
 import type { Env } from './config/env.js'
 import { findRepoRoot } from './config/findRepoRoot.js'
 import type { GatewayConfig } from './config/loadConfig.js'
@@ -26,7 +26,7 @@ import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
 import { rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
-import { mountPipeline } from './shared/http/mountPipeline.js'
+import { createPipelineApp } from './shared/http/createPipelineApp.js'
 import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter, type ResponseValidationReport } from './shared/http/index.js'
 import { createLogger, type Logger } from './shared/logger.js'
 
@@ -108,11 +108,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   // Rate limit counters in this process, or in the database when several instances share it.
   const rateLimitStore = config.rateLimit.store === 'database' ? new DatabaseRateLimitStore(services.db) : undefined
 
-  const app = express()
-  app.disable('x-powered-by')
-  app.set('trust proxy', config.trustProxy)
-  mountPipeline(
-    app,
+  const app = createPipelineApp(
     composeStages(
       corsStage({ origins: config.corsOrigins }), // 1. CORS (a preflight ends here)
       rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
@@ -126,6 +122,10 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       ), //                                          8. response validation, 9. error mapping (errorStage): every answer
     ),
     {
+      configure: (settings) => {
+        settings.disable('x-powered-by')
+        settings.set('trust proxy', config.trustProxy)
+      },
       // A stage that failed (the rate limit's shared store, say): the catalogue's answer, never Express's HTML page.
       fallback: (req, res, error) => {
         if (res.headersSent) return void res.destroy()

@@ -5,7 +5,6 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino'
 import {
   createOpenApiRouter,
-  isJsonMediaType,
   loadOpenApiDocument,
   type HttpResult,
   type OpenApiRouter,

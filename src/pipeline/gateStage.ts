@@ -20,7 +20,10 @@ export type GateStageParameters = {
 export type GateStage = {
   /** The gate's answer to a request without a valid session on a closed path: 302 to /login or 401. */
   deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>) => Promise<UnroutedResult>
-  /** Requests the document has no operation for: closed paths are gated first, open ones get 404/405. */
+  /**
+   * Requests the document has no operation for, gated and answered in one call: closed paths are denied,
+   * open ones get 404/405. (In the pipeline, `stage` gates and the route stage answers with `noRoute`.)
+   */
   unrouted: (request: UnroutedRequest) => Promise<UnroutedResult>
   /** The 404/405 of a request the document has no operation for (once the gate has let it through). */
   noRoute: (request: UnroutedRequest) => UnroutedResult

@@ -1,15 +1,15 @@
 /**
- * The gateway's HTTP pipeline, in the seed's order (000 §4.1–4.2):
+ * The gateway's HTTP pipeline, in the seed's order (000 §4.1–4.2), listed once in `createApp`:
  *
- *   CORS → rate limit → gate → route → security → validation → handler → response validation
+ *   CORS → rate limit → gate → route → security → validation → handler → response validation → error mapping
  *
- * One stage per module in `src/pipeline/`; the services every stage and handler uses are built apart, in
- * `src/services/createServiceGraph.ts`. Route, validation and response validation are the OpenAPI router's
- * (`src/shared/http/`): it matches the operation, asks the security stage, validates the request, calls the
- * handler and validates the response against the document before sending it.
+ * One stage per module: the gateway's own in `src/pipeline/` (CORS, rate limit, gate, the security
+ * schemes, the handler map, the error catalogue), the OpenAPI ones in `src/shared/http/` (route, security
+ * requirements, validation, handler call, response validation), shared with the model server. The services
+ * every stage and handler uses are built apart, in `src/services/createServiceGraph.ts`.
  */
 import { join } from 'node:path'
-import express, { type Express } from 'express'
+import type { Express } from 'express'
 import type { Env } from './config/env.js'
 import { findRepoRoot } from './config/findRepoRoot.js'
 import type { GatewayConfig } from './config/loadConfig.js'
@@ -26,7 +26,7 @@ import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
 import { rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
-import { mountPipeline } from './shared/http/mountPipeline.js'
+import { createPipelineApp } from './shared/http/createPipelineApp.js'
 import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter, type ResponseValidationReport } from './shared/http/index.js'
 import { createLogger, type Logger } from './shared/logger.js'
 
@@ -87,16 +87,17 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const gate = gateStage({ gate: services.gate, validateSession: (token) => services.login.validate(token), onAuthRequired: () => metrics.gateAuthRequired() })
   const security = securityStage({ services, gate: services.gate, gateStage: gate, setups: graph.setups })
   const mapError = errorStage(logger)
+  // The OpenAPI document's stages (route, security, validation, handler) and what answers every response
+  // (response validation against the document, errors through the catalogue).
   const router = createOpenApiRouter<GatewayLocals>({
     document,
     logger,
-    unrouted: gate.unrouted, //                                      3. gate (paths without an operation)
-    securityHandlers: security.handlers, //                          4–5. route, then security (gate for session operations)
+    unrouted: gate.noRoute,
+    securityHandlers: security.handlers,
     unauthorized: security.unauthorized,
-    //                                                                6. validation: the router, against the document
-    handlers: handlerStage(deps.handlers ?? defaultHandlers, services), // 7. handler
+    handlers: handlerStage(deps.handlers ?? defaultHandlers, services),
     mapError,
-    responseValidation: deps.responseValidation ?? config.responseValidation, // 8. response validation
+    responseValidation: deps.responseValidation ?? config.responseValidation,
     onResponseValidationError: deps.onResponseValidationError,
     onResponse: (info) => {
       services.inbound.record({ durationMs: info.durationMs, bytesIn: info.requestBytes, bytesOut: info.responseBytes })
@@ -104,21 +105,27 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       logger.debug({ operation: info.operationId ?? 'unrouted', method: info.method, status: info.status, ms: Math.round(info.durationMs) }, 'request')
     },
   })
-
-  const app = express()
-  app.disable('x-powered-by')
-  app.set('trust proxy', config.trustProxy)
-  // 2. rate limit: counters in this process, or in the database when several instances share it
+  // Rate limit counters in this process, or in the database when several instances share it.
   const rateLimitStore = config.rateLimit.store === 'database' ? new DatabaseRateLimitStore(services.db) : undefined
-  mountPipeline(
-    app,
+
+  const app = createPipelineApp(
     composeStages(
-      corsStage({ origins: config.corsOrigins }), // 1. CORS
+      corsStage({ origins: config.corsOrigins }), // 1. CORS (a preflight ends here)
       rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
-      publicAssets(root), // public static prefixes (x-public-prefixes): no gate, files only
-      router.handler, // 3–8. gate → route → security → validation → handler → response validation
+      publicAssets(root), //                         public static prefixes (x-public-prefixes): no gate, files only
+      router.pipeline(
+        gate.stage(router.routeOf), //               3. gate: a closed path needs a live session
+        router.stages.route, //                      4. route: the operation, its parameters, the context (404/405)
+        router.stages.security, //                   5. security: the operation's requirements (securityStage)
+        router.stages.validation, //                 6. validation: the body read, the request against the document
+        router.stages.handler, //                    7. handler (handlerStage)
+      ), //                                          8. response validation, 9. error mapping (errorStage): every answer
     ),
     {
+      configure: (settings) => {
+        settings.disable('x-powered-by')
+        settings.set('trust proxy', config.trustProxy)
+      },
       // A stage that failed (the rate limit's shared store, say): the catalogue's answer, never Express's HTML page.
       fallback: (req, res, error) => {
         if (res.headersSent) return void res.destroy()

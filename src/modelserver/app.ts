@@ -5,7 +5,6 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino'
 import {
   createOpenApiRouter,
-  isJsonMediaType,
   loadOpenApiDocument,
   type HttpResult,
   type OpenApiRouter,
@@ -29,7 +28,7 @@ import { transfer } from './handlers/transfer.js'
 import { ApiKeys } from './http/ApiKeys.js'
 import { createBrowserGuard } from './http/browserGuard.js'
 import { createApiKeyGuard, unauthorizedAnswer } from './http/createApiKeyGuard.js'
-import { createJsonBodyParser } from './http/createJsonBodyParser.js'
+import { ollamaBodyStage } from './http/ollamaBodyStage.js'
 import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
 import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
@@ -41,6 +40,12 @@ import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
 import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 import { type ErrorShape, errorShapesOf } from './errorShapes.js'
+
+/**
+ * Operations whose JSON may carry base64 images or long inputs: `MODELSERVER_MAX_JSON_BYTES` (64 MiB). Every other
+ * JSON body (management calls, registry manifests) is limited to 1 MiB.
+ */
+const LARGE_BODY_OPERATIONS = new Set(['generate', 'chat', 'embed', 'embeddings', 'openaiChatCompletions', 'openaiCompletions', 'openaiEmbeddings'])
 
 export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
 
@@ -71,7 +76,12 @@ export type ModelServer = {
 type Handler = (req: RequestContext) => HttpResult | Promise<HttpResult>
 
 /** Operations whose body is raw bytes (read from `req.raw` by the handler, not validated as JSON). */
-const rawBodyOperations = new Set<string>(['pushBlob', 'registryPatchUpload', 'registryCompleteUpload'])
+const rawBodyOperations: ReadonlySet<string> = new Set(['pushBlob', 'registryPatchUpload', 'registryCompleteUpload'])
+/**
+ * Operations whose requests are not validated: the raw-byte ones, and `checkBlob`, for which a malformed
+ * digest is a blob that does not exist (404, as Ollama; the document has no 400 for it).
+ */
+const unvalidatedOperations: ReadonlySet<string> = new Set([...rawBodyOperations, 'checkBlob'])
 
 /** The OCI distribution routes (`/v2/...`): their errors have the distribution specification's shape. */
 function isRegistryPath(p: string): boolean {
@@ -165,7 +175,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     logger,
     responseValidation: options.responseValidation ?? 'warn',
     onResponseValidationError: options.onResponseValidationError,
-    validateRequest: (r) => !rawBodyOperations.has(r.operationId),
+    validateRequest: (r) => !unvalidatedOperations.has(r.operationId),
     invalidRequest: (r, errors) => {
       if (errorShapeOf(r.operationId) === 'oci') return ociValidationError(errors)
       // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
@@ -192,36 +202,31 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     jsonLimit: '512mb',
   })
 
+  // The pipeline, as Ollama's: CORS and the Host check first; no rate limit and no gate (a local server
+  // answers whoever reaches it, as Ollama does); then the document's stages.
   const app = express()
   app.disable('x-powered-by')
-  // First, as Ollama: refused origins and (on loopback) foreign Host names get 403 before anything is read.
   app.use(
     createBrowserGuard({
       origins,
       listenHost: config.host,
       allowedHosts: config.allowedHosts,
       forbid: (req, res) => void router.send(req, res, { status: 403 }, router.matchOperation(req.method, req.path)),
-    }),
+    }), //                                          1. CORS: refused origins and foreign Host names get 403
   )
+  // 2. authentication: with API keys configured every route needs one (401 in the route's error shape); before
+  // the route, so an unrouted path tells nothing to a caller without a key.
   app.use(createApiKeyGuard(apiKeys, (req, res) => void router.send(req, res, unauthorizedAnswer(req.path), router.matchOperation(req.method, req.path))))
-  app.use(jsonWhateverTheContentType(router))
-  // JSON is parsed here (a limit per route, raw bytes kept for registry manifests, Ollama-style errors); the
-  // shared router then sees the body as already read.
-  app.use(createJsonBodyParser(router, { largeBytes: config.maxJsonBytes, smallBytes: 1 << 20 }))
-  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
-    if (!error) return next()
-    const e = error as { type?: string; status?: number; message?: string }
-    const status = e.type === 'entity.too.large' ? 413 : 400
-    if (isRegistryPath(req.path)) {
-      const result = ociError('MANIFEST_INVALID', { reason: e.type === 'entity.parse.failed' ? 'invalid JSON' : e.type ?? 'unreadable body' })
-      return void res.status(status).json(result.body)
-    }
-    const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : e.message ?? 'bad request'
-    res.status(status).json(isOpenAIPath(req.path) ? openaiErrorBody(status, message) : { error: message })
-  })
-  app.use(headHandler(router, handlers, mapError))
-  app.use(router.handler)
-  // Anything that escapes the router still answers the route's error shape.
+  app.use(
+    router.pipeline(
+      router.stages.route, //                       4. route (HEAD: the document's HEAD operation, else the GET one)
+      router.stages.security, //                    5. security (the document requires none)
+      ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: unreadableBody }), // 6a. the body, read as Ollama reads it
+      router.stages.validation, //                  6. validation against the document
+      router.stages.handler, //                     7. handler
+    ), //                                           8. response validation, 9. error mapping (createErrorMapper): every answer
+  )
+  // Anything that escapes the pipeline still answers the route's error shape.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const result = mapError(error, router.matchOperation(req.method, req.path)?.operationId)
     if (res.headersSent) return void res.end()
@@ -241,97 +246,14 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   }
 }
 
-/**
- * Ollama parses the body of its JSON endpoints whatever the Content-Type (`curl -d '{…}'` sends
- * `application/x-www-form-urlencoded`, some clients send none). For an operation whose documented request body
- * is JSON, a body with another (or no) media type is read as JSON: the header is set to the documented JSON
- * type before the parsers see it (so no 415, which the document does not have). Raw-byte operations (blobs,
- * registry uploads) are never parsed, whatever their label.
- */
-function jsonWhateverTheContentType(router: OpenApiRouter) {
-  // operationId → the JSON media type its request body is documented with (`application/json`, the manifest type…).
-  const jsonOperations = new Map<string, string>()
-  for (const o of router.operations) {
-    const media = Object.keys((o.definition as { requestBody?: { content?: object } }).requestBody?.content ?? {}).find(isJsonMediaType)
-    if (media && !rawBodyOperations.has(o.operationId)) jsonOperations.set(o.operationId, media)
+/** A body that cannot be read, in the route's error shape (registry: the distribution specification's). */
+function unreadableBody(req: Request, status: number, e: { type?: string; message?: string }): HttpResult {
+  if (isRegistryPath(req.path)) {
+    const result = ociError('MANIFEST_INVALID', { reason: e.type === 'entity.parse.failed' ? 'invalid JSON' : (e.type ?? 'unreadable body') })
+    return { status, body: result.body }
   }
-  return (req: Request, _res: Response, next: NextFunction) => {
-    if (!hasBody(req)) return next()
-    const operation = router.matchOperation(req.method, req.path)
-    if (!operation) return next()
-    const json = isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0]!.trim())
-    const documented = jsonOperations.get(operation.operationId)
-    if (!json && documented) req.headers['content-type'] = documented
-    // A blob is bytes even when a client labels it JSON: no parser may consume it before the handler hashes it.
-    if (json && rawBodyOperations.has(operation.operationId)) req.headers['content-type'] = 'application/octet-stream'
-    next()
-  }
-}
-
-function hasBody(req: Request): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
-}
-
-/**
- * The shared router answers HEAD with the GET operation; the document has HEAD operations of its own
- * (`checkBlob`, registry HEADs), so HEAD requests are matched here first.
- */
-function headHandler(router: OpenApiRouter, handlers: Record<OperationId, Handler>, mapError: ErrorMapper) {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'HEAD') return next()
-    const request = { method: 'head', path: req.path, headers: req.headers as Record<string, string>, query: {} }
-    let op
-    try {
-      op = router.api.router.matchOperation(request as never)
-    } catch {
-      op = undefined
-    }
-    const info = op ? router.operations.find((o) => o.operationId === op.operationId) : undefined
-    if (!op || !info || info.method !== 'head') return next()
-    let params: Record<string, string>
-    try {
-      const parsed = router.api.router.parseRequest(request as never, op)
-      params = Object.fromEntries(Object.entries(parsed.params ?? {}).map(([k, v]) => [k, decodeURIComponent(String(v))]))
-    } catch {
-      res.status(400).end()
-      return
-    }
-    // Registry HEADs check their path parameters as the GETs do (a name or digest outside its pattern is a 400, and
-    // never reaches the file system); `checkBlob` answers 404 for a malformed digest by design.
-    if (isRegistryOperation(info.operationId)) {
-      const checked = router.api.validator.validateRequest(request as never, op)
-      if ((checked.errors ?? []).some((e) => (e.instancePath ?? '').startsWith('/path'))) {
-        await router.send(req, res, { status: 400 }, info)
-        return
-      }
-    }
-    const controller = new AbortController()
-    res.on('close', () => controller.abort())
-    const context: RequestContext = {
-      operation: info,
-      operationId: info.operationId,
-      method: 'HEAD',
-      path: req.path,
-      url: req.originalUrl,
-      params,
-      query: {},
-      headers: req.headers,
-      body: undefined,
-      security: {},
-      ip: req.ip ?? '',
-      raw: req,
-      signal: controller.signal,
-      locals: {},
-    }
-    let result: HttpResult
-    try {
-      result = await handlers[info.operationId as OperationId](context)
-    } catch (error) {
-      result = mapError(error, info.operationId)
-      if (result.status >= 400) result = { status: result.status }
-    }
-    await router.send(req, res, result, info)
-  }
+  const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : (e.message ?? 'bad request')
+  return { status, body: isOpenAIPath(req.path) ? openaiErrorBody(status, message) : { error: message } }
 }
 
 type ErrorMapper = (error: unknown, operationId: string | undefined) => HttpResult

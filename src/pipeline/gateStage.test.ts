@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { CollectingEventSink } from '../../tests/support/shadowFixtures.js'
 import { ArrivalGate } from '../gate/ArrivalGate.js'
 import { PublicSet } from '../gate/PublicSet.js'
-import type { UnroutedRequest } from '../shared/http/index.js'
+import { exchangeFor } from '../../tests/support/pipelineFixtures.js'
+import type { OperationInfo, RequestExchange, UnroutedRequest } from '../shared/http/index.js'
 import { gateStage } from './gateStage.js'
 
 const session = { wallet: '0x0000000000000000000000000000000000000001', expires_at: 2_000_000_000 }
@@ -63,3 +64,44 @@ describe('gateStage', () => {
     expect((await stage.unrouted(request('/secret-thing', { 'x-session-token': 'bad' }))).status).toBe(401)
   })
 })
+
+/** An operation under `security` (what `routeOf` tells the stage), or none. */
+const routedTo =
+  (security: OperationInfo['security'] | undefined) =>
+  (): OperationInfo | undefined =>
+    security && { operationId: 'op', method: 'get', pathTemplate: '/x', security, definition: {} }
+
+describe('gateStage: the stage before the route', () => {
+  const sessionOnly = [{ sessionToken: [] }]
+  const run = async (security: OperationInfo['security'] | undefined, path: string, headers: Record<string, string> = {}) => {
+    const { stage } = setup()
+    const exchange = exchangeFor('GET', path, headers) as RequestExchange<Record<string, unknown>>
+    return { result: await stage.stage(routedTo(security))(exchange), locals: exchange.locals }
+  }
+
+  it('denies a session operation without a session before anything of the route runs', async () => {
+    expect((await run(sessionOnly, '/journal')).result).toMatchObject({ status: 401, body: { code: 'auth_required' } })
+    expect((await run(sessionOnly, '/journal', { 'x-session-token': 'forged' })).result).toMatchObject({ status: 401 })
+    expect((await run(sessionOnly, '/journal', { accept: 'text/html' })).result).toMatchObject({ status: 302 })
+  })
+
+  it('lets a live session through, keeping the lookup for the security stage', async () => {
+    const { result, locals } = await run(sessionOnly, '/journal', { 'x-session-token': 'good' })
+    expect(result).toBeUndefined()
+    expect(locals.session).toEqual(session)
+    expect(await locals.sessionLookup).toEqual(session)
+  })
+
+  it('lets open operations and listed public paths through without a session', async () => {
+    expect((await run([], '/anything')).result).toBeUndefined()
+    expect((await run([{ overlordBearer: [] }], '/shadow/x')).result).toBeUndefined()
+    expect((await run(undefined, '/health')).result).toBeUndefined()
+  })
+
+  it('leaves a bearer on a session operation to the security stage, but not on a path without operation', async () => {
+    expect((await run([{ sessionToken: [] }, { overlordBearer: [] }], '/journal', { authorization: 'Bearer x' })).result).toBeUndefined()
+    // No operation: a bearer must not reveal whether a closed path exists.
+    expect((await run(undefined, '/secret-thing', { authorization: 'Bearer x' })).result).toMatchObject({ status: 401 })
+  })
+})
+

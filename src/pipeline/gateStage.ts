@@ -1,7 +1,13 @@
 import type { ValidSession } from '../auth/LoginService.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
-import type { UnroutedRequest, UnroutedResult } from '../shared/http/index.js'
+import type { OperationInfo, OperationStage, RequestExchange, UnroutedRequest, UnroutedResult } from '../shared/http/index.js'
 import { sessionTokenOf } from '../handlers/core/session.js'
+
+/** What the gate keeps of a request's session in its locals (the security stage reads the same lookup). */
+export type GateLocals = {
+  session?: ValidSession | undefined
+  sessionLookup?: Promise<ValidSession | undefined> | undefined
+}
 
 export type GateStageParameters = {
   gate: ArrivalGate
@@ -14,14 +20,26 @@ export type GateStageParameters = {
 export type GateStage = {
   /** The gate's answer to a request without a valid session on a closed path: 302 to /login or 401. */
   deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>) => Promise<UnroutedResult>
-  /** Requests the document has no operation for: closed paths are gated first, open ones get 404/405. */
+  /**
+   * Requests the document has no operation for, gated and answered in one call: closed paths are denied,
+   * open ones get 404/405. (In the pipeline, `stage` gates and the route stage answers with `noRoute`.)
+   */
   unrouted: (request: UnroutedRequest) => Promise<UnroutedResult>
+  /** The 404/405 of a request the document has no operation for (once the gate has let it through). */
+  noRoute: (request: UnroutedRequest) => UnroutedResult
+  /**
+   * The pipeline stage, before the route: a request on a closed path proceeds only with a live session
+   * (looked up once; kept in `locals` for the security stage) or, on an operation, a bearer credential
+   * for the security stage to judge. `routeOf` tells which operation's security
+   * the path is under (the request is matched once; the route stage reuses the match).
+   */
+  stage: <Locals extends GateLocals>(routeOf: (exchange: RequestExchange<Locals>) => OperationInfo | undefined) => OperationStage<Locals>
 }
 
 /**
  * Stage 3, the arrival gate (seed 000 §4.1) as the HTTP layer sees it. The gate runs before anything of the
- * route: for a routed request the session security handlers (`securityStage`) decide and `deny` answers;
- * an unrouted path is gated here before it may learn whether the path exists.
+ * route is parsed or revealed: a request without a valid session on a closed path (one whose operation
+ * requires a session, or one without any operation) is denied here, whether the path exists or not.
  */
 export function gateStage({ gate, validateSession, onAuthRequired }: GateStageParameters): GateStage {
   const deny = async (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>): Promise<UnroutedResult> => {
@@ -30,15 +48,32 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
     onAuthRequired?.()
     return { status: 401, body: denial.body, component: 'AuthRequired' }
   }
+  const noRoute = (request: UnroutedRequest): UnroutedResult =>
+    request.reason === 'not_found'
+      ? { status: 404, body: { error: 'not_found', message: `no route for ${request.method} ${request.path}` }, component: 'Error' }
+      : { status: 405, body: { error: 'method_not_allowed', message: `${request.method} is not allowed on ${request.path}` }, component: 'Error' }
   return {
     deny,
+    noRoute,
     unrouted: async (request) => {
       const open = gate.isOpen(request.path, undefined) || (await validateSession(sessionTokenOf(request))) !== undefined
-      if (!open) return deny(request)
-      return request.reason === 'not_found'
-        ? { status: 404, body: { error: 'not_found', message: `no route for ${request.method} ${request.path}` }, component: 'Error' }
-        : { status: 405, body: { error: 'method_not_allowed', message: `${request.method} is not allowed on ${request.path}` }, component: 'Error' }
+      return open ? noRoute(request) : deny(request)
+    },
+    stage: (routeOf) => (exchange) => {
+      const operation = routeOf(exchange)
+      if (gate.isOpen(exchange.path, operation?.security)) return undefined
+      const req = exchange.req
+      // A bearer credential on an operation (the `/llm` API key, the overlord's JWT, a session token as bearer)
+      // stands in for the session: the security stage judges it, and answers with `deny` when it fails.
+      if (operation && req.headers.authorization !== undefined) return undefined
+      const locals = exchange.locals
+      return (locals.sessionLookup ??= validateSession(sessionTokenOf(req))).then((session) => {
+        if (session) {
+          locals.session = session
+          return undefined
+        }
+        return deny({ path: exchange.path, url: req.originalUrl, headers: req.headers, ip: req.ip ?? '' })
+      })
     },
   }
 }
-

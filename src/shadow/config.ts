@@ -62,7 +62,7 @@ export function readShadowConfig(env: Record<string, string | undefined> = proce
 
 /**
  * Decodes the hex secret and refuses one that cannot carry 32 random bytes: shorter than 32 bytes, or one the
- * estimate of `src/config/assessSecret.ts` finds typed rather than generated (the hex of a passphrase, a byte
+ * estimate of `src/shared/assessSecret.ts` finds typed rather than generated (the hex of a passphrase, a byte
  * repeated, a short period, a counting sequence such as `000102…1f`). The error never echoes the secret.
  */
 export function parseJwtSecret(hex: string): Uint8Array {

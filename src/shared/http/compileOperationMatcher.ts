@@ -2,10 +2,13 @@ import type { Operation } from 'openapi-backend'
 
 type MatchableRequest = { method: string; path: string }
 
-/** The part of openapi-backend's router the matcher reuses (its path normalisation, so both agree exactly). */
+/**
+ * The part of openapi-backend's router the matcher reuses: its public `normalizePath`, so both agree exactly
+ * on trailing slashes. The document is mounted at `/` (no `apiRoot`), so every path that starts with `/` is
+ * under it.
+ */
 export type OperationRouter = {
   normalizePath(path: string): string
-  isUnderApiRoot(path: string): boolean
 }
 
 function escapeRegExp(literal: string): string {
@@ -18,7 +21,9 @@ function pathTemplateToRegExp(path: string): RegExp {
 }
 
 /**
- * openapi-backend's `matchOperation`, compiled once. The library scans every operation on each call, builds a
+ * Our own operation matcher, with the same answers as openapi-backend's `matchOperation` (the test compares
+ * both on the gateway's and the model server's documents), kept as a module of ours for speed, not patched
+ * into the library. Why: the library scans every operation on each call, builds a
  * `RegExp` per operation per call and sorts the candidates with lodash (with 80 operations, tens of µs per
  * match, and a request is matched more than once). Here exact paths are a `Map` lookup and the templates are
  * compiled and sorted once, by the same rule: an exact path with the method wins; otherwise the most specific
@@ -45,10 +50,6 @@ export function compileOperationMatcher<O extends Operation>(
     const query = path.indexOf('?')
     if (query >= 0) path = path.slice(0, query)
     const method = req.method.trim().toLowerCase()
-    if (!router.isUnderApiRoot(path)) {
-      if (strict) throw Error('404-notFound: no route matches request')
-      return undefined
-    }
     const normalized = router.normalizePath(path)
     const hit = exact.get(normalized)?.get(method)
     if (hit) return hit

@@ -1,8 +1,10 @@
 export { createAjv } from './createAjv.js'
+export { compileOperations, type CompiledOperation, type CompiledOperations, type Unrouted } from './compileOperations.js'
 export {
   createOpenApiRouter,
   type OpenApiRouter,
   type OpenApiRouterOptions,
+  type OpenApiStages,
   type ResponseInfo,
   type ResponseValidationMode,
   type UnroutedResult,
@@ -10,7 +12,9 @@ export {
   toValidationIssues,
 } from './createOpenApiRouter.js'
 export { loadOpenApiDocument } from './loadOpenApiDocument.js'
+export { matchOf, operationOf, type OperationStage, PipelineContext, type RequestExchange } from './RequestExchange.js'
 export { findResponse, isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
+export type { Responder } from './responseValidationStage.js'
 export type {
   HttpHeaders,
   HttpResult,

@@ -1,0 +1,81 @@
+import express, { type Request } from 'express'
+import { type HttpResult, isJsonMediaType, type OperationInfo, type OperationStage } from '../../shared/http/index.js'
+
+export type OllamaBodyStageParameters = {
+  /** The document's operations (each one's documented JSON request media type is looked up once). */
+  operations: readonly OperationInfo[]
+  /** Operations whose body is raw bytes (blobs, registry uploads): never parsed, whatever their label. */
+  rawBodyOperations: ReadonlySet<string>
+  /**
+   * Largest JSON body accepted, per operation (413 past it): only the routes that take images or long inputs
+   * need megabytes; a management call or a manifest needs kilobytes.
+   */
+  limit: number | ((operationId: string) => number)
+  /**
+   * The answer to a body that cannot be read (status 400, or 413 when too large), in the route's error
+   * shape: `type` is body-parser's error type (`entity.parse.failed`, `entity.too.large`…).
+   */
+  unreadable: (req: Request, status: number, error: { type?: string; message?: string }) => HttpResult
+}
+
+/**
+ * The model server's body stage, after the route (it knows the operation without matching again) and before
+ * validation: Ollama parses the body of its JSON endpoints whatever the Content-Type (`curl -d '{…}'` sends
+ * `application/x-www-form-urlencoded`, some clients send none), so a body of an operation documented with a
+ * JSON request body is read as that JSON media type (no 415, which the document does not have). The raw
+ * bytes are kept on `req.rawBody` (registry manifests are hashed as sent). Raw-byte operations are never
+ * parsed: a blob is bytes even when labelled JSON, and no parser may consume it before the handler hashes it.
+ * The validation stage then finds the body already read.
+ */
+export function ollamaBodyStage<Locals extends Record<string, unknown>>({
+  operations,
+  rawBodyOperations,
+  limit,
+  unreadable,
+}: OllamaBodyStageParameters): OperationStage<Locals> {
+  // operationId → the JSON media type its request body is documented with (`application/json`, the manifest type…).
+  const jsonOperations = new Map<string, string>()
+  for (const o of operations) {
+    const media = Object.keys((o.definition as { requestBody?: { content?: object } }).requestBody?.content ?? {}).find(isJsonMediaType)
+    if (media && !rawBodyOperations.has(o.operationId)) jsonOperations.set(o.operationId, media)
+  }
+  // One parser per distinct limit, made once.
+  const parsers = new Map<number, ReturnType<typeof express.json>>()
+  const parserFor = (operationId: string) => {
+    const bytes = typeof limit === 'number' ? limit : limit(operationId)
+    let parser = parsers.get(bytes)
+    if (!parser) {
+      parser = express.json({
+        limit: bytes,
+        type: (req) => isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0] ?? ''),
+        verify: (req, _res, buf) => {
+          ;(req as { rawBody?: Buffer }).rawBody = buf
+        },
+      })
+      parsers.set(bytes, parser)
+    }
+    return parser
+  }
+
+  return (exchange) => {
+    const req = exchange.req
+    const operationId = exchange.context!.operationId
+    if (!hasBody(req)) return undefined
+    const json = isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0]!.trim())
+    const documented = jsonOperations.get(operationId)
+    if (!json && documented) req.headers['content-type'] = documented
+    if (json && rawBodyOperations.has(operationId)) req.headers['content-type'] = 'application/octet-stream'
+    if (!json && !documented) return undefined
+    return new Promise<HttpResult | undefined>((resolve) => {
+      parserFor(operationId)(req, exchange.res, (error?: unknown) => {
+        if (!error) return resolve(undefined)
+        const e = error as { type?: string; message?: string }
+        resolve(unreadable(req, e.type === 'entity.too.large' ? 413 : 400, e))
+      })
+    })
+  }
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
+}

@@ -1,0 +1,93 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import type { Logger } from '../logger.js'
+import { errorBody, operationOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
+import type { Responder } from './responseValidationStage.js'
+import type { HttpResult, RequestContext } from './types.js'
+
+export type ResponseInfo = {
+  operationId: string | undefined
+  method: string
+  path: string
+  status: number
+  durationMs: number
+  requestBytes: number
+  responseBytes: number
+}
+
+export type RunOperationStagesParameters<Locals extends Record<string, unknown>> = {
+  /** In order; the first result ends the request (the handler stage, last, always answers). */
+  stages: readonly OperationStage<Locals>[]
+  /** Response validation: checks every result against the document and sends it. */
+  respond: Responder
+  /** Error mapping: an error any stage threw → its response (default 500 `internal_error`). */
+  mapError?: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult
+  /** Called once per request when the response is finished (metrics, access log). */
+  onResponse?: (info: ResponseInfo) => void
+  /** Creates the per-request `locals`. */
+  createLocals?: () => Locals
+  logger?: Logger
+}
+
+/**
+ * The operation stages of one request as one Express middleware, in the order given: each stage either
+ * answers (the answer is validated and sent, the rest skipped) or passes. A stage that throws or rejects is
+ * answered by the error mapping (a malformed percent-encoding anywhere is the client's 400); either way the
+ * response goes through response validation. A stage that answers synchronously costs no promise.
+ */
+export function runOperationStages<Locals extends Record<string, unknown>>(parameters: RunOperationStagesParameters<Locals>): RequestHandler {
+  const { stages, respond, onResponse, createLocals, logger } = parameters
+  const mapError =
+    parameters.mapError ??
+    ((error: unknown): HttpResult => {
+      logger?.error({ err: error }, 'unhandled error in handler')
+      return { status: 500, body: errorBody('internal_error', 'Internal error.') }
+    })
+
+  const toResult = (error: unknown, exchange: RequestExchange<Locals>): UnroutedResult => {
+    if (error instanceof URIError) return { status: 400, body: errorBody('invalid_request', 'Malformed percent-encoding in the URL.') }
+    try {
+      return mapError(error, exchange.context)
+    } catch (mapperError) {
+      logger?.error({ err: mapperError }, 'error mapper failed')
+      return { status: 500, body: errorBody('internal_error', 'Internal error.') }
+    }
+  }
+
+  return async (req: Request, res: Response, _next: NextFunction) => {
+    const started = performance.now()
+    const url = req.originalUrl
+    const queryIndex = url.indexOf('?')
+    const exchange: RequestExchange<Locals> = {
+      req,
+      res,
+      path: req.path,
+      query: queryIndex >= 0 ? url.slice(queryIndex + 1) : '',
+      locals: createLocals?.() ?? ({} as Locals),
+    }
+    let result: UnroutedResult | undefined
+    try {
+      for (let i = 0; i < stages.length && result === undefined; i++) {
+        const answer = stages[i]!(exchange)
+        result = answer instanceof Promise ? await answer : answer
+      }
+    } catch (error) {
+      result = toResult(error, exchange)
+    }
+    result ??= toResult(new Error('no stage answered the request'), exchange)
+    const operation = operationOf(exchange)
+    if (onResponse)
+      res.once('finish', () =>
+        onResponse({
+          operationId: operation?.operationId,
+          method: req.method,
+          path: exchange.path,
+          status: res.statusCode,
+          durationMs: performance.now() - started,
+          requestBytes: Number(req.headers['content-length'] ?? 0) || 0,
+          responseBytes: Number(res.getHeader('content-length') ?? 0) || 0,
+        }),
+      )
+    const streaming = respond(req, res, result, operation)
+    if (streaming) await streaming
+  }
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { exchangeFor, stagesOperations } from '../../../tests/support/pipelineFixtures.js'
+import type { RequestExchange } from './RequestExchange.js'
+import { routeStage } from './routeStage.js'
+import { securityRequirementsStage } from './securityRequirementsStage.js'
+
+const operations = stagesOperations()
+const route = routeStage({ operations })
+
+function routed(method: string, url: string, headers: Record<string, string> = {}): RequestExchange {
+  const exchange = exchangeFor(method, url, headers)
+  route(exchange)
+  return exchange
+}
+
+const stage = securityRequirementsStage({
+  securityHandlers: {
+    key: (ctx) => ctx.headers['x-key'] === 'good' && { user: 'u' },
+    second: (ctx) => {
+      if (ctx.headers['x-second'] !== 'good') throw new Error('no second factor')
+      return true
+    },
+  },
+})
+
+describe('securityRequirementsStage', () => {
+  it('lets a request on when one requirement is fully satisfied, recording each verdict', async () => {
+    const exchange = routed('POST', '/items', { 'x-key': 'good' })
+    expect(await stage(exchange)).toBeUndefined()
+    expect(exchange.context!.security).toEqual({ key: { user: 'u' }, authorized: true })
+  })
+
+  it('refuses a request that satisfies no requirement: 401 by default, or what `unauthorized` answers', async () => {
+    expect(await stage(routed('POST', '/items', { 'x-key': 'forged' }))).toMatchObject({ status: 401, body: { error: 'unauthorized' } })
+    expect(await stage(routed('POST', '/items'))).toMatchObject({ status: 401 })
+    const custom = securityRequirementsStage({ unauthorized: (ctx) => ({ status: 401, body: { error: 'nope', message: ctx.operationId } }) })
+    expect(await custom(routed('POST', '/items'))).toEqual({ status: 401, body: { error: 'nope', message: 'createItem' } })
+  })
+
+  it('counts a scheme whose handler throws as not satisfied (never as a pass)', async () => {
+    const exchange = routed('DELETE', '/items/x', { 'x-second': 'forged' })
+    expect(await stage(exchange)).toMatchObject({ status: 401 })
+    expect((exchange.context!.security.second as { error: Error }).error.message).toBe('no second factor')
+  })
+
+  it('needs every scheme of a requirement object, not just one of them', async () => {
+    const twoSchemes = securityRequirementsStage({ securityHandlers: { second: () => true } })
+    // deleteItem: [{key, second}, {key}] — `second` alone satisfies neither requirement.
+    expect(await twoSchemes(routed('DELETE', '/items/x'))).toMatchObject({ status: 401 })
+  })
+
+  it('lets an operation with no requirement, or with an empty one, on without asking any scheme', () => {
+    let asked = 0
+    const counting = securityRequirementsStage({ securityHandlers: { key: () => (asked++, false) } })
+    expect(counting(routed('GET', '/items/x'))).toBeUndefined()
+    expect(asked).toBe(0)
+    return Promise.resolve(counting(routed('GET', '/either'))).then((result) => {
+      expect(result).toBeUndefined()
+      expect(asked).toBe(1)
+    })
+  })
+})

@@ -1,0 +1,62 @@
+import { errorBody, type OperationStage } from './RequestExchange.js'
+import type { HttpResult, RequestContext } from './types.js'
+
+export type SecurityRequirementsStageParameters<Locals extends Record<string, unknown>> = {
+  /**
+   * Per security scheme name: returns a truthy value when the request satisfies the scheme (stored in
+   * `context.security[name]`); falsy or a throw means not satisfied. Runs before the body is read.
+   */
+  securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
+  /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
+  unauthorized?: (context: RequestContext<Locals>) => HttpResult | Promise<HttpResult>
+}
+
+const satisfied = (value: unknown) => Boolean(value) && !(typeof value === 'object' && (value as { error?: unknown }).error)
+
+/**
+ * Security: every scheme the operation's requirements name is asked (concurrently, each once), then any one
+ * requirement object whose schemes are all satisfied lets the request on (`[]` or `{}`: nothing required).
+ * The verdicts land in `context.security` (`{error}` for a scheme that threw, `undefined` for a scheme
+ * without handler) with `authorized`, as openapi-backend's `handleRequest` records them.
+ */
+export function securityRequirementsStage<Locals extends Record<string, unknown>>({
+  securityHandlers,
+  unauthorized,
+}: SecurityRequirementsStageParameters<Locals>): OperationStage<Locals> {
+  const handlers = new Map<string, (ctx: RequestContext<Locals>) => unknown>()
+  for (const [name, fn] of Object.entries(securityHandlers ?? {})) handlers.set(name, fn)
+
+  const runScheme = async (name: string, ctx: RequestContext<Locals>): Promise<unknown> => {
+    const fn = handlers.get(name)
+    if (!fn) return undefined
+    try {
+      return await fn(ctx)
+    } catch (error) {
+      return { error: error || new Error('security handler rejected') }
+    }
+  }
+
+  const decide = (ctx: RequestContext<Locals>, requirements: string[][], results: Record<string, unknown>) => {
+    const authorized = requirements.some((names) => names.every((name) => satisfied(results[name])))
+    ctx.security = { ...results, authorized }
+    if (requirements.length === 0 || authorized) return undefined
+    if (unauthorized) return unauthorized(ctx)
+    return { status: 401, body: errorBody('unauthorized', 'Authentication required.') }
+  }
+
+  return (exchange) => {
+    const ctx = exchange.context!
+    const compiled = typeof exchange.match === 'object' ? exchange.match : undefined
+    const requirements = compiled?.requirements ?? []
+    const schemes = compiled?.schemes ?? []
+    // No scheme to ask (none required, or only `{}`): decided without a promise.
+    if (schemes.length === 0) return decide(ctx, requirements, {})
+    // All started before any is awaited (they run concurrently).
+    const verdicts = schemes.map((name) => runScheme(name, ctx))
+    return (async () => {
+      const results: Record<string, unknown> = {}
+      for (let i = 0; i < verdicts.length; i++) results[schemes[i]!] = await verdicts[i]
+      return decide(ctx, requirements, results)
+    })()
+  }
+}

@@ -16,8 +16,6 @@ export type PostgresChangeFeedParameters = {
   heartbeatMs?: number
 }
 
-const pidOf = (client: pg.Client): number => (client as unknown as { processID: number }).processID
-
 /** `application_name` of the listening connection (visible in `pg_stat_activity`), then `:<md5 of the schema>`. */
 export const CHANGE_FEED_APPLICATION_NAME = 'gateway-change-feed'
 
@@ -50,6 +48,8 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
   let heartbeat: NodeJS.Timeout | undefined
   let channel = ''
   let listenerName = ''
+  /** Backend PID of the connection `client` (asked with `pg_backend_pid()`: pg's own field for it is private). */
+  let clientPid: number | undefined
   /** Barriers in flight: the listener PIDs whose acknowledgement is still awaited, by nonce. */
   const barriers = new Map<string, { awaited: Set<number>; done: () => void }>()
   let nonces = 0
@@ -74,6 +74,7 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
     if (closed) return
     const next = new pg.Client({ connectionString: url, application_name: CHANGE_FEED_APPLICATION_NAME, keepAlive: true, query_timeout: 5_000 })
     client = next
+    clientPid = undefined
     next.on('error', (error) => lost(next, error.message))
     next.on('end', () => lost(next, 'connection ended'))
     next.on('notification', (message) => {
@@ -82,7 +83,7 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
       if (payload.startsWith('!sync:')) {
         // Every change committed before this barrier has been reported to our listeners (one channel is
         // delivered in commit order): say so to the instance waiting for it.
-        next.query('select pg_notify($1, $2)', [channel, `!ack:${pidOf(next)}:${payload.slice('!sync:'.length)}`]).catch(() => undefined)
+        next.query('select pg_notify($1, $2)', [channel, `!ack:${clientPid}:${payload.slice('!sync:'.length)}`]).catch(() => undefined)
         return
       }
       if (payload.startsWith('!ack:')) {
@@ -96,8 +97,11 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
     })
     try {
       await next.connect()
-      const { rows } = await next.query<{ channel: string; hash: string }>(`select ${changeChannelSql('current_schema()')} as channel, md5(current_schema()) as hash`)
+      const { rows } = await next.query<{ channel: string; hash: string; pid: number }>(
+        `select ${changeChannelSql('current_schema()')} as channel, md5(current_schema()) as hash, pg_backend_pid() as pid`,
+      )
       channel = rows[0]!.channel
+      if (next === client) clientPid = rows[0]!.pid
       // Named after the schema, so a barrier finds every listener of this schema in pg_stat_activity.
       listenerName = `${CHANGE_FEED_APPLICATION_NAME}:${rows[0]!.hash}`
       await next.query(`SET application_name = '${listenerName}'`)
@@ -137,7 +141,7 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
       try {
         const { rows } = await c.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1 and datname = current_database()', [listenerName])
         if (rows.length === 0) return true
-        const nonce = `${pidOf(c)}-${++nonces}`
+        const nonce = `${clientPid}-${++nonces}`
         return await new Promise<boolean>((resolve) => {
           const finish = (ok: boolean) => {
             clearTimeout(timer)
@@ -152,7 +156,7 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
         return false
       }
     },
-    backendPid: () => (listening && client ? pidOf(client) : undefined),
+    backendPid: () => (listening && client ? clientPid : undefined),
     async close() {
       closed = true
       clearTimeout(retry)

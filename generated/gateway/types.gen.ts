@@ -1317,7 +1317,7 @@ export type PaymentRequirement = {
      */
     asset: string;
     /**
-     * `{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on
+     * `{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true, nativeAlgo}` on
      * `algorand`, where the transaction note must be SHA-256 of
      * `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>` with `price_usd` written as described on
      * `AlgorandExtra` (`amount` 5012 → `0.005012`, 5000 → `0.005`, 1000000 → `1.0`).
@@ -1343,9 +1343,26 @@ export type EvmAssetDomain = {
  * exactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);
  * any other note is 402 `request_hash_mismatch`.
  *
+ * Designed: `nativeAlgo` says whether native ALGO (a `pay` transaction) is accepted besides the USDC
+ * ASA named in `asset`. `null` (the default) — it is not: a native payment is 402 `wrong_asset` with
+ * `details.reason: native_algo_not_accepted`. When the operator sets a USD price of one ALGO
+ * (`SERVICE_X402__ALGO_USD_RATE`, e.g. `0.18`), `amount` is the price converted at that rate in
+ * micro-ALGO, rounded up, and a native payment of less is 402 `insufficient_amount`. The note binds
+ * the USD price either way.
+ *
  */
 export type AlgorandExtra = {
     requestHashBinding: true;
+    nativeAlgo: null | {
+        /**
+         * Micro-ALGO a native payment must reach (the price at `algoUsdRate`, rounded up).
+         */
+        amount: string;
+        /**
+         * The operator-set USD price of one ALGO the amount was converted at.
+         */
+        algoUsdRate: string;
+    };
 };
 
 /**
@@ -5035,7 +5052,10 @@ export type StoreFileErrors = {
      * JSON). Without a payment header: the quote, `error: null` (v2). With a refused payment: the same
      * requirements and the reason in `error` — `invalid_payment`, `request_hash_mismatch`,
      * `expired_payment`; designed `wrong_asset`, `insufficient_amount`, `wrong_receiver` — with a
-     * human-readable `message`. A client can retry from any of these answers alone.
+     * human-readable `message`. A client can retry from any of these answers alone. Designed: a native
+     * ALGO payment is `wrong_asset` (reason `native_algo_not_accepted`) unless the operator set an ALGO
+     * price (`SERVICE_X402__ALGO_USD_RATE`), and `insufficient_amount` below the micro-ALGO stated in the
+     * Algorand requirement's `extra.nativeAlgo.amount` — never compared with the USD price at face value.
      *
      */
     402: X402PaymentRequired;

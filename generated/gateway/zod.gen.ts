@@ -1161,9 +1161,20 @@ export const zEvmAssetDomain = z.object({
  * exactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);
  * any other note is 402 `request_hash_mismatch`.
  *
+ * Designed: `nativeAlgo` says whether native ALGO (a `pay` transaction) is accepted besides the USDC
+ * ASA named in `asset`. `null` (the default) — it is not: a native payment is 402 `wrong_asset` with
+ * `details.reason: native_algo_not_accepted`. When the operator sets a USD price of one ALGO
+ * (`SERVICE_X402__ALGO_USD_RATE`, e.g. `0.18`), `amount` is the price converted at that rate in
+ * micro-ALGO, rounded up, and a native payment of less is 402 `insufficient_amount`. The note binds
+ * the USD price either way.
+ *
  */
 export const zAlgorandExtra = z.object({
-    requestHashBinding: z.literal(true)
+    requestHashBinding: z.literal(true),
+    nativeAlgo: z.object({
+        amount: z.string().regex(/^[0-9]+$/),
+        algoUsdRate: z.string()
+    }).nullable()
 });
 
 /**

@@ -37,6 +37,7 @@ import {
   v1NetworkName,
   verifyAlgorandPayment,
   verifyAndSettleEvm,
+  nativeAlgoAmount,
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
@@ -275,7 +276,7 @@ export class StorageService {
       priceAtomic: price.atomic,
       priceUsd: price.usd,
       evm: this.evmRails(),
-      algorand: { network: await this.algorandNetwork(), payTo: this.x402.payToAlgorand },
+      algorand: { network: await this.algorandNetwork(), payTo: this.x402.payToAlgorand, algoUsdRate: this.x402.algoUsdRate },
       maxTimeoutSeconds: this.x402.maxTimeoutSeconds,
     }
   }
@@ -496,6 +497,7 @@ export class StorageService {
       txId,
       payTo: requirement.payTo,
       minAmount: price.atomic,
+      nativeMinAmount: this.x402.algoUsdRate ? nativeAlgoAmount(price.atomic, this.x402.algoUsdRate) : undefined,
       // the note binds the price it was paid at: any price honoured now
       expectedNotes: prices.flatMap((p) => requestBindingNotes(resourceUrl, file.sha256, file.sizeBytes, p.atomic)),
       pollIntervalMs: this.x402.algodPollIntervalMs,

@@ -1,6 +1,7 @@
 import { getDefaultAsset } from '@x402/evm'
 import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
+import { type AlgoUsdRate, parseAlgoUsdRate } from './nativeAlgoAmount.js'
 
 /**
  * Configuration of the payment rails (seed 4.6 step 4), from `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
@@ -14,6 +15,8 @@ import { type Env, envInt, envOptionalString, envString } from '../config/env.js
  * - `SERVICE_X402__PAY_TO_ALGORAND`, `SERVICE_ALGOD__URL`, `SERVICE_ALGOD__TOKEN`;
  *   `SERVICE_ALGOD__GENESIS_HASH` (base64, as algod reports it; fetched from the node when unset);
  *   `SERVICE_ALGOD__POLL_INTERVAL_MS` (1500), `SERVICE_ALGOD__TIMEOUT_MS` (30000);
+ *   `SERVICE_X402__ALGO_USD_RATE`: USD per ALGO (e.g. `0.18`); native ALGO payments count only through it
+ *   (unset, the default: native payments are refused and only the USDC ASA is accepted);
  * - `SERVICE_X402__MAX_TIMEOUT_SECONDS` (60).
  */
 export type X402Config = {
@@ -31,6 +34,8 @@ export type X402Config = {
   algodGenesisHash: string | undefined
   algodPollIntervalMs: number
   algodTimeoutMs: number
+  /** Operator-set ALGO price; undefined: native ALGO is refused (see nativeAlgoAmount.ts). */
+  algoUsdRate: AlgoUsdRate | undefined
   maxTimeoutSeconds: number
   /**
    * JSON-RPC of each EVM rail (`SERVICE_X402__RPC_URL__EIP155_8453`, `__EIP155_1`; optional): with it, a payment
@@ -66,6 +71,7 @@ export function readX402Config(env: Env = process.env): X402Config {
     algodGenesisHash: envOptionalString(env, 'SERVICE_ALGOD__GENESIS_HASH'),
     algodPollIntervalMs: positive('SERVICE_ALGOD__POLL_INTERVAL_MS', 1_500),
     algodTimeoutMs: positive('SERVICE_ALGOD__TIMEOUT_MS', 30_000),
+    algoUsdRate: parseAlgoUsdRate(envOptionalString(env, 'SERVICE_X402__ALGO_USD_RATE')),
     maxTimeoutSeconds: positive('SERVICE_X402__MAX_TIMEOUT_SECONDS', 60),
     evmRpcUrls: Object.fromEntries(
       (['eip155:8453', 'eip155:1'] as const).flatMap((n) => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { formatPriceUsd } from './price.js'
 import type { ResourceInfo } from './paymentRequired.js'
+import { type AlgoUsdRate, nativeAlgoAmount } from './nativeAlgoAmount.js'
 import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
@@ -34,6 +35,8 @@ export type AlgorandRailConfig = {
   network: string
   payTo: string
   assetId?: bigint
+  /** Native ALGO counts only through this rate; undefined: refused (the requirement says so). */
+  algoUsdRate?: AlgoUsdRate
 }
 
 export type RequirementsInput = {
@@ -100,7 +103,13 @@ export function buildRequirements(input: RequirementsInput): PaymentRequirement[
     network: input.algorand.network,
     payTo: input.algorand.payTo,
     asset: (input.algorand.assetId ?? ALGORAND_USDC_ASSET_ID).toString(),
-    extra: { requestHashBinding: true },
+    // the accepted asset is the ASA; native ALGO only at the operator's rate, in the micro-ALGO stated here
+    extra: {
+      requestHashBinding: true,
+      nativeAlgo: input.algorand.algoUsdRate
+        ? { amount: nativeAlgoAmount(input.priceAtomic, input.algorand.algoUsdRate).toString(), algoUsdRate: input.algorand.algoUsdRate.text }
+        : null,
+    },
   }
   return [...evm, algorand]
 }

@@ -5,23 +5,23 @@ import type { Logger } from '../shared/logger.js'
 import { ulid } from '../storage/ids.js'
 import type { X402Config } from '../x402/config.js'
 import {
+  createAlgodClient,
+  createRailRegistry,
   decodePaymentHeader,
   encodeBase64Json,
   FacilitatorClient,
   type Facilitator,
   FacilitatorPool,
   FacilitatorUnavailableError,
-  facilitatorRequest,
   HEADER_PAYMENT_REQUIRED,
   HEADER_PAYMENT_RESPONSE,
   InvalidPaymentError,
   InvalidPaymentReasons,
-  parseEvmPayment,
   paymentRequiredAnswer,
   type PaymentRequired,
   type PaymentRequirement,
   PaymentReplayedError,
-  precheckEvmPayment,
+  type RailRegistry,
   UnsupportedNetworkError,
 } from '../x402/index.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
@@ -43,6 +43,8 @@ export type CostPaymentsOptions = {
   publicOrigin: string
   events?: EventSink
   logger?: Logger
+  /** The payment rails registered at start; default: those of `x402`. Cost calls use the deferrable ones. */
+  rails?: RailRegistry
   /** Replaces the facilitator pool built from `x402` (tests). */
   facilitator?: Facilitator
   /** Epoch seconds. */
@@ -67,6 +69,7 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
 export class CostPayments {
   readonly priceAtomic: bigint
   readonly #x402: X402Config
+  readonly #rails: RailRegistry
   readonly #origin: string
   readonly #ledger: CostPaymentLedger
   readonly #facilitator: Facilitator
@@ -77,6 +80,7 @@ export class CostPayments {
   constructor(o: CostPaymentsOptions) {
     this.priceAtomic = o.priceAtomic
     this.#x402 = o.x402
+    this.#rails = o.rails ?? createRailRegistry(o.x402, createAlgodClient(o.x402.algodUrl, o.x402.algodToken))
     this.#origin = o.publicOrigin.replace(/\/+$/, '')
     this.#now = o.now ?? (() => Math.floor(Date.now() / 1000))
     this.#ledger = new CostPaymentLedger(o.db, this.#now)
@@ -99,23 +103,18 @@ export class CostPayments {
     return this.#ledger
   }
 
-  /** The requirements of one call of `path` (v2 terms, both EVM rails, in the `/store` order). */
+  /**
+   * The requirements of one call of `path` (v2 terms), on the rails whose payments can be held until the call
+   * produced output (`authorize-then-settle`: the EVM rails, in the `/store` order). The Algorand rail is not
+   * offered: its payment is final once submitted.
+   */
   requirements(info: Pick<CostCallInfo, 'method' | 'path'>): PaymentRequirement[] {
-    const amount = this.priceAtomic.toString()
-    const x = this.#x402
-    return (['eip155:8453', 'eip155:1'] as const).map((network) => ({
-      scheme: 'exact',
-      network,
-      amount,
-      maxAmountRequired: amount,
-      resource: `${this.#origin}${info.path}`,
-      description: describeCall(info),
-      mimeType: 'application/json',
-      payTo: x.payToEvm,
-      maxTimeoutSeconds: x.maxTimeoutSeconds,
-      asset: x.assets[network],
-      extra: { name: x.tokenName, version: x.tokenVersion },
-    }))
+    return this.#railRequirements(info).map((r) => r.requirement)
+  }
+
+  #railRequirements(info: Pick<CostCallInfo, 'method' | 'path'>) {
+    const offer = { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic: this.priceAtomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds }
+    return this.#rails.deferrable.map((rail) => ({ rail, requirement: rail.requirementOf(offer) }))
   }
 
   /** The 402: requirements, why (`quota_exceeded` or a refused payment's code), the quota when known. */
@@ -145,10 +144,10 @@ export class CostPayments {
   async begin(headers: HeaderBag, info: CostCallInfo): Promise<PaidCall> {
     const decoded = decodePaymentHeader(headers)
     if (!decoded) throw new InvalidPaymentError(InvalidPaymentReasons.facilitatorRejected, 'no payment header')
-    const requirement = this.requirements(info).find((r) => r.network === decoded.network)
-    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
-    const payment = parseEvmPayment(decoded.payload)
-    precheckEvmPayment(decoded.payload, payment, requirement, Math.floor(Date.now() / 1000))
+    const chosen = this.#railRequirements(info).find((r) => r.requirement.network === decoded.network)
+    if (!chosen) throw new UnsupportedNetworkError(decoded.network)
+    const { rail, requirement } = chosen
+    const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000))
     const paymentId = `pay_${ulid()}`
     // Claim (payer, nonce) before the facilitator hears of it: concurrent replays find the key taken.
     const claimed = await this.#ledger.claim({
@@ -165,7 +164,8 @@ export class CostPayments {
       paymentPayload: decoded.payload,
     })
     if (!claimed) throw new PaymentReplayedError('this payment was already used for a call')
-    const request = facilitatorRequest(decoded, requirement, payment)
+    // one requirement object from the pre-check to the facilitator
+    const request = rail.facilitatorRequest(decoded, requirement, payment)
     try {
       const verdict = await this.#facilitator.verify(request.paymentPayload, request.paymentRequirements, request.x402Version)
       if (verdict.isValid !== true) {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { RailRegistry } from '../x402/RailRegistry.js'
 import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
 import type { InstanceRegistry } from '../cluster/InstanceRegistry.js'
@@ -55,6 +56,8 @@ export interface Services {
   catalogue: Catalogue
   login: LoginService
   quota: CostQuota
+  /** The payment rails, registered once at start (src/x402/RailRegistry.ts). */
+  rails: RailRegistry
   /** x402 payments of cost calls past the quota (issue 14 item 3). */
   costPayments: CostPayments
   /** The usage ledger of cost calls (`llm_usage`). */
@@ -79,7 +82,7 @@ export interface Services {
 }
 
 /** The core services every domain init receives. */
-export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance'> & {
+export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance' | 'rails'> & {
   /** The database URL (e.g. for a second connection). */
   databaseUrl: string
   /** Environment the app was configured from (each domain parses its own section). */

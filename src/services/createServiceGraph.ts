@@ -21,6 +21,8 @@ import { ModelServerPool } from '../llm/ModelServerPool.js'
 import { GatewayMetrics } from '../pipeline/GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readX402Config } from '../x402/config.js'
+import { createAlgodClient } from '../x402/createAlgodClient.js'
+import { createRailRegistry } from '../x402/RailRegistry.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig
@@ -61,6 +63,8 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
   const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
+  // the payment rails, registered once: paid storage, cost calls, discovery and the pages ask them
+  const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
   const ownsDatabase = !p.database
   const database = p.database ?? (await createDatabase({ url: config.databaseUrl, sqliteSynchronous: config.sqliteSynchronous }))
 
@@ -104,9 +108,11 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     instance,
     quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
     // Paying past the quota uses the rails of paid storage (`SERVICE_X402__*`, `FACILITATOR_TOKEN`).
+    rails,
     costPayments: new CostPayments({
       db: database.db,
       x402,
+      rails,
       priceAtomic: config.quota.pricePerCallAtomic,
       publicOrigin: config.publicOrigin,
       events: catalogue,
@@ -149,7 +155,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   await changeFeed?.ready()
 
   // ── domains, explicitly and in order ──
-  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, instance, databaseUrl: config.databaseUrl, env: p.env }
+  const core: CoreServices = { config, db: database.db, dialect: database.dialect, logger, now, catalogue, instance, rails, databaseUrl: config.databaseUrl, env: p.env }
   const setups: DomainSetup[] = []
   const { login, marketplace } = services // the instances that subscribed (overrides may replace them)
   const closeCaches = () => {

@@ -9,35 +9,25 @@ import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
+import { createAlgodClient } from '../x402/createAlgodClient.js'
 import {
-  type AlgorandSettlement,
-  buildRequirements,
-  type DecodedPaymentHeader,
+  createRailRegistry,
   decodePaymentHeader,
   encodeBase64Json,
-  type EvmRailConfig,
   FacilitatorClient,
   FacilitatorPool,
-  FacilitatorUnavailableError,
   HEADER_PAYMENT_RESPONSE,
   HEADER_X_PAYMENT_RESPONSE,
-  LedgerNodeUnavailableError,
-  parseAlgorandPayment,
-  parseEvmPayment,
   type PaymentRequired,
   paymentRequiredAnswer,
   type PaymentRequirement,
-  PaymentReplayedError,
   type Price,
-  precheckEvmPayment,
-  requestBindingNotes,
-  type RequirementsInput,
-  resourceInfo,
+  type RailOffer,
+  type RailRegistry,
+  type RailRequirement,
   UnsupportedNetworkError,
+  uploadOffer,
   v1NetworkName,
-  verifyAlgorandPayment,
-  verifyAndSettleEvm,
-  nativeAlgoAmount,
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
@@ -47,7 +37,8 @@ import { PriceHold, priceOf, type PricingSnapshot } from './PriceHold.js'
 import { storeDiscoveryDocument, type X402DiscoveryDocument } from './discoveryDocument.js'
 import { storeDiscoveryExtensions } from './storeDiscovery.js'
 import { UpstreamCredit } from './UpstreamCredit.js'
-import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
+import { newUploadId, UPLOAD_ID } from './ids.js'
+import { type SettledDeposit, settleStorePayment } from './settleStorePayment.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
@@ -56,6 +47,9 @@ import { UploadSlots } from './UploadSlots.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
+/** Kept here for its callers; it lives with the rails now. */
+export { createAlgodClient }
+
 export type StoreRequest = Readable & { headers: HeaderBag }
 
 export type UploadResult = {
@@ -130,6 +124,8 @@ export type StorageServiceOptions = {
    * name. Default: a fresh id per process (never recognised after a restart).
    */
   instanceId?: string
+  /** The payment rails (registered once at start); default: those of `x402`. */
+  rails?: RailRegistry
 }
 
 const seconds = () => Math.floor(Date.now() / 1000)
@@ -148,11 +144,11 @@ export class StorageService {
   readonly spool: Spool
   readonly uploadSlots: UploadSlots
   readonly instanceId: string
+  readonly rails: RailRegistry
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
-  #genesisHash: Promise<string> | undefined
 
-  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId }: StorageServiceOptions) {
+  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId, rails }: StorageServiceOptions) {
     this.config = storage
     this.x402 = x402
     this.ledger = ledger
@@ -181,7 +177,7 @@ export class StorageService {
       onTopUp: () => onTopUp?.(),
     })
     this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
-    if (x402.algodGenesisHash) this.#genesisHash = Promise.resolve(x402.algodGenesisHash)
+    this.rails = rails ?? createRailRegistry(x402, this.algod)
   }
 
   signer(): Promise<ArweaveSigner> {
@@ -200,24 +196,9 @@ export class StorageService {
 
   /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
   async algorandNetwork(): Promise<string> {
-    this.#genesisHash ??= withDeadline(this.algod.getTransactionParams().do(), 10_000, 'algod')
-      .then((p) => Buffer.from(p.genesisHash ?? new Uint8Array()).toString('base64'))
-      .catch((error) => {
-        this.#genesisHash = undefined
-        throw new LedgerNodeUnavailableError(error)
-      })
-    return `algorand:${await this.#genesisHash}`
-  }
-
-  evmRails(): EvmRailConfig[] {
-    const x = this.x402
-    return (['eip155:8453', 'eip155:1'] as const).map((network) => ({
-      network,
-      asset: x.assets[network],
-      payTo: x.payToEvm,
-      name: x.tokenName,
-      version: x.tokenVersion,
-    }))
+    const algorand = this.rails.rails.find((r) => r.kind === 'algorand')
+    if (!algorand) throw new UnsupportedNetworkError('algorand')
+    return algorand.network()
   }
 
   get spoolTmpDir(): string {
@@ -255,38 +236,22 @@ export class StorageService {
 
   /** Names of the settings every quote needs; empty when all are set. */
   missingSettings(): string[] {
-    const x = this.x402
-    const missing: [string, string][] = [
-      ['SERVICE_X402__PAY_TO_EVM', x.payToEvm],
-      ['SERVICE_X402__ASSET__EIP155_8453', x.assets['eip155:8453']],
-      ['SERVICE_X402__ASSET__EIP155_1', x.assets['eip155:1']],
-      ['SERVICE_X402__PAY_TO_ALGORAND', x.payToAlgorand],
-      ['FACILITATOR_TOKEN', x.facilitatorToken],
-    ]
-    return missing.filter(([, v]) => !v).map(([k]) => k)
+    const missing = this.rails.missingSettings()
+    if (!this.x402.facilitatorToken) missing.push('FACILITATOR_TOKEN')
+    return missing
   }
 
-  /** The requirements (v2 terms) of `sizeBytes` at `price`; `path` gives the resource URL. */
-  async #requirementsInput(path: string, sizeBytes: bigint, sha256Hex: string, mimeType: string, price: Price): Promise<RequirementsInput> {
-    return {
-      resourceUrl: `${this.config.publicOrigin}${path}`,
-      sizeBytes,
-      sha256Hex,
-      mimeType,
-      priceAtomic: price.atomic,
-      priceUsd: price.usd,
-      evm: this.evmRails(),
-      algorand: { network: await this.algorandNetwork(), payTo: this.x402.payToAlgorand, algoUsdRate: this.x402.algoUsdRate },
-      maxTimeoutSeconds: this.x402.maxTimeoutSeconds,
-    }
+  /** What an upload of `sizeBytes` at `price` offers; `path` gives the resource URL. */
+  #offer(path: string, sizeBytes: bigint, mimeType: string, price: Price): RailOffer {
+    return uploadOffer({ resourceUrl: `${this.config.publicOrigin}${path}`, sizeBytes, mimeType, priceAtomic: price.atomic, maxTimeoutSeconds: this.x402.maxTimeoutSeconds })
   }
 
   /** Every 402 of the storage endpoint: the requirements at the current price, the reason, PAYMENT-REQUIRED. */
-  #paymentRequired(input: RequirementsInput, version: 1 | 2, refusal?: BaseError): StoreOutcome & { status: 402 } {
+  #paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError): StoreOutcome & { status: 402 } {
     return paymentRequiredAnswer({
       version,
-      resource: resourceInfo(input),
-      accepts: buildRequirements(input),
+      resource: { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType },
+      accepts: accepts.map((a) => a.requirement),
       extensions: storeDiscoveryExtensions,
       error: refusal?.code ?? null,
       message: refusal?.shortMessage,
@@ -308,8 +273,8 @@ export class StorageService {
     const snapshot = await this.upstream.pricing()
     const price = priceOf(snapshot, sizeBytes)
     const validUntil = this.priceHold.quoted(snapshot)
-    const input = await this.#requirementsInput(path, sizeBytes, '', mimeType, price)
-    const answer = this.#paymentRequired(input, version)
+    const offer = this.#offer(path, sizeBytes, mimeType, price)
+    const answer = this.#paymentRequired(offer, await this.rails.requirements(offer), version)
     const body: StoreQuote = {
       ...answer.body,
       quote: {
@@ -328,10 +293,10 @@ export class StorageService {
     const missing = this.missingSettings()
     if (missing.length > 0) throw new StorageNotConfiguredError(missing)
     const mib = priceOf(await this.upstream.pricing(), 1_048_576n)
-    const input = await this.#requirementsInput('/store', 1_048_576n, '', 'application/octet-stream', mib)
+    const offer = this.#offer('/store', 1_048_576n, 'application/octet-stream', mib)
     return storeDiscoveryDocument({
       origin: this.config.publicOrigin,
-      accepts: buildRequirements(input),
+      accepts: (await this.rails.requirements(offer)).map((a) => a.requirement),
       mibAmount: mib.atomic,
       quoteValiditySeconds: this.config.quoteValiditySeconds,
       extensions: storeDiscoveryExtensions,
@@ -374,19 +339,20 @@ export class StorageService {
     // 2. price (from a snapshot of the upstream's rates, remembered when quoted)
     const snapshot: PricingSnapshot = await this.upstream.pricing()
     const price = priceOf(snapshot, file.sizeBytes)
-    const input = await this.#requirementsInput(path, file.sizeBytes, file.sha256, file.mimeType, price)
-    const resourceUrl = input.resourceUrl
+    const offer = this.#offer(path, file.sizeBytes, file.mimeType, price)
+    const accepts = await this.rails.requirements(offer)
+    const resourceUrl = offer.resourceUrl
     // 3. no payment header → 402 in the version asked for — unless the upstream credit cannot pay for it
     const decoded = decodePaymentHeader(headers)
     const version = decoded?.version ?? options.version ?? 2
     if (!decoded) {
       await this.credit.assertCanCover(file.sizeBytes)
       this.priceHold.quoted(snapshot)
-      return this.#paymentRequired(input, version)
+      return this.#paymentRequired(offer, accepts, version)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
-    const current = buildRequirements(input).find((r) => r.network === decoded.network)
-    if (!current) throw new UnsupportedNetworkError(decoded.network)
+    const chosen = accepts.find((a) => a.requirement.network === decoded.network)
+    if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const tagHeader = headers['x-svc-tag-app']
     const appName = tagHeader === undefined ? this.config.appName : headerText(tagHeader)
     if (!/^[\x20-\x7E]{1,128}$/.test(appName)) throw new InvalidTagError()
@@ -395,7 +361,7 @@ export class StorageService {
     // A price quoted earlier (a 402 or GET /store/quote) still holds: the cheapest price honoured now is due.
     const prices = this.priceHold.acceptablePrices(snapshot, file.sizeBytes)
     const lowest = prices[0] as Price
-    const requirement: PaymentRequirement = { ...current, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
+    const requirement: PaymentRequirement = { ...chosen.requirement, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
     // The spool is shared (database or shared directory): any instance can finish the upload if this one dies.
@@ -404,16 +370,15 @@ export class StorageService {
     if (!kept.ownsLocal) takeFile()
     const spoolPath = kept.ref
     const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath, owner: this.instanceId }
-    const common = { file, price: lowest, prices, resourceUrl, requirement, appName, decoded, upload }
     let deposit: SettledDeposit
     try {
-      deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
+      deposit = await settleStorePayment(chosen.rail, { file, price: lowest, prices, resourceUrl, requirement, decoded, upload }, { ledger: this.ledger, facilitator: this.facilitator, logger: this.#logger })
     } catch (error) {
       const row = await this.ledger.getUploadRow(uploadId)
       if (!row) await this.spool.remove(spoolPath).catch(() => undefined)
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && (storageErrorStatus as Record<string, number>)[error.code] === 402) {
-        return this.#paymentRequired(input, version, error)
+        return this.#paymentRequired(offer, accepts, version, error)
       }
       throw error
     }
@@ -441,101 +406,6 @@ export class StorageService {
         { cause: error, meta: { upload_id: uploadId, deposit_id: deposit.depositId, status_url: statusUrl } },
       )
     }
-  }
-
-  async #settleEvm({ price, resourceUrl, requirement, decoded, upload }: SettleInput): Promise<SettledDeposit> {
-    const payload = decoded.payload
-    const payment = parseEvmPayment(payload)
-    precheckEvmPayment(payload, payment, requirement)
-    const depositId = newDepositId()
-    // Claim (payer, nonce) BEFORE the facilitator hears of it: concurrent replays find the key taken.
-    const claimed = await this.ledger.claimWithUpload(
-      {
-        depositId,
-        payer: payment.authorization.from,
-        nonce: payment.authorization.nonce,
-        payTo: requirement.payTo,
-        network: requirement.network,
-        asset: requirement.asset,
-        scheme: 'exact',
-        amountAtomic: payment.authorization.value,
-        priceAtomic: price.atomic,
-        priceUsd: price.usd,
-        resourceUrl,
-        paymentPayload: payload,
-      },
-      { ...upload, depositId, payerTag: payment.authorization.from },
-      'pending_payment',
-    )
-    if (!claimed) throw new PaymentReplayedError()
-    let settling = false
-    try {
-      const settled = await verifyAndSettleEvm(this.facilitator, decoded, requirement, payment, async () => {
-        settling = true
-      })
-      const settlement = { ...settled.response, success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
-      const fresh = await this.ledger.markSettled(depositId, settled.transaction, settled.response)
-      if (!fresh) this.#logger?.warn({ deposit_id: depositId, tx_hash: settled.transaction }, 'settlement tx hash already recorded')
-      await this.ledger.activateUpload(upload.uploadId)
-      return { depositId, payerTag: payment.authorization.from, settlement }
-    } catch (error) {
-      if (settling && error instanceof FacilitatorUnavailableError) {
-        // The settlement may or may not have happened: keep the claim (the payload can never be reused)
-        // and the spooled bytes, for reconciliation.
-        await this.ledger.markSettleUnknown(depositId, String(error))
-      } else {
-        await this.ledger.dropUnpaid(depositId, upload.uploadId)
-      }
-      throw error
-    }
-  }
-
-  async #settleAlgorand({ file, price, prices, resourceUrl, requirement, decoded, upload }: SettleInput): Promise<SettledDeposit> {
-    const payload = decoded.payload
-    const { txId } = parseAlgorandPayment(payload)
-    const check = {
-      txId,
-      payTo: requirement.payTo,
-      minAmount: price.atomic,
-      nativeMinAmount: this.x402.algoUsdRate ? nativeAlgoAmount(price.atomic, this.x402.algoUsdRate) : undefined,
-      // the note binds the price it was paid at: any price honoured now
-      expectedNotes: prices.flatMap((p) => requestBindingNotes(resourceUrl, file.sha256, file.sizeBytes, p.atomic)),
-      pollIntervalMs: this.x402.algodPollIntervalMs,
-      timeoutMs: this.x402.algodTimeoutMs,
-    }
-    const paid: AlgorandSettlement = await verifyAlgorandPayment(this.algod, check)
-    const settlement = {
-      success: true,
-      transaction: paid.txId,
-      network: requirement.network,
-      payer: paid.payer,
-      asset: paid.asset,
-      amount: paid.amount.toString(),
-      confirmedRound: paid.confirmedRound.toString(),
-    }
-    const depositId = newDepositId()
-    // The transaction is final on the ledger: deposit (settled) and upload are recorded in one transaction.
-    const claimed = await this.ledger.claimWithUpload(
-      {
-        depositId,
-        payer: paid.payer,
-        nonce: paid.txId,
-        payTo: requirement.payTo,
-        network: requirement.network,
-        asset: paid.asset,
-        scheme: 'exact',
-        amountAtomic: paid.amount,
-        priceAtomic: price.atomic,
-        priceUsd: price.usd,
-        resourceUrl,
-        paymentPayload: payload,
-        settled: { txHash: paid.txId, settlement },
-      },
-      { ...upload, depositId, payerTag: '' },
-      'uploading',
-    )
-    if (!claimed) throw new PaymentReplayedError()
-    return { depositId, payerTag: '', settlement }
   }
 
   /**
@@ -614,29 +484,6 @@ function parseSettlement(d: DepositRow): Record<string, unknown> {
     // fall through
   }
   return { success: true, transaction: d.tx_hash ?? '', network: d.network, payer: d.payer }
-}
-
-type SettleInput = {
-  upload: NewUpload
-  file: ReceivedUpload
-  /** The cheapest price honoured now (the requirement's amount). */
-  price: Price
-  /** Every price honoured now (the current one and held quotes). */
-  prices: Price[]
-  resourceUrl: string
-  requirement: PaymentRequirement
-  appName: string
-  decoded: DecodedPaymentHeader
-}
-type SettledDeposit = { depositId: string; payerTag: string; settlement: Record<string, unknown> }
-
-/** algosdk wants the port apart from the base URL (an empty port would drop it). */
-export function createAlgodClient(url: string, token: string): algosdk.Algodv2 {
-  const u = new URL(url)
-  const port = u.port
-  u.port = ''
-  const base = u.toString().replace(/\/+$/, '')
-  return new algosdk.Algodv2(token, base, port || undefined)
 }
 
 function headerText(v: string | string[] | undefined): string {

@@ -20,6 +20,8 @@ import { Ledger } from '../../src/storage/Ledger.js'
 import { recoverOrphanedClaims } from '../../src/storage/recoverClaims.js'
 import { Spool } from '../../src/storage/Spool.js'
 import { readX402Config } from '../../src/x402/config.js'
+import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
+import { createRailRegistry } from '../../src/x402/RailRegistry.js'
 
 const PAY_TO = anvilAccount(7).address
 const payer = privateKeyToAccount(payerAccounts()[0]!.privateKey)
@@ -96,8 +98,10 @@ async function mined(hash: Hex): Promise<void> {
   expect(receipt.status).toBe('success')
 }
 
-const recover = () =>
-  recoverOrphanedClaims({ ledger, spool, x402: readX402Config({ SERVICE_X402__RPC_URL__EIP155_8453: chain.url }), self: 'live', leaseS: 20 })
+const recover = () => {
+  const x402 = readX402Config({ SERVICE_X402__RPC_URL__EIP155_8453: chain.url, SERVICE_ALGOD__GENESIS_HASH: 'unused' })
+  return recoverOrphanedClaims({ ledger, spool, rails: createRailRegistry(x402, createAlgodClient(x402.algodUrl, '')), self: 'live', leaseS: 20 })
+}
 
 describe('recovery of a payment claimed by a dead instance (attacker: the payer)', () => {
   it('does not record a payment whose authorization the payer cancelled while the instance was dead', async () => {

@@ -41,6 +41,7 @@ export const storageInit: DomainInit = (core) => {
     onTopUp: () => topUps.inc(),
     onFacilitatorFailover: ({ step }) => failovers.inc({ step }),
     instanceId: core.instance.id,
+    rails: core.rails,
   })
   const worker = new StorageWorker({ service, logger: core.logger, leaseS: core.instance.leaseS })
   const missing = service.missingSettings()

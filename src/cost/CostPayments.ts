@@ -57,8 +57,8 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
 /**
  * Paying for cost calls past the daily quota with x402 (issue 14 item 3), framework-free.
  *
- * Same rails and rules as `/store` where they apply: the EVM `exact` scheme (EIP-3009) on `eip155:8453` and
- * `eip155:1` through the facilitator pool, with the same local prechecks. The Algorand rail is not offered
+ * Same rails and rules as `/store` where they apply: the registry's EVM `exact` rails (EIP-3009) through the
+ * facilitator pool, with the same local prechecks. The Algorand rail is not offered
  * here: an Algorand payment is final once submitted, so a call that then fails could not go unsettled.
  *
  * Order of a paid call: decode → precheck → claim (payer, nonce) in `cost_payments` → facilitator

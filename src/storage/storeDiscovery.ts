@@ -1,4 +1,5 @@
 import { bazaarExtensions } from '../x402/bazaar.js'
+import { EVM_NETWORKS } from '../x402/evmNetworks.js'
 
 /**
  * The Bazaar discovery declaration of `POST /store` (x402 `extensions.bazaar`), so discovery services index
@@ -17,6 +18,6 @@ export const storeDiscoveryExtensions: Record<string, unknown> = bazaarExtension
     sha256: '0957bdf3d5f80717555299483d807254887b9523f9ae3fe07968a67172172bcc',
     sizeBytes: 2048,
     winc: '3814697',
-    settlement: { success: true, transaction: '0xd7801a7595a054416a71b7038845b992200e943ec39f6efe4cfd231ab232f5a0', network: 'eip155:8453' },
+    settlement: { success: true, transaction: '0xd7801a7595a054416a71b7038845b992200e943ec39f6efe4cfd231ab232f5a0', network: EVM_NETWORKS[0]!.network },
   },
 })

@@ -47,7 +47,7 @@ export type RequirementsInput = {
   mimeType: string
   priceAtomic: bigint
   priceUsd: string
-  /** In order: `eip155:8453`, `eip155:1`. */
+  /** In the order of evmNetworks.ts. */
   evm: EvmRailConfig[]
   algorand: AlgorandRailConfig
   maxTimeoutSeconds?: number

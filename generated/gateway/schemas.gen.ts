@@ -3622,7 +3622,8 @@ export const X402PaymentRequiredSchema = {
         accepts: {
             type: 'array',
             minItems: 1,
-            maxItems: 3,
+            maxItems: 16,
+            description: 'One requirement per registered payment rail, in registration order (three by default).',
             items: {
                 $ref: '#/components/schemas/PaymentRequirement'
             }
@@ -3680,7 +3681,8 @@ export const StoreQuoteSchema = {
         accepts: {
             type: 'array',
             minItems: 1,
-            maxItems: 3,
+            maxItems: 16,
+            description: 'One requirement per registered payment rail, in registration order (three by default).',
             items: {
                 $ref: '#/components/schemas/PaymentRequirement'
             }

@@ -1385,6 +1385,9 @@ export type X402PaymentRequired = {
      */
     message?: string;
     resource?: PaymentResource;
+    /**
+     * One requirement per registered payment rail, in registration order (three by default).
+     */
     accepts: Array<PaymentRequirement>;
     /**
      * x402 v2 extensions; `bazaar` is the Bazaar discovery declaration (`{info, schema}`).
@@ -1407,6 +1410,9 @@ export type StoreQuote = {
     error: string | null;
     message?: string;
     resource?: PaymentResource;
+    /**
+     * One requirement per registered payment rail, in registration order (three by default).
+     */
     accepts: Array<PaymentRequirement>;
     extensions?: {
         [key: string]: unknown;

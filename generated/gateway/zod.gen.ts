@@ -1291,7 +1291,7 @@ export const zX402PaymentRequired = z.object({
     error: z.string().nullable(),
     message: z.string().optional(),
     resource: zPaymentResource.optional(),
-    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    accepts: z.array(zPaymentRequirement).min(1).max(16),
     extensions: z.record(z.string(), z.unknown()).optional()
 });
 
@@ -1303,7 +1303,7 @@ export const zStoreQuote = z.object({
     error: z.string().nullable(),
     message: z.string().optional(),
     resource: zPaymentResource.optional(),
-    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    accepts: z.array(zPaymentRequirement).min(1).max(16),
     extensions: z.record(z.string(), z.unknown()).optional(),
     quote: z.object({
         size_bytes: z.int().gte(1),

@@ -12,6 +12,7 @@ import type { EventSink } from '../catalogue/EventSink.js'
 import { createAlgodClient } from '../x402/createAlgodClient.js'
 import {
   createRailRegistry,
+  type DecodedPaymentHeader,
   decodePaymentHeader,
   encodeBase64Json,
   FacilitatorClient,
@@ -19,7 +20,10 @@ import {
   HEADER_PAYMENT_RESPONSE,
   HEADER_X_PAYMENT_RESPONSE,
   type PaymentRequired,
+  PaymentIdentifiers,
+  paymentIdentifierOf,
   paymentRequiredAnswer,
+  PaymentReplayedError,
   type PaymentRequirement,
   type Price,
   type RailOffer,
@@ -145,6 +149,7 @@ export class StorageService {
   readonly uploadSlots: UploadSlots
   readonly instanceId: string
   readonly rails: RailRegistry
+  readonly identifiers: PaymentIdentifiers
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
 
@@ -178,6 +183,7 @@ export class StorageService {
     })
     this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
     this.rails = rails ?? createRailRegistry(x402, this.algod)
+    this.identifiers = new PaymentIdentifiers(ledger.db)
   }
 
   signer(): Promise<ArweaveSigner> {
@@ -366,7 +372,21 @@ export class StorageService {
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
     // The spool is shared (database or shared directory): any instance can finish the upload if this one dies.
     const uploadId = newUploadId()
-    const kept = await this.spool.keep(uploadId, file.path, file.sizeBytes)
+    // x402 payment-identifier: a retry of a paid upload with the identifier of the first gets the first's
+    // result and pays nothing more; the identifier is taken before anything is spooled or settled.
+    const paymentId = paymentIdentifierOf(decoded.payload)
+    const identifier = paymentId ? { scope: 'store', id: paymentId, ref: uploadId, fingerprint: storeFingerprint(decoded, file) } : undefined
+    if (identifier) {
+      const first = await this.identifiers.take(identifier)
+      if (!first.taken) return this.#firstResult(first, identifier.fingerprint, version)
+    }
+    const release = async () => {
+      if (identifier) await this.identifiers.release(identifier).catch(() => undefined)
+    }
+    const kept = await this.spool.keep(uploadId, file.path, file.sizeBytes).catch(async (error: unknown) => {
+      await release()
+      throw error
+    })
     if (!kept.ownsLocal) takeFile()
     const spoolPath = kept.ref
     const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath, owner: this.instanceId }
@@ -375,7 +395,10 @@ export class StorageService {
       deposit = await settleStorePayment(chosen.rail, { file, price: lowest, prices, resourceUrl, requirement, decoded, upload }, { ledger: this.ledger, facilitator: this.facilitator, logger: this.#logger })
     } catch (error) {
       const row = await this.ledger.getUploadRow(uploadId)
-      if (!row) await this.spool.remove(spoolPath).catch(() => undefined)
+      if (!row) {
+        await this.spool.remove(spoolPath).catch(() => undefined)
+        await release()
+      }
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && (storageErrorStatus as Record<string, number>)[error.code] === 402) {
         return this.#paymentRequired(offer, accepts, version, error)
@@ -386,13 +409,7 @@ export class StorageService {
     try {
       const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, local_path: kept.localPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
       const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
-      const responseHeaders: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
-      // A v1 payer reads X-PAYMENT-RESPONSE, with the network under its v1 name.
-      if (version === 1) {
-        const v1 = { ...paymentResponse(result), network: v1NetworkName(String(settlement.network)) ?? settlement.network }
-        responseHeaders[HEADER_X_PAYMENT_RESPONSE] = encodeBase64Json(v1)
-      }
-      return { status: 200, body: result, headers: responseHeaders }
+      return uploaded(result, version)
     } catch (error) {
       const row = await this.ledger.getDeposit(deposit.depositId)
       const depositView = row ? viewDeposit(row) : undefined
@@ -406,6 +423,22 @@ export class StorageService {
         { cause: error, meta: { upload_id: uploadId, deposit_id: deposit.depositId, status_url: statusUrl } },
       )
     }
+  }
+
+  /**
+   * The answer to a retry whose payment identifier was taken: the first request's result when it paid for the
+   * same thing (200 stored, 202 queued), 409 `payment_replayed` while the first is still being paid or when the
+   * identifier was used for another payment.
+   */
+  async #firstResult(first: { fingerprint: string; ref: string }, fingerprint: string, version: 1 | 2): Promise<StoreOutcome> {
+    if (first.fingerprint !== fingerprint) throw new PaymentReplayedError('this payment identifier was used for another payment')
+    const found = await this.ledger.getUpload(first.ref)
+    if (!found || found.deposit.status !== 'settled' || found.upload.status === 'pending_payment') {
+      throw new PaymentReplayedError('a payment with this identifier is still being settled; retry shortly')
+    }
+    const view = viewUpload(found.upload, found.deposit)
+    if (view.result) return uploaded(view.result, version)
+    return { status: 202, body: { queue_id: view.upload_id, status: 'queued', status_url: `/store/uploads/${view.upload_id}`, deposit: view.deposit }, headers: {} }
   }
 
   /**
@@ -448,6 +481,28 @@ export class StorageService {
   async listUploads(payer: string, limit: number): Promise<UploadStatusView[]> {
     return (await this.ledger.listByPayer(payer, limit)).map(({ upload, deposit }) => viewUpload(upload, deposit))
   }
+}
+
+/** The 200 of a stored upload: the result and PAYMENT-RESPONSE (and X-PAYMENT-RESPONSE, in v1 terms, for a v1 payer). */
+function uploaded(result: UploadResult, version: 1 | 2): StoreOutcome {
+  const headers: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
+  if (version === 1) {
+    const settlement = result.settlement
+    const v1 = { ...paymentResponse(result), network: v1NetworkName(String(settlement.network)) ?? settlement.network }
+    headers[HEADER_X_PAYMENT_RESPONSE] = encodeBase64Json(v1)
+  }
+  return { status: 200, body: result, headers }
+}
+
+/**
+ * What a `/store` payment identifier binds: the network, who pays (the EVM payer; the Algorand transaction,
+ * final once submitted) and the file. A retry re-signed by the same payer for the same file is the same payment.
+ */
+function storeFingerprint(decoded: DecodedPaymentHeader, file: Pick<ReceivedUpload, 'sha256' | 'sizeBytes'>): string {
+  const p = decoded.payload.payload
+  const authorization = p.authorization as { from?: unknown } | undefined
+  const who = typeof authorization?.from === 'string' ? authorization.from.toLowerCase() : typeof p.txId === 'string' ? p.txId : ''
+  return `${decoded.network}|${who}|${file.sha256}|${file.sizeBytes}`
 }
 
 /** An upload as `GET /store/uploads/{upload_id}` shows it (`UploadStatus`). */

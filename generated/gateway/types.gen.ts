@@ -1806,7 +1806,11 @@ export type Receipt = {
  * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
  * When sent, the call is paid by it instead of the quota. A malformed value is 400
  * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
- * for a call 409 `payment_replayed`.
+ * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+ * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+ * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+ * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+ * is not replayed.
  *
  */
 export type PaymentSignature = PaymentSignatureHeader;
@@ -3101,7 +3105,11 @@ export type EvolveAgentData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -3811,7 +3819,11 @@ export type CreateCoordinatorTaskData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -3906,7 +3918,11 @@ export type ConveneBoardroomData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4001,7 +4017,11 @@ export type LlmChatData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4092,7 +4112,11 @@ export type LlmCompletionData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4243,7 +4267,11 @@ export type LlmGenerateData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4486,7 +4514,11 @@ export type OpenAiChatCompletionsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4576,7 +4608,11 @@ export type OpenAiCompletionsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4666,7 +4702,11 @@ export type OpenAiEmbeddingsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4792,7 +4832,11 @@ export type CoreAgentInteractData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;

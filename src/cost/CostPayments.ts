@@ -20,6 +20,9 @@ import {
   paymentRequiredAnswer,
   type PaymentRequired,
   type PaymentRequirement,
+  paymentIdentifierExtensions,
+  paymentIdentifierOf,
+  PaymentIdentifiers,
   PaymentReplayedError,
   type RailRegistry,
   UnsupportedNetworkError,
@@ -70,6 +73,7 @@ export class CostPayments {
   readonly priceAtomic: bigint
   readonly #x402: X402Config
   readonly #rails: RailRegistry
+  readonly #identifiers: PaymentIdentifiers
   readonly #origin: string
   readonly #ledger: CostPaymentLedger
   readonly #facilitator: Facilitator
@@ -84,6 +88,7 @@ export class CostPayments {
     this.#origin = o.publicOrigin.replace(/\/+$/, '')
     this.#now = o.now ?? (() => Math.floor(Date.now() / 1000))
     this.#ledger = new CostPaymentLedger(o.db, this.#now)
+    this.#identifiers = new PaymentIdentifiers(o.db)
     this.#events = o.events
     this.#logger = o.logger
     this.#facilitator =
@@ -123,6 +128,7 @@ export class CostPayments {
       version: 2,
       resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
       accepts: this.requirements(info),
+      extensions: paymentIdentifierExtensions,
       error: why.code,
       message: why.message,
     })
@@ -149,6 +155,21 @@ export class CostPayments {
     const { rail, requirement } = chosen
     const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000))
     const paymentId = `pay_${ulid()}`
+    // x402 payment-identifier: taken before anything is claimed or verified, so a retry with the identifier of
+    // a call that ran (or runs) never pays again; given back whenever the claim is.
+    const identifier = paymentIdentifierOf(decoded.payload)
+    const use = identifier
+      ? { scope: `cost:${info.route}`, id: identifier, ref: paymentId, fingerprint: `${requirement.network}|${payment.authorization.from.toLowerCase()}|${info.wallet.toLowerCase()}` }
+      : undefined
+    if (use) {
+      const first = await this.#identifiers.take(use)
+      if (!first.taken) {
+        throw new PaymentReplayedError(first.fingerprint === use.fingerprint ? `this payment identifier already paid for call ${first.ref}` : 'this payment identifier was used for another payment')
+      }
+    }
+    const releaseIdentifier = async () => {
+      if (use) await this.#identifiers.release(use)
+    }
     // Claim (payer, nonce) before the facilitator hears of it: concurrent replays find the key taken.
     const claimed = await this.#ledger.claim({
       paymentId,
@@ -163,7 +184,10 @@ export class CostPayments {
       priceAtomic: this.priceAtomic,
       paymentPayload: decoded.payload,
     })
-    if (!claimed) throw new PaymentReplayedError('this payment was already used for a call')
+    if (!claimed) {
+      await releaseIdentifier()
+      throw new PaymentReplayedError('this payment was already used for a call')
+    }
     // one requirement object from the pre-check to the facilitator
     const request = rail.facilitatorRequest(decoded, requirement, payment)
     try {
@@ -176,6 +200,7 @@ export class CostPayments {
       }
     } catch (error) {
       await this.#ledger.release(paymentId)
+      await releaseIdentifier()
       throw error
     }
     return new PaidCall({
@@ -189,12 +214,15 @@ export class CostPayments {
           settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
         } catch (error) {
           // Refused before it was sent anywhere: nothing settled. Otherwise the outcome is unknown: keep the claim.
-          if (error instanceof FacilitatorUnavailableError && error.beforeSend) await this.#ledger.release(paymentId)
-          else await this.#ledger.markSettleUnknown(paymentId, String(error))
+          if (error instanceof FacilitatorUnavailableError && error.beforeSend) {
+            await this.#ledger.release(paymentId)
+            await releaseIdentifier()
+          } else await this.#ledger.markSettleUnknown(paymentId, String(error))
           throw error
         }
         if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
           await this.#ledger.release(paymentId)
+          await releaseIdentifier()
           throw new InvalidPaymentError(
             settled.errorReason ?? InvalidPaymentReasons.settlementFailed,
             `settlement failed${settled.errorReason ? `: ${settled.errorReason}` : ''}${settled.errorMessage ? ` (${settled.errorMessage})` : ''}`,
@@ -213,7 +241,10 @@ export class CostPayments {
         )
         return settlement
       },
-      release: () => this.#ledger.release(paymentId),
+      release: async () => {
+        await this.#ledger.release(paymentId)
+        await releaseIdentifier()
+      },
     })
   }
 

@@ -22,27 +22,23 @@ import {
   type PaymentRequired,
   PaymentIdentifiers,
   paymentIdentifierOf,
-  paymentRequiredAnswer,
   PaymentReplayedError,
   type PaymentRequirement,
   type Price,
-  type RailOffer,
   type RailRegistry,
-  type RailRequirement,
   UnsupportedNetworkError,
-  uploadOffer,
   v1NetworkName,
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
-import { InvalidTagError, PayloadTooLargeError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { InvalidTagError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
 import { storageErrorStatus } from './httpStatus.js'
 import { PriceHold, priceOf, type PricingSnapshot } from './PriceHold.js'
-import { storeDiscoveryDocument, type X402DiscoveryDocument } from './discoveryDocument.js'
-import { storeDiscoveryExtensions } from './storeDiscovery.js'
+import type { X402DiscoveryDocument } from './discoveryDocument.js'
 import { UpstreamCredit } from './UpstreamCredit.js'
 import { newUploadId, UPLOAD_ID } from './ids.js'
 import { type SettledDeposit, settleStorePayment } from './settleStorePayment.js'
+import { StorePricing } from './StorePricing.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
@@ -149,6 +145,8 @@ export class StorageService {
   readonly uploadSlots: UploadSlots
   readonly instanceId: string
   readonly rails: RailRegistry
+  /** The price of an upload, its requirements on every rail, the 402, the quote and discovery. */
+  readonly pricing: StorePricing
   readonly identifiers: PaymentIdentifiers
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
@@ -184,6 +182,7 @@ export class StorageService {
     this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
     this.rails = rails ?? createRailRegistry(x402, this.algod)
     this.identifiers = new PaymentIdentifiers(ledger.db)
+    this.pricing = new StorePricing({ storage, x402, rails: this.rails, upstream: this.upstream, priceHold: this.priceHold, credit: this.credit })
   }
 
   signer(): Promise<ArweaveSigner> {
@@ -247,66 +246,21 @@ export class StorageService {
     return missing
   }
 
-  /** What an upload of `sizeBytes` at `price` offers; `path` gives the resource URL. */
-  #offer(path: string, sizeBytes: bigint, mimeType: string, price: Price): RailOffer {
-    return uploadOffer({ resourceUrl: `${this.config.publicOrigin}${path}`, sizeBytes, mimeType, priceAtomic: price.atomic, maxTimeoutSeconds: this.x402.maxTimeoutSeconds })
-  }
-
-  /** Every 402 of the storage endpoint: the requirements at the current price, the reason, PAYMENT-REQUIRED. */
-  #paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError): StoreOutcome & { status: 402 } {
-    return paymentRequiredAnswer({
-      version,
-      resource: { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType },
-      accepts: accepts.map((a) => a.requirement),
-      extensions: storeDiscoveryExtensions,
-      error: refusal?.code ?? null,
-      message: refusal?.shortMessage,
-    })
-  }
-
   /**
    * `GET /store/quote`: what the 402 of an upload of `sizeBytes` would say — same formula, same
    * requirements — and until when that price is honoured (`SERVICE_STORAGE__QUOTE_VALIDITY_S`).
    */
-  async quote(
-    sizeBytes: bigint,
-    { mimeType = 'application/octet-stream', version = 2, path = '/store' }: { mimeType?: string; version?: 1 | 2; path?: string } = {},
-  ): Promise<{ body: StoreQuote; headers: Record<string, string> }> {
+  async quote(sizeBytes: bigint, options: { mimeType?: string; version?: 1 | 2; path?: string } = {}): Promise<{ body: StoreQuote; headers: Record<string, string> }> {
     const missing = this.missingSettings()
     if (missing.length > 0) throw new StorageNotConfiguredError(missing)
-    if (sizeBytes > this.config.maxUploadBytes) throw new PayloadTooLargeError(this.config.maxUploadBytes)
-    await this.credit.assertCanCover(sizeBytes)
-    const snapshot = await this.upstream.pricing()
-    const price = priceOf(snapshot, sizeBytes)
-    const validUntil = this.priceHold.quoted(snapshot)
-    const offer = this.#offer(path, sizeBytes, mimeType, price)
-    const answer = this.#paymentRequired(offer, await this.rails.requirements(offer), version)
-    const body: StoreQuote = {
-      ...answer.body,
-      quote: {
-        size_bytes: Number(sizeBytes),
-        amount: price.atomic.toString(),
-        price_usd: price.usd,
-        valid_until: Math.floor(validUntil / 1000),
-        valid_for_s: this.config.quoteValiditySeconds,
-      },
-    }
-    return { body, headers: answer.headers }
+    return this.pricing.quote(sizeBytes, options)
   }
 
   /** `GET /.well-known/x402`: the paid resources of this service, with their rails and price rule. */
   async discovery(): Promise<X402DiscoveryDocument> {
     const missing = this.missingSettings()
     if (missing.length > 0) throw new StorageNotConfiguredError(missing)
-    const mib = priceOf(await this.upstream.pricing(), 1_048_576n)
-    const offer = this.#offer('/store', 1_048_576n, 'application/octet-stream', mib)
-    return storeDiscoveryDocument({
-      origin: this.config.publicOrigin,
-      accepts: (await this.rails.requirements(offer)).map((a) => a.requirement),
-      mibAmount: mib.atomic,
-      quoteValiditySeconds: this.config.quoteValiditySeconds,
-      extensions: storeDiscoveryExtensions,
-    })
+    return this.pricing.discovery()
   }
 
   /**
@@ -345,8 +299,8 @@ export class StorageService {
     // 2. price (from a snapshot of the upstream's rates, remembered when quoted)
     const snapshot: PricingSnapshot = await this.upstream.pricing()
     const price = priceOf(snapshot, file.sizeBytes)
-    const offer = this.#offer(path, file.sizeBytes, file.mimeType, price)
-    const accepts = await this.rails.requirements(offer)
+    const offer = this.pricing.offer(path, file.sizeBytes, file.mimeType, price)
+    const accepts = await this.pricing.accepts(offer)
     const resourceUrl = offer.resourceUrl
     // 3. no payment header → 402 in the version asked for — unless the upstream credit cannot pay for it
     const decoded = decodePaymentHeader(headers)
@@ -354,7 +308,7 @@ export class StorageService {
     if (!decoded) {
       await this.credit.assertCanCover(file.sizeBytes)
       this.priceHold.quoted(snapshot)
-      return this.#paymentRequired(offer, accepts, version)
+      return this.pricing.paymentRequired(offer, accepts, version)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
     const chosen = accepts.find((a) => a.requirement.network === decoded.network)
@@ -401,7 +355,7 @@ export class StorageService {
       }
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && (storageErrorStatus as Record<string, number>)[error.code] === 402) {
-        return this.#paymentRequired(offer, accepts, version, error)
+        return this.pricing.paymentRequired(offer, accepts, version, error)
       }
       throw error
     }

@@ -1,4 +1,5 @@
-import type { DecodedPaymentHeader } from './headers.js'
+import type { AlgorandExactRail } from './AlgorandExactRail.js'
+import type { EvmExactRail } from './EvmExactRail.js'
 import type { PaymentRequirement } from './requirements.js'
 
 /**
@@ -39,7 +40,5 @@ export interface PaymentRailBase {
   readonly settlement: 'authorize-then-settle' | 'final'
 }
 
-/** Whether a decoded payment header is for this requirement's network (after v1 names are translated). */
-export function isFor(decoded: Pick<DecodedPaymentHeader, 'network'>, requirement: PaymentRequirement): boolean {
-  return decoded.network === requirement.network
-}
+/** A registered rail; callers tell the kinds apart by `kind` (`evm`: verify, settle later, recover; `algorand`: verify on the ledger). */
+export type PaymentRail = EvmExactRail | AlgorandExactRail

@@ -5,10 +5,8 @@ import type { X402Config } from './config.js'
 import { LedgerNodeUnavailableError } from './errors.js'
 import { EVM_NETWORKS } from './evmNetworks.js'
 import { EvmExactRail } from './EvmExactRail.js'
-import type { RailOffer } from './PaymentRail.js'
+import type { PaymentRail, RailOffer } from './PaymentRail.js'
 import type { PaymentRequirement } from './requirements.js'
-
-export type PaymentRail = EvmExactRail | AlgorandExactRail
 
 /** A rail and the requirement it built for one offer. */
 export type RailRequirement = { rail: PaymentRail; requirement: PaymentRequirement }

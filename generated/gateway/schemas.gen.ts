@@ -3498,7 +3498,7 @@ export const PaymentRequirementSchema = {
             pattern: '^(0x[0-9a-fA-F]{40}|[0-9]+)$'
         },
         extra: {
-            description: '`{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on\n`algorand`, where the transaction note must be SHA-256 of\n`<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>` with `price_usd` written as described on\n`AlgorandExtra` (`amount` 5012 → `0.005012`, 5000 → `0.005`, 1000000 → `1.0`).\n',
+            description: '`{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true, nativeAlgo}` on\n`algorand`, where the transaction note must be SHA-256 of\n`<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>` with `price_usd` written as described on\n`AlgorandExtra` (`amount` 5012 → `0.005012`, 5000 → `0.005`, 1000000 → `1.0`).\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/EvmAssetDomain'
@@ -3539,15 +3539,49 @@ export const EvmAssetDomainSchema = {
 
 export const AlgorandExtraSchema = {
     type: 'object',
-    description: '`extra` of the `algorand:<genesis_hash>` requirement. `requestHashBinding: true` says the payment\nmust bind this request in its note.\nThe note of the Algorand transaction must be the raw 32 bytes (not hex, not base64 text) of\nSHA-256 over the UTF-8 text `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>`, where `resource_url`\nis this requirement\'s `resource`, `sha256_hex` the file\'s SHA-256 in lower-case hex, `size_bytes` its\nsize in decimal, and `price_usd` is `amount` (micro-USD) divided by 10⁶ written as the shortest decimal\nwith at least one fractional digit: `5012` → `0.005012`, `5000` → `0.005`, `1000000` → `1.0`, `1234560`\n→ `1.23456` (what Python\'s `str(round(price, 6))` prints). The service also accepts the same price with\nexactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);\nany other note is 402 `request_hash_mismatch`.\n',
+    description: '`extra` of the `algorand:<genesis_hash>` requirement. `requestHashBinding: true` says the payment\nmust bind this request in its note.\nThe note of the Algorand transaction must be the raw 32 bytes (not hex, not base64 text) of\nSHA-256 over the UTF-8 text `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>`, where `resource_url`\nis this requirement\'s `resource`, `sha256_hex` the file\'s SHA-256 in lower-case hex, `size_bytes` its\nsize in decimal, and `price_usd` is `amount` (micro-USD) divided by 10⁶ written as the shortest decimal\nwith at least one fractional digit: `5012` → `0.005012`, `5000` → `0.005`, `1000000` → `1.0`, `1234560`\n→ `1.23456` (what Python\'s `str(round(price, 6))` prints). The service also accepts the same price with\nexactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);\nany other note is 402 `request_hash_mismatch`.\n\nDesigned: `nativeAlgo` says whether native ALGO (a `pay` transaction) is accepted besides the USDC\nASA named in `asset`. `null` (the default) — it is not: a native payment is 402 `wrong_asset` with\n`details.reason: native_algo_not_accepted`. When the operator sets a USD price of one ALGO\n(`SERVICE_X402__ALGO_USD_RATE`, e.g. `0.18`), `amount` is the price converted at that rate in\nmicro-ALGO, rounded up, and a native payment of less is 402 `insufficient_amount`. The note binds\nthe USD price either way.\n',
     required: [
-        'requestHashBinding'
+        'requestHashBinding',
+        'nativeAlgo'
     ],
     additionalProperties: false,
     properties: {
         requestHashBinding: {
             type: 'boolean',
             const: true
+        },
+        nativeAlgo: {
+            'x-designed': true,
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'object',
+                    required: [
+                        'amount',
+                        'algoUsdRate'
+                    ],
+                    additionalProperties: false,
+                    properties: {
+                        amount: {
+                            type: 'string',
+                            pattern: '^[0-9]+$',
+                            description: 'Micro-ALGO a native payment must reach (the price at `algoUsdRate`, rounded up).',
+                            examples: [
+                                '27845'
+                            ]
+                        },
+                        algoUsdRate: {
+                            type: 'string',
+                            description: 'The operator-set USD price of one ALGO the amount was converted at.',
+                            examples: [
+                                '0.18'
+                            ]
+                        }
+                    }
+                }
+            ]
         }
     }
 } as const;
@@ -3588,7 +3622,8 @@ export const X402PaymentRequiredSchema = {
         accepts: {
             type: 'array',
             minItems: 1,
-            maxItems: 3,
+            maxItems: 16,
+            description: 'One requirement per registered payment rail, in registration order (three by default).',
             items: {
                 $ref: '#/components/schemas/PaymentRequirement'
             }
@@ -3646,7 +3681,8 @@ export const StoreQuoteSchema = {
         accepts: {
             type: 'array',
             minItems: 1,
-            maxItems: 3,
+            maxItems: 16,
+            description: 'One requirement per registered payment rail, in registration order (three by default).',
             items: {
                 $ref: '#/components/schemas/PaymentRequirement'
             }
@@ -4103,7 +4139,8 @@ export const PaymentPayloadSchema = {
                 payTo: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
                 asset: '31566704',
                 extra: {
-                    requestHashBinding: true
+                    requestHashBinding: true,
+                    nativeAlgo: null
                 }
             },
             extensions: {},

@@ -1282,6 +1282,16 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * 409 `payment_replayed`, 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the
  * 402 codes `wrong_asset`, `insufficient_amount`, `wrong_receiver`.
  *
+ * **Idempotent retries (designed).** Every 402 declares x402's `payment-identifier` extension
+ * (`extensions["payment-identifier"]`, `info.required: false`). A payment that carries one
+ * (`extensions["payment-identifier"].info.id`, 16–128 characters of `[A-Za-z0-9_-]`; malformed → 400
+ * `invalid_payment_header`) takes it before anything is spooled or settled. A retry with the same
+ * identifier for the same thing — same network, same payer (EVM; on Algorand the same transaction) and
+ * the same file — gets the first request's answer (200 with its result and `PAYMENT-RESPONSE`, or 202 while
+ * queued) and its own payment is never settled: one upload, one charge. The same identifier with
+ * anything else, or while the first is still being settled, is 409 `payment_replayed`. A refused
+ * payment gives its identifier back.
+ *
  * **Every 402 is actionable (designed).** A first quote and a refused payment alike answer the full
  * `X402PaymentRequired` body — requirements at the current price, the reason in `error` (null on a
  * first quote, else the code: `invalid_payment`, `insufficient_amount`, `expired_payment`, …) and in

@@ -1320,7 +1320,7 @@ export type PaymentRequirement = {
      */
     asset: string;
     /**
-     * `{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true}` on
+     * `{name, version}` (EIP-712 domain, version `2`) on `eip155`; `{requestHashBinding: true, nativeAlgo}` on
      * `algorand`, where the transaction note must be SHA-256 of
      * `<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>` with `price_usd` written as described on
      * `AlgorandExtra` (`amount` 5012 → `0.005012`, 5000 → `0.005`, 1000000 → `1.0`).
@@ -1346,9 +1346,26 @@ export type EvmAssetDomain = {
  * exactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);
  * any other note is 402 `request_hash_mismatch`.
  *
+ * Designed: `nativeAlgo` says whether native ALGO (a `pay` transaction) is accepted besides the USDC
+ * ASA named in `asset`. `null` (the default) — it is not: a native payment is 402 `wrong_asset` with
+ * `details.reason: native_algo_not_accepted`. When the operator sets a USD price of one ALGO
+ * (`SERVICE_X402__ALGO_USD_RATE`, e.g. `0.18`), `amount` is the price converted at that rate in
+ * micro-ALGO, rounded up, and a native payment of less is 402 `insufficient_amount`. The note binds
+ * the USD price either way.
+ *
  */
 export type AlgorandExtra = {
     requestHashBinding: true;
+    nativeAlgo: null | {
+        /**
+         * Micro-ALGO a native payment must reach (the price at `algoUsdRate`, rounded up).
+         */
+        amount: string;
+        /**
+         * The operator-set USD price of one ALGO the amount was converted at.
+         */
+        algoUsdRate: string;
+    };
 };
 
 /**
@@ -1371,6 +1388,9 @@ export type X402PaymentRequired = {
      */
     message?: string;
     resource?: PaymentResource;
+    /**
+     * One requirement per registered payment rail, in registration order (three by default).
+     */
     accepts: Array<PaymentRequirement>;
     /**
      * x402 v2 extensions; `bazaar` is the Bazaar discovery declaration (`{info, schema}`).
@@ -1393,6 +1413,9 @@ export type StoreQuote = {
     error: string | null;
     message?: string;
     resource?: PaymentResource;
+    /**
+     * One requirement per registered payment rail, in registration order (three by default).
+     */
     accepts: Array<PaymentRequirement>;
     extensions?: {
         [key: string]: unknown;
@@ -1786,7 +1809,11 @@ export type Receipt = {
  * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
  * When sent, the call is paid by it instead of the quota. A malformed value is 400
  * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
- * for a call 409 `payment_replayed`.
+ * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+ * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+ * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+ * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+ * is not replayed.
  *
  */
 export type PaymentSignature = PaymentSignatureHeader;
@@ -3081,7 +3108,11 @@ export type EvolveAgentData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -3791,7 +3822,11 @@ export type CreateCoordinatorTaskData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -3886,7 +3921,11 @@ export type ConveneBoardroomData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -3981,7 +4020,11 @@ export type LlmChatData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4072,7 +4115,11 @@ export type LlmCompletionData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4223,7 +4270,11 @@ export type LlmGenerateData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4466,7 +4517,11 @@ export type OpenAiChatCompletionsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4556,7 +4611,11 @@ export type OpenAiCompletionsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4646,7 +4705,11 @@ export type OpenAiEmbeddingsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -4772,7 +4835,11 @@ export type CoreAgentInteractData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`.
+         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
          *
          */
         'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
@@ -5038,7 +5105,10 @@ export type StoreFileErrors = {
      * JSON). Without a payment header: the quote, `error: null` (v2). With a refused payment: the same
      * requirements and the reason in `error` — `invalid_payment`, `request_hash_mismatch`,
      * `expired_payment`; designed `wrong_asset`, `insufficient_amount`, `wrong_receiver` — with a
-     * human-readable `message`. A client can retry from any of these answers alone.
+     * human-readable `message`. A client can retry from any of these answers alone. Designed: a native
+     * ALGO payment is `wrong_asset` (reason `native_algo_not_accepted`) unless the operator set an ALGO
+     * price (`SERVICE_X402__ALGO_USD_RATE`), and `insufficient_amount` below the micro-ALGO stated in the
+     * Algorand requirement's `extra.nativeAlgo.amount` — never compared with the USD price at face value.
      *
      */
     402: X402PaymentRequired;

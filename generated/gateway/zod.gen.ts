@@ -1164,9 +1164,20 @@ export const zEvmAssetDomain = z.object({
  * exactly six decimals (`0.005000`, `1.000000`) and, for whole dollars, without a fractional part (`1`);
  * any other note is 402 `request_hash_mismatch`.
  *
+ * Designed: `nativeAlgo` says whether native ALGO (a `pay` transaction) is accepted besides the USDC
+ * ASA named in `asset`. `null` (the default) — it is not: a native payment is 402 `wrong_asset` with
+ * `details.reason: native_algo_not_accepted`. When the operator sets a USD price of one ALGO
+ * (`SERVICE_X402__ALGO_USD_RATE`, e.g. `0.18`), `amount` is the price converted at that rate in
+ * micro-ALGO, rounded up, and a native payment of less is 402 `insufficient_amount`. The note binds
+ * the USD price either way.
+ *
  */
 export const zAlgorandExtra = z.object({
-    requestHashBinding: z.literal(true)
+    requestHashBinding: z.literal(true),
+    nativeAlgo: z.object({
+        amount: z.string().regex(/^[0-9]+$/),
+        algoUsdRate: z.string()
+    }).nullable()
 });
 
 /**
@@ -1283,7 +1294,7 @@ export const zX402PaymentRequired = z.object({
     error: z.string().nullable(),
     message: z.string().optional(),
     resource: zPaymentResource.optional(),
-    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    accepts: z.array(zPaymentRequirement).min(1).max(16),
     extensions: z.record(z.string(), z.unknown()).optional()
 });
 
@@ -1295,7 +1306,7 @@ export const zStoreQuote = z.object({
     error: z.string().nullable(),
     message: z.string().optional(),
     resource: zPaymentResource.optional(),
-    accepts: z.array(zPaymentRequirement).min(1).max(3),
+    accepts: z.array(zPaymentRequirement).min(1).max(16),
     extensions: z.record(z.string(), z.unknown()).optional(),
     quote: z.object({
         size_bytes: z.int().gte(1),
@@ -1550,7 +1561,11 @@ export const zReceipt = z.object({
  * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
  * When sent, the call is paid by it instead of the quota. A malformed value is 400
  * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
- * for a call 409 `payment_replayed`.
+ * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+ * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+ * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+ * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+ * is not replayed.
  *
  */
 export const zPaymentSignature = zPaymentSignatureHeader;

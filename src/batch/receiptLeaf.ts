@@ -6,6 +6,7 @@
 import algosdk from 'algosdk'
 import { type Address, type Hex, bytesToHex, getAddress, hexToBytes, isAddress, keccak256 } from 'viem'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { evmNetwork, isEvmNetwork } from '../x402/evmNetworks.js'
 
 /** StandardMerkleTree leaf encoding: (payer, arTxid, sizeBytes, paidAtomics, currency). */
 export const LEAF_ENCODING = ['address', 'bytes32', 'uint256', 'uint256', 'uint16'] as const
@@ -57,8 +58,8 @@ export function bytes32ToArTxId(hex: Hex): string {
 
 /** Currency code of a deposit: network plus the asset recorded by the rail. */
 export function currencyCode(network: string, asset: string): number {
-  if (network === 'eip155:8453') return CURRENCY.USDC_BASE
-  if (network === 'eip155:1') return CURRENCY.USDC_ETHEREUM
+  const evm = evmNetwork(network)
+  if (evm) return evm.currency
   if (network.startsWith('algorand:')) {
     if (asset === ALGORAND_USDC_ASA) return CURRENCY.USDC_ALGORAND
     if (asset === 'ALGO' || asset === '0') return CURRENCY.ALGO
@@ -72,7 +73,7 @@ export function currencyCode(network: string, asset: string): number {
  * keccak256 of the account's 32-byte public key.
  */
 export function payerAddress(network: string, payer: string): Address {
-  if (network.startsWith('eip155:')) {
+  if (isEvmNetwork(network)) {
     if (!isAddress(payer, { strict: false })) throw new ReceiptMappingError(`not an EVM address: ${payer}`)
     return getAddress(payer)
   }

@@ -12,6 +12,7 @@ import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { privateKeyToAccount } from 'viem/accounts'
+import { EVM_NETWORKS } from '../x402/evmNetworks.js'
 import { CliError, EXIT } from './CliError.js'
 import { algorandKey, evmKey } from './keys.js'
 import type { Output } from './output.js'
@@ -21,8 +22,8 @@ import { postFile } from './postFile.js'
 import { createBars } from './progress.js'
 
 /** Rail → network: the EVM rails by CAIP-2 id; Algorand is `algorand:<genesis hash>` of whatever node the gateway uses. */
-export const RAILS = { base: 'eip155:8453', ethereum: 'eip155:1', algorand: 'algorand:' } as const
-export type Rail = keyof typeof RAILS
+export const RAILS: Readonly<Record<string, string>> = { ...Object.fromEntries(EVM_NETWORKS.map((n) => [n.name, n.network])), algorand: 'algorand:' }
+export type Rail = string
 
 const onRail = (rail: Rail, network: string) => (rail === 'algorand' ? network.startsWith(RAILS.algorand) : network === RAILS[rail])
 

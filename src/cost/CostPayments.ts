@@ -5,23 +5,26 @@ import type { Logger } from '../shared/logger.js'
 import { ulid } from '../storage/ids.js'
 import type { X402Config } from '../x402/config.js'
 import {
+  createAlgodClient,
+  createRailRegistry,
   decodePaymentHeader,
   encodeBase64Json,
   FacilitatorClient,
   type Facilitator,
   FacilitatorPool,
   FacilitatorUnavailableError,
-  facilitatorRequest,
   HEADER_PAYMENT_REQUIRED,
   HEADER_PAYMENT_RESPONSE,
   InvalidPaymentError,
   InvalidPaymentReasons,
-  parseEvmPayment,
   paymentRequiredAnswer,
   type PaymentRequired,
   type PaymentRequirement,
+  paymentIdentifierExtensions,
+  paymentIdentifierOf,
+  PaymentIdentifiers,
   PaymentReplayedError,
-  precheckEvmPayment,
+  type RailRegistry,
   UnsupportedNetworkError,
 } from '../x402/index.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
@@ -43,6 +46,8 @@ export type CostPaymentsOptions = {
   publicOrigin: string
   events?: EventSink
   logger?: Logger
+  /** The payment rails registered at start; default: those of `x402`. Cost calls use the deferrable ones. */
+  rails?: RailRegistry
   /** Replaces the facilitator pool built from `x402` (tests). */
   facilitator?: Facilitator
   /** Epoch seconds. */
@@ -55,8 +60,8 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
 /**
  * Paying for cost calls past the daily quota with x402 (issue 14 item 3), framework-free.
  *
- * Same rails and rules as `/store` where they apply: the EVM `exact` scheme (EIP-3009) on `eip155:8453` and
- * `eip155:1` through the facilitator pool, with the same local prechecks. The Algorand rail is not offered
+ * Same rails and rules as `/store` where they apply: the registry's EVM `exact` rails (EIP-3009) through the
+ * facilitator pool, with the same local prechecks. The Algorand rail is not offered
  * here: an Algorand payment is final once submitted, so a call that then fails could not go unsettled.
  *
  * Order of a paid call: decode → precheck → claim (payer, nonce) in `cost_payments` → facilitator
@@ -67,6 +72,8 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
 export class CostPayments {
   readonly priceAtomic: bigint
   readonly #x402: X402Config
+  readonly #rails: RailRegistry
+  readonly #identifiers: PaymentIdentifiers
   readonly #origin: string
   readonly #ledger: CostPaymentLedger
   readonly #facilitator: Facilitator
@@ -77,9 +84,11 @@ export class CostPayments {
   constructor(o: CostPaymentsOptions) {
     this.priceAtomic = o.priceAtomic
     this.#x402 = o.x402
+    this.#rails = o.rails ?? createRailRegistry(o.x402, createAlgodClient(o.x402.algodUrl, o.x402.algodToken))
     this.#origin = o.publicOrigin.replace(/\/+$/, '')
     this.#now = o.now ?? (() => Math.floor(Date.now() / 1000))
     this.#ledger = new CostPaymentLedger(o.db, this.#now)
+    this.#identifiers = new PaymentIdentifiers(o.db)
     this.#events = o.events
     this.#logger = o.logger
     this.#facilitator =
@@ -99,23 +108,18 @@ export class CostPayments {
     return this.#ledger
   }
 
-  /** The requirements of one call of `path` (v2 terms, both EVM rails, in the `/store` order). */
+  /**
+   * The requirements of one call of `path` (v2 terms), on the rails whose payments can be held until the call
+   * produced output (`authorize-then-settle`: the EVM rails, in the `/store` order). The Algorand rail is not
+   * offered: its payment is final once submitted.
+   */
   requirements(info: Pick<CostCallInfo, 'method' | 'path'>): PaymentRequirement[] {
-    const amount = this.priceAtomic.toString()
-    const x = this.#x402
-    return (['eip155:8453', 'eip155:1'] as const).map((network) => ({
-      scheme: 'exact',
-      network,
-      amount,
-      maxAmountRequired: amount,
-      resource: `${this.#origin}${info.path}`,
-      description: describeCall(info),
-      mimeType: 'application/json',
-      payTo: x.payToEvm,
-      maxTimeoutSeconds: x.maxTimeoutSeconds,
-      asset: x.assets[network],
-      extra: { name: x.tokenName, version: x.tokenVersion },
-    }))
+    return this.#railRequirements(info).map((r) => r.requirement)
+  }
+
+  #railRequirements(info: Pick<CostCallInfo, 'method' | 'path'>) {
+    const offer = { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic: this.priceAtomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds }
+    return this.#rails.deferrable.map((rail) => ({ rail, requirement: rail.requirementOf(offer) }))
   }
 
   /** The 402: requirements, why (`quota_exceeded` or a refused payment's code), the quota when known. */
@@ -124,6 +128,7 @@ export class CostPayments {
       version: 2,
       resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
       accepts: this.requirements(info),
+      extensions: paymentIdentifierExtensions,
       error: why.code,
       message: why.message,
     })
@@ -145,11 +150,26 @@ export class CostPayments {
   async begin(headers: HeaderBag, info: CostCallInfo): Promise<PaidCall> {
     const decoded = decodePaymentHeader(headers)
     if (!decoded) throw new InvalidPaymentError(InvalidPaymentReasons.facilitatorRejected, 'no payment header')
-    const requirement = this.requirements(info).find((r) => r.network === decoded.network)
-    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
-    const payment = parseEvmPayment(decoded.payload)
-    precheckEvmPayment(decoded.payload, payment, requirement, Math.floor(Date.now() / 1000))
+    const chosen = this.#railRequirements(info).find((r) => r.requirement.network === decoded.network)
+    if (!chosen) throw new UnsupportedNetworkError(decoded.network)
+    const { rail, requirement } = chosen
+    const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000))
     const paymentId = `pay_${ulid()}`
+    // x402 payment-identifier: taken before anything is claimed or verified, so a retry with the identifier of
+    // a call that ran (or runs) never pays again; given back whenever the claim is.
+    const identifier = paymentIdentifierOf(decoded.payload)
+    const use = identifier
+      ? { scope: `cost:${info.route}`, id: identifier, ref: paymentId, fingerprint: `${requirement.network}|${payment.authorization.from.toLowerCase()}|${info.wallet.toLowerCase()}` }
+      : undefined
+    if (use) {
+      const first = await this.#identifiers.take(use)
+      if (!first.taken) {
+        throw new PaymentReplayedError(first.fingerprint === use.fingerprint ? `this payment identifier already paid for call ${first.ref}` : 'this payment identifier was used for another payment')
+      }
+    }
+    const releaseIdentifier = async () => {
+      if (use) await this.#identifiers.release(use)
+    }
     // Claim (payer, nonce) before the facilitator hears of it: concurrent replays find the key taken.
     const claimed = await this.#ledger.claim({
       paymentId,
@@ -164,8 +184,12 @@ export class CostPayments {
       priceAtomic: this.priceAtomic,
       paymentPayload: decoded.payload,
     })
-    if (!claimed) throw new PaymentReplayedError('this payment was already used for a call')
-    const request = facilitatorRequest(decoded, requirement, payment)
+    if (!claimed) {
+      await releaseIdentifier()
+      throw new PaymentReplayedError('this payment was already used for a call')
+    }
+    // one requirement object from the pre-check to the facilitator
+    const request = rail.facilitatorRequest(decoded, requirement, payment)
     try {
       const verdict = await this.#facilitator.verify(request.paymentPayload, request.paymentRequirements, request.x402Version)
       if (verdict.isValid !== true) {
@@ -176,6 +200,7 @@ export class CostPayments {
       }
     } catch (error) {
       await this.#ledger.release(paymentId)
+      await releaseIdentifier()
       throw error
     }
     return new PaidCall({
@@ -189,12 +214,15 @@ export class CostPayments {
           settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
         } catch (error) {
           // Refused before it was sent anywhere: nothing settled. Otherwise the outcome is unknown: keep the claim.
-          if (error instanceof FacilitatorUnavailableError && error.beforeSend) await this.#ledger.release(paymentId)
-          else await this.#ledger.markSettleUnknown(paymentId, String(error))
+          if (error instanceof FacilitatorUnavailableError && error.beforeSend) {
+            await this.#ledger.release(paymentId)
+            await releaseIdentifier()
+          } else await this.#ledger.markSettleUnknown(paymentId, String(error))
           throw error
         }
         if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
           await this.#ledger.release(paymentId)
+          await releaseIdentifier()
           throw new InvalidPaymentError(
             settled.errorReason ?? InvalidPaymentReasons.settlementFailed,
             `settlement failed${settled.errorReason ? `: ${settled.errorReason}` : ''}${settled.errorMessage ? ` (${settled.errorMessage})` : ''}`,
@@ -213,7 +241,10 @@ export class CostPayments {
         )
         return settlement
       },
-      release: () => this.#ledger.release(paymentId),
+      release: async () => {
+        await this.#ledger.release(paymentId)
+        await releaseIdentifier()
+      },
     })
   }
 

@@ -48,9 +48,10 @@ beforeAll(async () => {
 })
 afterAll(async () => db?.close())
 
-/** A fresh, well-formed EVM payment header (the fake facilitator accepts any signature). */
-function payment(): Record<string, string> {
+/** A fresh, well-formed EVM payment header (the fake facilitator accepts any signature); `id`: its payment identifier. */
+function payment(id?: string): Record<string, string> {
   const payload = {
+    ...(id ? { extensions: { 'payment-identifier': { info: { required: false, id } } } } : {}),
     x402Version: 2,
     accepted: { scheme: 'exact', network: 'eip155:8453' },
     payload: {
@@ -88,6 +89,32 @@ async function lastUsage() {
   }
   throw new Error('no new usage row')
 }
+
+describe('paid cost calls: payment-identifier (issue 26 item 4)', () => {
+  it('a retry re-signed with the identifier of a paid call is refused 409 and never settled; a call that failed gives the identifier back', async () => {
+    settle = settled
+    const id = 'retry_' + randomBytes(12).toString('hex')
+    const ok = async () => ({ status: 200, body: { model: 'm', message: 'out' } })
+    events = []
+    const first = (await meterCostCall(deps, request(payment(id)), ok)) as HttpResult
+    expect(first.status).toBe(200)
+    expect(events.filter((e) => e === 'settle')).toHaveLength(1)
+    const declared = (await meterCostCall(deps, request({}), ok)) as HttpResult
+    // the 402 past the quota declares the extension
+    expect(declared.status).toBe(402)
+    expect((declared.body as { extensions: Record<string, unknown> }).extensions['payment-identifier']).toMatchObject({ info: { required: false } })
+    events = []
+    await expect(meterCostCall(deps, request(payment(id)), ok)).rejects.toMatchObject({ code: 'payment_replayed' })
+    expect(events).not.toContain('settle')
+    // a call that fails before output releases its claim and its identifier: the retry runs (and pays once)
+    const other = 'failed_' + randomBytes(12).toString('hex')
+    const failed = (await meterCostCall(deps, request(payment(other)), async () => ({ status: 502, body: { error: 'x', message: 'y' } }))) as HttpResult
+    expect(failed.status).toBe(502)
+    events = []
+    expect(((await meterCostCall(deps, request(payment(other)), ok)) as HttpResult).status).toBe(200)
+    expect(events.filter((e) => e === 'settle')).toHaveLength(1)
+  })
+})
 
 describe('paid cost calls: when they settle', () => {
   it('a stream settles after the model produced its first chunk and before the client gets it', async () => {

@@ -6,6 +6,7 @@
  *   in code — never a float, never a JS number;
  * - booleans are integers 0/1.
  */
+import type { PaymentIdentifierTables } from './migrations/0013_payment_identifiers.js'
 import type { CatalogueTables } from './migrations/0001_catalogue.js'
 import type { LoginTables } from './migrations/0002_login.js'
 import type { ShadowTables } from './migrations/0003_shadow.js'
@@ -25,4 +26,5 @@ export interface Database
     MarketplaceTables,
     LlmKeyTables,
     CostLedgerTables,
-    ClusterTables {}
+    ClusterTables,
+    PaymentIdentifierTables {}

@@ -35,6 +35,8 @@ import { StorageService } from '../storage/StorageService.js'
 import { StorageWorker } from '../storage/StorageWorker.js'
 import { createBatchService } from './createBatchService.js'
 import type { CoreServices, DomainInit, DomainSetup, Services } from './types.js'
+import { createAlgodClient } from '../x402/createAlgodClient.js'
+import { createRailRegistry } from '../x402/RailRegistry.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig
@@ -79,6 +81,8 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
   const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
+  // the payment rails, registered once: paid storage, cost calls, discovery and the pages ask them
+  const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
   const ownsDatabase = !p.database
   const database = p.database ?? (await createDatabase({ url: config.databaseUrl, sqliteSynchronous: config.sqliteSynchronous }))
 
@@ -123,9 +127,11 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     instance,
     quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
     // Paying past the quota uses the rails of paid storage (`SERVICE_X402__*`, `FACILITATOR_TOKEN`).
+    rails,
     costPayments: new CostPayments({
       db: database.db,
       x402,
+      rails,
       priceAtomic: config.quota.pricePerCallAtomic,
       publicOrigin: config.publicOrigin,
       events: catalogue,
@@ -178,6 +184,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     instance,
     modelServer,
     marketplace: services.marketplace,
+    rails,
     databaseUrl: config.databaseUrl,
     env: p.env,
   }
@@ -303,6 +310,7 @@ export const initStorage: DomainInit = (core) => {
     onTopUp: () => topUps.inc(),
     onFacilitatorFailover: ({ step }) => failovers.inc({ step }),
     instanceId: core.instance.id,
+    rails: core.rails,
   })
   const worker = new StorageWorker({ service, logger: core.logger, leaseS: core.instance.leaseS })
   const missing = service.missingSettings()

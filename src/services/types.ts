@@ -23,6 +23,7 @@ import type { CoreAgent } from '../llm/CoreAgent.js'
 import type { OpenAiProxy } from '../llm/OpenAiProxy.js'
 import type { BatchService } from './createBatchService.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
+import type { RailRegistry } from '../x402/RailRegistry.js'
 
 /** Per-request state the core security handlers fill in. */
 export type GatewayLocals = {
@@ -57,6 +58,8 @@ export interface Services {
   catalogue: Catalogue
   login: LoginService
   quota: CostQuota
+  /** The payment rails, registered once at start (src/x402/RailRegistry.ts). */
+  rails: RailRegistry
   /** x402 payments of cost calls past the quota (issue 14 item 3). */
   costPayments: CostPayments
   /** The usage ledger of cost calls (`llm_usage`). */
@@ -93,7 +96,7 @@ export interface Services {
 }
 
 /** The core services every domain receives (it takes what it needs). */
-export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance' | 'modelServer' | 'marketplace'> & {
+export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger' | 'now' | 'catalogue' | 'instance' | 'modelServer' | 'marketplace' | 'rails'> & {
   /** The database URL (e.g. for a second connection). */
   databaseUrl: string
   /** Environment the app was configured from (each domain parses its own section). */

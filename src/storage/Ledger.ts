@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
+import { EVM_NAMESPACE } from '../x402/evmNetworks.js'
 import type { Database } from '../db/Database.js'
 import { insertedOnce } from '../db/insertedOnce.js'
 import { isUniqueViolation } from '../db/isUniqueViolation.js'
@@ -368,7 +369,7 @@ export class Ledger {
       .select(['storage_uploads.upload_id', 'storage_uploads.spool_path'])
       .where('storage_uploads.status', '=', 'pending_payment')
       .where('storage_deposits.status', 'in', ['claimed', 'settle_unknown'])
-      .where('storage_deposits.network', 'like', 'eip155:%')
+      .where('storage_deposits.network', 'like', `${EVM_NAMESPACE}:%`)
       .where((eb: any) => {
         const dead = eb.and([eb('storage_uploads.updated_at', '<', t - leaseS), deadOwnerOf(self, t - leaseS)(eb)])
         if (ownBefore === undefined) return dead

@@ -8,44 +8,37 @@ import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
+import { createAlgodClient } from '../x402/createAlgodClient.js'
 import {
-  type AlgorandSettlement,
-  buildRequirements,
+  createRailRegistry,
   type DecodedPaymentHeader,
   decodePaymentHeader,
   encodeBase64Json,
-  type EvmRailConfig,
   FacilitatorClient,
   FacilitatorPool,
-  FacilitatorUnavailableError,
   HEADER_PAYMENT_RESPONSE,
   HEADER_X_PAYMENT_RESPONSE,
-  LedgerNodeUnavailableError,
-  parseAlgorandPayment,
-  parseEvmPayment,
   type PaymentRequired,
-  paymentRequiredAnswer,
-  type PaymentRequirement,
+  parseAlgorandPayment,
+  PaymentIdentifiers,
+  paymentIdentifierOf,
   PaymentReplayedError,
+  type PaymentRequirement,
   type Price,
-  precheckEvmPayment,
-  requestBindingNotes,
-  type RequirementsInput,
-  resourceInfo,
+  type RailRegistry,
   UnsupportedNetworkError,
   v1NetworkName,
-  verifyAlgorandPayment,
-  verifyAndSettleEvm,
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
-import { InvalidTagError, PayloadTooLargeError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { InvalidTagError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
 import { PAYMENT_REFUSAL_CODES } from './paymentRefusals.js'
 import { PriceHold, priceOf, type PricingSnapshot } from './PriceHold.js'
-import { storeDiscoveryDocument, type X402DiscoveryDocument } from './discoveryDocument.js'
-import { storeDiscoveryExtensions } from './storeDiscovery.js'
+import type { X402DiscoveryDocument } from './discoveryDocument.js'
 import { UpstreamCredit } from './UpstreamCredit.js'
-import { newDepositId, newUploadId, UPLOAD_ID } from './ids.js'
+import { newUploadId, UPLOAD_ID } from './ids.js'
+import { type SettledDeposit, settleStorePayment } from './settleStorePayment.js'
+import { StorePricing } from './StorePricing.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type IntakeRequest, StoreIntake } from './intake/StoreIntake.js'
 import type { MeasuredUpload, ReceivedUpload } from './receiveUpload.js'
@@ -55,6 +48,9 @@ import { UploadSlots } from './UploadSlots.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
+/** Kept here for its callers; it lives with the rails now. */
+export { createAlgodClient }
+
 export type StoreRequest = IntakeRequest
 
 export type UploadResult = {
@@ -131,6 +127,8 @@ export type StorageServiceOptions = {
    * name. Default: a fresh id per process (never recognised after a restart).
    */
   instanceId?: string
+  /** The payment rails (registered once at start); default: those of `x402`. */
+  rails?: RailRegistry
 }
 
 const seconds = () => Math.floor(Date.now() / 1000)
@@ -150,11 +148,14 @@ export class StorageService {
   readonly uploadSlots: UploadSlots
   readonly intake: StoreIntake
   readonly instanceId: string
+  readonly rails: RailRegistry
+  /** The price of an upload, its requirements on every rail, the 402, the quote and discovery. */
+  readonly pricing: StorePricing
+  readonly identifiers: PaymentIdentifiers
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
-  #genesisHash: Promise<string> | undefined
 
-  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId }: StorageServiceOptions) {
+  constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId, rails }: StorageServiceOptions) {
     this.config = storage
     this.x402 = x402
     this.ledger = ledger
@@ -184,7 +185,9 @@ export class StorageService {
       onTopUp: () => onTopUp?.(),
     })
     this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
-    if (x402.algodGenesisHash) this.#genesisHash = Promise.resolve(x402.algodGenesisHash)
+    this.rails = rails ?? createRailRegistry(x402, this.algod)
+    this.identifiers = new PaymentIdentifiers(ledger.db)
+    this.pricing = new StorePricing({ storage, x402, rails: this.rails, upstream: this.upstream, priceHold: this.priceHold, credit: this.credit })
   }
 
   signer(): Promise<ArweaveSigner> {
@@ -203,24 +206,9 @@ export class StorageService {
 
   /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
   async algorandNetwork(): Promise<string> {
-    this.#genesisHash ??= withDeadline(this.algod.getTransactionParams().do(), 10_000, 'algod')
-      .then((p) => Buffer.from(p.genesisHash ?? new Uint8Array()).toString('base64'))
-      .catch((error) => {
-        this.#genesisHash = undefined
-        throw new LedgerNodeUnavailableError(error)
-      })
-    return `algorand:${await this.#genesisHash}`
-  }
-
-  evmRails(): EvmRailConfig[] {
-    const x = this.x402
-    return (['eip155:8453', 'eip155:1'] as const).map((network) => ({
-      network,
-      asset: x.assets[network],
-      payTo: x.payToEvm,
-      name: x.tokenName,
-      version: x.tokenVersion,
-    }))
+    const algorand = this.rails.rails.find((r) => r.kind === 'algorand')
+    if (!algorand) throw new UnsupportedNetworkError('algorand')
+    return algorand.network()
   }
 
   get spoolTmpDir(): string {
@@ -258,17 +246,17 @@ export class StorageService {
    */
   async #precheck(headers: HeaderBag, decoded: DecodedPaymentHeader, path: string, clientKey: string): Promise<void> {
     // the requirements' network, asset and payTo do not depend on the size: priced at 0 until it is known
-    const input = await this.#requirementsInput(path, 0n, '', 'application/octet-stream', { atomic: 0n, usd: '0.0', upstreamCostUsd: { n: 0n, d: 1n } })
-    const requirement = buildRequirements(input).find((r) => r.network === decoded.network)
-    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    const offer = this.pricing.offer(path, 0n, 'application/octet-stream', { atomic: 0n, usd: '0.0', upstreamCostUsd: { n: 0n, d: 1n } })
+    const chosen = (await this.pricing.accepts(offer)).find((a) => a.requirement.network === decoded.network)
+    if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const tagHeader = headers['x-svc-tag-app']
     if (tagHeader !== undefined && !/^[\x20-\x7E]{1,128}$/.test(headerText(tagHeader))) throw new InvalidTagError()
-    if (decoded.network.startsWith('eip155:')) {
-      precheckEvmPayment(decoded.payload, parseEvmPayment(decoded.payload), { ...requirement, amount: '0', maxAmountRequired: '0' })
+    if (chosen.rail.kind === 'evm') {
+      chosen.rail.check(decoded, { ...chosen.requirement, amount: '0', maxAmountRequired: '0' })
       return
     }
     const { txId } = parseAlgorandPayment(decoded.payload)
-    await this.intake.precheckAlgorand(this.algod, { txId, payTo: requirement.payTo, pollIntervalMs: this.x402.algodPollIntervalMs }, clientKey)
+    await this.intake.precheckAlgorand(this.algod, { txId, payTo: chosen.requirement.payTo, pollIntervalMs: this.x402.algodPollIntervalMs }, clientKey)
   }
 
   async #store(headers: HeaderBag, received: ReceivedUpload, path: string, options: StoreOptions): Promise<StoreOutcome> {
@@ -285,87 +273,26 @@ export class StorageService {
 
   /** Names of the settings every quote needs; empty when all are set. */
   missingSettings(): string[] {
-    const x = this.x402
-    const missing: [string, string][] = [
-      ['SERVICE_X402__PAY_TO_EVM', x.payToEvm],
-      ['SERVICE_X402__ASSET__EIP155_8453', x.assets['eip155:8453']],
-      ['SERVICE_X402__ASSET__EIP155_1', x.assets['eip155:1']],
-      ['SERVICE_X402__PAY_TO_ALGORAND', x.payToAlgorand],
-      ['FACILITATOR_TOKEN', x.facilitatorToken],
-    ]
-    return missing.filter(([, v]) => !v).map(([k]) => k)
-  }
-
-  /** The requirements (v2 terms) of `sizeBytes` at `price`; `path` gives the resource URL. */
-  async #requirementsInput(path: string, sizeBytes: bigint, sha256Hex: string, mimeType: string, price: Price): Promise<RequirementsInput> {
-    return {
-      resourceUrl: `${this.config.publicOrigin}${path}`,
-      sizeBytes,
-      sha256Hex,
-      mimeType,
-      priceAtomic: price.atomic,
-      priceUsd: price.usd,
-      evm: this.evmRails(),
-      algorand: { network: await this.algorandNetwork(), payTo: this.x402.payToAlgorand },
-      maxTimeoutSeconds: this.x402.maxTimeoutSeconds,
-    }
-  }
-
-  /** Every 402 of the storage endpoint: the requirements at the current price, the reason, PAYMENT-REQUIRED. */
-  #paymentRequired(input: RequirementsInput, version: 1 | 2, refusal?: BaseError): StoreOutcome & { status: 402 } {
-    return paymentRequiredAnswer({
-      version,
-      resource: resourceInfo(input),
-      accepts: buildRequirements(input),
-      extensions: storeDiscoveryExtensions,
-      error: refusal?.code ?? null,
-      message: refusal?.shortMessage,
-    })
+    const missing = this.rails.missingSettings()
+    if (!this.x402.facilitatorToken) missing.push('FACILITATOR_TOKEN')
+    return missing
   }
 
   /**
    * `GET /store/quote`: what the 402 of an upload of `sizeBytes` would say — same formula, same
    * requirements — and until when that price is honoured (`SERVICE_STORAGE__QUOTE_VALIDITY_S`).
    */
-  async quote(
-    sizeBytes: bigint,
-    { mimeType = 'application/octet-stream', version = 2, path = '/store' }: { mimeType?: string; version?: 1 | 2; path?: string } = {},
-  ): Promise<{ body: StoreQuote; headers: Record<string, string> }> {
+  async quote(sizeBytes: bigint, options: { mimeType?: string; version?: 1 | 2; path?: string } = {}): Promise<{ body: StoreQuote; headers: Record<string, string> }> {
     const missing = this.missingSettings()
     if (missing.length > 0) throw new StorageNotConfiguredError(missing)
-    if (sizeBytes > this.config.maxUploadBytes) throw new PayloadTooLargeError(this.config.maxUploadBytes)
-    await this.credit.assertCanCover(sizeBytes)
-    const snapshot = await this.upstream.pricing()
-    const price = priceOf(snapshot, sizeBytes)
-    const validUntil = this.priceHold.quoted(snapshot)
-    const input = await this.#requirementsInput(path, sizeBytes, '', mimeType, price)
-    const answer = this.#paymentRequired(input, version)
-    const body: StoreQuote = {
-      ...answer.body,
-      quote: {
-        size_bytes: Number(sizeBytes),
-        amount: price.atomic.toString(),
-        price_usd: price.usd,
-        valid_until: Math.floor(validUntil / 1000),
-        valid_for_s: this.config.quoteValiditySeconds,
-      },
-    }
-    return { body, headers: answer.headers }
+    return this.pricing.quote(sizeBytes, options)
   }
 
   /** `GET /.well-known/x402`: the paid resources of this service, with their rails and price rule. */
   async discovery(): Promise<X402DiscoveryDocument> {
     const missing = this.missingSettings()
     if (missing.length > 0) throw new StorageNotConfiguredError(missing)
-    const mib = priceOf(await this.upstream.pricing(), 1_048_576n)
-    const input = await this.#requirementsInput('/store', 1_048_576n, '', 'application/octet-stream', mib)
-    return storeDiscoveryDocument({
-      origin: this.config.publicOrigin,
-      accepts: buildRequirements(input),
-      mibAmount: mib.atomic,
-      quoteValiditySeconds: this.config.quoteValiditySeconds,
-      extensions: storeDiscoveryExtensions,
-    })
+    return this.pricing.discovery()
   }
 
   /**
@@ -404,8 +331,9 @@ export class StorageService {
     // 2. price (from a snapshot of the upstream's rates, remembered when quoted)
     const snapshot: PricingSnapshot = await this.upstream.pricing()
     const price = priceOf(snapshot, file.sizeBytes)
-    const input = await this.#requirementsInput(path, file.sizeBytes, file.sha256, file.mimeType, price)
-    const resourceUrl = input.resourceUrl
+    const offer = this.pricing.offer(path, file.sizeBytes, file.mimeType, price)
+    const accepts = await this.pricing.accepts(offer)
+    const resourceUrl = offer.resourceUrl
     // 3. no payment header → 402 in the version asked for — unless the upstream credit cannot pay for it
     const decoded = decodePaymentHeader(headers)
     const version = decoded?.version ?? options.version ?? 2
@@ -413,11 +341,11 @@ export class StorageService {
     if (!decoded || refusal || !('path' in file)) {
       await this.credit.assertCanCover(file.sizeBytes)
       if (!refusal) this.priceHold.quoted(snapshot)
-      return this.#paymentRequired(input, version, refusal)
+      return this.pricing.paymentRequired(offer, accepts, version, refusal)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
-    const current = buildRequirements(input).find((r) => r.network === decoded.network)
-    if (!current) throw new UnsupportedNetworkError(decoded.network)
+    const chosen = accepts.find((a) => a.requirement.network === decoded.network)
+    if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const tagHeader = headers['x-svc-tag-app']
     const appName = tagHeader === undefined ? this.config.appName : headerText(tagHeader)
     if (!/^[\x20-\x7E]{1,128}$/.test(appName)) throw new InvalidTagError()
@@ -426,14 +354,14 @@ export class StorageService {
     // A price quoted earlier (a 402 or GET /store/quote) still holds: the cheapest price honoured now is due.
     const prices = this.priceHold.acceptablePrices(snapshot, file.sizeBytes)
     const lowest = prices[0] as Price
-    const requirement: PaymentRequirement = { ...current, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
+    const requirement: PaymentRequirement = { ...chosen.requirement, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
     // The amount, now that the size gives the price: an EVM authorization below it is refused before
     // anything is spooled (the rest was pre-checked before the body was read).
-    if (decoded.network.startsWith('eip155:')) {
+    if (chosen.rail.kind === 'evm') {
       try {
-        precheckEvmPayment(decoded.payload, parseEvmPayment(decoded.payload), requirement)
+        chosen.rail.check(decoded, requirement)
       } catch (error) {
-        if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.#paymentRequired(input, version, error)
+        if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.pricing.paymentRequired(offer, accepts, version, error)
         throw error
       }
     }
@@ -441,20 +369,36 @@ export class StorageService {
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
     // The spool is shared (database or shared directory): any instance can finish the upload if this one dies.
     const uploadId = newUploadId()
-    const kept = await this.spool.keep(uploadId, file.path, file.sizeBytes)
+    // x402 payment-identifier: a retry of a paid upload with the identifier of the first gets the first's
+    // result and pays nothing more; the identifier is taken before anything is spooled or settled.
+    const paymentId = paymentIdentifierOf(decoded.payload)
+    const identifier = paymentId ? { scope: 'store', id: paymentId, ref: uploadId, fingerprint: storeFingerprint(decoded, file) } : undefined
+    if (identifier) {
+      const first = await this.identifiers.take(identifier)
+      if (!first.taken) return this.#firstResult(first, identifier.fingerprint, version)
+    }
+    const release = async () => {
+      if (identifier) await this.identifiers.release(identifier).catch(() => undefined)
+    }
+    const kept = await this.spool.keep(uploadId, file.path, file.sizeBytes).catch(async (error: unknown) => {
+      await release()
+      throw error
+    })
     if (!kept.ownsLocal) takeFile()
     const spoolPath = kept.ref
     const upload: NewUpload = { uploadId, depositId: '', sha256: file.sha256, mimeType: file.mimeType, sizeBytes: file.sizeBytes, appName, payerTag: '', spoolPath, owner: this.instanceId }
-    const common = { file, price: lowest, prices, resourceUrl, requirement, appName, decoded, upload }
     let deposit: SettledDeposit
     try {
-      deposit = decoded.network.startsWith('eip155:') ? await this.#settleEvm(common) : await this.#settleAlgorand(common)
+      deposit = await settleStorePayment(chosen.rail, { file, price: lowest, prices, resourceUrl, requirement, decoded, upload }, { ledger: this.ledger, facilitator: this.facilitator, logger: this.#logger })
     } catch (error) {
       const row = await this.ledger.getUploadRow(uploadId)
-      if (!row) await this.spool.remove(spoolPath).catch(() => undefined)
+      if (!row) {
+        await this.spool.remove(spoolPath).catch(() => undefined)
+        await release()
+      }
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) {
-        return this.#paymentRequired(input, version, error)
+        return this.pricing.paymentRequired(offer, accepts, version, error)
       }
       throw error
     }
@@ -462,13 +406,7 @@ export class StorageService {
     try {
       const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, local_path: kept.localPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
       const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
-      const responseHeaders: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
-      // A v1 payer reads X-PAYMENT-RESPONSE, with the network under its v1 name.
-      if (version === 1) {
-        const v1 = { ...paymentResponse(result), network: v1NetworkName(String(settlement.network)) ?? settlement.network }
-        responseHeaders[HEADER_X_PAYMENT_RESPONSE] = encodeBase64Json(v1)
-      }
-      return { status: 200, body: result, headers: responseHeaders }
+      return uploaded(result, version)
     } catch (error) {
       const row = await this.ledger.getDeposit(deposit.depositId)
       const depositView = row ? viewDeposit(row) : undefined
@@ -484,98 +422,20 @@ export class StorageService {
     }
   }
 
-  async #settleEvm({ price, resourceUrl, requirement, decoded, upload }: SettleInput): Promise<SettledDeposit> {
-    const payload = decoded.payload
-    const payment = parseEvmPayment(payload)
-    precheckEvmPayment(payload, payment, requirement)
-    const depositId = newDepositId()
-    // Claim (payer, nonce) BEFORE the facilitator hears of it: concurrent replays find the key taken.
-    const claimed = await this.ledger.claimWithUpload(
-      {
-        depositId,
-        payer: payment.authorization.from,
-        nonce: payment.authorization.nonce,
-        payTo: requirement.payTo,
-        network: requirement.network,
-        asset: requirement.asset,
-        scheme: 'exact',
-        amountAtomic: payment.authorization.value,
-        priceAtomic: price.atomic,
-        priceUsd: price.usd,
-        resourceUrl,
-        paymentPayload: payload,
-      },
-      { ...upload, depositId, payerTag: payment.authorization.from },
-      'pending_payment',
-    )
-    if (!claimed) throw new PaymentReplayedError()
-    let settling = false
-    try {
-      const settled = await verifyAndSettleEvm(this.facilitator, decoded, requirement, payment, async () => {
-        settling = true
-      })
-      const settlement = { ...settled.response, success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
-      const fresh = await this.ledger.markSettled(depositId, settled.transaction, settled.response)
-      if (!fresh) this.#logger?.warn({ deposit_id: depositId, tx_hash: settled.transaction }, 'settlement tx hash already recorded')
-      await this.ledger.activateUpload(upload.uploadId)
-      return { depositId, payerTag: payment.authorization.from, settlement }
-    } catch (error) {
-      if (settling && error instanceof FacilitatorUnavailableError) {
-        // The settlement may or may not have happened: keep the claim (the payload can never be reused)
-        // and the spooled bytes, for reconciliation.
-        await this.ledger.markSettleUnknown(depositId, String(error))
-      } else {
-        await this.ledger.dropUnpaid(depositId, upload.uploadId)
-      }
-      throw error
+  /**
+   * The answer to a retry whose payment identifier was taken: the first request's result when it paid for the
+   * same thing (200 stored, 202 queued), 409 `payment_replayed` while the first is still being paid or when the
+   * identifier was used for another payment.
+   */
+  async #firstResult(first: { fingerprint: string; ref: string }, fingerprint: string, version: 1 | 2): Promise<StoreOutcome> {
+    if (first.fingerprint !== fingerprint) throw new PaymentReplayedError('this payment identifier was used for another payment')
+    const found = await this.ledger.getUpload(first.ref)
+    if (!found || found.deposit.status !== 'settled' || found.upload.status === 'pending_payment') {
+      throw new PaymentReplayedError('a payment with this identifier is still being settled; retry shortly')
     }
-  }
-
-  async #settleAlgorand({ file, price, prices, resourceUrl, requirement, decoded, upload }: SettleInput): Promise<SettledDeposit> {
-    const payload = decoded.payload
-    const { txId } = parseAlgorandPayment(payload)
-    const check = {
-      txId,
-      payTo: requirement.payTo,
-      minAmount: price.atomic,
-      // the note binds the price it was paid at: any price honoured now
-      expectedNotes: prices.flatMap((p) => requestBindingNotes(resourceUrl, file.sha256, file.sizeBytes, p.atomic)),
-      pollIntervalMs: this.x402.algodPollIntervalMs,
-      timeoutMs: this.x402.algodTimeoutMs,
-    }
-    const paid: AlgorandSettlement = await verifyAlgorandPayment(this.algod, check)
-    const settlement = {
-      success: true,
-      transaction: paid.txId,
-      network: requirement.network,
-      payer: paid.payer,
-      asset: paid.asset,
-      amount: paid.amount.toString(),
-      confirmedRound: paid.confirmedRound.toString(),
-    }
-    const depositId = newDepositId()
-    // The transaction is final on the ledger: deposit (settled) and upload are recorded in one transaction.
-    const claimed = await this.ledger.claimWithUpload(
-      {
-        depositId,
-        payer: paid.payer,
-        nonce: paid.txId,
-        payTo: requirement.payTo,
-        network: requirement.network,
-        asset: paid.asset,
-        scheme: 'exact',
-        amountAtomic: paid.amount,
-        priceAtomic: price.atomic,
-        priceUsd: price.usd,
-        resourceUrl,
-        paymentPayload: payload,
-        settled: { txHash: paid.txId, settlement },
-      },
-      { ...upload, depositId, payerTag: '' },
-      'uploading',
-    )
-    if (!claimed) throw new PaymentReplayedError()
-    return { depositId, payerTag: '', settlement }
+    const view = viewUpload(found.upload, found.deposit)
+    if (view.result) return uploaded(view.result, version)
+    return { status: 202, body: { queue_id: view.upload_id, status: 'queued', status_url: `/store/uploads/${view.upload_id}`, deposit: view.deposit }, headers: {} }
   }
 
   /**
@@ -620,6 +480,28 @@ export class StorageService {
   }
 }
 
+/** The 200 of a stored upload: the result and PAYMENT-RESPONSE (and X-PAYMENT-RESPONSE, in v1 terms, for a v1 payer). */
+function uploaded(result: UploadResult, version: 1 | 2): StoreOutcome {
+  const headers: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
+  if (version === 1) {
+    const settlement = result.settlement
+    const v1 = { ...paymentResponse(result), network: v1NetworkName(String(settlement.network)) ?? settlement.network }
+    headers[HEADER_X_PAYMENT_RESPONSE] = encodeBase64Json(v1)
+  }
+  return { status: 200, body: result, headers }
+}
+
+/**
+ * What a `/store` payment identifier binds: the network, who pays (the EVM payer; the Algorand transaction,
+ * final once submitted) and the file. A retry re-signed by the same payer for the same file is the same payment.
+ */
+function storeFingerprint(decoded: DecodedPaymentHeader, file: Pick<ReceivedUpload, 'sha256' | 'sizeBytes'>): string {
+  const p = decoded.payload.payload
+  const authorization = p.authorization as { from?: unknown } | undefined
+  const who = typeof authorization?.from === 'string' ? authorization.from.toLowerCase() : typeof p.txId === 'string' ? p.txId : ''
+  return `${decoded.network}|${who}|${file.sha256}|${file.sizeBytes}`
+}
+
 /** An upload as `GET /store/uploads/{upload_id}` shows it (`UploadStatus`). */
 function viewUpload(u: UploadRow, deposit: DepositRow): UploadStatusView {
   const settlement = parseSettlement(deposit)
@@ -654,29 +536,6 @@ function parseSettlement(d: DepositRow): Record<string, unknown> {
     // fall through
   }
   return { success: true, transaction: d.tx_hash ?? '', network: d.network, payer: d.payer }
-}
-
-type SettleInput = {
-  upload: NewUpload
-  file: ReceivedUpload
-  /** The cheapest price honoured now (the requirement's amount). */
-  price: Price
-  /** Every price honoured now (the current one and held quotes). */
-  prices: Price[]
-  resourceUrl: string
-  requirement: PaymentRequirement
-  appName: string
-  decoded: DecodedPaymentHeader
-}
-type SettledDeposit = { depositId: string; payerTag: string; settlement: Record<string, unknown> }
-
-/** algosdk wants the port apart from the base URL (an empty port would drop it). */
-export function createAlgodClient(url: string, token: string): algosdk.Algodv2 {
-  const u = new URL(url)
-  const port = u.port
-  u.port = ''
-  const base = u.toString().replace(/\/+$/, '')
-  return new algosdk.Algodv2(token, base, port || undefined)
 }
 
 function headerText(v: string | string[] | undefined): string {

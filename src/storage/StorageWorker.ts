@@ -121,7 +121,7 @@ export class StorageWorker {
     const self = this.#service.instanceId
     // payments a dead instance (or this identity before its restart) was settling when it died: settled on
     // chain → recorded and queued here
-    await recoverOrphanedClaims({ ledger, spool: this.#service.spool, x402: this.#service.x402, self, leaseS: this.#leaseS, ownBefore: this.#startedAtS, logger: this.#logger })
+    await recoverOrphanedClaims({ ledger, spool: this.#service.spool, rails: this.#service.rails, self, leaseS: this.#leaseS, ownBefore: this.#startedAtS, logger: this.#logger })
       .catch((error) =>
       this.#logger?.warn({ err: String(error) }, 'recovery of claimed payments failed; will retry'),
     )

@@ -2,6 +2,7 @@ import algosdk from 'algosdk'
 import { describe, expect, it } from 'vitest'
 import { checkConfirmed, parseAlgorandPayment } from './algorandRail.js'
 import { InvalidPaymentError, PaymentHeaderInvalidError, RequestHashMismatchError } from './errors.js'
+import { nativeAlgoAmount, parseAlgoUsdRate } from './nativeAlgoAmount.js'
 
 const service = algosdk.generateAccount().addr.toString()
 const payer = algosdk.generateAccount().addr.toString()
@@ -28,10 +29,20 @@ const code = (fn: () => unknown) => {
 }
 
 describe('Algorand payment checks on a confirmed transaction', () => {
-  it('accepts the USDC ASA and native payments', () => {
+  it('accepts the USDC ASA', () => {
     expect(checkConfirmed(axfer(), check, 31566704n)).toMatchObject({ payer, amount: 5000n, asset: '31566704' })
-    const pay = confirmed(algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer, receiver: service, amount: 6000n, note, suggestedParams: params }))
-    expect(checkConfirmed(pay, check, 31566704n)).toMatchObject({ asset: 'ALGO', amount: 6000n })
+  })
+  const pay = (amount: bigint) => confirmed(algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer, receiver: service, amount, note, suggestedParams: params }))
+  it('refuses native ALGO at face value (issue 26, finding 1): without a rate not at all, with one only the converted amount', () => {
+    // no rate configured: micro-ALGO are never micro-USD
+    expect(code(() => checkConfirmed(pay(6000n), check, 31566704n))).toBe('wrong_asset')
+    expect(() => checkConfirmed(pay(6000n), check, 31566704n)).toThrow(expect.objectContaining({ reason: 'native_algo_not_accepted' }))
+    // $0.25 per ALGO: a $0.005 price is 20,000 micro-ALGO
+    const atRate = { ...check, nativeMinAmount: nativeAlgoAmount(5000n, parseAlgoUsdRate('0.25')!) }
+    expect(atRate.nativeMinAmount).toBe(20_000n)
+    expect(code(() => checkConfirmed(pay(6000n), atRate, 31566704n))).toBe('insufficient_amount')
+    expect(code(() => checkConfirmed(pay(19_999n), atRate, 31566704n))).toBe('insufficient_amount')
+    expect(checkConfirmed(pay(20_000n), atRate, 31566704n)).toMatchObject({ asset: 'ALGO', amount: 20_000n })
   })
   it('rejects a wrong asset, amount, receiver and note with distinct 402 codes', () => {
     expect(code(() => checkConfirmed(axfer({ assetIndex: 10458941n }), check, 31566704n))).toBe('wrong_asset')

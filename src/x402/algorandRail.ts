@@ -11,6 +11,8 @@ export type AlgorandPaymentCheck = {
   /** Raw 32-byte SHA-256 values the note may equal (the request binding; see `requestBindingNotes`). */
   expectedNotes: Uint8Array[]
   assetId?: bigint
+  /** The micro-ALGO a native payment must reach (the price at the operator's rate); undefined: native refused. */
+  nativeMinAmount?: bigint
   pollIntervalMs?: number
   timeoutMs?: number
 }
@@ -78,28 +80,34 @@ export function checkConfirmed(info: algosdk.modelsv2.PendingTransactionResponse
   let receiver: string
   let amount: bigint
   let asset: string
+  let minAmount = check.minAmount
   if (txn.type === algosdk.TransactionType.axfer && txn.assetTransfer) {
     if (txn.assetTransfer.assetIndex !== assetId) {
       throw new InvalidPaymentError(
         InvalidPaymentReasons.assetMismatch,
-        `asset ${txn.assetTransfer.assetIndex} is not accepted; pay asset ${assetId} or native ALGO`,
+        `asset ${txn.assetTransfer.assetIndex} is not accepted; pay asset ${assetId}${check.nativeMinAmount === undefined ? '' : ' or native ALGO'}`,
       )
     }
     receiver = txn.assetTransfer.receiver.toString()
     amount = txn.assetTransfer.amount
     asset = assetId.toString()
   } else if (txn.type === algosdk.TransactionType.pay && txn.payment) {
+    // micro-ALGO are not micro-USD: a native payment counts only at the operator's rate
+    if (check.nativeMinAmount === undefined) {
+      throw new InvalidPaymentError(InvalidPaymentReasons.nativeAlgoNotAccepted, `native ALGO is not accepted (no ALGO/USD rate is configured); pay asset ${assetId}`)
+    }
     receiver = txn.payment.receiver.toString()
     amount = txn.payment.amount
     asset = 'ALGO'
+    minAmount = check.nativeMinAmount
   } else {
     throw new InvalidPaymentError(InvalidPaymentReasons.wrongTransactionType, `transaction type ${txn.type} is not a payment or asset transfer`)
   }
   if (receiver !== check.payTo) {
     throw new InvalidPaymentError(InvalidPaymentReasons.receiverMismatch, `receiver must be ${check.payTo}`)
   }
-  if (amount < check.minAmount) {
-    throw new InvalidPaymentError(InvalidPaymentReasons.amountInsufficient, `amount ${amount} is below the price ${check.minAmount}`)
+  if (amount < minAmount) {
+    throw new InvalidPaymentError(InvalidPaymentReasons.amountInsufficient, `amount ${amount}${asset === 'ALGO' ? ' micro-ALGO' : ''} is below the price ${minAmount}`)
   }
   const note = txn.note ?? new Uint8Array()
   if (!check.expectedNotes.some((n) => Buffer.from(note).equals(Buffer.from(n)))) throw new RequestHashMismatchError()

@@ -1,6 +1,8 @@
 import { getDefaultAsset } from '@x402/evm'
 import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
+import { envSuffix, EVM_NETWORKS } from './evmNetworks.js'
+import { type AlgoUsdRate, parseAlgoUsdRate } from './nativeAlgoAmount.js'
 
 /**
  * Configuration of the payment rails (seed 4.6 step 4), from `SERVICE_X402__*`, `SERVICE_ALGOD__*` and
@@ -8,12 +10,14 @@ import { type Env, envInt, envOptionalString, envString } from '../config/env.js
  * - `SERVICE_X402__FACILITATOR_URL`, `FACILITATOR_TOKEN` (bearer on `/verify` and `/settle`);
  *   `SERVICE_X402__FALLBACK_FACILITATOR_URL`: fallback facilitators, comma-separated, tried in order when the
  *   one before fails for transport reasons (same token);
- * - `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__EIP155_8453`, `SERVICE_X402__ASSET__EIP155_1` (default: the
- *   network's canonical USDC, from @x402/evm's table of the assets stock clients pay by default);
+ * - `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__<NETWORK>` for each network of evmNetworks.ts
+ *   (`EIP155_8453`, `EIP155_1`; default: the network's canonical USDC, from @x402/evm's table of the assets stock clients pay by default);
  *   `SERVICE_X402__TOKEN_NAME` / `SERVICE_X402__TOKEN_VERSION`: the token's EIP-712 domain (`USD Coin` / `2`);
  * - `SERVICE_X402__PAY_TO_ALGORAND`, `SERVICE_ALGOD__URL`, `SERVICE_ALGOD__TOKEN`;
  *   `SERVICE_ALGOD__GENESIS_HASH` (base64, as algod reports it; fetched from the node when unset);
  *   `SERVICE_ALGOD__POLL_INTERVAL_MS` (1500), `SERVICE_ALGOD__TIMEOUT_MS` (30000);
+ *   `SERVICE_X402__ALGO_USD_RATE`: USD per ALGO (e.g. `0.18`); native ALGO payments count only through it
+ *   (unset, the default: native payments are refused and only the USDC ASA is accepted);
  * - `SERVICE_X402__MAX_TIMEOUT_SECONDS` (60).
  */
 export type X402Config = {
@@ -22,7 +26,8 @@ export type X402Config = {
   fallbackFacilitatorUrls: string[]
   facilitatorToken: string
   payToEvm: string
-  assets: { 'eip155:8453': string; 'eip155:1': string }
+  /** Token of each EVM network of evmNetworks.ts, by CAIP-2 id. */
+  assets: Record<string, string>
   tokenName: string
   tokenVersion: string
   payToAlgorand: string
@@ -31,12 +36,14 @@ export type X402Config = {
   algodGenesisHash: string | undefined
   algodPollIntervalMs: number
   algodTimeoutMs: number
+  /** Operator-set ALGO price; undefined: native ALGO is refused (see nativeAlgoAmount.ts). */
+  algoUsdRate: AlgoUsdRate | undefined
   maxTimeoutSeconds: number
   /**
    * JSON-RPC of each EVM rail (`SERVICE_X402__RPC_URL__EIP155_8453`, `__EIP155_1`; optional): with it, a payment
    * an instance died settling is recovered from the chain (docs/reliability.md).
    */
-  evmRpcUrls: Partial<Record<'eip155:8453' | 'eip155:1', string>>
+  evmRpcUrls: Partial<Record<string, string>>
 }
 
 export function readX402Config(env: Env = process.env): X402Config {
@@ -54,10 +61,7 @@ export function readX402Config(env: Env = process.env): X402Config {
       }),
     facilitatorToken: s('FACILITATOR_TOKEN'),
     payToEvm: s('SERVICE_X402__PAY_TO_EVM'),
-    assets: {
-      'eip155:8453': s('SERVICE_X402__ASSET__EIP155_8453', getDefaultAsset('eip155:8453', 'USDC').asset),
-      'eip155:1': s('SERVICE_X402__ASSET__EIP155_1', getDefaultAsset('eip155:1', 'USDC').asset),
-    },
+    assets: Object.fromEntries(EVM_NETWORKS.map((n) => [n.network, s(`SERVICE_X402__ASSET__${envSuffix(n.network)}`, defaultUsdc(n.network))])),
     tokenName: s('SERVICE_X402__TOKEN_NAME', 'USD Coin'),
     tokenVersion: s('SERVICE_X402__TOKEN_VERSION', '2'),
     payToAlgorand: s('SERVICE_X402__PAY_TO_ALGORAND'),
@@ -66,12 +70,22 @@ export function readX402Config(env: Env = process.env): X402Config {
     algodGenesisHash: envOptionalString(env, 'SERVICE_ALGOD__GENESIS_HASH'),
     algodPollIntervalMs: positive('SERVICE_ALGOD__POLL_INTERVAL_MS', 1_500),
     algodTimeoutMs: positive('SERVICE_ALGOD__TIMEOUT_MS', 30_000),
+    algoUsdRate: parseAlgoUsdRate(envOptionalString(env, 'SERVICE_X402__ALGO_USD_RATE')),
     maxTimeoutSeconds: positive('SERVICE_X402__MAX_TIMEOUT_SECONDS', 60),
     evmRpcUrls: Object.fromEntries(
-      (['eip155:8453', 'eip155:1'] as const).flatMap((n) => {
-        const url = envOptionalString(env, `SERVICE_X402__RPC_URL__${n.replace(':', '_').toUpperCase()}`)
-        return url ? [[n, url]] : []
+      EVM_NETWORKS.flatMap(({ network }) => {
+        const url = envOptionalString(env, `SERVICE_X402__RPC_URL__${envSuffix(network)}`)
+        return url ? [[network, url]] : []
       }),
     ),
+  }
+}
+
+/** The network's canonical USDC from @x402/evm's table (what stock clients pay by default); '' when it has none. */
+function defaultUsdc(network: string): string {
+  try {
+    return getDefaultAsset(network as `${string}:${string}`, 'USDC').asset
+  } catch {
+    return ''
   }
 }

@@ -23,6 +23,7 @@ export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insuffic
 export function rejectionCode(reason: string): PaymentRejectionCode {
   switch (reason) {
     case InvalidPaymentReasons.assetMismatch:
+    case InvalidPaymentReasons.nativeAlgoNotAccepted:
       return 'wrong_asset'
     case InvalidPaymentReasons.amountInsufficient:
       return 'insufficient_amount'

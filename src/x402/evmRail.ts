@@ -4,6 +4,7 @@ import type { Facilitator } from './FacilitatorPool.js'
 import type { DecodedPaymentHeader, PaymentPayload } from './headers.js'
 import { InvalidPaymentReasons } from './reasons.js'
 import type { PaymentRequirement } from './requirements.js'
+import { v1NetworkName } from './v1Networks.js'
 
 export type EvmAuthorization = {
   from: string
@@ -107,15 +108,17 @@ export function precheckEvmPayment(
 
 /**
  * What the facilitator is sent: ours, with the amount the payer actually authorised (≥ price). For a v1
- * payment, the payload exactly as the payer sent it and the requirement in v1 terms (the payload's network
- * name, e.g. `base`), so the facilitator runs its v1 scheme.
+ * payment, the payload as the payer sent it and the requirement in v1 terms, so the facilitator runs its v1
+ * scheme. The network and scheme both carry are the requirement's — the one the pre-check passed — never
+ * a name the payer wrote elsewhere in the payload.
  */
 export function facilitatorRequest(decoded: Pick<DecodedPaymentHeader, 'version' | 'payload' | 'raw'>, requirement: PaymentRequirement, payment: EvmPayment) {
   const value = payment.authorization.value.toString()
   const paymentRequirements = { ...requirement, amount: value, maxAmountRequired: value }
   if (decoded.version === 1) {
-    const v1Network = typeof decoded.raw.network === 'string' ? decoded.raw.network : requirement.network
-    return { x402Version: 1 as const, paymentPayload: decoded.raw as PaymentPayload, paymentRequirements: { ...paymentRequirements, network: v1Network } }
+    const v1Network = v1NetworkName(requirement.network) ?? requirement.network
+    const paymentPayload = { ...(decoded.raw as PaymentPayload), scheme: requirement.scheme, network: v1Network }
+    return { x402Version: 1 as const, paymentPayload, paymentRequirements: { ...paymentRequirements, network: v1Network } }
   }
   return { x402Version: 2 as const, paymentPayload: decoded.payload, paymentRequirements }
 }

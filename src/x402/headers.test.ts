@@ -19,6 +19,15 @@ describe('decodePaymentHeader', () => {
     expect(d?.network).toBe('eip155:8453')
     expect(d?.header).toBe('X-PAYMENT')
   })
+  it('refuses a v1 payload whose top-level network differs from accepted.network (issue 26, finding 3)', () => {
+    const confused = { x402Version: 1, scheme: 'exact', network: 'ethereum', accepted: { scheme: 'exact', network: 'base' }, payload: {} }
+    expect(() => decodePaymentHeader({ 'x-payment': b64(confused) })).toThrow(/differs from accepted.network/)
+    expect(() => decodePaymentHeader({ 'x-payment': b64({ ...confused, network: 'eip155:1' }) })).toThrow(PaymentHeaderInvalidError)
+    expect(() => decodePaymentHeader({ 'x-payment': b64({ ...confused, network: 42 }) })).toThrow(PaymentHeaderInvalidError)
+    expect(() => decodePaymentHeader({ 'x-payment': b64({ ...confused, network: 'base', scheme: 'upto' }) })).toThrow(/scheme/)
+    // the same network under its two names is one network
+    expect(decodePaymentHeader({ 'x-payment': b64({ ...confused, network: 'eip155:8453' }) })?.network).toBe('eip155:8453')
+  })
   it('accepts base64url', () => {
     const text = Buffer.from(JSON.stringify(payload('eip155:1'))).toString('base64url')
     expect(decodePaymentHeader({ 'payment-signature': text })?.network).toBe('eip155:1')

@@ -77,6 +77,14 @@ export function decodePaymentHeader(headers: HeaderBag): DecodedPaymentHeader | 
     throw new PaymentHeaderInvalidError('missing field accepted.network (string)')
   }
   const network = caip2Network(accepted.network)
+  // One network per payment: the rail is chosen and pre-checked from `accepted.network`, so a top-level
+  // `network` (v1) or `scheme` that says otherwise is refused rather than let through to the facilitator.
+  if (decoded.network !== undefined && (typeof decoded.network !== 'string' || caip2Network(decoded.network) !== network)) {
+    throw new PaymentHeaderInvalidError(`network ${JSON.stringify(decoded.network)} differs from accepted.network ${JSON.stringify(accepted.network)}`)
+  }
+  if (decoded.scheme !== undefined && accepted.scheme !== undefined && decoded.scheme !== accepted.scheme) {
+    throw new PaymentHeaderInvalidError(`scheme ${JSON.stringify(decoded.scheme)} differs from accepted.scheme ${JSON.stringify(accepted.scheme)}`)
+  }
   const payload = { ...decoded, accepted: { ...accepted, network } } as PaymentPayload
   return { header, network, version, payload, raw: decoded }
 }

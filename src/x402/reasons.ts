@@ -32,6 +32,8 @@ export const InvalidPaymentReasons = {
   notYetValid: 'authorization_not_yet_valid',
   malformedSignature: 'malformed_signature',
   wrongTransactionType: 'wrong_transaction_type',
+  /** A native ALGO payment where no ALGO/USD rate is configured: pay the USDC ASA. */
+  nativeAlgoNotAccepted: 'native_algo_not_accepted',
   rejectedByLedger: 'rejected_by_ledger',
   facilitatorRejected: 'facilitator_rejected',
   settlementFailed: 'settlement_failed',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { parseAlgoUsdRate } from './nativeAlgoAmount.js'
 import { buildRequirements, requestBindingNote, requestBindingNotes, requestBindingText, resourceInfo } from './requirements.js'
 
 const input = {
@@ -34,7 +35,13 @@ describe('buildRequirements', () => {
   it('carries the domain on EVM entries and the binding on Algorand', () => {
     expect(body.accepts[0]!.extra).toEqual({ name: 'USD Coin', version: '2' })
     expect(body.accepts[2]!.asset).toBe('31566704')
-    expect(body.accepts[2]!.extra).toEqual({ requestHashBinding: true })
+    expect(body.accepts[2]!.extra).toEqual({ requestHashBinding: true, nativeAlgo: null })
+  })
+  it('states the micro-ALGO a native payment must reach when the operator set an ALGO price', () => {
+    const withRate = buildRequirements({ ...input, algorand: { ...input.algorand, algoUsdRate: parseAlgoUsdRate('0.18')! } })
+    // 5000 micro-USD / 0.18 USD per ALGO = 27,777.7… micro-ALGO, rounded up
+    expect(withRate[2]!.extra).toEqual({ requestHashBinding: true, nativeAlgo: { amount: '27778', algoUsdRate: '0.18' } })
+    expect(withRate[2]!.asset).toBe('31566704')
   })
   it('builds the binding text and note', () => {
     expect(requestBindingText('u', 'h', 3n, '0.005')).toBe('u|h|3|0.005')

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import { formatPriceUsd } from './price.js'
 import type { ResourceInfo } from './paymentRequired.js'
+import type { RailOffer } from './PaymentRail.js'
+import { type AlgoUsdRate, nativeAlgoAmount } from './nativeAlgoAmount.js'
 import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
@@ -34,6 +36,8 @@ export type AlgorandRailConfig = {
   network: string
   payTo: string
   assetId?: bigint
+  /** Native ALGO counts only through this rate; undefined: refused (the requirement says so). */
+  algoUsdRate?: AlgoUsdRate
 }
 
 export type RequirementsInput = {
@@ -43,7 +47,7 @@ export type RequirementsInput = {
   mimeType: string
   priceAtomic: bigint
   priceUsd: string
-  /** In order: `eip155:8453`, `eip155:1`. */
+  /** In the order of evmNetworks.ts. */
   evm: EvmRailConfig[]
   algorand: AlgorandRailConfig
   maxTimeoutSeconds?: number
@@ -77,32 +81,54 @@ export function requestBindingNotes(resourceUrl: string, sha256Hex: string, size
   return [...texts].map((t) => requestBindingNote(resourceUrl, sha256Hex, sizeBytes, t))
 }
 
-export function buildRequirements(input: RequirementsInput): PaymentRequirement[] {
-  const amount = input.priceAtomic.toString()
-  const common = {
-    scheme: 'exact' as const,
+/**
+ * The one builder of a requirement (`accepts` element), used by every rail (EvmExactRail, AlgorandExactRail):
+ * the offer's resource and price, the rail's network, receiver, asset and `extra`.
+ */
+export function exactRequirement(offer: RailOffer, on: { network: string; payTo: string; asset: string; extra: Record<string, unknown> | null }): PaymentRequirement {
+  const amount = offer.priceAtomic.toString()
+  return {
+    scheme: 'exact',
+    network: on.network,
     amount,
     maxAmountRequired: amount,
-    resource: input.resourceUrl,
+    resource: offer.resourceUrl,
+    description: offer.description,
+    mimeType: offer.mimeType || 'application/octet-stream',
+    payTo: on.payTo,
+    maxTimeoutSeconds: offer.maxTimeoutSeconds,
+    asset: on.asset,
+    extra: on.extra,
+  }
+}
+
+/** The upload offer of `/store` for `sizeBytes` at `priceAtomic`. */
+export function uploadOffer(input: Pick<RequirementsInput, 'resourceUrl' | 'sizeBytes' | 'mimeType' | 'priceAtomic' | 'maxTimeoutSeconds'>): RailOffer {
+  return {
+    resourceUrl: input.resourceUrl,
     description: describeUpload(input.sizeBytes),
     mimeType: input.mimeType || 'application/octet-stream',
+    priceAtomic: input.priceAtomic,
     maxTimeoutSeconds: input.maxTimeoutSeconds ?? 60,
   }
-  const evm = input.evm.map((rail) => ({
-    ...common,
-    network: rail.network,
-    payTo: rail.payTo,
-    asset: rail.asset,
-    extra: { name: rail.name, version: rail.version },
-  }))
-  const algorand: PaymentRequirement = {
-    ...common,
+}
+
+/** The requirements of the rails described in `input` (EVM rails in order, then Algorand), without a registry. */
+export function buildRequirements(input: RequirementsInput): PaymentRequirement[] {
+  const offer = uploadOffer(input)
+  const evm = input.evm.map((rail) => exactRequirement(offer, { network: rail.network, payTo: rail.payTo, asset: rail.asset, extra: { name: rail.name, version: rail.version } }))
+  const algorand = exactRequirement(offer, {
     network: input.algorand.network,
     payTo: input.algorand.payTo,
     asset: (input.algorand.assetId ?? ALGORAND_USDC_ASSET_ID).toString(),
-    extra: { requestHashBinding: true },
-  }
+    extra: algorandExtra(input.priceAtomic, input.algorand.algoUsdRate),
+  })
   return [...evm, algorand]
+}
+
+/** `extra` of the Algorand requirement: the ASA is accepted; native ALGO only at the operator's rate, in the micro-ALGO stated. */
+export function algorandExtra(priceAtomic: bigint, rate: AlgoUsdRate | undefined): Record<string, unknown> {
+  return { requestHashBinding: true, nativeAlgo: rate ? { amount: nativeAlgoAmount(priceAtomic, rate).toString(), algoUsdRate: rate.text } : null }
 }
 
 /** The top-level v2 `resource` of a quote: the same URL, description and media type as each requirement. */

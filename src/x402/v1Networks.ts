@@ -1,16 +1,10 @@
+import { EVM_NETWORKS } from './evmNetworks.js'
+
 /**
- * x402 version 1 names networks by chain name; version 2 by CAIP-2 id. The names below are the ones the
- * reference v1 packages use for the two EVM rails of this service.
- *
- * `offered`: the v1 answer lists only networks every stock v1 client knows. The v1 client libraries
- * validate each element of `accepts` against their own network enum and give up on the whole answer when
- * one element is unknown: `x402` 1.2 (used by `x402-fetch` and `x402-axios`) knows `base` but not
- * `ethereum`, and no v1 name exists for Algorand. A v1 payment on `ethereum` is still accepted.
+ * x402 version 1 names networks by chain name; version 2 by CAIP-2 id. The v1 names are those of the
+ * reference v1 packages, kept with each network in evmNetworks.ts; no v1 name exists for Algorand.
  */
-const V1_NAMES: ReadonlyMap<string, { name: string; offered: boolean }> = new Map([
-  ['eip155:8453', { name: 'base', offered: true }],
-  ['eip155:1', { name: 'ethereum', offered: false }],
-])
+const V1_NAMES: ReadonlyMap<string, { name: string; offered: boolean }> = new Map(EVM_NETWORKS.map((n) => [n.network, { name: n.name, offered: n.v1Offered }]))
 
 const CAIP2_OF_V1: ReadonlyMap<string, string> = new Map([...V1_NAMES].map(([caip2, v]) => [v.name, caip2]))
 
@@ -19,7 +13,7 @@ export function v1NetworkName(caip2: string): string | undefined {
   return V1_NAMES.get(caip2)?.name
 }
 
-/** True when the v1 answer lists this CAIP-2 network (see `offered`). */
+/** True when the v1 answer lists this CAIP-2 network (see `EvmNetwork.v1Offered`). */
 export function isOfferedToV1(caip2: string): boolean {
   return V1_NAMES.get(caip2)?.offered === true
 }

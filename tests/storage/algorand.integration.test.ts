@@ -11,6 +11,7 @@ const TOKEN = 'b'.repeat(64)
 let peers: EvmPeers
 let node: AlgodPeer
 let gw: TestGateway
+let gwNoRate: TestGateway
 let algod: algosdk.Algodv2
 const service = algosdk.generateAccount()
 const stranger = algosdk.generateAccount()
@@ -31,18 +32,22 @@ beforeAll(async () => {
   algod = createAlgodClient(node.url, TOKEN)
   const env = { ...evmEnv(peers), SERVICE_ALGOD__URL: node.url, SERVICE_ALGOD__TOKEN: TOKEN, SERVICE_X402__PAY_TO_ALGORAND: service.addr.toString(), SERVICE_ALGOD__POLL_INTERVAL_MS: '200', SERVICE_ALGOD__TIMEOUT_MS: '3000' }
   delete (env as Record<string, string>).SERVICE_ALGOD__GENESIS_HASH
-  gw = await startTestGateway(env, peers.dir)
+  // $0.25 per ALGO: native payments count at 4 micro-ALGO per micro-USD
+  gw = await startTestGateway({ ...env, SERVICE_X402__ALGO_USD_RATE: '0.25' }, peers.dir)
+  // the default: no ALGO price configured, native ALGO refused
+  gwNoRate = await startTestGateway({ ...env, SERVICE_DATABASE_URL: `sqlite:${peers.dir}/no-rate.sqlite` }, peers.dir)
 }, 120_000)
 afterAll(async () => {
   await gw?.close()
+  await gwNoRate?.close()
   await node?.close()
   await peers?.close()
 })
 
 type Requirement = { network: string; amount: string; maxAmountRequired: string; payTo: string; asset: string; resource: string; extra: Record<string, unknown> }
 
-async function quote(data: Uint8Array) {
-  const r = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data) })
+async function quote(data: Uint8Array, gateway: TestGateway = gw) {
+  const r = await fetch(`${gateway.url}/store`, { method: 'POST', body: multipart(data) })
   expect(r.status).toBe(402)
   const body = (await r.json()) as { accepts: Requirement[] }
   return body.accepts[2]!
@@ -71,8 +76,8 @@ function binding(req: Requirement, data: Uint8Array): Uint8Array {
   return new Uint8Array(createHash('sha256').update(text).digest())
 }
 
-const store = (data: Uint8Array, req: Requirement, txId: string) =>
-  fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data), headers: header(req, txId) }).then(async (r) => ({ status: r.status, body: await r.json() }))
+const store = (data: Uint8Array, req: Requirement, txId: string, gateway: TestGateway = gw) =>
+  fetch(`${gateway.url}/store`, { method: 'POST', body: multipart(data), headers: header(req, txId) }).then(async (r) => ({ status: r.status, body: await r.json() }))
 
 describe('POST /store on the Algorand rail (devnet algod)', () => {
   it('advertises algorand:<genesis hash> with asset 31566704 and the request binding', async () => {
@@ -80,7 +85,8 @@ describe('POST /store on the Algorand rail (devnet algod)', () => {
     expect(req.network).toBe(`algorand:${node.genesisHash}`)
     expect(req.asset).toBe('31566704')
     expect(req.payTo).toBe(service.addr.toString())
-    expect(req.extra).toEqual({ requestHashBinding: true })
+    expect(req.extra).toEqual({ requestHashBinding: true, nativeAlgo: { amount: String(BigInt(req.amount) * 4n), algoUsdRate: '0.25' } })
+    expect((await quote(randomBytes(100), gwNoRate)).extra).toEqual({ requestHashBinding: true, nativeAlgo: null })
   })
 
   it('stores when the ASA payment carries the right note; bytes read back', async () => {
@@ -98,13 +104,30 @@ describe('POST /store on the Algorand rail (devnet algod)', () => {
     expect(again.body.error).toBe('payment_replayed')
   })
 
-  it('accepts a native ALGO payment', async () => {
+  it('accepts native ALGO only at the operator-set rate, never at face value (issue 26, finding 1)', async () => {
     const data = randomBytes(700)
     const req = await quote(data)
-    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount), native: true })
-    const r = await store(data, req, txId)
+    // attacker: the USD price in micro-ALGO (a quarter of the price at $0.25 per ALGO)
+    const cheap = await store(data, req, await submit({ note: binding(req, data), amount: BigInt(req.amount), native: true }))
+    expect(cheap.status).toBe(402)
+    expect(cheap.body).toMatchObject({ error: 'insufficient_amount' })
+    const nativeAlgo = req.extra.nativeAlgo as { amount: string }
+    const short = await store(data, req, await submit({ note: binding(req, data), amount: BigInt(nativeAlgo.amount) - 1n, native: true }))
+    expect(short.body).toMatchObject({ error: 'insufficient_amount' })
+    // honest: the micro-ALGO the requirement states
+    const r = await store(data, req, await submit({ note: binding(req, data), amount: BigInt(nativeAlgo.amount), native: true }))
     expect(r.status, JSON.stringify(r.body)).toBe(200)
-    expect(r.body.settlement.asset).toBe('ALGO')
+    expect(r.body.settlement).toMatchObject({ asset: 'ALGO', amount: nativeAlgo.amount })
+  })
+
+  it('refuses native ALGO with a clear 402 reason when no ALGO price is configured', async () => {
+    const data = randomBytes(710)
+    const req = await quote(data, gwNoRate)
+    const txId = await submit({ note: binding(req, data), amount: BigInt(req.amount) * 1000n, native: true })
+    const r = await store(data, req, txId, gwNoRate)
+    expect(r.status).toBe(402)
+    expect(r.body).toMatchObject({ error: 'wrong_asset', accepts: expect.arrayContaining([expect.objectContaining({ asset: '31566704' })]) })
+    expect(r.body.message).toMatch(/native ALGO is not accepted.*31566704/)
   })
 
   it('rejects a wrong note with 402 request_hash_mismatch', async () => {

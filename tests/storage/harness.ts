@@ -28,6 +28,8 @@ import { Ledger } from '../../src/storage/Ledger.js'
 import { StorageService } from '../../src/storage/StorageService.js'
 import { StorageWorker } from '../../src/storage/StorageWorker.js'
 import { readX402Config } from '../../src/x402/config.js'
+import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
+import { createRailRegistry, type RailRegistry } from '../../src/x402/RailRegistry.js'
 
 /** Random, as the gateway refuses a typed token at start (issue 27). */
 export const FACILITATOR_TOKEN = randomBytes(32).toString('hex')
@@ -104,14 +106,18 @@ export type TestGateway = {
   close(): Promise<void>
 }
 
-export async function startTestGateway(env: Record<string, string>, dir: string): Promise<TestGateway> {
+/** `rails`: adds rails to the ones of the configuration (a rail registered at start, as a deployment would). */
+export async function startTestGateway(env: Record<string, string>, dir: string, options: { rails?: (registry: RailRegistry) => void } = {}): Promise<TestGateway> {
   const database = await createDatabase({ url: env.SERVICE_DATABASE_URL ?? `sqlite:${join(dir, `gw-${Date.now()}.sqlite`)}` })
   const ledger = new Ledger(database.db)
   const server: Server = createServer()
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const port = (server.address() as AddressInfo).port
   const fullEnv = { SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`, SERVICE_DATA_DIR: join(dir, `gw-data-${port}`), ...env }
-  const service = new StorageService({ storage: readStorageConfig(fullEnv), x402: readX402Config(fullEnv), ledger })
+  const x402 = readX402Config(fullEnv)
+  const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
+  options.rails?.(rails)
+  const service = new StorageService({ storage: readStorageConfig(fullEnv), x402, ledger, rails })
   const worker = new StorageWorker({ service })
   server.on('request', async (req, res) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {

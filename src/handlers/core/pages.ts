@@ -61,5 +61,5 @@ export const getBookPage: Handler = (ctx) => html(bookPage(wallet(ctx), (handboo
 export const getCoretermPage: Handler = (ctx) => html(coretermPage(wallet(ctx)))
 export const getInsightPage: Handler = (ctx) => html(insightPage(wallet(ctx)))
 export const getRegistryPage: Handler = (ctx) => html(registryPage(wallet(ctx)))
-export const getStoragePage: Handler = (ctx) => html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl: ctx.services.storage.config.gatewayUrl }))
+export const getStoragePage: Handler = (ctx) => html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl: ctx.services.storage.config.gatewayUrl, evmRails: ctx.services.rails.deferrable.map((r) => ({ network: r.id, label: r.label })) }))
 export const getFeedbackText: Handler = () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: feedbackText })

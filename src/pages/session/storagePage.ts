@@ -2,7 +2,12 @@ import { scriptJson } from '../html.js'
 import { sessionPage } from '../pages.js'
 import { clientScript, sessionStyle } from './clientScript.js'
 
-export type StoragePageParameters = { wallet: string | undefined; arweaveGatewayUrl: string }
+export type StoragePageParameters = {
+  wallet: string | undefined
+  arweaveGatewayUrl: string
+  /** The EVM rails the browser wallet can pay on (the rail registry's), with their names. */
+  evmRails: { network: string; label: string }[]
+}
 
 /**
  * `/storage/`: pay for and upload a file from the browser, then follow the wallet's uploads.
@@ -18,7 +23,7 @@ export type StoragePageParameters = { wallet: string | undefined; arweaveGateway
  * 3. The upload is an XMLHttpRequest (the fetch API reports no upload progress) of the multipart form.
  * 4. `GET /store/uploads` lists the wallet's uploads, refreshed every few seconds while one is not final.
  */
-export function storagePage({ wallet, arweaveGatewayUrl }: StoragePageParameters): string {
+export function storagePage({ wallet, arweaveGatewayUrl, evmRails }: StoragePageParameters): string {
   const content = `${sessionStyle}
 <section aria-labelledby="store-h">
 <h2 id="store-h">Store a file permanently</h2>
@@ -46,7 +51,7 @@ export function storagePage({ wallet, arweaveGatewayUrl }: StoragePageParameters
 </section>`
   const script = `${clientScript}
 const ARWEAVE = ${scriptJson(arweaveGatewayUrl.replace(/\/+$/, ''))};
-const NETWORK_NAMES = { 'eip155:8453': 'USDC on Base', 'eip155:1': 'USDC on Ethereum' };
+const NETWORK_NAMES = ${scriptJson(Object.fromEntries(evmRails.map((r) => [r.network, r.label])))};
 let quote = null;
 const usd = (atomic) => { const a = BigInt(atomic); const frac = (a % 1000000n).toString().padStart(6, '0'); return '$' + (a / 1000000n).toString() + '.' + frac; };
 const mimeOf = (file) => (file.type && /^[\\x21-\\x7E]+$/.test(file.type) ? file.type : 'application/octet-stream');
@@ -61,7 +66,7 @@ async function priceFile() {
   say('price', 'Getting the price…');
   try {
     quote = await api('/store/quote?bytes=' + file.size + '&mime_type=' + encodeURIComponent(mimeOf(file)));
-    const rails = quote.accepts.filter((r) => r.network.startsWith('eip155:'));
+    const rails = quote.accepts.filter((r) => Object.hasOwn(NETWORK_NAMES, r.network));
     $('rail').replaceChildren(...rails.map((r) => h('option', { value: r.network, text: (NETWORK_NAMES[r.network] || r.network) + ' — ' + usd(r.amount) })));
     $('rail').disabled = rails.length === 0;
     say('price', 'Storing ' + bytes(file.size) + ' costs ' + usd(rails[0] ? rails[0].amount : quote.quote.amount) + ' (price held until ' + when(quote.quote.valid_until) + ').');

@@ -1,0 +1,144 @@
+import { createPublicClient, http, parseAbi, parseEventLogs, type PublicClient } from 'viem'
+import type { Facilitator } from './FacilitatorPool.js'
+import type { DecodedPaymentHeader } from './headers.js'
+import { type EvmAuthorization, type EvmPayment, type EvmSettlement, facilitatorRequest, parseEvmPayment, precheckEvmPayment, verifyAndSettleEvm } from './evmRail.js'
+import { envSuffix } from './evmNetworks.js'
+import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
+import { exactRequirement, type PaymentRequirement } from './requirements.js'
+
+export type EvmExactRailOptions = {
+  network: `eip155:${number}`
+  label: string
+  /** Receipt currency code (docs/design.md); undefined: payments on it get no batch receipt. */
+  currency?: number
+  /** EIP-3009 token contract and its EIP-712 domain. */
+  asset: string
+  tokenName: string
+  tokenVersion: string
+  payTo: string
+  /** JSON-RPC of the chain, to recover a payment an instance died settling; optional. */
+  rpcUrl?: string
+}
+
+/** What the chain says of a claimed authorization an instance died settling (see `recover`). */
+export type RecoveryVerdict =
+  | { outcome: 'paid'; transaction: `0x${string}` }
+  | { outcome: 'never'; why: string }
+  | { outcome: 'wait'; why: string }
+
+const abi = parseAbi([
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
+  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)',
+])
+/** How far back the settlement's log is looked for (blocks). */
+const LOG_WINDOW = 50_000n
+
+/** The `exact` scheme (EIP-3009 `transferWithAuthorization`) on one EVM network, settled by the facilitator. */
+export class EvmExactRail implements PaymentRailBase {
+  readonly kind = 'evm' as const
+  readonly scheme = 'exact' as const
+  readonly settlement = 'authorize-then-settle' as const
+  readonly id: `eip155:${number}`
+  readonly label: string
+  readonly options: EvmExactRailOptions
+  #client: PublicClient | undefined
+
+  constructor(options: EvmExactRailOptions) {
+    this.options = options
+    this.id = options.network
+    this.label = options.label
+  }
+
+  async network(): Promise<string> {
+    return this.id
+  }
+
+  missingSettings(): string[] {
+    const missing: string[] = []
+    if (!this.options.asset) missing.push(`SERVICE_X402__ASSET__${envSuffix(this.id)}`)
+    if (!this.options.payTo) missing.push('SERVICE_X402__PAY_TO_EVM')
+    return missing
+  }
+
+  async requirement(offer: RailOffer): Promise<PaymentRequirement> {
+    return this.requirementOf(offer)
+  }
+
+  /** The same, synchronously (an EVM rail knows its network without asking anyone). */
+  requirementOf(offer: RailOffer): PaymentRequirement {
+    const o = this.options
+    return exactRequirement(offer, { network: this.id, payTo: o.payTo, asset: o.asset, extra: { name: o.tokenName, version: o.tokenVersion } })
+  }
+
+  currencyCode(): number | undefined {
+    return this.options.currency
+  }
+
+  /** Decode and the local checks (network, asset, payTo, amount, validity, signature shape): 400 / 402. */
+  check(decoded: Pick<DecodedPaymentHeader, 'payload'>, requirement: PaymentRequirement, nowSeconds?: number): EvmPayment {
+    const payment = parseEvmPayment(decoded.payload)
+    precheckEvmPayment(decoded.payload, payment, requirement, nowSeconds)
+    return payment
+  }
+
+  /** What the facilitator is sent for this requirement: the same object the pre-check passed. */
+  facilitatorRequest(decoded: Pick<DecodedPaymentHeader, 'version' | 'payload' | 'raw'>, requirement: PaymentRequirement, payment: EvmPayment) {
+    return facilitatorRequest(decoded, requirement, payment)
+  }
+
+  verifyAndSettle(
+    facilitator: Facilitator,
+    decoded: Pick<DecodedPaymentHeader, 'version' | 'payload' | 'raw'>,
+    requirement: PaymentRequirement,
+    payment: EvmPayment,
+    beforeSettle?: () => Promise<void>,
+  ): Promise<EvmSettlement> {
+    return verifyAndSettleEvm(facilitator, decoded, requirement, payment, beforeSettle)
+  }
+
+  /** True when recovery can read this chain (`SERVICE_X402__RPC_URL__<NETWORK>`). */
+  get canRecover(): boolean {
+    return Boolean(this.options.rpcUrl)
+  }
+
+  /**
+   * Reads the chain about a claimed authorization whose settlement nobody recorded. Paid only when the
+   * authorization is used AND the transaction that used it (its `AuthorizationUsed` log) carries a `Transfer`
+   * of the token from the payer to `payTo` of at least `amount`: `authorizationState == true` alone proves
+   * nothing — `cancelAuthorization`, or another authorization signed with the same nonce, sets it too.
+   * Never: cancelled, spent on another transfer, or unused and expired. Otherwise wait.
+   */
+  async recover(claim: { asset: string; payTo: string; amount: bigint; authorization: EvmAuthorization }, nowSeconds = Math.floor(Date.now() / 1000)): Promise<RecoveryVerdict> {
+    if (!this.options.rpcUrl) return { outcome: 'wait', why: `no SERVICE_X402__RPC_URL__${envSuffix(this.id)}` }
+    this.#client ??= createPublicClient({ transport: http(this.options.rpcUrl, { timeout: 10_000, retryCount: 1 }) }) as PublicClient
+    const client = this.#client
+    const token = claim.asset as `0x${string}`
+    const auth = claim.authorization
+    const args = [auth.from as `0x${string}`, auth.nonce as `0x${string}`] as const
+    const used = await client.readContract({ address: token, abi, functionName: 'authorizationState', args })
+    if (!used) {
+      if (auth.validBefore < BigInt(nowSeconds - 6)) return { outcome: 'never', why: 'it never settled and can no longer settle' }
+      return { outcome: 'wait', why: 'not settled yet' }
+    }
+    const latest = await client.getBlockNumber()
+    const window = { fromBlock: latest > LOG_WINDOW ? latest - LOG_WINDOW : 0n, toBlock: latest }
+    const usedLogs = await client.getLogs({ address: token, event: abi[1], args: { authorizer: args[0], nonce: args[1] }, ...window })
+    const transaction = usedLogs[0]?.transactionHash
+    if (!transaction) {
+      const cancelled = await client.getLogs({ address: token, event: abi[3], args: { authorizer: args[0], nonce: args[1] }, ...window })
+      if (cancelled.length > 0) return { outcome: 'never', why: 'the payer cancelled the authorization' }
+      return { outcome: 'wait', why: 'used on chain outside the log window: an operator decides' }
+    }
+    const receipt = await client.getTransactionReceipt({ hash: transaction })
+    const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+    const paid =
+      receipt.status === 'success' &&
+      parseEventLogs({ abi, eventName: 'Transfer', logs: receipt.logs }).some(
+        (t) => same(t.address, token) && same(t.args.from, auth.from) && same(t.args.to, claim.payTo) && t.args.value >= claim.amount,
+      )
+    if (!paid) return { outcome: 'never', why: `its nonce was spent in ${transaction} without paying ${claim.amount} to ${claim.payTo}` }
+    return { outcome: 'paid', transaction }
+  }
+}

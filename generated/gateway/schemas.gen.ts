@@ -3552,6 +3552,7 @@ export const AlgorandExtraSchema = {
         },
         nativeAlgo: {
             'x-designed': true,
+            description: 'Designed (seed 000 §4.6 allows a native payment but names no conversion): the amount of native ALGO that pays this requirement, converted at the operator-set `SERVICE_X402__ALGO_USD_RATE` (USD per ALGO) and rounded up; `null` when no rate is set, and then a native payment is refused with 402 `wrong_asset` (reason `native_algo_not_accepted`): only the USDC asset is accepted.',
             oneOf: [
                 {
                     type: 'null'

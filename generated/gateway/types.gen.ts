@@ -1356,6 +1356,9 @@ export type EvmAssetDomain = {
  */
 export type AlgorandExtra = {
     requestHashBinding: true;
+    /**
+     * Designed (seed 000 §4.6 allows a native payment but names no conversion): the amount of native ALGO that pays this requirement, converted at the operator-set `SERVICE_X402__ALGO_USD_RATE` (USD per ALGO) and rounded up; `null` when no rate is set, and then a native payment is refused with 402 `wrong_asset` (reason `native_algo_not_accepted`): only the USDC asset is accepted.
+     */
     nativeAlgo: null | {
         /**
          * Micro-ALGO a native payment must reach (the price at `algoUsdRate`, rounded up).

@@ -1653,11 +1653,10 @@ export type CheckBlobData = {
 
 export type CheckBlobErrors = {
     /**
-     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
-     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     * As `Unauthorized`, on a HEAD request: the status and `WWW-Authenticate: Bearer`, no body.
      *
      */
-    401: Error;
+    401: unknown;
     /**
      * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
      * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
@@ -1670,8 +1669,6 @@ export type CheckBlobErrors = {
      */
     404: unknown;
 };
-
-export type CheckBlobError = CheckBlobErrors[keyof CheckBlobErrors];
 
 export type CheckBlobResponses = {
     /**
@@ -2128,9 +2125,10 @@ export type RegistryHeadManifestErrors = {
      */
     400: unknown;
     /**
-     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     * As `Unauthorized`, on a HEAD request: the status and `WWW-Authenticate: Bearer`, no body.
+     *
      */
-    401: RegistryError;
+    401: unknown;
     /**
      * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
      * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
@@ -2147,8 +2145,6 @@ export type RegistryHeadManifestErrors = {
      */
     500: unknown;
 };
-
-export type RegistryHeadManifestError = RegistryHeadManifestErrors[keyof RegistryHeadManifestErrors];
 
 export type RegistryHeadManifestResponses = {
     /**
@@ -2290,9 +2286,10 @@ export type RegistryHeadBlobErrors = {
      */
     400: unknown;
     /**
-     * As `Unauthorized`, in the distribution specification's shape (code `UNAUTHORIZED`).
+     * As `Unauthorized`, on a HEAD request: the status and `WWW-Authenticate: Bearer`, no body.
+     *
      */
-    401: RegistryError;
+    401: unknown;
     /**
      * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
      * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
@@ -2309,8 +2306,6 @@ export type RegistryHeadBlobErrors = {
      */
     500: unknown;
 };
-
-export type RegistryHeadBlobError = RegistryHeadBlobErrors[keyof RegistryHeadBlobErrors];
 
 export type RegistryHeadBlobResponses = {
     /**

@@ -5,6 +5,7 @@
  * decoder's precise message (not the router's generic `invalid_request`), 400 `invalid_tag`, and the public
  * `GET /health`. The storage upstream is a stub answering the two pricing calls; nothing is paid or stored.
  */
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -46,7 +47,7 @@ beforeAll(async () => {
       SERVICE_X402__ASSET__EIP155_1: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
       SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
       SERVICE_ALGOD__GENESIS_HASH: GENESIS,
-      FACILITATOR_TOKEN: 'f'.repeat(32),
+      FACILITATOR_TOKEN: randomBytes(32).toString('hex'), // a weak secret refuses the start (issue 27)
     },
   })
 }, 60_000)
@@ -87,15 +88,16 @@ describe('GET /health', () => {
 
 describe('POST /store', () => {
   it('415 for a body that is not multipart, 400 invalid_multipart for a broken or file-less one', async () => {
-    const text = await fetch(`${bare.url}/store`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
+    // On a configured gateway: an unconfigured one answers 503 before it reads the body (the intake, issue 26).
+    const text = await fetch(`${paid.url}/store`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
     expect(text.status).toBe(415)
     const noFile = new FormData()
     noFile.append('other', 'x')
-    const missing = await fetch(`${bare.url}/store`, { method: 'POST', body: noFile })
+    const missing = await fetch(`${paid.url}/store`, { method: 'POST', body: noFile })
     expect([missing.status, await missing.json()]).toEqual([400, { error: 'invalid_multipart', message: 'missing file field `file`' }])
-    const broken = await fetch(`${bare.url}/store`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=zzz' }, body: 'garbage' })
+    const broken = await fetch(`${paid.url}/store`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=zzz' }, body: 'garbage' })
     expect([broken.status, (await broken.json()).error]).toEqual([400, 'invalid_multipart'])
-    expect(bare.validationErrors).toEqual([])
+    expect(paid.validationErrors).toEqual([])
   })
 
   it('503 storage_not_configured names the missing settings', async () => {

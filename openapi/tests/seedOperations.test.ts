@@ -53,18 +53,17 @@ describe('gateway public set is readable from the document', () => {
     expect(ungated.sort()).toEqual([...gatewayUngatedOperations].sort())
   })
 
-  it('every other operation requires exactly the session: the header, or on GET/HEAD also the browser cookie, plus the overlord bearer (seed §4.2); /llm/v1 the llmBearer', () => {
+  it('every other operation requires exactly the session: the header, or on GET/HEAD also the browser cookie, plus the overlord bearer where it only reads (seed §4.2 with §5.2: the bearer reads); /llm/v1 the llmBearer', () => {
     for (const o of gatewayOps.filter((x) => requiresSession(gateway, x.op))) {
       const safe = o.method === 'get' || o.method === 'head'
-      // /llm/v1 takes no cookie (a bearer or the header only); every session GET does, /llm/keys included
-      const cookie = safe
+      // /llm/v1 takes no cookie (a bearer or the header only); every session GET does, /llm/keys included.
+      // A session operation that writes, spends or mints (every non-GET one) takes the session alone: a stolen
+      // bearer reads, nothing more (issue 27).
       const expected = o.path.startsWith('/llm/v1/')
         ? [{ sessionToken: [] }, { llmBearer: [] }]
-        : o.operationId === 'logout'
-          ? [{ sessionToken: [] }]
-          : cookie
-            ? [{ sessionToken: [] }, { sessionCookie: [] }, { overlordBearer: [] }]
-            : [{ sessionToken: [] }, { overlordBearer: [] }]
+        : safe
+          ? [{ sessionToken: [] }, { sessionCookie: [] }, { overlordBearer: [] }]
+          : [{ sessionToken: [] }]
       expect(o.op.security, `${o.operationId} declares its security explicitly`).toEqual(expected)
     }
     for (const id of ['getDocs', 'listAgents', 'evolveAgent', 'llmChat', 'createLlmKey', 'openAiChatCompletions', 'openAiModels', 'coreAgentInteract', 'logout']) {

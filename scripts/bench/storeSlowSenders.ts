@@ -69,7 +69,7 @@ try {
     SERVICE_DATA_DIR: join(dir, 'gw'),
     SERVICE_DATABASE_URL: `sqlite:${join(dir, 'gw', 'gw.sqlite')}`,
     SERVICE_X402__FACILITATOR_URL: facilitator.url,
-    FACILITATOR_TOKEN: 'bench',
+    FACILITATOR_TOKEN: randomBytes(32).toString('hex'),
     SERVICE_X402__PAY_TO_EVM: anvilAccount(7).address,
     SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
     SERVICE_X402__ASSET__EIP155_1: base.tokenAddress,

@@ -1,3 +1,5 @@
+import { EVM_NETWORKS } from '../x402/evmNetworks.js'
+
 /**
  * One human form for an amount everywhere the CLI prints one: `0.008492 USDC`. Exact (bigint, never a float),
  * trailing zeros dropped. The unit comes from what the gateway says was paid: a receipt's `currency` code, or a
@@ -17,10 +19,7 @@ const BY_CURRENCY = new Map<number, AssetUnit>([
 ])
 
 /** The canonical USDC contracts, the only EVM assets a stock x402 client pays (lower-cased). */
-const EVM_USDC = new Map<string, string>([
-  ['eip155:8453', '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'],
-  ['eip155:1', '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'],
-])
+const EVM_USDC = new Map<string, string>(EVM_NETWORKS.map((n) => [n.network, n.usdc]))
 
 export function unitOfCurrency(currency: number): AssetUnit | undefined {
   return BY_CURRENCY.get(currency)

@@ -20,11 +20,13 @@ export type EvmNetwork = {
   label: string
   /** The receipt leaf's currency code (docs/design.md "Paid storage"). */
   currency: number
+  /** The canonical USDC contract (lower-cased): the only asset a stock x402 client pays here by default. */
+  usdc: `0x${string}`
 }
 
 export const EVM_NETWORKS: readonly EvmNetwork[] = [
-  { network: 'eip155:8453', chainId: 8453, name: 'base', v1Offered: true, label: 'USDC on Base', currency: 1 },
-  { network: 'eip155:1', chainId: 1, name: 'ethereum', v1Offered: false, label: 'USDC on Ethereum', currency: 2 },
+  { network: 'eip155:8453', chainId: 8453, name: 'base', v1Offered: true, label: 'USDC on Base', currency: 1, usdc: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913' },
+  { network: 'eip155:1', chainId: 1, name: 'ethereum', v1Offered: false, label: 'USDC on Ethereum', currency: 2, usdc: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' },
 ]
 
 /** CAIP-2 namespace of the EVM rails. */

@@ -31,7 +31,8 @@ beforeAll(async () => {
   }
   engine = await createEngine({ threads: 1 })
   a = await startTestModelServer({ engine })
-  b = await startTestModelServer({ engine })
+  // b pulls from a, so a must be one of b's allow-listed registries (MODELSERVER_REGISTRIES, issue 27).
+  b = await startTestModelServer({ engine, config: { registries: [`127.0.0.1:${a.port}`] } })
   url = b.url
   model = 'svc-tiny-chat:latest'
   pullModel = `127.0.0.1:${a.port}/library/svc-tiny-chat:latest`

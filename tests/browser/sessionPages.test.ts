@@ -208,7 +208,8 @@ describe('session pages in a browser', () => {
     await checkPage(page, 'book')
     // The README's screenshots show as images (not "[image: …]" text), served by the gateway itself.
     await page.locator('details.chapter summary').first().click()
-    const images = page.locator('details.chapter img')
+    // The opened chapter's images (a closed chapter's lazy images are not loaded until it is opened).
+    const images = page.locator('details.chapter[open] img')
     expect(await images.count()).toBeGreaterThan(0)
     for (const img of await images.all()) {
       await img.scrollIntoViewIfNeeded()
@@ -219,7 +220,7 @@ describe('session pages in a browser', () => {
     await page.locator('a[href="#doc-devnet-readme"]').first().click()
     expect(await page.locator('#doc-devnet-readme').isVisible()).toBe(true)
     // (The whole book open is too tall for a full-page screenshot: the screen as the reader sees it.)
-    await page.locator('details.chapter img').first().scrollIntoViewIfNeeded()
+    await page.locator('details.chapter[open] img').first().scrollIntoViewIfNeeded()
     await page.screenshot({ path: `${SCREENSHOTS}/book-readme-image.png` })
     // /docs (swagger-ui) carries the shared navigation back to the other pages.
     await page.goto(`${system.url}/docs`)

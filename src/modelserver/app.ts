@@ -184,7 +184,8 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     },
     mapError: (error, r) => mapError(error, r?.operationId),
     unrouted: (r) => {
-      if (isRegistryPath(r.path)) {
+      const shape = shapeOfUnroutedPath(r.path)
+      if (shape === 'oci') {
         const result = r.reason === 'not_found' ? ociError('NAME_UNKNOWN', { path: r.path }) : ociError('UNSUPPORTED', { method: r.method })
         return { ...result, component: 'RegistryError' }
       }
@@ -192,7 +193,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
         r.reason === 'not_found'
           ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
           : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
-      return isOpenAIPath(r.path) ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
+      return shape === 'openai' ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
     },
     onResponse: (info) => {
       const operation = info.operationId ?? 'unrouted'
@@ -216,12 +217,17 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   )
   // 2. authentication: with API keys configured every route needs one (401 in the route's error shape); before
   // the route, so an unrouted path tells nothing to a caller without a key.
-  app.use(createApiKeyGuard(apiKeys, (req, res) => void router.send(req, res, unauthorizedAnswer(req.path), router.matchOperation(req.method, req.path))))
+  app.use(
+    createApiKeyGuard(apiKeys, (req, res) => {
+      const operation = router.matchOperation(req.method, req.path)
+      void router.send(req, res, unauthorizedAnswer(operation ? errorShapeOf(operation.operationId) : shapeOfUnroutedPath(req.path)), operation)
+    }),
+  )
   app.use(
     router.pipeline(
       router.stages.route, //                       4. route (HEAD: the document's HEAD operation, else the GET one)
       router.stages.security, //                    5. security (the document requires none)
-      ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: unreadableBody }), // 6a. the body, read as Ollama reads it
+      ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: (req, status, e) => unreadableBody(errorShapeOf(router.matchOperation(req.method, req.path)?.operationId), status, e) }), // 6a. the body, read as Ollama reads it
       router.stages.validation, //                  6. validation against the document
       router.stages.handler, //                     7. handler
     ), //                                           8. response validation, 9. error mapping (createErrorMapper): every answer
@@ -247,13 +253,18 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
 }
 
 /** A body that cannot be read, in the route's error shape (registry: the distribution specification's). */
-function unreadableBody(req: Request, status: number, e: { type?: string; message?: string }): HttpResult {
-  if (isRegistryPath(req.path)) {
+function unreadableBody(shape: ErrorShape, status: number, e: { type?: string; message?: string }): HttpResult {
+  if (shape === 'oci') {
     const result = ociError('MANIFEST_INVALID', { reason: e.type === 'entity.parse.failed' ? 'invalid JSON' : (e.type ?? 'unreadable body') })
     return { status, body: result.body }
   }
   const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : (e.message ?? 'bad request')
-  return { status, body: isOpenAIPath(req.path) ? openaiErrorBody(status, message) : { error: message } }
+  return { status, body: shape === 'openai' ? openaiErrorBody(status, message) : { error: message } }
+}
+
+/** A path no operation has declares nothing: its shape is the family's, by prefix (`/v1` OpenAI, `/v2` OCI). */
+function shapeOfUnroutedPath(path: string): ErrorShape {
+  return isRegistryPath(path) ? 'oci' : isOpenAIPath(path) ? 'openai' : 'ollama'
 }
 
 type ErrorMapper = (error: unknown, operationId: string | undefined) => HttpResult

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { HttpResult } from '../../shared/http/index.js'
-import { isOpenAIPath, openaiErrorBody } from '../openai/openaiError.js'
+import type { ErrorShape } from '../errorShapes.js'
+import { openaiErrorBody } from '../openai/openaiError.js'
 import { ociError } from '../registry/ociErrors.js'
 import type { ApiKeys } from './ApiKeys.js'
 
@@ -29,10 +30,10 @@ function presentedKey(req: Request): string | undefined {
   return typeof header === 'string' && header !== '' ? header.trim() : undefined
 }
 
-/** The 401 in each route family's error shape: Ollama's `{error}`, OpenAI's under `/v1`, the OCI one under `/v2`. */
-export function unauthorizedAnswer(path: string): HttpResult & { component: string } {
+/** The 401 in the route's error shape (what the document declares for it): Ollama's `{error}`, OpenAI's, the OCI one. */
+export function unauthorizedAnswer(shape: ErrorShape): HttpResult & { component: string } {
   const message = 'unauthorized: an API key is required (Authorization: Bearer <key> or x-api-key)'
-  if (isOpenAIPath(path)) return { status: 401, body: openaiErrorBody(401, message, 'invalid_api_key'), component: 'OpenAIError' }
-  if (path === '/v2' || path.startsWith('/v2/')) return { ...ociError('UNAUTHORIZED', {}), component: 'RegistryError' }
+  if (shape === 'openai') return { status: 401, body: openaiErrorBody(401, message, 'invalid_api_key'), component: 'OpenAIError' }
+  if (shape === 'oci') return { ...ociError('UNAUTHORIZED', {}), component: 'RegistryError' }
   return { status: 401, body: { error: message }, component: 'Error' }
 }

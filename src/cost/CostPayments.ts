@@ -186,7 +186,7 @@ export class CostPayments {
     })
     if (!claimed) {
       await releaseIdentifier()
-      throw new PaymentReplayedError('this payment was already used for a call')
+      throw new PaymentReplayedError()
     }
     // one requirement object from the pre-check to the facilitator
     const request = rail.facilitatorRequest(decoded, requirement, payment)

@@ -101,7 +101,7 @@ async function oneAuthorization(chain: LocalChain = peers.base): Promise<Attack>
 
 const replayed = async (res: Response) => {
   expect(res.status).toBe(409)
-  expect(((await res.json()) as { error: string }).error).toBe('payment_replayed')
+  expect(await res.json()).toEqual({ error: 'payment_replayed', message: 'this payment was already used: one payment buys one upload or one call' })
 }
 
 describe('one authorization on two routes (attacker: the payer)', () => {

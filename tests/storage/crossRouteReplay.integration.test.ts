@@ -195,11 +195,17 @@ describe('one authorization on two rails (attacker: the payer)', () => {
     const encode = (v: unknown) => ({ 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(v)).toString('base64') })
     const swapped = encode({ ...decoded, accepted: { ...decoded.accepted, network: peers.mainnet.network } })
     const swappedWithAsset = encode({ ...decoded, accepted: { ...decoded.accepted, network: peers.mainnet.network, asset: peers.mainnet.tokenAddress } })
-    for (const header of [swapped, swappedWithAsset]) {
+    // the network alone: the asset is Base's, refused locally; network and asset: the EIP-712 domain (chain id,
+    // token) the payer signed is Base's, so the facilitator finds the signature invalid on chain 1
+    for (const [header, error, message] of [
+      [swapped, 'wrong_asset', /^asset must be /],
+      [swappedWithAsset, 'invalid_payment', /invalid_exact_evm_signature/],
+    ] as const) {
       for (const res of [await store(attack.data, header), await chat(header)]) {
-        expect(res.status).toBe(402)
-        const body = (await res.json()) as { error: string; accepts: { network: string }[] }
-        expect(body.error).not.toBe('quota_exceeded')
+        const body = (await res.json()) as { error: string; message: string; accepts: { network: string }[] }
+        expect(res.status, JSON.stringify(body)).toBe(402)
+        expect(body.error).toBe(error)
+        expect(body.message).toMatch(message)
         expect(body.accepts.map((a) => a.network)).toContain(peers.mainnet.network)
       }
     }

@@ -43,9 +43,13 @@ export class CostPaymentLedger {
   async claim(c: CostPaymentClaim): Promise<boolean> {
     const t = this.now()
     if (!(await PaymentClaims.claim(this.db, { network: c.network, payer: c.payer, nonce: c.nonce, route: c.route, ref: c.paymentId }, t))) return false
-    if (await this.#insert(this.db, c, t)) return true
-    await PaymentClaims.release(this.db, c.paymentId)
-    return false
+    let inserted = false
+    try {
+      inserted = await this.#insert(this.db, c, t)
+    } finally {
+      if (!inserted) await PaymentClaims.release(this.db, c.paymentId)
+    }
+    return inserted
   }
 
   #insert(db: Kysely<Database>, c: CostPaymentClaim, t: number): Promise<boolean> {

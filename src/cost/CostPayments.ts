@@ -66,8 +66,8 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
  *
  * Order of a paid call: decode → precheck → claim (network, payer, nonce) in `payment_claims` (shared with
  * `/store`: a payload an upload holds or used is refused) and (payer, nonce) in `cost_payments` → facilitator
- * `/verify` → the call runs → `/settle` once it produced output → `PAYMENT-RESPONSE`. The claim is one
- * unique-keyed insert, so one payload runs one call, whatever the number of concurrent retries or gateway
+ * `/verify` → the call runs → `/settle` once it produced output → `PAYMENT-RESPONSE`. The claim is
+ * unique-keyed inserts, so one payload runs one call, whatever the number of concurrent retries or gateway
  * instances; a call that fails before any output releases its claim unsettled (the payer may retry).
  */
 export class CostPayments {

@@ -4,8 +4,8 @@ import type { Migration } from 'kysely/migration'
 /**
  * One claim namespace for every paid route (issue 26, replay across routes): a payment — (network, payer,
  * nonce): the EIP-3009 authorization's nonce, or an Algorand transaction id — is claimed here, by a unique
- * insert, in the same database transaction as its route's own row (`storage_deposits` for `/store`,
- * `cost_payments` for a cost route), BEFORE the facilitator hears of it. Before this table each route claimed
+ * insert, just before its route's own row (`storage_deposits` for `/store`, in the same transaction;
+ * `cost_payments` for a cost route) and BEFORE the facilitator hears of it. Before this table each route claimed
  * in its own table, so one authorization whose value covered both prices passed both local claims: sent to
  * `/store` and a cost route at once, both verified and the cost call ran the model for a payment `/store`
  * settled; claimed by a `/store` instance that then died, it paid a cost call whose transfer recovery then

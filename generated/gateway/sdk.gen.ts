@@ -1279,7 +1279,8 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * reads the answer.
  *
  * Designed: 202 (queued when the upstream fails and `SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE=1`),
- * 409 `payment_replayed`, 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the
+ * 409 `payment_replayed` (the payment was used, or is being used, by an upload or a paid cost call: one
+ * claim per payment across every paid route), 413 `payload_too_large` (`SERVICE_STORAGE__MAX_UPLOAD_BYTES`), and the
  * 402 codes `wrong_asset`, `insufficient_amount`, `wrong_receiver`.
  *
  * **Idempotent retries (designed).** Every 402 declares x402's `payment-identifier` extension

@@ -1812,7 +1812,8 @@ export type Receipt = {
  * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
  * When sent, the call is paid by it instead of the quota. A malformed value is 400
  * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
- * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+ * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+ * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
  * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
  * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
  * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -3111,7 +3112,8 @@ export type EvolveAgentData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -3825,7 +3827,8 @@ export type CreateCoordinatorTaskData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -3924,7 +3927,8 @@ export type ConveneBoardroomData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4023,7 +4027,8 @@ export type LlmChatData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4118,7 +4123,8 @@ export type LlmCompletionData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4273,7 +4279,8 @@ export type LlmGenerateData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4520,7 +4527,8 @@ export type OpenAiChatCompletionsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4614,7 +4622,8 @@ export type OpenAiCompletionsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4708,7 +4717,8 @@ export type OpenAiEmbeddingsData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer
@@ -4838,7 +4848,8 @@ export type CoreAgentInteractData = {
          * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
          * When sent, the call is paid by it instead of the quota. A malformed value is 400
          * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
-         * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
          * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
          * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
          * before any output gives its identifier back. The model's output is not kept, so the first call's answer

@@ -1561,7 +1561,8 @@ export const zReceipt = z.object({
  * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
  * When sent, the call is paid by it instead of the quota. A malformed value is 400
  * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
- * for a call 409 `payment_replayed`. The 402 declares x402's `payment-identifier` extension: a payment
+ * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+ * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
  * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
  * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
  * before any output gives its identifier back. The model's output is not kept, so the first call's answer

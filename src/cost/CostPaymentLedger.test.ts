@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { Ledger } from '../storage/Ledger.js'
 import { type CostPaymentClaim, CostPaymentLedger } from './CostPaymentLedger.js'
 
 const claim = (paymentId: string, nonce = '0x' + 'ab'.repeat(32)): CostPaymentClaim => ({
@@ -58,5 +59,43 @@ describe.each(dialects)('cost payment claims across two instances (%s)', (dialec
     await a.markSettleUnknown('pay_D', 'socket hang up')
     await a.release('pay_D')
     expect(await b.claim(claim('pay_E', nonce))).toBe(false)
+  })
+})
+
+// One claim namespace for every paid route (migration 0014): an upload's payment is refused to a call, and back.
+describe.each(dialects)('cost and storage claims share one namespace (%s)', (dialect) => {
+  let db: TestDatabase
+  beforeAll(async () => {
+    db = await createTestDatabase(dialect)
+  })
+  afterAll(async () => {
+    await db?.close()
+  })
+
+  const deposit = (depositId: string, nonce: string) => ({
+    depositId, payer: claim('x').payer, nonce, payTo: claim('x').payTo, network: 'eip155:8453', asset: claim('x').asset, scheme: 'exact',
+    amountAtomic: 1_000n, priceAtomic: 1_000n, priceUsd: '0.001', resourceUrl: 'http://gw/store', paymentPayload: {},
+  })
+  const upload = (depositId: string) => ({ uploadId: `up_${depositId}`, depositId, sha256: 'aa', mimeType: 'a/b', sizeBytes: 1n, appName: 'a', payerTag: '', spoolPath: 'db:x' })
+
+  it('a payment /store holds is refused to a cost call until /store drops it; one a call holds is refused to /store', async () => {
+    const ledger = new Ledger(db.db)
+    const costs = new CostPaymentLedger(db.db, () => 1_795_400_000)
+    const nonce = '0x' + 'cd'.repeat(32)
+    expect(await ledger.claimWithUpload(deposit('dep_1', nonce), upload('dep_1'), 'pending_payment')).toBe(true)
+    // the payer wrote the address in another case: still the same payment
+    expect(await costs.claim({ ...claim('pay_1', nonce.toUpperCase().replace('0X', '0x')), payer: claim('x').payer.toLowerCase() })).toBe(false)
+    expect(await db.db.selectFrom('cost_payments').selectAll().execute()).toEqual([])
+    await ledger.dropUnpaid('dep_1', 'up_dep_1')
+    expect(await costs.claim(claim('pay_2', nonce))).toBe(true)
+    expect(await ledger.claimWithUpload(deposit('dep_2', nonce), upload('dep_2'), 'pending_payment')).toBe(false)
+    // nothing of the refused upload was kept
+    expect(await db.db.selectFrom('storage_deposits').selectAll().execute()).toEqual([])
+    expect(await db.db.selectFrom('storage_uploads').selectAll().execute()).toEqual([])
+    // settled, the call keeps it for good
+    await costs.markSettled('pay_2', '0x' + '12'.repeat(32), {})
+    await costs.release('pay_2')
+    expect(await ledger.claimWithUpload(deposit('dep_3', nonce), upload('dep_3'), 'pending_payment')).toBe(false)
+    expect(await db.db.selectFrom('payment_claims').select(['route', 'ref']).execute()).toEqual([{ route: 'llmChat', ref: 'pay_2' }])
   })
 })

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
 import { insertedOnce } from '../db/insertedOnce.js'
 import { jsonColumn } from '../db/jsonColumn.js'
+import { PaymentClaims } from '../x402/PaymentClaims.js'
 
 export type CostPaymentClaim = {
   paymentId: string
@@ -33,11 +34,27 @@ export class CostPaymentLedger {
     private readonly now: () => number,
   ) {}
 
-  /** Reserves (payer, nonce). False when the key is taken: the payload paid, or is paying, another call. */
+  /**
+   * Reserves the payment in the namespace every paid route shares (`payment_claims`), then (payer, nonce) here.
+   * False when a key is taken: the payload paid, or is paying, another call or an upload. Two statements, not
+   * one transaction: instances on one SQLite file (tests) would block each other's synchronous commits; a crash
+   * between them leaves the payment claimed with no call — never reusable, so never paid twice.
+   */
   async claim(c: CostPaymentClaim): Promise<boolean> {
     const t = this.now()
+    if (!(await PaymentClaims.claim(this.db, { network: c.network, payer: c.payer, nonce: c.nonce, route: c.route, ref: c.paymentId }, t))) return false
+    let inserted = false
+    try {
+      inserted = await this.#insert(this.db, c, t)
+    } finally {
+      if (!inserted) await PaymentClaims.release(this.db, c.paymentId)
+    }
+    return inserted
+  }
+
+  #insert(db: Kysely<Database>, c: CostPaymentClaim, t: number): Promise<boolean> {
     return insertedOnce(
-      this.db
+      db
         .insertInto('cost_payments')
         .values({
           payment_id: c.paymentId,
@@ -63,7 +80,9 @@ export class CostPaymentLedger {
 
   /** The call produced nothing (or the payment was refused): the claim goes, the payload may be used again. */
   async release(paymentId: string): Promise<void> {
-    await this.db.deleteFrom('cost_payments').where('payment_id', '=', paymentId).where('status', '=', 'claimed').execute()
+    const dropped = await this.db.deleteFrom('cost_payments').where('payment_id', '=', paymentId).where('status', '=', 'claimed').executeTakeFirst()
+    // the row first: a crash in between leaves the payment claimed (safe), never free with a call on record
+    if (Number(dropped.numDeletedRows) > 0) await PaymentClaims.release(this.db, paymentId)
   }
 
   async markSettled(paymentId: string, txHash: string, settlement: unknown): Promise<void> {

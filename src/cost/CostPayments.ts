@@ -64,9 +64,10 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
  * facilitator pool, with the same local prechecks. The Algorand rail is not offered
  * here: an Algorand payment is final once submitted, so a call that then fails could not go unsettled.
  *
- * Order of a paid call: decode → precheck → claim (payer, nonce) in `cost_payments` → facilitator
- * `/verify` → the call runs → `/settle` once it produced output → `PAYMENT-RESPONSE`. The claim is one
- * unique-keyed insert, so one payload runs one call, whatever the number of concurrent retries or gateway
+ * Order of a paid call: decode → precheck → claim (network, payer, nonce) in `payment_claims` (shared with
+ * `/store`: a payload an upload holds or used is refused) and (payer, nonce) in `cost_payments` → facilitator
+ * `/verify` → the call runs → `/settle` once it produced output → `PAYMENT-RESPONSE`. The claim is
+ * unique-keyed inserts, so one payload runs one call, whatever the number of concurrent retries or gateway
  * instances; a call that fails before any output releases its claim unsettled (the payer may retry).
  */
 export class CostPayments {
@@ -170,7 +171,7 @@ export class CostPayments {
     const releaseIdentifier = async () => {
       if (use) await this.#identifiers.release(use)
     }
-    // Claim (payer, nonce) before the facilitator hears of it: concurrent replays find the key taken.
+    // Claim the payment before the facilitator hears of it: concurrent replays, on this route or any other, find it taken.
     const claimed = await this.#ledger.claim({
       paymentId,
       payer: payment.authorization.from,
@@ -186,7 +187,7 @@ export class CostPayments {
     })
     if (!claimed) {
       await releaseIdentifier()
-      throw new PaymentReplayedError('this payment was already used for a call')
+      throw new PaymentReplayedError()
     }
     // one requirement object from the pre-check to the facilitator
     const request = rail.facilitatorRequest(decoded, requirement, payment)

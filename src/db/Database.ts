@@ -7,6 +7,7 @@
  * - booleans are integers 0/1.
  */
 import type { PaymentIdentifierTables } from './migrations/0013_payment_identifiers.js'
+import type { PaymentClaimTables } from './migrations/0014_payment_claims.js'
 import type { CatalogueTables } from './migrations/0001_catalogue.js'
 import type { LoginTables } from './migrations/0002_login.js'
 import type { ShadowTables } from './migrations/0003_shadow.js'
@@ -27,4 +28,5 @@ export interface Database
     LlmKeyTables,
     CostLedgerTables,
     ClusterTables,
-    PaymentIdentifierTables {}
+    PaymentIdentifierTables,
+    PaymentClaimTables {}

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
 import { EVM_NAMESPACE } from '../x402/evmNetworks.js'
+import { PaymentClaims } from '../x402/PaymentClaims.js'
 import type { Database } from '../db/Database.js'
 import { insertedOnce } from '../db/insertedOnce.js'
 import { isUniqueViolation } from '../db/isUniqueViolation.js'
@@ -134,13 +135,17 @@ export class Ledger {
     )
   }
 
-  /** Claims the deposit and records its upload in one database transaction; false when the claim is taken. */
+  /**
+   * Claims the payment in the namespace every paid route shares (`payment_claims`: a payload a cost route holds
+   * is refused here too), then the deposit, and records its upload — one database transaction; false when a
+   * claim is taken.
+   */
   async claimWithUpload(claim: DepositClaim, upload: NewUpload, status: UploadStatus): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return PaymentClaims.inTransaction(this.db, async (trx) => {
       const ledger = new Ledger(trx)
-      if (!(await ledger.claimDeposit(claim))) return false
+      const key = { network: claim.network, payer: claim.payer, nonce: claim.nonce, route: 'store', ref: claim.depositId }
+      if (!(await PaymentClaims.claim(trx, key)) || !(await ledger.claimDeposit(claim))) throw PaymentClaims.taken
       await ledger.createUpload(upload, status)
-      return true
     })
   }
 
@@ -158,7 +163,9 @@ export class Ledger {
   async dropUnpaid(depositId: string, uploadId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('storage_uploads').where('upload_id', '=', uploadId).where('status', '=', 'pending_payment').execute()
-      await trx.deleteFrom('storage_deposits').where('deposit_id', '=', depositId).where('status', '=', 'claimed').execute()
+      const dropped = await trx.deleteFrom('storage_deposits').where('deposit_id', '=', depositId).where('status', '=', 'claimed').executeTakeFirst()
+      // the payment is free for another use only when its deposit went (a settled one stays claimed forever)
+      if (Number(dropped.numDeletedRows) > 0) await PaymentClaims.release(trx, depositId)
     })
   }
 

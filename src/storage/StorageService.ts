@@ -165,7 +165,7 @@ export class StorageService {
     this.spool = new Spool({ db: ledger.db, sharedDir: storage.sharedSpoolDir, tmpDir: join(storage.spoolDir, 'tmp'), dbMaxBytes: storage.dbSpoolMaxBytes })
     this.#logger = logger
     if (signer) this.#signer = Promise.resolve(signer)
-    this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl, uploadTimeoutMs: storage.upstreamTimeoutMs })
+    this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl, uploadTimeoutMs: storage.upstreamTimeoutMs, rateCacheMs: storage.rateCacheMs })
     this.facilitator = new FacilitatorPool({
       clients: [x402.facilitatorUrl, ...x402.fallbackFacilitatorUrls].map((url) => new FacilitatorClient({ url, token: x402.facilitatorToken })),
       onFailover: (info) => {

@@ -20,7 +20,8 @@ import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../c
  *   it 503 `too_many_uploads` with `Retry-After` (`SERVICE_STORAGE__BUSY_RETRY_AFTER_S`, 5);
  * - `SERVICE_STORAGE__UPSTREAM_TIMEOUT_MS` (120000): longest upstream upload call (reads: 15 s);
  * - quotes: `SERVICE_STORAGE__QUOTE_VALIDITY_S` (300): how long a quoted price is honoured (`GET /store/quote`,
- *   every 402) even when the upstream's rates move;
+ *   every 402) even when the upstream's rates move; `SERVICE_STORAGE__RATE_CACHE_MS` (30000): how long one
+ *   reading of the upstream's rates is reused (0 = every price reads them) — a rise reaches the price only then;
  * - upstream credit (seed 4.7): `SERVICE_STORAGE__CREDIT_LOW_WINC` (10¹² winc): below it the balance is low
  *   (catalogue event `storage.upstream.credit_low`, automatic top-up); `SERVICE_STORAGE__CREDIT_CHECK_INTERVAL_MS`
  *   (60000); automatic top-up from the service's own funds when `SERVICE_STORAGE__TOPUP_KEY` is set (an EVM key
@@ -68,6 +69,8 @@ export type StorageConfig = {
   /** Attestation of verified uploads; undefined when `SERVICE_STORAGE__ATTESTOR_KEY` is unset. */
   attest: StorageAttestConfig | undefined
   quoteValiditySeconds: number
+  /** How long one reading of the upstream's prices is reused (ms; 0 = read for every price). */
+  rateCacheMs: number
   creditLowWinc: bigint
   creditCheckIntervalMs: number
   /** Automatic top-up of the upstream credit; undefined when `SERVICE_STORAGE__TOPUP_KEY` is unset. */
@@ -136,6 +139,7 @@ export function readStorageConfig(env: Env = process.env): StorageConfig {
     upstreamTimeoutMs: positive('SERVICE_STORAGE__UPSTREAM_TIMEOUT_MS', 120_000),
     attest: readAttestConfig(env, dataDir),
     quoteValiditySeconds: positive('SERVICE_STORAGE__QUOTE_VALIDITY_S', 300),
+    rateCacheMs: envInt(env, 'SERVICE_STORAGE__RATE_CACHE_MS', 30_000, { min: 0, max: 3_600_000 }),
     creditLowWinc: bigintSetting(env, 'SERVICE_STORAGE__CREDIT_LOW_WINC', 10n ** 12n),
     creditCheckIntervalMs: positive('SERVICE_STORAGE__CREDIT_CHECK_INTERVAL_MS', 60_000),
     topUp: readTopUpConfig(env),

@@ -32,7 +32,8 @@ export type SettleDeps = { ledger: Ledger; facilitator: Facilitator; logger?: Lo
 /**
  * Payment of one `/store` upload through its rail (seed 4.6 step 4), framework-free. Dispatches on the rail's
  * kind: an EVM authorization is claimed before the facilitator hears of it and settled; an Algorand
- * transaction is verified on the ledger, then claimed. Either way a replay finds (payer, nonce) taken: 409.
+ * transaction is verified on the ledger, then claimed. Either way a replay — here or on a paid cost route, which
+ * claim in the same `payment_claims` — finds the payment taken: 409.
  */
 export function settleStorePayment(rail: EvmExactRail | AlgorandExactRail, input: SettleInput, deps: SettleDeps): Promise<SettledDeposit> {
   return rail.kind === 'evm' ? settleEvm(rail, input, deps) : settleAlgorand(rail, input, deps)
@@ -42,7 +43,7 @@ async function settleEvm(rail: EvmExactRail, { price, resourceUrl, requirement, 
   const payload = decoded.payload
   const payment = rail.check(decoded, requirement)
   const depositId = newDepositId()
-  // Claim (payer, nonce) BEFORE the facilitator hears of it: concurrent replays find the key taken.
+  // Claim the payment BEFORE the facilitator hears of it: concurrent replays, on any paid route, find it taken.
   const claimed = await ledger.claimWithUpload(
     {
       depositId,

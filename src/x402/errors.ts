@@ -46,10 +46,10 @@ export class InvalidPaymentError extends BaseError<PaymentRejectionCode> {
   }
 }
 
-/** 409 (designed): this payment payload — (payer, nonce) or its settlement tx — was already used. */
+/** 409 (designed): this payment — (network, payer, nonce) or its settlement tx — was already used, on any paid route. */
 export class PaymentReplayedError extends BaseError<'payment_replayed'> {
   override name = 'PaymentReplayedError'
-  constructor(message = 'this payment was already used for an upload') {
+  constructor(message = 'this payment was already used: one payment buys one upload or one call') {
     super(ErrorCodes.paymentReplayed, message)
   }
 }

@@ -155,7 +155,7 @@ describe('a cost call past the quota, paid with x402', () => {
     const statuses = answers.map((a) => a.status).sort()
     expect(statuses.filter((s) => s === 200)).toHaveLength(1)
     expect(statuses.filter((s) => s === 409)).toHaveLength(29)
-    for (const a of answers.filter((x) => x.status === 409)) expect(await a.json()).toEqual({ error: 'payment_replayed', message: 'this payment was already used for a call' })
+    for (const a of answers.filter((x) => x.status === 409)) expect(await a.json()).toEqual({ error: 'payment_replayed', message: 'this payment was already used: one payment buys one upload or one call' })
     // The chain: one transfer of the price. The database: one settled claim. The ledger: one paid call.
     expect(payerBefore - (await balanceOf(payer))).toBe(PRICE)
     expect((await balanceOf(PAY_TO)) - payToBefore).toBe(PRICE)

@@ -12,6 +12,7 @@ import { migration as m0010 } from './0010_cost_ledger.js'
 import { migration as m0011 } from './0011_cluster.js'
 import { migration as m0012 } from './0012_change_feed.js'
 import { migration as m0013 } from './0013_payment_identifiers.js'
+import { migration as m0014 } from './0014_payment_claims.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011_cluster': m0011,
   '0012_change_feed': m0012,
   '0013_payment_identifiers': m0013,
+  '0014_payment_claims': m0014,
 }

@@ -50,7 +50,8 @@ try {
   await writeFile(jwkPath, JSON.stringify(jwk))
   const base = await startChain({ chainId: 8453 })
   cleanup.unshift(() => base.close())
-  const facilitator = await startFacilitator({ token: 'bench', chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
+  const facilitatorToken = randomBytes(32).toString('hex') // a weak token refuses the start (issue 27)
+  const facilitator = await startFacilitator({ token: facilitatorToken, chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
   cleanup.unshift(() => facilitator.close())
   const weave = join(dir, 'weave')
   const arweave = await startArweaveGateway({ dataDir: weave, blockIntervalMs: 500 })
@@ -69,7 +70,7 @@ try {
     SERVICE_DATA_DIR: join(dir, 'gw'),
     SERVICE_DATABASE_URL: `sqlite:${join(dir, 'gw', 'gw.sqlite')}`,
     SERVICE_X402__FACILITATOR_URL: facilitator.url,
-    FACILITATOR_TOKEN: randomBytes(32).toString('hex'),
+    FACILITATOR_TOKEN: facilitatorToken,
     SERVICE_X402__PAY_TO_EVM: anvilAccount(7).address,
     SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
     SERVICE_X402__ASSET__EIP155_1: base.tokenAddress,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ArweaveSigner, createData } from '@dha-team/arbundles'
-import { createWalletClient, http } from 'viem'
+import { createWalletClient, http, publicActions } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../accounts.js'
@@ -157,6 +157,8 @@ describe('storage upstream + Arweave gateway peers', () => {
     const payer = privateKeyToAccount(anvilAccount(5).privateKey)
     const wallet = createWalletClient({ chain: base.chain, transport: http(base.url), account: payer })
     const tx = await wallet.writeContract({ address: base.tokenAddress, abi: usdcArtifact().abi, functionName: 'transfer', args: [deposit, 1_000_000n] })
+    // A client claims a top-up once its transfer is mined (under load the receipt may lag the returned hash).
+    await wallet.extend(publicActions).waitForTransactionReceipt({ hash: tx })
     const top = await fetch(`${up.url}/v1/top-up/wallet/${arweaveAddress(poor)}/base-usdc/${tx}`, { method: 'POST' })
     expect(top.status).toBe(200)
     const credited = (await top.json()) as { creditedTransaction: { winstonCreditAmount: string } }

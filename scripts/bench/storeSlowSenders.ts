@@ -14,10 +14,7 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer, request } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
@@ -25,6 +22,7 @@ import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { startStoreBenchPeers } from './support/startStoreBenchPeers.js'
 
 const gatewayScript = fileURLToPath(new URL('./storeUpload.ts', import.meta.url))
 const arg = (name: string, fallback: number) => {
@@ -35,52 +33,9 @@ const runs = arg('runs', 15)
 const senders = arg('senders', 20)
 const kb = arg('kb', 256)
 
-const { anvilAccount, FACILITATOR_INDEX } = await import('../../devnet/accounts.js')
-const { startChain } = await import('../../devnet/chains/startChain.js')
-const { startFacilitator } = await import('../../devnet/facilitator/startFacilitator.js')
-const { startUpstream } = await import('../../devnet/upstream/startUpstream.js')
-const { startArweaveGateway } = await import('../../devnet/arweave/startArweaveGateway.js')
-const { arweaveAddress, generateArweaveJwk } = await import('../../devnet/testing/arweaveKey.js')
-
-const dir = await mkdtemp(join(tmpdir(), 'bench-slow-'))
-const cleanup: (() => Promise<unknown>)[] = [() => rm(dir, { recursive: true, force: true })]
+const { anvilAccount } = await import('../../devnet/accounts.js')
+const { base, env, cleanup, dir } = await startStoreBenchPeers('bench-slow-')
 try {
-  const jwk = await generateArweaveJwk()
-  const jwkPath = join(dir, 'jwk.json')
-  await writeFile(jwkPath, JSON.stringify(jwk))
-  const base = await startChain({ chainId: 8453 })
-  cleanup.unshift(() => base.close())
-  const facilitatorToken = randomBytes(32).toString('hex') // a weak token refuses the start (issue 27)
-  const facilitator = await startFacilitator({ token: facilitatorToken, chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
-  cleanup.unshift(() => facilitator.close())
-  const weave = join(dir, 'weave')
-  const arweave = await startArweaveGateway({ dataDir: weave, blockIntervalMs: 500 })
-  cleanup.unshift(() => arweave.close())
-  const upstream = await startUpstream({ dataDir: weave, prefund: { [arweaveAddress(jwk)]: 10n ** 16n } })
-  cleanup.unshift(() => upstream.close())
-
-  const probe = createServer()
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
-  const port = (probe.address() as AddressInfo).port
-  await new Promise((r) => probe.close(r))
-  const env = {
-    ...process.env,
-    SERVICE_PORT: String(port),
-    SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
-    SERVICE_DATA_DIR: join(dir, 'gw'),
-    SERVICE_DATABASE_URL: `sqlite:${join(dir, 'gw', 'gw.sqlite')}`,
-    SERVICE_X402__FACILITATOR_URL: facilitator.url,
-    FACILITATOR_TOKEN: facilitatorToken,
-    SERVICE_X402__PAY_TO_EVM: anvilAccount(7).address,
-    SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
-    SERVICE_X402__ASSET__EIP155_1: base.tokenAddress,
-    SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
-    SERVICE_ALGOD__GENESIS_HASH: 'bench-genesis',
-    SERVICE_STORAGE__PAYMENT_URL: upstream.url,
-    SERVICE_STORAGE__UPLOAD_URL: upstream.url,
-    SERVICE_STORAGE__GATEWAY_URL: arweave.url,
-    SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
-  }
   // the gateway child of storeUpload.ts: StorageService behind a bare HTTP server
   const child = spawn(process.execPath, ['--import', 'tsx', gatewayScript, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   cleanup.unshift(async () => {
@@ -91,7 +46,7 @@ try {
     child.once('message', () => resolve())
     child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
   })
-  const gw = `http://127.0.0.1:${port}`
+  const gw = env.SERVICE_PUBLIC_ORIGIN as string
 
   const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
   const client = new x402HTTPClient(

@@ -11,10 +11,8 @@
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
+import { stat, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
@@ -22,6 +20,7 @@ import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { startStoreBenchPeers } from './support/startStoreBenchPeers.js'
 
 const here = fileURLToPath(import.meta.url)
 
@@ -105,52 +104,9 @@ async function runBench(): Promise<void> {
   const mbIndex = process.argv.indexOf('--mb')
   const mb = mbIndex > 0 ? Number(process.argv[mbIndex + 1]) : 200
   const size = mb * 1_000_000
-  const { anvilAccount, FACILITATOR_INDEX } = await import('../../devnet/accounts.js')
-  const { startChain } = await import('../../devnet/chains/startChain.js')
-  const { startFacilitator } = await import('../../devnet/facilitator/startFacilitator.js')
-  const { startUpstream } = await import('../../devnet/upstream/startUpstream.js')
-  const { startArweaveGateway } = await import('../../devnet/arweave/startArweaveGateway.js')
-  const { arweaveAddress, generateArweaveJwk } = await import('../../devnet/testing/arweaveKey.js')
-
-  const dir = await mkdtemp(join(tmpdir(), 'bench-store-'))
-  const cleanup: (() => Promise<unknown>)[] = [() => rm(dir, { recursive: true, force: true })]
+  const { anvilAccount } = await import('../../devnet/accounts.js')
+  const { base, env, cleanup, dir } = await startStoreBenchPeers('bench-store-')
   try {
-    const jwk = await generateArweaveJwk()
-    const jwkPath = join(dir, 'jwk.json')
-    await writeFile(jwkPath, JSON.stringify(jwk))
-    const base = await startChain({ chainId: 8453 })
-    cleanup.unshift(() => base.close())
-    const facilitatorToken = randomBytes(32).toString('hex') // a weak token refuses the start (issue 27)
-    const facilitator = await startFacilitator({ token: facilitatorToken, chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
-    cleanup.unshift(() => facilitator.close())
-    const weave = join(dir, 'weave')
-    const arweave = await startArweaveGateway({ dataDir: weave, blockIntervalMs: 500 })
-    cleanup.unshift(() => arweave.close())
-    const upstream = await startUpstream({ dataDir: weave, prefund: { [arweaveAddress(jwk)]: 10n ** 16n } })
-    cleanup.unshift(() => upstream.close())
-
-    const probe = createServer()
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
-    const port = (probe.address() as AddressInfo).port
-    await new Promise((r) => probe.close(r))
-    const env = {
-      ...process.env,
-      SERVICE_PORT: String(port),
-      SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
-      SERVICE_DATA_DIR: join(dir, 'gw'),
-      SERVICE_DATABASE_URL: `sqlite:${join(dir, 'gw', 'gw.sqlite')}`,
-      SERVICE_X402__FACILITATOR_URL: facilitator.url,
-      FACILITATOR_TOKEN: facilitatorToken,
-      SERVICE_X402__PAY_TO_EVM: anvilAccount(7).address,
-      SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
-      SERVICE_X402__ASSET__EIP155_1: base.tokenAddress,
-      SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
-      SERVICE_ALGOD__GENESIS_HASH: 'bench-genesis',
-      SERVICE_STORAGE__PAYMENT_URL: upstream.url,
-      SERVICE_STORAGE__UPLOAD_URL: upstream.url,
-      SERVICE_STORAGE__GATEWAY_URL: arweave.url,
-      SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
-    }
     const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', here, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     cleanup.unshift(async () => {
       child.kill('SIGTERM')
@@ -160,7 +116,7 @@ async function runBench(): Promise<void> {
       child.once('message', () => resolve())
       child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
     })
-    const gw = `http://127.0.0.1:${port}`
+    const gw = env.SERVICE_PUBLIC_ORIGIN as string
 
     const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
     const client = new x402HTTPClient(
@@ -216,7 +172,7 @@ async function runBench(): Promise<void> {
     const seconds = (Date.now() - started) / 1000
     const { peak } = (await (await fetch(`${gw}/__bench/stop`)).json()) as { peak: number }
 
-    const back = await fetch(`${arweave.url}/${result.arTxId}`)
+    const back = await fetch(`${env.SERVICE_STORAGE__GATEWAY_URL}/${result.arTxId}`)
     const readHash = createHash('sha256')
     const reader = back.body!.getReader()
     for (;;) {

@@ -12,7 +12,7 @@
 
 const DOMAINS = [
   'auth', 'batch', 'cabinet', 'catalogue', 'cluster', 'cost', 'gate', 'health', 'journal', 'llm', 'marketplace',
-  'modelserverClient', 'overlord', 'pages', 'shadow', 'storage', 'vault', 'x402',
+  'mcp', 'modelserverClient', 'overlord', 'pages', 'shadow', 'storage', 'vault', 'x402',
 ]
 const FLOOR = ['shared', 'db', 'cache', 'config']
 const ENTRY = '^src/(main|app)[.]ts$|^src/(pipeline|cli)/'

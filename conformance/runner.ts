@@ -15,7 +15,10 @@ import type { Machine, Row, RowResult, Target } from './types.js'
 
 export { repoRoot }
 
-/** The nine machines, by name, in replay order (the model server's residency before its pull). */
+/**
+ * The nine machines of the seeds, by name, in replay order (the model server's residency before its pull), and
+ * the model server's LLM surfaces (issue 31).
+ */
 export const MACHINES: Record<string, string> = {
   'arrival-gate': 'gateway/arrivalGate.yaml',
   'wallet-login': 'gateway/login.yaml',
@@ -24,8 +27,10 @@ export const MACHINES: Record<string, string> = {
   'shadow-cabinet': 'shadow/cabinet.yaml',
   'shadow-vault-lock': 'shadow/vault.yaml',
   'paid-storage-request': 'storage/paidStorage.yaml',
+  'mcp-payment': 'mcp/mcpPayment.yaml',
   'model-residency': 'modelserver/residency.yaml',
   'pull-progress': 'modelserver/pullProgress.yaml',
+  'model-surfaces': 'modelserver/surfaces.yaml',
 }
 
 /** A machine by name (`shadow-nonce`) or by file path. */

@@ -8,6 +8,10 @@
  * only so the admin tier works offline) and `SHADOW_JWT_SECRET` — so the gateway's configuration is stable
  * across restarts. A keys file from before a key existed gains it on the next start.
  * `ports: 'free'` puts every peer on a free port (tests); the default is docs/design.md's ports.
+ * Where no Anvil binary exists for the platform (devnet/chains/foundryBinary.ts), it says so in one log line
+ * and starts the rest: without the EVM chains and the x402 facilitator (which settles on them), `info.chains`
+ * is empty, `info.facilitator` absent and `info.evm` false; the Algorand node, the Arweave gateway and the
+ * storage upstream (without its EVM top-up currencies) run as usual.
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -21,6 +25,7 @@ import { ALGO_CREATOR_INDEX, ALGO_PAYER_INDEXES, ALGO_PAYER_MICROALGOS, ALGO_PAY
 import { OTHER_ASA_ID, USDC_ASA_ID } from './algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from './algod/startAlgod.js'
 import { startArweaveGateway, type ArweaveGatewayPeer } from './arweave/startArweaveGateway.js'
+import { foundryBinary, type FoundryBinary } from './chains/foundryBinary.js'
 import { rpc } from './chains/startAnvil.js'
 import { DEFAULT_PAYER_USDC, startChain, type LocalChain } from './chains/startChain.js'
 import { startFacilitator, type FacilitatorPeer } from './facilitator/startFacilitator.js'
@@ -57,6 +62,8 @@ export interface DevnetOptions {
    * deployer and holder of every role. `contractsReady` settles when done; devnet.json then gains `contracts`.
    */
   deployContracts?: boolean
+  /** The Anvil binary to use (tests pass another platform's lookup); default: this platform's. */
+  anvil?: FoundryBinary
   log?: (line: string) => void
 }
 
@@ -76,6 +83,8 @@ export interface DevnetInfo {
   version: 1
   startedAt: number
   dataDir: string
+  /** False when this platform has no Anvil binary: then `chains` is empty and `facilitator` absent (a devnet.json from before this field had Anvil). */
+  evm: boolean
   chains: Record<'eip155:8453' | 'eip155:1', { chainId: number; rpcUrl: string; usdc: `0x${string}`; usdcDecimals: 6; eip712: { name: 'USD Coin'; version: '2' } }>
   facilitator: { url: string; token: string; signer: `0x${string}` }
   storage: {
@@ -187,29 +196,38 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     const jwkPath = join(devDir, 'arweave-jwk.json')
     const jwkP = loadOrCreateArweaveJwk(jwkPath)
 
-    const start = Date.now()
-    // The service key also holds 1,000 USDC on each chain: its own funds for topping up the upstream credit.
-    const chainP = (chainId: number, port: number | undefined) =>
-      startChain({ chainId, port, fund: [{ address: keys.evm.address, amount: SERVICE_TOP_UP_USDC }] }).then((c) => {
-        closers.push(() => c.close())
-        return c
-      })
-    const [base, mainnet] = (await Promise.all([chainP(8453, ports.base), chainP(1, ports.mainnet)])) as [LocalChain, LocalChain]
-    log(`chains up in ${Date.now() - start} ms`)
-    // Gas money for the service's EVM key (batch commits, attestations).
-    await Promise.all([base, mainnet].map((c) => rpc(c.url, 'anvil_setBalance', [keys.evm.address, '0x3635C9ADC5DEA00000'])))
-
+    const anvil = opts.anvil ?? foundryBinary('anvil')
+    const evm = anvil.path !== undefined
+    if (!evm) log(`${anvil.reason}; the EVM chains and the x402 facilitator are not started, the other peers are`)
     const facilitatorSigner = anvilAccount(FACILITATOR_INDEX)
-    const facilitator = await startFacilitator({
-      port: ports.facilitator,
-      token: keys.facilitatorToken,
-      signerPrivateKey: facilitatorSigner.privateKey,
-      chains: [
-        { chainId: 8453, rpcUrl: base.url },
-        { chainId: 1, rpcUrl: mainnet.url },
-      ],
-    })
-    closers.push(() => facilitator.close())
+    let base: LocalChain | undefined
+    let mainnet: LocalChain | undefined
+    let facilitator: FacilitatorPeer | undefined
+    if (evm) {
+      const start = Date.now()
+      // The service key also holds 1,000 USDC on each chain: its own funds for topping up the upstream credit.
+      const chainP = (chainId: number, port: number | undefined) =>
+        startChain({ chainId, port, fund: [{ address: keys.evm.address, amount: SERVICE_TOP_UP_USDC }] }).then((c) => {
+          closers.push(() => c.close())
+          return c
+        })
+      ;[base, mainnet] = (await Promise.all([chainP(8453, ports.base), chainP(1, ports.mainnet)])) as [LocalChain, LocalChain]
+      log(`chains up in ${Date.now() - start} ms`)
+      // Gas money for the service's EVM key (batch commits, attestations).
+      await Promise.all([base, mainnet].map((c) => rpc(c.url, 'anvil_setBalance', [keys.evm.address, '0x3635C9ADC5DEA00000'])))
+
+      const f = await startFacilitator({
+        port: ports.facilitator,
+        token: keys.facilitatorToken,
+        signerPrivateKey: facilitatorSigner.privateKey,
+        chains: [
+          { chainId: 8453, rpcUrl: base.url },
+          { chainId: 1, rpcUrl: mainnet.url },
+        ],
+      })
+      facilitator = f
+      closers.push(() => f.close())
+    }
 
     const algoCreator = algoTestAccount(ALGO_CREATOR_INDEX)
     const algoPayers = ALGO_PAYER_INDEXES.map((i) => algoTestAccount(i))
@@ -243,10 +261,13 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       prefund: { [serviceArweave]: opts.serviceWinc ?? 10n ** 15n },
       funding: {
         depositAddress,
-        currencies: {
-          'base-usdc': { chainId: 8453, rpcUrl: base.url, tokenAddress: base.tokenAddress },
-          usdc: { chainId: 1, rpcUrl: mainnet.url, tokenAddress: mainnet.tokenAddress },
-        },
+        currencies:
+          base && mainnet
+            ? {
+                'base-usdc': { chainId: 8453, rpcUrl: base.url, tokenAddress: base.tokenAddress },
+                usdc: { chainId: 1, rpcUrl: mainnet.url, tokenAddress: mainnet.tokenAddress },
+              }
+            : {},
       },
     }
     let upstream = await startUpstream(upstreamOpts)
@@ -264,15 +285,18 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       version: 1,
       startedAt: Math.floor(Date.now() / 1000),
       dataDir,
-      chains: { 'eip155:8453': chainInfo(base), 'eip155:1': chainInfo(mainnet) },
-      facilitator: { url: facilitator.url, token: keys.facilitatorToken, signer: facilitator.signer },
+      evm,
+      // Without Anvil these stay empty/absent (`evm: false`); the type keeps them required for the callers
+      // (tests, npm start) that run where Anvil exists.
+      chains: (base && mainnet ? { 'eip155:8453': chainInfo(base), 'eip155:1': chainInfo(mainnet) } : {}) as DevnetInfo['chains'],
+      facilitator: (facilitator ? { url: facilitator.url, token: keys.facilitatorToken, signer: facilitator.signer } : undefined) as DevnetInfo['facilitator'],
       storage: {
         paymentUrl: upstream.url,
         uploadUrl: upstream.url,
         gatewayUrl: gateway.url,
         adminToken: keys.adminToken,
         depositAddress,
-        topUpCurrencies: { 'base-usdc': 'eip155:8453', usdc: 'eip155:1' },
+        topUpCurrencies: evm ? { 'base-usdc': 'eip155:8453', usdc: 'eip155:1' } : {},
         pricing: {
           wincPerGiB: upstream.pricing.wincPerGiB.toString(),
           fiat: upstream.pricing.fiat,
@@ -316,12 +340,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       },
       env: {
         SERVICE_DATA_DIR: dataDir,
-        FACILITATOR_TOKEN: keys.facilitatorToken,
-        SERVICE_X402__FACILITATOR_URL: facilitator.url,
-        SERVICE_X402__PAY_TO_EVM: keys.evm.address,
         SERVICE_X402__PAY_TO_ALGORAND: keys.algorand.address,
-        SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
-        SERVICE_X402__ASSET__EIP155_1: mainnet.tokenAddress,
         SERVICE_ALGOD__URL: algod.url,
         SERVICE_ALGOD__TOKEN: keys.algodToken,
         SERVICE_ALGOD__GENESIS_HASH: algod.genesisHash,
@@ -329,28 +348,39 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         SERVICE_STORAGE__UPLOAD_URL: upstream.url,
         SERVICE_STORAGE__GATEWAY_URL: gateway.url,
         SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
-        // The daily receipt batch and the verifier's StorageAttest on local Base; the contract addresses are
-        // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
-        SERVICE_BATCH__RPC_URL: base.url,
-        // Automatic top-up of the upstream credit from the service's own USDC on local Base (`base-usdc`).
-        SERVICE_STORAGE__TOPUP_KEY: keys.evm.privateKey,
-        SERVICE_STORAGE__TOPUP_RPC_URL: base.url,
-        SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
-        // Login on local Base: smart-contract wallets (EIP-1271 / EIP-6492) are verified through its RPC.
-        SERVICE_LOGIN__CHAIN_ID: String(base.chainId),
-        SERVICE_LOGIN__RPC_URL: base.url,
-        // Payments an instance died settling are checked on each EVM rail's chain (docs/reliability.md).
-        SERVICE_X402__RPC_URL__EIP155_8453: base.url,
-        SERVICE_X402__RPC_URL__EIP155_1: mainnet.url,
         // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
         SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
         SHADOW_JWT_SECRET: keys.shadowJwtSecret,
-        ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey, SERVICE_STORAGE__ATTESTOR_KEY: keys.evm.privateKey } : {}),
+        ...(base && mainnet && facilitator
+          ? {
+              FACILITATOR_TOKEN: keys.facilitatorToken,
+              SERVICE_X402__FACILITATOR_URL: facilitator.url,
+              // x402 `upto` permits name the facilitator that may settle them: its settlement signer
+              SERVICE_X402__UPTO_FACILITATOR_ADDRESS: facilitator.signer,
+              SERVICE_X402__PAY_TO_EVM: keys.evm.address,
+              SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
+              SERVICE_X402__ASSET__EIP155_1: mainnet.tokenAddress,
+              // The daily receipt batch and the verifier's StorageAttest on local Base; the contract addresses are
+              // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
+              SERVICE_BATCH__RPC_URL: base.url,
+              // Automatic top-up of the upstream credit from the service's own USDC on local Base (`base-usdc`).
+              SERVICE_STORAGE__TOPUP_KEY: keys.evm.privateKey,
+              SERVICE_STORAGE__TOPUP_RPC_URL: base.url,
+              SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
+              // Login on local Base: smart-contract wallets (EIP-1271 / EIP-6492) are verified through its RPC.
+              SERVICE_LOGIN__CHAIN_ID: String(base.chainId),
+              SERVICE_LOGIN__RPC_URL: base.url,
+              // Payments an instance died settling are checked on each EVM rail's chain (docs/reliability.md).
+              SERVICE_X402__RPC_URL__EIP155_8453: base.url,
+              SERVICE_X402__RPC_URL__EIP155_1: mainnet.url,
+              ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey, SERVICE_STORAGE__ATTESTOR_KEY: keys.evm.privateKey } : {}),
+            }
+          : {}),
       },
     }
     const file = join(dataDir, 'devnet.json')
     writeJsonAtomic(file, info, 0o600)
-    const contractsReady = opts.deployContracts
+    const contractsReady = opts.deployContracts && base
       ? deployServiceContracts(base.url, keys.evm, dataDir, log, closers).then((c) => {
           if (c) {
             info.contracts = c
@@ -359,7 +389,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
           return c
         })
       : Promise.resolve(undefined)
-    const peers: DevnetPeers = { base, mainnet, facilitator, algod, upstream, arweave: gateway }
+    // Without Anvil, base/mainnet/facilitator are absent (info.evm false); the type serves the callers that have them.
+    const peers = { base, mainnet, facilitator, algod, upstream, arweave: gateway } as DevnetPeers
     return {
       info,
       file,
@@ -433,10 +464,15 @@ function pick(a: { index: number; address: `0x${string}`; privateKey: `0x${strin
 
 /** One table of everything the devnet runs (printed by `npm run devnet` and `npm start`). */
 export function devnetTable(info: DevnetInfo): string {
+  const evmRows: [string, string, string][] = info.evm !== false
+    ? [
+        ['chain eip155:8453 (local Base)', info.chains['eip155:8453'].rpcUrl, `USDC ${info.chains['eip155:8453'].usdc}`],
+        ['chain eip155:1', info.chains['eip155:1'].rpcUrl, `USDC ${info.chains['eip155:1'].usdc}`],
+        ['x402 facilitator', info.facilitator.url, `Bearer ${info.facilitator.token}`],
+      ]
+    : [['EVM chains, x402 facilitator', 'not started', 'no Anvil binary for this platform']]
   const rows: [string, string, string][] = [
-    ['chain eip155:8453 (local Base)', info.chains['eip155:8453'].rpcUrl, `USDC ${info.chains['eip155:8453'].usdc}`],
-    ['chain eip155:1', info.chains['eip155:1'].rpcUrl, `USDC ${info.chains['eip155:1'].usdc}`],
-    ['x402 facilitator', info.facilitator.url, `Bearer ${info.facilitator.token}`],
+    ...evmRows,
     ['storage upstream (payment+upload)', info.storage.paymentUrl, `service winc holder ${info.service.arweaveAddress}`],
     ['arweave gateway', info.storage.gatewayUrl, `block every ${info.storage.blockIntervalMs} ms`],
     ['algod', info.algorand.url, `X-Algo-API-Token ${info.algorand.token.slice(0, 12)}…  ${info.algorand.network}`],
@@ -445,7 +481,7 @@ export function devnetTable(info: DevnetInfo): string {
     ['service Arweave JWK', info.service.arweaveJwkPath, ''],
     ['shadow overlord (TEST key)', info.shadow.overlord.address, `key ${info.shadow.overlord.privateKey} (devnet only)`],
     // numbered from #1 as a reader counts them; the Anvil account index is what other tools show
-    ...info.accounts.evm.filter((a) => a.role === 'payer').map((a, i) => [`EVM payer #${i + 1} (Anvil #${a.index})`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
+    ...info.accounts.evm.filter((a) => info.evm !== false && a.role === 'payer').map((a, i) => [`EVM payer #${i + 1} (Anvil #${a.index})`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
     ...info.accounts.algorand.filter((a) => a.role === 'payer').map((a) => ['Algorand payer', a.address, `${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
   ]
   const w0 = Math.max(...rows.map((r) => r[0].length))

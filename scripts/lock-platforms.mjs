@@ -2,7 +2,8 @@
 /**
  * Keeps `npm ci` working against a registry that serves only this platform's prebuilt packages.
  *
- * Packages such as node-llama-cpp and rollup list one optional dependency per platform. When the
+ * Packages such as node-llama-cpp, rollup and Foundry's `@foundry-rs/anvil` / `@foundry-rs/forge` list one
+ * optional dependency per platform (Foundry names x64 `amd64`). When the
  * registry answers 404 for the other platforms' packages, `npm install` leaves them out of
  * package-lock.json, and `npm ci` then refuses the lock as "not in sync". This script adds, for each
  * missing optional platform package, a lock entry that carries only its version and its os/cpu/libc
@@ -47,6 +48,7 @@ const CPU = [
   ['arm', 'arm'],
   ['ia32', 'ia32'],
   ['x64', 'x64'],
+  ['amd64', 'x64'],
   ['riscv64', 'riscv64'],
   ['loong64', 'loong64'],
   ['ppc64', 'ppc64'],

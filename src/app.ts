@@ -3,12 +3,16 @@
  *
  *   CORS → rate limit → gate → route → security → validation → handler → response validation → error mapping
  *
+ * With traces on (`SERVICE_TRACING__ENABLED`), a tracing stage comes first: the request's span, in which every
+ * stage runs and every outgoing call is a child (`src/shared/tracing/`).
+ *
  * One stage per module: the gateway's own in `src/pipeline/` (CORS, rate limit, gate, the security
  * schemes, the handler map, the error catalogue), the OpenAPI ones in `src/shared/http/` (route, security
  * requirements, validation, handler call, response validation), shared with the model server. The services
  * every stage and handler uses are built apart, in `src/services/createServiceGraph.ts`.
  */
 import { join } from 'node:path'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { Express } from 'express'
 import type { Env } from './config/env.js'
 import { findRepoRoot } from './config/findRepoRoot.js'
@@ -23,12 +27,17 @@ import { gateStage } from './pipeline/gateStage.js'
 import { handlerStage } from './pipeline/handlerStage.js'
 import { publicAssets } from './pipeline/publicAssets.js'
 import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
+import { FallbackRateLimitStore } from './pipeline/FallbackRateLimitStore.js'
+import type { RateLimitStore } from './pipeline/MemoryRateLimitStore.js'
+import { RedisRateLimitStore } from './pipeline/RedisRateLimitStore.js'
 import { rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
 import { createPipelineApp } from './shared/http/createPipelineApp.js'
 import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter, type ResponseValidationReport } from './shared/http/index.js'
 import { createLogger, type Logger } from './shared/logger.js'
+import { serverSpanStage } from './shared/tracing/serverSpanStage.js'
+import { startTracing } from './shared/tracing/startTracing.js'
 
 export { findRepoRoot }
 
@@ -52,6 +61,8 @@ export type AppDeps = {
   handlers?: Partial<Record<string, Handler>>
   /** Replace services after they are built (tests). */
   services?: Partial<Services>
+  /** With `config.tracing.enabled`: where spans go instead of the OTLP endpoint (tests: an in-memory exporter). */
+  spanExporter?: SpanExporter
 }
 
 export type GatewayApp = {
@@ -60,7 +71,9 @@ export type GatewayApp = {
   router: OpenApiRouter
   /** Starts the domains' background work. */
   start: () => Promise<void>
-  /** Stops background work and closes the database (when the app opened it). */
+  /** The stop signal: `GET /health/ready` answers 503 at once; no new background work is taken (requests go on). */
+  drain: () => Promise<void>
+  /** Stops background work, hands this instance's work over, closes the database (when the app opened it). */
   close: () => Promise<void>
 }
 
@@ -105,11 +118,16 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       logger.debug({ operation: info.operationId ?? 'unrouted', method: info.method, status: info.status, ms: Math.round(info.durationMs) }, 'request')
     },
   })
-  // Rate limit counters in this process, or in the database when several instances share it.
-  const rateLimitStore = config.rateLimit.store === 'database' ? new DatabaseRateLimitStore(services.db) : undefined
+  // Rate limit counters in this process, or shared by every replica: in Redis (the database when Redis cannot
+  // count a hit) or in the database.
+  const { store: rateLimitStore, close: closeRateLimitStore } = await createRateLimitStore(config, services.db, logger)
+  // Traces (off by default): one span per request, named by the route it took; off, no stage at all.
+  const tracing = await startTracing(config.tracing, { exporter: deps.spanExporter, logger })
+  const tracingStages = tracing.enabled ? [serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation })] : []
 
   const app = createPipelineApp(
     composeStages(
+      ...tracingStages, //                           0. tracing (when on): the request's span, in the caller's trace
       corsStage({ origins: config.corsOrigins }), // 1. CORS (a preflight ends here)
       rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
       publicAssets(root), //                         public static prefixes (x-public-prefixes): no gate, files only
@@ -134,5 +152,42 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     },
   )
 
-  return { app, services, router, start: graph.start, close: graph.close }
+  return {
+    app,
+    services,
+    router,
+    start: graph.start,
+    drain: graph.drain,
+    close: async () => {
+      await closeRateLimitStore()
+      await graph.close()
+      await tracing.close()
+    },
+  }
+}
+
+/** The store `SERVICE_RATE_LIMIT__STORE` names (undefined: this process's memory) and how to close it. */
+async function createRateLimitStore(config: GatewayConfig, db: Services['db'], logger: Logger): Promise<{ store: RateLimitStore | undefined; close: () => Promise<void> }> {
+  const { store, redis } = config.rateLimit
+  if (store === 'database') return { store: new DatabaseRateLimitStore(db), close: async () => undefined }
+  if (store !== 'redis' || !redis) return { store: undefined, close: async () => undefined }
+  let lastErrorLog = 0
+  const primary = new RedisRateLimitStore({
+    url: redis.url,
+    prefix: redis.prefix,
+    commandTimeoutMs: redis.timeoutMs,
+    // the client reconnects every ≤ 2 s while Redis is down: one line a minute is enough
+    onError: (error) => {
+      if (Date.now() - lastErrorLog < 60_000) return
+      lastErrorLog = Date.now()
+      logger.warn({ err: error.message }, 'rate limit: Redis connection error')
+    },
+  })
+  const connected = await primary.ready(2_000)
+  if (!connected) logger.warn('rate limit: Redis not reachable at start; counting in the database until it is')
+  const shared = new FallbackRateLimitStore(primary, new DatabaseRateLimitStore(db), ({ fallback, error }) => {
+    if (fallback) logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'rate limit: Redis failed; counting in the database')
+    else logger.info('rate limit: Redis is back; counting in Redis')
+  })
+  return { store: shared, close: () => primary.close() }
 }

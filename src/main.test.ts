@@ -9,7 +9,10 @@ const root = path.resolve(import.meta.dirname, '..')
 describe('src/main.ts', () => {
   it('starts on the configured port, gates /journal, and stops cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
-    const child = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], {
+    // node with tsx's loader, not the tsx CLI: the CLI is a second process that relays signals, and under load it
+    // was once terminated by the SIGTERM itself (exit 143) before it knew its child handles SIGTERM. Production
+    // (`npm run serve`) is node running main directly too.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,
       env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,14 +2,17 @@
  * Starts the gateway: `npm run serve` (compiled: `node dist/src/main.js`) or through `npm start`.
  * Configuration comes from the environment (docs/gateway-core.md); a bad value stops the start with a
  * message naming the variable. SIGTERM/SIGINT: stop accepting connections, finish in-flight requests
- * (up to 10 s), stop background work, close the database, exit — also when stdout/stderr are gone (EPIPE is
- * ignored; log lines go out synchronously, so no exit-time flush can spin on a closed pipe).
+ * (up to the deadline), stop background work, close the database, exit — also when stdout/stderr are gone (EPIPE is
+ * ignored; log lines go out synchronously, so no exit-time flush can spin on a closed pipe). The stop is a
+ * rolling restart's (docs/reliability.md): `GET /health/ready` fails at once, in-flight requests finish up to
+ * `SERVICE_SHUTDOWN__DEADLINE_MS`, this instance's work is handed over.
  */
 import type { AddressInfo } from 'node:net'
 import { createApp } from './app.js'
 import { ConfigError } from './config/ConfigError.js'
 import { loadConfig } from './config/loadConfig.js'
 import { createExpressServer } from './shared/http/createExpressServer.js'
+import { drainHttpServer } from './shared/http/drainHttpServer.js'
 import { createLogger } from './shared/logger.js'
 
 // Output whose reader is gone (the parent died) must not take the process down or block it: stray writes
@@ -62,20 +65,25 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000
 
   let stopping = false
+  // A rolling restart (issue 28): readiness fails at once and no new background work is taken; for
+  // SERVICE_SHUTDOWN__DRAIN_DELAY_MS the replica still serves what the balancer sends before its next check;
+  // then it stops accepting, finishes in-flight requests (uploads, streams) until SERVICE_SHUTDOWN__DEADLINE_MS
+  // after the signal, cuts what is left, hands what it still holds back to the queue (a peer takes it at once),
+  // marks itself stopped and exits.
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    logger.info({ signal }, 'shutting down')
-    const force = setTimeout(() => {
-      logger.warn('in-flight requests did not finish in 10 s; closing connections')
-      server.closeAllConnections()
-    }, 10_000)
-    force.unref()
-    // Backstop: whatever still hangs (a stuck close), the process leaves 20 s after the signal.
-    setTimeout(() => process.exit(1), 20_000).unref()
-    server.closeIdleConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    clearTimeout(force)
+    const { drainDelayMs, deadlineMs } = config.shutdown
+    logger.info({ signal, drain_delay_ms: drainDelayMs, deadline_ms: deadlineMs }, 'shutting down: not ready, draining')
+    // Backstop: whatever still hangs (a stuck close), the process leaves 10 s after the deadline.
+    setTimeout(() => process.exit(1), deadlineMs + 10_000).unref()
+    const draining = gateway.drain()
+    await drainHttpServer(server, {
+      delayMs: drainDelayMs,
+      deadlineMs,
+      onDeadline: () => logger.warn({ deadline_ms: deadlineMs }, 'in-flight requests did not finish by the shutdown deadline; closing connections'),
+    })
+    await draining
     await gateway.close()
     logger.info('stopped')
     process.exit(0)

@@ -1,6 +1,7 @@
 /** The drivers (row vocabularies) of the conformance runner, by the name a machine file gives in `driver`. */
 import type { Driver } from '../runner.js'
 import { httpDriver } from './http.js'
+import { mcpPaymentDriver } from './mcpPayment.js'
 import { paidStorageDriver } from './paidStorage.js'
 import { pullProgressDriver } from './pullProgress.js'
 import { shadowDriver } from './shadow.js'
@@ -10,4 +11,5 @@ export const drivers: Record<string, Driver> = Object.assign(Object.create(null)
   shadow: shadowDriver,
   'paid-storage': paidStorageDriver,
   'pull-progress': pullProgressDriver,
+  'mcp-payment': mcpPaymentDriver,
 })

@@ -1,17 +1,17 @@
 /**
- * Starts the Anvil binary from `@foundry-rs/anvil-linux-amd64` (the binary itself, never `npx anvil`,
+ * Starts the Anvil binary of this platform's `@foundry-rs/anvil-*` package (foundryBinary.ts; the binary itself, never `npx anvil`,
  * which leaves an orphan on SIGTERM). Port 0 picks a free port: Anvil prints `Listening on host:port`.
  * Readiness is a plain-fetch poll of `eth_chainId`. `close()` sends SIGTERM, then SIGKILL after 2 s; an
  * exit hook kills any child still running if the parent process exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+import { foundryBinary } from './foundryBinary.js'
 
-const require = createRequire(import.meta.url)
-
+/** This platform's Anvil binary; throws the one-line reason where there is none. */
 export function anvilBinary(): string {
-  return join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
+  const anvil = foundryBinary('anvil')
+  if (anvil.path === undefined) throw new Error(anvil.reason)
+  return anvil.path
 }
 
 export interface AnvilOptions {

@@ -8,13 +8,15 @@
  * placed the way it would be deployed: the constructor runs as account 0 (`debug_traceCall` of the creation
  * code), and the runtime code and the storage it wrote are set at the canonical address with
  * `anvil_setCode` / `anvil_setStorageAt`. Account 0 is the owner (the only minter). A chain id without a
- * canonical USDC gets the token at the address account 0 would deploy it to at nonce 0.
+ * canonical USDC gets the token at the address account 0 would deploy it to at nonce 0. Permit2 and x402's
+ * `upto` proxy are placed the same way, and the payers approve Permit2 (placePermit2.ts).
  */
 import { getDefaultAsset } from '@x402/evm'
 import { createPublicClient, createWalletClient, defineChain, getAddress, getContractAddress, http, type Chain, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadArtifact } from '../../contracts/compile.js'
 import { anvilAccount, DEPLOYER_INDEX, payerAccounts } from '../accounts.js'
+import { approvePermit2ForPayers, placePermit2 } from './placePermit2.js'
 import { rpc, startAnvil, type AnvilInstance } from './startAnvil.js'
 
 export const USDC_SOURCE = 'devnet/UsdcToken.sol'
@@ -97,6 +99,8 @@ export async function startChain(opts: ChainOptions): Promise<LocalChain> {
 
     const tokenAddress = canonicalUsdc(opts.chainId)?.address ?? getContractAddress({ from: deployer.address, nonce: 0n })
     await placeContract(anvil.url, deployer.address, artifact.bytecode, tokenAddress)
+    // x402 `upto` (Permit2 witness transfers through x402's proxy): placed at their mainnet addresses.
+    await placePermit2(anvil.url, deployer.address)
 
     const amount = opts.payerUsdc ?? DEFAULT_PAYER_USDC
     const mints = [...payerAccounts().map((p) => ({ address: p.address, amount })), ...(opts.fund ?? [])]
@@ -114,6 +118,11 @@ export async function startChain(opts: ChainOptions): Promise<LocalChain> {
     if (last) {
       const r = await pub.waitForTransactionReceipt({ hash: last, pollingInterval: 50 })
       if (r.status !== 'success') throw new Error('USDC mint failed')
+    }
+    const approved = await approvePermit2ForPayers(chain, anvil.url, tokenAddress)
+    if (approved) {
+      const r = await pub.waitForTransactionReceipt({ hash: approved, pollingInterval: 50 })
+      if (r.status !== 'success') throw new Error('Permit2 approval failed')
     }
     return {
       url: anvil.url,

@@ -7,6 +7,9 @@
  *   POST /verify {x402Version, paymentPayload, paymentRequirements} → VerifyResponse
  *   POST /settle {x402Version, paymentPayload, paymentRequirements} → SettleResponse
  *
+ * Schemes: `exact` (EIP-3009) and `upto` (Permit2, @x402/evm's reference facilitator code: verify simulates the
+ * proxy's `settle`, settle transfers `paymentRequirements.amount` ≤ the permitted amount; `/supported` lists
+ * the signer as `extra.facilitatorAddress`, which an `upto` permit must name).
  * x402 v1 payloads are accepted too, on the v1 network names (`base` for 8453, `ethereum` for 1).
  * Every route requires `Authorization: Bearer <token>` (401 otherwise). Invalid payments answer 200 with
  * `isValid: false` / `success: false` like the reference facilitator; malformed bodies answer 400.
@@ -24,6 +27,7 @@ import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/ty
 import { toFacilitatorEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator'
+import { UptoEvmScheme } from '@x402/evm/upto/facilitator'
 import { createWalletClient, http, publicActions } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { localChain } from '../chains/startChain.js'
@@ -121,6 +125,9 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
       { confirmationTimeoutMs: 30_000 },
     )
     facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer))
+    // `upto` (Permit2 witness transfer through x402's proxy, placed by devnet/chains/placePermit2.ts): settles
+    // any amount up to the permitted one, once; the permit names this signer as the only settler.
+    facilitator.register(`eip155:${c.chainId}`, new UptoEvmScheme(signer))
     // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
     const v1Name = V1_NETWORK_NAMES[c.chainId]
     if (v1Name) facilitator.registerV1(v1Name as Network, new ExactEvmSchemeV1(signer))

@@ -2,6 +2,7 @@
 
 /** Every operationId of the gateway document, sorted. */
 export const operationIds = [
+  'anthropicMessages',
   'callMarketplaceAgent',
   'clearCabinet',
   'conveneBoardroom',
@@ -29,6 +30,8 @@ export const operationIds = [
   'getFeedbackText',
   'getHealth',
   'getHealthDetailed',
+  'getHealthLive',
+  'getHealthReady',
   'getInboundMetrics',
   'getInsightPage',
   'getJournalPage',
@@ -56,10 +59,12 @@ export const operationIds = [
   'llmGenerate',
   'logCoreAgentMemory',
   'logout',
+  'mcpCall',
   'openAiChatCompletions',
   'openAiCompletions',
   'openAiEmbeddings',
   'openAiModels',
+  'openAiResponses',
   'provisionCabinet',
   'quoteStore',
   'registerWithSignature',

@@ -95,6 +95,14 @@ export const QuotaExceededSchema = {
                 },
                 resets_at: {
                     $ref: '#/components/schemas/EpochSeconds'
+                },
+                scope: {
+                    type: 'string',
+                    enum: [
+                        'network'
+                    ],
+                    'x-designed': true,
+                    description: 'Designed (issue 27). `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
                 }
             }
         }
@@ -104,7 +112,7 @@ export const QuotaExceededSchema = {
 export const CostPaymentRequiredSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`\nfields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails\nmust stay unsettled) plus `details`, the quota (on `quota_exceeded`).\n',
+    description: 'Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`\nfields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails\nmust stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed\nprice per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`\n(`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each.\n',
     required: [
         'x402Version',
         'accepts',
@@ -130,9 +138,16 @@ export const CostPaymentRequiredSchema = {
         accepts: {
             type: 'array',
             minItems: 1,
-            maxItems: 2,
+            maxItems: 4,
             items: {
-                $ref: '#/components/schemas/PaymentRequirement'
+                oneOf: [
+                    {
+                        $ref: '#/components/schemas/PaymentRequirement'
+                    },
+                    {
+                        $ref: '#/components/schemas/UptoPaymentRequirement'
+                    }
+                ]
             }
         },
         extensions: {
@@ -163,6 +178,14 @@ export const CostPaymentRequiredSchema = {
                 },
                 resets_at: {
                     $ref: '#/components/schemas/EpochSeconds'
+                },
+                scope: {
+                    type: 'string',
+                    enum: [
+                        'network'
+                    ],
+                    'x-designed': true,
+                    description: 'Designed (issue 27). `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
                 }
             }
         }
@@ -172,13 +195,15 @@ export const CostPaymentRequiredSchema = {
 export const CostSettleResponseSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded).',
+    description: 'Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the\nauthorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least\n`SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit\'s (and the route\'s) maximum.\n',
     required: [
         'success',
         'transaction',
         'network',
         'payer',
-        'payment_id'
+        'payment_id',
+        'amount',
+        'scheme'
     ],
     additionalProperties: false,
     properties: {
@@ -188,7 +213,17 @@ export const CostSettleResponseSchema = {
         },
         transaction: {
             type: 'string',
-            description: 'Settlement transaction hash.'
+            description: 'Settlement transaction hash (\'\' when an `upto` call cost 0 and nothing was transferred).'
+        },
+        amount: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        scheme: {
+            type: 'string',
+            enum: [
+                'exact',
+                'upto'
+            ]
         },
         network: {
             type: 'string',
@@ -209,7 +244,7 @@ export const CostSettleResponseSchema = {
 export const LlmUsageReportSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed. The calling wallet\'s cost calls per UTC day (idle days left out), their totals over the\nwindow, and today\'s quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic\nunits of the 6-decimal USDC, a decimal string).\n',
+    description: 'Designed. The calling wallet\'s cost calls per UTC day (idle days left out), their totals over the\nwindow, and today\'s quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic\nunits of the 6-decimal USDC, a decimal string) — for an `upto` payment the amount settled (tokens ×\nprice), not the maximum the payer authorised.\n',
     required: [
         'wallet',
         'from',
@@ -271,6 +306,35 @@ export const LlmUsageReportSchema = {
             ],
             pattern: '^[0-9]+$',
             description: 'Price of one call past the quota; null when paying past the quota is not configured.'
+        },
+        upto: {
+            description: 'Paying past the quota with x402 `upto` (metered by the completion tokens a call produced): the price\nper token (atomic units, up to six decimals), the least and the most one call costs; null when\n`upto` is not offered. The settled amounts are in `spend_atomic`.\n',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    type: 'object',
+                    required: [
+                        'price_per_token_atomic',
+                        'min_per_call_atomic',
+                        'max_per_call_atomic'
+                    ],
+                    additionalProperties: false,
+                    properties: {
+                        price_per_token_atomic: {
+                            type: 'string',
+                            pattern: '^[0-9]+(\\.[0-9]{1,6})?$'
+                        },
+                        min_per_call_atomic: {
+                            $ref: '#/components/schemas/AtomicAmount'
+                        },
+                        max_per_call_atomic: {
+                            $ref: '#/components/schemas/AtomicAmount'
+                        }
+                    }
+                }
+            ]
         }
     }
 } as const;
@@ -869,7 +933,9 @@ export const CabinetPreflightSchema = {
         'exists',
         'vault_unlocked',
         'soldiers_with_address',
-        'members_total'
+        'members_total',
+        'replicas_live',
+        'replicas_unlocked'
     ],
     additionalProperties: false,
     properties: {
@@ -881,7 +947,8 @@ export const CabinetPreflightSchema = {
             description: 'A registry block exists for the company.'
         },
         vault_unlocked: {
-            type: 'boolean'
+            type: 'boolean',
+            description: 'The replica that answered holds the vault\'s data key.'
         },
         soldiers_with_address: {
             type: 'integer',
@@ -892,6 +959,18 @@ export const CabinetPreflightSchema = {
             type: 'integer',
             minimum: 0,
             maximum: 8
+        },
+        replicas_live: {
+            type: 'integer',
+            minimum: 0,
+            'x-designed': true,
+            description: 'Designed (issue 28). Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one (issue 28); one server alone reports 1.'
+        },
+        replicas_unlocked: {
+            type: 'integer',
+            minimum: 0,
+            'x-designed': true,
+            description: 'Designed (issue 28). Live replicas that hold the vault\'s data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.'
         }
     }
 } as const;
@@ -1142,6 +1221,26 @@ export const HealthSchema = {
         uptime_s: {
             type: 'integer',
             minimum: 0
+        }
+    }
+} as const;
+
+export const ReadinessSchema = {
+    description: 'Designed (issue 28). Whether this replica takes new work, and if not, why.',
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'status'
+    ],
+    additionalProperties: false,
+    properties: {
+        status: {
+            type: 'string',
+            enum: [
+                'ready',
+                'starting',
+                'draining'
+            ]
         }
     }
 } as const;
@@ -2569,6 +2668,8 @@ export const LlmGenerateRequestSchema = {
             type: 'boolean'
         },
         keep_alive: {
+            'x-designed': true,
+            description: 'Designed (issue 27). Ollama\'s duration (`5m`, or seconds). The models are shared by every caller, so a\nsession caller\'s value is clamped to the operator\'s bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default\n60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,\n`-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.\n',
             oneOf: [
                 {
                     type: 'string',
@@ -2742,6 +2843,242 @@ export const LlmKeyCreateRequestSchema = {
             minLength: 1,
             maxLength: 128,
             default: 'default'
+        }
+    }
+} as const;
+
+export const AnthropicErrorSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Anthropic\'s error body, as the Anthropic SDKs read it.',
+    required: [
+        'type',
+        'error'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            const: 'error'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'type',
+                'message'
+            ],
+            properties: {
+                type: {
+                    type: 'string'
+                },
+                message: {
+                    type: 'string'
+                }
+            }
+        }
+    }
+} as const;
+
+export const OpenAiResponsesRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'Designed. OpenAI\'s Responses API request. The gateway checks the fields below and passes the rest to the\nmodel server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).\n',
+    required: [
+        'model'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        input: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    maxItems: 256,
+                    items: {
+                        type: 'object'
+                    }
+                }
+            ]
+        },
+        instructions: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        stream: {
+            type: [
+                'boolean',
+                'null'
+            ]
+        },
+        max_output_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        }
+    }
+} as const;
+
+export const OpenAiResponseSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'Designed. OpenAI\'s `response` object as the model server answers it (its document has the whole schema).',
+    required: [
+        'id',
+        'object',
+        'status',
+        'model',
+        'output'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        object: {
+            type: 'string',
+            const: 'response'
+        },
+        status: {
+            type: 'string'
+        },
+        model: {
+            type: 'string'
+        },
+        output: {
+            type: 'array',
+            items: {
+                type: 'object'
+            }
+        },
+        usage: {
+            type: 'object'
+        }
+    }
+} as const;
+
+export const AnthropicMessagesRequestSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'Designed. Anthropic\'s Messages request. The gateway checks the fields below and passes the rest to the\nmodel server, which accepts or refuses them (a refusal is a 400 in `AnthropicError` shape).\n',
+    required: [
+        'model',
+        'max_tokens',
+        'messages'
+    ],
+    properties: {
+        model: {
+            $ref: '#/components/schemas/ModelName'
+        },
+        max_tokens: {
+            type: 'integer',
+            minimum: 1
+        },
+        messages: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 256,
+            items: {
+                type: 'object',
+                required: [
+                    'role',
+                    'content'
+                ],
+                additionalProperties: true,
+                properties: {
+                    role: {
+                        type: 'string',
+                        enum: [
+                            'user',
+                            'assistant'
+                        ]
+                    },
+                    content: {
+                        oneOf: [
+                            {
+                                type: 'string'
+                            },
+                            {
+                                type: 'array',
+                                items: {
+                                    type: 'object'
+                                }
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        system: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        type: 'object'
+                    }
+                }
+            ]
+        },
+        stream: {
+            type: 'boolean'
+        }
+    }
+} as const;
+
+export const AnthropicMessageSchema = {
+    type: 'object',
+    additionalProperties: true,
+    'x-designed': true,
+    description: 'Designed. Anthropic\'s `message` as the model server answers it (its document has the whole schema).',
+    required: [
+        'id',
+        'type',
+        'role',
+        'model',
+        'content',
+        'stop_reason',
+        'usage'
+    ],
+    properties: {
+        id: {
+            type: 'string'
+        },
+        type: {
+            type: 'string',
+            const: 'message'
+        },
+        role: {
+            type: 'string',
+            const: 'assistant'
+        },
+        model: {
+            type: 'string'
+        },
+        content: {
+            type: 'array',
+            items: {
+                type: 'object'
+            }
+        },
+        stop_reason: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        usage: {
+            type: 'object'
         }
     }
 } as const;
@@ -3514,6 +3851,95 @@ export const PaymentRequirementSchema = {
     }
 } as const;
 
+export const UptoPaymentRequirementSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. x402\'s `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`\nto `payTo`, whose spender is x402\'s `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose\nwitness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved\nto Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generation capped at\nthe tokens the maximum pays for and settles once it ended: ⌈completion tokens × price⌉, at least the\nminimum per call, at most the permit\'s maximum. A permit allowing less than the minimum is refused\nbefore the call runs. One permit pays for one call.\n',
+    required: [
+        'scheme',
+        'network',
+        'maxAmountRequired',
+        'amount',
+        'resource',
+        'description',
+        'mimeType',
+        'payTo',
+        'maxTimeoutSeconds',
+        'asset',
+        'extra'
+    ],
+    additionalProperties: false,
+    properties: {
+        scheme: {
+            type: 'string',
+            const: 'upto'
+        },
+        network: {
+            $ref: '#/components/schemas/Network'
+        },
+        maxAmountRequired: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        amount: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        resource: {
+            type: 'string',
+            format: 'uri'
+        },
+        description: {
+            type: 'string'
+        },
+        mimeType: {
+            type: 'string'
+        },
+        payTo: {
+            type: 'string',
+            pattern: '^0x[0-9a-fA-F]{40}$'
+        },
+        maxTimeoutSeconds: {
+            type: 'integer',
+            minimum: 1
+        },
+        asset: {
+            type: 'string',
+            pattern: '^0x[0-9a-fA-F]{40}$'
+        },
+        extra: {
+            type: 'object',
+            required: [
+                'name',
+                'version',
+                'assetTransferMethod',
+                'facilitatorAddress'
+            ],
+            additionalProperties: false,
+            properties: {
+                name: {
+                    type: 'string',
+                    examples: [
+                        'USD Coin'
+                    ]
+                },
+                version: {
+                    type: 'string',
+                    examples: [
+                        '2'
+                    ]
+                },
+                assetTransferMethod: {
+                    type: 'string',
+                    const: 'permit2'
+                },
+                facilitatorAddress: {
+                    type: 'string',
+                    pattern: '^0x[0-9a-fA-F]{40}$'
+                }
+            }
+        }
+    }
+} as const;
+
 export const EvmAssetDomainSchema = {
     type: 'object',
     required: [
@@ -3728,6 +4154,313 @@ export const StoreQuoteSchema = {
     }
 } as const;
 
+export const McpJsonRpcBodySchema = {
+    description: 'Designed. One JSON-RPC 2.0 message of MCP (request, notification or response) or a batch of them.',
+    'x-designed': true,
+    anyOf: [
+        {
+            $ref: '#/components/schemas/McpJsonRpcMessage'
+        },
+        {
+            type: 'array',
+            minItems: 1,
+            maxItems: 32,
+            items: {
+                $ref: '#/components/schemas/McpJsonRpcMessage'
+            }
+        }
+    ]
+} as const;
+
+export const McpJsonRpcMessageSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A JSON-RPC 2.0 message; its `params` and `result` are MCP\'s (checked by the MCP server, not here).',
+    required: [
+        'jsonrpc'
+    ],
+    additionalProperties: false,
+    properties: {
+        jsonrpc: {
+            type: 'string',
+            const: '2.0'
+        },
+        id: {
+            type: [
+                'string',
+                'integer',
+                'null'
+            ]
+        },
+        method: {
+            type: 'string',
+            maxLength: 128
+        },
+        params: {
+            type: 'object',
+            additionalProperties: true,
+            properties: {
+                arguments: {
+                    $ref: '#/components/schemas/McpToolArguments'
+                }
+            }
+        },
+        result: {
+            type: 'object',
+            additionalProperties: true,
+            properties: {
+                structuredContent: {
+                    $ref: '#/components/schemas/McpToolOutput'
+                }
+            }
+        },
+        error: {
+            type: 'object'
+        }
+    }
+} as const;
+
+export const McpToolArgumentsSchema = {
+    description: 'Designed. The `arguments` of a `tools/call`, one of the tools\' input schemas (`x-mcp-tools` of `POST /mcp`).',
+    'x-designed': true,
+    anyOf: [
+        {
+            $ref: '#/components/schemas/McpNoArgs'
+        },
+        {
+            $ref: '#/components/schemas/McpQuoteStorageArgs'
+        },
+        {
+            $ref: '#/components/schemas/McpStoreFileArgs'
+        },
+        {
+            $ref: '#/components/schemas/McpReceiptArgs'
+        },
+        {
+            $ref: '#/components/schemas/McpUploadArgs'
+        },
+        {
+            $ref: '#/components/schemas/LlmChatRequest'
+        }
+    ]
+} as const;
+
+export const McpToolOutputSchema = {
+    description: 'Designed. The `structuredContent` of a tool result: one of the tools\' output schemas, an x402 payment\nrequirement (`isError: true`) or the `Error` body of a refusal (`isError: true`).\n',
+    'x-designed': true,
+    anyOf: [
+        {
+            $ref: '#/components/schemas/StoreQuote'
+        },
+        {
+            $ref: '#/components/schemas/McpStoreFileResult'
+        },
+        {
+            $ref: '#/components/schemas/Receipt'
+        },
+        {
+            $ref: '#/components/schemas/UploadStatus'
+        },
+        {
+            $ref: '#/components/schemas/OpenAiModelList'
+        },
+        {
+            $ref: '#/components/schemas/LlmChatResult'
+        },
+        {
+            $ref: '#/components/schemas/X402PaymentRequired'
+        },
+        {
+            $ref: '#/components/schemas/CostPaymentRequired'
+        },
+        {
+            $ref: '#/components/schemas/Error'
+        }
+    ]
+} as const;
+
+export const McpJsonRpcReplySchema = {
+    description: 'Designed. The JSON-RPC 2.0 response(s) of the MCP server.',
+    'x-designed': true,
+    anyOf: [
+        {
+            $ref: '#/components/schemas/McpJsonRpcMessage'
+        },
+        {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/McpJsonRpcMessage'
+            }
+        }
+    ]
+} as const;
+
+export const McpNoArgsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A tool without arguments.',
+    additionalProperties: false,
+    properties: {}
+} as const;
+
+export const McpQuoteStorageArgsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Arguments of the MCP tool `quote_storage` (those of `GET /store/quote`).',
+    required: [
+        'bytes'
+    ],
+    additionalProperties: false,
+    properties: {
+        bytes: {
+            type: 'integer',
+            minimum: 1,
+            description: 'Size of the file in bytes.'
+        },
+        mime_type: {
+            type: 'string',
+            maxLength: 255
+        }
+    }
+} as const;
+
+export const McpStoreFileArgsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Arguments of the MCP tool `store_file`: exactly one of `data_base64` (at most\n`SERVICE_MCP__MAX_INLINE_BYTES` decoded bytes) and `url` (fetched only from the origins of\n`SERVICE_MCP__FETCH_ORIGINS`). The payment travels in `_meta["x402/payment"]`, not here.\n',
+    additionalProperties: false,
+    properties: {
+        data_base64: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1000000,
+            pattern: '^[A-Za-z0-9+/]*={0,2}$'
+        },
+        url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048
+        },
+        mime_type: {
+            type: 'string',
+            maxLength: 255,
+            default: 'application/octet-stream'
+        },
+        app_name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 128,
+            description: 'The `App-Name` tag (as `X-SVC-Tag-App` on `/store`).'
+        }
+    },
+    oneOf: [
+        {
+            required: [
+                'data_base64'
+            ]
+        },
+        {
+            required: [
+                'url'
+            ]
+        }
+    ]
+} as const;
+
+export const McpStoreFileResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. What `store_file` answers once paid: the upload id, its state and where to follow it, the\nsettlement, and — once the upstream accepted the item (`status: stored`) — the `/store` result\n(`arTxId`, `sha256`, `sizeBytes`, `winc`). `queued`: the payment is settled and the upload waits for\nthe upstream (as `POST /store`\'s 202); `verify_upload` follows it.\n',
+    required: [
+        'upload_id',
+        'status',
+        'settlement',
+        'links'
+    ],
+    additionalProperties: false,
+    properties: {
+        arTxId: {
+            $ref: '#/components/schemas/ArTxId'
+        },
+        sha256: {
+            $ref: '#/components/schemas/Sha256Hex'
+        },
+        sizeBytes: {
+            type: 'integer',
+            minimum: 1
+        },
+        winc: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        settlement: {
+            type: 'object',
+            additionalProperties: true
+        },
+        upload_id: {
+            $ref: '#/components/schemas/UploadId'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'stored',
+                'queued'
+            ]
+        },
+        links: {
+            type: 'object',
+            required: [
+                'status'
+            ],
+            additionalProperties: false,
+            properties: {
+                status: {
+                    type: 'string',
+                    format: 'uri',
+                    description: '`GET /store/uploads/{upload_id}`.'
+                },
+                receipt: {
+                    type: 'string',
+                    format: 'uri',
+                    description: '`GET /store/receipts/{ar_tx_id}` (once stored).'
+                }
+            }
+        }
+    }
+} as const;
+
+export const McpUploadArgsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Arguments of the MCP tool `verify_upload`.',
+    required: [
+        'upload_id'
+    ],
+    additionalProperties: false,
+    properties: {
+        upload_id: {
+            $ref: '#/components/schemas/UploadId'
+        }
+    }
+} as const;
+
+export const McpReceiptArgsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. Arguments of the MCP tool `get_receipt`.',
+    required: [
+        'ar_tx_id'
+    ],
+    additionalProperties: false,
+    properties: {
+        ar_tx_id: {
+            $ref: '#/components/schemas/ArTxId'
+        }
+    }
+} as const;
+
 export const X402DiscoverySchema = {
     type: 'object',
     'x-designed': true,
@@ -3763,6 +4496,97 @@ export const X402DiscoverySchema = {
             type: 'array',
             items: {
                 $ref: '#/components/schemas/X402DiscoveryItem'
+            }
+        },
+        mcp: {
+            $ref: '#/components/schemas/X402DiscoveryMcp'
+        }
+    }
+} as const;
+
+export const X402DiscoveryMcpSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like\n`POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost\n`amount` past the caller\'s daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool\'s\nBazaar declaration (`info.input.type: mcp`), as its 402 results carry it.\n',
+    required: [
+        'endpoint',
+        'transport',
+        'tools'
+    ],
+    additionalProperties: false,
+    properties: {
+        endpoint: {
+            type: 'string',
+            format: 'uri'
+        },
+        transport: {
+            type: 'string',
+            const: 'streamable-http'
+        },
+        tools: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'name',
+                    'description',
+                    'price'
+                ],
+                additionalProperties: false,
+                properties: {
+                    name: {
+                        type: 'string'
+                    },
+                    description: {
+                        type: 'string'
+                    },
+                    price: {
+                        type: 'object',
+                        required: [
+                            'kind'
+                        ],
+                        additionalProperties: false,
+                        properties: {
+                            kind: {
+                                type: 'string',
+                                enum: [
+                                    'free',
+                                    'per_byte',
+                                    'per_call'
+                                ]
+                            },
+                            amount: {
+                                $ref: '#/components/schemas/AtomicAmount'
+                            },
+                            example: {
+                                type: 'object',
+                                required: [
+                                    'size_bytes',
+                                    'amount'
+                                ],
+                                additionalProperties: false,
+                                properties: {
+                                    size_bytes: {
+                                        type: 'integer'
+                                    },
+                                    amount: {
+                                        $ref: '#/components/schemas/AtomicAmount'
+                                    }
+                                }
+                            }
+                        }
+                    },
+                    networks: {
+                        type: 'array',
+                        items: {
+                            $ref: '#/components/schemas/Network'
+                        }
+                    },
+                    extensions: {
+                        type: 'object',
+                        additionalProperties: true
+                    }
+                }
             }
         }
     }

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetMyJournalData, GetMyJournalErrors, GetMyJournalResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, ListMyUploadsData, ListMyUploadsErrors, ListMyUploadsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, SubmitFeedbackData, SubmitFeedbackErrors, SubmitFeedbackResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { AnthropicMessagesData, AnthropicMessagesErrors, AnthropicMessagesResponses, CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthLiveData, GetHealthLiveErrors, GetHealthLiveResponses, GetHealthReadyData, GetHealthReadyErrors, GetHealthReadyResponses, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetMyJournalData, GetMyJournalErrors, GetMyJournalResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, ListMyUploadsData, ListMyUploadsErrors, ListMyUploadsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, McpCallData, McpCallErrors, McpCallResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, OpenAiResponsesData, OpenAiResponsesErrors, OpenAiResponsesResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, SubmitFeedbackData, SubmitFeedbackErrors, SubmitFeedbackResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -95,11 +95,23 @@ export const getAutocorePage = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Prometheus metrics
  *
- * Designed. Prometheus text exposition (format 0.0.4). Public because a scraper cannot perform a wallet
- * login; it exposes aggregate counters and histograms only (no addresses, no paths with identifiers).
+ * Designed. Prometheus text exposition (format 0.0.4). No wallet login (a scraper cannot perform one); it
+ * exposes aggregate counters and histograms only (no addresses, no paths with identifiers), which still tell
+ * a stranger the traffic, error rates and models in use (issue 27 finding 6). So: a client on the gateway's
+ * own machine (loopback) reads it without a token, as a scraper beside the gateway always could; anyone else
+ * sends `Authorization: Bearer <SERVICE_METRICS__TOKEN>` (`metricsBearer`). Without a configured token it is
+ * served on loopback only. Behind a proxy, `SERVICE_TRUST_PROXY` makes the client address the caller's.
  *
  */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({
+    security: [{
+            key: 'metricsBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/metrics',
+    ...options
+});
 
 /**
  * Issue a wallet login challenge
@@ -376,6 +388,13 @@ export const vaultSign = <ThrowOnError extends boolean = false>(options: Options
  * `bad_signature` (does not recover to the overlord) and `vault_unlock_failed` (recovers but does not
  * unwrap this vault). Unlocking an unlocked vault with a correct proof is a no-op answering 200.
  *
+ * Designed (issue 28): the unlock is per deployment. The replica that accepted the proof passes the data
+ * key to every other live replica of the deployment (and to one that starts while a replica is unlocked),
+ * wrapped to that replica's ephemeral X25519 key through the shared database, within about one heartbeat
+ * (`SERVICE_INSTANCE__HEARTBEAT_MS`). Neither the signature nor the data key is stored or sent in the
+ * clear. When every replica has stopped, the deployment is locked. The preflight's `replicas_unlocked`
+ * shows how far it has spread.
+ *
  */
 export const reunlockVault = <ThrowOnError extends boolean = false>(options?: Options<ReunlockVaultData, ThrowOnError>): RequestResult<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError> => (options?.client ?? client).post<ReunlockVaultResponses, ReunlockVaultErrors, ThrowOnError>({
     security: [{
@@ -425,6 +444,33 @@ export const getCabinetHtml = <ThrowOnError extends boolean = false>(options?: O
  *
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>): RequestResult<GetHealthResponses, GetHealthErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });
+
+/**
+ * Liveness probe
+ *
+ * Designed (issue 28). Public (`security: []`), for load balancers and orchestrators: 200 while the process
+ * answers, also while it drains before a stop (restarting a draining replica would cut the work it is
+ * finishing). The same body as `GET /health`: the version and uptime, nothing about dependencies.
+ *
+ */
+export const getHealthLive = <ThrowOnError extends boolean = false>(options?: Options<GetHealthLiveData, ThrowOnError>): RequestResult<GetHealthLiveResponses, GetHealthLiveErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthLiveResponses, GetHealthLiveErrors, ThrowOnError>({ url: '/health/live', ...options });
+
+/**
+ * Readiness probe (send new work here?)
+ *
+ * Designed (issue 28). Public (`security: []`), for load balancers (HAProxy's `option httpchk GET
+ * /health/ready`) and orchestrators. 200 `ready` while this replica takes new work; 503 otherwise, with
+ * why: `starting` (its background work has not started yet) or `draining` (SIGTERM or SIGINT received:
+ * from that moment on, while it still finishes the requests it has and, for
+ * `SERVICE_SHUTDOWN__DRAIN_DELAY_MS`, serves what the balancer sends before it notices). It reports this
+ * replica's own state only: the database and the other dependencies are shared by every replica
+ * (`GET /health/detailed` checks them), so their failure is no reason to send work to another replica, and
+ * a check that failed on all of them at once would turn every answer into the balancer's 503. The body
+ * carries no address, count or error text. A balancer's checks count against its address's rate limit like
+ * any request (two a second are 120 a minute).
+ *
+ */
+export const getHealthReady = <ThrowOnError extends boolean = false>(options?: Options<GetHealthReadyData, ThrowOnError>): RequestResult<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError>({ url: '/health/ready', ...options });
 
 /**
  * Readiness with dependency checks
@@ -1151,6 +1197,69 @@ export const openAiEmbeddings = <ThrowOnError extends boolean = false>(options: 
 });
 
 /**
+ * OpenAI Responses API (stateless; JSON or SSE)
+ *
+ * Designed (issue 31): OpenAI's `POST /v1/responses`, proxied to the model server's (stateless: `store` is
+ * ignored, `previous_response_id` is its 400). `stream: true` answers `text/event-stream` (`event: <type>` /
+ * `data: <event>`, from `response.created` to `response.completed`) passed on as the model server
+ * produces it. `model` is a model of the model server or a marketplace agent id (its model; its
+ * instructions become `instructions` unless the request has its own). `tool_choice` naming a function is
+ * enforced by the model server (a call of that function). Same keys, quota, usage record, metering and
+ * model-server routing and failover as `/llm/v1/chat/completions`: a cost call.
+ *
+ */
+export const openAiResponses = <ThrowOnError extends boolean = false>(options: Options<OpenAiResponsesData, ThrowOnError>): RequestResult<OpenAiResponsesResponses, OpenAiResponsesErrors, ThrowOnError> => (options.client ?? client).post<OpenAiResponsesResponses, OpenAiResponsesErrors, ThrowOnError>({
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        },
+        { name: 'x-api-key', type: 'apiKey' }
+    ],
+    url: '/llm/v1/responses',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Anthropic Messages API (JSON or SSE)
+ *
+ * Designed (issue 31): Anthropic's `POST /v1/messages`, proxied to the model server's, so the stock
+ * `@anthropic-ai/sdk` works with `baseURL` `<gateway>/llm` and its `apiKey` (sent as `x-api-key`, the
+ * `llmApiKey` scheme) or `authToken` (`Authorization: Bearer`) set to an LLM API key or the session token.
+ * `stream: true` answers `text/event-stream` (`message_start` … `message_stop`) passed on as the model server
+ * produces it. `model` is a model of the model server or a marketplace agent id (its model; its
+ * instructions become `system` unless the request has its own). `tool_choice` `any` / `tool` is enforced by
+ * the model server. Same keys, quota, usage record, metering and model-server routing and failover as
+ * `/llm/v1/chat/completions`: a cost call. Errors from the model server are Anthropic's shape, passed on;
+ * a model server that cannot be reached is a 502 in Anthropic's shape; the gateway's own refusals (401,
+ * 402, 429, validation) are its `Error`.
+ *
+ */
+export const anthropicMessages = <ThrowOnError extends boolean = false>(options: Options<AnthropicMessagesData, ThrowOnError>): RequestResult<AnthropicMessagesResponses, AnthropicMessagesErrors, ThrowOnError> => (options.client ?? client).post<AnthropicMessagesResponses, AnthropicMessagesErrors, ThrowOnError>({
+    security: [
+        { name: 'X-Session-Token', type: 'apiKey' },
+        {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        },
+        { name: 'x-api-key', type: 'apiKey' }
+    ],
+    url: '/llm/v1/messages',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * OpenAI-compatible model list
  *
  * Designed. The model server's models (`GET /v1/models`) followed by the marketplace agents, which are
@@ -1404,3 +1513,49 @@ export const getUpload = <ThrowOnError extends boolean = false>(options: Options
  *
  */
 export const getReceipt = <ThrowOnError extends boolean = false>(options: Options<GetReceiptData, ThrowOnError>): RequestResult<GetReceiptResponses, GetReceiptErrors, ThrowOnError> => (options.client ?? client).get<GetReceiptResponses, GetReceiptErrors, ThrowOnError>({ url: '/store/receipts/{ar_tx_id}', ...options });
+
+/**
+ * MCP endpoint (Streamable HTTP) whose storage and model tools are paid with x402
+ *
+ * Designed (issue 32). A Model Context Protocol server over the Streamable HTTP transport, stateless
+ * (no `Mcp-Session-Id`; every POST carries one JSON-RPC message or a batch and is answered with JSON;
+ * `GET` and `DELETE` are not offered, 405). Clients send `Accept: application/json, text/event-stream`
+ * (406 otherwise) and `MCP-Protocol-Version` after `initialize`.
+ *
+ * Public like `/store`: the payment is the authentication. A tool that needs an identity (`chat`)
+ * takes the caller from `X-Session-Token` or `Authorization: Bearer` with a session token or an `/llm`
+ * API key (`sk-p2s-…`); without one it answers an error result `auth_required`.
+ *
+ * **Tools** are listed in `x-mcp-tools`: their input and output schemas are the components named there
+ * (the server loads them from this document at start). Paid tools follow x402's MCP transport
+ * (`specs/transports-v2/mcp.md`): a call without payment gets a tool result with `isError: true`,
+ * `structuredContent` = the `X402PaymentRequired` (store) or `CostPaymentRequired` (chat past the quota)
+ * body and `content[0].text` = `{"x402/error": {"code": 402, "message", "data"}}`; the client retries
+ * with the `PaymentPayload` in `params._meta["x402/payment"]`; a paid result carries the settlement in
+ * `_meta["x402/payment-response"]`. A refused payment answers the same requirements with the reason in
+ * `error`. The money rules are those of `POST /store` and the cost routes: one claim per payment in
+ * `payment_claims` across every route (a payment used through `/mcp` is refused by `/store` and the
+ * other way round: error result `payment_replayed`), exactly-once settlement, `payment-identifier`
+ * idempotency, crash recovery, the usage ledger. Other refusals are error results whose
+ * `structuredContent` is the `Error` body the HTTP route would answer (`payload_too_large`,
+ * `url_not_allowed`, `upload_not_found`, …).
+ *
+ * `store_file` takes the bytes as base64 (`data_base64`, at most `SERVICE_MCP__MAX_INLINE_BYTES`,
+ * default 524288 decoded bytes — the JSON body of `/mcp` is bounded at 1 MB) or a `url` the gateway
+ * fetches, only from the origins of `SERVICE_MCP__FETCH_ORIGINS` (none by default) and at most
+ * `SERVICE_MCP__MAX_FETCH_BYTES`. The Algorand note binds the resource `<origin>/mcp`.
+ *
+ */
+export const mcpCall = <ThrowOnError extends boolean = false>(options: Options<McpCallData, ThrowOnError>): RequestResult<McpCallResponses, McpCallErrors, ThrowOnError> => (options.client ?? client).post<McpCallResponses, McpCallErrors, ThrowOnError>({
+    security: [{ name: 'X-Session-Token', type: 'apiKey' }, {
+            key: 'llmBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/mcp',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});

@@ -42,13 +42,22 @@ export type QuotaExceeded = {
         used: number;
         window_s: number;
         resets_at: EpochSeconds;
+        /**
+         * Designed (issue 27). `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
+         * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
+         * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
+         *
+         */
+        scope?: 'network';
     };
 };
 
 /**
  * Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`
  * fields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails
- * must stay unsettled) plus `details`, the quota (on `quota_exceeded`).
+ * must stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed
+ * price per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`
+ * (`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each.
  *
  */
 export type CostPaymentRequired = {
@@ -59,7 +68,7 @@ export type CostPaymentRequired = {
     error: string;
     message?: string;
     resource: PaymentResource;
-    accepts: Array<PaymentRequirement>;
+    accepts: Array<PaymentRequirement | UptoPaymentRequirement>;
     extensions?: {
         [key: string]: unknown;
     };
@@ -68,18 +77,30 @@ export type CostPaymentRequired = {
         used: number;
         window_s: number;
         resets_at: EpochSeconds;
+        /**
+         * Designed (issue 27). `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
+         * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
+         * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
+         *
+         */
+        scope?: 'network';
     };
 };
 
 /**
- * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded).
+ * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the
+ * authorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least
+ * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum.
+ *
  */
 export type CostSettleResponse = {
     success: true;
     /**
-     * Settlement transaction hash.
+     * Settlement transaction hash ('' when an `upto` call cost 0 and nothing was transferred).
      */
     transaction: string;
+    amount: AtomicAmount;
+    scheme: 'exact' | 'upto';
     network: string;
     payer: string;
     payment_id: string;
@@ -88,7 +109,8 @@ export type CostSettleResponse = {
 /**
  * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
  * window, and today's quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic
- * units of the 6-decimal USDC, a decimal string).
+ * units of the 6-decimal USDC, a decimal string) — for an `upto` payment the amount settled (tokens ×
+ * price), not the maximum the payer authorised.
  *
  */
 export type LlmUsageReport = {
@@ -106,6 +128,17 @@ export type LlmUsageReport = {
      * Price of one call past the quota; null when paying past the quota is not configured.
      */
     price_per_call_atomic: string | null;
+    /**
+     * Paying past the quota with x402 `upto` (metered by the completion tokens a call produced): the price
+     * per token (atomic units, up to six decimals), the least and the most one call costs; null when
+     * `upto` is not offered. The settled amounts are in `spend_atomic`.
+     *
+     */
+    upto?: null | {
+        price_per_token_atomic: string;
+        min_per_call_atomic: AtomicAmount;
+        max_per_call_atomic: AtomicAmount;
+    };
 };
 
 /**
@@ -386,9 +419,20 @@ export type CabinetPreflight = {
      * A registry block exists for the company.
      */
     exists: boolean;
+    /**
+     * The replica that answered holds the vault's data key.
+     */
     vault_unlocked: boolean;
     soldiers_with_address: number;
     members_total: number;
+    /**
+     * Designed (issue 28). Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one (issue 28); one server alone reports 1.
+     */
+    replicas_live: number;
+    /**
+     * Designed (issue 28). Live replicas that hold the vault's data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.
+     */
+    replicas_unlocked: number;
 };
 
 /**
@@ -500,6 +544,13 @@ export type Health = {
     status: 'ok';
     version: string;
     uptime_s: number;
+};
+
+/**
+ * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ */
+export type Readiness = {
+    status: 'ready' | 'starting' | 'draining';
 };
 
 export type HealthCheck = {
@@ -1006,6 +1057,13 @@ export type LlmGenerateRequest = {
     };
     stream?: boolean;
     think?: boolean;
+    /**
+     * Designed (issue 27). Ollama's duration (`5m`, or seconds). The models are shared by every caller, so a
+     * session caller's value is clamped to the operator's bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default
+     * 60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,
+     * `-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.
+     *
+     */
     keep_alive?: string | number;
     /**
      * Ollama's model options (validated by the model server).
@@ -1065,6 +1123,90 @@ export type LlmKeyList = {
  */
 export type LlmKeyCreateRequest = {
     name?: string;
+};
+
+/**
+ * Designed. Anthropic's error body, as the Anthropic SDKs read it.
+ */
+export type AnthropicError = {
+    type: 'error';
+    error: {
+        type: string;
+        message: string;
+    };
+};
+
+/**
+ * Designed. OpenAI's Responses API request. The gateway checks the fields below and passes the rest to the
+ * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
+ *
+ */
+export type OpenAiResponsesRequest = {
+    model: ModelName;
+    input?: string | Array<{
+        [key: string]: unknown;
+    }>;
+    instructions?: string | null;
+    stream?: boolean | null;
+    max_output_tokens?: number | null;
+    [key: string]: unknown;
+};
+
+/**
+ * Designed. OpenAI's `response` object as the model server answers it (its document has the whole schema).
+ */
+export type OpenAiResponse = {
+    id: string;
+    object: 'response';
+    status: string;
+    model: string;
+    output: Array<{
+        [key: string]: unknown;
+    }>;
+    usage?: {
+        [key: string]: unknown;
+    };
+    [key: string]: unknown;
+};
+
+/**
+ * Designed. Anthropic's Messages request. The gateway checks the fields below and passes the rest to the
+ * model server, which accepts or refuses them (a refusal is a 400 in `AnthropicError` shape).
+ *
+ */
+export type AnthropicMessagesRequest = {
+    model: ModelName;
+    max_tokens: number;
+    messages: Array<{
+        role: 'user' | 'assistant';
+        content: string | Array<{
+            [key: string]: unknown;
+        }>;
+        [key: string]: unknown;
+    }>;
+    system?: string | Array<{
+        [key: string]: unknown;
+    }>;
+    stream?: boolean;
+    [key: string]: unknown;
+};
+
+/**
+ * Designed. Anthropic's `message` as the model server answers it (its document has the whole schema).
+ */
+export type AnthropicMessage = {
+    id: string;
+    type: 'message';
+    role: 'assistant';
+    model: string;
+    content: Array<{
+        [key: string]: unknown;
+    }>;
+    stop_reason: string | null;
+    usage: {
+        [key: string]: unknown;
+    };
+    [key: string]: unknown;
 };
 
 /**
@@ -1329,6 +1471,35 @@ export type PaymentRequirement = {
     extra: EvmAssetDomain | AlgorandExtra | null;
 };
 
+/**
+ * Designed. x402's `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`
+ * to `payTo`, whose spender is x402's `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose
+ * witness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved
+ * to Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generation capped at
+ * the tokens the maximum pays for and settles once it ended: ⌈completion tokens × price⌉, at least the
+ * minimum per call, at most the permit's maximum. A permit allowing less than the minimum is refused
+ * before the call runs. One permit pays for one call.
+ *
+ */
+export type UptoPaymentRequirement = {
+    scheme: 'upto';
+    network: Network;
+    maxAmountRequired: AtomicAmount;
+    amount: AtomicAmount;
+    resource: string;
+    description: string;
+    mimeType: string;
+    payTo: string;
+    maxTimeoutSeconds: number;
+    asset: string;
+    extra: {
+        name: string;
+        version: string;
+        assetTransferMethod: 'permit2';
+        facilitatorAddress: string;
+    };
+};
+
 export type EvmAssetDomain = {
     name: string;
     version: string;
@@ -1439,6 +1610,119 @@ export type StoreQuote = {
 };
 
 /**
+ * Designed. One JSON-RPC 2.0 message of MCP (request, notification or response) or a batch of them.
+ */
+export type McpJsonRpcBody = McpJsonRpcMessage | Array<McpJsonRpcMessage>;
+
+/**
+ * Designed. A JSON-RPC 2.0 message; its `params` and `result` are MCP's (checked by the MCP server, not here).
+ */
+export type McpJsonRpcMessage = {
+    jsonrpc: '2.0';
+    id?: string | number | null;
+    method?: string;
+    params?: {
+        arguments?: McpToolArguments;
+        [key: string]: unknown;
+    };
+    result?: {
+        structuredContent?: McpToolOutput;
+        [key: string]: unknown;
+    };
+    error?: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * Designed. The `arguments` of a `tools/call`, one of the tools' input schemas (`x-mcp-tools` of `POST /mcp`).
+ */
+export type McpToolArguments = McpNoArgs | McpQuoteStorageArgs | McpStoreFileArgs | McpReceiptArgs | McpUploadArgs | LlmChatRequest;
+
+/**
+ * Designed. The `structuredContent` of a tool result: one of the tools' output schemas, an x402 payment
+ * requirement (`isError: true`) or the `Error` body of a refusal (`isError: true`).
+ *
+ */
+export type McpToolOutput = StoreQuote | McpStoreFileResult | Receipt | UploadStatus | OpenAiModelList | LlmChatResult | X402PaymentRequired | CostPaymentRequired | Error;
+
+/**
+ * Designed. The JSON-RPC 2.0 response(s) of the MCP server.
+ */
+export type McpJsonRpcReply = McpJsonRpcMessage | Array<McpJsonRpcMessage>;
+
+/**
+ * Designed. A tool without arguments.
+ */
+export type McpNoArgs = {
+    [key: string]: never;
+};
+
+/**
+ * Designed. Arguments of the MCP tool `quote_storage` (those of `GET /store/quote`).
+ */
+export type McpQuoteStorageArgs = {
+    /**
+     * Size of the file in bytes.
+     */
+    bytes: number;
+    mime_type?: string;
+};
+
+export type McpStoreFileArgs = unknown & {
+    data_base64?: string;
+    url?: string;
+    mime_type?: string;
+    /**
+     * The `App-Name` tag (as `X-SVC-Tag-App` on `/store`).
+     */
+    app_name?: string;
+};
+
+/**
+ * Designed. What `store_file` answers once paid: the upload id, its state and where to follow it, the
+ * settlement, and — once the upstream accepted the item (`status: stored`) — the `/store` result
+ * (`arTxId`, `sha256`, `sizeBytes`, `winc`). `queued`: the payment is settled and the upload waits for
+ * the upstream (as `POST /store`'s 202); `verify_upload` follows it.
+ *
+ */
+export type McpStoreFileResult = {
+    arTxId?: ArTxId;
+    sha256?: Sha256Hex;
+    sizeBytes?: number;
+    winc?: string | null;
+    settlement: {
+        [key: string]: unknown;
+    };
+    upload_id: UploadId;
+    status: 'stored' | 'queued';
+    links: {
+        /**
+         * `GET /store/uploads/{upload_id}`.
+         */
+        status: string;
+        /**
+         * `GET /store/receipts/{ar_tx_id}` (once stored).
+         */
+        receipt?: string;
+    };
+};
+
+/**
+ * Designed. Arguments of the MCP tool `verify_upload`.
+ */
+export type McpUploadArgs = {
+    upload_id: UploadId;
+};
+
+/**
+ * Designed. Arguments of the MCP tool `get_receipt`.
+ */
+export type McpReceiptArgs = {
+    ar_tx_id: ArTxId;
+};
+
+/**
  * Designed. `GET /.well-known/x402`.
  */
 export type X402Discovery = {
@@ -1450,6 +1734,35 @@ export type X402Discovery = {
     resources: Array<string>;
     instructions?: string;
     items: Array<X402DiscoveryItem>;
+    mcp?: X402DiscoveryMcp;
+};
+
+/**
+ * Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
+ * `POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost
+ * `amount` past the caller's daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool's
+ * Bazaar declaration (`info.input.type: mcp`), as its 402 results carry it.
+ *
+ */
+export type X402DiscoveryMcp = {
+    endpoint: string;
+    transport: 'streamable-http';
+    tools: Array<{
+        name: string;
+        description: string;
+        price: {
+            kind: 'free' | 'per_byte' | 'per_call';
+            amount?: AtomicAmount;
+            example?: {
+                size_bytes: number;
+                amount: AtomicAmount;
+            };
+        };
+        networks?: Array<Network>;
+        extensions?: {
+            [key: string]: unknown;
+        };
+    }>;
 };
 
 export type X402DiscoveryItem = {
@@ -1898,6 +2211,10 @@ export type GetLoginPageData = {
 
 export type GetLoginPageErrors = {
     /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
      * Global per-address rate limit exceeded.
      */
     429: Error;
@@ -2051,6 +2368,12 @@ export type GetMetricsData = {
 };
 
 export type GetMetricsErrors = {
+    /**
+     * Designed. Off loopback without the metrics token (`metrics_token_required`, also when none is
+     * configured) or with a wrong one (`metrics_token_invalid`).
+     *
+     */
+    401: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -3003,6 +3326,60 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type GetHealthLiveData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/health/live';
+};
+
+export type GetHealthLiveErrors = {
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type GetHealthLiveError = GetHealthLiveErrors[keyof GetHealthLiveErrors];
+
+export type GetHealthLiveResponses = {
+    /**
+     * The process is up.
+     */
+    200: Health;
+};
+
+export type GetHealthLiveResponse = GetHealthLiveResponses[keyof GetHealthLiveResponses];
+
+export type GetHealthReadyData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/health/ready';
+};
+
+export type GetHealthReadyErrors = {
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Not ready for new work (send it to another replica).
+     */
+    503: Readiness;
+};
+
+export type GetHealthReadyError = GetHealthReadyErrors[keyof GetHealthReadyErrors];
+
+export type GetHealthReadyResponses = {
+    /**
+     * Ready for new work.
+     */
+    200: Readiness;
+};
+
+export type GetHealthReadyResponse = GetHealthReadyResponses[keyof GetHealthReadyResponses];
 
 export type GetHealthDetailedData = {
     body?: never;
@@ -4804,6 +5181,195 @@ export type OpenAiEmbeddingsResponses = {
 
 export type OpenAiEmbeddingsResponse = OpenAiEmbeddingsResponses[keyof OpenAiEmbeddingsResponses];
 
+export type OpenAiResponsesData = {
+    body: OpenAiResponsesRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
+    path?: never;
+    query?: never;
+    url: '/llm/v1/responses';
+};
+
+export type OpenAiResponsesErrors = {
+    /**
+     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
+     * server refused it (OpenAI's shape, passed on).
+     *
+     */
+    400: Error | OpenAiError;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
+     */
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
+     */
+    404: OpenAiError | Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
+     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
+     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     *
+     */
+    502: OpenAiError | Error;
+};
+
+export type OpenAiResponsesError = OpenAiResponsesErrors[keyof OpenAiResponsesErrors];
+
+export type OpenAiResponsesResponses = {
+    /**
+     * The response, or its SSE stream.
+     */
+    200: OpenAiResponse;
+};
+
+export type OpenAiResponsesResponse = OpenAiResponsesResponses[keyof OpenAiResponsesResponses];
+
+export type AnthropicMessagesData = {
+    body: AnthropicMessagesRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
+    path?: never;
+    query?: never;
+    url: '/llm/v1/messages';
+};
+
+export type AnthropicMessagesErrors = {
+    /**
+     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model server
+     * refused it (Anthropic's shape, passed on).
+     *
+     */
+    400: Error | AnthropicError;
+    /**
+     * Gated non-HTML request without a valid session (body fixed by the specification).
+     */
+    401: AuthRequired;
+    /**
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
+     * plain `QuotaExceeded`.
+     *
+     */
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. Neither an agent nor a model of the model server (Anthropic's shape).
+     */
+    404: AnthropicError | Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The model server is down, stalled or failed (Anthropic's shape, `api_error`), or — on a call
+     * paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`).
+     *
+     */
+    502: AnthropicError | Error;
+};
+
+export type AnthropicMessagesError = AnthropicMessagesErrors[keyof AnthropicMessagesErrors];
+
+export type AnthropicMessagesResponses = {
+    /**
+     * The message, or its SSE stream.
+     */
+    200: AnthropicMessage;
+};
+
+export type AnthropicMessagesResponse = AnthropicMessagesResponses[keyof AnthropicMessagesResponses];
+
 export type OpenAiModelsData = {
     body?: never;
     path?: never;
@@ -5399,3 +5965,53 @@ export type GetReceiptResponses = {
 };
 
 export type GetReceiptResponse = GetReceiptResponses[keyof GetReceiptResponses];
+
+export type McpCallData = {
+    body: McpJsonRpcBody;
+    path?: never;
+    query?: never;
+    url: '/mcp';
+};
+
+export type McpCallErrors = {
+    /**
+     * Not a JSON-RPC message (JSON-RPC error `-32700`/`-32600`), or the body failed validation (`Error`).
+     */
+    400: McpJsonRpcReply | Error;
+    /**
+     * `Accept` lacks `application/json` or `text/event-stream` (JSON-RPC error `-32000`).
+     */
+    406: McpJsonRpcReply;
+    /**
+     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
+     * before the request is validated.
+     *
+     */
+    413: Error;
+    /**
+     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
+     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
+     * encoding; answered by the router before the request is validated.
+     *
+     */
+    415: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+};
+
+export type McpCallError = McpCallErrors[keyof McpCallErrors];
+
+export type McpCallResponses = {
+    /**
+     * The JSON-RPC response (or the responses of a batch).
+     */
+    200: McpJsonRpcReply;
+    /**
+     * A notification or a response was accepted (no body).
+     */
+    202: unknown;
+};
+
+export type McpCallResponse = McpCallResponses[keyof McpCallResponses];

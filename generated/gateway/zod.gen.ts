@@ -22,17 +22,6 @@ export const zAuthRequired = z.object({
 });
 
 /**
- * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded).
- */
-export const zCostSettleResponse = z.object({
-    success: z.literal(true),
-    transaction: z.string(),
-    network: z.string(),
-    payer: z.string(),
-    payment_id: z.string().regex(/^pay_[0-9A-HJKMNP-TV-Z]{26}$/)
-});
-
-/**
  * Designed. Cost calls, tokens and x402 spend summed over a window.
  */
 export const zLlmUsageTotals = z.object({
@@ -72,28 +61,9 @@ export const zQuotaExceeded = z.object({
         limit: z.int().gte(0),
         used: z.int().gte(0),
         window_s: z.int().gte(1),
-        resets_at: zEpochSeconds
+        resets_at: zEpochSeconds,
+        scope: z.enum(['network']).optional()
     })
-});
-
-/**
- * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
- * window, and today's quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic
- * units of the 6-decimal USDC, a decimal string).
- *
- */
-export const zLlmUsageReport = z.object({
-    wallet: z.string().regex(/^0x[0-9a-f]{40}$/),
-    from: z.iso.date(),
-    to: z.iso.date(),
-    days: z.array(zLlmUsageDay),
-    totals: zLlmUsageTotals,
-    quota: z.object({
-        limit: z.int().gte(0),
-        used: z.int().gte(0),
-        resets_at: zEpochSeconds
-    }),
-    price_per_call_atomic: z.string().regex(/^[0-9]+$/).nullable()
 });
 
 /**
@@ -306,7 +276,9 @@ export const zCabinetPreflight = z.object({
     exists: z.boolean(),
     vault_unlocked: z.boolean(),
     soldiers_with_address: z.int().gte(0).lte(7),
-    members_total: z.int().gte(0).lte(8)
+    members_total: z.int().gte(0).lte(8),
+    replicas_live: z.int().gte(0),
+    replicas_unlocked: z.int().gte(0)
 });
 
 /**
@@ -400,6 +372,17 @@ export const zHealth = z.object({
     status: z.literal('ok'),
     version: z.string(),
     uptime_s: z.int().gte(0)
+});
+
+/**
+ * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ */
+export const zReadiness = z.object({
+    status: z.enum([
+        'ready',
+        'starting',
+        'draining'
+    ])
 });
 
 export const zHealthCheck = z.object({
@@ -893,6 +876,80 @@ export const zLlmKeyCreateRequest = z.object({
 });
 
 /**
+ * Designed. Anthropic's error body, as the Anthropic SDKs read it.
+ */
+export const zAnthropicError = z.object({
+    type: z.literal('error'),
+    error: z.object({
+        type: z.string(),
+        message: z.string()
+    })
+});
+
+/**
+ * Designed. OpenAI's Responses API request. The gateway checks the fields below and passes the rest to the
+ * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
+ *
+ */
+export const zOpenAiResponsesRequest = z.object({
+    model: zModelName,
+    input: z.union([
+        z.string(),
+        z.array(z.record(z.string(), z.unknown())).max(256)
+    ]).optional(),
+    instructions: z.string().nullish(),
+    stream: z.boolean().nullish(),
+    max_output_tokens: z.int().gte(1).nullish()
+});
+
+/**
+ * Designed. OpenAI's `response` object as the model server answers it (its document has the whole schema).
+ */
+export const zOpenAiResponse = z.object({
+    id: z.string(),
+    object: z.literal('response'),
+    status: z.string(),
+    model: z.string(),
+    output: z.array(z.record(z.string(), z.unknown())),
+    usage: z.record(z.string(), z.unknown()).optional()
+});
+
+/**
+ * Designed. Anthropic's Messages request. The gateway checks the fields below and passes the rest to the
+ * model server, which accepts or refuses them (a refusal is a 400 in `AnthropicError` shape).
+ *
+ */
+export const zAnthropicMessagesRequest = z.object({
+    model: zModelName,
+    max_tokens: z.int().gte(1),
+    messages: z.array(z.object({
+        role: z.enum(['user', 'assistant']),
+        content: z.union([
+            z.string(),
+            z.array(z.record(z.string(), z.unknown()))
+        ])
+    })).min(1).max(256),
+    system: z.union([
+        z.string(),
+        z.array(z.record(z.string(), z.unknown()))
+    ]).optional(),
+    stream: z.boolean().optional()
+});
+
+/**
+ * Designed. Anthropic's `message` as the model server answers it (its document has the whole schema).
+ */
+export const zAnthropicMessage = z.object({
+    id: z.string(),
+    type: z.literal('message'),
+    role: z.literal('assistant'),
+    model: z.string(),
+    content: z.array(z.record(z.string(), z.unknown())),
+    stop_reason: z.string().nullable(),
+    usage: z.record(z.string(), z.unknown())
+});
+
+/**
  * Designed. OpenAI's error body, as the `openai` SDKs read it.
  */
 export const zOpenAiError = z.object({
@@ -1113,6 +1170,48 @@ export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/
 export const zAtomicAmount = z.string().regex(/^(0|[1-9][0-9]*)$/);
 
 /**
+ * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the
+ * authorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least
+ * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum.
+ *
+ */
+export const zCostSettleResponse = z.object({
+    success: z.literal(true),
+    transaction: z.string(),
+    amount: zAtomicAmount,
+    scheme: z.enum(['exact', 'upto']),
+    network: z.string(),
+    payer: z.string(),
+    payment_id: z.string().regex(/^pay_[0-9A-HJKMNP-TV-Z]{26}$/)
+});
+
+/**
+ * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
+ * window, and today's quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic
+ * units of the 6-decimal USDC, a decimal string) — for an `upto` payment the amount settled (tokens ×
+ * price), not the maximum the payer authorised.
+ *
+ */
+export const zLlmUsageReport = z.object({
+    wallet: z.string().regex(/^0x[0-9a-f]{40}$/),
+    from: z.iso.date(),
+    to: z.iso.date(),
+    days: z.array(zLlmUsageDay),
+    totals: zLlmUsageTotals,
+    quota: z.object({
+        limit: z.int().gte(0),
+        used: z.int().gte(0),
+        resets_at: zEpochSeconds
+    }),
+    price_per_call_atomic: z.string().regex(/^[0-9]+$/).nullable(),
+    upto: z.object({
+        price_per_token_atomic: z.string().regex(/^[0-9]+(\.[0-9]{1,6})?$/),
+        min_per_call_atomic: zAtomicAmount,
+        max_per_call_atomic: zAtomicAmount
+    }).nullish()
+});
+
+/**
  * Designed. The prepaid upstream account: `ok` at or above `low_winc`, `low` below it (a
  * `storage.upstream.credit_low` event was raised and, with a top-up key, a top-up started), `down` when
  * the balance could not be read.
@@ -1144,6 +1243,35 @@ export const zHealthDetailed = z.object({
         facilitator: zHealthCheck.optional(),
         algod: zHealthCheck.optional(),
         upstream_credit: zUpstreamCreditCheck.optional()
+    })
+});
+
+/**
+ * Designed. x402's `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`
+ * to `payTo`, whose spender is x402's `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose
+ * witness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved
+ * to Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generation capped at
+ * the tokens the maximum pays for and settles once it ended: ⌈completion tokens × price⌉, at least the
+ * minimum per call, at most the permit's maximum. A permit allowing less than the minimum is refused
+ * before the call runs. One permit pays for one call.
+ *
+ */
+export const zUptoPaymentRequirement = z.object({
+    scheme: z.literal('upto'),
+    network: zNetwork,
+    maxAmountRequired: zAtomicAmount,
+    amount: zAtomicAmount,
+    resource: z.url(),
+    description: z.string(),
+    mimeType: z.string(),
+    payTo: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    maxTimeoutSeconds: z.int().gte(1),
+    asset: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    extra: z.object({
+        name: z.string(),
+        version: z.string(),
+        assetTransferMethod: z.literal('permit2'),
+        facilitatorAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/)
     })
 });
 
@@ -1207,6 +1335,56 @@ export const zPaymentRequirement = z.object({
  */
 export const zX402VersionParam = z.union([z.literal(1), z.literal(2)]).default(2);
 
+/**
+ * Designed. A tool without arguments.
+ */
+export const zMcpNoArgs = z.record(z.string(), z.never());
+
+/**
+ * Designed. Arguments of the MCP tool `quote_storage` (those of `GET /store/quote`).
+ */
+export const zMcpQuoteStorageArgs = z.object({
+    bytes: z.int().gte(1),
+    mime_type: z.string().max(255).optional()
+});
+
+export const zMcpStoreFileArgs = z.intersection(z.unknown(), z.object({
+    data_base64: z.string().min(1).max(1000000).regex(/^[A-Za-z0-9+\/]*={0,2}$/).optional(),
+    url: z.url().max(2048).optional(),
+    mime_type: z.string().max(255).optional().default('application/octet-stream'),
+    app_name: z.string().min(1).max(128).optional()
+}));
+
+/**
+ * Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
+ * `POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost
+ * `amount` past the caller's daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool's
+ * Bazaar declaration (`info.input.type: mcp`), as its 402 results carry it.
+ *
+ */
+export const zX402DiscoveryMcp = z.object({
+    endpoint: z.url(),
+    transport: z.literal('streamable-http'),
+    tools: z.array(z.object({
+        name: z.string(),
+        description: z.string(),
+        price: z.object({
+            kind: z.enum([
+                'free',
+                'per_byte',
+                'per_call'
+            ]),
+            amount: zAtomicAmount.optional(),
+            example: z.object({
+                size_bytes: z.int(),
+                amount: zAtomicAmount
+            }).optional()
+        }),
+        networks: z.array(zNetwork).optional(),
+        extensions: z.record(z.string(), z.unknown()).optional()
+    }))
+});
+
 export const zX402DiscoveryItem = z.object({
     resource: z.url(),
     type: z.literal('http'),
@@ -1250,7 +1428,8 @@ export const zX402Discovery = z.object({
     x402Version: z.literal(2),
     resources: z.array(z.url()),
     instructions: z.string().optional(),
-    items: z.array(zX402DiscoveryItem)
+    items: z.array(zX402DiscoveryItem),
+    mcp: zX402DiscoveryMcp.optional()
 });
 
 export const zPaymentResource = z.object({
@@ -1262,7 +1441,9 @@ export const zPaymentResource = z.object({
 /**
  * Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`
  * fields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails
- * must stay unsettled) plus `details`, the quota (on `quota_exceeded`).
+ * must stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed
+ * price per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`
+ * (`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each.
  *
  */
 export const zCostPaymentRequired = z.object({
@@ -1270,13 +1451,14 @@ export const zCostPaymentRequired = z.object({
     error: z.string(),
     message: z.string().optional(),
     resource: zPaymentResource,
-    accepts: z.array(zPaymentRequirement).min(1).max(2),
+    accepts: z.array(z.union([zPaymentRequirement, zUptoPaymentRequirement])).min(1).max(4),
     extensions: z.record(z.string(), z.unknown()).optional(),
     details: z.object({
         limit: z.int().gte(0),
         used: z.int().gte(0),
         window_s: z.int().gte(1),
-        resets_at: zEpochSeconds
+        resets_at: zEpochSeconds,
+        scope: z.enum(['network']).optional()
     }).optional()
 });
 
@@ -1380,6 +1562,13 @@ export const zSettlement = z.object({
  */
 export const zArTxId = z.string().regex(/^[A-Za-z0-9_-]{43}$/);
 
+/**
+ * Designed. Arguments of the MCP tool `get_receipt`.
+ */
+export const zMcpReceiptArgs = z.object({
+    ar_tx_id: zArTxId
+});
+
 export const zSha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
 export const zUploadResult = z.object({
@@ -1394,6 +1583,46 @@ export const zUploadResult = z.object({
  * Designed. `upl_` + ULID.
  */
 export const zUploadId = z.string().regex(/^upl_[0-9A-HJKMNP-TV-Z]{26}$/);
+
+/**
+ * Designed. What `store_file` answers once paid: the upload id, its state and where to follow it, the
+ * settlement, and — once the upstream accepted the item (`status: stored`) — the `/store` result
+ * (`arTxId`, `sha256`, `sizeBytes`, `winc`). `queued`: the payment is settled and the upload waits for
+ * the upstream (as `POST /store`'s 202); `verify_upload` follows it.
+ *
+ */
+export const zMcpStoreFileResult = z.object({
+    arTxId: zArTxId.optional(),
+    sha256: zSha256Hex.optional(),
+    sizeBytes: z.int().gte(1).optional(),
+    winc: z.string().nullish(),
+    settlement: z.record(z.string(), z.unknown()),
+    upload_id: zUploadId,
+    status: z.enum(['stored', 'queued']),
+    links: z.object({
+        status: z.url(),
+        receipt: z.url().optional()
+    })
+});
+
+/**
+ * Designed. Arguments of the MCP tool `verify_upload`.
+ */
+export const zMcpUploadArgs = z.object({
+    upload_id: zUploadId
+});
+
+/**
+ * Designed. The `arguments` of a `tools/call`, one of the tools' input schemas (`x-mcp-tools` of `POST /mcp`).
+ */
+export const zMcpToolArguments = z.union([
+    zMcpNoArgs,
+    zMcpQuoteStorageArgs,
+    zMcpStoreFileArgs,
+    zMcpReceiptArgs,
+    zMcpUploadArgs,
+    zLlmChatRequest
+]);
 
 /**
  * Designed JSON of the deposit record (field names from the specification's logical record).
@@ -1555,6 +1784,58 @@ export const zReceipt = z.object({
     commit_tx: zBytes32Hex.nullable(),
     batch: zReceiptBatch.nullable()
 });
+
+/**
+ * Designed. The `structuredContent` of a tool result: one of the tools' output schemas, an x402 payment
+ * requirement (`isError: true`) or the `Error` body of a refusal (`isError: true`).
+ *
+ */
+export const zMcpToolOutput = z.union([
+    zStoreQuote,
+    zMcpStoreFileResult,
+    zReceipt,
+    zUploadStatus,
+    zOpenAiModelList,
+    zLlmChatResult,
+    zX402PaymentRequired,
+    zCostPaymentRequired,
+    zError
+]);
+
+/**
+ * Designed. A JSON-RPC 2.0 message; its `params` and `result` are MCP's (checked by the MCP server, not here).
+ */
+export const zMcpJsonRpcMessage = z.object({
+    jsonrpc: z.literal('2.0'),
+    id: z.union([
+        z.string(),
+        z.int()
+    ]).nullish(),
+    method: z.string().max(128).optional(),
+    params: z.object({
+        arguments: zMcpToolArguments.optional()
+    }).optional(),
+    result: z.object({
+        structuredContent: zMcpToolOutput.optional()
+    }).optional(),
+    error: z.record(z.string(), z.unknown()).optional()
+});
+
+/**
+ * Designed. One JSON-RPC 2.0 message of MCP (request, notification or response) or a batch of them.
+ */
+export const zMcpJsonRpcBody = z.union([
+    zMcpJsonRpcMessage,
+    z.array(zMcpJsonRpcMessage).min(1).max(32)
+]);
+
+/**
+ * Designed. The JSON-RPC 2.0 response(s) of the MCP server.
+ */
+export const zMcpJsonRpcReply = z.union([
+    zMcpJsonRpcMessage,
+    z.array(zMcpJsonRpcMessage)
+]);
 
 /**
  * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
@@ -1800,6 +2081,16 @@ export const zGetCabinetHtmlResponse = z.string();
  * The process is up.
  */
 export const zGetHealthResponse = zHealth;
+
+/**
+ * The process is up.
+ */
+export const zGetHealthLiveResponse = zHealth;
+
+/**
+ * Ready for new work.
+ */
+export const zGetHealthReadyResponse = zReadiness;
 
 /**
  * Dependency checks.
@@ -2070,6 +2361,30 @@ export const zOpenAiEmbeddingsHeaders = z.object({
  */
 export const zOpenAiEmbeddingsResponse = zOpenAiEmbeddingList;
 
+export const zOpenAiResponsesBody = zOpenAiResponsesRequest;
+
+export const zOpenAiResponsesHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
+/**
+ * The response, or its SSE stream.
+ */
+export const zOpenAiResponsesResponse = zOpenAiResponse;
+
+export const zAnthropicMessagesBody = zAnthropicMessagesRequest;
+
+export const zAnthropicMessagesHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
+/**
+ * The message, or its SSE stream.
+ */
+export const zAnthropicMessagesResponse = zAnthropicMessage;
+
 /**
  * Models.
  */
@@ -2160,3 +2475,10 @@ export const zGetReceiptPath = z.object({
  * Receipt.
  */
 export const zGetReceiptResponse = zReceipt;
+
+export const zMcpCallBody = zMcpJsonRpcBody;
+
+export const zMcpCallResponse = z.union([
+    zMcpJsonRpcReply,
+    z.unknown()
+]);

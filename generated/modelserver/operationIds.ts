@@ -2,6 +2,7 @@
 
 /** Every operationId of the modelserver document, sorted. */
 export const operationIds = [
+  'anthropicMessages',
   'chat',
   'checkBlob',
   'copyModel',
@@ -12,6 +13,7 @@ export const operationIds = [
   'generate',
   'getMetrics',
   'getRoot',
+  'getStatus',
   'getVersion',
   'listModels',
   'listRunningModels',
@@ -19,6 +21,7 @@ export const operationIds = [
   'openaiCompletions',
   'openaiEmbeddings',
   'openaiListModels',
+  'openaiResponses',
   'openaiRetrieveModel',
   'pullModel',
   'pushBlob',

@@ -60,7 +60,7 @@ export const FormatSchema = {
 } as const;
 
 export const ThinkSchema = {
-    description: '`true`/`false`, or `high`/`medium`/`low` for models with thinking levels.',
+    description: '`true`/`false`, or `high`/`medium`/`low`/`max` for models with thinking levels (`max`, Ollama 0.33: the\ndeepest; formats with three levels get `high`). On a thinking model without levels a level means `true`.\n',
     oneOf: [
         {
             type: 'boolean'
@@ -70,7 +70,8 @@ export const ThinkSchema = {
             enum: [
                 'high',
                 'medium',
-                'low'
+                'low',
+                'max'
             ]
         }
     ],
@@ -582,6 +583,15 @@ export const GenerateRequestSchema = {
             type: 'integer',
             minimum: 0,
             maximum: 20
+        },
+        truncate: {
+            type: 'boolean',
+            default: true,
+            description: 'Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the\ndefault); false → 400 `input exceeds maximum context length`.\n'
+        },
+        shift: {
+            type: 'boolean',
+            description: 'Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and\ngeneration goes on (to `num_predict`; unbounded: 4 contexts\' worth); false → it stops there\n(`done_reason` `length`). Absent: false (designed: this server\'s behaviour before, kept as the\ndefault so a runaway generation stays bounded by the context).\n'
         }
     },
     example: {
@@ -730,6 +740,15 @@ export const ChatRequestSchema = {
             type: 'integer',
             minimum: 0,
             maximum: 20
+        },
+        truncate: {
+            type: 'boolean',
+            default: true,
+            description: 'Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the\ndefault); false → 400 `input exceeds maximum context length`.\n'
+        },
+        shift: {
+            type: 'boolean',
+            description: 'Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and\ngeneration goes on (to `num_predict`; unbounded: 4 contexts\' worth); false → it stops there\n(`done_reason` `length`). Absent: false (designed: this server\'s behaviour before, kept as the\ndefault so a runaway generation stays bounded by the context).\n'
         }
     },
     example: {
@@ -1625,7 +1644,7 @@ export const RegistryErrorSchema = {
                 properties: {
                     code: {
                         type: 'string',
-                        description: '`BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,\n`MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,\n`UNAUTHORIZED` (API key missing, designed), `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).\n',
+                        description: '`BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,\n`MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,\n`SIZE_INVALID` (blob past `MODELSERVER_MAX_BLOB_BYTES`), `TOOMANYREQUESTS` (upload sessions),\n`UNAUTHORIZED` (API key missing, designed), `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).\n',
                         pattern: '^[A-Z_]+$'
                     },
                     message: {
@@ -2917,5 +2936,1213 @@ export const OpenAIModelListSchema = {
                 owned_by: 'library'
             }
         ]
+    }
+} as const;
+
+export const StatusResponseSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'status',
+        'version',
+        'started_at',
+        'uptime_seconds',
+        'threads',
+        'memory',
+        'models',
+        'max_queue'
+    ],
+    properties: {
+        status: {
+            type: 'string',
+            const: 'ok'
+        },
+        version: {
+            type: 'string'
+        },
+        started_at: {
+            type: 'string',
+            format: 'date-time'
+        },
+        uptime_seconds: {
+            type: 'integer',
+            minimum: 0
+        },
+        threads: {
+            type: 'integer',
+            minimum: 1,
+            description: 'llama.cpp CPU threads.'
+        },
+        memory: {
+            type: 'object',
+            required: [
+                'loaded_bytes',
+                'max_loaded_bytes'
+            ],
+            properties: {
+                loaded_bytes: {
+                    type: 'integer',
+                    minimum: 0
+                },
+                max_loaded_bytes: {
+                    type: 'integer',
+                    minimum: 0
+                }
+            }
+        },
+        models: {
+            type: 'array',
+            description: 'The models in memory, as `/api/ps`, with their requests queued or running.',
+            items: {
+                type: 'object',
+                required: [
+                    'name',
+                    'size',
+                    'context_length',
+                    'pending',
+                    'expires_at'
+                ],
+                properties: {
+                    name: {
+                        type: 'string'
+                    },
+                    size: {
+                        type: 'integer'
+                    },
+                    context_length: {
+                        type: 'integer'
+                    },
+                    pending: {
+                        type: 'integer',
+                        minimum: 0
+                    },
+                    expires_at: {
+                        type: 'string',
+                        format: 'date-time'
+                    }
+                }
+            }
+        },
+        max_queue: {
+            type: 'integer',
+            description: 'Requests per model (running and queued) before `503 server busy`.'
+        }
+    }
+} as const;
+
+export const ResponsesInputPartSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'type'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'input_text',
+                'output_text',
+                'text',
+                'input_image',
+                'refusal',
+                'summary_text',
+                'reasoning_text'
+            ]
+        },
+        text: {
+            type: 'string'
+        },
+        image_url: {
+            type: 'string',
+            description: 'A `data:image/...;base64,` URL (this server fetches nothing).'
+        }
+    }
+} as const;
+
+export const ResponsesInputItemSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'A message (`type` `message` or absent, `role` and `content`), a `function_call` (`call_id`, `name`,\n`arguments` JSON text), a `function_call_output` (`call_id`, `output`) or a `reasoning` item (skipped).\n',
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'message',
+                'function_call',
+                'function_call_output',
+                'reasoning'
+            ]
+        },
+        role: {
+            type: 'string',
+            enum: [
+                'user',
+                'assistant',
+                'system',
+                'developer'
+            ]
+        },
+        content: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/ResponsesInputPart'
+                    }
+                }
+            ]
+        },
+        call_id: {
+            type: 'string'
+        },
+        name: {
+            type: 'string'
+        },
+        arguments: {
+            type: 'string'
+        },
+        output: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/ResponsesInputPart'
+                    }
+                }
+            ]
+        }
+    }
+} as const;
+
+export const ResponsesToolSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'type',
+        'name'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            const: 'function',
+            description: 'Only function tools (hosted tools such as `web_search` are a 400).'
+        },
+        name: {
+            type: 'string',
+            minLength: 1
+        },
+        description: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        parameters: {
+            type: [
+                'object',
+                'null'
+            ],
+            additionalProperties: true
+        },
+        strict: {
+            type: [
+                'boolean',
+                'null'
+            ]
+        }
+    }
+} as const;
+
+export const ResponsesToolChoiceSchema = {
+    'x-designed': true,
+    oneOf: [
+        {
+            type: 'string',
+            enum: [
+                'none',
+                'auto',
+                'required'
+            ]
+        },
+        {
+            type: 'object',
+            required: [
+                'type',
+                'name'
+            ],
+            properties: {
+                type: {
+                    type: 'string',
+                    const: 'function'
+                },
+                name: {
+                    type: 'string'
+                }
+            }
+        }
+    ]
+} as const;
+
+export const ResponsesTextFormatSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'type'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'text',
+                'json_object',
+                'json_schema'
+            ]
+        },
+        name: {
+            type: 'string'
+        },
+        schema: {
+            type: 'object',
+            additionalProperties: true
+        },
+        strict: {
+            type: [
+                'boolean',
+                'null'
+            ]
+        },
+        description: {
+            type: 'string'
+        }
+    }
+} as const;
+
+export const ResponsesRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'model'
+    ],
+    properties: {
+        model: {
+            type: 'string',
+            minLength: 1
+        },
+        input: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/ResponsesInputItem'
+                    }
+                }
+            ]
+        },
+        instructions: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        tools: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/ResponsesTool'
+            }
+        },
+        tool_choice: {
+            $ref: '#/components/schemas/ResponsesToolChoice'
+        },
+        text: {
+            type: [
+                'object',
+                'null'
+            ],
+            properties: {
+                format: {
+                    $ref: '#/components/schemas/ResponsesTextFormat'
+                }
+            }
+        },
+        reasoning: {
+            type: [
+                'object',
+                'null'
+            ],
+            properties: {
+                effort: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    enum: [
+                        'none',
+                        'minimal',
+                        'low',
+                        'medium',
+                        'high',
+                        'xhigh',
+                        null
+                    ]
+                }
+            }
+        },
+        stream: {
+            type: [
+                'boolean',
+                'null'
+            ]
+        },
+        store: {
+            type: [
+                'boolean',
+                'null'
+            ],
+            description: 'Accepted and ignored (stateless).'
+        },
+        previous_response_id: {
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'A 400 (stateless server) unless null.'
+        },
+        max_output_tokens: {
+            type: [
+                'integer',
+                'null'
+            ],
+            minimum: 1
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 2
+        },
+        top_p: {
+            type: [
+                'number',
+                'null'
+            ],
+            minimum: 0,
+            maximum: 1
+        },
+        parallel_tool_calls: {
+            type: [
+                'boolean',
+                'null'
+            ]
+        },
+        metadata: {
+            type: [
+                'object',
+                'null'
+            ]
+        },
+        seed: {
+            type: 'integer',
+            description: 'Not in OpenAI\'s API; as on `/v1/chat/completions`, fixes the sampling seed.'
+        }
+    }
+} as const;
+
+export const ResponseOutputItemSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'type',
+        'id'
+    ],
+    description: '`message` (`output_text` parts), `function_call` or `reasoning` (`reasoning_text` parts).',
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'message',
+                'function_call',
+                'reasoning'
+            ]
+        },
+        id: {
+            type: 'string'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'in_progress',
+                'completed',
+                'incomplete'
+            ]
+        },
+        role: {
+            type: 'string',
+            const: 'assistant'
+        },
+        content: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'type',
+                    'text'
+                ],
+                properties: {
+                    type: {
+                        type: 'string',
+                        enum: [
+                            'output_text',
+                            'reasoning_text'
+                        ]
+                    },
+                    text: {
+                        type: 'string'
+                    },
+                    annotations: {
+                        type: 'array',
+                        maxItems: 0
+                    }
+                }
+            }
+        },
+        summary: {
+            type: 'array',
+            maxItems: 0
+        },
+        call_id: {
+            type: 'string'
+        },
+        name: {
+            type: 'string'
+        },
+        arguments: {
+            type: 'string'
+        }
+    }
+} as const;
+
+export const ResponseUsageSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'input_tokens',
+        'output_tokens',
+        'total_tokens',
+        'input_tokens_details',
+        'output_tokens_details'
+    ],
+    properties: {
+        input_tokens: {
+            type: 'integer'
+        },
+        input_tokens_details: {
+            type: 'object',
+            required: [
+                'cached_tokens'
+            ],
+            properties: {
+                cached_tokens: {
+                    type: 'integer'
+                }
+            }
+        },
+        output_tokens: {
+            type: 'integer'
+        },
+        output_tokens_details: {
+            type: 'object',
+            required: [
+                'reasoning_tokens'
+            ],
+            properties: {
+                reasoning_tokens: {
+                    type: 'integer'
+                }
+            }
+        },
+        total_tokens: {
+            type: 'integer'
+        }
+    }
+} as const;
+
+export const ResponseObjectSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'id',
+        'object',
+        'created_at',
+        'status',
+        'model',
+        'output',
+        'error',
+        'incomplete_details',
+        'store'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            pattern: '^resp_'
+        },
+        object: {
+            type: 'string',
+            const: 'response'
+        },
+        created_at: {
+            type: 'integer'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'in_progress',
+                'completed',
+                'incomplete'
+            ]
+        },
+        model: {
+            type: 'string'
+        },
+        output: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/ResponseOutputItem'
+            }
+        },
+        output_text: {
+            type: 'string'
+        },
+        error: {
+            type: 'null'
+        },
+        incomplete_details: {
+            type: [
+                'object',
+                'null'
+            ],
+            properties: {
+                reason: {
+                    type: 'string',
+                    const: 'max_output_tokens'
+                }
+            }
+        },
+        instructions: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        tools: {
+            type: 'array'
+        },
+        tool_choice: {},
+        parallel_tool_calls: {
+            type: 'boolean'
+        },
+        temperature: {
+            type: [
+                'number',
+                'null'
+            ]
+        },
+        top_p: {
+            type: [
+                'number',
+                'null'
+            ]
+        },
+        max_output_tokens: {
+            type: [
+                'integer',
+                'null'
+            ]
+        },
+        text: {
+            type: 'object'
+        },
+        reasoning: {
+            type: [
+                'object',
+                'null'
+            ]
+        },
+        store: {
+            type: 'boolean',
+            const: false
+        },
+        previous_response_id: {
+            type: 'null'
+        },
+        metadata: {
+            type: 'object'
+        },
+        usage: {
+            $ref: '#/components/schemas/ResponseUsage'
+        }
+    }
+} as const;
+
+export const ResponseStreamEventSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'One event of a streamed response; its `type` is also the SSE `event:` name.',
+    required: [
+        'type',
+        'sequence_number'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'response.created',
+                'response.in_progress',
+                'response.output_item.added',
+                'response.content_part.added',
+                'response.output_text.delta',
+                'response.output_text.done',
+                'response.content_part.done',
+                'response.reasoning_text.delta',
+                'response.reasoning_text.done',
+                'response.function_call_arguments.delta',
+                'response.function_call_arguments.done',
+                'response.output_item.done',
+                'response.completed',
+                'response.incomplete',
+                'error'
+            ]
+        },
+        sequence_number: {
+            type: 'integer',
+            minimum: 0
+        },
+        response: {
+            $ref: '#/components/schemas/ResponseObject'
+        },
+        output_index: {
+            type: 'integer'
+        },
+        content_index: {
+            type: 'integer'
+        },
+        item_id: {
+            type: 'string'
+        },
+        item: {
+            $ref: '#/components/schemas/ResponseOutputItem'
+        },
+        part: {
+            type: 'object'
+        },
+        delta: {
+            type: 'string'
+        },
+        text: {
+            type: 'string'
+        },
+        arguments: {
+            type: 'string'
+        },
+        name: {
+            type: 'string'
+        },
+        logprobs: {
+            type: 'array'
+        },
+        message: {
+            type: 'string'
+        },
+        code: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        param: {
+            type: [
+                'string',
+                'null'
+            ]
+        }
+    }
+} as const;
+
+export const ResponseStreamSchema = {
+    type: 'string',
+    'x-designed': true,
+    contentMediaType: 'text/event-stream',
+    description: 'Server-sent events: `event: <type>` and `data: <ResponseStreamEvent>` then a blank line, per event; the\nstream ends after `response.completed`, `response.incomplete` or `error`.\n',
+    contentSchema: {
+        $ref: '#/components/schemas/ResponseStreamEvent'
+    }
+} as const;
+
+export const AnthropicErrorSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'The error body of `/v1/messages`, as Anthropic sends it: `invalid_request_error` (400),\n`authentication_error` (401), `not_found_error` (404), `request_too_large` (413), `overloaded_error`\n(503), else `api_error`.\n',
+    required: [
+        'type',
+        'error'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            const: 'error'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'type',
+                'message'
+            ],
+            properties: {
+                type: {
+                    type: 'string'
+                },
+                message: {
+                    type: 'string'
+                }
+            }
+        }
+    }
+} as const;
+
+export const AnthropicContentBlockSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'type'
+    ],
+    description: '`text` (`text`), `image` (`source` `{type: base64, media_type, data}`), `tool_use` (`id`, `name`,\n`input`), `tool_result` (`tool_use_id`, `content` a string or text blocks, `is_error`), `thinking`\n(`thinking`, `signature`), `redacted_thinking` (skipped).\n',
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'text',
+                'image',
+                'tool_use',
+                'tool_result',
+                'thinking',
+                'redacted_thinking',
+                'document'
+            ]
+        },
+        text: {
+            type: 'string'
+        },
+        source: {
+            type: 'object',
+            required: [
+                'type'
+            ],
+            properties: {
+                type: {
+                    type: 'string'
+                },
+                media_type: {
+                    type: 'string'
+                },
+                data: {
+                    type: 'string'
+                },
+                url: {
+                    type: 'string'
+                }
+            }
+        },
+        id: {
+            type: 'string'
+        },
+        name: {
+            type: 'string'
+        },
+        input: {
+            type: 'object'
+        },
+        tool_use_id: {
+            type: 'string'
+        },
+        content: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        type: 'object'
+                    }
+                }
+            ]
+        },
+        is_error: {
+            type: 'boolean'
+        },
+        thinking: {
+            type: 'string'
+        },
+        signature: {
+            type: 'string'
+        }
+    }
+} as const;
+
+export const AnthropicToolSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'name',
+        'input_schema'
+    ],
+    properties: {
+        type: {
+            type: [
+                'string',
+                'null'
+            ],
+            const: 'custom'
+        },
+        name: {
+            type: 'string',
+            minLength: 1
+        },
+        description: {
+            type: 'string'
+        },
+        input_schema: {
+            type: 'object',
+            additionalProperties: true
+        }
+    }
+} as const;
+
+export const MessagesRequestSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'model',
+        'max_tokens',
+        'messages'
+    ],
+    properties: {
+        model: {
+            type: 'string',
+            minLength: 1
+        },
+        max_tokens: {
+            type: 'integer',
+            minimum: 1
+        },
+        messages: {
+            type: 'array',
+            minItems: 1,
+            items: {
+                type: 'object',
+                required: [
+                    'role',
+                    'content'
+                ],
+                properties: {
+                    role: {
+                        type: 'string',
+                        enum: [
+                            'user',
+                            'assistant'
+                        ]
+                    },
+                    content: {
+                        oneOf: [
+                            {
+                                type: 'string'
+                            },
+                            {
+                                type: 'array',
+                                items: {
+                                    $ref: '#/components/schemas/AnthropicContentBlock'
+                                }
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        system: {
+            oneOf: [
+                {
+                    type: 'string'
+                },
+                {
+                    type: 'array',
+                    items: {
+                        $ref: '#/components/schemas/AnthropicContentBlock'
+                    }
+                }
+            ]
+        },
+        stop_sequences: {
+            type: 'array',
+            items: {
+                type: 'string'
+            }
+        },
+        stream: {
+            type: 'boolean'
+        },
+        temperature: {
+            type: 'number',
+            minimum: 0,
+            maximum: 1
+        },
+        top_p: {
+            type: 'number',
+            minimum: 0,
+            maximum: 1
+        },
+        top_k: {
+            type: 'integer',
+            minimum: 0
+        },
+        tools: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/AnthropicTool'
+            }
+        },
+        tool_choice: {
+            type: 'object',
+            required: [
+                'type'
+            ],
+            properties: {
+                type: {
+                    type: 'string',
+                    enum: [
+                        'auto',
+                        'any',
+                        'tool',
+                        'none'
+                    ]
+                },
+                name: {
+                    type: 'string'
+                },
+                disable_parallel_tool_use: {
+                    type: 'boolean'
+                }
+            }
+        },
+        thinking: {
+            type: 'object',
+            required: [
+                'type'
+            ],
+            properties: {
+                type: {
+                    type: 'string',
+                    enum: [
+                        'enabled',
+                        'disabled',
+                        'adaptive'
+                    ]
+                },
+                budget_tokens: {
+                    type: 'integer'
+                }
+            }
+        },
+        metadata: {
+            type: 'object'
+        },
+        seed: {
+            type: 'integer',
+            description: 'Not in Anthropic\'s API; fixes the sampling seed.'
+        }
+    }
+} as const;
+
+export const AnthropicMessageSchema = {
+    type: 'object',
+    'x-designed': true,
+    required: [
+        'id',
+        'type',
+        'role',
+        'model',
+        'content',
+        'stop_reason',
+        'stop_sequence',
+        'usage'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            pattern: '^msg_'
+        },
+        type: {
+            type: 'string',
+            const: 'message'
+        },
+        role: {
+            type: 'string',
+            const: 'assistant'
+        },
+        model: {
+            type: 'string'
+        },
+        content: {
+            type: 'array',
+            items: {
+                $ref: '#/components/schemas/AnthropicContentBlock'
+            }
+        },
+        stop_reason: {
+            type: [
+                'string',
+                'null'
+            ],
+            enum: [
+                'end_turn',
+                'max_tokens',
+                'stop_sequence',
+                'tool_use',
+                null
+            ]
+        },
+        stop_sequence: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        usage: {
+            type: 'object',
+            required: [
+                'input_tokens',
+                'output_tokens'
+            ],
+            properties: {
+                input_tokens: {
+                    type: 'integer'
+                },
+                output_tokens: {
+                    type: 'integer'
+                }
+            }
+        }
+    }
+} as const;
+
+export const AnthropicStreamEventSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'One event of a streamed message; its `type` is also the SSE `event:` name.',
+    required: [
+        'type'
+    ],
+    properties: {
+        type: {
+            type: 'string',
+            enum: [
+                'message_start',
+                'ping',
+                'content_block_start',
+                'content_block_delta',
+                'content_block_stop',
+                'message_delta',
+                'message_stop',
+                'error'
+            ]
+        },
+        message: {
+            $ref: '#/components/schemas/AnthropicMessage'
+        },
+        index: {
+            type: 'integer'
+        },
+        content_block: {
+            $ref: '#/components/schemas/AnthropicContentBlock'
+        },
+        delta: {
+            type: 'object',
+            properties: {
+                type: {
+                    type: 'string',
+                    enum: [
+                        'text_delta',
+                        'thinking_delta',
+                        'signature_delta',
+                        'input_json_delta'
+                    ]
+                },
+                text: {
+                    type: 'string'
+                },
+                thinking: {
+                    type: 'string'
+                },
+                signature: {
+                    type: 'string'
+                },
+                partial_json: {
+                    type: 'string'
+                },
+                stop_reason: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                stop_sequence: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                }
+            }
+        },
+        usage: {
+            type: 'object',
+            properties: {
+                input_tokens: {
+                    type: 'integer'
+                },
+                output_tokens: {
+                    type: 'integer'
+                }
+            }
+        },
+        error: {
+            type: 'object',
+            properties: {
+                type: {
+                    type: 'string'
+                },
+                message: {
+                    type: 'string'
+                }
+            }
+        }
+    }
+} as const;
+
+export const AnthropicMessageStreamSchema = {
+    type: 'string',
+    'x-designed': true,
+    contentMediaType: 'text/event-stream',
+    description: 'Server-sent events: `event: <type>` and `data: <AnthropicStreamEvent>` then a blank line, per event; the\nstream ends after `message_stop` or `error`.\n',
+    contentSchema: {
+        $ref: '#/components/schemas/AnthropicStreamEvent'
     }
 } as const;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, OpenaiChatCompletionsData, OpenaiChatCompletionsErrors, OpenaiChatCompletionsResponses, OpenaiCompletionsData, OpenaiCompletionsErrors, OpenaiCompletionsResponses, OpenaiEmbeddingsData, OpenaiEmbeddingsErrors, OpenaiEmbeddingsResponses, OpenaiListModelsData, OpenaiListModelsErrors, OpenaiListModelsResponses, OpenaiRetrieveModelData, OpenaiRetrieveModelErrors, OpenaiRetrieveModelResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckErrors, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadErrors, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
+import type { AnthropicMessagesData, AnthropicMessagesErrors, AnthropicMessagesResponses, ChatData, ChatErrors, ChatResponses, CheckBlobData, CheckBlobErrors, CheckBlobResponses, CopyModelData, CopyModelErrors, CopyModelResponses, CreateModelData, CreateModelErrors, CreateModelResponses, DeleteModelData, DeleteModelErrors, DeleteModelResponses, EmbedData, EmbeddingsData, EmbeddingsErrors, EmbeddingsResponses, EmbedErrors, EmbedResponses, GenerateData, GenerateErrors, GenerateResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusData, GetStatusErrors, GetStatusResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListRunningModelsData, ListRunningModelsErrors, ListRunningModelsResponses, OpenaiChatCompletionsData, OpenaiChatCompletionsErrors, OpenaiChatCompletionsResponses, OpenaiCompletionsData, OpenaiCompletionsErrors, OpenaiCompletionsResponses, OpenaiEmbeddingsData, OpenaiEmbeddingsErrors, OpenaiEmbeddingsResponses, OpenaiListModelsData, OpenaiListModelsErrors, OpenaiListModelsResponses, OpenaiResponsesData, OpenaiResponsesErrors, OpenaiResponsesResponses, OpenaiRetrieveModelData, OpenaiRetrieveModelErrors, OpenaiRetrieveModelResponses, PullModelData, PullModelErrors, PullModelResponses, PushBlobData, PushBlobErrors, PushBlobResponses, PushModelData, PushModelErrors, PushModelResponses, RegistryCheckData, RegistryCheckErrors, RegistryCheckResponses, RegistryCompleteUploadData, RegistryCompleteUploadErrors, RegistryCompleteUploadResponses, RegistryGetBlobData, RegistryGetBlobErrors, RegistryGetBlobResponses, RegistryGetManifestData, RegistryGetManifestErrors, RegistryGetManifestResponses, RegistryHeadBlobData, RegistryHeadBlobErrors, RegistryHeadBlobResponses, RegistryHeadManifestData, RegistryHeadManifestErrors, RegistryHeadManifestResponses, RegistryPatchUploadData, RegistryPatchUploadErrors, RegistryPatchUploadResponses, RegistryPutManifestData, RegistryPutManifestErrors, RegistryPutManifestResponses, RegistryStartUploadData, RegistryStartUploadErrors, RegistryStartUploadResponses, ShowModelData, ShowModelErrors, ShowModelResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -217,7 +217,10 @@ export const checkBlob = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Upload a blob (raw file bytes)
  *
- * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400.
+ * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400. Designed (issue
+ * 27): a blob larger than `MODELSERVER_MAX_BLOB_BYTES` (256 GiB) is a 413 — told by `Content-Length` before a
+ * byte is written, or counted as a chunked body streams in (cut there, nothing kept).
+ *
  */
 export const pushBlob = <ThrowOnError extends boolean = false>(options: Options<PushBlobData, ThrowOnError>): RequestResult<PushBlobResponses, PushBlobErrors, ThrowOnError> => (options.client ?? client).post<PushBlobResponses, PushBlobErrors, ThrowOnError>({
     bodySerializer: null,
@@ -246,8 +249,9 @@ export const getMetrics = <ThrowOnError extends boolean = false>(options?: Optio
  * `seed`, `stop`, `frequency_penalty`, `presence_penalty` → the options of the same name (absent ones
  * keep the model's defaults); `response_format` `json_object` / `json_schema` → `format` (enforced by
  * grammar); `tools` → tool calls in `choices[0].message.tool_calls` (arguments as a JSON string),
- * `finish_reason` `tool_calls`; `tool_choice` `none` offers no tools, `required` / a named function is
- * treated as `auto` with only that function offered; `reasoning_effort` → `think`. A `tool` message is
+ * `finish_reason` `tool_calls`; `tool_choice` `none` offers no tools, `auto` lets the model choose, `required`
+ * and a named function constrain generation by grammar to one call (of that function; beyond Ollama, which
+ * ignores them); `reasoning_effort` → `think`. A `tool` message is
  * matched to its call by `tool_call_id`. Image parts need a `vision` model (400 otherwise). With
  * `stream`, server-sent events (`data: <ChatCompletionChunk>` each, then `data: [DONE]`); with
  * `stream_options.include_usage` one more chunk with empty `choices` and `usage` precedes `[DONE]`.
@@ -310,6 +314,73 @@ export const openaiListModels = <ThrowOnError extends boolean = false>(options?:
  * One installed model (OpenAI-compatible)
  */
 export const openaiRetrieveModel = <ThrowOnError extends boolean = false>(options: Options<OpenaiRetrieveModelData, ThrowOnError>): RequestResult<OpenaiRetrieveModelResponses, OpenaiRetrieveModelErrors, ThrowOnError> => (options.client ?? client).get<OpenaiRetrieveModelResponses, OpenaiRetrieveModelErrors, ThrowOnError>({ url: '/v1/models/{model}', ...options });
+
+/**
+ * Server status (Ollama 0.33)
+ *
+ * Designed (Ollama 0.33 serves `GET /api/status`; its body is not documented): the version, how long the
+ * server has been up, the models in memory with their queues, the memory budget and the thread count.
+ * Cheap (no model is touched): a health check may poll it.
+ *
+ */
+export const getStatus = <ThrowOnError extends boolean = false>(options?: Options<GetStatusData, ThrowOnError>): RequestResult<GetStatusResponses, GetStatusErrors, ThrowOnError> => (options?.client ?? client).get<GetStatusResponses, GetStatusErrors, ThrowOnError>({ url: '/api/status', ...options });
+
+/**
+ * Create a response (OpenAI Responses API, stateless)
+ *
+ * OpenAI's Responses API as Ollama 0.33 serves it: stateless — `store` is accepted and ignored (nothing is
+ * kept, `store` is `false` in the answer) and `previous_response_id` is a 400 (send the whole conversation
+ * in `input`). `input` is a string or items (`message` with `input_text` / `input_image` (a `data:` URL) /
+ * `output_text` parts, `function_call`, `function_call_output`; `reasoning` items are skipped);
+ * `instructions` is the system prompt. `tools` are `function` tools (others 400); `tool_choice` `none`
+ * offers none, `auto` lets the model choose, `required` and `{type: function, name}` constrain generation
+ * by grammar to a call (of the named function). `text.format` `json_object` / `json_schema` → grammar;
+ * `max_output_tokens` → `num_predict` (`status` `incomplete`, `incomplete_details.reason`
+ * `max_output_tokens` when reached); `reasoning.effort` → `think`. With `stream`, server-sent events
+ * `event: <type>` / `data: <event>` in OpenAI's order: `response.created`, `response.in_progress`, per
+ * output item `response.output_item.added`, (`response.content_part.added`, `response.output_text.delta`…,
+ * `response.output_text.done`, `response.content_part.done` | `response.reasoning_text.delta`…,
+ * `response.reasoning_text.done` | `response.function_call_arguments.delta`,
+ * `response.function_call_arguments.done`), `response.output_item.done`, then `response.completed` (or
+ * `response.incomplete`); a failure after the start is an `error` event. No `[DONE]`.
+ *
+ */
+export const openaiResponses = <ThrowOnError extends boolean = false>(options: Options<OpenaiResponsesData, ThrowOnError>): RequestResult<OpenaiResponsesResponses, OpenaiResponsesErrors, ThrowOnError> => (options.client ?? client).post<OpenaiResponsesResponses, OpenaiResponsesErrors, ThrowOnError>({
+    url: '/v1/responses',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Create a message (Anthropic Messages API)
+ *
+ * Anthropic's Messages API as Ollama 0.33 serves it, on the same engine, residency, queue and metrics as
+ * `/api/chat`. `system` (a string or text blocks) is the system prompt; `messages` carry `text`, `image`
+ * (base64 `source`; a model without `vision` is a 400), `tool_use`, `tool_result` (matched to its call by
+ * `tool_use_id`) and `thinking` blocks. `max_tokens` → `num_predict` (`stop_reason` `max_tokens`),
+ * `stop_sequences` → `stop`, `temperature`/`top_p`/`top_k` → options. `tools` (`input_schema`) →
+ * `tool_use` blocks (`stop_reason` `tool_use`); `tool_choice` `auto` lets the model choose, `none` offers no
+ * tools, `any` and `{type: tool, name}` constrain generation by grammar to a call (of the named tool).
+ * `thinking: {type: enabled}` on a model with the `thinking` capability → `thinking` blocks (ignored on
+ * other models, as their answers have none). With `stream`, server-sent events `event: <type>` /
+ * `data: <event>`: `message_start`, `ping`, per block `content_block_start`, `content_block_delta`
+ * (`text_delta`, `thinking_delta`, `signature_delta`, `input_json_delta`), `content_block_stop`, then
+ * `message_delta` (stop reason, usage) and `message_stop`; a failure after the start is an `error` event.
+ * Errors are Anthropic's shape (`{type: error, error: {type, message}}`). The API key may come as
+ * `x-api-key` (the Anthropic SDK) or `Authorization: Bearer`; `anthropic-version` is accepted and ignored.
+ *
+ */
+export const anthropicMessages = <ThrowOnError extends boolean = false>(options: Options<AnthropicMessagesData, ThrowOnError>): RequestResult<AnthropicMessagesResponses, AnthropicMessagesErrors, ThrowOnError> => (options.client ?? client).post<AnthropicMessagesResponses, AnthropicMessagesErrors, ThrowOnError>({
+    url: '/v1/messages',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
 
 /**
  * OCI distribution API version check (`/v2/`; a trailing slash is accepted)

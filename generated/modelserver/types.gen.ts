@@ -39,9 +39,11 @@ export type Format = '' | 'json' | {
 };
 
 /**
- * `true`/`false`, or `high`/`medium`/`low` for models with thinking levels.
+ * `true`/`false`, or `high`/`medium`/`low`/`max` for models with thinking levels (`max`, Ollama 0.33: the
+ * deepest; formats with three levels get `high`). On a thinking model without levels a level means `true`.
+ *
  */
-export type Think = boolean | 'high' | 'medium' | 'low';
+export type Think = boolean | 'high' | 'medium' | 'low' | 'max';
 
 /**
  * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
@@ -227,6 +229,20 @@ export type GenerateRequest = {
     options?: ModelOptions;
     logprobs?: boolean;
     top_logprobs?: number;
+    /**
+     * Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the
+     * default); false → 400 `input exceeds maximum context length`.
+     *
+     */
+    truncate?: boolean;
+    /**
+     * Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and
+     * generation goes on (to `num_predict`; unbounded: 4 contexts' worth); false → it stops there
+     * (`done_reason` `length`). Absent: false (designed: this server's behaviour before, kept as the
+     * default so a runaway generation stays bounded by the context).
+     *
+     */
+    shift?: boolean;
 };
 
 /**
@@ -271,6 +287,20 @@ export type ChatRequest = {
     options?: ModelOptions;
     logprobs?: boolean;
     top_logprobs?: number;
+    /**
+     * Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the
+     * default); false → 400 `input exceeds maximum context length`.
+     *
+     */
+    truncate?: boolean;
+    /**
+     * Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and
+     * generation goes on (to `num_predict`; unbounded: 4 contexts' worth); false → it stops there
+     * (`done_reason` `length`). Absent: false (designed: this server's behaviour before, kept as the
+     * default so a runaway generation stays bounded by the context).
+     *
+     */
+    shift?: boolean;
 };
 
 /**
@@ -587,6 +617,7 @@ export type RegistryError = {
         /**
          * `BLOB_UNKNOWN`, `BLOB_UPLOAD_INVALID`, `BLOB_UPLOAD_UNKNOWN`, `DIGEST_INVALID`,
          * `MANIFEST_BLOB_UNKNOWN`, `MANIFEST_INVALID`, `MANIFEST_UNKNOWN`, `NAME_INVALID`, `NAME_UNKNOWN`,
+         * `SIZE_INVALID` (blob past `MODELSERVER_MAX_BLOB_BYTES`), `TOOMANYREQUESTS` (upload sessions),
          * `UNAUTHORIZED` (API key missing, designed), `UNSUPPORTED`, or `UNKNOWN` (unexpected failure).
          *
          */
@@ -901,6 +932,348 @@ export type OpenAiModelList = {
     data: Array<OpenAiModel>;
 };
 
+export type StatusResponse = {
+    status: 'ok';
+    version: string;
+    started_at: string;
+    uptime_seconds: number;
+    /**
+     * llama.cpp CPU threads.
+     */
+    threads: number;
+    memory: {
+        loaded_bytes: number;
+        max_loaded_bytes: number;
+    };
+    /**
+     * The models in memory, as `/api/ps`, with their requests queued or running.
+     */
+    models: Array<{
+        name: string;
+        size: number;
+        context_length: number;
+        pending: number;
+        expires_at: string;
+    }>;
+    /**
+     * Requests per model (running and queued) before `503 server busy`.
+     */
+    max_queue: number;
+};
+
+export type ResponsesInputPart = {
+    type: 'input_text' | 'output_text' | 'text' | 'input_image' | 'refusal' | 'summary_text' | 'reasoning_text';
+    text?: string;
+    /**
+     * A `data:image/...;base64,` URL (this server fetches nothing).
+     */
+    image_url?: string;
+};
+
+/**
+ * A message (`type` `message` or absent, `role` and `content`), a `function_call` (`call_id`, `name`,
+ * `arguments` JSON text), a `function_call_output` (`call_id`, `output`) or a `reasoning` item (skipped).
+ *
+ */
+export type ResponsesInputItem = {
+    type?: 'message' | 'function_call' | 'function_call_output' | 'reasoning';
+    role?: 'user' | 'assistant' | 'system' | 'developer';
+    content?: string | Array<ResponsesInputPart>;
+    call_id?: string;
+    name?: string;
+    arguments?: string;
+    output?: string | Array<ResponsesInputPart>;
+};
+
+export type ResponsesTool = {
+    /**
+     * Only function tools (hosted tools such as `web_search` are a 400).
+     */
+    type: 'function';
+    name: string;
+    description?: string | null;
+    parameters?: {
+        [key: string]: unknown;
+    } | null;
+    strict?: boolean | null;
+};
+
+export type ResponsesToolChoice = 'none' | 'auto' | 'required' | {
+    type: 'function';
+    name: string;
+};
+
+export type ResponsesTextFormat = {
+    type: 'text' | 'json_object' | 'json_schema';
+    name?: string;
+    schema?: {
+        [key: string]: unknown;
+    };
+    strict?: boolean | null;
+    description?: string;
+};
+
+export type ResponsesRequest = {
+    model: string;
+    input?: string | Array<ResponsesInputItem>;
+    instructions?: string | null;
+    tools?: Array<ResponsesTool>;
+    tool_choice?: ResponsesToolChoice;
+    text?: {
+        format?: ResponsesTextFormat;
+    } | null;
+    reasoning?: {
+        effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | null;
+    } | null;
+    stream?: boolean | null;
+    /**
+     * Accepted and ignored (stateless).
+     */
+    store?: boolean | null;
+    /**
+     * A 400 (stateless server) unless null.
+     */
+    previous_response_id?: string | null;
+    max_output_tokens?: number | null;
+    temperature?: number | null;
+    top_p?: number | null;
+    parallel_tool_calls?: boolean | null;
+    metadata?: {
+        [key: string]: unknown;
+    } | null;
+    /**
+     * Not in OpenAI's API; as on `/v1/chat/completions`, fixes the sampling seed.
+     */
+    seed?: number;
+};
+
+/**
+ * `message` (`output_text` parts), `function_call` or `reasoning` (`reasoning_text` parts).
+ */
+export type ResponseOutputItem = {
+    type: 'message' | 'function_call' | 'reasoning';
+    id: string;
+    status?: 'in_progress' | 'completed' | 'incomplete';
+    role?: 'assistant';
+    content?: Array<{
+        type: 'output_text' | 'reasoning_text';
+        text: string;
+        annotations?: Array<unknown>;
+    }>;
+    summary?: Array<unknown>;
+    call_id?: string;
+    name?: string;
+    arguments?: string;
+};
+
+export type ResponseUsage = {
+    input_tokens: number;
+    input_tokens_details: {
+        cached_tokens: number;
+    };
+    output_tokens: number;
+    output_tokens_details: {
+        reasoning_tokens: number;
+    };
+    total_tokens: number;
+};
+
+export type ResponseObject = {
+    id: string;
+    object: 'response';
+    created_at: number;
+    status: 'in_progress' | 'completed' | 'incomplete';
+    model: string;
+    output: Array<ResponseOutputItem>;
+    output_text?: string;
+    error: null;
+    incomplete_details: {
+        reason?: 'max_output_tokens';
+    } | null;
+    instructions?: string | null;
+    tools?: Array<unknown>;
+    tool_choice?: unknown;
+    parallel_tool_calls?: boolean;
+    temperature?: number | null;
+    top_p?: number | null;
+    max_output_tokens?: number | null;
+    text?: {
+        [key: string]: unknown;
+    };
+    reasoning?: {
+        [key: string]: unknown;
+    } | null;
+    store: false;
+    previous_response_id?: null;
+    metadata?: {
+        [key: string]: unknown;
+    };
+    usage?: ResponseUsage;
+};
+
+/**
+ * One event of a streamed response; its `type` is also the SSE `event:` name.
+ */
+export type ResponseStreamEvent = {
+    type: 'response.created' | 'response.in_progress' | 'response.output_item.added' | 'response.content_part.added' | 'response.output_text.delta' | 'response.output_text.done' | 'response.content_part.done' | 'response.reasoning_text.delta' | 'response.reasoning_text.done' | 'response.function_call_arguments.delta' | 'response.function_call_arguments.done' | 'response.output_item.done' | 'response.completed' | 'response.incomplete' | 'error';
+    sequence_number: number;
+    response?: ResponseObject;
+    output_index?: number;
+    content_index?: number;
+    item_id?: string;
+    item?: ResponseOutputItem;
+    part?: {
+        [key: string]: unknown;
+    };
+    delta?: string;
+    text?: string;
+    arguments?: string;
+    name?: string;
+    logprobs?: Array<unknown>;
+    message?: string;
+    code?: string | null;
+    param?: string | null;
+};
+
+/**
+ * Server-sent events: `event: <type>` and `data: <ResponseStreamEvent>` then a blank line, per event; the
+ * stream ends after `response.completed`, `response.incomplete` or `error`.
+ *
+ */
+export type ResponseStream = string;
+
+/**
+ * The error body of `/v1/messages`, as Anthropic sends it: `invalid_request_error` (400),
+ * `authentication_error` (401), `not_found_error` (404), `request_too_large` (413), `overloaded_error`
+ * (503), else `api_error`.
+ *
+ */
+export type AnthropicError = {
+    type: 'error';
+    error: {
+        type: string;
+        message: string;
+    };
+};
+
+/**
+ * `text` (`text`), `image` (`source` `{type: base64, media_type, data}`), `tool_use` (`id`, `name`,
+ * `input`), `tool_result` (`tool_use_id`, `content` a string or text blocks, `is_error`), `thinking`
+ * (`thinking`, `signature`), `redacted_thinking` (skipped).
+ *
+ */
+export type AnthropicContentBlock = {
+    type: 'text' | 'image' | 'tool_use' | 'tool_result' | 'thinking' | 'redacted_thinking' | 'document';
+    text?: string;
+    source?: {
+        type: string;
+        media_type?: string;
+        data?: string;
+        url?: string;
+    };
+    id?: string;
+    name?: string;
+    input?: {
+        [key: string]: unknown;
+    };
+    tool_use_id?: string;
+    content?: string | Array<{
+        [key: string]: unknown;
+    }>;
+    is_error?: boolean;
+    thinking?: string;
+    signature?: string;
+};
+
+export type AnthropicTool = {
+    type?: 'custom' | null;
+    name: string;
+    description?: string;
+    input_schema: {
+        [key: string]: unknown;
+    };
+};
+
+export type MessagesRequest = {
+    model: string;
+    max_tokens: number;
+    messages: Array<{
+        role: 'user' | 'assistant';
+        content: string | Array<AnthropicContentBlock>;
+    }>;
+    system?: string | Array<AnthropicContentBlock>;
+    stop_sequences?: Array<string>;
+    stream?: boolean;
+    temperature?: number;
+    top_p?: number;
+    top_k?: number;
+    tools?: Array<AnthropicTool>;
+    tool_choice?: {
+        type: 'auto' | 'any' | 'tool' | 'none';
+        name?: string;
+        disable_parallel_tool_use?: boolean;
+    };
+    thinking?: {
+        type: 'enabled' | 'disabled' | 'adaptive';
+        budget_tokens?: number;
+    };
+    metadata?: {
+        [key: string]: unknown;
+    };
+    /**
+     * Not in Anthropic's API; fixes the sampling seed.
+     */
+    seed?: number;
+};
+
+export type AnthropicMessage = {
+    id: string;
+    type: 'message';
+    role: 'assistant';
+    model: string;
+    content: Array<AnthropicContentBlock>;
+    stop_reason: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | null;
+    stop_sequence: string | null;
+    usage: {
+        input_tokens: number;
+        output_tokens: number;
+    };
+};
+
+/**
+ * One event of a streamed message; its `type` is also the SSE `event:` name.
+ */
+export type AnthropicStreamEvent = {
+    type: 'message_start' | 'ping' | 'content_block_start' | 'content_block_delta' | 'content_block_stop' | 'message_delta' | 'message_stop' | 'error';
+    message?: AnthropicMessage;
+    index?: number;
+    content_block?: AnthropicContentBlock;
+    delta?: {
+        type?: 'text_delta' | 'thinking_delta' | 'signature_delta' | 'input_json_delta';
+        text?: string;
+        thinking?: string;
+        signature?: string;
+        partial_json?: string;
+        stop_reason?: string | null;
+        stop_sequence?: string | null;
+    };
+    usage?: {
+        input_tokens?: number;
+        output_tokens?: number;
+    };
+    error?: {
+        type?: string;
+        message?: string;
+    };
+};
+
+/**
+ * Server-sent events: `event: <type>` and `data: <AnthropicStreamEvent>` then a blank line, per event; the
+ * stream ends after `message_stop` or `error`.
+ *
+ */
+export type AnthropicMessageStream = string;
+
 /**
  * `sha256:` followed by 64 lowercase hex digits.
  */
@@ -978,7 +1351,8 @@ export type GenerateErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1038,7 +1412,8 @@ export type ChatErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1098,7 +1473,8 @@ export type EmbedErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1156,7 +1532,8 @@ export type EmbeddingsErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1328,7 +1705,8 @@ export type ShowModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1382,7 +1760,8 @@ export type CreateModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1436,7 +1815,8 @@ export type CopyModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1488,7 +1868,8 @@ export type DeleteModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1540,7 +1921,8 @@ export type PullModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1605,7 +1987,8 @@ export type PushModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -1709,7 +2092,8 @@ export type PushBlobErrors = {
     403: unknown;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27).
+     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
     413: Error;
@@ -2012,6 +2396,146 @@ export type OpenaiRetrieveModelResponses = {
 
 export type OpenaiRetrieveModelResponse = OpenaiRetrieveModelResponses[keyof OpenaiRetrieveModelResponses];
 
+export type GetStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/status';
+};
+
+export type GetStatusErrors = {
+    /**
+     * API keys are configured (`MODELSERVER_API_KEYS` / `MODELSERVER_API_KEYS_FILE`) and the request carries none
+     * of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. `WWW-Authenticate: Bearer`.
+     *
+     */
+    401: Error;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+};
+
+export type GetStatusError = GetStatusErrors[keyof GetStatusErrors];
+
+export type GetStatusResponses = {
+    /**
+     * The server's state.
+     */
+    200: StatusResponse;
+};
+
+export type GetStatusResponse = GetStatusResponses[keyof GetStatusResponses];
+
+export type OpenaiResponsesData = {
+    body: ResponsesRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/responses';
+};
+
+export type OpenaiResponsesErrors = {
+    /**
+     * Invalid request (OpenAI's error shape, `type` `invalid_request_error`).
+     */
+    400: OpenAiError;
+    /**
+     * As `Unauthorized`, in OpenAI's error shape (`code` `invalid_api_key`).
+     */
+    401: OpenAiError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * The model is not installed (OpenAI's error shape, `type` `not_found_error`).
+     */
+    404: OpenAiError;
+    /**
+     * As `PayloadTooLarge`, in OpenAI's error shape.
+     */
+    413: OpenAiError;
+    /**
+     * Unexpected failure (OpenAI's error shape, `type` `api_error`).
+     */
+    500: OpenAiError;
+    /**
+     * The model's request queue is full; retry later (OpenAI's error shape).
+     */
+    503: OpenAiError;
+};
+
+export type OpenaiResponsesError = OpenaiResponsesErrors[keyof OpenaiResponsesErrors];
+
+export type OpenaiResponsesResponses = {
+    /**
+     * The response (`application/json`), or with `stream` its events (`text/event-stream`, each event's JSON
+     * a `ResponseStreamEvent`).
+     *
+     */
+    200: ResponseObject;
+};
+
+export type OpenaiResponsesResponse = OpenaiResponsesResponses[keyof OpenaiResponsesResponses];
+
+export type AnthropicMessagesData = {
+    body: MessagesRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/messages';
+};
+
+export type AnthropicMessagesErrors = {
+    /**
+     * Invalid request (Anthropic's error shape, `invalid_request_error`).
+     */
+    400: AnthropicError;
+    /**
+     * As `Unauthorized`, in Anthropic's error shape (`authentication_error`).
+     */
+    401: AnthropicError;
+    /**
+     * The request's `Origin` is not allowed (`OLLAMA_ORIGINS` and Ollama's default origins), or its `Host` names
+     * neither this machine nor one of `MODELSERVER_ALLOWED_HOSTS` (DNS rebinding; checked on every bind, where
+     * Ollama checks only on loopback). Empty body, as Ollama.
+     *
+     */
+    403: unknown;
+    /**
+     * The model is not installed (Anthropic's error shape, `not_found_error`).
+     */
+    404: AnthropicError;
+    /**
+     * The body is over the limit (Anthropic's error shape, `request_too_large`).
+     */
+    413: AnthropicError;
+    /**
+     * Unexpected failure (Anthropic's error shape, `api_error`).
+     */
+    500: AnthropicError;
+    /**
+     * The model's request queue is full (Anthropic's error shape, `overloaded_error`).
+     */
+    503: AnthropicError;
+};
+
+export type AnthropicMessagesError = AnthropicMessagesErrors[keyof AnthropicMessagesErrors];
+
+export type AnthropicMessagesResponses = {
+    /**
+     * The message (`application/json`), or with `stream` its events (`text/event-stream`).
+     */
+    200: AnthropicMessage;
+};
+
+export type AnthropicMessagesResponse = AnthropicMessagesResponses[keyof AnthropicMessagesResponses];
+
 export type RegistryCheckData = {
     body?: never;
     path?: never;
@@ -2189,7 +2713,10 @@ export type RegistryPutManifestErrors = {
      */
     403: unknown;
     /**
-     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`);
+     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed, issue
+     * 27): the session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
+     *
      */
     413: RegistryError;
     /**
@@ -2346,6 +2873,12 @@ export type RegistryStartUploadErrors = {
      */
     403: unknown;
     /**
+     * Designed (issue 27). `MODELSERVER_MAX_UPLOAD_SESSIONS` (16) upload sessions are open (each holds a temporary
+     * file until finished or idle for an hour): `TOOMANYREQUESTS`, as the distribution specification names it.
+     *
+     */
+    429: RegistryError;
+    /**
      * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
      */
     500: RegistryError;
@@ -2391,7 +2924,10 @@ export type RegistryPatchUploadErrors = {
      */
     404: RegistryError;
     /**
-     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`);
+     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed, issue
+     * 27): the session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
+     *
      */
     413: RegistryError;
     /**
@@ -2448,7 +2984,10 @@ export type RegistryCompleteUploadErrors = {
      */
     404: RegistryError;
     /**
-     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`).
+     * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`);
+     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed, issue
+     * 27): the session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
+     *
      */
     413: RegistryError;
     /**

@@ -42,13 +42,16 @@ export const zFormat = z.union([
 ]);
 
 /**
- * `true`/`false`, or `high`/`medium`/`low` for models with thinking levels.
+ * `true`/`false`, or `high`/`medium`/`low`/`max` for models with thinking levels (`max`, Ollama 0.33: the
+ * deepest; formats with three levels get `high`). On a thinking model without levels a level means `true`.
+ *
  */
 export const zThink = z.union([
     z.boolean(),
     z.literal('high'),
     z.literal('medium'),
-    z.literal('low')
+    z.literal('low'),
+    z.literal('max')
 ]);
 
 /**
@@ -189,7 +192,9 @@ export const zGenerateRequest = z.object({
     think: zThink.optional(),
     options: zModelOptions.optional(),
     logprobs: z.boolean().optional(),
-    top_logprobs: z.int().gte(0).lte(20).optional()
+    top_logprobs: z.int().gte(0).lte(20).optional(),
+    truncate: z.boolean().optional().default(true),
+    shift: z.boolean().optional()
 });
 
 /**
@@ -227,7 +232,9 @@ export const zChatRequest = z.object({
     keep_alive: zKeepAlive.optional(),
     options: zModelOptions.optional(),
     logprobs: z.boolean().optional(),
-    top_logprobs: z.int().gte(0).lte(20).optional()
+    top_logprobs: z.int().gte(0).lte(20).optional(),
+    truncate: z.boolean().optional().default(true),
+    shift: z.boolean().optional()
 });
 
 /**
@@ -748,6 +755,415 @@ export const zOpenAiModelList = z.object({
     data: z.array(zOpenAiModel)
 });
 
+export const zStatusResponse = z.object({
+    status: z.literal('ok'),
+    version: z.string(),
+    started_at: z.iso.datetime(),
+    uptime_seconds: z.int().gte(0),
+    threads: z.int().gte(1),
+    memory: z.object({
+        loaded_bytes: z.int().gte(0),
+        max_loaded_bytes: z.int().gte(0)
+    }),
+    models: z.array(z.object({
+        name: z.string(),
+        size: z.int(),
+        context_length: z.int(),
+        pending: z.int().gte(0),
+        expires_at: z.iso.datetime()
+    })),
+    max_queue: z.int()
+});
+
+export const zResponsesInputPart = z.object({
+    type: z.enum([
+        'input_text',
+        'output_text',
+        'text',
+        'input_image',
+        'refusal',
+        'summary_text',
+        'reasoning_text'
+    ]),
+    text: z.string().optional(),
+    image_url: z.string().optional()
+});
+
+/**
+ * A message (`type` `message` or absent, `role` and `content`), a `function_call` (`call_id`, `name`,
+ * `arguments` JSON text), a `function_call_output` (`call_id`, `output`) or a `reasoning` item (skipped).
+ *
+ */
+export const zResponsesInputItem = z.object({
+    type: z.enum([
+        'message',
+        'function_call',
+        'function_call_output',
+        'reasoning'
+    ]).optional(),
+    role: z.enum([
+        'user',
+        'assistant',
+        'system',
+        'developer'
+    ]).optional(),
+    content: z.union([
+        z.string(),
+        z.array(zResponsesInputPart)
+    ]).optional(),
+    call_id: z.string().optional(),
+    name: z.string().optional(),
+    arguments: z.string().optional(),
+    output: z.union([
+        z.string(),
+        z.array(zResponsesInputPart)
+    ]).optional()
+});
+
+export const zResponsesTool = z.object({
+    type: z.literal('function'),
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+    strict: z.boolean().nullish()
+});
+
+export const zResponsesToolChoice = z.union([
+    z.literal('none'),
+    z.literal('auto'),
+    z.literal('required'),
+    z.object({
+        type: z.literal('function'),
+        name: z.string()
+    })
+]);
+
+export const zResponsesTextFormat = z.object({
+    type: z.enum([
+        'text',
+        'json_object',
+        'json_schema'
+    ]),
+    name: z.string().optional(),
+    schema: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+    description: z.string().optional()
+});
+
+export const zResponsesRequest = z.object({
+    model: z.string().min(1),
+    input: z.union([
+        z.string(),
+        z.array(zResponsesInputItem)
+    ]).optional(),
+    instructions: z.string().nullish(),
+    tools: z.array(zResponsesTool).optional(),
+    tool_choice: zResponsesToolChoice.optional(),
+    text: z.object({
+        format: zResponsesTextFormat.optional()
+    }).nullish(),
+    reasoning: z.object({
+        effort: z.enum([
+            'none',
+            'minimal',
+            'low',
+            'medium',
+            'high',
+            'xhigh'
+        ]).nullish()
+    }).nullish(),
+    stream: z.boolean().nullish(),
+    store: z.boolean().nullish(),
+    previous_response_id: z.string().nullish(),
+    max_output_tokens: z.int().gte(1).nullish(),
+    temperature: z.number().gte(0).lte(2).nullish(),
+    top_p: z.number().gte(0).lte(1).nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+    seed: z.int().optional()
+});
+
+/**
+ * `message` (`output_text` parts), `function_call` or `reasoning` (`reasoning_text` parts).
+ */
+export const zResponseOutputItem = z.object({
+    type: z.enum([
+        'message',
+        'function_call',
+        'reasoning'
+    ]),
+    id: z.string(),
+    status: z.enum([
+        'in_progress',
+        'completed',
+        'incomplete'
+    ]).optional(),
+    role: z.literal('assistant').optional(),
+    content: z.array(z.object({
+        type: z.enum(['output_text', 'reasoning_text']),
+        text: z.string(),
+        annotations: z.array(z.unknown()).max(0).optional()
+    })).optional(),
+    summary: z.array(z.unknown()).max(0).optional(),
+    call_id: z.string().optional(),
+    name: z.string().optional(),
+    arguments: z.string().optional()
+});
+
+export const zResponseUsage = z.object({
+    input_tokens: z.int(),
+    input_tokens_details: z.object({
+        cached_tokens: z.int()
+    }),
+    output_tokens: z.int(),
+    output_tokens_details: z.object({
+        reasoning_tokens: z.int()
+    }),
+    total_tokens: z.int()
+});
+
+export const zResponseObject = z.object({
+    id: z.string().regex(/^resp_/),
+    object: z.literal('response'),
+    created_at: z.int(),
+    status: z.enum([
+        'in_progress',
+        'completed',
+        'incomplete'
+    ]),
+    model: z.string(),
+    output: z.array(zResponseOutputItem),
+    output_text: z.string().optional(),
+    error: z.null(),
+    incomplete_details: z.object({
+        reason: z.literal('max_output_tokens').optional()
+    }).nullable(),
+    instructions: z.string().nullish(),
+    tools: z.array(z.unknown()).optional(),
+    tool_choice: z.unknown().optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    temperature: z.number().nullish(),
+    top_p: z.number().nullish(),
+    max_output_tokens: z.int().nullish(),
+    text: z.record(z.string(), z.unknown()).optional(),
+    reasoning: z.record(z.string(), z.unknown()).nullish(),
+    store: z.literal(false),
+    previous_response_id: z.null().optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    usage: zResponseUsage.optional()
+});
+
+/**
+ * One event of a streamed response; its `type` is also the SSE `event:` name.
+ */
+export const zResponseStreamEvent = z.object({
+    type: z.enum([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.reasoning_text.delta',
+        'response.reasoning_text.done',
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.done',
+        'response.output_item.done',
+        'response.completed',
+        'response.incomplete',
+        'error'
+    ]),
+    sequence_number: z.int().gte(0),
+    response: zResponseObject.optional(),
+    output_index: z.int().optional(),
+    content_index: z.int().optional(),
+    item_id: z.string().optional(),
+    item: zResponseOutputItem.optional(),
+    part: z.record(z.string(), z.unknown()).optional(),
+    delta: z.string().optional(),
+    text: z.string().optional(),
+    arguments: z.string().optional(),
+    name: z.string().optional(),
+    logprobs: z.array(z.unknown()).optional(),
+    message: z.string().optional(),
+    code: z.string().nullish(),
+    param: z.string().nullish()
+});
+
+/**
+ * Server-sent events: `event: <type>` and `data: <ResponseStreamEvent>` then a blank line, per event; the
+ * stream ends after `response.completed`, `response.incomplete` or `error`.
+ *
+ */
+export const zResponseStream = z.string();
+
+/**
+ * The error body of `/v1/messages`, as Anthropic sends it: `invalid_request_error` (400),
+ * `authentication_error` (401), `not_found_error` (404), `request_too_large` (413), `overloaded_error`
+ * (503), else `api_error`.
+ *
+ */
+export const zAnthropicError = z.object({
+    type: z.literal('error'),
+    error: z.object({
+        type: z.string(),
+        message: z.string()
+    })
+});
+
+/**
+ * `text` (`text`), `image` (`source` `{type: base64, media_type, data}`), `tool_use` (`id`, `name`,
+ * `input`), `tool_result` (`tool_use_id`, `content` a string or text blocks, `is_error`), `thinking`
+ * (`thinking`, `signature`), `redacted_thinking` (skipped).
+ *
+ */
+export const zAnthropicContentBlock = z.object({
+    type: z.enum([
+        'text',
+        'image',
+        'tool_use',
+        'tool_result',
+        'thinking',
+        'redacted_thinking',
+        'document'
+    ]),
+    text: z.string().optional(),
+    source: z.object({
+        type: z.string(),
+        media_type: z.string().optional(),
+        data: z.string().optional(),
+        url: z.string().optional()
+    }).optional(),
+    id: z.string().optional(),
+    name: z.string().optional(),
+    input: z.record(z.string(), z.unknown()).optional(),
+    tool_use_id: z.string().optional(),
+    content: z.union([
+        z.string(),
+        z.array(z.record(z.string(), z.unknown()))
+    ]).optional(),
+    is_error: z.boolean().optional(),
+    thinking: z.string().optional(),
+    signature: z.string().optional()
+});
+
+export const zAnthropicTool = z.object({
+    type: z.literal('custom').nullish(),
+    name: z.string().min(1),
+    description: z.string().optional(),
+    input_schema: z.record(z.string(), z.unknown())
+});
+
+export const zMessagesRequest = z.object({
+    model: z.string().min(1),
+    max_tokens: z.int().gte(1),
+    messages: z.array(z.object({
+        role: z.enum(['user', 'assistant']),
+        content: z.union([
+            z.string(),
+            z.array(zAnthropicContentBlock)
+        ])
+    })).min(1),
+    system: z.union([
+        z.string(),
+        z.array(zAnthropicContentBlock)
+    ]).optional(),
+    stop_sequences: z.array(z.string()).optional(),
+    stream: z.boolean().optional(),
+    temperature: z.number().gte(0).lte(1).optional(),
+    top_p: z.number().gte(0).lte(1).optional(),
+    top_k: z.int().gte(0).optional(),
+    tools: z.array(zAnthropicTool).optional(),
+    tool_choice: z.object({
+        type: z.enum([
+            'auto',
+            'any',
+            'tool',
+            'none'
+        ]),
+        name: z.string().optional(),
+        disable_parallel_tool_use: z.boolean().optional()
+    }).optional(),
+    thinking: z.object({
+        type: z.enum([
+            'enabled',
+            'disabled',
+            'adaptive'
+        ]),
+        budget_tokens: z.int().optional()
+    }).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    seed: z.int().optional()
+});
+
+export const zAnthropicMessage = z.object({
+    id: z.string().regex(/^msg_/),
+    type: z.literal('message'),
+    role: z.literal('assistant'),
+    model: z.string(),
+    content: z.array(zAnthropicContentBlock),
+    stop_reason: z.enum([
+        'end_turn',
+        'max_tokens',
+        'stop_sequence',
+        'tool_use'
+    ]).nullable(),
+    stop_sequence: z.string().nullable(),
+    usage: z.object({
+        input_tokens: z.int(),
+        output_tokens: z.int()
+    })
+});
+
+/**
+ * One event of a streamed message; its `type` is also the SSE `event:` name.
+ */
+export const zAnthropicStreamEvent = z.object({
+    type: z.enum([
+        'message_start',
+        'ping',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+        'error'
+    ]),
+    message: zAnthropicMessage.optional(),
+    index: z.int().optional(),
+    content_block: zAnthropicContentBlock.optional(),
+    delta: z.object({
+        type: z.enum([
+            'text_delta',
+            'thinking_delta',
+            'signature_delta',
+            'input_json_delta'
+        ]).optional(),
+        text: z.string().optional(),
+        thinking: z.string().optional(),
+        signature: z.string().optional(),
+        partial_json: z.string().optional(),
+        stop_reason: z.string().nullish(),
+        stop_sequence: z.string().nullish()
+    }).optional(),
+    usage: z.object({
+        input_tokens: z.int().optional(),
+        output_tokens: z.int().optional()
+    }).optional(),
+    error: z.object({
+        type: z.string().optional(),
+        message: z.string().optional()
+    }).optional()
+});
+
+/**
+ * Server-sent events: `event: <type>` and `data: <AnthropicStreamEvent>` then a blank line, per event; the
+ * stream ends after `message_stop` or `error`.
+ *
+ */
+export const zAnthropicMessageStream = z.string();
+
 /**
  * `sha256:` followed by 64 lowercase hex digits.
  */
@@ -896,6 +1312,27 @@ export const zOpenaiRetrieveModelPath = z.object({
  * The model.
  */
 export const zOpenaiRetrieveModelResponse = zOpenAiModel;
+
+/**
+ * The server's state.
+ */
+export const zGetStatusResponse = zStatusResponse;
+
+export const zOpenaiResponsesBody = zResponsesRequest;
+
+/**
+ * The response (`application/json`), or with `stream` its events (`text/event-stream`, each event's JSON
+ * a `ResponseStreamEvent`).
+ *
+ */
+export const zOpenaiResponsesResponse = zResponseObject;
+
+export const zAnthropicMessagesBody = zMessagesRequest;
+
+/**
+ * The message (`application/json`), or with `stream` its events (`text/event-stream`).
+ */
+export const zAnthropicMessagesResponse = zAnthropicMessage;
 
 /**
  * The registry API is available.

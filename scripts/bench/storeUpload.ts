@@ -1,7 +1,11 @@
 /**
  * Benchmark: a 200 MB paid upload through `POST /store` keeps the gateway's peak RSS growth under 100 MB.
  *
- *   npx tsx scripts/bench/storeUpload.ts [--mb 200]
+ *   npx tsx scripts/bench/storeUpload.ts [--mb 200] [--spool local|postgres]
+ *
+ * `--spool` puts the gateway on PostgreSQL (a schema of its own on `BENCH_DATABASE_URL`, default the local
+ * test server) with that spool store (issue 28): `local` keeps the paid bytes in the spool directory,
+ * `postgres` in `storage_spool_chunks`. Without it: SQLite and its default, the spool directory.
  *
  * The devnet peers (local Base, facilitator, Turbo-like upstream, Arweave gateway) run in this process;
  * the gateway's storage path (StorageService behind a bare HTTP server) runs in a child process that samples
@@ -106,6 +110,26 @@ async function runBench(): Promise<void> {
   const size = mb * 1_000_000
   const { anvilAccount } = await import('../../devnet/accounts.js')
   const { base, env, cleanup, dir } = await startStoreBenchPeers('bench-store-')
+  const spoolIndex = process.argv.indexOf('--spool')
+  const spool = spoolIndex > 0 ? process.argv[spoolIndex + 1] : undefined
+  if (spool !== undefined) {
+    if (spool !== 'local' && spool !== 'postgres') throw new Error('--spool local|postgres')
+    const pg = (await import('pg')).default
+    const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+    const schema = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
+    const admin = new pg.Client({ connectionString: server })
+    await admin.connect()
+    await admin.query(`CREATE SCHEMA "${schema}"`)
+    await admin.end()
+    cleanup.push(async () => {
+      const drop = new pg.Client({ connectionString: server })
+      await drop.connect()
+      await drop.query(`DROP SCHEMA "${schema}" CASCADE`)
+      await drop.end()
+    })
+    env.SERVICE_DATABASE_URL = `${server}?options=${encodeURIComponent(`-c search_path=${schema}`)}`
+    env.SERVICE_STORAGE__SPOOL_STORE = spool
+  }
   try {
     const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', here, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     cleanup.unshift(async () => {
@@ -130,7 +154,13 @@ async function runBench(): Promise<void> {
       const required = client.getPaymentRequiredResponse((n) => quote.headers[n.toLowerCase()], quote.body)
       const payload = await client.createPaymentPayload(required)
       const paid = await postMultipart(gw, path, bytes, client.encodePaymentSignatureHeader(payload))
-      if (paid.status !== 200) throw new Error(`paid upload answered ${paid.status}: ${JSON.stringify(paid.body)}`)
+      if (paid.status !== 200) {
+        // the queued upload's recorded cause (the bench gateway has no logger)
+        const { createDatabase } = await import('../../src/db/createDatabase.js')
+        const db = await createDatabase({ url: env.SERVICE_DATABASE_URL!, migrate: false })
+        const rows = await db.db.selectFrom('storage_uploads').select(['upload_id', 'status', 'last_error']).execute().finally(() => db.close())
+        throw new Error(`paid upload answered ${paid.status}: ${JSON.stringify(paid.body)} ${JSON.stringify(rows)}`)
+      }
       return { result: paid.body as { arTxId: string; sha256: string; sizeBytes: number }, amount: required.accepts[0]!.amount }
     }
 
@@ -184,6 +214,8 @@ async function runBench(): Promise<void> {
     const growthMb = (peak - rssBase) / 1_048_576
     console.log(JSON.stringify({
       bench: 'storeUpload',
+      database: spool === undefined ? 'sqlite' : 'postgres',
+      spool: spool ?? 'local',
       size_bytes: size,
       price_atomic: amount,
       ar_tx_id: result.arTxId,

@@ -26,7 +26,7 @@ export class GatewayProcess {
     return this.#output
   }
 
-  async start(timeoutMs = 120_000): Promise<void> {
+  async start(timeoutMs = 300_000): Promise<void> {
     const child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
       cwd: root,
       env: { ...process.env, ...this.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(this.port), SERVICE_INSTANCE_ID: this.name },

@@ -1,11 +1,17 @@
-/** HAProxy in front of the soak's gateways: a generated config, the Debian binary, health checks every 500 ms. */
+/**
+ * HAProxy in front of the soak's gateways (and the rolling-restart test's): a generated config, the Debian
+ * binary, a readiness check (`GET /health/ready`, 503 from a replica's stop signal on) every `checkMs`
+ * (500 ms), down after two failed checks, up after one good one. A check may take up to 5 s: on a loaded
+ * machine a busy replica answers a probe slower than the check interval, and slow answers marking every
+ * replica down at once are a 503 for everyone.
+ */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export const HAPROXY = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy'
 
-export function haproxyConfig(frontPort: number, backends: number[]): string {
+export function haproxyConfig(frontPort: number, backends: number[], checkMs = 500): string {
   return [
     'global',
     '  maxconn 2000',
@@ -14,6 +20,7 @@ export function haproxyConfig(frontPort: number, backends: number[]): string {
     '  timeout connect 2s',
     '  timeout client 300s',
     '  timeout server 300s',
+    '  timeout check 5s',
     // a request whose instance died before answering is not retried (it may have paid): the client sees it
     '  retries 1',
     '  option redispatch',
@@ -22,16 +29,18 @@ export function haproxyConfig(frontPort: number, backends: number[]): string {
     '  default_backend gateways',
     'backend gateways',
     '  balance roundrobin',
-    '  option httpchk GET /health',
-    ...backends.map((port, i) => `  server gw${i} 127.0.0.1:${port} check inter 500 fall 1 rise 1`),
+    // readiness, not liveness: a draining replica (SIGTERM) gets no new request once a check has seen it
+    '  option httpchk GET /health/ready',
+    '  http-check expect status 200',
+    ...backends.map((port, i) => `  server gw${i} 127.0.0.1:${port} check inter ${checkMs} fall 2 rise 1`),
     '',
   ].join('\n')
 }
 
-export async function startHaproxy(dir: string, frontPort: number, backends: number[]): Promise<{ child: ChildProcess; close: () => Promise<void> }> {
+export async function startHaproxy(dir: string, frontPort: number, backends: number[], checkMs = 500): Promise<{ child: ChildProcess; close: () => Promise<void> }> {
   if (!existsSync(HAPROXY)) throw new Error(`HAProxy not found at ${HAPROXY} (apt-get install haproxy, or set HAPROXY_BIN)`)
   const file = join(dir, 'haproxy.cfg')
-  writeFileSync(file, haproxyConfig(frontPort, backends))
+  writeFileSync(file, haproxyConfig(frontPort, backends, checkMs))
   const child = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] })
   let err = ''
   child.stderr!.on('data', (c) => (err += c))

@@ -1,7 +1,9 @@
 /**
- * The soak (issue 19): devnet peers, one model server (ours, with the tiny generated models), N PostgreSQL-backed
- * gateways behind HAProxy, mixed traffic, a random gateway killed (-9) and restarted every ~20 s, then a
- * reconciliation of money, uploads, logins, cost calls and memory.
+ * The soak (issues 19, 28): devnet peers, one model server (ours, with the tiny generated models), N gateways on
+ * PostgreSQL and Redis (the rate limit) behind HAProxy (readiness checks), mixed traffic and the overlord's
+ * operations through different replicas, a random gateway restarted every ~20 s — by turns a rolling restart
+ * (SIGTERM) and a crash (`kill -9`) — then a reconciliation of money, uploads, logins, cost calls, the admin
+ * tier across replicas, errors during rolling restarts and memory.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -14,6 +16,7 @@ import { usdcArtifact } from '../../devnet/chains/startChain.js'
 import { startDevnet } from '../../devnet/startDevnet.js'
 import { createDatabase } from '../../src/db/createDatabase.js'
 import { GatewayProcess } from './GatewayProcess.js'
+import { adminClient, adminSessions, newAdminOutcomes, unlockConvergence, reconcileCabinets, soakOverlord, writeUnlockProof } from './admin.js'
 import { startHaproxy } from './haproxy.js'
 import { challengeFlooder, costCaller, loginClient, newOutcomes, type Outcomes, replayer, uploader } from './traffic.js'
 
@@ -26,10 +29,23 @@ export type SoakOptions = {
   killEveryS?: number
   /** PostgreSQL server (a database is created and dropped). */
   adminUrl?: string
+  /** Redis server of the rate limit (a key prefix of this run's own). */
+  redisUrl?: string
   log?: (line: string) => void
 }
 
-export type Check = { check: string; value: string; ok: boolean }
+/**
+ * `known`: a breach this code base is known to have, named and reported (`NO (known: …)`) but not failing the
+ * run, until the work that removes it is merged (then its entry in `KNOWN_FINDINGS` goes).
+ */
+export type Check = { check: string; value: string; ok: boolean; known?: string }
+
+/**
+ * Breaches of today's main that other work of issue 28 removes; the merger deletes each entry once that work
+ * is in. They are printed, never hidden.
+ */
+export const KNOWN_FINDINGS: Record<string, string> = {}
+/** `kills`: restarts of either kind (`kill -9` and SIGTERM). */
 export type SoakReport = { checks: Check[]; ok: boolean; outcomes: Outcomes; kills: number }
 
 async function freePort(): Promise<number> {
@@ -78,17 +94,24 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const frontPort = await freePort()
     const origin = `http://127.0.0.1:${frontPort}`
     const ports = await Promise.all(Array.from({ length: options.instances }, () => freePort()))
+    const overlord = soakOverlord()
+    const redisUrl = options.redisUrl ?? process.env.SOAK_REDIS_URL ?? 'redis://127.0.0.1:6379'
     const env = {
       ...devnet.info.env,
+      ...overlord.env,
+      // the rate limit in Redis, a prefix of this run's own (the database counts while Redis is down)
+      SERVICE_RATE_LIMIT__REDIS_URL: redisUrl,
+      SERVICE_RATE_LIMIT__REDIS_PREFIX: `soak:${dbName}:rl:`,
+      // rolling restarts: HAProxy checks readiness every 500 ms, down after 2 failures; 3 s covers that on a loaded machine
+      SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '3000',
+      SERVICE_SHUTDOWN__DEADLINE_MS: '20000',
       SERVICE_DATABASE_URL: databaseUrl,
       SERVICE_PUBLIC_ORIGIN: origin,
       SERVICE_CORS__ORIGINS: origin,
       SERVICE_TRUST_PROXY: '1',
-      SERVICE_RATE_LIMIT__STORE: 'database',
       SERVICE_X402__RPC_URL__EIP155_8453: devnet.peers.base.url,
       SERVICE_X402__RPC_URL__EIP155_1: devnet.peers.mainnet.url,
       SERVICE_RATE_LIMIT__MAX: '100000',
-      SERVICE_STORAGE__SHARED_SPOOL_DIR: join(dir, 'shared-spool'),
       SERVICE_STORAGE__VERIFY_INTERVAL_MS: '1000',
       SERVICE_STORAGE__RETRY_INTERVAL_MS: '1000',
       SERVICE_STORAGE__WORKER_TICK_MS: '500',
@@ -103,6 +126,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     } as Record<string, string>
     delete env.SERVICE_PORT
     for (let i = 0; i < options.instances; i++) {
+      await writeUnlockProof(overlord, join(dir, `gw-${i}`), origin)
       gateways.push(new GatewayProcess(`soak-gw-${i}`, ports[i]!, { ...env, SERVICE_DATA_DIR: join(dir, `gw-${i}`) }))
     }
     cleanups.push(async () => {
@@ -132,35 +156,59 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     }
     const sampler = setInterval(() => gateways.forEach((g) => g.sampleRss()), 1000)
     const windows: { from: number; to: number }[] = []
+    // rolling restarts (SIGTERM): no window is excused, the replica drains; kept apart to count what fell in them
+    const rolling: { from: number; to: number }[] = []
+    // what each killed (-9) replica held at its death: those uploads must be stored by someone
+    const heldAtKill: { upload_id: string; bytes: number }[] = []
+    const database = await createDatabase({ url: databaseUrl })
+    cleanups.push(() => database.close())
+    const db = database.db
     let kills = 0
+    let terms = 0
     const killer = (async () => {
       const every = (options.killEveryS ?? 20) * 1000
-      while (!stop()) {
+      for (let n = 0; !stop(); n++) {
         await new Promise((r) => setTimeout(r, every * (0.75 + Math.random() * 0.5)))
         if (stop()) break
         const victim = gateways[Math.floor(Math.random() * gateways.length)]!
         const from = Date.now()
-        await victim.kill('SIGKILL')
-        kills++
-        log(`soak: killed ${victim.name} (kill ${kills}); restarting`)
-        await victim.start()
-        windows.push({ from: from - 1000, to: Date.now() + 3000 }) // HAProxy marks it up within a second
+        if (n % 2 === 0) {
+          await victim.kill('SIGTERM')
+          terms++
+          log(`soak: rolling restart of ${victim.name} (SIGTERM ${terms}); restarting`)
+          await victim.start()
+          rolling.push({ from, to: Date.now() + 3000 })
+        } else {
+          await victim.kill('SIGKILL')
+          kills++
+          const held = await db
+            .selectFrom('storage_uploads')
+            .select(['upload_id', 'size_bytes'])
+            .where('owner_instance', '=', victim.name)
+            .where('status', 'in', ['uploading', 'pending_payment'])
+            .execute()
+            .catch(() => [] as { upload_id: string; size_bytes: number }[])
+          heldAtKill.push(...held.map((h) => ({ upload_id: h.upload_id, bytes: Number(h.size_bytes) })))
+          log(`soak: killed ${victim.name} (kill ${kills}, it held ${held.length} uploads); restarting`)
+          await victim.start()
+          windows.push({ from: from - 1000, to: Date.now() + 3000 }) // HAProxy marks it up within a second
+        }
       }
     })()
+    const admin = newAdminOutcomes()
+    const sessions = adminSessions(ports.map((p) => `http://127.0.0.1:${p}`), overlord)
     await Promise.all([
       ...Array.from({ length: traffic.uploaders }, (_, w) => uploader(traffic, outcomes, w)),
       replayer(traffic, outcomes),
       loginClient(traffic, outcomes),
       costCaller(traffic, outcomes),
       challengeFlooder(traffic, outcomes),
+      adminClient(sessions, admin, stop),
       killer,
     ])
     log('soak: traffic stopped; waiting for paid uploads to be stored and verified')
 
     // ── reconciliation ──
-    const database = await createDatabase({ url: databaseUrl })
-    cleanups.push(() => database.close())
-    const db = database.db
     const settledUploads = () =>
       db
         .selectFrom('storage_deposits')
@@ -229,8 +277,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const costOutside = outcomes.costCalls.filter((c) => !inKill(c.at))
     const costErrors = costOutside.filter((c) => c.status !== 200 && c.status !== 402)
     const costErrorRate = costOutside.length ? costErrors.length / costOutside.length : 0
-    const costStatus: Record<string, number> = Object.create(null)
-    for (const c of outcomes.costCalls) costStatus[c.status] = (costStatus[c.status] ?? 0) + 1
+    const floodFailed = outcomes.challengeFlood.filter((f) => f.status <= 0 || f.status >= 500)
+    const floodFailedOutside = floodFailed.filter((f) => !inKill(f.at)).length
+    const countByStatus = (answers: { status: number }[]) => {
+      const counts: Record<string, number> = Object.create(null)
+      for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1
+      return counts
+    }
+    const costStatus = countByStatus(outcomes.costCalls)
     const costOk = outcomes.costCalls.filter((c) => c.status === 200).length
     const paidOk = storeCalls.filter((s) => s.status === 200).length
     const replayViolations = outcomes.replays.filter((r) => r.okCount > 1).length
@@ -243,10 +297,47 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       return { name, early, late, flat: late <= early * 1.5 + 64 * 1024 }
     })
     const mb = (kb: number) => `${Math.round(kb / 1024)} MB`
+    // ── issue 28: rolling restarts, the killed replicas' uploads, the admin tier across replicas ──
+    const inRolling = (at: number) => rolling.some((w) => at >= w.from && at <= w.to)
+    const rollingStore = storeCalls.filter((s) => inRolling(s.at))
+    const rollingCost = outcomes.costCalls.filter((c) => inRolling(c.at))
+    const rollingFlood = outcomes.challengeFlood.filter((f) => inRolling(f.at))
+    const rollingErrors =
+      rollingStore.filter((s) => s.status <= 0 || s.status >= 500).length +
+      rollingCost.filter((c) => c.status !== 200 && c.status !== 402).length +
+      rollingFlood.filter((f) => f.status <= 0 || f.status >= 500).length
+    const heldIds = [...new Set(heldAtKill.map((h) => h.upload_id))]
+    // Only a paid upload is owed: one the killed replica held before its payment settled (`pending_payment`) is
+    // owed nothing unless the payment settled after all (recovered by a peer), so the deposit decides.
+    const heldRows = heldIds.length
+      ? await db
+          .selectFrom('storage_uploads')
+          .leftJoin('storage_deposits', 'storage_deposits.deposit_id', 'storage_uploads.deposit_id')
+          .select(['storage_uploads.upload_id', 'storage_uploads.status', 'storage_deposits.status as deposit'])
+          .where('storage_uploads.upload_id', 'in', heldIds)
+          .execute()
+      : []
+    const heldPaid = heldRows.filter((r) => r.deposit === 'settled')
+    const heldNotStored = heldPaid.filter((r) => r.status !== 'verified' && r.status !== 'stored').length
+    const heldLarge = heldAtKill.filter((h) => h.bytes > 4 * 1024 * 1024).length
+    const unlocked = await unlockConvergence(sessions, 30_000)
+    const cabinetFailures = await reconcileCabinets(sessions, admin)
+    const adminByOp: Record<string, Record<string, number>> = Object.create(null)
+    for (const c of admin.calls) {
+      const byStatus = (adminByOp[c.op] ??= Object.create(null) as Record<string, number>)
+      byStatus[c.status] = (byStatus[c.status] ?? 0) + 1
+    }
+    const adminErrors = admin.calls.filter((c) => c.status === 0 || c.status >= 500)
+    if (cabinetFailures.length > 0) {
+      log(`soak: cabinets not readable/signable through every replica: ${cabinetFailures.slice(0, 6).join('; ')}`)
+      // what each replica said about its vault (unlocks, wraps made and taken, refusals), for whoever reads a breach
+      for (const g of gateways) for (const line of g.output.split('\n').filter((l) => /vault|unlock|wrap/i.test(l)).slice(-8)) log(`${g.name}: ${line.slice(0, 300)}`)
+    }
+    for (const c of admin.calls.filter((x) => x.error).slice(0, 5)) log(`soak: admin ${c.op} through replica ${c.replica}: ${c.status} ${c.error}`)
     const byRail = new Map<string, number>()
     for (const s of storeCalls) if (s.status === 200) byRail.set(s.rail, (byRail.get(s.rail) ?? 0) + 1)
     const checks: Check[] = [
-      { check: 'instances / seconds / kills', value: `${options.instances} / ${options.seconds} / ${kills}`, ok: kills > 0 || options.seconds < 20 },
+      { check: 'instances / seconds / kills (-9) / rolling restarts (SIGTERM)', value: `${options.instances} / ${options.seconds} / ${kills} / ${terms}`, ok: kills + terms > 0 || options.seconds < 20 },
       { check: 'paid uploads answered 200 (by rail)', value: `${paidOk} (${[...byRail].map(([k, v]) => `${k} ${v}`).join(', ')})`, ok: paidOk > 0 },
       { check: 'settled payments', value: String(rows.length === 0 ? 0 : perDeposit.size), ok: perDeposit.size >= paidOk },
       { check: 'settled payments without exactly one upload', value: String(notOne), ok: notOne === 0 },
@@ -260,12 +351,30 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       { check: 'gated reads ok / failed', value: `${outcomes.gatedReads.ok} / ${outcomes.gatedReads.failed}`, ok: true },
       { check: 'cost calls answered 200 (all answers by status; 402 = quota, expected)', value: `${costOk} (${JSON.stringify(costStatus)})`, ok: costOk > 0 },
       { check: 'cost call error rate outside kill windows (breach ≥ 2%)', value: `${(costErrorRate * 100).toFixed(2)}% (${costErrors.length} of ${costOutside.length})`, ok: costErrorRate < 0.02 },
-      { check: 'challenge flood answers', value: JSON.stringify(outcomes.challengeFlood.status), ok: !Object.keys(outcomes.challengeFlood.status).some((s) => Number(s) >= 500) },
+      {
+        // 0 = no answer (a reset or a timeout): only a replica killed with -9 excuses one
+        check: 'challenge flood answers (no answer or 5xx outside kill windows)',
+        value: `${JSON.stringify(countByStatus(outcomes.challengeFlood))} (${floodFailedOutside})`,
+        ok: floodFailedOutside === 0,
+      },
       { check: '/store error rate outside kill windows', value: `${(errorRate * 100).toFixed(2)}% (${errors.length} of ${outside.length})`, ok: errorRate < 0.005 },
       { check: '/store calls inside kill windows', value: String(storeCalls.length - outside.length), ok: true },
+      {
+        check: 'client-visible errors during rolling restarts (/store, cost calls, challenges)',
+        value: `${rollingErrors} of ${rollingStore.length + rollingCost.length + rollingFlood.length}`,
+        ok: rollingErrors === 0,
+      },
+      { check: 'paid uploads a killed replica held (> 4 MiB) not stored + verified at the end', value: `${heldNotStored} of ${heldPaid.length} (${heldLarge}; ${heldIds.length - heldPaid.length} held unpaid)`, ok: heldNotStored === 0 },
+      { check: 'admin operations through different replicas (by status)', value: JSON.stringify(adminByOp), ok: adminErrors.length === 0 && (adminByOp.provision?.['200'] ?? 0) > 0 },
+      { check: 'live replicas unlocked (of live) after the traffic stopped, and how soon', value: `${unlocked.unlocked} of ${unlocked.live} after ${(unlocked.ms / 1000).toFixed(1)} s`, ok: unlocked.converged },
+      {
+        check: 'cabinets readable and signable through every replica (failures)',
+        value: `${cabinetFailures.length} of ${admin.live.size * gateways.length}`,
+        ok: admin.live.size > 0 && cabinetFailures.length === 0,
+      },
       ...growth.map((g) => ({ check: `RSS ${g.name} (2nd quarter → last quarter of a lifetime)`, value: `${mb(g.early)} → ${mb(g.late)}`, ok: g.flat })),
     ]
-    return { checks, ok: checks.every((c) => c.ok), outcomes, kills }
+    return { checks, ok: checks.every((c) => c.ok || c.known !== undefined), outcomes, kills: kills + terms }
   } finally {
     for (const c of cleanups.reverse()) await c().catch(() => undefined)
     await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined)
@@ -277,5 +386,10 @@ export function reportTable(checks: Check[]): string {
   const w = Math.max(...checks.map((c) => c.check.length))
   const v = Math.max(...checks.map((c) => c.value.length))
   const line = `+${'-'.repeat(w + 2)}+${'-'.repeat(v + 2)}+------+`
-  return [line, `| ${'check'.padEnd(w)} | ${'value'.padEnd(v)} | ok   |`, line, ...checks.map((c) => `| ${c.check.padEnd(w)} | ${c.value.padEnd(v)} | ${c.ok ? 'yes ' : 'NO  '} |`), line].join('\n')
+  return [line, `| ${'check'.padEnd(w)} | ${'value'.padEnd(v)} | ok   |`, line, ...checks.map((c) => `| ${c.check.padEnd(w)} | ${c.value.padEnd(v)} | ${c.ok ? 'yes ' : c.known ? 'NO* ' : 'NO  '} |`), line, ...knownNotes(checks)].join('\n')
+}
+
+/** The known findings that did not hold, under the table: `NO*` is reported, not failed. */
+function knownNotes(checks: Check[]): string[] {
+  return checks.filter((c) => !c.ok && c.known).map((c) => `NO* known finding, not failing the run: ${c.check}: ${c.known}`)
 }

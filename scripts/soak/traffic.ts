@@ -23,7 +23,8 @@ export type Outcomes = {
   acceptedLoginReplays: number
   gatedReads: { ok: number; failed: number }
   costCalls: CostRecord[]
-  challengeFlood: { sent: number; status: Record<string, number> }
+  /** Every flooded challenge's answer (0: none); `at`: when its flood was sent (ms), for the kill and rolling-restart windows. */
+  challengeFlood: { at: number; status: number }[]
 }
 
 export type TrafficOptions = {
@@ -43,7 +44,7 @@ export type TrafficOptions = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export function newOutcomes(): Outcomes {
-  return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, costCalls: [], challengeFlood: { sent: 0, status: {} } }
+  return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, costCalls: [], challengeFlood: [] }
 }
 
 async function post(url: string, init: RequestInit): Promise<{ status: number; body: any; header: (name: string) => string | null }> {
@@ -195,12 +196,10 @@ export async function challengeFlooder(o: TrafficOptions, out: Outcomes): Promis
   while (!o.stop()) {
     await sleep(5_000)
     const wallet = privateKeyToAccount(generatePrivateKey()).address
+    const at = Date.now()
     const replies = await Promise.all(
       Array.from({ length: 30 }, () => post(`${o.url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet }) })),
     )
-    for (const r of replies) {
-      out.challengeFlood.sent++
-      out.challengeFlood.status[r.status] = (out.challengeFlood.status[r.status] ?? 0) + 1
-    }
+    for (const r of replies) out.challengeFlood.push({ at, status: r.status })
   }
 }

@@ -1,6 +1,6 @@
-import { readFile, rm } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { writeFileAtomic, writeJsonAtomic } from '../vault/writeFileAtomic.js'
+import { writeJsonAtomic } from '../vault/writeFileAtomic.js'
 import type { CabinetRole } from './members.js'
 
 /** A member as kept in the registry file. `vault_pk_id` is internal and never part of the public roster. */
@@ -26,8 +26,10 @@ const entries = <T>(record: Record<string, T> | undefined): Map<string, T> => ne
 
 /**
  * The production registry file (one public block per company) and the agent-map file (soldier addresses),
- * JSON in the data dir, always written atomically (temp + fsync + rename). In memory the keyed parts are
- * Maps; on disk plain JSON objects (Object.fromEntries writes every key, `__proto__` included, as its own).
+ * JSON in the data dir, always written atomically (temp + fsync + rename). Since issue 28 the database holds
+ * both (`CabinetStore`); these files are exports each replica rewrites from it (`CabinetExports`), and the
+ * files of a pre-issue-28 data directory are read once, to import them. In memory the keyed parts are Maps;
+ * on disk plain JSON objects (Object.fromEntries writes every key, `__proto__` included, as its own).
  */
 export class CabinetFiles {
   readonly registryPath: string
@@ -55,16 +57,6 @@ export class CabinetFiles {
   async writeAgentMap(file: AgentMapFile): Promise<void> {
     await writeJsonAtomic(this.agentMapPath, { version: file.version, agents: Object.fromEntries(file.agents) }, 0o644)
   }
-
-  /** Raw bytes of both files (null = absent): the pre-operation snapshot. */
-  async snapshot(): Promise<{ registry: string | null; agentMap: string | null }> {
-    return { registry: await readOptional(this.registryPath), agentMap: await readOptional(this.agentMapPath) }
-  }
-
-  async restore(snapshot: { registry: string | null; agentMap: string | null }): Promise<void> {
-    await restoreFile(this.registryPath, snapshot.registry)
-    await restoreFile(this.agentMapPath, snapshot.agentMap)
-  }
 }
 
 async function readOptional(path: string): Promise<string | null> {
@@ -74,9 +66,4 @@ async function readOptional(path: string): Promise<string | null> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw error
   }
-}
-
-async function restoreFile(path: string, content: string | null): Promise<void> {
-  if (content === null) await rm(path, { force: true })
-  else await writeFileAtomic(path, content, 0o644)
 }

@@ -10,4 +10,8 @@
 export const watchedTables = [
   { table: 'sessions', key: 'token_hash', operations: ['UPDATE', 'DELETE'] },
   { table: 'agent_revisions', key: 'agent', operations: ['INSERT', 'UPDATE', 'DELETE'] },
+  // migration 0015: the admin tier's exported files follow these, and a locked replica its key wrap
+  { table: 'cabinet_registry', key: 'company', operations: ['INSERT', 'UPDATE', 'DELETE'] },
+  { table: 'agent_map', key: 'agent_id', operations: ['INSERT', 'UPDATE', 'DELETE'] },
+  { table: 'vault_key_wraps', key: 'recipient_instance', operations: ['INSERT'] },
 ] as const

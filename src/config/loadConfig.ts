@@ -1,7 +1,11 @@
 import { isAbsolute, join, resolve } from 'node:path'
 import { HOW_TO_MAKE_A_SECRET, weakSecretProblem } from '../shared/assessSecret.js'
+import { otlpTracesUrl } from '../shared/tracing/otlpTracesUrl.js'
+import type { TracingSettings } from '../shared/tracing/startTracing.js'
 import { ConfigError } from './ConfigError.js'
 import { type Env, envBool, envEnum, envHttpUrl, envHttpUrlList, envInt, envList, envOptionalString, envString } from './env.js'
+
+const VERSION = '1.0.0'
 
 export type ResponseValidationSetting = 'off' | 'warn' | 'error'
 
@@ -40,14 +44,38 @@ export type GatewayConfig = {
   login: { challengeTtlS: number; sessionTtlS: number; chainId: number; statement: string; rpcUrl: string | undefined }
   /**
    * Calls of cost endpoints per wallet per UTC day, and the price of one call past them, paid with x402
-   * (atomic units of the 6-decimal USDC; 0 turns paying off).
+   * (atomic units of the 6-decimal USDC; 0 turns paying off). `costCallsPerNetworkPerDay`: calls of all the
+   * wallets of one client network (`networkWidth`: IPv4 /24, IPv6 /48 by default) per UTC day; 0 = unlimited.
    */
-  quota: { costCallsPerDay: number; pricePerCallAtomic: bigint }
+  quota: {
+    costCallsPerDay: number
+    pricePerCallAtomic: bigint
+    costCallsPerNetworkPerDay: number
+    networkWidth: { ipv4Prefix: number; ipv6Prefix: number }
+  }
   /**
-   * `store`: where the counters live — `memory` (this process; one instance) or `database` (the gateway's
-   * database, shared by every instance on it).
+   * How long a session caller's `/llm/generate` may keep a shared model loaded (`keep_alive`), in seconds: below
+   * `minS` (an unload) becomes `minS`, above `maxS` (a pin) becomes `maxS`. The overlord is not clamped.
    */
-  rateLimit: { windowS: number; max: number; store: 'memory' | 'database' }
+  keepAlive: { minS: number; maxS: number }
+  /**
+   * `store`: where the counters live — `memory` (this process; one instance), `database` (the gateway's
+   * database, shared by every instance on it) or `redis` (`redis.url`, shared by every replica on it; a hit
+   * Redis cannot count is counted in the database). Default: `redis` when `SERVICE_RATE_LIMIT__REDIS_URL` is
+   * set, else `memory`.
+   */
+  rateLimit: {
+    windowS: number
+    max: number
+    store: 'memory' | 'database' | 'redis'
+    redis: { url: string; prefix: string; timeoutMs: number } | undefined
+  }
+  /**
+   * SIGTERM/SIGINT (a rolling restart): readiness fails at once; for `drainDelayMs` the replica still serves
+   * what the balancer sends before it notices; then it stops accepting, finishes in-flight requests (uploads,
+   * streams) until `deadlineMs` after the signal, cuts what is left, hands its work over and exits.
+   */
+  shutdown: { drainDelayMs: number; deadlineMs: number }
   /**
    * This instance among several on one database: `id` (`SERVICE_INSTANCE_ID`; default kept in
    * `<dataDir>/instance-id`), heartbeat every `heartbeatMs`, dead (work taken over) after `leaseS`.
@@ -65,6 +93,15 @@ export type GatewayConfig = {
    * and dropped when the database reports a change (`src/cache/`); off, every request reads them.
    */
   cache: { enabled: boolean }
+  /**
+   * OpenTelemetry traces, off by default (`SERVICE_TRACING__ENABLED`): one trace per request, exported over
+   * OTLP/HTTP to `SERVICE_TRACING__OTLP_ENDPOINT` (else the standard `OTEL_EXPORTER_OTLP_*` variables),
+   * `service.name` from `OTEL_SERVICE_NAME` (default `pay2store-gateway`), `SERVICE_TRACING__SAMPLE_RATIO` of
+   * the traces that begin here kept.
+   */
+  tracing: TracingSettings
+  /** `SERVICE_METRICS__TOKEN`: the bearer a scraper off loopback sends to `/metrics` (unset: loopback only). */
+  metricsToken: string | undefined
   /** Express `trust proxy` (hops); 0 = use the socket address. */
   trustProxy: number
   /** Origins allowed by CORS (`*` = any). Default: the public origin. */
@@ -106,6 +143,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     }
   }
   strongSecret(env, 'FACILITATOR_TOKEN')
+  const costCallsPerDay = envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 })
   const modelServerUrls = envHttpUrlList(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434')
   const config: GatewayConfig = {
     port,
@@ -132,14 +170,22 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       rpcUrl: loginRpcUrl(env),
     },
     quota: {
-      costCallsPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 }),
+      costCallsPerDay,
       pricePerCallAtomic: envAtomic(env, 'SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC', 1_000n),
+      costCallsPerNetworkPerDay: envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY', 10 * costCallsPerDay, { min: 0 }),
+      networkWidth: {
+        ipv4Prefix: envInt(env, 'SERVICE_QUOTA__NETWORK_IPV4_PREFIX', 24, { min: 8, max: 32 }),
+        ipv6Prefix: envInt(env, 'SERVICE_QUOTA__NETWORK_IPV6_PREFIX', 48, { min: 16, max: 128 }),
+      },
     },
+    keepAlive: keepAliveBounds(env),
+    metricsToken: strongSecret(env, 'SERVICE_METRICS__TOKEN'),
     rateLimit: {
       windowS: envInt(env, 'SERVICE_RATE_LIMIT__WINDOW_S', 60, { min: 1, max: 86_400 }),
       max: envInt(env, 'SERVICE_RATE_LIMIT__MAX', 600, { min: 1 }),
-      store: envEnum(env, 'SERVICE_RATE_LIMIT__STORE', ['memory', 'database'] as const, 'memory'),
+      ...rateLimitStore(env),
     },
+    shutdown: shutdown(env),
     http: {
       maxHeaderBytes: envInt(env, 'SERVICE_HTTP__MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 1024 * 1024 }),
       maxHeadersCount: envInt(env, 'SERVICE_HTTP__MAX_HEADERS_COUNT', 100, { min: 10, max: 2000 }),
@@ -152,13 +198,14 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       leaseS: envInt(env, 'SERVICE_INSTANCE__LEASE_S', 20, { min: 2, max: 3_600 }),
     },
     cache: { enabled: envBool(env, 'SERVICE_CACHE__ENABLED', true) },
+    tracing: tracing(env, VERSION),
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),
     catalogueLogPath: envString(env, 'SERVICE_CATALOGUE__LOG_PATH', join(dataDir, 'catalogue.jsonl')),
     ipHashSalt: strongSecret(env, 'SERVICE_GATE__IP_HASH_SALT'),
     responseValidation: envEnum(env, 'SERVICE_HTTP__RESPONSE_VALIDATION', ['off', 'warn', 'error'] as const, 'warn'),
     logLevel: envEnum(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
-    version: '1.0.0',
+    version: VERSION,
   }
   return config
 }
@@ -189,6 +236,60 @@ function loginRpcUrl(env: Env): string | undefined {
     throw new ConfigError('SERVICE_LOGIN__RPC_URL', 'must be https unless it is on this machine (it decides smart-wallet logins, so an http answer from the network could log anyone in)')
   }
   return url
+}
+
+function keepAliveBounds(env: Env): { minS: number; maxS: number } {
+  const minS = envInt(env, 'SERVICE_LLM__KEEP_ALIVE_MIN_S', 60, { min: 0, max: 86_400 })
+  const maxS = envInt(env, 'SERVICE_LLM__KEEP_ALIVE_MAX_S', 1800, { min: 0, max: 86_400 })
+  if (maxS < minS) throw new ConfigError('SERVICE_LLM__KEEP_ALIVE_MAX_S', `must be at least SERVICE_LLM__KEEP_ALIVE_MIN_S (${minS})`)
+  return { minS, maxS }
+}
+
+/** The rate-limit store and, for `redis`, its server (`redis://` or `rediss://`; a password stays in the URL only). */
+function rateLimitStore(env: Env): Pick<GatewayConfig['rateLimit'], 'store' | 'redis'> {
+  const url = envOptionalString(env, 'SERVICE_RATE_LIMIT__REDIS_URL')
+  const store = envEnum(env, 'SERVICE_RATE_LIMIT__STORE', ['memory', 'database', 'redis'] as const, url === undefined ? 'memory' : 'redis')
+  if (store !== 'redis') return { store, redis: undefined }
+  if (url === undefined) throw new ConfigError('SERVICE_RATE_LIMIT__REDIS_URL', 'must be set when SERVICE_RATE_LIMIT__STORE=redis (e.g. redis://127.0.0.1:6379)')
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new ConfigError('SERVICE_RATE_LIMIT__REDIS_URL', 'must be a redis:// or rediss:// URL')
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new ConfigError('SERVICE_RATE_LIMIT__REDIS_URL', `must be a redis:// or rediss:// URL (got ${parsed.protocol})`)
+  return {
+    store,
+    redis: {
+      url,
+      prefix: envString(env, 'SERVICE_RATE_LIMIT__REDIS_PREFIX', 'p2s:rl:'),
+      timeoutMs: envInt(env, 'SERVICE_RATE_LIMIT__REDIS_TIMEOUT_MS', 250, { min: 10, max: 10_000 }),
+    },
+  }
+}
+
+function shutdown(env: Env): GatewayConfig['shutdown'] {
+  const deadlineMs = envInt(env, 'SERVICE_SHUTDOWN__DEADLINE_MS', 25_000, { min: 0, max: 3_600_000 })
+  const drainDelayMs = envInt(env, 'SERVICE_SHUTDOWN__DRAIN_DELAY_MS', 0, { min: 0, max: 600_000 })
+  if (drainDelayMs > deadlineMs) throw new ConfigError('SERVICE_SHUTDOWN__DRAIN_DELAY_MS', `must not exceed SERVICE_SHUTDOWN__DEADLINE_MS (${deadlineMs})`)
+  return { drainDelayMs, deadlineMs }
+}
+
+function tracing(env: Env, version: string): TracingSettings {
+  const enabled = envBool(env, 'SERVICE_TRACING__ENABLED', false)
+  const ratio = envOptionalString(env, 'SERVICE_TRACING__SAMPLE_RATIO')
+  if (ratio !== undefined && !(/^\d*\.?\d+$/.test(ratio) && Number(ratio) <= 1))
+    throw new ConfigError('SERVICE_TRACING__SAMPLE_RATIO', `must be a number from 0 to 1 (got "${ratio}")`)
+  const { url, variable, valid } = otlpTracesUrl(env, 'SERVICE_TRACING__OTLP_ENDPOINT')
+  // checked only when it will be used: a deployment with traces off may carry any OTEL_* of another program
+  if (enabled && !valid) throw new ConfigError(variable, `must be an http(s) URL of an OTLP/HTTP collector (got "${url}")`)
+  return {
+    enabled,
+    serviceName: envString(env, 'OTEL_SERVICE_NAME', 'pay2store-gateway'),
+    serviceVersion: version,
+    otlpTracesUrl: url,
+    sampleRatio: ratio === undefined ? 1 : Number(ratio),
+  }
 }
 
 function instanceId(env: Env): string | undefined {

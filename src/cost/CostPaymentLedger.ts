@@ -85,7 +85,8 @@ export class CostPaymentLedger {
     if (Number(dropped.numDeletedRows) > 0) await PaymentClaims.release(this.db, paymentId)
   }
 
-  async markSettled(paymentId: string, txHash: string, settlement: unknown): Promise<void> {
+  /** `txHash` null: nothing was due (an `upto` call that cost 0), no transaction. */
+  async markSettled(paymentId: string, txHash: string | null, settlement: unknown): Promise<void> {
     await this.db
       .updateTable('cost_payments')
       .set({ status: 'settled', tx_hash: txHash, settlement: jsonColumn(settlement), updated_at: this.now() })

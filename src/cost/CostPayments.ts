@@ -26,8 +26,10 @@ import {
   PaymentReplayedError,
   type RailRegistry,
   UnsupportedNetworkError,
+  type DecodedPaymentHeader,
 } from '../x402/index.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
+import { maxTokensFor, meteredAmount, type TokenPricing } from './tokenPricing.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
 
@@ -35,14 +37,19 @@ type HeaderBag = Record<string, string | string[] | undefined>
 export type CostPaymentRequired = PaymentRequired & { details?: Record<string, unknown> }
 export type CostPaymentAnswer = { status: 402; body: CostPaymentRequired; headers: Record<string, string> }
 
-/** A v2 `SettleResponse` (what `PAYMENT-RESPONSE` carries on a paid cost call). */
-export type CostSettlement = { success: true; transaction: string; network: string; payer: string; payment_id: string }
+/**
+ * A v2 `SettleResponse` (what `PAYMENT-RESPONSE` carries on a paid cost call). `amount`: what was settled
+ * (atomic units; `upto`: the tokens produced × the price; `transaction` is '' when nothing was due).
+ */
+export type CostSettlement = { success: true; transaction: string; network: string; payer: string; payment_id: string; amount: string; scheme: 'exact' | 'upto' }
 
 export type CostPaymentsOptions = {
   db: Kysely<Database>
   x402: X402Config
-  /** Price of one cost call past the quota, atomic units of the 6-decimal USDC (0 = paying is off). */
+  /** Price of one cost call past the quota, atomic units of the 6-decimal USDC (0 = `exact` is off). */
   priceAtomic: bigint
+  /** x402 `upto`: price per produced token, least and most per call (default: off). */
+  tokenPricing?: TokenPricing
   publicOrigin: string
   events?: EventSink
   logger?: Logger
@@ -72,6 +79,7 @@ export type CostCallInfo = { wallet: string; route: string; method: string; path
  */
 export class CostPayments {
   readonly priceAtomic: bigint
+  readonly tokenPricing: TokenPricing
   readonly #x402: X402Config
   readonly #rails: RailRegistry
   readonly #identifiers: PaymentIdentifiers
@@ -84,6 +92,7 @@ export class CostPayments {
 
   constructor(o: CostPaymentsOptions) {
     this.priceAtomic = o.priceAtomic
+    this.tokenPricing = o.tokenPricing ?? { perTokenMicro: 0n, minAtomic: 0n, maxAtomic: 0n }
     this.#x402 = o.x402
     this.#rails = o.rails ?? createRailRegistry(o.x402, createAlgodClient(o.x402.algodUrl, o.x402.algodToken))
     this.#origin = o.publicOrigin.replace(/\/+$/, '')
@@ -100,9 +109,25 @@ export class CostPayments {
       })
   }
 
-  /** Paying past the quota is offered: a price is set and the EVM payment settings are there. */
+  /** Paying past the quota is offered: a price (per call or per token) is set and the EVM payment settings are there. */
   get enabled(): boolean {
-    return this.priceAtomic > 0n && this.#x402.payToEvm !== '' && this.#x402.facilitatorToken !== ''
+    return (this.priceAtomic > 0n || this.uptoEnabled) && this.#x402.payToEvm !== '' && this.#x402.facilitatorToken !== ''
+  }
+
+  /** `upto` is offered: a price per token and at least one ready `upto` rail (its facilitator address is set). */
+  get uptoEnabled(): boolean {
+    return this.tokenPricing.perTokenMicro > 0n && this.#rails.metered.length > 0
+  }
+
+  /** The `upto` terms as `GET /llm/usage` states them. */
+  uptoTerms(): { price_per_token_atomic: string; min_per_call_atomic: string; max_per_call_atomic: string } {
+    const p = this.tokenPricing
+    const fraction = (p.perTokenMicro % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')
+    return {
+      price_per_token_atomic: `${p.perTokenMicro / 1_000_000n}${fraction ? `.${fraction}` : ''}`,
+      min_per_call_atomic: p.minAtomic.toString(),
+      max_per_call_atomic: p.maxAtomic.toString(),
+    }
   }
 
   get ledger(): CostPaymentLedger {
@@ -118,8 +143,19 @@ export class CostPayments {
     return this.#railRequirements(info).map((r) => r.requirement)
   }
 
+  #offer(info: Pick<CostCallInfo, 'method' | 'path'>, priceAtomic: bigint) {
+    return { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds }
+  }
+
+  /** `exact` (a fixed price per call), then `upto` (at most the maximum per call; the call settles its tokens × price). */
   #railRequirements(info: Pick<CostCallInfo, 'method' | 'path'>) {
-    const offer = { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic: this.priceAtomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds }
+    const exact = this.priceAtomic > 0n ? this.#exactRequirements(info) : []
+    const upto = this.uptoEnabled ? this.#rails.metered.map((rail) => ({ rail, requirement: rail.requirementOf(this.#offer(info, this.tokenPricing.maxAtomic)) })) : []
+    return [...exact, ...upto]
+  }
+
+  #exactRequirements(info: Pick<CostCallInfo, 'method' | 'path'>) {
+    const offer = this.#offer(info, this.priceAtomic)
     return this.#rails.deferrable.map((rail) => ({ rail, requirement: rail.requirementOf(offer) }))
   }
 
@@ -151,26 +187,14 @@ export class CostPayments {
   async begin(headers: HeaderBag, info: CostCallInfo): Promise<PaidCall> {
     const decoded = decodePaymentHeader(headers)
     if (!decoded) throw new InvalidPaymentError(InvalidPaymentReasons.facilitatorRejected, 'no payment header')
-    const chosen = this.#railRequirements(info).find((r) => r.requirement.network === decoded.network)
+    if (decoded.payload.accepted.scheme === 'upto') return this.#beginUpto(decoded, info)
+    if (this.priceAtomic <= 0n) throw new InvalidPaymentError(InvalidPaymentReasons.schemeMismatch, 'scheme exact is not offered here; use upto')
+    const chosen = this.#exactRequirements(info).find((r) => r.requirement.network === decoded.network)
     if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const { rail, requirement } = chosen
     const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000))
     const paymentId = `pay_${ulid()}`
-    // x402 payment-identifier: taken before anything is claimed or verified, so a retry with the identifier of
-    // a call that ran (or runs) never pays again; given back whenever the claim is.
-    const identifier = paymentIdentifierOf(decoded.payload)
-    const use = identifier
-      ? { scope: `cost:${info.route}`, id: identifier, ref: paymentId, fingerprint: `${requirement.network}|${payment.authorization.from.toLowerCase()}|${info.wallet.toLowerCase()}` }
-      : undefined
-    if (use) {
-      const first = await this.#identifiers.take(use)
-      if (!first.taken) {
-        throw new PaymentReplayedError(first.fingerprint === use.fingerprint ? `this payment identifier already paid for call ${first.ref}` : 'this payment identifier was used for another payment')
-      }
-    }
-    const releaseIdentifier = async () => {
-      if (use) await this.#identifiers.release(use)
-    }
+    const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|${payment.authorization.from.toLowerCase()}|${info.wallet.toLowerCase()}`)
     // Claim the payment before the facilitator hears of it: concurrent replays, on this route or any other, find it taken.
     const claimed = await this.#ledger.claim({
       paymentId,
@@ -235,9 +259,11 @@ export class CostPayments {
           network: requirement.network,
           payer: settled.payer ?? payment.authorization.from,
           payment_id: paymentId,
+          amount: payment.authorization.value.toString(),
+          scheme: 'exact',
         }
         await this.#ledger.markSettled(paymentId, settled.transaction, settled)
-        await this.#paidEvent(info, settlement, payment.authorization.value).catch((error: unknown) =>
+        await this.#paidEvent(info, settlement, payment.authorization.value, this.priceAtomic).catch((error: unknown) =>
           this.#logger?.error({ err: error, payment_id: paymentId }, 'llm.call.paid event could not be written'),
         )
         return settlement
@@ -249,8 +275,122 @@ export class CostPayments {
     })
   }
 
+  /**
+   * x402 payment-identifier: taken before anything is claimed or verified, so a retry with the identifier of a
+   * call that ran (or runs) never pays again. Returns what gives it back (whenever the claim is given back).
+   */
+  async #takeIdentifier(decoded: DecodedPaymentHeader, info: CostCallInfo, paymentId: string, fingerprint: string): Promise<() => Promise<void>> {
+    const identifier = paymentIdentifierOf(decoded.payload)
+    const use = identifier ? { scope: `cost:${info.route}`, id: identifier, ref: paymentId, fingerprint } : undefined
+    if (use) {
+      const first = await this.#identifiers.take(use)
+      if (!first.taken) {
+        throw new PaymentReplayedError(first.fingerprint === use.fingerprint ? `this payment identifier already paid for call ${first.ref}` : 'this payment identifier was used for another payment')
+      }
+    }
+    return async () => {
+      if (use) await this.#identifiers.release(use)
+    }
+  }
+
+  /**
+   * An x402 `upto` payment (issue 31 item 3): a Permit2 permit of at most `permitted.amount`. Same order as
+   * `exact` — precheck (a maximum below the least a call costs is refused here, before any generation) →
+   * payment-identifier → claim (network, payer, `permit2:<nonce>`) in `payment_claims` and `cost_payments` →
+   * facilitator `/verify` (it simulates a settlement of the whole maximum: signature, balance, allowance) — but
+   * the call settles only once it ended, for what it produced: ⌈tokens × price⌉, at least the minimum, at most
+   * the smaller of the permit's maximum and the route's (generation is capped at that many tokens).
+   */
+  async #beginUpto(decoded: DecodedPaymentHeader, info: CostCallInfo): Promise<PaidCall> {
+    if (!this.uptoEnabled) throw new InvalidPaymentError(InvalidPaymentReasons.schemeMismatch, 'scheme upto is not offered here; use exact')
+    const rail = this.#rails.uptoRail(decoded.network)
+    if (!rail) throw new UnsupportedNetworkError(decoded.network)
+    const pricing = this.tokenPricing
+    const requirement = rail.requirementOf(this.#offer(info, pricing.maxAtomic))
+    const permit = rail.check(decoded, requirement, pricing.minAtomic, Math.floor(Date.now() / 1000))
+    const capAtomic = permit.amount < pricing.maxAtomic ? permit.amount : pricing.maxAtomic
+    const paymentId = `pay_${ulid()}`
+    const payer = permit.from.toLowerCase()
+    const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|upto|${payer}|${info.wallet.toLowerCase()}`)
+    // Permit2 nonces are the payer's own namespace on Permit2, apart from the token's EIP-3009 nonces: prefixed.
+    const claimed = await this.#ledger.claim({
+      paymentId,
+      payer,
+      nonce: `permit2:${permit.nonce}`,
+      wallet: info.wallet,
+      route: info.route,
+      network: requirement.network,
+      asset: requirement.asset,
+      payTo: requirement.payTo,
+      amountAtomic: permit.amount,
+      priceAtomic: capAtomic,
+      paymentPayload: decoded.payload,
+    })
+    if (!claimed) {
+      await releaseIdentifier()
+      throw new PaymentReplayedError()
+    }
+    const release = async () => {
+      await this.#ledger.release(paymentId)
+      await releaseIdentifier()
+    }
+    const toVerify = rail.facilitatorRequest(decoded, requirement, permit.amount)
+    try {
+      const verdict = await this.#facilitator.verify(toVerify.paymentPayload, toVerify.paymentRequirements, toVerify.x402Version)
+      if (verdict.isValid !== true) {
+        throw new InvalidPaymentError(
+          verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
+          `payment rejected by the facilitator${verdict.invalidReason ? `: ${verdict.invalidReason}` : ''}${verdict.invalidMessage ? ` (${verdict.invalidMessage})` : ''}`,
+        )
+      }
+    } catch (error) {
+      await release()
+      throw error
+    }
+    const settle = async (tokens: number): Promise<CostSettlement> => {
+      const amount = meteredAmount(pricing, tokens, capAtomic)
+      const base = { success: true as const, network: requirement.network, payer, payment_id: paymentId, amount: amount.toString(), scheme: 'upto' as const }
+      if (amount === 0n) {
+        // Nothing due (a minimum of 0 and no token): no transaction; the permit stays claimed (one permit, one call).
+        await this.#ledger.markSettled(paymentId, null, { ...base, transaction: '' })
+        return { ...base, transaction: '' }
+      }
+      const request = rail.facilitatorRequest(decoded, requirement, amount)
+      let settled
+      try {
+        settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
+      } catch (error) {
+        // The output was served: the claim stays whatever happened (the permit is never used for another call).
+        await this.#ledger.markSettleUnknown(paymentId, String(error))
+        throw error
+      }
+      if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
+        await this.#ledger.markSettleUnknown(paymentId, `settlement failed: ${settled.errorReason ?? ''} ${settled.errorMessage ?? ''}`.trim())
+        throw new InvalidPaymentError(
+          settled.errorReason ?? InvalidPaymentReasons.settlementFailed,
+          `settlement failed${settled.errorReason ? `: ${settled.errorReason}` : ''}${settled.errorMessage ? ` (${settled.errorMessage})` : ''}`,
+        )
+      }
+      const settlement: CostSettlement = { ...base, transaction: settled.transaction }
+      await this.#ledger.markSettled(paymentId, settled.transaction, settled)
+      await this.#paidEvent(info, settlement, amount, capAtomic).catch((error: unknown) =>
+        this.#logger?.error({ err: error, payment_id: paymentId }, 'llm.call.paid event could not be written'),
+      )
+      return settlement
+    }
+    return new PaidCall({
+      paymentId,
+      payer,
+      amountAtomic: capAtomic,
+      info,
+      metered: { capAtomic, maxTokens: maxTokensFor(pricing, capAtomic) },
+      settle,
+      release,
+    })
+  }
+
   /** `llm.call.paid` (asyncapi/events.yaml): who paid which call, how much, which transaction. */
-  #paidEvent(info: CostCallInfo, s: CostSettlement, amount: bigint) {
+  #paidEvent(info: CostCallInfo, s: CostSettlement, amount: bigint, price: bigint) {
     return (
       this.#events?.emit({
         kind: 'llm.call.paid',
@@ -262,7 +402,7 @@ export class CostPayments {
           payer: s.payer.toLowerCase(),
           network: s.network,
           amount_atomic: amount.toString(),
-          price_atomic: this.priceAtomic.toString(),
+          price_atomic: price.toString(),
           tx_hash: s.transaction,
         },
       }) ?? Promise.resolve()
@@ -279,12 +419,17 @@ export function paymentResponseHeader(s: CostSettlement): Record<string, string>
   return { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(s) }
 }
 
+/** An `upto` payment: settled once the call ended, for its tokens; `maxTokens` caps the generation. */
+export type Metered = { capAtomic: bigint; maxTokens: number }
+
 type PaidCallParts = {
   paymentId: string
   payer: string
+  /** `exact`: the authorised value; `upto`: the most the call may cost (until settled). */
   amountAtomic: bigint
   info: CostCallInfo
-  settle: () => Promise<CostSettlement>
+  metered?: Metered
+  settle: (tokens: number) => Promise<CostSettlement>
   release: () => Promise<void>
 }
 
@@ -292,22 +437,33 @@ type PaidCallParts = {
 export class PaidCall {
   readonly paymentId: string
   readonly payer: string
-  readonly amountAtomic: bigint
   readonly info: CostCallInfo
+  /** Set on an `upto` payment: settle after the last byte, with the tokens produced. */
+  readonly metered: Metered | undefined
+  #amount: bigint
   #done: Promise<unknown> | undefined
   readonly #parts: PaidCallParts
 
   constructor(parts: PaidCallParts) {
     this.paymentId = parts.paymentId
     this.payer = parts.payer
-    this.amountAtomic = parts.amountAtomic
+    this.#amount = parts.amountAtomic
     this.info = parts.info
+    this.metered = parts.metered
     this.#parts = parts
   }
 
-  /** Settles (once: a second call returns the first outcome). */
-  settle(): Promise<CostSettlement> {
-    this.#done ??= this.#parts.settle()
+  /** `exact`: the authorised value; `upto`: the settled amount once settled (before: the most it may cost). */
+  get amountAtomic(): bigint {
+    return this.#amount
+  }
+
+  /** Settles (once: a second call returns the first outcome). `tokens`: the completion tokens produced (`upto`). */
+  settle(tokens = 0): Promise<CostSettlement> {
+    this.#done ??= this.#parts.settle(tokens).then((s) => {
+      this.#amount = BigInt(s.amount)
+      return s
+    })
     return this.#done as Promise<CostSettlement>
   }
 

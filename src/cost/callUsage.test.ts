@@ -8,6 +8,16 @@ describe('usageOf', () => {
     expect(usageOf({ model: 'x', usage: { prompt_tokens: 9, completion_tokens: 2 } })).toEqual({ model: 'x', promptTokens: 9, completionTokens: 2 })
     expect(usageOf('text')).toEqual({})
   })
+
+  it('reads Anthropic Messages and OpenAI Responses usage (input_tokens, output_tokens), whole and in their stream events', () => {
+    expect(usageOf({ type: 'message', model: 'a', usage: { input_tokens: 8, output_tokens: 5 } })).toEqual({ model: 'a', promptTokens: 8, completionTokens: 5 })
+    expect(usageOf({ object: 'response', model: 'r', usage: { input_tokens: 6, output_tokens: 4, total_tokens: 10 } })).toEqual({ model: 'r', promptTokens: 6, completionTokens: 4 })
+    // message_start's zeros are not what the stream produced; message_delta's counts are
+    expect(usageOf({ type: 'message_start', message: { model: 'a', usage: { input_tokens: 0, output_tokens: 0 } } })).toEqual({ model: 'a' })
+    expect(usageOf({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { input_tokens: 8, output_tokens: 12 } })).toEqual({ promptTokens: 8, completionTokens: 12 })
+    expect(usageOf({ type: 'response.completed', response: { model: 'r', usage: { input_tokens: 6, output_tokens: 3 } } })).toEqual({ model: 'r', promptTokens: 6, completionTokens: 3 })
+    expect(usageOf({ type: 'response.created', response: { model: 'r' } })).toEqual({ model: 'r' })
+  })
 })
 
 describe('StreamUsageScanner', () => {
@@ -26,6 +36,12 @@ describe('StreamUsageScanner', () => {
     const s = new StreamUsageScanner()
     s.feed('data: {"model":"m","choices":[{"delta":{"content":"a"}}]}\n\ndata: {"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}\n\ndata: [DONE]\n\n')
     expect(s.usage).toMatchObject({ promptTokens: 5, completionTokens: 1 })
+    const m = new StreamUsageScanner()
+    m.feed('event: message_start\ndata: {"type":"message_start","message":{"model":"a","usage":{"input_tokens":0,"output_tokens":0}}}\n\nevent: ping\ndata: {"type":"ping"}\n\n')
+    m.feed('data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\n\n')
+    expect(m.usage.completionTokens).toBeUndefined() // cut here: counted by its chunks
+    m.feed('data: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"input_tokens":7,"output_tokens":12}}\n\ndata: {"type":"message_stop"}\n\n')
+    expect(m.usage).toEqual({ model: 'a', promptTokens: 7, completionTokens: 12 })
     const e = new StreamUsageScanner()
     e.feed('{"error":"modelserver_unavailable","message":"gone"}\n')
     expect(e.errored).toBe(true)

@@ -196,6 +196,25 @@ describe('paid cost calls: when they settle', () => {
     expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', amount_atomic: '1000' })
   })
 
+  it('a client that leaves while the upstream is awaited is recorded as cancelled, though its aborted request fails the stream', async () => {
+    settle = settled
+    events = []
+    const client = new AbortController()
+    // The model-server request follows the client's signal: aborted, its stream fails with an abort error
+    // before the consumer (the HTTP response) has returned the stream.
+    async function* upstream() {
+      yield `${JSON.stringify({ model: 'svc-tiny-chat:latest', message: { content: 'a' }, done: false })}\n`
+      await new Promise((_, reject) => client.signal.addEventListener('abort', () => reject(client.signal.reason), { once: true }))
+    }
+    const result = await meterCostCall(deps, { ...request(payment()), signal: client.signal }, async () => ({ status: 200, stream: upstream() }))
+    const iterator = result.stream![Symbol.asyncIterator]()
+    await iterator.next()
+    const waiting = iterator.next()
+    client.abort()
+    await expect(waiting).rejects.toBeDefined()
+    expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', completion_tokens: 1 })
+  })
+
   it('the overlord never pays, even when it sends a payment', async () => {
     events = []
     const result = await meterCostCall(deps, { ...request(payment()), overlord: true }, async () => ({ status: 200, body: { model: 'm' } }))

@@ -21,6 +21,8 @@ export type CostMeterDeps = {
 
 export type CostCallRequest = {
   wallet: string
+  /** The client's network (`src/shared/addressRange.ts`), counted by the quota beside the wallet. */
+  network?: string | undefined
   /** The shadow overlord: no quota, nothing to pay (seed 000 §4.2). */
   overlord: boolean
   headers: Record<string, string | string[] | undefined>
@@ -42,8 +44,10 @@ export type CostCallRequest = {
 /**
  * The call itself. `signal` is the one to give the model-server request: it is aborted when the client goes
  * away and when a call started before its quota unit was secured is refused (`undefined`: none to give).
+ * `limits.maxTokens`: the most completion tokens the call may produce (an `upto` payment's maximum ÷ the
+ * price per token); the caller caps the model request with it.
  */
-export type CostCallRun = (signal: AbortSignal | undefined) => Promise<HttpResult>
+export type CostCallRun = (signal: AbortSignal | undefined, limits?: { maxTokens: number }) => Promise<HttpResult>
 
 /**
  * One cost call, metered (issue 14 items 3 and 4): who pays for it, then the call, then its record.
@@ -57,6 +61,13 @@ export type CostCallRun = (signal: AbortSignal | undefined) => Promise<HttpResul
  *   sent; a stream, as soon as the model server produced its first chunk and before that chunk is sent. No
  *   output reaches the client unpaid, and a settlement that fails answers 402 (or 502 when the facilitator
  *   failed) instead of the output. A stream that breaks after its first chunk stays paid: output was produced.
+ * - **x402 `upto`** (issue 31 item 3): verified and claimed before the call like `exact`, the generation capped
+ *   at the tokens the maximum pays for, but settled once the call ended — a whole answer before it is sent, a
+ *   stream after its last chunk went out or the client went away — for the completion tokens produced (a
+ *   stream cut short: the pieces of generated content sent, one token each, framing events never — see
+ *   `contentPieces.ts`). A stream's settlement cannot ride in its headers (already sent): it is in the usage
+ *   ledger, `GET /llm/usage` and the `llm.call.paid` event; a settlement that fails then is logged and the
+ *   payment stays claimed (`settle_unknown`).
  * - Every call is recorded in the usage ledger (tokens, durations, outcome, the payment) when it ends — a
  *   stream when its last chunk went out or the client went away — and observed in the LLM metrics. Both happen
  *   just after the response's last bytes are written (a SQLite commit blocks the event loop; it must not hold
@@ -96,7 +107,7 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
       await new Promise<void>((resolve) => setImmediate(resolve))
     }
     try {
-      await deps.quota.consume(req.wallet)
+      await deps.quota.consume(req.wallet, req.network)
     } catch (error) {
       if (early) abandon(early)
       if (error instanceof QuotaExceededError && deps.payments.enabled) {
@@ -109,7 +120,7 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
 
   const giveBack = async () => {
     if (paid) await paid.release()
-    else if (paidBy === 'quota') await deps.quota.refund(req.wallet)
+    else if (paidBy === 'quota') await deps.quota.refund(req.wallet, req.network)
   }
   const record = (r: RecordInput) => {
     const durationMs = performance.now() - started
@@ -145,14 +156,15 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
         status: r.status,
         paidBy,
         paymentId: r.settled && paid ? paid.paymentId : null,
+        // `upto`: the amount settled, not the maximum
         amountAtomic: r.settled && paid ? paid.amountAtomic : null,
       })
       .catch((error: unknown) => deps.logger.error({ err: error, route: req.route }, 'usage ledger: a cost call could not be recorded'))
   }
   /** A refused settlement answers the requirements again (the output is withheld); anything else is thrown. */
-  const settleOrAnswer = async (): Promise<{ headers: Record<string, string> } | HttpResult> => {
+  const settleOrAnswer = async (tokens = 0): Promise<{ headers: Record<string, string> } | HttpResult> => {
     try {
-      return { headers: paymentResponseHeader(await (paid as PaidCall).settle()) }
+      return { headers: paymentResponseHeader(await (paid as PaidCall).settle(tokens)) }
     } catch (error) {
       if (error instanceof InvalidPaymentError) return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage })
       throw error
@@ -161,7 +173,7 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
 
   let result: HttpResult
   try {
-    result = await (early ? early.running : run(req.signal))
+    result = await (early ? early.running : run(req.signal, paid?.metered ? { maxTokens: paid.metered.maxTokens } : undefined))
   } catch (error) {
     await giveBack()
     record({ status: deps.statusOf(error), outcome: 'error', usage: {}, streamed: false, ttftMs: null, settled: false, generationS: null })
@@ -179,7 +191,7 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
     if (paid) {
       let settled: Awaited<ReturnType<typeof settleOrAnswer>>
       try {
-        settled = await settleOrAnswer()
+        settled = await settleOrAnswer(usage.completionTokens ?? 0)
       } catch (error) {
         record({ status: deps.statusOf(error), outcome: 'error', usage, streamed: false, ttftMs: null, settled: false, generationS: null })
         throw error
@@ -214,6 +226,8 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
     if (first.done || scanner.errored) {
       // No output (the stream failed at once): not settled, the payload may be used again.
       await giveBack()
+    } else if (paid.metered) {
+      // `upto`: settled after the last byte, for what was produced (below).
     } else {
       let answer: Awaited<ReturnType<typeof settleOrAnswer>>
       try {
@@ -232,11 +246,25 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
       headers = { ...(headers ?? {}), ...answer.headers }
     }
   }
-  const stream = tap(iterator, first, firstAt, scanner, (end) => {
+  const meteredStream = paid?.metered !== undefined && first !== undefined && !first.done && !scanner.errored
+  const stream = tap(iterator, first, firstAt, scanner, req.signal, (end) => {
     const ttftMs = end.firstAt === undefined ? null : end.firstAt - started
     const generationS = end.firstAt === undefined ? null : (performance.now() - end.firstAt) / 1000
-    const usage = { ...end.usage, completionTokens: end.usage.completionTokens ?? Math.max(0, end.chunks - 1) }
-    record({ status: result.status, outcome: end.outcome, usage, streamed: true, ttftMs, settled, generationS })
+    // No usage reported (cut by the client, or the model server failed): the pieces of content it sent, one
+    // token each — never its framing events (`contentPiecesOf`).
+    const usage = { ...end.usage, completionTokens: end.usage.completionTokens ?? end.contentPieces }
+    if (!meteredStream) {
+      record({ status: result.status, outcome: end.outcome, usage, streamed: true, ttftMs, settled, generationS })
+      return
+    }
+    // `upto`, after the last byte: the tokens the stream reported, or (cut short) the content pieces it sent.
+    ;(paid as PaidCall).settle(usage.completionTokens).then(
+      () => record({ status: result.status, outcome: end.outcome, usage, streamed: true, ttftMs, settled: true, generationS }),
+      (error: unknown) => {
+        deps.logger.error({ err: error, payment_id: (paid as PaidCall).paymentId, route: req.route }, 'upto settlement after a stream failed: the call was served unpaid')
+        record({ status: result.status, outcome: 'error', usage, streamed: true, ttftMs, settled: false, generationS })
+      },
+    )
   })
   return { ...result, headers, stream }
 }
@@ -273,7 +301,7 @@ function abandon(early: { running: Promise<HttpResult>; controller: AbortControl
     .catch(() => {})
 }
 
-type StreamEnd = { outcome: CallOutcome; usage: CallUsage; chunks: number; firstAt: number | undefined }
+type StreamEnd = { outcome: CallOutcome; usage: CallUsage; contentPieces: number; firstAt: number | undefined }
 
 /** Passes every chunk on untouched, reading usage on the way; reports once when the stream ends or is dropped. */
 async function* tap(
@@ -281,6 +309,7 @@ async function* tap(
   first: IteratorResult<string | Uint8Array> | undefined,
   firstAt: number | undefined,
   scanner: StreamUsageScanner,
+  client: AbortSignal | undefined,
   onEnd: (end: StreamEnd) => void,
 ): AsyncGenerator<string | Uint8Array> {
   let outcome: CallOutcome = 'cancelled'
@@ -312,11 +341,13 @@ async function* tap(
     outcome = scanner.errored || scanner.chunks === 0 ? 'error' : 'ok'
   } catch (error) {
     // A consumer that destroys its stream (`Readable.from` under `pipeline`, when the client disconnects) throws
-    // into the generator instead of returning it: that is a cancellation, not a failure of the call.
-    if (!handedOut) outcome = 'error'
+    // into the generator instead of returning it: that is a cancellation, not a failure of the call. So is the
+    // model-server request failing because the client went away (its signal aborts that request, which can
+    // happen before the consumer returns the stream).
+    if (!handedOut && !client?.aborted) outcome = 'error'
     throw error
   } finally {
     if (outcome === 'cancelled') await iterator.return?.(undefined)
-    onEnd({ outcome, usage: scanner.usage, chunks: scanner.chunks, firstAt: at })
+    onEnd({ outcome, usage: scanner.usage, contentPieces: scanner.contentPieces, firstAt: at })
   }
 }

@@ -17,6 +17,8 @@ import type { MarketplaceTables } from './migrations/0006_marketplace.js'
 import type { LlmKeyTables } from './migrations/0009_llm_keys.js'
 import type { CostLedgerTables } from './migrations/0010_cost_ledger.js'
 import type { ClusterTables } from './migrations/0011_cluster.js'
+import type { AdminTierTables } from './migrations/0015_admin_tier.js'
+import type { SpoolChunkTables } from './migrations/0016_spool_chunks.js'
 
 export interface Database
   extends CatalogueTables,
@@ -29,4 +31,6 @@ export interface Database
     CostLedgerTables,
     ClusterTables,
     PaymentIdentifierTables,
-    PaymentClaimTables {}
+    PaymentClaimTables,
+    AdminTierTables,
+    SpoolChunkTables {}

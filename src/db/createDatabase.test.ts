@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase } from './createDatabase.js'
-import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { createTestDatabase, dialects, type TestDatabase, testPostgresUrl } from '../../tests/support/testDatabase.js'
 
 describe.each(dialects)('database on %s', (dialect) => {
   let handle: TestDatabase
@@ -51,6 +52,35 @@ describe('PostgreSQL schemas migrated side by side', () => {
       for (const h of handles) expect(await h.db.selectFrom('wallets').selectAll().execute()).toEqual([])
     } finally {
       await Promise.all(handles.map((h) => h.close()))
+    }
+  })
+})
+
+describe('PostgreSQL migrations while other schemas are dropped', () => {
+  // kysely's bookkeeping introspects every schema of the database; a schema dropped during that look-up failed
+  // the migration ("schema … does not exist", naming the other schema) — seen in CI as a gateway that would not
+  // start. Other sessions churn schemas with serial columns (what the look-up resolves) while four migrate.
+  it('migrates every fresh schema while other sessions create and drop theirs', async () => {
+    const admin = new pg.Client({ connectionString: testPostgresUrl })
+    await admin.connect()
+    let churning = true
+    const churn = (async () => {
+      for (let i = 0; churning; i++) {
+        const name = `churn_${process.pid}_${i}`
+        await admin.query(`CREATE SCHEMA "${name}"; CREATE TABLE "${name}".t (id serial primary key, a int, b int, c int)`)
+        await admin.query(`DROP SCHEMA "${name}" CASCADE`)
+        await new Promise((resolve) => setTimeout(resolve, 20)) // a test file's close every 20 ms: far more than a suite does
+      }
+    })()
+    try {
+      for (let round = 0; round < 3; round++) {
+        const handles = await Promise.all(Array.from({ length: 4 }, () => createTestDatabase('postgres')))
+        await Promise.all(handles.map((h) => h.close()))
+      }
+    } finally {
+      churning = false
+      await churn
+      await admin.end()
     }
   })
 })

@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely } from 'kysely'
+import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely'
 
 /**
  * A kysely query built and compiled once, run many times with new parameter values. Building a query (the
@@ -12,14 +12,22 @@ export function precompiledQuery<DB, Params extends readonly unknown[], Row>(
   db: Kysely<DB>,
   arity: Params['length'],
   build: (db: Kysely<DB>, ...placeholders: string[]) => Compilable<Row>,
-): (...values: Params) => Promise<Row[]> {
+): PrecompiledQuery<DB, Params, Row> {
   const placeholders = Array.from({ length: arity }, (_, i) => `\u0000precompiled-parameter-${i}\u0000`)
   const compiled = build(db, ...placeholders).compile()
   const slots = compiled.parameters.map((p) => placeholders.indexOf(p as string))
   if (placeholders.some((_, i) => !slots.includes(i))) throw new Error('precompiledQuery: a placeholder is not bound as a parameter')
-  return async (...values) => {
-    const parameters = slots.map((slot, i) => (slot >= 0 ? values[slot] : compiled.parameters[i]))
-    const result = await db.executeQuery<Row>({ ...compiled, parameters } as CompiledQuery<Row>)
-    return result.rows
-  }
+  const on =
+    (executor: Kysely<DB> | Transaction<DB>) =>
+    async (...values: Params): Promise<Row[]> => {
+      const parameters = slots.map((slot, i) => (slot >= 0 ? values[slot] : compiled.parameters[i]))
+      const result = await executor.executeQuery<Row>({ ...compiled, parameters } as CompiledQuery<Row>)
+      return result.rows
+    }
+  return Object.assign(on(db), { on })
+}
+
+/** A precompiled query: run on the database it was built with, or `on` a transaction of it. */
+export type PrecompiledQuery<DB, Params extends readonly unknown[], Row> = ((...values: Params) => Promise<Row[]>) & {
+  on: (executor: Kysely<DB> | Transaction<DB>) => (...values: Params) => Promise<Row[]>
 }

@@ -14,7 +14,9 @@ export const SESSION_SCHEME = 'sessionToken'
 export const SESSION_COOKIE_SCHEME = 'sessionCookie'
 /** `/llm/v1`: the session token or an `/llm` API key as `Authorization: Bearer` (a session by another name). */
 export const LLM_BEARER_SCHEME = 'llmBearer'
-const SESSION_SCHEMES: readonly string[] = [SESSION_SCHEME, SESSION_COOKIE_SCHEME, LLM_BEARER_SCHEME]
+/** `/llm/v1/messages` and `/llm/v1/responses`: the same credentials in `x-api-key` (the Anthropic SDKs' header). */
+export const LLM_API_KEY_SCHEME = 'llmApiKey'
+const SESSION_SCHEMES: readonly string[] = [SESSION_SCHEME, SESSION_COOKIE_SCHEME, LLM_BEARER_SCHEME, LLM_API_KEY_SCHEME]
 /**
  * The overlord bearer as an alternative on a session operation (seed 000 §4.2: the overlord gets 200 on
  * session and cost routes): it does not make the operation public — `[{overlordBearer: []}]` alone does.

@@ -78,6 +78,13 @@ export const llmErrorRows: Rows = {
   llm_key_not_found: { status: 404 },
 }
 
+/** The MCP tools (src/mcp): their refusals are tool results carrying these bodies; the status says which HTTP answer they mirror. */
+export const mcpErrorRows: Rows = {
+  invalid_arguments: { status: 400 },
+  url_not_allowed: { status: 400 },
+  url_fetch_failed: { status: 502 },
+}
+
 export const errorCatalogue: Rows = {
   // request shape
   invalid_request: { status: 400 },
@@ -102,6 +109,7 @@ export const errorCatalogue: Rows = {
   ...storageErrorRows,
   ...batchErrorRows,
   ...llmErrorRows,
+  ...mcpErrorRows,
 }
 
 export type ErrorDetails = Record<string, unknown>

@@ -16,6 +16,7 @@ import type { OperationId } from '../../generated/gateway/operationIds.js'
 import { batchHandlers, initBatch } from './batch/index.js'
 import { coreHandlers } from './core/index.js'
 import { initLlm, llmHandlers } from './llm/index.js'
+import { mcpHandlers } from './mcp/index.js'
 import { initShadow, shadowHandlers } from './shadow/index.js'
 import { initStorage, storageHandlers } from './storage/index.js'
 import type { DomainInit, Handler } from './types.js'
@@ -26,6 +27,7 @@ export const handlers = {
   ...storageHandlers,
   ...batchHandlers,
   ...llmHandlers,
+  ...mcpHandlers,
 } satisfies Record<OperationId, Handler>
 
 /** The service graph's domains with the security schemes they answer, built in this order by `createApp`. */

@@ -5,7 +5,10 @@ import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 /** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
 export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
 
-export type OpenAiPath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings'
+export type OpenAiPath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings' | '/v1/responses' | '/v1/messages'
+
+/** Anthropic's error body (`{type: "error", error: {type, message}}`), what `/llm/v1/messages` answers. */
+export type AnthropicErrorBody = { type: 'error'; error: { type: string; message: string } }
 
 /** What `/llm/v1` answers: a JSON body (validated against the document), or a stream passed on as it comes. */
 export type OpenAiProxyResult =
@@ -14,6 +17,12 @@ export type OpenAiProxyResult =
 
 export function openAiError(message: string, type: string, code: string | null, param: string | null = null): OpenAiErrorBody {
   return { error: { message, type, param, code } }
+}
+
+/** The gateway's own errors on a path in the shape its clients read: Anthropic's on `/v1/messages`, else OpenAI's. */
+function errorFor(path: OpenAiPath | undefined, message: string, type: string, code: string | null): OpenAiErrorBody | AnthropicErrorBody {
+  if (path === '/v1/messages') return { type: 'error', error: { type: type === 'server_error' ? 'api_error' : type === 'invalid_request_error' && code === 'model_not_found' ? 'not_found_error' : type, message } }
+  return openAiError(message, type, code)
 }
 
 function isOpenAiError(value: unknown): value is OpenAiErrorBody {
@@ -35,6 +44,9 @@ export class OpenAiProxy {
     const model = body.model
     if (typeof model !== 'string' || !this.p.marketplace.isAgent(model)) return body
     const agent = await this.p.marketplace.agentContext(model)
+    // The agent's instructions: the system prompt of each surface unless the request brings its own.
+    if (path === '/v1/responses') return { ...body, model: agent.model, instructions: body.instructions ?? agent.instructions }
+    if (path === '/v1/messages') return { ...body, model: agent.model, system: body.system ?? agent.instructions }
     if (path !== '/v1/chat/completions') return { ...body, model: agent.model }
     const messages = Array.isArray(body.messages) ? body.messages : []
     return { ...body, model: agent.model, messages: [{ role: 'system', content: agent.instructions }, ...messages] }
@@ -46,9 +58,9 @@ export class OpenAiProxy {
     try {
       upstream = await this.p.modelServer.open(what, { method: 'POST', path, body: await this.resolve(body, path) }, signal)
     } catch (error) {
-      return unavailable(error)
+      return unavailable(error, path)
     }
-    return this.answer(what, upstream)
+    return this.answer(what, upstream, path)
   }
 
   /**
@@ -72,14 +84,14 @@ export class OpenAiProxy {
     return { kind: 'json', status: 200, body: { object: 'list', data: [...byId.values(), ...agents] } }
   }
 
-  private async answer(what: string, upstream: UpstreamResponse): Promise<OpenAiProxyResult> {
+  private async answer(what: string, upstream: UpstreamResponse, path?: OpenAiPath): Promise<OpenAiProxyResult> {
     const { status, contentType } = upstream
     if (status === 200 && contentType.startsWith('text/event-stream')) return { kind: 'stream', status, contentType, bytes: upstream.bytes }
     let text: string
     try {
       text = await ModelServerClient.text(upstream)
     } catch (error) {
-      return unavailable(error)
+      return unavailable(error, path)
     }
     let json: unknown
     try {
@@ -90,15 +102,16 @@ export class OpenAiProxy {
     if (status === 200 && json !== undefined) return { kind: 'json', status, body: json }
     // The model server's own refusal (unknown model 404, bad request 400/422) is the caller's: passed on.
     if (status === 404 || status === 400 || status === 422) {
-      const body = isOpenAiError(json) ? json : openAiError(`model server refused the request (${status})`, 'invalid_request_error', status === 404 ? 'model_not_found' : null)
+      // Anthropic's error body has the same `error.message`: passed on as it is.
+      const body = isOpenAiError(json) ? json : errorFor(path, `model server refused the request (${status})`, 'invalid_request_error', status === 404 ? 'model_not_found' : null)
       return { kind: 'json', status: status === 422 ? 400 : status, body }
     }
     const detail = isOpenAiError(json) ? `: ${json.error.message}` : ''
-    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${upstream.baseUrl} answered ${status} to ${what}${detail}`))
+    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${upstream.baseUrl} answered ${status} to ${what}${detail}`), path)
   }
 }
 
-function unavailable(error: unknown): OpenAiProxyResult {
+function unavailable(error: unknown, path?: OpenAiPath): OpenAiProxyResult {
   if (!(error instanceof ModelServerUnavailableError)) throw error
-  return { kind: 'json', status: 502, body: openAiError(error.shortMessage, 'server_error', 'modelserver_unavailable') }
+  return { kind: 'json', status: 502, body: errorFor(path, error.shortMessage, 'server_error', 'modelserver_unavailable') }
 }

@@ -14,6 +14,8 @@ export type ModelServerContext = {
   store: ModelStore
   residency: ResidencyManager
   metrics: ModelServerMetrics
+  /** When `createModelServer` built this server (`/api/status`). */
+  startedAt: Date
   /** GGUF metadata by model blob digest (read once, without loading weights). */
   inspect(record: ModelRecord): Promise<ModelInfo>
   /** The installed model for a request's name; 400 for a missing/malformed name, 404 when not installed. */

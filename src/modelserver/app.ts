@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import type { Logger } from 'pino'
 import {
@@ -14,6 +16,8 @@ import {
   type ResponseValidationReport,
 } from '../shared/http/index.js'
 import type { OperationId } from '../../generated/modelserver/operationIds.js'
+import { serverSpanStage } from '../shared/tracing/serverSpanStage.js'
+import { startTracing } from '../shared/tracing/startTracing.js'
 import type { ModelServerConfig } from './config.js'
 import type { Engine } from './engine/Engine.js'
 import { EngineError, engineErrorStatus } from './engine/errors.js'
@@ -21,8 +25,9 @@ import { createPathRedactor, INTERNAL_ERROR_MESSAGE, ModelServerError } from './
 import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
 import { chat, embed, embeddings, generate } from './handlers/generation.js'
-import { copyModel, deleteModel, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
+import { copyModel, deleteModel, getStatus, getVersion, listModels, listRunningModels, showModel } from './handlers/models.js'
 import * as openai from './handlers/openai.js'
+import { anthropicMessages, openaiResponses } from './handlers/surfaces.js'
 import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
 import { ApiKeys } from './http/ApiKeys.js'
@@ -40,14 +45,18 @@ import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
 import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 import { type ErrorShape, errorShapesOf } from './errorShapes.js'
+import { anthropicErrorBody, toAnthropicError } from './anthropic/anthropicError.js'
 
 /**
  * Operations whose JSON may carry base64 images or long inputs: `MODELSERVER_MAX_JSON_BYTES` (64 MiB). Every other
  * JSON body (management calls, registry manifests) is limited to 1 MiB.
  */
-const LARGE_BODY_OPERATIONS = new Set(['generate', 'chat', 'embed', 'embeddings', 'openaiChatCompletions', 'openaiCompletions', 'openaiEmbeddings'])
+const LARGE_BODY_OPERATIONS = new Set(['generate', 'chat', 'embed', 'embeddings', 'openaiChatCompletions', 'openaiCompletions', 'openaiEmbeddings', 'openaiResponses', 'anthropicMessages'])
 
-export const modelServerSpecPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
+/** `openapi/modelserver.yaml` of the tree: two folders up from `src/modelserver/`, three from the compiled `dist/src/modelserver/`. */
+export const modelServerSpecPath = ['../../openapi/modelserver.yaml', '../../../openapi/modelserver.yaml']
+  .map((relative) => path.resolve(path.dirname(fileURLToPath(import.meta.url)), relative))
+  .find((candidate) => existsSync(candidate)) ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/modelserver.yaml')
 
 export type ModelServerOptions = {
   config: ModelServerConfig
@@ -61,6 +70,8 @@ export type ModelServerOptions = {
   resolveHost?: HostResolver
   /** Process metrics (CPU, heap) in /metrics; default true. */
   processMetrics?: boolean
+  /** With `config.tracing.enabled`: where spans go instead of the OTLP endpoint (tests: an in-memory exporter). */
+  spanExporter?: SpanExporter
 }
 
 export type ModelServer = {
@@ -123,6 +134,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     store,
     residency,
     metrics,
+    startedAt: new Date(),
     inspect: createInspector(engine),
     findModel: createFindModel(store),
   }
@@ -167,6 +179,9 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     openaiEmbeddings: (r) => openai.embeddings(ctx, r),
     openaiListModels: () => openai.listModels(ctx),
     openaiRetrieveModel: (r) => openai.retrieveModel(ctx, r),
+    openaiResponses: (r) => openaiResponses(ctx, r),
+    anthropicMessages: (r) => anthropicMessages(ctx, r),
+    getStatus: () => getStatus(ctx),
   }
 
   const router = createOpenApiRouter({
@@ -180,6 +195,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       if (errorShapeOf(r.operationId) === 'oci') return ociValidationError(errors)
       // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
       if (errorShapeOf(r.operationId) === 'openai') return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+      if (errorShapeOf(r.operationId) === 'anthropic') return { status: 400, body: anthropicErrorBody(400, ollamaValidationMessage(errors)) }
       return { status: 400, body: { error: ollamaValidationMessage(errors) } }
     },
     mapError: (error, r) => mapError(error, r?.operationId),
@@ -203,10 +219,14 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     jsonLimit: '512mb',
   })
 
+  // Traces (off by default): the request's span joins the caller's trace (the gateway sends `traceparent`).
+  const tracing = await startTracing(config.tracing, { exporter: options.spanExporter, logger })
+
   // The pipeline, as Ollama's: CORS and the Host check first; no rate limit and no gate (a local server
   // answers whoever reaches it, as Ollama does); then the document's stages.
   const app = express()
   app.disable('x-powered-by')
+  if (tracing.enabled) app.use(serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation })) // 0. tracing (when on)
   app.use(
     createBrowserGuard({
       origins,
@@ -248,6 +268,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       await registry.dispose()
       await residency.dispose()
       if (ownEngine) await engine.dispose()
+      await tracing.close()
     },
   }
 }
@@ -259,6 +280,7 @@ function unreadableBody(shape: ErrorShape, status: number, e: { type?: string; m
     return { status, body: result.body }
   }
   const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : (e.message ?? 'bad request')
+  if (shape === 'anthropic') return { status, body: anthropicErrorBody(status, message) }
   return { status, body: shape === 'openai' ? openaiErrorBody(status, message) : { error: message } }
 }
 
@@ -297,6 +319,7 @@ export function createErrorMapper(logger: Logger | undefined, redact: (text: str
       return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
     }
     if (shapeOf(operationId) === 'openai') return toOpenAIError({ status, body: { error: message } }, error)
+    if (shapeOf(operationId) === 'anthropic') return toAnthropicError({ status, body: { error: message } })
     return { status, body: { error: message } }
   }
 }

@@ -1,4 +1,6 @@
 import path from 'node:path'
+import { otlpTracesUrl } from '../shared/tracing/otlpTracesUrl.js'
+import type { TracingSettings } from '../shared/tracing/startTracing.js'
 import { ollamaAllowedOrigins } from './http/corsOrigins.js'
 import { parseOllamaHost } from './parseOllamaHost.js'
 import { parseKeepAlive } from './residency/parseKeepAlive.js'
@@ -37,12 +39,25 @@ export type ModelServerConfig = {
   allowUnauthenticated: boolean
   /** Largest JSON body of generation, chat and embeddings (`MODELSERVER_MAX_JSON_BYTES`, 64 MiB); other routes 1 MiB. */
   maxJsonBytes: number
+  /** Largest blob accepted by `POST /api/blobs` and a registry upload (`MODELSERVER_MAX_BLOB_BYTES`, 256 GiB): 413 past it. */
+  maxBlobBytes: number
+  /** Registry upload sessions open at once (`MODELSERVER_MAX_UPLOAD_SESSIONS`, 16): 429 past it. */
+  maxUploadSessions: number
   /** Install the default tiny models when missing (first run). */
   installDefaults: boolean
   /** llama.cpp CPU threads (undefined = engine default). */
   threads: number | undefined
+  /**
+   * OpenTelemetry traces, off by default (`MODELSERVER_TRACING_ENABLED=1`): a server span per request, joined to
+   * the caller's trace when it sends `traceparent` (the gateway does), exported over OTLP/HTTP to
+   * `MODELSERVER_TRACING_OTLP_ENDPOINT` (else the standard `OTEL_EXPORTER_OTLP_*`); `service.name` from
+   * `OTEL_SERVICE_NAME` (default `pay2store-modelserver`).
+   */
+  tracing: TracingSettings
   version: string
 }
+
+const VERSION = '0.12.6'
 
 const GB = 1024 ** 3
 
@@ -65,13 +80,31 @@ export function loadModelServerConfig(env: NodeJS.ProcessEnv = process.env): Mod
     registryUrl: (env.MODELSERVER_REGISTRY_URL ?? 'https://registry.ollama.ai').replace(/\/+$/, ''),
     registries: parseRegistries(env.MODELSERVER_REGISTRIES),
     maxJsonBytes: int(env.MODELSERVER_MAX_JSON_BYTES, 64 << 20),
+    maxBlobBytes: int(env.MODELSERVER_MAX_BLOB_BYTES, 256 * 2 ** 30),
+    maxUploadSessions: int(env.MODELSERVER_MAX_UPLOAD_SESSIONS, 16),
     apiKeys: list(env.MODELSERVER_API_KEYS),
     apiKeysFile: env.MODELSERVER_API_KEYS_FILE?.trim() || undefined,
     allowedHosts: list(env.MODELSERVER_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowUnauthenticated: env.MODELSERVER_ALLOW_UNAUTHENTICATED === '1',
     installDefaults: env.MODELSERVER_INSTALL_DEFAULTS !== '0',
     threads: env.MODELSERVER_THREADS ? int(env.MODELSERVER_THREADS, 1) : undefined,
-    version: '0.12.6',
+    tracing: tracing(env),
+    version: VERSION,
+  }
+}
+
+function tracing(env: NodeJS.ProcessEnv): TracingSettings {
+  const enabled = env.MODELSERVER_TRACING_ENABLED === '1'
+  const ratio = env.MODELSERVER_TRACING_SAMPLE_RATIO?.trim() || undefined
+  if (ratio !== undefined && !(/^\d*\.?\d+$/.test(ratio) && Number(ratio) <= 1)) throw new Error(`MODELSERVER_TRACING_SAMPLE_RATIO must be a number from 0 to 1 (got "${ratio}")`)
+  const { url, variable, valid } = otlpTracesUrl(env, 'MODELSERVER_TRACING_OTLP_ENDPOINT')
+  if (enabled && !valid) throw new Error(`${variable} must be an http(s) URL of an OTLP/HTTP collector (got "${url}")`)
+  return {
+    enabled,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'pay2store-modelserver',
+    serviceVersion: VERSION,
+    otlpTracesUrl: url,
+    sampleRatio: ratio === undefined ? 1 : Number(ratio),
   }
 }
 

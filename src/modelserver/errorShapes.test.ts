@@ -35,13 +35,13 @@ describe('errorShapesOf: the error shape of a route is what the document declare
     ).toThrow(/mixed declares error bodies of more than one shape/)
   })
 
-  it("gives the model server's document the three families it serves: /api Ollama, /v1 OpenAI, /v2 OCI", () => {
+  it("gives the model server's document the four families it serves: /api Ollama, /v1 OpenAI (but /v1/messages Anthropic), /v2 OCI", () => {
     const document = loadOpenApiDocument(modelServerSpecPath) as { paths: Record<string, Record<string, { operationId?: string }>> }
     const shapeOf = errorShapesOf(document)
     for (const [path, item] of Object.entries(document.paths)) {
       for (const operation of Object.values(item)) {
         if (!operation?.operationId) continue
-        const expected = path.startsWith('/v1/') ? 'openai' : path === '/v2' || path.startsWith('/v2/') ? 'oci' : 'ollama'
+        const expected = path === '/v1/messages' ? 'anthropic' : path.startsWith('/v1/') ? 'openai' : path === '/v2' || path.startsWith('/v2/') ? 'oci' : 'ollama'
         expect(shapeOf(operation.operationId), `${operation.operationId} ${path}`).toBe(expected)
       }
     }

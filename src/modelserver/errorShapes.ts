@@ -1,11 +1,12 @@
-/** The error bodies the model server answers in: Ollama's `{error}`, OpenAI's `{error: {message, type, …}}`, the OCI registry's `{errors: […]}`. */
-export type ErrorShape = 'ollama' | 'openai' | 'oci'
+/** The error bodies the model server answers in: Ollama's `{error}`, OpenAI's `{error: {message, type, …}}`, the OCI registry's `{errors: […]}`, Anthropic's `{type: "error", error: {type, message}}`. */
+export type ErrorShape = 'ollama' | 'openai' | 'oci' | 'anthropic'
 
 /** The document's error schemas and the shape each one is. */
 const SHAPE_OF_SCHEMA = new Map<string, ErrorShape>([
   ['#/components/schemas/Error', 'ollama'],
   ['#/components/schemas/OpenAIError', 'openai'],
   ['#/components/schemas/RegistryError', 'oci'],
+  ['#/components/schemas/AnthropicError', 'anthropic'],
 ])
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const

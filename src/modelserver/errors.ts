@@ -33,6 +33,8 @@ export const modelServerErrorStatus = {
   digest_mismatch: 400,
   invalid_manifest: 400,
   manifest_blob_missing: 500,
+  blob_too_large: 413, // MODELSERVER_MAX_BLOB_BYTES, or more bytes than the manifest declared
+  too_many_uploads: 429, // MODELSERVER_MAX_UPLOAD_SESSIONS open registry upload sessions
   // a registry this server pulls from or pushes to
   manifest_unknown: 404,
   registry_error: 502,

@@ -6,6 +6,7 @@ import { embed, getVersion, listModels } from '../../generated/modelserver/sdk.g
 import type { ChatChunk, ChatMessage, ChatResponse, GenerateChunk, GenerateResponse, ModelOptions, ModelSummary } from '../../generated/modelserver/types.gen.js'
 import type { ModelServerModels } from '../../generated/gateway/types.gen.js'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { clientSpan } from '../shared/tracing/clientSpan.js'
 import { NdjsonLineError, readNdjsonBatches } from './readNdjsonBatches.js'
 
 function isoOrRaw(value: string): string {
@@ -119,7 +120,9 @@ export class ModelServerClient {
     else signal?.addEventListener('abort', onAbort, { once: true })
     let finished = false
     let complete = false
-    const finish = () => {
+    // The call's span in the request's trace (the model server joins it through `traceparent`): until the body ends.
+    const span = clientSpan(`${request.method} ${request.path}`, request.method, `${this.baseUrl}${request.path}`)
+    const finish = (error?: unknown) => {
       if (finished) return
       finished = true
       clearTimeout(timer)
@@ -127,22 +130,24 @@ export class ModelServerClient {
       // An answer read to its end leaves its connection to the agent (kept alive); any other end closes it,
       // which is what stops the model server generating.
       if (!complete) controller.abort()
+      span.end(error)
     }
     const fail = (error: unknown) =>
       this.unavailable(what, timedOut ? `no data within ${this.timeoutMs} ms` : describe(error), error)
     const payload = request.body === undefined ? undefined : JSON.stringify(request.body)
     let response: IncomingMessage
     try {
-      response = await this.send(request, payload, controller.signal).catch((error: { code?: string; reusedSocket?: boolean }) => {
-        if (error?.reusedSocket && error.code === 'ECONNRESET' && !controller.signal.aborted) return this.send(request, payload, controller.signal)
+      response = await this.send(request, payload, controller.signal, span.headers).catch((error: { code?: string; reusedSocket?: boolean }) => {
+        if (error?.reusedSocket && error.code === 'ECONNRESET' && !controller.signal.aborted) return this.send(request, payload, controller.signal, span.headers)
         throw error
       })
     } catch (error) {
-      finish()
+      finish(error)
       if (!timedOut && !signal?.aborted) throw new ModelServerConnectError('modelserver_unavailable', `model server at ${this.baseUrl} ${what}: ${describe(error)}`, { cause: error })
       throw fail(error)
     }
     timer.refresh()
+    span.status(response.statusCode ?? 0)
     const iterator = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>
     async function* bytes(): AsyncGenerator<Uint8Array> {
       try {
@@ -151,7 +156,9 @@ export class ModelServerClient {
           try {
             read = await iterator.next()
           } catch (error) {
-            throw fail(error)
+            const failure = fail(error)
+            finish(failure)
+            throw failure
           }
           if (read.done) {
             complete = response.complete
@@ -169,7 +176,7 @@ export class ModelServerClient {
   }
 
   /** One HTTP request on the keep-alive agent; resolves with the answer once its headers are in. */
-  private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, signal: AbortSignal, traceHeaders: Record<string, string>): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = this.transport.request(
         {
@@ -177,7 +184,7 @@ export class ModelServerClient {
           path: `${this.pathPrefix}${request.path}`,
           method: request.method,
           agent: this.agent,
-          headers: { ...this.authorization, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
+          headers: { ...this.authorization, ...traceHeaders, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
         },
         resolve,
       )

@@ -1,5 +1,6 @@
 import type { ValidSession } from '../auth/LoginService.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
+import { LLM_API_KEY_SCHEME } from '../gate/PublicSet.js'
 import type { OperationInfo, OperationStage, RequestExchange, UnroutedRequest, UnroutedResult } from '../shared/http/index.js'
 import { sessionTokenOf } from '../handlers/core/session.js'
 
@@ -66,6 +67,8 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
       // A bearer credential on an operation (the `/llm` API key, the overlord's JWT, a session token as bearer)
       // stands in for the session: the security stage judges it, and answers with `deny` when it fails.
       if (operation && req.headers.authorization !== undefined) return undefined
+      // The same for `x-api-key` on the operations that take it (`llmApiKey`, the Anthropic SDKs' header).
+      if (operation && req.headers['x-api-key'] !== undefined && operation.security.some((r) => LLM_API_KEY_SCHEME in r)) return undefined
       const locals = exchange.locals
       return (locals.sessionLookup ??= validateSession(sessionTokenOf(req))).then((session) => {
         if (session) {

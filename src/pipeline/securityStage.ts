@@ -54,11 +54,14 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       // `sessionCookie` is the GET/HEAD alternative of the same session (`sessionTokenOf` reads both).
       sessionToken: sessionSecurity,
       sessionCookie: sessionSecurity,
+      // `/metrics`: loopback, or the metrics token off loopback (src/services/MetricsAccess.ts).
+      metricsBearer: (ctx: RequestContext<GatewayLocals>) => services.metricsAccess.check(ctx.ip, ctx.headers.authorization) === undefined,
       ...Object.fromEntries(Object.entries(domainSecurity).map(([name, fn]) => [name, (ctx: RequestContext<GatewayLocals>) => fn(withServices(ctx))])),
     },
     unauthorized: async (ctx) => {
       if (requiresSession(ctx.operation.security)) return gateStage.deny(ctx)
       const schemes = ctx.operation.security.flatMap((r) => Object.keys(r))
+      if (schemes.includes('metricsBearer')) return metricsUnauthorized(ctx, services)
       for (const scheme of schemes) {
         const custom = domainUnauthorized[scheme]
         if (custom) return custom(withServices(ctx))
@@ -67,6 +70,16 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       return { status: 401, body: { error: 'unauthorized', message: 'authentication required' } }
     },
   }
+}
+
+/** 401 of `/metrics` off loopback: what to send, or that the token sent is wrong (never which part). */
+function metricsUnauthorized(ctx: RequestContext<GatewayLocals>, services: Services): HttpResult {
+  const refusal = services.metricsAccess.check(ctx.ip, ctx.headers.authorization)
+  if (refusal === 'metrics_token_invalid') return { status: 401, body: { error: refusal, message: 'metrics token invalid' } }
+  const message = services.metricsAccess.tokenConfigured
+    ? '/metrics off this machine needs Authorization: Bearer <SERVICE_METRICS__TOKEN>'
+    : '/metrics is served on loopback only; the operator sets SERVICE_METRICS__TOKEN to scrape it from elsewhere'
+  return { status: 401, body: { error: 'metrics_token_required', message }, headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } }
 }
 
 /** Default 401 of the shadow tier's bearer scheme (`BearerUnauthorized` of the document). */

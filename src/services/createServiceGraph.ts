@@ -8,6 +8,7 @@ import { CostPayments } from '../cost/CostPayments.js'
 import { LlmMetrics } from '../cost/LlmMetrics.js'
 import { UsageLedger } from '../cost/UsageLedger.js'
 import { InstanceRegistry } from '../cluster/InstanceRegistry.js'
+import { Readiness } from '../health/Readiness.js'
 import { resolveInstanceId } from '../cluster/resolveInstanceId.js'
 import type { Env } from '../config/env.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
@@ -21,6 +22,7 @@ import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readX402Config } from '../x402/config.js'
+import { readTokenPricing } from '../cost/config.js'
 import { readBatchConfig } from '../batch/config.js'
 import { ConfigError } from '../config/ConfigError.js'
 import { CoreAgent } from '../llm/CoreAgent.js'
@@ -30,6 +32,8 @@ import { ShadowError } from '../overlord/ShadowError.js'
 import { readShadowConfig, ShadowConfigError } from '../shadow/config.js'
 import { createShadowTier } from '../shadow/createShadowTier.js'
 import { readStorageConfig } from '../storage/config.js'
+import { readMcpConfig } from '../mcp/config.js'
+import { loadMcpToolCatalog } from '../mcp/toolCatalog.js'
 import { Ledger } from '../storage/Ledger.js'
 import { StorageService } from '../storage/StorageService.js'
 import { StorageWorker } from '../storage/StorageWorker.js'
@@ -37,6 +41,7 @@ import { createBatchService } from './createBatchService.js'
 import type { CoreServices, DomainInit, DomainSetup, Services } from './types.js'
 import { createAlgodClient } from '../x402/createAlgodClient.js'
 import { createRailRegistry } from '../x402/RailRegistry.js'
+import { MetricsAccess } from './MetricsAccess.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig
@@ -68,7 +73,16 @@ export type ServiceGraph = {
   setups: readonly DomainSetup[]
   /** Starts the domains' background work. */
   start: () => Promise<void>
-  /** Stops background work (domains in reverse order) and closes the database when the graph opened it. */
+  /**
+   * The stop signal: readiness fails at once and the domains stop taking new background work (each domain's
+   * `drain`, in reverse order); requests in flight go on. `close` follows.
+   */
+  drain: () => Promise<void>
+  /**
+   * Stops background work (domains in reverse order: paid storage hands what this instance still holds back to
+   * the queue, for a peer to take at once), marks the instance stopped, closes the database when the graph
+   * opened it.
+   */
   close: () => Promise<void>
 }
 
@@ -81,6 +95,9 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
   const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
+  // the MCP tools' schemas are the document's components, inlined once here
+  const mcp = { catalog: loadMcpToolCatalog(p.document), config: readMcpConfig(p.env) }
+  const tokenPricing = readTokenPricing(p.env)
   // the payment rails, registered once: paid storage, cost calls, discovery and the pages ask them
   const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
   const ownsDatabase = !p.database
@@ -125,7 +142,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     modelServer,
     inbound: new InboundMetrics(60),
     instance,
-    quota: new CostQuota(database.db, config.quota.costCallsPerDay, now),
+    readiness: new Readiness(),
+    quota: new CostQuota(database.db, config.quota.costCallsPerDay, now, config.quota.costCallsPerNetworkPerDay),
     // Paying past the quota uses the rails of paid storage (`SERVICE_X402__*`, `FACILITATOR_TOKEN`).
     rails,
     costPayments: new CostPayments({
@@ -133,6 +151,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       x402,
       rails,
       priceAtomic: config.quota.pricePerCallAtomic,
+      tokenPricing,
       publicOrigin: config.publicOrigin,
       events: catalogue,
       logger,
@@ -141,6 +160,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     usage: new UsageLedger(database.db, now),
     llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
     metricsText: () => metrics.text(),
+    metricsAccess: new MetricsAccess(config.metricsToken),
+    mcp,
   } as Services
   services.login = new LoginService({
     db: database.db,
@@ -187,6 +208,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     rails,
     databaseUrl: config.databaseUrl,
     env: p.env,
+    // not gated by the cache setting: the admin tier's exported files and unlock propagation follow it
+    changeFeed: database.changeFeed,
   }
   const setups: DomainSetup[] = []
   const { login, marketplace } = services // the instances that subscribed (overrides may replace them)
@@ -221,8 +244,20 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       await instance.start()
       modelServer.start()
       for (const setup of setups) await setup.start?.()
+      services.readiness.started()
+    },
+    drain: async () => {
+      services.readiness.drain()
+      for (const setup of [...setups].reverse()) {
+        try {
+          await setup.drain?.()
+        } catch (error) {
+          logger.error({ err: error }, 'domain drain failed')
+        }
+      }
     },
     close: async () => {
+      services.readiness.drain()
       modelServer.stop()
       for (const setup of [...setups].reverse()) {
         try {
@@ -255,7 +290,9 @@ export const initShadow: DomainInit = async (core) => {
   }
   const tier = await createShadowTier({
     config,
-    database: { db: core.db, dialect: core.dialect },
+    database: { db: core.db, dialect: core.dialect, changeFeed: core.changeFeed },
+    instance: core.instance ? { id: core.instance.id, heartbeatMs: core.instance.heartbeatMs, leaseS: core.instance.leaseS } : undefined,
+    logger: core.logger,
     events: core.catalogue,
     now: core.now,
     onAuditFailure: (error) => core.logger.error({ err: error }, 'shadow audit event could not be written'),
@@ -278,6 +315,7 @@ export const initShadow: DomainInit = async (core) => {
       },
       overlordAddress: () => config.overlordAddress,
     },
+    start: () => tier.start(),
     close: () => tier.close(),
   }
 }
@@ -319,7 +357,13 @@ export const initStorage: DomainInit = (core) => {
     services: { storage: service, ...(missing.length === 0 ? { healthChecks: service.healthChecks() } : {}) },
     metrics,
     start: () => worker.start(),
-    close: () => worker.stop(),
+    // a rolling restart: no new queued upload is taken from the signal on (peers take them)
+    drain: () => worker.stop(),
+    // what this instance still holds goes back to the queue now, for a peer to take without waiting for the lease
+    close: async () => {
+      await worker.stop()
+      await worker.handOver()
+    },
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
 import type { InstanceRegistry } from '../cluster/InstanceRegistry.js'
@@ -10,6 +11,7 @@ import type { UsageLedger } from '../cost/UsageLedger.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
 import type { Database } from '../db/Database.js'
 import type { ExtraChecks } from '../health/checkHealth.js'
+import type { Readiness } from '../health/Readiness.js'
 import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
@@ -19,11 +21,14 @@ import type { Logger } from '../shared/logger.js'
 import type { ShadowTier } from '../shadow/createShadowTier.js'
 import type { StorageService } from '../storage/StorageService.js'
 import type { LlmKeys } from '../llm/LlmKeys.js'
+import type { McpConfig } from '../mcp/config.js'
+import type { McpToolSpec } from '../mcp/toolCatalog.js'
 import type { CoreAgent } from '../llm/CoreAgent.js'
 import type { OpenAiProxy } from '../llm/OpenAiProxy.js'
 import type { BatchService } from './createBatchService.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
 import type { RailRegistry } from '../x402/RailRegistry.js'
+import type { MetricsAccess } from './MetricsAccess.js'
 
 /** Per-request state the core security handlers fill in. */
 export type GatewayLocals = {
@@ -73,12 +78,16 @@ export interface Services {
   inbound: InboundMetrics
   /** This instance among several on one database (identity, heartbeat). */
   instance: InstanceRegistry
+  /** Whether this replica takes new work (`GET /health/ready`); draining from the stop signal on. */
+  readiness: Readiness
   /** Public cabinet roster lookup, provided by the shadow domain (`undefined` = no cabinet). */
   cabinetRoster?: ((company: string) => Promise<RosterMember[] | undefined>) | undefined
   /** Overlord address for the permissions view, provided by the shadow domain. */
   overlordAddress?: (() => string | undefined) | undefined
   /** Prometheus text exposition for `/metrics`. */
   metricsText: () => Promise<string>
+  /** Who may read `/metrics`: loopback, or the `SERVICE_METRICS__TOKEN` bearer. */
+  metricsAccess: MetricsAccess
   /** More dependency checks of `/health/detailed`, provided by a domain (paid storage). */
   healthChecks?: ExtraChecks | undefined
   /** The shadow-overlord tier: challenges, bearer tokens, vault, cabinets. */
@@ -93,6 +102,8 @@ export interface Services {
   openAi: OpenAiProxy
   /** `/coreagent`: the wallet's agent with memories. */
   coreAgent: CoreAgent
+  /** The MCP endpoint: its tools (from the document's `x-mcp-tools`, read at start) and settings. */
+  mcp: { catalog: McpToolSpec[]; config: McpConfig }
 }
 
 /** The core services every domain receives (it takes what it needs). */
@@ -101,6 +112,8 @@ export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger'
   databaseUrl: string
   /** Environment the app was configured from (each domain parses its own section). */
   env: Record<string, string | undefined>
+  /** The database's change feed (`src/cache/`), when it has one. */
+  changeFeed?: ChangeFeed | undefined
 }
 
 /** What a handler (and a domain's security handler) gets: the validated request and the services. */
@@ -121,6 +134,8 @@ export type DomainSetup = {
   metrics?: Registry
   /** Started after the app is built (background loops); stopped by `close`. */
   start?: () => void | Promise<void>
+  /** The stop signal (a rolling restart): stop taking new background work; `close` follows once requests are done. */
+  drain?: () => void | Promise<void>
   close?: () => void | Promise<void>
 }
 

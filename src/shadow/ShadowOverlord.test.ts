@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { recoverMessageAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
 import { readShadowConfig } from './config.js'
 import { createShadowTier, type ShadowTier } from './createShadowTier.js'
 import { sha256Hex } from './ShadowChallenges.js'
@@ -20,6 +21,10 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
   let events: CollectingEventSink
   let clock: ReturnType<typeof testClock>
   let dataDir: string
+  const databases: DatabaseHandle[] = []
+  afterEach(async () => {
+    for (const d of databases.splice(0)) await d.close()
+  })
 
   async function build(env: Record<string, string> = {}) {
     const config = readShadowConfig({
@@ -30,7 +35,9 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
       SHADOW_NONCES_PATH: join(dataDir, 'nonces.sqlite'),
       ...env,
     })
-    return createShadowTier({ config, database: { db: undefined as never, dialect: 'sqlite' }, events, now: clock.now })
+    const database = await createDatabase({ url: `sqlite:${join(dataDir, 'gateway.sqlite')}` })
+    databases.push(database)
+    return createShadowTier({ config, database, events, now: clock.now })
   }
 
   beforeEach(async () => {

@@ -41,9 +41,11 @@ import { type SettledDeposit, settleStorePayment } from './settleStorePayment.js
 import { StorePricing } from './StorePricing.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type IntakeRequest, StoreIntake } from './intake/StoreIntake.js'
+import { type BytesUpload, bytesUploadRequest } from './bytesUploadRequest.js'
 import type { MeasuredUpload, ReceivedUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
-import { type OpenedSpool, Spool } from './Spool.js'
+import type { OpenedSpool, Spool } from './Spool.js'
+import { createSpool } from './spool/createSpool.js'
 import { UploadSlots } from './UploadSlots.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
@@ -75,7 +77,7 @@ export type DepositView = {
 
 export type StoreOutcome =
   | { status: 402; body: PaymentRequired; headers: Record<string, string> }
-  | { status: 200; body: UploadResult; headers: Record<string, string> }
+  | { status: 200; body: UploadResult; headers: Record<string, string>; uploadId: string }
   | { status: 202; body: { queue_id: string; status: 'queued'; status_url: string; deposit: DepositView }; headers: Record<string, string> }
 
 /** `StoreQuote` of the document (`GET /store/quote`): the 402 body for N bytes plus how long the price holds. */
@@ -88,6 +90,8 @@ export type StoreOptions = {
   version?: 1 | 2
   /** The client's address as the gateway sees it (proxy-aware); intake limits count per address (IPv6: /56). */
   clientAddress?: string
+  /** The 402's `extensions` (default: `/store`'s Bazaar declaration; MCP declares its tool instead). */
+  extensions?: Record<string, unknown>
 }
 
 /** `UploadStatus` of the document (`GET /store/uploads/{upload_id}`). */
@@ -162,7 +166,7 @@ export class StorageService {
     this.instanceId = instanceId ?? `process-${randomUUID()}`
     this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS)
     this.intake = new StoreIntake({ limits: storage.intake, slots: this.uploadSlots, tmpDir: join(storage.spoolDir, 'tmp'), maxUploadBytes: storage.maxUploadBytes, retryAfterS: storage.busyRetryAfterS })
-    this.spool = new Spool({ db: ledger.db, sharedDir: storage.sharedSpoolDir, tmpDir: join(storage.spoolDir, 'tmp'), dbMaxBytes: storage.dbSpoolMaxBytes })
+    this.spool = createSpool(ledger.db, storage)
     this.#logger = logger
     if (signer) this.#signer = Promise.resolve(signer)
     this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl, uploadTimeoutMs: storage.upstreamTimeoutMs, rateCacheMs: storage.rateCacheMs })
@@ -209,6 +213,15 @@ export class StorageService {
     const algorand = this.rails.rails.find((r) => r.kind === 'algorand')
     if (!algorand) throw new UnsupportedNetworkError('algorand')
     return algorand.network()
+  }
+
+  /**
+   * An upload whose bytes are already in memory (the MCP tool `store_file`): presented to `store` as the
+   * one-part multipart request `POST /store` receives, so it passes the same intake, payment checks, claim and
+   * settlement (`bytesUploadRequest`). `path` gives the resource URL the requirements (and an Algorand note) bind.
+   */
+  storeBytes(upload: BytesUpload, path: string, options: StoreOptions = {}): Promise<StoreOutcome> {
+    return this.store(bytesUploadRequest(upload), path, options)
   }
 
   get spoolTmpDir(): string {
@@ -341,7 +354,7 @@ export class StorageService {
     if (!decoded || refusal || !('path' in file)) {
       await this.credit.assertCanCover(file.sizeBytes)
       if (!refusal) this.priceHold.quoted(snapshot)
-      return this.pricing.paymentRequired(offer, accepts, version, refusal)
+      return this.pricing.paymentRequired(offer, accepts, version, refusal, options.extensions)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
     const chosen = accepts.find((a) => a.requirement.network === decoded.network)
@@ -361,13 +374,14 @@ export class StorageService {
       try {
         chosen.rail.check(decoded, requirement)
       } catch (error) {
-        if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.pricing.paymentRequired(offer, accepts, version, error)
+        if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
         throw error
       }
     }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
     // a crash at any later point leaves the payment, the payload and the bytes together on record.
-    // The spool is shared (database or shared directory): any instance can finish the upload if this one dies.
+    // The spool is shared (PostgreSQL, S3 or a mounted directory): any instance can finish the upload if this
+    // one dies.
     const uploadId = newUploadId()
     // x402 payment-identifier: a retry of a paid upload with the identifier of the first gets the first's
     // result and pays nothing more; the identifier is taken before anything is spooled or settled.
@@ -398,7 +412,7 @@ export class StorageService {
       }
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) {
-        return this.pricing.paymentRequired(offer, accepts, version, error)
+        return this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
       }
       throw error
     }
@@ -406,7 +420,7 @@ export class StorageService {
     try {
       const stored = await this.uploadSpooled({ upload_id: uploadId, spool_path: spoolPath, local_path: kept.localPath, size_bytes: Number(file.sizeBytes), sha256: file.sha256, app_name: appName, payer_tag: deposit.payerTag, attempts: 0 })
       const result: UploadResult = { arTxId: stored.arTxId, sha256: file.sha256, sizeBytes: Number(file.sizeBytes), winc: stored.winc, settlement }
-      return uploaded(result, version)
+      return uploaded(result, version, uploadId)
     } catch (error) {
       const row = await this.ledger.getDeposit(deposit.depositId)
       const depositView = row ? viewDeposit(row) : undefined
@@ -434,7 +448,7 @@ export class StorageService {
       throw new PaymentReplayedError('a payment with this identifier is still being settled; retry shortly')
     }
     const view = viewUpload(found.upload, found.deposit)
-    if (view.result) return uploaded(view.result, version)
+    if (view.result) return uploaded(view.result, version, view.upload_id)
     return { status: 202, body: { queue_id: view.upload_id, status: 'queued', status_url: `/store/uploads/${view.upload_id}`, deposit: view.deposit }, headers: {} }
   }
 
@@ -448,7 +462,7 @@ export class StorageService {
     let opened: OpenedSpool | undefined
     try {
       if (!row.spool_path) throw new Error('spooled bytes missing')
-      opened = row.local_path ? { path: row.local_path, release: async () => undefined } : await this.spool.open(row.spool_path)
+      opened = row.local_path ? { path: row.local_path, release: async () => undefined } : await this.spool.open(row.spool_path, Number(row.size_bytes))
       const signer = await this.signer()
       const item = await signDataItemFromFile(signer, opened.path, BigInt(row.size_bytes), storageTags(row.app_name, row.sha256, row.payer_tag))
       const reply = await this.upstream.uploadDataItem(item.open(), item.length)
@@ -481,14 +495,14 @@ export class StorageService {
 }
 
 /** The 200 of a stored upload: the result and PAYMENT-RESPONSE (and X-PAYMENT-RESPONSE, in v1 terms, for a v1 payer). */
-function uploaded(result: UploadResult, version: 1 | 2): StoreOutcome {
+function uploaded(result: UploadResult, version: 1 | 2, uploadId: string): StoreOutcome {
   const headers: Record<string, string> = { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(paymentResponse(result)) }
   if (version === 1) {
     const settlement = result.settlement
     const v1 = { ...paymentResponse(result), network: v1NetworkName(String(settlement.network)) ?? settlement.network }
     headers[HEADER_X_PAYMENT_RESPONSE] = encodeBase64Json(v1)
   }
-  return { status: 200, body: result, headers }
+  return { status: 200, body: result, headers, uploadId }
 }
 
 /**

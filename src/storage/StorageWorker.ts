@@ -78,6 +78,18 @@ export class StorageWorker {
     await this.#running
   }
 
+  /**
+   * A clean stop (issue 28, rolling restarts): the uploads this instance still holds (being sent when the
+   * shutdown deadline cut them, or paid and not yet activated) go back to the queue now, so a live peer takes
+   * them on its next pass instead of after `leaseS`. Call after `stop()`, once this process's requests are done.
+   */
+  async handOver(): Promise<number> {
+    const self = this.#service.instanceId
+    const released = await this.#service.ledger.requeueOwn(self)
+    if (released > 0) this.#logger?.warn({ uploads: released, instance: self }, 'handed this instance\'s in-flight paid uploads over to the queue at shutdown')
+    return released
+  }
+
   #creditCheckedAt = 0
 
   /**

@@ -51,12 +51,12 @@ export class StorePricing {
   }
 
   /** Every 402 of the storage endpoint: the requirements at the current price, the reason, PAYMENT-REQUIRED. */
-  paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError): StoreOutcome & { status: 402 } {
+  paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError, extensions: Record<string, unknown> = storeDiscoveryExtensions): StoreOutcome & { status: 402 } {
     return paymentRequiredAnswer({
       version,
       resource: { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType },
       accepts: accepts.map((a) => a.requirement),
-      extensions: storeDiscoveryExtensions,
+      extensions,
       error: refusal?.code ?? null,
       message: refusal?.shortMessage,
     })

@@ -84,4 +84,26 @@ describe('readStorageConfig / readX402Config', () => {
     expect(() => readStorageConfig({ SERVICE_STORAGE__UNPAID_MAX_BYTES: '0' })).toThrow(ConfigError)
     expect(() => readStorageConfig({ SERVICE_STORAGE__UNPAID_PER_ADDRESS: '0' })).toThrow(ConfigError)
   })
+
+  it('spool store: auto by default; s3 needs a bucket, and both keys or neither', () => {
+    expect(readStorageConfig({})).toMatchObject({ spoolStore: 'auto', s3: undefined })
+    expect(() => readStorageConfig({ SERVICE_STORAGE__SPOOL_STORE: 'nfs' })).toThrow('SERVICE_STORAGE__SPOOL_STORE')
+    expect(() => readStorageConfig({ SERVICE_STORAGE__SPOOL_STORE: 's3' })).toThrow('SERVICE_STORAGE__S3_BUCKET')
+    const bucket = { SERVICE_STORAGE__SPOOL_STORE: 's3', SERVICE_STORAGE__S3_BUCKET: 'paid-spool' }
+    expect(readStorageConfig(bucket).s3).toEqual({
+      bucket: 'paid-spool', prefix: 'spool/', region: 'us-east-1', endpoint: undefined, forcePathStyle: false, accessKeyId: undefined, secretAccessKey: undefined,
+    })
+    expect(readStorageConfig({ ...bucket, SERVICE_STORAGE__S3_ENDPOINT: 'http://minio:9000/' }).s3).toMatchObject({ endpoint: 'http://minio:9000', forcePathStyle: true })
+    expect(() => readStorageConfig({ ...bucket, SERVICE_STORAGE__S3_ENDPOINT: 'minio:9000' })).toThrow('SERVICE_STORAGE__S3_ENDPOINT')
+    expect(() => readStorageConfig({ ...bucket, SERVICE_STORAGE__S3_ACCESS_KEY_ID: 'AK' })).toThrow('SERVICE_STORAGE__S3_SECRET_ACCESS_KEY')
+    // the secret is named in the error, never shown
+    let message = ''
+    try {
+      readStorageConfig({ ...bucket, SERVICE_STORAGE__S3_SECRET_ACCESS_KEY: 'very-secret-value' })
+    } catch (error) {
+      message = String(error)
+    }
+    expect(message).toContain('SERVICE_STORAGE__S3_SECRET_ACCESS_KEY')
+    expect(message).not.toContain('very-secret-value')
+  })
 })

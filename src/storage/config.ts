@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path'
 import { ConfigError } from '../config/ConfigError.js'
-import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../config/env.js'
+import { type Env, envBool, envEnum, envHttpUrl, envInt, envOptionalString, envString } from '../config/env.js'
+import type { S3SpoolConfig } from './spool/S3SpoolStore.js'
 
 /**
  * Configuration of paid storage (seed 4.6, 4.7), from `SERVICE_STORAGE__*`:
@@ -12,10 +13,15 @@ import { type Env, envHttpUrl, envInt, envOptionalString, envString } from '../c
  * - `SERVICE_STORAGE__VERIFY_INTERVAL_MS` (5000), `SERVICE_STORAGE__RETRY_INTERVAL_MS` (5000, doubled per
  *   failed attempt up to 5 min), `SERVICE_STORAGE__WORKER_TICK_MS` (1000);
  * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files of uploads being received;
- * - paid-but-unstored bytes (docs/reliability.md): up to `SERVICE_STORAGE__DB_SPOOL_MAX_BYTES` (4 MiB; 0 = never)
- *   in the database (`storage_spool`), larger ones in `SERVICE_STORAGE__SHARED_SPOOL_DIR` (default
- *   `<SPOOL_DIR>/paid`) — with several instances, a directory every instance mounts at that path, so any of
- *   them can finish an upload another was sending when it died;
+ * - paid-but-unstored bytes (docs/reliability.md), where every replica reads them so any of them can finish an
+ *   upload another was sending when it died: up to `SERVICE_STORAGE__DB_SPOOL_MAX_BYTES` (4 MiB; 0 = never)
+ *   as one database row (`storage_spool`), larger ones in `SERVICE_STORAGE__SPOOL_STORE` (issue 28):
+ *   `postgres` (chunked rows, the default when the database is PostgreSQL), `s3` (an S3-compatible bucket:
+ *   `SERVICE_STORAGE__S3_BUCKET` (required), `…_S3_ENDPOINT` (unset = AWS), `…_S3_REGION` (`us-east-1`),
+ *   `…_S3_PREFIX` (`spool/`), `…_S3_FORCE_PATH_STYLE` (default on with an endpoint), `…_S3_ACCESS_KEY_ID` +
+ *   `…_S3_SECRET_ACCESS_KEY` (both or neither; neither = the SDK's chain; never logged)) or `local` (the
+ *   default on SQLite): `SERVICE_STORAGE__SHARED_SPOOL_DIR` (default `<SPOOL_DIR>/paid`) — shared between
+ *   replicas only if every one mounts it at that path;
  * - `SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS` (16): `POST /store` requests one instance receives at once; beyond
  *   it 503 `too_many_uploads` with `Retry-After` (`SERVICE_STORAGE__BUSY_RETRY_AFTER_S`, 5);
  * - `SERVICE_STORAGE__UPSTREAM_TIMEOUT_MS` (120000): longest upstream upload call (reads: 15 s);
@@ -63,6 +69,10 @@ export type StorageConfig = {
   spoolDir: string
   sharedSpoolDir: string
   dbSpoolMaxBytes: number
+  /** Where large paid bytes wait; `auto`: `postgres` on PostgreSQL, `local` on SQLite. */
+  spoolStore: SpoolStoreChoice
+  /** Set when `spoolStore` is `s3`. */
+  s3: S3SpoolConfig | undefined
   maxConcurrentUploads: number
   busyRetryAfterS: number
   upstreamTimeoutMs: number
@@ -78,6 +88,8 @@ export type StorageConfig = {
   /** Bounds on everything a request costs before its payment is checked (`src/storage/intake/`). */
   intake: IntakeLimits
 }
+
+export type SpoolStoreChoice = 'auto' | 'local' | 'postgres' | 's3'
 
 export type IntakeLimits = {
   unpaidMaxBytes: bigint
@@ -134,6 +146,7 @@ export function readStorageConfig(env: Env = process.env): StorageConfig {
     spoolDir,
     sharedSpoolDir: resolve(envString(env, 'SERVICE_STORAGE__SHARED_SPOOL_DIR', join(spoolDir, 'paid'))),
     dbSpoolMaxBytes: envInt(env, 'SERVICE_STORAGE__DB_SPOOL_MAX_BYTES', 4 * 1024 ** 2, { min: 0, max: 64 * 1024 ** 2 }),
+    ...readSpoolStore(env),
     maxConcurrentUploads: positive('SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS', 16),
     busyRetryAfterS: positive('SERVICE_STORAGE__BUSY_RETRY_AFTER_S', 5),
     upstreamTimeoutMs: positive('SERVICE_STORAGE__UPSTREAM_TIMEOUT_MS', 120_000),
@@ -163,6 +176,36 @@ function readIntakeLimits(env: Env, maxUploadBytes: bigint): IntakeLimits {
     algorandUnknownTxMs: positive('SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS', 6000, 120_000),
     earlyDrainMaxBytes: envInt(env, 'SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES', 1024 ** 2, { min: 0, max: 1024 ** 3 }),
     lingerMs: positive('SERVICE_STORAGE__LINGER_MS', 2000, 60_000),
+  }
+}
+
+const SPOOL_STORES: readonly SpoolStoreChoice[] = ['auto', 'local', 'postgres', 's3']
+
+function readSpoolStore(env: Env): { spoolStore: SpoolStoreChoice; s3: S3SpoolConfig | undefined } {
+  const choice = envEnum(env, 'SERVICE_STORAGE__SPOOL_STORE', SPOOL_STORES, 'auto')
+  if (choice !== 's3') return { spoolStore: choice, s3: undefined }
+  const bucket = envOptionalString(env, 'SERVICE_STORAGE__S3_BUCKET')
+  if (bucket === undefined || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('SERVICE_STORAGE__S3_BUCKET', 'must name the bucket (3-63 lowercase letters, digits, dots, hyphens) when SERVICE_STORAGE__SPOOL_STORE=s3')
+  }
+  const endpoint = envOptionalString(env, 'SERVICE_STORAGE__S3_ENDPOINT') === undefined ? undefined : envHttpUrl(env, 'SERVICE_STORAGE__S3_ENDPOINT', '')
+  const accessKeyId = envOptionalString(env, 'SERVICE_STORAGE__S3_ACCESS_KEY_ID')
+  const secretAccessKey = envOptionalString(env, 'SERVICE_STORAGE__S3_SECRET_ACCESS_KEY')
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('SERVICE_STORAGE__S3_SECRET_ACCESS_KEY', 'set both SERVICE_STORAGE__S3_ACCESS_KEY_ID and SERVICE_STORAGE__S3_SECRET_ACCESS_KEY, or neither')
+  }
+  return {
+    spoolStore: 's3',
+    s3: {
+      bucket,
+      prefix: envString(env, 'SERVICE_STORAGE__S3_PREFIX', 'spool/'),
+      region: envString(env, 'SERVICE_STORAGE__S3_REGION', 'us-east-1'),
+      endpoint,
+      // S3-compatible servers mostly answer only path-style requests (no per-bucket DNS names)
+      forcePathStyle: envBool(env, 'SERVICE_STORAGE__S3_FORCE_PATH_STYLE', endpoint !== undefined),
+      accessKeyId,
+      secretAccessKey,
+    },
   }
 }
 

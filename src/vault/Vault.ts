@@ -1,26 +1,14 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
-import { readFile, rm } from 'node:fs/promises'
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { readFile, rename } from 'node:fs/promises'
+import type { Kysely } from 'kysely'
 import type { Address } from 'viem'
+import type { Database } from '../db/Database.js'
 import { ShadowError } from '../overlord/ShadowError.js'
 import { addressesEqual, parseStrictSignature, verifyOverlordSignature } from '../overlord/verifyOverlordSignature.js'
-import { writeFileAtomic } from './writeFileAtomic.js'
 
-/**
- * The sealed vault (docs/security.md): one JSON file in the data dir.
- *
- * - Each entry is AES-256-GCM under a 32-byte data key, with a fresh random 12-byte nonce and the entry id
- *   as associated data (an entry copied under another id fails authentication).
- * - The data key is stored only wrapped (AES-256-GCM) by a key-encryption key = HKDF-SHA256(ikm = r‖s of
- *   the overlord's signature over the fixed unlock message, salt = per-vault random 32 bytes, info =
- *   `svc-vault/v1 kek`). Wallets sign deterministically (RFC 6979), so the overlord can reproduce it; the
- *   server cannot, because it never holds that signature at rest (flow A's proof file is the operator's
- *   explicit choice to trade that away).
- * - Locked after every restart: the data key lives only in memory and only after `unlock`. While locked every
- *   entry operation throws 423 `vault_locked`.
- * - The first successful unlock of a server with no vault file initialises the vault.
- */
 export type VaultEntryRecord = { context: string; nonce: string; ciphertext: string; created_at: number }
 
+/** The file format of the vault before issue 28 (`<data dir>/vault.json`): imported once by `importVaultFile`. */
 export type VaultFile = {
   version: 1
   vault_id: string
@@ -32,16 +20,23 @@ export type VaultFile = {
 
 export type UnlockProof = { address?: unknown; signature?: unknown; message?: unknown }
 
+/** The database, or a transaction of it (cabinet provision and clear write entries inside theirs). */
+export type VaultDb = Kysely<Database>
+
 export type VaultOptions = {
-  path: string
+  db: VaultDb
   overlordAddress: () => Address | undefined
   /** The fixed, server-defined text the overlord signs to unlock (`unlockMessageFor(origin)`). */
   unlockMessage: string
   now?: () => number
+  /** Called after the data key arrived or left (unlock, adoption from a peer, lock): the replica republishes. */
+  onLockChange?: (unlocked: boolean) => void
 }
 
 const KDF_INFO = 'svc-vault/v1 kek'
 const DATA_KEY_AAD = Buffer.from('svc-vault/v1 data-key', 'utf8')
+const COMMITMENT_INFO = 'svc-vault/v1 key-commitment'
+const META_ID = 'vault'
 
 export function unlockMessageFor(origin: string): string {
   return [
@@ -51,19 +46,39 @@ export function unlockMessageFor(origin: string): string {
   ].join('\n')
 }
 
+/**
+ * The sealed vault (docs/security.md), in the deployment's database (issue 28; before, one JSON file per replica):
+ *
+ * - Each entry (`vault_entries`) is AES-256-GCM under a 32-byte data key, with a fresh random 12-byte nonce and
+ *   the entry id as associated data (an entry copied under another id fails authentication).
+ * - The data key is stored only wrapped (`vault_meta`, AES-256-GCM) by a key-encryption key =
+ *   HKDF-SHA256(ikm = r‖s of the overlord's signature over the fixed unlock message, salt = per-vault random
+ *   32 bytes, info = `svc-vault/v1 kek`). Wallets sign deterministically (RFC 6979), so the overlord can
+ *   reproduce it; the server cannot, because it never holds that signature at rest (flow A's proof file is the
+ *   operator's explicit choice to trade that away).
+ * - `vault_meta.key_commitment` = HMAC-SHA256(data key, `svc-vault/v1 key-commitment` ‖ vault id): a replica
+ *   adopts a data key sent by a peer (`adopt`) only when it matches, so a row forged without the data key
+ *   cannot make a replica use a key of the forger's choosing.
+ * - Locked after every restart: the data key lives only in memory, after `unlock` or `adopt`. While locked
+ *   every entry operation throws 423 `vault_locked`.
+ * - The first successful unlock of a deployment with no vault initialises it (two replicas racing: one insert
+ *   wins, the other unwraps the winner's header with the same deterministic signature).
+ */
 export class Vault {
-  readonly path: string
   readonly unlockMessage: string
+  readonly #db: VaultDb
   readonly #overlord: () => Address | undefined
   readonly #now: () => number
+  readonly #onLockChange: ((unlocked: boolean) => void) | undefined
   #dataKey: Buffer | undefined
-  #file: VaultFile | undefined
+  #vaultId: string | undefined
 
   constructor(options: VaultOptions) {
-    this.path = options.path
+    this.#db = options.db
     this.unlockMessage = options.unlockMessage
     this.#overlord = options.overlordAddress
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000))
+    this.#onLockChange = options.onLockChange
   }
 
   isUnlocked(): boolean {
@@ -72,9 +87,11 @@ export class Vault {
 
   /** Forgets the data key (a restart does the same). */
   lock(): void {
+    const was = this.isUnlocked()
     this.#dataKey?.fill(0)
     this.#dataKey = undefined
-    this.#file = undefined
+    this.#vaultId = undefined
+    if (was) this.#onLockChange?.(false)
   }
 
   /**
@@ -97,81 +114,123 @@ export class Vault {
       throw new ShadowError('bad_signature', 'The signature does not recover to the overlord address.')
     }
     const ikm = Buffer.concat([bigintTo32(parsed.r), bigintTo32(parsed.s)])
-    const existing = await this.#readFile()
-    if (!existing) {
-      const dataKey = randomBytes(32)
-      const salt = randomBytes(32)
-      const kek = deriveKek(ikm, salt)
-      const nonce = randomBytes(12)
-      const file: VaultFile = {
-        version: 1,
-        vault_id: randomBytes(16).toString('hex'),
-        overlord_address: overlord,
-        kdf: { alg: 'HKDF-SHA256', salt: salt.toString('hex'), info: KDF_INFO },
-        wrapped_data_key: { alg: 'AES-256-GCM', nonce: nonce.toString('hex'), ciphertext: seal(kek, nonce, dataKey, DATA_KEY_AAD).toString('hex') },
-        entries: {},
-      }
-      kek.fill(0)
-      ikm.fill(0)
-      await writeFileAtomic(this.path, serialise(file))
-      this.#file = file
-      this.#dataKey?.fill(0)
-      this.#dataKey = dataKey
-      return { vault_unlocked: true, initialised: true }
-    }
-    const kek = deriveKek(ikm, Buffer.from(existing.kdf.salt, 'hex'))
-    ikm.fill(0)
-    let dataKey: Buffer
     try {
-      dataKey = open(kek, Buffer.from(existing.wrapped_data_key.nonce, 'hex'), Buffer.from(existing.wrapped_data_key.ciphertext, 'hex'), DATA_KEY_AAD)
-    } catch {
-      throw new ShadowError('vault_unlock_failed', 'The signature does not unwrap this vault (was it initialised by another overlord key?).')
+      let initialised = false
+      let meta = await this.#readMeta()
+      if (!meta) {
+        const dataKey = randomBytes(32)
+        const salt = randomBytes(32)
+        const kek = deriveKek(ikm, salt)
+        const nonce = randomBytes(12)
+        const vaultId = randomBytes(16).toString('hex')
+        const row = {
+          id: META_ID,
+          vault_id: vaultId,
+          overlord_address: overlord,
+          kdf_salt: salt.toString('hex'),
+          kdf_info: KDF_INFO,
+          wrapped_nonce: nonce.toString('hex'),
+          wrapped_ciphertext: seal(kek, nonce, dataKey, DATA_KEY_AAD).toString('hex'),
+          key_commitment: keyCommitment(dataKey, vaultId),
+          created_at: this.#now(),
+        }
+        kek.fill(0)
+        dataKey.fill(0)
+        const inserted = await this.#db.insertInto('vault_meta').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
+        initialised = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1
+        meta = await this.#readMeta()
+        if (!meta) throw new Error('vault header vanished after its insert')
+      }
+      const kek = deriveKek(ikm, Buffer.from(meta.kdf_salt, 'hex'))
+      let dataKey: Buffer
+      try {
+        dataKey = open(kek, Buffer.from(meta.wrapped_nonce, 'hex'), Buffer.from(meta.wrapped_ciphertext, 'hex'), DATA_KEY_AAD)
+      } catch {
+        throw new ShadowError('vault_unlock_failed', 'The signature does not unwrap this vault (was it initialised by another overlord key?).')
+      } finally {
+        kek.fill(0)
+      }
+      if (meta.key_commitment === PENDING_COMMITMENT) {
+        // an imported file's header: only now, with the data key, can its commitment be written
+        await this.#db
+          .updateTable('vault_meta')
+          .set({ key_commitment: keyCommitment(dataKey, meta.vault_id) })
+          .where('id', '=', META_ID)
+          .where('key_commitment', '=', PENDING_COMMITMENT)
+          .execute()
+      }
+      this.#set(dataKey, meta.vault_id)
+      return { vault_unlocked: true, initialised }
     } finally {
-      kek.fill(0)
+      ikm.fill(0)
     }
-    this.#dataKey?.fill(0)
-    this.#dataKey = dataKey
-    this.#file = existing
-    return { vault_unlocked: true, initialised: false }
+  }
+
+  /**
+   * Takes a data key a peer replica sent (already unwrapped by the caller). Refused (false, nothing changes)
+   * unless it matches the vault's key commitment: only a holder of the real data key can make one that does.
+   */
+  async adopt(candidate: Buffer): Promise<boolean> {
+    const meta = await this.#readMeta()
+    if (!meta || candidate.length !== 32) return false
+    const expected = Buffer.from(meta.key_commitment, 'hex')
+    const actual = Buffer.from(keyCommitment(candidate, meta.vault_id), 'hex')
+    if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return false
+    this.#set(Buffer.from(candidate), meta.vault_id)
+    return true
+  }
+
+  /** Lends the data key to `use` (wrapping it to a peer); 423 while locked. The caller must not keep it. */
+  withDataKey<T>(use: (dataKey: Buffer, vaultId: string) => T): T {
+    this.#unlocked()
+    return use(this.#dataKey!, this.#vaultId!)
+  }
+
+  /** Throws 423 `vault_locked` unless unlocked (checked before anything else touches the vault). */
+  requireUnlocked(): void {
+    this.#unlocked()
   }
 
   /** Entry ids, optionally under a prefix. */
-  list(prefix = ''): string[] {
-    return Object.keys(this.#unlocked().entries)
-      .filter((id) => id.startsWith(prefix))
-      .sort()
+  async list(prefix = '', db: VaultDb = this.#db): Promise<string[]> {
+    this.#unlocked()
+    const rows = await db.selectFrom('vault_entries').select('entry_id').orderBy('entry_id').execute()
+    return rows.map((r) => r.entry_id).filter((id) => id.startsWith(prefix))
   }
 
-  has(id: string): boolean {
-    return Object.hasOwn(this.#unlocked().entries, id)
+  async has(id: string): Promise<boolean> {
+    return (await this.context(id)) !== undefined
   }
 
-  context(id: string): string | undefined {
-    const entries = this.#unlocked().entries
-    return Object.hasOwn(entries, id) ? entries[id]!.context : undefined
+  async context(id: string): Promise<string | undefined> {
+    this.#unlocked()
+    const row = await this.#db.selectFrom('vault_entries').select('context').where('entry_id', '=', id).executeTakeFirst()
+    return row?.context
   }
 
-  async put(id: string, plaintext: Uint8Array | string, context: string): Promise<void> {
-    const file = this.#unlocked()
+  /** Seals and writes one entry (replacing one of the same id); `db` is the caller's transaction, if any. */
+  async put(id: string, plaintext: Uint8Array | string, context: string, db: VaultDb = this.#db): Promise<void> {
+    this.#unlocked()
     const nonce = randomBytes(12)
     const bytes = typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : Buffer.from(plaintext)
-    const record: VaultEntryRecord = {
+    const record = {
       context,
       nonce: nonce.toString('hex'),
       ciphertext: seal(this.#dataKey!, nonce, bytes, Buffer.from(id, 'utf8')).toString('hex'),
       created_at: this.#now(),
     }
     bytes.fill(0)
-    await this.#commit({ ...file, entries: { ...file.entries, [id]: record } })
+    await db
+      .insertInto('vault_entries')
+      .values({ entry_id: id, ...record })
+      .onConflict((oc) => oc.column('entry_id').doUpdateSet(record))
+      .execute()
   }
 
-  async delete(id: string): Promise<boolean> {
-    const file = this.#unlocked()
-    if (!Object.hasOwn(file.entries, id)) return false
-    const entries = { ...file.entries }
-    delete entries[id]
-    await this.#commit({ ...file, entries })
-    return true
+  async delete(id: string, db: VaultDb = this.#db): Promise<boolean> {
+    this.#unlocked()
+    const result = await db.deleteFrom('vault_entries').where('entry_id', '=', id).executeTakeFirst()
+    return Number(result.numDeletedRows) > 0
   }
 
   /**
@@ -179,10 +238,11 @@ export class Vault {
    * Undefined when the entry does not exist.
    */
   async withSecret<T>(id: string, use: (plaintext: Buffer) => Promise<T> | T): Promise<T | undefined> {
-    const entries = this.#unlocked().entries
-    const record = Object.hasOwn(entries, id) ? entries[id] : undefined
+    this.#unlocked()
+    const record = await this.#db.selectFrom('vault_entries').select(['nonce', 'ciphertext']).where('entry_id', '=', id).executeTakeFirst()
     if (!record) return undefined
-    const plaintext = open(this.#dataKey!, Buffer.from(record.nonce, 'hex'), Buffer.from(record.ciphertext, 'hex'), Buffer.from(id, 'utf8'))
+    const key = this.#unlocked()
+    const plaintext = open(key, Buffer.from(record.nonce, 'hex'), Buffer.from(record.ciphertext, 'hex'), Buffer.from(id, 'utf8'))
     try {
       return await use(plaintext)
     } finally {
@@ -190,48 +250,70 @@ export class Vault {
     }
   }
 
-  /** Raw file bytes (or null when absent) — the pre-operation snapshot used by cabinet rollbacks. */
-  async snapshot(): Promise<string | null> {
-    this.#unlocked()
-    try {
-      return await readFile(this.path, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw error
-    }
+  #set(dataKey: Buffer, vaultId: string): void {
+    const was = this.isUnlocked()
+    this.#dataKey?.fill(0)
+    this.#dataKey = dataKey
+    this.#vaultId = vaultId
+    if (!was) this.#onLockChange?.(true)
   }
 
-  async restore(snapshot: string | null): Promise<void> {
-    if (snapshot === null) {
-      await rm(this.path, { force: true })
-      this.lock()
-      return
-    }
-    await writeFileAtomic(this.path, snapshot)
-    if (this.#dataKey) this.#file = JSON.parse(snapshot) as VaultFile
+  #unlocked(): Buffer {
+    if (!this.#dataKey) throw new ShadowError('vault_locked', 'The vault is sealed; unlock it with POST /vault/credentials/reunlock.')
+    return this.#dataKey
   }
 
-  #unlocked(): VaultFile {
-    if (!this.#dataKey || !this.#file) throw new ShadowError('vault_locked', 'The vault is sealed; unlock it with POST /vault/credentials/reunlock.')
-    return this.#file
-  }
-
-  async #commit(file: VaultFile): Promise<void> {
-    await writeFileAtomic(this.path, serialise(file))
-    this.#file = file
-  }
-
-  async #readFile(): Promise<VaultFile | undefined> {
-    let text: string
-    try {
-      text = await readFile(this.path, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw error
-    }
-    return JSON.parse(text) as VaultFile
+  #readMeta() {
+    return this.#db.selectFrom('vault_meta').selectAll().where('id', '=', META_ID).executeTakeFirst()
   }
 }
+
+/**
+ * Imports a pre-issue-28 vault file into an empty database (first start after the upgrade), as it is: the
+ * header and every entry stay sealed (the import needs no unlock; entry ids are the associated data, unchanged).
+ * The commitment needs the data key, which the import does not have: it is written at the first unlock
+ * (`Vault.unlock`). Returns the number of entries imported; 0 when the database already has
+ * a vault or there is no file. The file is renamed `<path>.imported` afterwards, never deleted.
+ */
+export async function importVaultFile(db: VaultDb, path: string): Promise<number> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0
+    throw error
+  }
+  const file = JSON.parse(text) as VaultFile
+  const imported = await db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('vault_meta').select('id').where('id', '=', META_ID).executeTakeFirst()
+    if (existing) return -1
+    await trx
+      .insertInto('vault_meta')
+      .values({
+        id: META_ID,
+        vault_id: file.vault_id,
+        overlord_address: file.overlord_address,
+        kdf_salt: file.kdf.salt,
+        kdf_info: file.kdf.info,
+        wrapped_nonce: file.wrapped_data_key.nonce,
+        wrapped_ciphertext: file.wrapped_data_key.ciphertext,
+        key_commitment: PENDING_COMMITMENT,
+        created_at: Math.floor(Date.now() / 1000),
+      })
+      .execute()
+    const entries = Object.entries(file.entries ?? {})
+    for (const [entry_id, r] of entries) {
+      await trx.insertInto('vault_entries').values({ entry_id, context: r.context, nonce: r.nonce, ciphertext: r.ciphertext, created_at: r.created_at }).execute()
+    }
+    return entries.length
+  })
+  if (imported < 0) return 0
+  await rename(path, `${path}.imported`)
+  return imported
+}
+
+/** An imported header's commitment until the first unlock computes it: matches no key (not hex). */
+const PENDING_COMMITMENT = 'pending'
 
 /** Reads a flow-A proof file `{address, signature, message}`; 400 `unlock_proof_missing` when absent/unreadable. */
 export async function readUnlockProof(path: string): Promise<UnlockProof> {
@@ -266,6 +348,6 @@ function bigintTo32(value: bigint): Buffer {
   return Buffer.from(value.toString(16).padStart(64, '0'), 'hex')
 }
 
-function serialise(file: VaultFile): string {
-  return `${JSON.stringify(file, null, 2)}\n`
+function keyCommitment(dataKey: Buffer, vaultId: string): string {
+  return createHmac('sha256', dataKey).update(`${COMMITMENT_INFO}\n${vaultId}`, 'utf8').digest('hex')
 }

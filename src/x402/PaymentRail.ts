@@ -23,7 +23,7 @@ export type RailOffer = {
  * `AlgorandExactRail`), which the callers tell apart by `kind`.
  */
 export interface PaymentRailBase {
-  readonly scheme: 'exact'
+  readonly scheme: 'exact' | 'upto'
   /** The CAIP-2 network (Algorand's is known once its node told its genesis hash). */
   network(): Promise<string>
   /** A person's name for it (`USDC on Base`). */

@@ -5,6 +5,7 @@ import type { X402Config } from './config.js'
 import { LedgerNodeUnavailableError } from './errors.js'
 import { EVM_NETWORKS } from './evmNetworks.js'
 import { EvmExactRail } from './EvmExactRail.js'
+import { EvmUptoRail } from './EvmUptoRail.js'
 import type { PaymentRail, RailOffer } from './PaymentRail.js'
 import type { PaymentRequirement } from './requirements.js'
 
@@ -18,14 +19,30 @@ export type RailRequirement = { rail: PaymentRail; requirement: PaymentRequireme
  */
 export class RailRegistry {
   readonly #rails: PaymentRail[] = []
+  readonly #metered: EvmUptoRail[] = []
 
-  register(rail: PaymentRail): this {
-    this.#rails.push(rail)
+  /** A fixed-price rail (`exact`) goes to `rails`; an `upto` rail to `metered` (only metered routes offer it). */
+  register(rail: PaymentRail | EvmUptoRail): this {
+    if (rail.kind === 'evm-upto') this.#metered.push(rail)
+    else this.#rails.push(rail)
     return this
   }
 
+  /** The fixed-price rails (`exact`): what every paid route offers. */
   get rails(): readonly PaymentRail[] {
     return this.#rails
+  }
+
+  /**
+   * The `upto` rails, ready ones only (nothing missing): a route whose price is only known once it ran (a cost
+   * call priced by the tokens it produced) offers them beside its `exact` rails; a fixed price (`/store`) never.
+   */
+  get metered(): EvmUptoRail[] {
+    return this.#metered.filter((r) => r.missingSettings().length === 0)
+  }
+
+  uptoRail(network: string): EvmUptoRail | undefined {
+    return this.metered.find((r) => r.id === network)
   }
 
   /** The rails whose payments can be held and settled later (cost calls: `authorize-then-settle`). */
@@ -55,7 +72,8 @@ export class RailRegistry {
 }
 
 /**
- * The rails of the configuration: one `exact` EVM rail per network of evmNetworks.ts, then Algorand.
+ * The rails of the configuration: one `exact` EVM rail per network of evmNetworks.ts, then Algorand; and one
+ * `upto` rail per EVM network (metered cost calls), ready when the `upto` facilitator address is configured.
  * `algod`: the client the Algorand rail polls; its network id comes from `SERVICE_ALGOD__GENESIS_HASH` or,
  * unset, from the node (once, cached; retried after a failure).
  */
@@ -72,6 +90,20 @@ export function createRailRegistry(x402: X402Config, algod: algosdk.Algodv2): Ra
         tokenVersion: x402.tokenVersion,
         payTo: x402.payToEvm,
         rpcUrl: x402.evmRpcUrls[n.network],
+      }),
+    )
+  }
+  for (const n of EVM_NETWORKS) {
+    registry.register(
+      new EvmUptoRail({
+        network: n.network,
+        label: n.label,
+        ...(n.currency === undefined ? {} : { currency: n.currency }),
+        asset: x402.assets[n.network] ?? '',
+        tokenName: x402.tokenName,
+        tokenVersion: x402.tokenVersion,
+        payTo: x402.payToEvm,
+        facilitatorAddress: x402.uptoFacilitatorAddress,
       }),
     )
   }

@@ -27,3 +27,29 @@ export function bazaarExtensions(route: BodyDiscovery): Record<string, unknown> 
   // already allows it (`enum: [POST, PUT, PATCH]`).
   return { bazaar: { ...bazaar, info: { ...bazaar.info, input: { ...bazaar.info.input, method: route.method } } } }
 }
+
+/** An MCP tool as the Bazaar extension declares it (`info.input.type: mcp`). */
+export type McpToolDiscovery = {
+  toolName: string
+  description: string
+  /** JSON Schema of the tool's arguments. */
+  inputSchema: Record<string, unknown>
+  example?: Record<string, unknown>
+  outputExample?: unknown
+}
+
+/**
+ * `extensions` declaring an MCP tool for the x402 Bazaar (`{bazaar: {info, schema}}`, `info.input.type: mcp`,
+ * transport `streamable-http`), built by the reference package, for the tool's 402 results and the discovery
+ * document.
+ */
+export function bazaarMcpExtensions(tool: McpToolDiscovery): Record<string, unknown> {
+  return declareDiscoveryExtension({
+    toolName: tool.toolName,
+    description: tool.description,
+    transport: 'streamable-http',
+    inputSchema: tool.inputSchema,
+    ...(tool.example ? { example: tool.example } : {}),
+    ...(tool.outputExample !== undefined ? { output: { example: tool.outputExample } } : {}),
+  }) as unknown as Record<string, unknown>
+}

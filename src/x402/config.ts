@@ -18,7 +18,9 @@ import { type AlgoUsdRate, parseAlgoUsdRate } from './nativeAlgoAmount.js'
  *   `SERVICE_ALGOD__POLL_INTERVAL_MS` (1500), `SERVICE_ALGOD__TIMEOUT_MS` (30000);
  *   `SERVICE_X402__ALGO_USD_RATE`: USD per ALGO (e.g. `0.18`); native ALGO payments count only through it
  *   (unset, the default: native payments are refused and only the USDC ASA is accepted);
- * - `SERVICE_X402__MAX_TIMEOUT_SECONDS` (60).
+ * - `SERVICE_X402__MAX_TIMEOUT_SECONDS` (60);
+ * - `SERVICE_X402__UPTO_FACILITATOR_ADDRESS`: the address the facilitator settles x402 `upto` payments from (its
+ *   `/supported` lists it as `extra.facilitatorAddress`); a permit must name it. Unset: `upto` is not offered.
  */
 export type X402Config = {
   facilitatorUrl: string
@@ -39,6 +41,8 @@ export type X402Config = {
   /** Operator-set ALGO price; undefined: native ALGO is refused (see nativeAlgoAmount.ts). */
   algoUsdRate: AlgoUsdRate | undefined
   maxTimeoutSeconds: number
+  /** '' when unset (then no `upto` rail is ready). */
+  uptoFacilitatorAddress: string
   /**
    * JSON-RPC of each EVM rail (`SERVICE_X402__RPC_URL__EIP155_8453`, `__EIP155_1`; optional): with it, a payment
    * an instance died settling is recovered from the chain (docs/reliability.md).
@@ -72,6 +76,7 @@ export function readX402Config(env: Env = process.env): X402Config {
     algodTimeoutMs: positive('SERVICE_ALGOD__TIMEOUT_MS', 30_000),
     algoUsdRate: parseAlgoUsdRate(envOptionalString(env, 'SERVICE_X402__ALGO_USD_RATE')),
     maxTimeoutSeconds: positive('SERVICE_X402__MAX_TIMEOUT_SECONDS', 60),
+    uptoFacilitatorAddress: evmAddress(s('SERVICE_X402__UPTO_FACILITATOR_ADDRESS'), 'SERVICE_X402__UPTO_FACILITATOR_ADDRESS'),
     evmRpcUrls: Object.fromEntries(
       EVM_NETWORKS.flatMap(({ network }) => {
         const url = envOptionalString(env, `SERVICE_X402__RPC_URL__${envSuffix(network)}`)
@@ -79,6 +84,11 @@ export function readX402Config(env: Env = process.env): X402Config {
       }),
     ),
   }
+}
+
+function evmAddress(value: string, name: string): string {
+  if (value !== '' && !/^0x[0-9a-fA-F]{40}$/.test(value)) throw new ConfigError(name, 'not a 0x EVM address')
+  return value
 }
 
 /** The network's canonical USDC from @x402/evm's table (what stock clients pay by default); '' when it has none. */

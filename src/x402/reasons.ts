@@ -38,6 +38,10 @@ export const InvalidPaymentReasons = {
   facilitatorRejected: 'facilitator_rejected',
   settlementFailed: 'settlement_failed',
   replayed: 'payment_replayed',
+  /** `upto`: the permit names another facilitator than the one the requirement names (only it may settle). */
+  facilitatorMismatch: 'facilitator_mismatch',
+  /** `upto`: the permit's spender is not x402's `upto` proxy. */
+  spenderMismatch: 'spender_mismatch',
 } as const
 export type InvalidPaymentReason = (typeof InvalidPaymentReasons)[keyof typeof InvalidPaymentReasons]
 

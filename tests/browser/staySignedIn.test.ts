@@ -4,7 +4,7 @@
  * stored token. A request cut off because the user clicked on, a network error or a 5xx keeps it — otherwise the
  * navigation shows "Login" while the cookie is still valid and /dojo's Send fails with auth_required.
  */
-import type { Browser, Page, Route } from 'playwright-core'
+import type { Browser, Page, Response, Route } from 'playwright-core'
 import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser, login, openPage, startSystem, walletFromKey, type System, type TestWallet } from './support/index.js'
@@ -24,12 +24,19 @@ afterAll(async () => {
 const PAGES = ['/public', '/storage/', '/insight/', '/registry/', '/dojo', '/boardroom', '/journal', '/coreterm/', '/book', '/docs', '/feedback.html', '/public']
 const VALIDATE = '**/users/session/validate'
 
+/** A response to the navigation's session check. */
+const isValidate = (r: Response) => r.url().endsWith('/users/session/validate')
+
 const storedToken = (page: Page) => page.evaluate(() => localStorage.getItem('session_token'))
 
 /** Signed in and on /journal; returns the token the login page stored. */
 async function signedInPage(wallet: TestWallet = walletFromKey(generatePrivateKey())) {
   const tab = await openPage(browser, { wallets: [wallet] })
+  // /journal's own validate must have answered before a test moves on: one still in flight when a test logs the
+  // session out elsewhere comes back 401 and forgets the token before the test's next page (seen in CI under load).
+  const journalValidated = tab.page.waitForResponse((r) => isValidate(r) && new URL(r.frame().url()).pathname === '/journal', { timeout: 60_000 })
   await login(tab.page, `${system.url}/journal`)
+  expect((await journalValidated).status()).toBe(200)
   const token = await storedToken(tab.page)
   expect(token).toMatch(/\S/)
   return { ...tab, wallet, token: token! }
@@ -43,7 +50,7 @@ async function navWallet(page: Page): Promise<string | null> {
 
 /** Opens /public and waits for its validate answer: the signed-in home shows the wallet. */
 async function homeShows(page: Page, wallet: string) {
-  const validated = page.waitForResponse((r) => r.url().endsWith('/users/session/validate'))
+  const validated = page.waitForResponse(isValidate)
   await page.goto(`${system.url}/public`)
   expect((await validated).status()).toBe(200)
   await page.locator('#welcome-view').waitFor()
@@ -55,7 +62,7 @@ describe('the navigation keeps the session while the user moves between pages', 
   it('clicking slowly through every page (each validate answered) stays signed in on each', async () => {
     const { page, wallet, token } = await signedInPage()
     for (const path of PAGES) {
-      const validated = page.waitForResponse((r) => r.url().endsWith('/users/session/validate'))
+      const validated = page.waitForResponse(isValidate)
       await page.goto(`${system.url}${path}`)
       expect(new URL(page.url()).pathname, `${path} did not open (signed out?)`).toBe(path)
       expect((await validated).status()).toBe(200)
@@ -117,7 +124,7 @@ describe('the navigation keeps the session while the user moves between pages', 
     // Logged out from another tab or device: the server no longer knows the token.
     const out = await fetch(`${system.url}/users/logout`, { method: 'POST', headers: { 'X-Session-Token': token } })
     expect(out.status).toBeLessThan(300)
-    const validated = page.waitForResponse((r) => r.url().endsWith('/users/session/validate'))
+    const validated = page.waitForResponse(isValidate)
     await page.goto(`${system.url}/public`)
     expect((await validated).status()).toBe(401)
     await page.locator('#login-view').waitFor()

@@ -1,21 +1,24 @@
 /**
- * The soak, short (issue 19): 2 PostgreSQL-backed gateways behind HAProxy for 60 s of modest mixed traffic
- * (two upload clients, uploads up to 4 MB on every rail, replays, logins, cost calls against one model server, challenge floods), one instance
- * killed (-9) and restarted every ~15 s (two kills fit in the minute); every reconciliation check must hold (scripts/soak/runSoak.ts).
- * The full run is `npm run soak -- --instances 2 --seconds 120` (docs/reliability.md).
+ * The soak, short (issues 19, 28): 3 gateways on PostgreSQL and Redis behind HAProxy (readiness checks) for
+ * 60 s of modest mixed traffic (two upload clients, uploads up to 4 MB on every rail, replays, logins, cost
+ * calls against one model server, challenge floods, the overlord's provision / sign / clear through different
+ * replicas), one replica restarted every ~15 s, by turns a rolling restart (SIGTERM) and a crash (`kill -9`);
+ * every reconciliation check must hold (scripts/soak/runSoak.ts), except the known findings it names
+ * (`NO*`, `KNOWN_FINDINGS`). The full run is `npm run soak -- --instances 3 --seconds 120` (docs/reliability.md).
  */
 import { describe, expect, it } from 'vitest'
 import { reportTable, runSoak } from '../../scripts/soak/runSoak.js'
 
-describe('soak: 2 instances behind HAProxy, kills every ~15 s, 60 s', () => {
-  it('loses no paid upload, settles nothing twice, accepts no nonce twice, keeps every session, and stays under 0.5% /store errors outside kills', async () => {
+describe('soak: 3 replicas behind HAProxy, a restart every ~15 s (SIGTERM, kill -9 by turns), 60 s', () => {
+  it('loses no paid upload, settles nothing twice, accepts no nonce twice, keeps every session, no error in a rolling restart, under 0.5% /store errors outside kills', async () => {
     const lines: string[] = []
-    const report = await runSoak({ instances: 2, seconds: 60, maxUploadBytes: 4 * 1024 * 1024, uploaders: 2, killEveryS: 15, log: (l) => lines.push(l) })
+    const report = await runSoak({ instances: 3, seconds: 60, maxUploadBytes: 4 * 1024 * 1024, uploaders: 2, killEveryS: 15, log: (l) => lines.push(l) })
     const table = reportTable(report.checks)
-    expect(report.kills, table).toBeGreaterThanOrEqual(2)
-    expect(report.checks.filter((c) => !c.ok), `${table}\n${lines.join('\n')}`).toEqual([])
+    expect(report.kills, table).toBeGreaterThanOrEqual(2) // at least one rolling restart and one kill -9
+    expect(report.checks.filter((c) => !c.ok && c.known === undefined), `${table}\n${lines.join('\n')}`).toEqual([])
     expect(report.outcomes.logins.length).toBeGreaterThan(0)
     expect(report.outcomes.replays.length).toBeGreaterThan(0)
     expect(report.outcomes.costCalls.filter((c) => c.status === 200).length).toBeGreaterThan(0)
-  }, 420_000)
+    process.stdout.write(`${table}\n`)
+  }, 900_000)
 })

@@ -10,18 +10,18 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawnGateway, type SpawnedGateway } from '../support/spawnGateway.js'
+import { startBlackHoleUpstream } from '../support/startBlackHoleUpstream.js'
+import { waitFor as waitUntil } from '../support/waitFor.js'
 import { createTestDatabase, type TestDatabase } from '../support/testDatabase.js'
 import { evmEnv, type EvmPeers, multipart, payingClient, startEvmPeers } from '../storage/harness.js'
 
 let peers: EvmPeers
 let database: TestDatabase
-let blackHole: Server
+let blackHole: Awaited<ReturnType<typeof startBlackHoleUpstream>>
 let blackHoleUrl: string
 let dir: string
 const spawned: SpawnedGateway[] = []
@@ -29,16 +29,13 @@ const spawned: SpawnedGateway[] = []
 beforeAll(async () => {
   ;[peers, database] = await Promise.all([startEvmPeers(), createTestDatabase('postgres')])
   dir = await mkdtemp(join(tmpdir(), 'takeover-'))
-  // An upstream that takes the upload's bytes and never answers: the sender stays mid-upload.
-  blackHole = createServer((req) => req.resume())
-  await new Promise<void>((r) => blackHole.listen(0, '127.0.0.1', r))
-  blackHoleUrl = `http://127.0.0.1:${(blackHole.address() as AddressInfo).port}`
+  blackHole = await startBlackHoleUpstream()
+  blackHoleUrl = blackHole.url
 }, 180_000)
 
 afterAll(async () => {
   await Promise.allSettled(spawned.map((g) => g.crash()))
-  blackHole?.closeAllConnections()
-  await new Promise((r) => blackHole?.close(r))
+  await blackHole?.close()
   await database?.close()
   await peers?.close()
   if (dir) await rm(dir, { recursive: true, force: true })
@@ -50,6 +47,8 @@ function gatewayEnv(name: string, extra: Record<string, string> = {}): Record<st
     SERVICE_DATABASE_URL: database.url,
     SERVICE_DATA_DIR: join(dir, name),
     SERVICE_INSTANCE_ID: name,
+    // the mounted-directory configuration (issue 19); without a mount, tests/reliability/sharedSpool…
+    SERVICE_STORAGE__SPOOL_STORE: 'local',
     SERVICE_STORAGE__SHARED_SPOOL_DIR: join(dir, 'shared-spool'),
     SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9',
     ...extra,
@@ -72,6 +71,9 @@ async function payInBackground(gateway: SpawnedGateway, data: Uint8Array, payer:
   void fetch(`${gateway.url}/store`, { method: 'POST', body: multipart(data), headers: client.encodePaymentSignatureHeader(payload) }).catch(() => undefined)
 }
 
+/** `waitFor` that reports the uploads as they stood when it timed out. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number) => waitUntil(what, probe, timeoutMs, uploads)
+
 type Row = { upload_id: string; status: string; owner_instance: string | null; spool_path: string | null; sha256: string; deposit: string }
 
 async function uploads(): Promise<Row[]> {
@@ -82,15 +84,6 @@ async function uploads(): Promise<Row[]> {
     .execute()
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await uploads())}`)
-    await new Promise((r) => setTimeout(r, 250))
-  }
-}
 
 const sha = (data: Uint8Array) => createHash('sha256').update(data).digest('hex')
 

@@ -192,7 +192,7 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
 export async function startAppGateway(
   env: Record<string, string>,
   dir: string,
-  options: { start?: boolean; withBatch?: boolean } = {},
+  options: { start?: boolean; withBatch?: boolean; spanExporter?: import('@opentelemetry/sdk-trace').SpanExporter } = {},
 ): Promise<TestGateway & { validationErrors: unknown[]; services: import('../../src/handlers/types.js').Services }> {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
@@ -218,6 +218,7 @@ export async function startAppGateway(
     domains: options.withBatch ? [initStorage, initBatch] : [initStorage],
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
+    spanExporter: options.spanExporter,
   })
   if (options.start) await gateway.start()
   const server = gateway.app.listen(port, '127.0.0.1')

@@ -19,6 +19,7 @@ import { newDepositId, newUploadId } from '../../src/storage/ids.js'
 import { Ledger } from '../../src/storage/Ledger.js'
 import { recoverOrphanedClaims } from '../../src/storage/recoverClaims.js'
 import { Spool } from '../../src/storage/Spool.js'
+import { LocalDirSpoolStore } from '../../src/storage/spool/LocalDirSpoolStore.js'
 import { readX402Config } from '../../src/x402/config.js'
 import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
 import { createRailRegistry } from '../../src/x402/RailRegistry.js'
@@ -39,7 +40,8 @@ beforeAll(async () => {
   chain = await startChain({ chainId: 8453 })
   handle = await createDatabase({ url: ':memory:' })
   ledger = new Ledger(handle.db)
-  spool = new Spool({ db: handle.db, sharedDir: join(dir, 'shared'), tmpDir: join(dir, 'tmp'), dbMaxBytes: 1_000_000 })
+  const local = new LocalDirSpoolStore(join(dir, 'shared'))
+  spool = new Spool({ db: handle.db, store: local, local, tmpDir: join(dir, 'tmp'), dbMaxBytes: 1_000_000 })
   const t = Math.floor(Date.now() / 1000) - 1_000
   await handle.db.insertInto('gateway_instances').values({ instance_id: DEAD, host: 'h', pid: 1, started_at: t, heartbeat_at: t, stopped_at: null }).execute()
 }, 60_000)

@@ -135,7 +135,8 @@ describe('discovery', () => {
     const r = await fetch(`${gw.url}/.well-known/x402`)
     const doc = await r.json()
     expect(r.status, JSON.stringify(doc)).toBe(200)
-    expect(doc.resources).toEqual([`${gw.url}/store`])
+    // …and the MCP endpoint, whose tools are listed apart (`mcp`, tests/mcp/mcp.integration.test.ts)
+    expect(doc.resources).toEqual([`${gw.url}/store`, `${gw.url}/mcp`])
     const item = doc.items[0]
     expect(item).toMatchObject({ resource: `${gw.url}/store`, method: 'POST', x402Versions: [1, 2], v1Networks: ['base'] })
     expect(item.accepts.map((a: { network: string; asset: string }) => [a.network, a.asset])).toEqual([

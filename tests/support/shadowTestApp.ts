@@ -6,7 +6,9 @@
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import express from 'express'
+import { createDatabase } from '../../src/db/createDatabase.js'
 import { createCapturingLogger } from './createCapturingLogger.js'
 import { createOpenApiRouter, loadOpenApiDocument, type ResponseValidationReport } from '../../src/shared/http/index.js'
 import { CollectingEventSink } from './shadowFixtures.js'
@@ -30,17 +32,23 @@ const documentPath = fileURLToPath(new URL('../../openapi/gateway.yaml', import.
 export async function startShadowTestApp(p: { env: Record<string, string>; dataDir: string; publicOrigin?: string; now?: () => number; events?: CollectingEventSink }): Promise<ShadowTestApp> {
   const events = p.events ?? new CollectingEventSink()
   const { logger, text } = createCapturingLogger({ name: 'shadow-test' })
+  // the admin tier lives in the database (issue 28): a SQLite file in the data dir, so a restart on the same dir keeps it
+  const database = await createDatabase({ url: `sqlite:${join(p.dataDir, 'gateway.sqlite')}` })
   const core = {
     config: { dataDir: p.dataDir, publicOrigin: p.publicOrigin ?? 'http://gw.test' },
-    db: undefined,
+    db: database.db,
     dialect: 'sqlite',
+    changeFeed: database.changeFeed,
     logger,
     now: p.now ?? (() => Math.floor(Date.now() / 1000)),
     catalogue: events,
     databaseUrl: 'sqlite::memory:',
     env: p.env,
   } as unknown as CoreServices
-  const setup = await shadowInit(core)
+  const setup = await Promise.resolve(shadowInit(core)).catch(async (error: unknown) => {
+    await database.close()
+    throw error
+  })
   const services = { ...core, ...setup.services } as unknown as Services
   const responses: ShadowTestApp['responses'] = []
   const validationErrors: ResponseValidationReport[] = []
@@ -86,6 +94,7 @@ export async function startShadowTestApp(p: { env: Record<string, string>; dataD
   const server = app.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
+  let closing: Promise<void> | undefined
   return {
     url: `http://127.0.0.1:${port}`,
     events,
@@ -93,9 +102,10 @@ export async function startShadowTestApp(p: { env: Record<string, string>; dataD
     responses,
     validationErrors,
     services,
-    close: async () => {
+    close: () => (closing ??= (async () => {
       server.close()
       await setup.close?.()
-    },
+      await database.close()
+    })()),
   }
 }

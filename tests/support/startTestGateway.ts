@@ -4,6 +4,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { createApp, type GatewayApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/loadConfig.js'
@@ -11,6 +12,7 @@ import { createDatabase, type DatabaseDialect, type DatabaseHandle } from '../..
 import { createTestDatabase, type TestDatabase } from './testDatabase.js'
 import type { ResponseValidationReport } from '../../src/shared/http/index.js'
 import { createCapturingLogger } from './createCapturingLogger.js'
+import { walletLogin } from './walletLogin.js'
 
 export type TestGateway = {
   url: string
@@ -36,6 +38,8 @@ export type StartTestGatewayParameters = {
   modelServerUrl?: string
   /** Share an existing database (a second instance); it is left in place on close. Default: a fresh one. */
   databaseUrl?: string
+  /** With `SERVICE_TRACING__ENABLED=1` in `env`: where the spans go (an in-memory exporter). */
+  spanExporter?: SpanExporter
 }
 
 /**
@@ -69,6 +73,7 @@ export async function startTestGateway(p: StartTestGatewayParameters = {}): Prom
     now,
     responseValidation: 'error',
     onResponseValidationError: (r) => validationErrors.push(r),
+    spanExporter: p.spanExporter,
   })
   const server: Server = gateway.app.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -84,18 +89,7 @@ export async function startTestGateway(p: StartTestGatewayParameters = {}): Prom
     advance: (s) => {
       offset += s
     },
-    login: async (account) => {
-      const c = await fetch(`${url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: account.address }) })
-      const { challenge } = (await c.json()) as { challenge: string }
-      const signature = await account.signMessage({ message: challenge })
-      const r = await fetch(`${url}/users/register-with-signature`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ wallet: account.address, challenge, signature }),
-      })
-      if (r.status !== 200) throw new Error(`login failed: ${r.status} ${await r.text()}`)
-      return ((await r.json()) as { session_token: string }).session_token
-    },
+    login: (account) => walletLogin(url, account),
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import type { Server } from 'node:http'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -29,6 +30,8 @@ export async function startTestModelServer(params: {
   logger?: Logger
   /** How registry names resolve; tests pass a stub so that none asks real DNS. */
   resolveHost?: HostResolver
+  /** With `config.tracing.enabled`: where the spans go (an in-memory exporter). */
+  spanExporter?: SpanExporter
 }): Promise<TestModelServer> {
   const modelsDir = params.config?.modelsDir ?? (await mkdtemp(path.join(os.tmpdir(), 'modelserver-')))
   const ownsDir = params.config?.modelsDir === undefined
@@ -42,6 +45,7 @@ export async function startTestModelServer(params: {
     responseValidation: params.responseValidation ?? 'error',
     onResponseValidationError: (r) => mismatches.push(r),
     processMetrics: false,
+    spanExporter: params.spanExporter,
   })
   const http: Server = server.app.listen(0, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {

@@ -72,6 +72,13 @@ describe('machine 3.1 — model residency', () => {
   })
 })
 
+describe('issue 31 — the LLM surfaces (responses, messages, status, enforced tool_choice)', () => {
+  it('every row holds (conformance/runner.ts)', async () => {
+    const results = await runMachine(loadMachine('model-surfaces'), target(url, { model }))
+    expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])
+  }, 180_000)
+})
+
 describe('the pull-progress driver is not vacuous', () => {
   it('reports a status out of order and a missing one', async () => {
     const { createServer } = await import('node:http')

@@ -19,7 +19,9 @@ import type { PrivateKeyAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp, type GatewayApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config/loadConfig.js'
+import type { Kysely } from 'kysely'
 import type { DatabaseDialect } from '../../../src/db/createDatabase.js'
+import type { Database } from '../../../src/db/Database.js'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
 import { type ShadowTestApp, startShadowTestApp } from '../../../tests/support/shadowTestApp.js'
 import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
@@ -31,7 +33,7 @@ import type { Target } from '../../types.js'
 
 const MACHINES = ['shadow-nonce', 'shadow-bearer', 'shadow-cabinet', 'shadow-vault-lock']
 
-type Harness = { target: Target; dataDir: string; overlord: PrivateKeyAccount; texts: () => string[]; close: () => Promise<void> }
+type Harness = { target: Target; dataDir: string; db: () => Kysely<Database>; overlord: PrivateKeyAccount; texts: () => string[]; close: () => Promise<void> }
 
 /** The whole gateway; restart = a new `createApp` on the same data dir and database. */
 async function fullGateway(dialect: DatabaseDialect): Promise<Harness> {
@@ -71,6 +73,7 @@ async function fullGateway(dialect: DatabaseDialect): Promise<Harness> {
   await start()
   return {
     dataDir,
+    db: () => database.db,
     overlord: overlord.account,
     target: {
       urls: {
@@ -125,6 +128,7 @@ async function tierAlone(): Promise<Harness> {
   await start()
   return {
     dataDir,
+    db: () => current().services.db,
     overlord: overlord.account,
     target: {
       urls: {
@@ -181,10 +185,10 @@ for (const [label, make] of harnesses) {
     }
 
     it('no member private key in any response, log line or catalogue event of the run', async () => {
-      const vault = new Vault({ path: join(h.dataDir, 'vault.json'), overlordAddress: () => h.overlord.address, unlockMessage: unlockMessageFor('http://gw.test') })
+      const vault = new Vault({ db: h.db(), overlordAddress: () => h.overlord.address, unlockMessage: unlockMessageFor('http://gw.test') })
       const message = vault.unlockMessage
       await vault.unlock({ address: h.overlord.address, signature: await h.overlord.signMessage({ message }), message })
-      const keys = (await Promise.all(vault.list().filter((id) => id.endsWith(':pk')).map((id) => vault.withSecret(id, (b) => b.toString('hex'))))) as string[]
+      const keys = (await Promise.all((await vault.list()).filter((id) => id.endsWith(':pk')).map((id) => vault.withSecret(id, (b) => b.toString('hex'))))) as string[]
       vault.lock()
       expect(keys.length).toBeGreaterThanOrEqual(8 * 5)
       const texts = h.texts().map((t) => t.toLowerCase())

@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter } from 'kysely'
+import { type ColumnType, type Kysely, PostgresAdapter } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
@@ -20,6 +20,12 @@ export interface GatewayInstancesTable {
   heartbeat_at: number
   /** Set by a clean shutdown: the instance's work may be taken over at once. */
   stopped_at: number | null
+  /** Migration 0015: the replica's ephemeral X25519 key (base64url) for unlock propagation; null when none. */
+  unlock_public_key: ColumnType<string | null, string | null | undefined, string | null>
+  /** Migration 0015: HMAC-SHA256 of instance id and public key under a key derived from `SHADOW_JWT_SECRET`. */
+  unlock_key_mac: ColumnType<string | null, string | null | undefined, string | null>
+  /** Migration 0015: 1 while the replica holds the data key. */
+  vault_unlocked: ColumnType<number, number | undefined, number>
 }
 
 export interface StorageSpoolTable {

@@ -16,7 +16,7 @@ describe.each(dialects)('migration 0014_payment_claims (%s)', (dialect) => {
     db = await createTestDatabase(dialect)
     const schema = dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.db)).rows[0]?.schema : undefined
     const migrator = new Migrator({ db: db.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
-    expect((await migrator.migrateDown()).error).toBeUndefined()
+    expect((await migrator.migrateTo('0013_payment_identifiers')).error).toBeUndefined() // to just before 0014, whatever came after
     const row = { pay_to: '0xp', asset: '0xa', amount_atomic: '1', price_atomic: '1', status: 'settled', payment_payload: '{}', created_at: 1, updated_at: 1 }
     await db.db.insertInto('storage_deposits').values({ ...row, deposit_id: 'dep_1', payer: '0xaa', nonce: '0x01', network: 'eip155:8453', scheme: 'exact', price_usd: '0', tx_hash: null, resource_url: 'u', settlement: null }).execute()
     await db.db.insertInto('cost_payments').values({ ...row, payment_id: 'pay_1', payer: '0xaa', nonce: '0x02', wallet: '0xw', route: 'llmChat', network: 'eip155:8453', tx_hash: null, settlement: null }).execute()

@@ -13,6 +13,8 @@ import { migration as m0011 } from './0011_cluster.js'
 import { migration as m0012 } from './0012_change_feed.js'
 import { migration as m0013 } from './0013_payment_identifiers.js'
 import { migration as m0014 } from './0014_payment_claims.js'
+import { migration as m0015 } from './0015_admin_tier.js'
+import { migration as m0016 } from './0016_spool_chunks.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +32,6 @@ export const migrations: Record<string, Migration> = {
   '0012_change_feed': m0012,
   '0013_payment_identifiers': m0013,
   '0014_payment_claims': m0014,
+  '0015_admin_tier': m0015,
+  '0016_spool_chunks': m0016,
 }

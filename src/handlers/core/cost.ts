@@ -1,4 +1,6 @@
+import { capGeneration, type GenerationLimitField } from '../../cost/capGeneration.js'
 import { meterCostCall } from '../../cost/meterCostCall.js'
+import { addressRange } from '../../shared/addressRange.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { errorToResult } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
@@ -15,9 +17,14 @@ export const cost =
  * (seed 000 §4.2). `run` gets the signal to give the model server (the client's, or one that also stops a call
  * its quota refused). `startBeforeQuota`: the handler does nothing but ask the model server (no write, no
  * other effect), so its call may start while the quota unit is taken — the gateway's time to first token.
+ * `generationLimit`: the body field that limits its completion tokens; an x402 `upto` payment caps it at the
+ * tokens its maximum pays for (a route without one is still never charged more than that maximum).
  */
 export const costResult =
-  (run: (ctx: HandlerContext, signal: AbortSignal) => Promise<HttpResult>, options: { startBeforeQuota?: boolean } = {}): Handler =>
+  (
+    run: (ctx: HandlerContext, signal: AbortSignal) => Promise<HttpResult>,
+    options: { startBeforeQuota?: boolean; generationLimit?: GenerationLimitField } = {},
+  ): Handler =>
   async (ctx) => {
     const caller = callerOf(ctx)
     if ('status' in caller) return caller
@@ -35,6 +42,7 @@ export const costResult =
       },
       {
         wallet: caller.wallet,
+        network: addressRange(ctx.ip, config.quota.networkWidth),
         overlord: caller.tier === 'overlord',
         headers: ctx.headers,
         route: ctx.operationId,
@@ -44,6 +52,9 @@ export const costResult =
         signal: ctx.signal,
         startBeforeQuota: options.startBeforeQuota,
       },
-      (signal) => run(ctx, signal ?? ctx.signal),
+      (signal, limits) => {
+        if (limits && options.generationLimit) ctx.body = capGeneration(ctx.body, options.generationLimit, limits.maxTokens)
+        return run(ctx, signal ?? ctx.signal)
+      },
     )
   }

@@ -11,6 +11,15 @@ export const getHealth: Handler = (ctx) => ({
   body: { status: 'ok', version: ctx.services.config.version, uptime_s: Math.floor((Date.now() - started) / 1000) },
 })
 
+/** Liveness for probes: the same answer as `GET /health`, also while the replica drains. */
+export const getHealthLive: Handler = getHealth
+
+/** Readiness for the balancer: 200 `ready`, or 503 with why (`Readiness`, src/health/Readiness.ts). */
+export const getHealthReady: Handler = (ctx) => {
+  const status = ctx.services.readiness.status
+  return { status: status === 'ready' ? 200 : 503, body: { status } }
+}
+
 export const getHealthDetailed: Handler = async (ctx) => {
   const { db, modelServer, catalogue, healthChecks } = ctx.services
   return { status: 200, body: await checkHealth({ db, modelServer, catalogue, signal: ctx.signal, extra: healthChecks }) }

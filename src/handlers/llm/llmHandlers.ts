@@ -6,6 +6,7 @@ import type {
   LlmKeyCreateRequest,
   LlmTestRequest,
 } from '../../../generated/gateway/types.gen.js'
+import { clampKeepAlive } from '../../llm/clampKeepAlive.js'
 import type { OpenAiPath, OpenAiProxyResult } from '../../llm/OpenAiProxy.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { costResult } from '../core/cost.js'
@@ -52,7 +53,8 @@ export const getLlmUsage = withCaller(async (ctx, caller) => {
       wallet: caller.wallet.toLowerCase(),
       ...report,
       quota: await quota.state(caller.wallet),
-      price_per_call_atomic: costPayments.enabled ? costPayments.priceAtomic.toString() : null,
+      price_per_call_atomic: costPayments.enabled && costPayments.priceAtomic > 0n ? costPayments.priceAtomic.toString() : null,
+      upto: costPayments.enabled && costPayments.uptoEnabled ? costPayments.uptoTerms() : null,
     },
   }
 })
@@ -87,6 +89,8 @@ export const llmGenerate = costResult(
     const body = ctx.body as LlmGenerateRequest
     const { marketplace, modelServer, config } = ctx.services
     let request: Record<string, unknown> = { ...body, model: body.model ?? config.modelServer.chatModel, stream: body.stream ?? true }
+    // The models are shared: a user neither unloads them for everyone (0) nor pins one (-1).
+    if ((callerOf(ctx) as Caller).tier !== 'overlord') request.keep_alive = clampKeepAlive(body.keep_alive, config.keepAlive)
     if (marketplace.isAgent(request.model as string)) {
       const agent = await marketplace.agentContext(request.model as string)
       request = { ...request, model: agent.model, system: body.system ?? agent.instructions }
@@ -95,7 +99,7 @@ export const llmGenerate = costResult(
     const upstream = await modelServer.generateStreamRaw(request, signal)
     return { status: 200, contentType: 'application/x-ndjson', headers: { 'Cache-Control': 'no-store' }, stream: upstream.bytes }
   },
-  { startBeforeQuota: true },
+  { startBeforeQuota: true, generationLimit: 'num_predict' },
 )
 
 // ── /llm/v1 (OpenAI-compatible) ──
@@ -110,11 +114,15 @@ function proxied(result: OpenAiProxyResult): HttpResult {
 const openAiCost = (path: OpenAiPath) =>
   costResult(async (ctx, signal) => proxied(await ctx.services.openAi.forward(path, ctx.body as Record<string, unknown>, signal)), {
     startBeforeQuota: true,
+    // embeddings produce no completion tokens: nothing to cap (an `upto` call of them costs the minimum)
+    ...(path === '/v1/embeddings' ? {} : { generationLimit: path === '/v1/responses' ? ('max_output_tokens' as const) : ('max_tokens' as const) }),
   })
 
 export const openAiChatCompletions = openAiCost('/v1/chat/completions')
 export const openAiCompletions = openAiCost('/v1/completions')
 export const openAiEmbeddings = openAiCost('/v1/embeddings')
+export const openAiResponses = openAiCost('/v1/responses')
+export const anthropicMessages = openAiCost('/v1/messages')
 export const openAiModels = withCaller(async (ctx) => proxied(await ctx.services.openAi.models(ctx.signal)))
 
 // ── /coreagent ──

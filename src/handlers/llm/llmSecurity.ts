@@ -7,6 +7,18 @@ function bearerOf(ctx: HandlerContext): string | undefined {
   return match?.[1]
 }
 
+/** An LLM API key (`sk-p2s-…`) or a session token: the caller it names, kept in `ctx.locals`. */
+async function validateToken(ctx: HandlerContext, token: string) {
+  if (token.startsWith(LLM_KEY_PREFIX)) {
+    const key = await ctx.services.llmKeys.validate(token)
+    if (key) ctx.locals.apiKey = key
+    return key
+  }
+  const session = await ctx.services.login.validate(token)
+  if (session) ctx.locals.session = session
+  return session
+}
+
 /**
  * The `llmBearer` scheme of `/llm/v1`: `Authorization: Bearer` with the session token (`st_…`) — the stock
  * `openai` client sends its `apiKey` that way — or with one of the wallet's API keys (`sk-p2s-…`).
@@ -15,15 +27,13 @@ export const llmSecurity: Pick<DomainSetup, 'securityHandlers'> = {
   securityHandlers: {
     llmBearer: async (ctx: HandlerContext) => {
       const token = bearerOf(ctx)
-      if (!token) return undefined
-      if (token.startsWith(LLM_KEY_PREFIX)) {
-        const key = await ctx.services.llmKeys.validate(token)
-        if (key) ctx.locals.apiKey = key
-        return key
-      }
-      const session = await ctx.services.login.validate(token)
-      if (session) ctx.locals.session = session
-      return session
+      return token ? validateToken(ctx, token) : undefined
+    },
+    // The Anthropic SDKs send their `apiKey` as `x-api-key` (issue 31): the same tokens, the same checks.
+    llmApiKey: async (ctx: HandlerContext) => {
+      const header = ctx.headers['x-api-key']
+      const token = typeof header === 'string' ? header.trim() : ''
+      return token ? validateToken(ctx, token) : undefined
     },
   },
 }

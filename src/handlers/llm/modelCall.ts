@@ -20,7 +20,7 @@ const modelCall = <B extends { stream?: boolean | undefined }>(
       if (body.stream) return ndjsonResult(await streamed(marketplace, body, call(ctx, signal)), logStreamError(ctx))
       return { status: 200, body: await whole(marketplace, body, call(ctx, signal)) }
     },
-    { startBeforeQuota: true },
+    { startBeforeQuota: true, generationLimit: 'num_predict' },
   )
 export const llmChat = modelCall<LlmChatRequest>((m, body, c) => m.chatStream(body, c), (m, body, c) => m.chat(body, c))
 export const llmCompletion = modelCall<LlmCompletionRequest>((m, body, c) => m.completionStream(body, c), (m, body, c) => m.completion(body, c))

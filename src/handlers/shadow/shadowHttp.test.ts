@@ -96,7 +96,7 @@ describe('shadow tier over HTTP (router + openapi/gateway.yaml validation)', () 
     const unknownScope = await call('POST', '/admin/shadow/challenge', { scope: 'vault.export' })
     expect([unknownScope.status, unknownScope.body.error]).toEqual([400, 'invalid_scope'])
     const pre = await call('GET', '/admin/cabinet/ACME/preflight', undefined, bearer)
-    expect(pre.body).toEqual({ company: 'ACME', exists: false, vault_unlocked: false, soldiers_with_address: 0, members_total: 0 })
+    expect(pre.body).toEqual({ company: 'ACME', exists: false, vault_unlocked: false, soldiers_with_address: 0, members_total: 0, replicas_live: 1, replicas_unlocked: 0 })
     const locked = await call('POST', '/admin/cabinet/ACME/provision', await signedChallenge('cabinet.provision', { company: 'ACME' }), bearer)
     expect([locked.status, locked.body.error]).toEqual([423, 'vault_locked'])
   })
@@ -130,7 +130,7 @@ describe('shadow tier over HTTP (router + openapi/gateway.yaml validation)', () 
     expect(roster.text).not.toContain('vault_pk_id')
     expect((await call('GET', '/cabinet/GLOBEX')).status).toBe(404)
     expect((await call('GET', '/admin/cabinet/ACME/preflight', undefined, bearer)).body).toEqual({
-      company: 'ACME', exists: true, vault_unlocked: true, soldiers_with_address: 7, members_total: 8,
+      company: 'ACME', exists: true, vault_unlocked: true, soldiers_with_address: 7, members_total: 8, replicas_live: 1, replicas_unlocked: 1,
     })
 
     const cfo = roster.body.members[2]
@@ -236,9 +236,9 @@ describe('shadow tier over HTTP (router + openapi/gateway.yaml validation)', () 
   })
 
   it('no member private key appears in any log line, event, error body or response except release-key responses', async () => {
-    const vault = new Vault({ path: join(dataDir, 'vault.json'), overlordAddress: () => overlord.account.address, unlockMessage })
+    const vault = new Vault({ db: apps.at(-1)!.services.db, overlordAddress: () => overlord.account.address, unlockMessage })
     await vault.unlock(await flowB())
-    const keys = (await Promise.all(vault.list().filter((id) => id.endsWith(':pk')).map((id) => vault.withSecret(id, (b) => b.toString('hex'))))) as string[]
+    const keys = (await Promise.all((await vault.list()).filter((id) => id.endsWith(':pk')).map((id) => vault.withSecret(id, (b) => b.toString('hex'))))) as string[]
     // ACME was cleared (its keys are gone from the vault); the release-key response captured one ACME key.
     const releasedKeys = apps.flatMap((a) => a.responses).filter((r) => r.operationId === 'releaseKey' && r.status === 200).map((r) => JSON.parse(r.body).private_key.slice(2) as string)
     const allKeys = [...keys, ...releasedKeys]

@@ -1,4 +1,5 @@
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
+import { mcpDiscovery } from '../../mcp/mcpDiscovery.js'
 import type { Handler } from '../types.js'
 
 const version = (v: unknown): 1 | 2 | undefined => (v === 1 || v === 2 ? v : undefined)
@@ -20,11 +21,25 @@ export const storageHandlers = {
     })
     return { status: 200, body, headers: { 'Cache-Control': 'no-store', ...headers } }
   },
-  getX402Discovery: async (ctx) => ({
-    status: 200,
-    body: await ctx.services.storage.discovery(),
-    headers: { 'Cache-Control': 'public, max-age=60' },
-  }),
+  getX402Discovery: async (ctx) => {
+    const { storage, costPayments, mcp, config } = ctx.services
+    const document = await storage.discovery()
+    // the MCP tools beside /store: per-byte storage (the same rails and price), per-call model time past the quota
+    const item = document.items[0]!
+    const tools = mcpDiscovery({
+      origin: config.publicOrigin,
+      catalog: mcp.catalog,
+      storageNetworks: item.accepts.map((a) => a.network),
+      costNetworks: costPayments.enabled ? costPayments.requirements({ method: 'POST', path: '/mcp' }).map((r) => r.network) : [],
+      mibAmount: item.price.example.amount,
+      perCallAtomic: costPayments.enabled ? costPayments.priceAtomic : null,
+    })
+    return {
+      status: 200,
+      body: { ...document, resources: [...document.resources, tools.endpoint], mcp: tools },
+      headers: { 'Cache-Control': 'public, max-age=60' },
+    }
+  },
   getUpload: async (ctx) => ({
     status: 200,
     body: await ctx.services.storage.getUpload(ctx.params.upload_id!),

@@ -39,7 +39,14 @@ export type EngineOptions = {
 /** `'json'` (any JSON value... an object, as Ollama) or a JSON schema object, enforced by grammar. */
 export type EngineFormat = 'json' | Record<string, unknown>
 
-export type ThinkOption = boolean | 'high' | 'medium' | 'low'
+/** `max` (Ollama 0.33): the deepest level; formats with three levels get `high`. */
+export type ThinkOption = boolean | 'high' | 'medium' | 'low' | 'max'
+
+/**
+ * Whether the model must call a tool: `auto` lets it choose; `required` constrains generation (a grammar) to one
+ * call of one of the offered tools. A named function is `required` with only that tool offered; `none` offers none.
+ */
+export type ToolChoice = 'auto' | 'required'
 
 export type ToolDefinition = {
   type: 'function'
@@ -96,6 +103,13 @@ export type CommonGenerateParams = {
   topLogprobs?: number | undefined
   signal?: AbortSignal | undefined
   onToken?: ((chunk: TokenChunk) => void) | undefined
+  /** Ollama's `truncate` (default true): a prompt longer than the context keeps its start token and its most
+   *  recent tokens; false → `EngineInputTooLongError`. */
+  truncate?: boolean | undefined
+  /** Ollama's `shift`: true → when the context fills during generation, its oldest tokens (after the start
+   *  token) are dropped and generation goes on (up to `num_predict`, at most 4 contexts' worth when unbounded);
+   *  false or absent → generation stops there with `doneReason: 'length'`. */
+  shift?: boolean | undefined
 }
 
 export type CompleteParams = CommonGenerateParams & {
@@ -111,6 +125,8 @@ export type CompleteParams = CommonGenerateParams & {
 export type ChatParams = CommonGenerateParams & {
   messages: ChatMessage[]
   tools?: ToolDefinition[] | undefined
+  /** Default `auto`. */
+  toolChoice?: ToolChoice | undefined
 }
 
 export type GenerationResult = {

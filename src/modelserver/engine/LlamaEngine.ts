@@ -184,6 +184,8 @@ type GenerateRun = {
   signal?: AbortSignal | undefined
   onToken?: ((chunk: TokenChunk) => void) | undefined
   trimEnd: boolean
+  truncate: boolean
+  shift: boolean
 }
 
 /** The token loop's settings for a completion or a chat request (same options, same meaning). */
@@ -200,6 +202,8 @@ function generateRun(params: CommonGenerateParams, tokens: Token[], grammar: Lla
     signal: params.signal,
     onToken: params.onToken,
     trimEnd: grammar !== undefined,
+    truncate: params.truncate !== false,
+    shift: params.shift === true,
   }
 }
 
@@ -378,6 +382,7 @@ export class LlamaEngineModel implements EngineModel {
       await this.ensureContext(params.options?.num_ctx)
       const history = toChatHistory(params.messages, { withThinking: thinking })
       const chatWrapper = this.chatWrapper(thinkLevelOf(params.think))
+      if (tools.length > 0 && params.toolChoice === 'required') return this.generateRequiredCall(params, history, tools, queuedAt)
       if (useLlamaChat) return this.generateWithLlamaChat(params, history, tools, queuedAt)
       const state = chatWrapper.generateContextState({ chatHistory: history })
       const tokens = state.contextText.tokenize(this.model.tokenizer)
@@ -453,11 +458,14 @@ export class LlamaEngineModel implements EngineModel {
     let tokens = run.tokens
     const maxPrompt = Math.max(1, this.ctxSize - 1)
     if (tokens.length > maxPrompt) {
+      if (!run.truncate) throw new EngineInputTooLongError(tokens.length, maxPrompt)
       const keepBos = this.bos().length > 0 ? 1 : 0
       tokens = [...tokens.slice(0, keepBos), ...tokens.slice(tokens.length - (maxPrompt - keepBos))]
     }
     const room = this.ctxSize - tokens.length
-    const limit = run.maxTokens === undefined ? room : Math.min(run.maxTokens, room)
+    // With `shift` the sequence's context shift (node-llama-cpp erases the oldest tokens) makes room as it fills.
+    const budget = run.shift ? Math.max(room, SHIFT_CONTEXTS * this.ctxSize) : room
+    const limit = run.maxTokens === undefined ? budget : Math.min(run.maxTokens, run.shift ? run.maxTokens : room)
 
     const stops = [...run.stop]
     const stopTokens = new Set<Token>()
@@ -570,6 +578,41 @@ export class LlamaEngineModel implements EngineModel {
     }
   }
 
+  /**
+   * `tool_choice` required (or a named function): the prompt documents the tools as the chat wrapper does, and a
+   * grammar allows nothing but `{"name": <one of the tools>, "arguments": <its parameters>}` — so the model calls
+   * a tool whatever it would have preferred (a random tiny model too). The call is streamed whole once parsed.
+   */
+  private async generateRequiredCall(
+    params: ChatParams,
+    history: ReturnType<typeof toChatHistory>,
+    tools: ToolDefinition[],
+    queuedAt: bigint,
+  ): Promise<GenerationResult> {
+    const state = this.chatWrapper(thinkLevelOf(params.think)).generateContextState({
+      chatHistory: history,
+      availableFunctions: this.functionsOf(tools),
+      documentFunctionParams: true,
+    })
+    const tokens = state.contextText.tokenize(this.model.tokenizer)
+    const grammar = await this.resolveGrammar(requiredCallSchema(tools))
+    const result = await this.generate(generateRun({ ...params, onToken: undefined }, tokens, grammar), queuedAt, state.stopGenerationTriggers)
+    const call = parseRequiredCall(result.content, tools)
+    if (call && !result.aborted) params.onToken?.({ toolCalls: [call] })
+    return { ...result, content: call ? '' : result.content, toolCalls: call ? [call] : undefined, doneReason: call ? 'stop' : result.doneReason, logprobs: params.logprobs ? [] : undefined }
+  }
+
+  private functionsOf(tools: ToolDefinition[]): Record<string, ChatModelFunctions[string]> {
+    const functions: Record<string, ChatModelFunctions[string]> = Object.create(null) as Record<string, ChatModelFunctions[string]>
+    for (const t of tools) {
+      functions[t.function.name] = {
+        description: t.function.description,
+        params: t.function.parameters ? toGrammarSchema(t.function.parameters, this.nudge.maxStringLength) : undefined,
+      }
+    }
+    return functions
+  }
+
   /** Tool calls and thinking go through node-llama-cpp's LlamaChat. No logprobs on this path. */
   private async generateWithLlamaChat(
     params: ChatParams,
@@ -581,13 +624,7 @@ export class LlamaEngineModel implements EngineModel {
     await seq.clearHistory()
     const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: this.chatWrapper(thinkLevelOf(params.think)) })
     try {
-      const functions: Record<string, ChatModelFunctions[string]> = {}
-      for (const t of tools) {
-        functions[t.function.name] = {
-          description: t.function.description,
-          params: t.function.parameters ? toGrammarSchema(t.function.parameters, this.nudge.maxStringLength) : undefined,
-        }
-      }
+      const functions = this.functionsOf(tools)
       const lastIsToolResult = params.messages[params.messages.length - 1]?.role === 'tool'
       let tokenBias: TokenBias | undefined
       if (tools.length > 0 && !lastIsToolResult && this.nudge.toolCallToken && this.nudge.toolCallBias) {
@@ -769,8 +806,43 @@ function repeatPenaltyOf(p: Penalties, prompt: Token[], generated: Token[], ctxS
 
 type ThinkLevel = 'low' | 'medium' | 'high'
 
+/** With `shift` and no `num_predict`, generation stops after this many contexts' worth of tokens (a runaway bound). */
+const SHIFT_CONTEXTS = 4
+
+/**
+ * The JSON a required call is constrained to: with one tool, its parameters (the name is known — every token of
+ * the budget goes to the arguments); with several, `{"name": <one of them>, "arguments": <its parameters>}`.
+ */
+function requiredCallSchema(tools: ToolDefinition[]): Record<string, unknown> {
+  const paramsOf = (t: ToolDefinition) => t.function.parameters ?? { type: 'object', properties: {} }
+  if (tools.length === 1) return paramsOf(tools[0]!)
+  return {
+    oneOf: tools.map((t) => ({
+      type: 'object',
+      properties: { name: { const: t.function.name }, arguments: paramsOf(t) },
+      required: ['name', 'arguments'],
+      additionalProperties: false,
+    })),
+  }
+}
+
+function parseRequiredCall(text: string, tools: ToolDefinition[]): ToolCall | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return undefined // cut short by num_predict: no call
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+  if (!isObject(value)) return undefined
+  if (tools.length === 1) return { type: 'function', function: { index: 0, name: tools[0]!.function.name, arguments: value } }
+  if (typeof value.name !== 'string') return undefined
+  return { type: 'function', function: { index: 0, name: value.name, arguments: isObject(value.arguments) ? value.arguments : {} } }
+}
+
 /** A `think` level (`low`/`medium`/`high`); `true`/`false` have none. */
 function thinkLevelOf(think: ThinkOption | undefined): ThinkLevel | undefined {
+  if (think === 'max') return 'high' // the formats we drive (Harmony, reasoning_effort templates) stop at high
   return think === 'low' || think === 'medium' || think === 'high' ? think : undefined
 }
 

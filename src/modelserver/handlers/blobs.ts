@@ -1,5 +1,6 @@
 import type { ModelServerContext } from '../ModelServerContext.js'
-import { assertDigest, digestPattern } from '../store/BlobStore.js'
+import { boundedBody } from './boundedBody.js'
+import { assertDigest, blobTooLarge, digestPattern } from '../store/BlobStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 
 export async function checkBlob(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
@@ -9,14 +10,28 @@ export async function checkBlob(ctx: ModelServerContext, req: RequestContext): P
   return { status: (await ctx.store.blobs.has(digest)) ? 200 : 404 }
 }
 
-/** Streams the raw body to disk while hashing; 400 when the bytes do not hash to the path digest. */
+/**
+ * Streams the raw body to disk while hashing; 400 when the bytes do not hash to the path digest, 413 past
+ * `MODELSERVER_MAX_BLOB_BYTES` (told by Content-Length before a byte is written, or counted as it streams).
+ */
 export async function pushBlob(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const digest = req.params.digest ?? ''
   assertDigest(digest)
+  const max = ctx.config.maxBlobBytes
+  if (Number(req.headers['content-length'] ?? 0) > max) {
+    boundedBody(req.raw).refuse()
+    throw blobTooLarge(max)
+  }
   if (await ctx.store.blobs.has(digest)) {
     req.raw.resume()
     return { status: 200 }
   }
-  await ctx.store.blobs.putStream(req.raw, digest)
+  const { body, refuse } = boundedBody(req.raw)
+  try {
+    await ctx.store.blobs.putStream(body, digest, undefined, max)
+  } catch (error) {
+    refuse()
+    throw error
+  }
   return { status: 201 }
 }

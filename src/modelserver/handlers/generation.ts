@@ -8,6 +8,7 @@ import type {
   ModelInfo,
   ThinkOption,
   TokenChunk,
+  ToolChoice,
   ToolDefinition,
 } from '../engine/Engine.js'
 import { capabilitiesOf } from '../capabilitiesOf.js'
@@ -71,7 +72,14 @@ async function preloadOrUnload(ctx: ModelServerContext, record: ModelRecord, nam
   return { status: 200, body }
 }
 
-type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | 'format' | 'options' | 'logprobs' | 'top_logprobs' | 'stream'>
+type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | 'format' | 'options' | 'logprobs' | 'top_logprobs' | 'stream' | 'truncate' | 'shift'>
+
+/**
+ * What the non-Ollama surfaces ask of a chat beyond Ollama's body: `toolChoice` `required` constrains the model to
+ * call one of the tools; `thinkWhenCapable` asks a thinking model to think and leaves the others alone (Anthropic's
+ * `thinking`, which a model without thoughts simply answers without).
+ */
+export type ChatExtras = { toolChoice?: ToolChoice | undefined; thinkWhenCapable?: boolean | undefined }
 
 /** What generate and chat check and read alike: the model, keep_alive, the completion and thinking capabilities. */
 async function prepare(ctx: ModelServerContext, body: GenerationBody, verb: Shape) {
@@ -104,6 +112,8 @@ function respond(
     topLogprobs: body.top_logprobs,
     signal: req.signal,
     onToken: undefined,
+    truncate: body.truncate,
+    shift: body.shift,
   }
   return runGeneration({
     ctx,
@@ -156,6 +166,8 @@ type CommonParams = {
   topLogprobs: number | undefined
   signal: AbortSignal
   onToken: ((chunk: TokenChunk) => void) | undefined
+  truncate: boolean | undefined
+  shift: boolean | undefined
 }
 
 /**
@@ -206,9 +218,11 @@ export async function chat(
   req: RequestContext,
   reply?: ReplyShape,
   body: ChatRequest = req.body as ChatRequest,
+  extras: ChatExtras = {},
 ): Promise<HttpResult> {
   const prepared = await prepare(ctx, body, 'chat')
   const { record, info } = prepared
+  if (extras.thinkWhenCapable && info.capabilities.includes('thinking')) prepared.think = true
   const requestMessages = (body.messages ?? []) as ChatMessage[]
   if (requestMessages.length === 0) {
     if (reply) throw badRequest('messages must not be empty')
@@ -233,7 +247,7 @@ export async function chat(
     (model, common) =>
       template
         ? model.complete({ prompt: template.render(messages as PromptMessage[]), raw: true, ...common })
-        : model.chat({ messages, tools: tools.length > 0 ? tools : undefined, ...common }),
+        : model.chat({ messages, tools: tools.length > 0 ? tools : undefined, toolChoice: extras.toolChoice, ...common }),
     reply,
   )
 }

@@ -66,6 +66,30 @@ function farFuture(): number {
   return Date.UTC(2318, 0, 1)
 }
 
+/** `/api/status` (Ollama 0.33; body designed): version, uptime, residents and their queues, memory, threads. */
+export function getStatus(ctx: ModelServerContext): HttpResult {
+  const residents = ctx.residency.list()
+  return {
+    status: 200,
+    body: {
+      status: 'ok',
+      version: ctx.config.version,
+      started_at: ctx.startedAt.toISOString(),
+      uptime_seconds: Math.floor((Date.now() - ctx.startedAt.getTime()) / 1000),
+      threads: ctx.engine.threads,
+      memory: { loaded_bytes: residents.reduce((n, r) => n + r.model.sizeBytes, 0), max_loaded_bytes: ctx.config.maxLoadedBytes },
+      models: residents.map((r) => ({
+        name: r.name,
+        size: r.model.sizeBytes,
+        context_length: r.model.contextLength,
+        pending: ctx.residency.queueDepth(r.record),
+        expires_at: new Date(r.expiresAt === Infinity ? farFuture() : r.expiresAt).toISOString(),
+      })),
+      max_queue: ctx.config.maxQueue,
+    },
+  }
+}
+
 export function getVersion(ctx: ModelServerContext): HttpResult {
   return { status: 200, body: { version: ctx.config.version } }
 }

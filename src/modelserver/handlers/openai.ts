@@ -8,7 +8,7 @@ import type {
 import { modelNotFound } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { chatCompletionReply } from '../openai/chatCompletionReply.js'
-import { toChatRequest } from '../openai/chatRequest.js'
+import { requiredToolChoice, toChatRequest } from '../openai/chatRequest.js'
 import { completionReply } from '../openai/completionReply.js'
 import { encodeEmbeddingBase64 } from '../openai/encodeEmbedding.js'
 import { optionsOf } from '../openai/sampling.js'
@@ -24,7 +24,7 @@ import { chat, computeEmbeddings, generate } from './generation.js'
 export function chatCompletions(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as ChatCompletionRequest
   const reply = chatCompletionReply(body.model, body.stream === true && body.stream_options?.include_usage === true)
-  return chat(ctx, req, reply, toChatRequest(body))
+  return chat(ctx, req, reply, toChatRequest(body), { toolChoice: requiredToolChoice(body.tool_choice) })
 }
 
 export function completions(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {

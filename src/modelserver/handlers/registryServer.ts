@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { ModelServerContext } from '../ModelServerContext.js'
+import { boundedBody } from './boundedBody.js'
 import { ModelServerError } from '../errors.js'
 import { ociError } from '../registry/ociErrors.js'
-import { digestPattern, sha256Digest } from '../store/BlobStore.js'
+import { blobTooLarge, digestPattern, sha256Digest } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, type ModelName } from '../store/ModelName.js'
 import { MANIFEST_MEDIA_TYPE, type Manifest } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
@@ -104,6 +105,10 @@ export class RegistryServer {
   }
 
   startUpload(req: RequestContext): HttpResult {
+    // Each session holds a temporary file for up to an hour: their number is bounded.
+    if (this.uploads.size >= this.ctx.config.maxUploadSessions) {
+      throw new ModelServerError('too_many_uploads', `${this.ctx.config.maxUploadSessions} upload sessions are open; finish or wait for one`)
+    }
     const uuid = randomUUID()
     const repo = this.repoOf(req)
     this.uploads.set(uuid, { path: this.ctx.store.blobs.tmpPath(), size: 0, repo, touched: Date.now() })
@@ -152,11 +157,18 @@ export class RegistryServer {
     }
   }
 
-  /** Appends the request body to the session's file; a failed append (client gone) ends the session and its file. */
+  /**
+   * Appends the request body to the session's file, the whole blob bounded by `MODELSERVER_MAX_BLOB_BYTES`; a
+   * failed append (client gone, blob too large) ends the session and its file.
+   */
   private async append(req: RequestContext, s: UploadSession): Promise<number> {
+    const { body, refuse } = boundedBody(req.raw)
     try {
-      return (await this.ctx.store.blobs.writeTemp(req.raw, undefined, { path: s.path })).size
+      const room = this.ctx.config.maxBlobBytes - s.size
+      if (Number(req.headers['content-length'] ?? 0) > room) throw blobTooLarge(this.ctx.config.maxBlobBytes)
+      return (await this.ctx.store.blobs.writeTemp(body, undefined, { path: s.path }, room)).size
     } catch (error) {
+      refuse()
       this.uploads.delete(req.params.uuid!)
       await this.ctx.store.blobs.discard(s.path)
       throw error

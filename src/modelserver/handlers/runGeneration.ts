@@ -15,8 +15,8 @@ export type RunGenerationParams = {
   signal: AbortSignal
   kind?: ModelKind
   run: (model: EngineModel, onToken: ((chunk: TokenChunk) => void) | undefined) => Promise<GenerationResult>
-  /** A streamed chunk for one token piece (undefined: nothing to send for it). */
-  chunk: (piece: TokenChunk, createdAt: string) => Record<string, unknown> | undefined
+  /** A streamed chunk for one token piece (undefined: nothing to send for it; several: events in order). */
+  chunk: (piece: TokenChunk, createdAt: string) => Record<string, unknown> | Record<string, unknown>[] | undefined
   /** The final object (streamed: the last line; otherwise the whole body). */
   final: (result: GenerationResult, metrics: FinalMetrics, streamed: boolean) => Record<string, unknown>
   /** Streamed only: the objects that end the stream, when not just `final(…, true)` (OpenAI: finish + usage). */
@@ -92,7 +92,8 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
     if (p.signal.aborted) return
     const chunk = p.chunk(piece, createdAt())
     if (chunk === undefined) return
-    channel.push(chunk)
+    if (Array.isArray(chunk)) for (const c of chunk) channel.push(c)
+    else channel.push(chunk)
     firstToken()
   }
   const running = p.run(lease.model, onToken)

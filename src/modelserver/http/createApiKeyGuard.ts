@@ -1,3 +1,4 @@
+import { anthropicErrorBody } from '../anthropic/anthropicError.js'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { HttpResult } from '../../shared/http/index.js'
 import type { ErrorShape } from '../errorShapes.js'
@@ -35,5 +36,6 @@ export function unauthorizedAnswer(shape: ErrorShape): HttpResult & { component:
   const message = 'unauthorized: an API key is required (Authorization: Bearer <key> or x-api-key)'
   if (shape === 'openai') return { status: 401, body: openaiErrorBody(401, message, 'invalid_api_key'), component: 'OpenAIError' }
   if (shape === 'oci') return { ...ociError('UNAUTHORIZED', {}), component: 'RegistryError' }
+  if (shape === 'anthropic') return { status: 401, body: anthropicErrorBody(401, message), component: 'AnthropicError' }
   return { status: 401, body: { error: message }, component: 'Error' }
 }

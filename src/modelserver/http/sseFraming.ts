@@ -12,3 +12,16 @@ export function sseFraming(errorBody: (message: string) => unknown): StreamFrami
     errorBody,
   }
 }
+
+/**
+ * Server-sent events with names, as OpenAI's Responses API and Anthropic's Messages API stream them:
+ * `event: <type>` and `data: <JSON>` per event (the event's `type` names it); no trailer — the last event
+ * (`response.completed`, `message_stop`, or the error event) ends the stream.
+ */
+export function namedSseFraming(errorBody: (message: string) => { type: string }): StreamFraming {
+  return {
+    contentType: 'text/event-stream',
+    frame: (value) => `event: ${(value as { type: string }).type}\ndata: ${JSON.stringify(value)}\n\n`,
+    errorBody,
+  }
+}

@@ -4,7 +4,7 @@ import type {
   ChatRequest,
   OpenAiContentPart,
 } from '../../../generated/modelserver/types.gen.js'
-import type { ChatMessage, EngineFormat, ThinkOption, ToolCall, ToolDefinition } from '../engine/Engine.js'
+import type { ChatMessage, EngineFormat, ThinkOption, ToolCall, ToolChoice, ToolDefinition } from '../engine/Engine.js'
 import { invalidParam } from './openaiError.js'
 import { optionsOf } from './sampling.js'
 
@@ -95,7 +95,10 @@ function formatOf(format: ChatCompletionRequest['response_format']): EngineForma
   return schema
 }
 
-/** `none` offers no tools; a named function offers only that one; `auto` and `required` offer all. */
+/**
+ * `none` offers no tools; a named function offers only that one; `auto` and `required` offer all (`required` and a
+ * named function are then enforced: `requiredToolChoice`).
+ */
 function toolsOf(body: ChatCompletionRequest): ToolDefinition[] {
   const tools: ToolDefinition[] = (body.tools ?? []).map((t) => ({
     type: 'function',
@@ -113,6 +116,11 @@ function toolsOf(body: ChatCompletionRequest): ToolDefinition[] {
     return named
   }
   return tools
+}
+
+/** `required` and a named function make the engine constrain generation to a call (of the tools offered). */
+export function requiredToolChoice(choice: ChatCompletionRequest['tool_choice']): ToolChoice {
+  return choice === 'required' || (choice !== undefined && typeof choice === 'object') ? 'required' : 'auto'
 }
 
 function thinkOf(effort: ChatCompletionRequest['reasoning_effort']): ThinkOption | undefined {

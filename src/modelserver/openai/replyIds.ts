@@ -15,6 +15,11 @@ export function toolCallId(): string {
   return id
 }
 
+/** An id of the Responses and Messages APIs: `resp_…`, `msg_…`, `fc_…`, `rs_…`, `toolu_…` and 24 random hex digits. */
+export function prefixedId(prefix: 'resp' | 'msg' | 'fc' | 'rs' | 'toolu'): string {
+  return `${prefix}_${randomBytes(12).toString('hex')}`
+}
+
 /** Unix seconds. */
 export function unixNow(): number {
   return Math.floor(Date.now() / 1000)

@@ -128,11 +128,17 @@ export class RegistryClient {
           throw new ModelServerError('registry_error', `pull ${layer.digest}: registry answered ${blob.status}`)
         }
         let reported = 0
-        const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), (completed) => {
-          if (completed - reported >= PROGRESS_STEP) {
-            reported = completed
-            onProgress({ status, digest: layer.digest, total: layer.size, completed })
-          }
+        const onBytes = (completed: number) => {
+          if (completed - reported < PROGRESS_STEP) return
+          reported = completed
+          onProgress({ status, digest: layer.digest, total: layer.size, completed })
+        }
+        // No more than the manifest declared: a registry cannot fill the disk by sending a layer without end.
+        const declared = Number.isSafeInteger(layer.size) && layer.size >= 0 ? layer.size : Infinity
+        const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), onBytes, undefined, declared).catch((error: unknown) => {
+          if (error instanceof ModelServerError && error.code === 'blob_too_large')
+            throw new ModelServerError('registry_error', `pull ${layer.digest}: the registry sent more than the ${layer.size} bytes its manifest declares`)
+          throw error
         })
         downloaded.push({ tmp: path, digest: layer.digest })
         if (reported !== size) onProgress({ status, digest: layer.digest, total: layer.size, completed: size })

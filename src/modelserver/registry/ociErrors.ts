@@ -12,6 +12,8 @@ export type OciErrorCode =
   | 'MANIFEST_UNKNOWN'
   | 'NAME_INVALID'
   | 'NAME_UNKNOWN'
+  | 'SIZE_INVALID'
+  | 'TOOMANYREQUESTS'
   | 'UNAUTHORIZED'
   | 'UNSUPPORTED'
   | 'UNKNOWN'
@@ -27,6 +29,8 @@ const catalogue = new Map<OciErrorCode, { status: number; message: string }>([
   ['MANIFEST_UNKNOWN', { status: 404, message: 'manifest unknown' }],
   ['NAME_INVALID', { status: 400, message: 'invalid repository name' }],
   ['NAME_UNKNOWN', { status: 404, message: 'repository name not known to registry' }],
+  ['SIZE_INVALID', { status: 413, message: 'provided length did not match content length' }],
+  ['TOOMANYREQUESTS', { status: 429, message: 'too many requests' }],
   ['UNAUTHORIZED', { status: 401, message: 'authentication required' }],
   ['UNSUPPORTED', { status: 405, message: 'the operation is unsupported' }],
   ['UNKNOWN', { status: 500, message: 'unknown error' }],
@@ -53,6 +57,10 @@ export function ociErrorFor(error: unknown, message: string): HttpResult {
         return ociError('NAME_INVALID', { reason: error.shortMessage })
       case 'model_not_found':
         return ociError('MANIFEST_UNKNOWN', {})
+      case 'blob_too_large':
+        return ociError('SIZE_INVALID', { reason: error.shortMessage }, error.shortMessage)
+      case 'too_many_uploads':
+        return ociError('TOOMANYREQUESTS', { reason: error.shortMessage }, error.shortMessage)
       default: {
         const result = ociError('UNKNOWN', { reason: error.code }, error.shortMessage)
         return { ...result, status: error.status === 404 ? 404 : 400 }

@@ -108,6 +108,7 @@ export class BlobStore {
     source: Readable | AsyncIterable<Uint8Array>,
     expected: string,
     onBytes?: (completed: number) => void,
+    maxBytes = Infinity,
   ): Promise<{ digest: string; size: number }> {
     assertDigest(expected)
     const tmp = this.tmpPath()
@@ -115,8 +116,9 @@ export class BlobStore {
     let size = 0
     const tap = new Transform({
       transform(chunk: Buffer, _enc, cb) {
-        hash.update(chunk)
         size += chunk.length
+        if (size > maxBytes) return cb(blobTooLarge(maxBytes))
+        hash.update(chunk)
         onBytes?.(size)
         cb(null, chunk)
       },
@@ -143,12 +145,14 @@ export class BlobStore {
     source: Readable | AsyncIterable<Uint8Array>,
     onBytes?: (completed: number) => void,
     append?: { path: string },
+    maxBytes = Infinity,
   ): Promise<{ path: string; size: number }> {
     const tmp = append?.path ?? this.tmpPath()
     let size = 0
     const tap = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         size += chunk.length
+        if (size > maxBytes) return cb(blobTooLarge(maxBytes))
         onBytes?.(size)
         cb(null, chunk)
       },
@@ -197,4 +201,9 @@ export class BlobStore {
   tmpPath(): string {
     return path.join(this.tmpDir, `partial-${randomUUID()}`)
   }
+}
+
+/** A blob past its bound (`MODELSERVER_MAX_BLOB_BYTES`, or what a manifest declared): refused as it streams in. */
+export function blobTooLarge(maxBytes: number): ModelServerError {
+  return new ModelServerError('blob_too_large', `blob larger than ${maxBytes} bytes`)
 }

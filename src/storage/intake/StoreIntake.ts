@@ -9,7 +9,7 @@ import { PayloadTooLargeError } from '../errors.js'
 import { type MeasuredUpload, measureUpload, type ReceivedUpload, receiveUpload } from '../receiveUpload.js'
 import type { UploadSlots } from '../UploadSlots.js'
 import { AddressPermits, clientAddressKey } from './AddressPermits.js'
-import { boundUnreadBody } from './boundUnreadBody.js'
+import { boundUnreadBody } from '../../shared/http/boundUnreadBody.js'
 import { TooManyPaymentChecksError, TooManyUnpaidRequestsError, UnpaidBodyTooLargeError, UploadTooSlowError } from './errors.js'
 import { precheckAlgorandPayment } from './precheckAlgorandPayment.js'
 

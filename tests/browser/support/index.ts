@@ -10,7 +10,8 @@
  *
  * - startSystem({ env?, contracts? }) → { url, modelServerUrl, dataDir, devnet, output(), close() }: runs
  *   scripts/start.ts as a child process (so exactly what `npm start` runs), free ports, fresh data dir,
- *   SERVICE_PUBLIC_ORIGIN = url. `devnet` is devnet.json: chain RPC URLs, funded payer keys
+ *   SERVICE_PUBLIC_ORIGIN = url. Without parameters, in the browser project, it is the one system that
+ *   sharedSystem.ts (globalSetup) started for every file; its close() leaves it running. `devnet` is devnet.json: chain RPC URLs, funded payer keys
  *   (`accounts.evm` role 'payer'), the overlord TEST key (`shadow.overlord.privateKey`) for /cabinet.
  *   The flow-A unlock proof is written as `npm start` does. Contracts are skipped unless `contracts: true`.
  * - launchBrowser() → playwright-core Browser.
@@ -27,8 +28,9 @@
  *   ≥400 responses since the last check (allow(problem) accepts ones the test provoked on purpose), no
  *   serious/critical axe-core violation, and writes .tmp/screenshots/<name>.png.
  *
- * Browser test files live in tests/browser/ and run in vitest's "browser" project, one file at a time and
- * after the other tests (vitest.config.ts), so two Chromiums and systems never share the two cores.
+ * Browser test files live in tests/browser/ and run in vitest's "browser" project (with tests/system/, the other
+ * files against the shared system), one file at a time and after the other tests (vitest.config.ts), so two
+ * Chromiums never share the two cores.
  * Alone: `npm run test:browser`.
  */
 export { checkPage, launchBrowser, login, openPage, SCREENSHOTS, type Problem } from './browser.js'

@@ -1,98 +1,53 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import type { DevnetInfo } from '../../../devnet/startDevnet.js'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { inject } from 'vitest'
+import { sharedSystemFiles, spawnSystem, type SharedSystemInfo, type StartSystemParameters, type System } from './spawnSystem.js'
 
-const root = resolve(import.meta.dirname, '../../..')
+export { freePort, spawnSystem, type StartSystemParameters, type System } from './spawnSystem.js'
 
-export type System = {
-  /** The gateway's origin as the browser uses it (`http://127.0.0.1:<port>`, also `SERVICE_PUBLIC_ORIGIN`). */
-  url: string
-  /** The model server's origin. */
-  modelServerUrl: string
-  dataDir: string
-  /** `<dataDir>/devnet.json`: peers, chains, funded payer keys, the overlord TEST key (`shadow.overlord`). */
-  devnet: DevnetInfo
-  /** Everything the system printed so far (prefixed lines from `scripts/start.ts`). */
-  output: () => string
-  close: () => Promise<void>
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Folder through which sharedSystem.ts (the browser project's globalSetup) hands its system to the files. */
+    browserSharedSystem?: string
+  }
 }
-
-export type StartSystemParameters = {
-  /** Extra environment for the gateway and model server (wins over the devnet's). */
-  env?: Record<string, string>
-  /** Deploy the service contracts on local Base (StorageAttest, batches) as `npm start` does. Default false. */
-  contracts?: boolean
-}
-
-export const freePort = () =>
-  new Promise<number>((res, rej) => {
-    const s = createServer()
-    s.once('error', rej)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => res(port))
-    })
-  })
 
 /**
  * The whole system exactly as `npm start` runs it (scripts/start.ts as a child process: devnet peers in-process,
  * model server and gateway as its children), every port free, a fresh data dir. Resolves once start.ts reports
  * "up"; `close()` sends SIGTERM (start.ts stops its children and the devnet) and removes the data dir.
+ *
+ * Called without parameters inside the browser project, it returns the one system that project's globalSetup
+ * (sharedSystem.ts) started for all its files instead of starting another (each start is a devnet, a model
+ * server and a gateway: ~half a minute of both cores); `close()` then leaves it running and `output()` holds
+ * what it printed since this file attached. Files that need other settings (`env`, `contracts`) get their own.
  */
 export async function startSystem(p: StartSystemParameters = {}): Promise<System> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'browser-system-'))
-  const port = await freePort()
-  const modelPort = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SERVICE_DATA_DIR: dataDir,
-    DEVNET_FREE_PORTS: '1',
-    DEVNET_CONTRACTS: p.contracts ? '1' : '0',
-    DEVNET_BLOCK_INTERVAL_MS: '500',
-    SERVICE_HOST: '127.0.0.1',
-    SERVICE_PORT: String(port),
-    SERVICE_PUBLIC_ORIGIN: url,
-    MODELSERVER_PORT: String(modelPort),
-    SERVICE_RATE_LIMIT__MAX: '100000',
-    LOG_LEVEL: 'warn',
-    // A response that breaks the document becomes a 500 — a failed request checkPage reports.
-    SERVICE_HTTP__RESPONSE_VALIDATION: 'error',
-    ...p.env,
+  const handoff = p.env === undefined && p.contracts === undefined ? sharedHandoff() : undefined
+  return handoff ? attachSharedSystem(handoff) : spawnSystem(p)
+}
+
+function sharedHandoff(): string | undefined {
+  try {
+    return inject('browserSharedSystem')
+  } catch {
+    return undefined // not inside a vitest worker (a script reusing the harness)
   }
-  delete env.SERVICE_X402__FACILITATOR_URL
-  delete env.VITEST // the servers are not tests
-  delete env.VITEST_WORKER_ID
-  delete env.VITEST_POOL_ID
-  const proc: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  proc.stdout?.on('data', (c: Buffer) => (out += c.toString()))
-  proc.stderr?.on('data', (c: Buffer) => (out += c.toString()))
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()))
-  const close = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGTERM')
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000)
-      await exited
-      clearTimeout(timer)
-    }
-    rmSync(dataDir, { recursive: true, force: true })
-  }
+}
+
+async function attachSharedSystem(handoff: string): Promise<System> {
+  const files = sharedSystemFiles(handoff)
   const t0 = Date.now()
-  while (!/\[start\] up in/.test(out)) {
-    if (proc.exitCode !== null || /\[start\] .*stopping/.test(out) || Date.now() - t0 > 180_000) {
-      await close()
-      throw new Error(`the system did not come up:\n${out}`)
-    }
+  while (!existsSync(files.ready)) {
+    if (existsSync(files.failed)) throw new Error(`the shared browser system did not start:\n${readFileSync(files.failed, 'utf8')}`)
+    if (Date.now() - t0 > 200_000) throw new Error(`the shared browser system did not come up in 200 s (${handoff})`)
     await new Promise((r) => setTimeout(r, 200))
   }
-  if (!out.includes('gateway answers')) {
-    await close()
-    throw new Error(`the gateway did not start:\n${out}`)
+  const info = JSON.parse(readFileSync(files.ready, 'utf8')) as SharedSystemInfo
+  const from = existsSync(files.log) ? statSync(files.log).size : 0
+  return {
+    ...info,
+    output: () => readFileSync(files.log).subarray(from).toString(),
+    close: async () => undefined, // the globalSetup's teardown stops it after the last file
   }
-  const devnet = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as DevnetInfo
-  return { url, modelServerUrl: `http://127.0.0.1:${modelPort}`, dataDir, devnet, output: () => out, close }
 }
+

@@ -167,8 +167,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     let terms = 0
     const killer = (async () => {
       const every = (options.killEveryS ?? 20) * 1000
+      const began = Date.now()
       for (let n = 0; !stop(); n++) {
-        await new Promise((r) => setTimeout(r, every * (0.75 + Math.random() * 0.5)))
+        // The nth restart is due at ~n × every from the start (±25%), not every after the previous one ended: a
+        // restart (drain, then a fresh process importing the gateway) takes 10–30 s on a loaded machine, and
+        // counting from its end left a 60 s run with a single restart (seen in CI on Node 24). At least 4 s after
+        // the previous one, so HAProxy has marked that replica up again before another goes down.
+        const due = began + every * (n + 1) + every * (Math.random() - 0.5) * 0.5
+        await new Promise((r) => setTimeout(r, Math.max(4000, due - Date.now())))
         if (stop()) break
         const victim = gateways[Math.floor(Math.random() * gateways.length)]!
         const from = Date.now()

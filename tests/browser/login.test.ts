@@ -32,6 +32,13 @@ async function nav(page: Page) {
   }
 }
 
+/**
+ * Waits until the navigation shows `expected`. A page the server rendered signed out (the public ones) shows
+ * "Login" until its script's `/users/session/validate` answers, and `nav` reads the three elements one by one, so
+ * a single read can fall between the two states (seen in CI: Login and Log out both visible, no wallet).
+ */
+const expectNav = (page: Page, expected: Awaited<ReturnType<typeof nav>>) => expect.poll(() => nav(page), { timeout: 15_000 }).toEqual(expected)
+
 const slug = (path: string) => path.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '') || 'root'
 
 // Seed 000 §4.2: the session rows with an HTML page (feedback.txt is text; /mindterm/ is now /coreterm/).
@@ -47,7 +54,7 @@ describe('login round trip', () => {
     await checkPage(page, `login-from-${slug(path)}`)
     await login(page, path)
     expect(new URL(page.url()).pathname).toBe(path)
-    expect(await nav(page)).toEqual({ wallet: wallet.address, login: false, logout: true })
+    await expectNav(page, { wallet: wallet.address, login: false, logout: true })
     expect(walletLog.map((l) => l.method)).toEqual(['eth_requestAccounts', 'personal_sign'])
     await checkPage(page, `page-${slug(path)}`)
   })
@@ -68,7 +75,7 @@ describe('login round trip', () => {
     const { page } = await openPage(browser, { wallets: [wallet] })
     await page.goto(`${system.url}${path}`)
     expect(new URL(page.url()).pathname).toBe(path)
-    expect(await nav(page)).toEqual({ wallet: null, login: true, logout: false })
+    await expectNav(page, { wallet: null, login: true, logout: false })
     await checkPage(page, `public-${slug(path)}`)
     if (path === '/login') return
     await page.locator('#nav-login').click()
@@ -76,7 +83,7 @@ describe('login round trip', () => {
     expect(new URL(page.url()).searchParams.get('from')).toBe(path)
     await page.locator('#signin').click()
     await page.waitForURL((u) => u.pathname === path)
-    expect(await nav(page)).toEqual({ wallet: wallet.address, login: false, logout: true })
+    await expectNav(page, { wallet: wallet.address, login: false, logout: true })
     await checkPage(page, `public-${slug(path)}-signed-in`)
   })
 })
@@ -103,7 +110,7 @@ describe('/public and logout', () => {
     await page.locator('#nav-logout').click()
     await page.waitForURL((u) => u.pathname === '/public')
     await expect.poll(() => page.locator('#login-view').isVisible()).toBe(true)
-    expect(await nav(page)).toEqual({ wallet: null, login: true, logout: false })
+    await expectNav(page, { wallet: null, login: true, logout: false })
     expect(await page.evaluate(() => localStorage.getItem('session_token'))).toBeNull()
     await checkPage(page, 'public-after-logout')
     // The session is revoked server-side and the cookie is gone: the gated page sends the browser to login.
@@ -123,7 +130,7 @@ describe('/public and logout', () => {
     await page.keyboard.press('Enter')
     await page.waitForURL((u) => u.pathname === '/dojo')
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
-    expect(await nav(page)).toEqual({ wallet: wallet.address, login: false, logout: true })
+    await expectNav(page, { wallet: wallet.address, login: false, logout: true })
     // Tab reaches "Log out" and Enter logs out.
     for (let i = 0; i < 30 && !(await page.evaluate(() => document.activeElement?.id === 'nav-logout')); i++) await page.keyboard.press('Tab')
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('nav-logout')
@@ -145,7 +152,7 @@ describe('wallet choice and smart-contract wallets', () => {
     await page.getByLabel('Beta Wallet', { exact: true }).check()
     await page.locator('#signin').click()
     await page.waitForURL((u) => u.pathname === '/registry/')
-    expect(await nav(page)).toEqual({ wallet: second.address, login: false, logout: true })
+    await expectNav(page, { wallet: second.address, login: false, logout: true })
     expect(new Set(walletLog.map((l) => l.provider))).toEqual(new Set([1]))
   })
 
@@ -154,7 +161,7 @@ describe('wallet choice and smart-contract wallets', () => {
     expect(await factory.hasCode(wallet.address)).toBe(true)
     const { page } = await openPage(browser, { wallets: [wallet] })
     await login(page, `${system.url}/journal`)
-    expect(await nav(page)).toEqual({ wallet: wallet.address, login: false, logout: true })
+    await expectNav(page, { wallet: wallet.address, login: false, logout: true })
     await checkPage(page, 'login-eip1271')
   })
 
@@ -163,7 +170,7 @@ describe('wallet choice and smart-contract wallets', () => {
     expect(await factory.hasCode(wallet.address)).toBe(false)
     const { page } = await openPage(browser, { wallets: [wallet] })
     await login(page, `${system.url}/storage/`)
-    expect(await nav(page)).toEqual({ wallet: wallet.address, login: false, logout: true })
+    await expectNav(page, { wallet: wallet.address, login: false, logout: true })
     expect(await factory.hasCode(wallet.address)).toBe(false)
     await checkPage(page, 'login-eip6492')
   })

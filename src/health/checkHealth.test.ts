@@ -12,7 +12,7 @@ describe('checkHealth', () => {
   const writable = { checkWritable: async () => undefined }
 
   it('is ok when every dependency answers', async () => {
-    const report = await checkHealth({ db: handle.db, modelServer: { check: async () => ({ status: 'ok', servers: [{ url: 'http://127.0.0.1:11434', status: 'up' }] }) }, catalogue: writable })
+    const report = await checkHealth({ db: handle.db, modelServer: { check: async () => ({ status: 'ok', servers: [{ url: 'http://127.0.0.1:11434', status: 'up' }] }), servers: () => [] }, catalogue: writable })
     expect(report.status).toBe('ok')
     expect(Object.values(report.checks).map((c) => c.status)).toEqual(['ok', 'ok', 'ok'])
     for (const check of Object.values(report.checks)) expect(check.latency_ms).toBeGreaterThanOrEqual(0)
@@ -21,7 +21,7 @@ describe('checkHealth', () => {
   it('is degraded, naming what failed, when the model server is down', async () => {
     const report = await checkHealth({
       db: handle.db,
-      modelServer: { check: async () => ({ status: 'down', detail: 'connect ECONNREFUSED 127.0.0.1:11434', servers: [{ url: 'http://127.0.0.1:11434', status: 'down' }] }) },
+      modelServer: { check: async () => ({ status: 'down', detail: 'connect ECONNREFUSED 127.0.0.1:11434', servers: [{ url: 'http://127.0.0.1:11434', status: 'down' }] }), servers: () => [] },
       catalogue: writable,
     })
     expect(report.status).toBe('degraded')
@@ -34,7 +34,7 @@ describe('checkHealth', () => {
       { url: 'http://a:11434', status: 'up' },
       { url: 'http://b:11434', status: 'down' },
     ]
-    const report = await checkHealth({ db: handle.db, modelServer: { check: async () => ({ status: 'partial', detail: 'http://b:11434: down', servers }) }, catalogue: writable })
+    const report = await checkHealth({ db: handle.db, modelServer: { check: async () => ({ status: 'partial', detail: 'http://b:11434: down', servers }), servers: () => [] }, catalogue: writable })
     expect(report.status).toBe('degraded')
     expect(report.checks.modelserver).toMatchObject({ status: 'partial', servers })
   })
@@ -42,11 +42,16 @@ describe('checkHealth', () => {
   it('counts a dependency slower than the timeout as down', async () => {
     const report = await checkHealth({
       db: handle.db,
-      modelServer: { check: () => new Promise(() => undefined) },
+      modelServer: { check: () => new Promise(() => undefined), servers: () => [{ url: 'http://127.0.0.1:11434', status: 'up', models: null, in_flight: 0, last_error: null }] },
       catalogue: writable,
       timeoutMs: 50,
     })
-    expect(report.checks.modelserver).toMatchObject({ status: 'down', detail: 'timed out after 50 ms' })
+    // still the documented shape: each server listed, down for this check, with why
+    expect(report.checks.modelserver).toMatchObject({
+      status: 'down',
+      detail: 'timed out after 50 ms',
+      servers: [{ url: 'http://127.0.0.1:11434', status: 'down', in_flight: 0, last_error: 'timed out after 50 ms' }],
+    })
     expect(report.status).toBe('degraded')
   })
 })
@@ -55,7 +60,7 @@ describe('checkHealth with a domain\'s checks', () => {
   it('adds them by name: fields merged, a throw is down, a non-ok status degrades; core results stay bare', async () => {
     const report = await checkHealth({
       db: { selectFrom: () => ({ select: () => ({ limit: () => ({ execute: async () => [{ event_id: 'e' }] }) }) }) } as never,
-      modelServer: { check: async () => ({ status: 'ok', servers: [{ url: 'http://127.0.0.1:11434', status: 'up' }] }) },
+      modelServer: { check: async () => ({ status: 'ok', servers: [{ url: 'http://127.0.0.1:11434', status: 'up' }] }), servers: () => [] },
       catalogue: { checkWritable: async () => undefined },
       extra: {
         upstream: async () => undefined,

@@ -21,8 +21,11 @@ export type ExtraChecks = Record<string, () => Promise<Record<string, unknown> |
 
 export type CheckHealthParameters = {
   db: Kysely<Database>
-  /** The model server(s): `status` (`ok`, `partial` when some of several are down, `down`), `detail`, `servers`. */
-  modelServer: { check(): Promise<{ status: string; detail?: string; servers: unknown[] }> }
+  /**
+   * The model server(s): `status` (`ok`, `partial` when some of several are down, `down`), `detail`, `servers`;
+   * `servers()`: each one as last seen, for the report when the check itself fails or runs out of time.
+   */
+  modelServer: { check(): Promise<{ status: string; detail?: string; servers: unknown[] }>; servers(): { url: string }[] }
   catalogue: { checkWritable(): Promise<unknown> }
   signal?: AbortSignal
   /** Per check; a slower dependency counts as down (default 2000). */
@@ -42,6 +45,12 @@ export async function checkHealth({ db, modelServer, catalogue, signal, timeoutM
     timed(() => catalogue.checkWritable(), timeoutMs),
     ...extraNames.map((name) => timed(extra[name] as () => Promise<unknown>, timeoutMs, true)),
   ])
+  // The document promises `servers` on this check: a check that failed or timed out lists each configured server
+  // as down for this report, with why (found by the fuzzer on a loaded machine: a 2 s timeout, no `servers`).
+  if (modelserver.status === 'down' && !('servers' in modelserver)) {
+    const why = modelserver.detail ?? 'down'
+    Object.assign(modelserver, { servers: modelServer.servers().map((server) => ({ ...server, status: 'down', last_error: why })) })
+  }
   const checks: HealthReport['checks'] = { database, modelserver, catalogue_log }
   extraNames.forEach((name, i) => {
     checks[name] = extraResults[i] as ExtraCheck

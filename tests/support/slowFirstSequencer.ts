@@ -9,7 +9,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 /** In this order, each ahead of every file it does not match. */
 export const SLOW_FIRST: readonly RegExp[] = [
-  /^conformance\/conformance\.test\.ts$/, // npm start system + every machine + 1 min fuzz + prototype probe + mocks
+  /^conformance\/conformance\.test\.ts$/, // npm start system + every machine + 90 s fuzz + prototype probe + mocks
   /^tests\/batch\/paidUploads\.e2e\.test\.ts$/,
   /^tests\/cli\/cli\.integration\.test\.ts$/,
   /^tests\/reliability\/soak\.test\.ts$/, // 60 s of load plus two PostgreSQL gateways and HAProxy

@@ -70,9 +70,9 @@ describe('npm run conformance — arguments', () => {
   })
 })
 
-// The live run: every row of every machine, then the fuzzer (up to 20,000 requests in 90 s here: it saturates both
-// cores for as long as it runs, so `npm test` gives it less than `npm run fuzz`'s default 120 s; FUZZ_SECONDS
-// overrides; 60 s made only ~4,900 requests on a loaded Node 20 run, against the 40 per operation required). Part of `npm test`;
+// The live run: every row of every machine, then the fuzzer: up to 20,000 requests in 90 s here. It saturates both
+// cores while it runs, so `npm test` gives it less than `npm run fuzz`'s default 120 s (FUZZ_SECONDS overrides); 60 s
+// made only ~4,900 requests on a loaded Node 20 run, against the 40 per operation required. Part of `npm test`;
 // `npm run test:live` runs this file alone.
 describe('npm run conformance against the system started as npm start starts it', () => {
   let system: RunningSystem

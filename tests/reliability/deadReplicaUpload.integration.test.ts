@@ -9,47 +9,25 @@
  * (`SERVICE_HTTP__RESPONSE_VALIDATION=error`: a response off the document would be a 500).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { spawnGateway, type SpawnedGateway } from '../support/spawnGateway.js'
-import { startBlackHoleUpstream } from '../support/startBlackHoleUpstream.js'
+import { useReplicaPeers } from '../support/replicaPeers.js'
 import { waitFor as waitUntil } from '../support/waitFor.js'
-import { createTestDatabase, type TestDatabase } from '../support/testDatabase.js'
-import { evmEnv, type EvmPeers, multipart, payingClient, startEvmPeers } from '../storage/harness.js'
+import { evmEnv, multipart, payingClient } from '../storage/harness.js'
 
 const LEASE_S = 20 // the default SERVICE_INSTANCE__LEASE_S
 const MB64 = 64 * 1024 * 1024
 
-let peers: EvmPeers
-let database: TestDatabase
-let blackHole: Awaited<ReturnType<typeof startBlackHoleUpstream>>
-let blackHoleUrl: string
-let dir: string
-const spawned: SpawnedGateway[] = []
-
-beforeAll(async () => {
-  ;[peers, database] = await Promise.all([startEvmPeers(), createTestDatabase('postgres')])
-  dir = await mkdtemp(join(tmpdir(), 'dead-replica-'))
-  blackHole = await startBlackHoleUpstream()
-  blackHoleUrl = blackHole.url
-}, 180_000)
-
-afterAll(async () => {
-  await Promise.allSettled(spawned.map((g) => g.crash()))
-  await blackHole?.close()
-  await database?.close()
-  await peers?.close()
-  if (dir) await rm(dir, { recursive: true, force: true })
-})
+const r = useReplicaPeers('dead-replica-')
 
 async function start(name: string, extra: Record<string, string> = {}): Promise<SpawnedGateway> {
   const gateway = await spawnGateway({
-    ...evmEnv(peers),
-    SERVICE_DATABASE_URL: database.url,
-    SERVICE_DATA_DIR: join(dir, name), // its own, as on its own machine; no SHARED_SPOOL_DIR, no SPOOL_STORE
+    ...evmEnv(r.peers),
+    SERVICE_DATABASE_URL: r.database.url,
+    SERVICE_DATA_DIR: join(r.dir, name), // its own, as on its own machine; no SHARED_SPOOL_DIR, no SPOOL_STORE
     SERVICE_INSTANCE_ID: name,
     SERVICE_HTTP__RESPONSE_VALIDATION: 'error',
     SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9',
@@ -62,7 +40,7 @@ async function start(name: string, extra: Record<string, string> = {}): Promise<
     SERVICE_X402__MAX_TIMEOUT_SECONDS: '600',
     ...extra,
   }, { timeoutMs: 300_000 }) // a loaded two-core machine can take minutes to compile and start one
-  spawned.push(gateway)
+  r.spawned.push(gateway)
   return gateway
 }
 
@@ -72,7 +50,7 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs
 type Row = { upload_id: string; status: string; owner_instance: string | null; spool_path: string | null; sha256: string; deposit: string }
 
 async function uploads(): Promise<Row[]> {
-  return database.db
+  return r.database.db
     .selectFrom('storage_uploads')
     .innerJoin('storage_deposits', 'storage_deposits.deposit_id', 'storage_uploads.deposit_id')
     .select(['upload_id', 'storage_uploads.status', 'owner_instance', 'spool_path', 'sha256', 'storage_deposits.status as deposit'])
@@ -86,16 +64,16 @@ async function rss(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024
 }
 
-describe('a dead replica\'s 64 MB paid upload, no shared directory (two replicas, one PostgreSQL database)', () => {
-  it('is stored by the survivor from the database spool within 30 s of the lease, then its bytes are deleted', async () => {
-    const [a, b] = await Promise.all([start('gw-a', { SERVICE_STORAGE__UPLOAD_URL: blackHoleUrl }), start('gw-b')])
+describe('a dead replica\'s 64 MB paid upload, no shared directory (two replicas, one PostgreSQL r.database)', () => {
+  it('is stored by the survivor from the r.database spool within 30 s of the lease, then its bytes are deleted', async () => {
+    const [a, b] = await Promise.all([start('gw-a', { SERVICE_STORAGE__UPLOAD_URL: r.blackHoleUrl }), start('gw-b')])
     const data = randomBytes(MB64)
     const digest = createHash('sha256').update(data).digest('hex')
 
     // the price from a quote (the same 402 requirements, without sending 64 MB twice)
     const quote = await fetch(`${a.url}/store/quote?bytes=${MB64}`)
     expect(quote.status).toBe(200)
-    const client = payingClient(peers.base, 2)
+    const client = payingClient(r.peers.base, 2)
     const payload = await client.createPaymentPayload(client.getPaymentRequiredResponse((n) => quote.headers.get(n), await quote.json()))
     let answer = 'none yet'
     void fetch(`${a.url}/store`, { method: 'POST', body: multipart(data), headers: client.encodePaymentSignatureHeader(payload) }).then(
@@ -103,7 +81,7 @@ describe('a dead replica\'s 64 MB paid upload, no shared directory (two replicas
       (error: unknown) => (answer = String(error)),
     )
 
-    // settled, held by A, mid-upload; the bytes are in the database, not in A's data directory
+    // settled, held by A, mid-upload; the bytes are in the r.database, not in A's data directory
     const held = await waitFor(
       'the settled upload held by gw-a',
       async () => (await uploads()).find((r) => r.deposit === 'settled' && r.status === 'uploading' && r.owner_instance === 'gw-a'),
@@ -113,11 +91,11 @@ describe('a dead replica\'s 64 MB paid upload, no shared directory (two replicas
     })
     expect(held.spool_path).toBe(`pg:${held.upload_id}`)
     expect(held.sha256).toBe(digest)
-    const chunks = await database.db.selectFrom('storage_spool_chunks').select([sql<number>`count(*)`.as('n'), sql<number>`sum(length(bytes))`.as('bytes')]).where('upload_id', '=', held.upload_id).executeTakeFirstOrThrow()
+    const chunks = await r.database.db.selectFrom('storage_spool_chunks').select([sql<number>`count(*)`.as('n'), sql<number>`sum(length(bytes))`.as('bytes')]).where('upload_id', '=', held.upload_id).executeTakeFirstOrThrow()
     expect({ n: Number(chunks.n), bytes: Number(chunks.bytes) }).toEqual({ n: 64, bytes: MB64 })
 
     await a.crash()
-    const { heartbeat_at } = await database.db.selectFrom('gateway_instances').select('heartbeat_at').where('instance_id', '=', 'gw-a').executeTakeFirstOrThrow()
+    const { heartbeat_at } = await r.database.db.selectFrom('gateway_instances').select('heartbeat_at').where('instance_id', '=', 'gw-a').executeTakeFirstOrThrow()
     const leaseLapsesAt = (Number(heartbeat_at) + LEASE_S) * 1000
     // B's resident memory while it takes the upload over: sampled until the upload is stored
     const pid = b.child.pid!
@@ -148,11 +126,11 @@ describe('a dead replica\'s 64 MB paid upload, no shared directory (two replicas
     // the bytes leave the shared store once stored (the worker deletes them just after recording `stored`)
     await waitFor(
       'the spooled chunks deleted',
-      async () => ((await database.db.selectFrom('storage_spool_chunks').select('seq').where('upload_id', '=', held.upload_id).execute()).length === 0 ? true : undefined),
+      async () => ((await r.database.db.selectFrom('storage_spool_chunks').select('seq').where('upload_id', '=', held.upload_id).execute()).length === 0 ? true : undefined),
       15_000,
     )
     // one deposit, settled once; B answers the upload's state (checked against the document by B itself)
-    const deposits = await database.db.selectFrom('storage_deposits').select(['tx_hash', 'status']).execute()
+    const deposits = await r.database.db.selectFrom('storage_deposits').select(['tx_hash', 'status']).execute()
     expect(deposits).toHaveLength(1)
     const res = await fetch(`${b.url}/store/uploads/${held.upload_id}`)
     expect(res.status).toBe(200)

@@ -9,47 +9,24 @@
  * answers, so A is mid-upload, after settlement, when it dies.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { spawnGateway, type SpawnedGateway } from '../support/spawnGateway.js'
-import { startBlackHoleUpstream } from '../support/startBlackHoleUpstream.js'
+import { useReplicaPeers } from '../support/replicaPeers.js'
 import { waitFor as waitUntil } from '../support/waitFor.js'
-import { createTestDatabase, type TestDatabase } from '../support/testDatabase.js'
-import { evmEnv, type EvmPeers, multipart, payingClient, startEvmPeers } from '../storage/harness.js'
+import { evmEnv, multipart, payingClient } from '../storage/harness.js'
 
-let peers: EvmPeers
-let database: TestDatabase
-let blackHole: Awaited<ReturnType<typeof startBlackHoleUpstream>>
-let blackHoleUrl: string
-let dir: string
-const spawned: SpawnedGateway[] = []
-
-beforeAll(async () => {
-  ;[peers, database] = await Promise.all([startEvmPeers(), createTestDatabase('postgres')])
-  dir = await mkdtemp(join(tmpdir(), 'takeover-'))
-  blackHole = await startBlackHoleUpstream()
-  blackHoleUrl = blackHole.url
-}, 180_000)
-
-afterAll(async () => {
-  await Promise.allSettled(spawned.map((g) => g.crash()))
-  await blackHole?.close()
-  await database?.close()
-  await peers?.close()
-  if (dir) await rm(dir, { recursive: true, force: true })
-})
+const r = useReplicaPeers('takeover-')
 
 function gatewayEnv(name: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    ...evmEnv(peers),
-    SERVICE_DATABASE_URL: database.url,
-    SERVICE_DATA_DIR: join(dir, name),
+    ...evmEnv(r.peers),
+    SERVICE_DATABASE_URL: r.database.url,
+    SERVICE_DATA_DIR: join(r.dir, name),
     SERVICE_INSTANCE_ID: name,
     // the mounted-directory configuration (issue 19); without a mount, tests/reliability/sharedSpool…
     SERVICE_STORAGE__SPOOL_STORE: 'local',
-    SERVICE_STORAGE__SHARED_SPOOL_DIR: join(dir, 'shared-spool'),
+    SERVICE_STORAGE__SHARED_SPOOL_DIR: join(r.dir, 'shared-spool'),
     SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9',
     ...extra,
   }
@@ -57,7 +34,7 @@ function gatewayEnv(name: string, extra: Record<string, string> = {}): Record<st
 
 async function start(name: string, extra: Record<string, string> = {}): Promise<SpawnedGateway> {
   const gateway = await spawnGateway(gatewayEnv(name, extra))
-  spawned.push(gateway)
+  r.spawned.push(gateway)
   return gateway
 }
 
@@ -65,7 +42,7 @@ async function start(name: string, extra: Record<string, string> = {}): Promise<
 async function payInBackground(gateway: SpawnedGateway, data: Uint8Array, payer: number): Promise<void> {
   const first = await fetch(`${gateway.url}/store`, { method: 'POST', body: multipart(data) })
   expect(first.status).toBe(402)
-  const client = payingClient(peers.base, payer)
+  const client = payingClient(r.peers.base, payer)
   const required = client.getPaymentRequiredResponse((n) => first.headers.get(n), await first.json())
   const payload = await client.createPaymentPayload(required)
   void fetch(`${gateway.url}/store`, { method: 'POST', body: multipart(data), headers: client.encodePaymentSignatureHeader(payload) }).catch(() => undefined)
@@ -77,7 +54,7 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs
 type Row = { upload_id: string; status: string; owner_instance: string | null; spool_path: string | null; sha256: string; deposit: string }
 
 async function uploads(): Promise<Row[]> {
-  return database.db
+  return r.database.db
     .selectFrom('storage_uploads')
     .innerJoin('storage_deposits', 'storage_deposits.deposit_id', 'storage_uploads.deposit_id')
     .select(['upload_id', 'storage_uploads.status', 'owner_instance', 'spool_path', 'sha256', 'storage_deposits.status as deposit'])
@@ -87,9 +64,9 @@ async function uploads(): Promise<Row[]> {
 
 const sha = (data: Uint8Array) => createHash('sha256').update(data).digest('hex')
 
-describe('paid uploads of a dead instance (two gateways, one PostgreSQL database)', () => {
+describe('paid uploads of a dead instance (two gateways, one PostgreSQL r.database)', () => {
   it('are stored by the live instance within 30 s of a kill -9 right after settlement, each exactly once', async () => {
-    const [a, b] = await Promise.all([start('gw-a', { SERVICE_STORAGE__UPLOAD_URL: blackHoleUrl }), start('gw-b')])
+    const [a, b] = await Promise.all([start('gw-a', { SERVICE_STORAGE__UPLOAD_URL: r.blackHoleUrl }), start('gw-b')])
     const small = randomBytes(5_000)
     const large = randomBytes(6 * 1024 * 1024)
     await Promise.all([payInBackground(a, small, 2), payInBackground(a, large, 3)])
@@ -118,10 +95,10 @@ describe('paid uploads of a dead instance (two gateways, one PostgreSQL database
     expect(stored).toHaveLength(2)
     expect(b.output()).toContain('took over paid uploads of a dead instance')
     // exactly one deposit per payment, each settled once; nothing left in the spool
-    const deposits = await database.db.selectFrom('storage_deposits').select(['tx_hash', 'status']).execute()
+    const deposits = await r.database.db.selectFrom('storage_deposits').select(['tx_hash', 'status']).execute()
     expect(deposits).toHaveLength(2)
     expect(new Set(deposits.map((d) => d.tx_hash)).size).toBe(2)
-    expect(await database.db.selectFrom('storage_spool').select('upload_id').execute()).toEqual([])
+    expect(await r.database.db.selectFrom('storage_spool').select('upload_id').execute()).toEqual([])
     // the stored items are what was paid for: B reports the same sha256 over its status endpoint
     for (const row of stored) {
       const res = await fetch(`${b.url}/store/uploads/${row.upload_id}`)
@@ -135,7 +112,7 @@ describe('paid uploads of a dead instance (two gateways, one PostgreSQL database
 
   it('are re-queued at once by the same instance restarting (lease of 10 min: only the restart can explain it)', async () => {
     const long = { SERVICE_INSTANCE__LEASE_S: '600' }
-    const c = await start('gw-c', { ...long, SERVICE_STORAGE__UPLOAD_URL: blackHoleUrl })
+    const c = await start('gw-c', { ...long, SERVICE_STORAGE__UPLOAD_URL: r.blackHoleUrl })
     const data = randomBytes(20_000)
     const before = new Set((await uploads()).map((r) => r.upload_id))
     await payInBackground(c, data, 4)

@@ -32,10 +32,10 @@ function isCatalogRace(error: unknown): boolean {
  * dropped at that moment (`CATALOG_RACE`); no migration has run then, and it is tried again (up to 10 times,
  * 1.4–1.9 s in all).
  */
-export async function migrateToLatest(db: Kysely<any>, { schema }: { schema?: string | undefined } = {}): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>, { schema, to }: { schema?: string | undefined; /** Stop after this migration (tests of one migration). */ to?: string } = {}): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest()
+    const { error, results } = await (to === undefined ? migrator.migrateToLatest() : migrator.migrateTo(to))
     if (!error) return
     const failed = results?.find((r) => r.status === 'Error')?.migrationName
     if (failed === undefined && attempt < 10 && isCatalogRace(error)) {

@@ -381,12 +381,13 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     const file = join(dataDir, 'devnet.json')
     writeJsonAtomic(file, info, 0o600)
     const contractsReady = opts.deployContracts && base
-      ? deployServiceContracts(base.url, keys.evm, dataDir, log, closers).then((c) => {
-          if (c) {
-            info.contracts = c
-            writeJsonAtomic(file, info, 0o600)
-          }
-          return c
+      ? deployServiceContracts(base.url, keys.evm, dataDir, log, closers).then((deployed) => {
+          if (!deployed) return undefined
+          info.contracts = deployed.contracts
+          writeJsonAtomic(file, info, 0o600)
+          // Said only once devnet.json holds them: whoever waits for this line then reads the file.
+          log(`service contracts deployed on eip155:8453 in ${deployed.ms} ms → ${deployed.file}`)
+          return deployed.contracts
         })
       : Promise.resolve(undefined)
     // Without Anvil, base/mainnet/facilitator are absent (info.evm false); the type serves the callers that have them.
@@ -419,7 +420,7 @@ async function deployServiceContracts(
   dataDir: string,
   log: (l: string) => void,
   closers: (() => Promise<void>)[],
-): Promise<Record<string, unknown> | undefined> {
+): Promise<{ contracts: Record<string, unknown>; ms: number; file: string } | undefined> {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
   const script = join(root, 'contracts/deploy.ts')
   if (!existsSync(script)) return undefined
@@ -454,8 +455,7 @@ async function deployServiceContracts(
     if (code !== null) log(`service contracts not deployed (contracts/deploy.ts exited ${code}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`)
     return undefined
   }
-  log(`service contracts deployed on eip155:8453 in ${Date.now() - t0} ms → ${file}`)
-  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
+  return { contracts: JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>, ms: Date.now() - t0, file }
 }
 
 function pick(a: { index: number; address: `0x${string}`; privateKey: `0x${string}` }) {

@@ -108,7 +108,8 @@ describe('x402 upto past the quota on npm start', () => {
     const headers = { 'content-type': 'application/json', 'x-session-token': token }
 
     // A stream settles after its last byte (not in its headers): for message_delta's output_tokens.
-    const message = { model: 'svc-tiny-chat:latest', max_tokens: 12, stream: true, messages: [{ role: 'user', content: 'Tell me a story' }] }
+    // Greedy, as the other calls here are seeded: sampled, the random-weight model can end at once with no token.
+    const message = { model: 'svc-tiny-chat:latest', max_tokens: 12, temperature: 0, stream: true, messages: [{ role: 'user', content: 'Tell me a story' }] }
     const streamed = await uptoFetch(3)(`${system.url}/llm/v1/messages`, { method: 'POST', headers, body: JSON.stringify(message) })
     expect(streamed.status).toBe(200)
     const events = (await streamed.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; usage?: { output_tokens: number } })
@@ -118,7 +119,7 @@ describe('x402 upto past the quota on npm start', () => {
     await waitFor(`the settlement of ${first}`, async () => ((await moved()) === first ? true : undefined), 20_000, async () => String(await moved()))
 
     // A whole answer settles before it is sent: the PAYMENT-RESPONSE names the amount.
-    const whole = await uptoFetch(3)(`${system.url}/llm/v1/responses`, { method: 'POST', headers, body: JSON.stringify({ model: 'svc-tiny-chat:latest', input: 'Tell me a story', max_output_tokens: 9 }) })
+    const whole = await uptoFetch(3)(`${system.url}/llm/v1/responses`, { method: 'POST', headers, body: JSON.stringify({ model: 'svc-tiny-chat:latest', input: 'Tell me a story', max_output_tokens: 9, temperature: 0 }) })
     const response = (await whole.json()) as { usage: { output_tokens: number } }
     expect(whole.status, JSON.stringify(response)).toBe(200)
     const second = expectedFor(response.usage.output_tokens)

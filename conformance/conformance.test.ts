@@ -70,10 +70,10 @@ describe('npm run conformance — arguments', () => {
   })
 })
 
-// The live run: every row of every machine, then the fuzzer: up to 20,000 requests in 90 s here. It saturates both
-// cores while it runs, so `npm test` gives it less than `npm run fuzz`'s default 120 s (FUZZ_SECONDS overrides); 60 s
-// made only ~4,900 requests on a loaded Node 20 run, against the 40 per operation required. Part of `npm test`;
-// `npm run test:live` runs this file alone.
+// The live run: every row of every machine, then the fuzzer. It saturates both cores while it runs and slows every
+// other file, so `npm test` gives it 8,000 requests or 90 s, whichever comes first (FUZZ_COUNT, FUZZ_SECONDS; `npm run
+// fuzz` defaults to 120 s): the same seeded sequence, cut earlier. 60 s made only ~4,900 requests on a loaded Node 20
+// run, against the 40 per operation required. Part of `npm test`; `npm run test:live` runs this file alone.
 describe('npm run conformance against the system started as npm start starts it', () => {
   let system: RunningSystem
   beforeAll(async () => {
@@ -112,12 +112,12 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(xml.match(/<testsuite /g)).toHaveLength(Object.keys(MACHINES).length)
   }, 600_000)
 
-  it('npm run fuzz: up to 20,000 spec-driven requests in about 90 s against both servers, 0 violations, the seed printed', async () => {
+  it('npm run fuzz: 8,000 spec-driven requests (at most 90 s) against both servers, every operation under every tier, 0 violations, the seed printed', async () => {
     const json = join(out, 'fuzz.json')
     const seed = String(Number(process.env.FUZZ_SEED ?? 16_2026))
     const r = await cli('conformance/fuzz/main.ts', [
       '--gateway', system.gateway, '--modelserver', system.modelserver, '--key', `overlord=${system.devnet.shadow.overlord.privateKey}`,
-      '--count', '20000', '--seconds', process.env.FUZZ_SECONDS ?? '90', '--seed', seed, '--concurrency', '16', '--report', json,
+      '--count', process.env.FUZZ_COUNT ?? '8000', '--seconds', process.env.FUZZ_SECONDS ?? '90', '--seed', seed, '--concurrency', '16', '--report', json,
     ])
     const report = JSON.parse(readFileSync(json, 'utf8')) as FuzzReport
     expect(r.stdout).toContain(`seed ${seed}`)
@@ -125,7 +125,7 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(r.code).toBe(0)
     // every operation of both documents was exercised, under every tier
     expect(Object.keys(report.byOperation).length).toBe(report.operations)
-    expect(report.requests).toBeGreaterThanOrEqual(Math.min(20_000, 4 * report.operations * 10))
+    expect(report.requests).toBeGreaterThanOrEqual(Math.min(Number(process.env.FUZZ_COUNT ?? 8000), 4 * report.operations * 10))
     process.stdout.write(`fuzz: ${report.requests} requests in ${report.seconds} s, statuses ${JSON.stringify(report.byStatus)}, ${report.known.length} known model-server failures\n`)
   }, 400_000)
 

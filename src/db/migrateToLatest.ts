@@ -11,15 +11,18 @@ export class MigrationFailedError extends BaseError<'migration_failed'> {
 }
 
 /**
- * PostgreSQL errors kysely's bookkeeping can meet when another session drops a schema or table of the same
- * database meanwhile: before it migrates, kysely looks for its tables by introspecting every schema, with
- * `pg_get_serial_sequence('<schema>.<table>', …)` per column, and a schema dropped between the catalog scan and
- * that look-up fails the whole query (`schema "…" does not exist`, naming the other schema). Seen when test
- * files drop their schemas while others start; a database shared with other tenants can do the same.
+ * PostgreSQL errors kysely's bookkeeping can meet when another session changes a schema of the same database
+ * meanwhile: before it migrates, kysely looks for its tables by introspecting every schema, with
+ * `pg_get_serial_sequence('<schema>.<table>', …)` per column, and a schema dropped (3F000), a table dropped
+ * (42P01) or a column renamed or dropped (42703: `column "cutoff_at" of relation "receipt_batches" does not
+ * exist`, another schema's migration running) between the catalog scan and that look-up fails the whole query.
+ * Seen when test files migrate and drop their schemas while others start; a database shared with other tenants
+ * can do the same.
  */
-const CATALOG_RACE = new Set(['3F000', '42P01', 'XX000'])
+const CATALOG_RACE = new Set(['3F000', '42P01', '42703', 'XX000'])
 
-function isCatalogRace(error: unknown): boolean {
+/** Whether `error` (or one of its causes) is one of the `CATALOG_RACE` errors. */
+export function isCatalogRace(error: unknown): boolean {
   for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) if (CATALOG_RACE.has((e as { code?: string }).code ?? '')) return true
   return false
 }

@@ -123,17 +123,19 @@ describe('several model servers behind the gateway (two live model servers)', ()
     // A first wave on both servers; once some have started streaming, server a stops; a second wave follows.
     const first = Array.from({ length: 6 }, () => streamed(long))
     await new Promise((r) => setTimeout(r, 150))
-    const stoppedAt = performance.now()
     await a.close()
     aOpen = false
     const second = Array.from({ length: 6 }, (_, i) => streamed({ ...long, options: { ...long.options, seed: 20 + i } }))
-    const outcomes = await Promise.all([...first, ...second])
-    const notStarted = outcomes.filter((o) => o.firstChunkAt === undefined || o.firstChunkAt > stoppedAt)
-    // Every call that had no chunk yet when a stopped went on to b and ran to the end.
+    const [before, after] = [await Promise.all(first), await Promise.all(second)]
+    // Not started on a: the calls sent once a had stopped, and those of the first wave that never got a chunk.
+    // (A first-wave chunk read after the stop may still have come from a, relayed late on a loaded machine: a
+    // stream may be cut then, so the client's clock does not decide; failed a CI run on Node 24.)
+    const notStarted = [...after, ...before.filter((o) => o.firstChunkAt === undefined)]
+    // Every call that had not started streaming from a went on to b and ran to the end.
     expect(notStarted.length).toBeGreaterThanOrEqual(6)
     for (const o of notStarted) expect(o).toMatchObject({ status: 200, done: true })
     // Only calls already streaming from a may have been cut.
-    for (const o of outcomes.filter((x) => !x.done)) expect(o.firstChunkAt).toBeLessThanOrEqual(stoppedAt)
+    for (const o of before.filter((x) => !x.done)) expect(o.firstChunkAt).toBeDefined()
 
     // Calls sent to a after it stopped were moved on to b (counted per server left).
     const metrics = await (await fetch(`${gw.url}/metrics`)).text()

@@ -115,9 +115,10 @@ describe('npm run conformance against the system started as npm start starts it'
   it('npm run fuzz: 8,000 spec-driven requests (at most 90 s) against both servers, every operation under every tier, 0 violations, the seed printed', async () => {
     const json = join(out, 'fuzz.json')
     const seed = String(Number(process.env.FUZZ_SEED ?? 16_2026))
+    const count = Number(process.env.FUZZ_COUNT ?? 8000)
     const r = await cli('conformance/fuzz/main.ts', [
       '--gateway', system.gateway, '--modelserver', system.modelserver, '--key', `overlord=${system.devnet.shadow.overlord.privateKey}`,
-      '--count', process.env.FUZZ_COUNT ?? '8000', '--seconds', process.env.FUZZ_SECONDS ?? '90', '--seed', seed, '--concurrency', '16', '--report', json,
+      '--count', String(count), '--seconds', process.env.FUZZ_SECONDS ?? '90', '--seed', seed, '--concurrency', '16', '--report', json,
     ])
     const report = JSON.parse(readFileSync(json, 'utf8')) as FuzzReport
     expect(r.stdout).toContain(`seed ${seed}`)
@@ -125,7 +126,7 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(r.code).toBe(0)
     // every operation of both documents was exercised, under every tier
     expect(Object.keys(report.byOperation).length).toBe(report.operations)
-    expect(report.requests).toBeGreaterThanOrEqual(Math.min(Number(process.env.FUZZ_COUNT ?? 8000), 4 * report.operations * 10))
+    expect(report.requests).toBeGreaterThanOrEqual(Math.min(count, 4 * report.operations * 10))
     process.stdout.write(`fuzz: ${report.requests} requests in ${report.seconds} s, statuses ${JSON.stringify(report.byStatus)}, ${report.known.length} known model-server failures\n`)
   }, 400_000)
 

@@ -23,6 +23,9 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { maxForks: forks, minForks: forks, isolate: process.env.VITEST_ISOLATE === '1' } },
     sequence: { sequencer: SlowFirstSequencer },
+    // Event-loop stalls of every vitest process, printed at the end of the run (tests/support/stallWatch.ts).
+    reporters: ['default', './tests/support/stallReporter.ts'],
+    setupFiles: ['tests/support/stallWatchSetup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     projects: [

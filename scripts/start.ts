@@ -5,7 +5,8 @@
  *    process (devnet/startDevnet.ts: Anvil 8453 + 1 with USDC, facilitator, storage upstream, Arweave gateway,
  *    algod) and writes `<SERVICE_DATA_DIR>/devnet.json`.
  * 2. Starts the model server (src/modelserver/main.ts) and the gateway (src/main.ts) — each only if its file
- *    exists — as child processes (`node --import tsx`), with the environment built from devnet.json using
+ *    exists — as child processes (`node`: from the compiled `dist/` when `npm run build` made it after every
+ *    source was last changed, otherwise through tsx; scripts/nodeArgsFor.ts), with the environment built from devnet.json using
  *    docs/design.md's names (the caller's own environment wins), output forwarded line by line with prefixes.
  *    That environment includes the daily receipt batch (`SERVICE_BATCH__RPC_URL`, `SERVICE_BATCH__ATTESTOR_KEY`)
  *    and the verifier's StorageAttest (`SERVICE_STORAGE__ATTEST_RPC_URL`, `SERVICE_STORAGE__ATTESTOR_KEY`): the
@@ -38,6 +39,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from '../devnet/startDevnet.js'
 import { watchAncestors } from '../devnet/watchAncestors.js'
 import { gatewayNodeFlags } from './gatewayNodeFlags.js'
+import { nodeArgsFor } from './nodeArgsFor.js'
 import { readShadowConfig } from '../src/shadow/config.js'
 import { unlockMessageFor } from '../src/vault/Vault.js'
 import { writeFileAtomic } from '../src/vault/writeFileAtomic.js'
@@ -104,7 +106,7 @@ guardian.stdin?.on('error', () => undefined)
 const guard = (line: string) => guardian.stdin?.write(`${line}\n`)
 
 function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean, nodeFlags: readonly string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', '--import', './scripts/exitWithParent.mjs', file], {
+  const proc = spawn(process.execPath, [...nodeFlags, '--import', './scripts/exitWithParent.mjs', ...nodeArgsFor(file)], {
     cwd: root,
     env: { ...childEnv, PAY2STORE_EXIT_WITH_PARENT: '1' },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -217,6 +219,7 @@ if (devnet) {
 }
 
 const waits: Promise<boolean>[] = []
+if (nodeArgsFor('src/main.ts')[0]!.startsWith('dist')) say('the model server and the gateway run from dist/ (the build is newer than every source)')
 const modelMain = join(root, 'src/modelserver/main.ts')
 const gatewayMain = join(root, 'src/main.ts')
 if (existsSync(modelMain)) {

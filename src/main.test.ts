@@ -3,16 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { nodeArgsFor } from '../scripts/nodeArgsFor.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 
 describe('src/main.ts', () => {
   it('starts on the configured port, gates /journal, and stops cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
-    // node with tsx's loader, not the tsx CLI: the CLI is a second process that relays signals, and under load it
-    // was once terminated by the SIGTERM itself (exit 143) before it knew its child handles SIGTERM. Production
-    // (`npm run serve`) is node running main directly too.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    // node itself (the compiled build when it is up to date, else tsx's loader), not the tsx CLI: the CLI is a second
+    // process that relays signals, and under load it was once terminated by the SIGTERM itself (exit 143) before it
+    // knew its child handles SIGTERM. Production (`npm run serve`) is node running main directly too.
+    const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
       cwd: root,
       env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -48,7 +49,7 @@ describe('src/main.ts', () => {
 
   it('exits promptly on SIGTERM after its stdout and stderr are gone (a dead parent), instead of hanging in the final log flush', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
       cwd: root,
       env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -85,7 +86,7 @@ describe('src/main.ts', () => {
     const weak = [Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex'), Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex')]
     for (const secret of weak) {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
         cwd: root,
         env: {
           ...process.env,

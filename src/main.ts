@@ -9,9 +9,9 @@
  */
 import type { AddressInfo } from 'node:net'
 import { createApp } from './app.js'
+import { createGatewayServer } from './createGatewayServer.js'
 import { ConfigError } from './config/ConfigError.js'
 import { loadConfig } from './config/loadConfig.js'
-import { createExpressServer } from './shared/http/createExpressServer.js'
 import { drainHttpServer } from './shared/http/drainHttpServer.js'
 import { createLogger } from './shared/logger.js'
 
@@ -48,12 +48,7 @@ async function main(): Promise<void> {
   }
   // Bounded: header size and count, time to send the headers, time for the whole request (docs/reliability.md).
   // Requests and responses are born with Express's prototypes (no per-request `setPrototypeOf`; see createExpressServer).
-  const server = createExpressServer(gateway.app, {
-    maxHeaderSize: config.http.maxHeaderBytes,
-    headersTimeout: config.http.headersTimeoutMs,
-    requestTimeout: config.http.requestTimeoutMs,
-  })
-  server.maxHeadersCount = config.http.maxHeadersCount
+  const server = createGatewayServer(gateway.app, config.http)
   server.listen(config.port, config.host)
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
@@ -62,7 +57,6 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, `cannot listen on ${config.host}:${config.port}`)
     process.exit(1)
   })
-  server.keepAliveTimeout = 65_000
 
   let stopping = false
   // A rolling restart (issue 28): readiness fails at once and no new background work is taken; for

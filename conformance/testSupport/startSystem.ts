@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import type { DevnetInfo } from '../../devnet/startDevnet.js'
 import { freePort } from '../../scripts/mock.js'
 import { repoRoot } from '../DocumentClient.js'
+import { retryOnAddressInUse } from './retryOnAddressInUse.js'
 
 export type RunningSystem = { gateway: string; modelserver: string; devnet: DevnetInfo; dataDir: string; output: () => string; close: () => Promise<void> }
 
@@ -48,6 +49,10 @@ async function until(what: string, ok: () => boolean, proc: ChildProcess, output
 
 /** `npm start` on free ports; `env` is added to its environment (the caller's settings win in start.ts). */
 export async function startSystem(env: Record<string, string> = {}): Promise<RunningSystem> {
+  return await retryOnAddressInUse(() => startSystemOnce(env))
+}
+
+async function startSystemOnce(env: Record<string, string>): Promise<RunningSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'conformance-system-'))
   const gatewayPort = await freePort()
   const modelPort = await freePort()
@@ -79,8 +84,14 @@ export async function startSystem(env: Record<string, string> = {}): Promise<Run
   }
 }
 
+type RunningMocks = { gateway: string; modelserver: string; close: () => Promise<void> }
+
 /** `npm run mock` on free ports. */
-export async function startMocks(): Promise<{ gateway: string; modelserver: string; close: () => Promise<void> }> {
+export async function startMocks(): Promise<RunningMocks> {
+  return await retryOnAddressInUse(startMocksOnce)
+}
+
+async function startMocksOnce(): Promise<RunningMocks> {
   const gatewayPort = await freePort()
   const modelPort = await freePort()
   const { proc, output } = launch('scripts/mock.ts', { MOCK_GATEWAY_PORT: String(gatewayPort), MOCK_MODELSERVER_PORT: String(modelPort) })

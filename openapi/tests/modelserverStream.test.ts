@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../generated/modelserver/client/index.js'
 import { chat, generate } from '../../generated/modelserver/sdk.gen.js'
 import { zChatChunk, zChatRequest, zGenerateChunk, zGenerateRequest } from '../../generated/modelserver/zod.gen.js'
+import { retryOnAddressInUse } from '../../conformance/testSupport/retryOnAddressInUse.js'
 import { freePort, type PrismMock, startPrism } from '../../scripts/mock.js'
 import { documentExists } from './specHelpers.js'
 
@@ -33,7 +34,7 @@ describe.runIf(documentExists('modelserver'))('model-server SDK streaming agains
   let client: ReturnType<typeof createClient>
 
   beforeAll(async () => {
-    mock = await startPrism('openapi/modelserver.yaml', await freePort())
+    mock = await retryOnAddressInUse(async () => await startPrism('openapi/modelserver.yaml', await freePort()))
     client = createClient({ baseUrl: mock.url })
   })
   afterAll(async () => {

@@ -6,6 +6,7 @@
  * `PAYMENT-RESPONSE`) are decoded and validated against their `contentSchema`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { retryOnAddressInUse } from '../../conformance/testSupport/retryOnAddressInUse.js'
 import { freePort, type PrismMock, startPrism } from '../../scripts/mock.js'
 import {
   createValidator,
@@ -242,7 +243,7 @@ describe.each(available)('Prism mock of openapi/%s.yaml', (name) => {
       const ok = (((verify.responses as JsonObject)['200'] as JsonObject).content as JsonObject)['application/json'] as JsonObject
       exampleBearer = String(((Object.values(ok.examples as JsonObject)[0] as JsonObject).value as JsonObject).jwt)
     }
-    mock = await startPrism(documents[name], await freePort())
+    mock = await retryOnAddressInUse(async () => await startPrism(documents[name], await freePort()))
   })
   afterAll(async () => {
     await mock?.stop()

@@ -1,10 +1,11 @@
 /**
- * One soak gateway: `node --import tsx src/main.ts` on a fixed port and identity, killed (-9) and restarted at
+ * One soak gateway: `src/main.ts` (from the compiled build when it is up to date: `nodeArgsFor.ts`) on a fixed port and identity, killed (-9) and restarted at
  * will. The soak's model server runs the same way (`entry` src/modelserver/main.ts, ready on `/`).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { nodeArgsFor } from '../nodeArgsFor.js'
 
 const root = path.resolve(import.meta.dirname, '..', '..')
 
@@ -27,7 +28,7 @@ export class GatewayProcess {
   }
 
   async start(timeoutMs = 300_000): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
+    const child = spawn(process.execPath, nodeArgsFor(this.entry), {
       cwd: root,
       env: { ...process.env, ...this.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(this.port), SERVICE_INSTANCE_ID: this.name },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,6 +12,7 @@ import { login } from './login.js'
 import * as models from './models.js'
 import { createOutput } from './output.js'
 import { describeReceipt, fetchReceipt, verify } from './receipt.js'
+import { protectStorageIds } from './protectStorageIds.js'
 import { RAILS, store, type StoreOptions } from './store.js'
 
 const env = process.env
@@ -126,7 +127,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const c of all) c.exitOverride()
   const wantsJson = argv.includes('--json')
   try {
-    await program.parseAsync(argv, { from: 'user' })
+    await program.parseAsync(protectStorageIds(argv), { from: 'user' })
     return EXIT.ok
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -5,13 +5,14 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { nodeArgsFor } from '../../scripts/nodeArgsFor.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const children: ChildProcess[] = []
 
 /** Starts `src/modelserver/main.ts` (what `npm run modelserver` runs) on a free port; resolves with its URL. */
 async function start(modelsDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/modelserver/main.ts'], {
+  const child = spawn(process.execPath, nodeArgsFor('src/modelserver/main.ts'), {
     cwd: root,
     env: { ...process.env, MODELSERVER_PORT: '0', MODELSERVER_MODELS: modelsDir, MODELSERVER_THREADS: '1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],

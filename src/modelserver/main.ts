@@ -36,15 +36,11 @@ const onListening = () => {
   const port = typeof address === 'object' && address ? address.port : config.port
   logger.info({ host: config.host, port, models: config.modelsDir, threads: config.threads }, 'model server listening')
 }
-// Requests and responses are born with Express's prototypes (no per-request `setPrototypeOf`; see createExpressServer).
+// Requests and responses are born with Express's prototypes; idle connections kept 65 s (see createExpressServer).
 const http = createExpressServer(server.app)
 // An empty host (`OLLAMA_HOST=:11435`) listens on every interface, as Go's `:port` does.
 if (config.host === '') http.listen(config.port, onListening)
 else http.listen(config.port, config.host, onListening)
-// Idle connections stay open 65 s (as the gateway's; Ollama's Go server sets no idle limit): with Node's 5 s default,
-// a client reusing a pooled connection races the server closing it, and on a loaded machine loses ("other side
-// closed") although the server is fine.
-http.keepAliveTimeout = 65_000
 http.on('error', (error) => {
   logger.error({ err: error }, 'cannot listen')
   process.exit(1)

@@ -8,10 +8,11 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nodeArgsFor } from '../../scripts/nodeArgsFor.js'
 import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
 
-const main = fileURLToPath(new URL('../main.ts', import.meta.url))
+const root = fileURLToPath(new URL('../..', import.meta.url))
 const overlord = testOverlord()
 const secret = randomBytes(32).toString('hex')
 let database: TestDatabase
@@ -19,7 +20,8 @@ const children: ChildProcess[] = []
 
 function startGateway(name: string): Promise<string> {
   const dataDir = tempDir(`race-${name}-`)
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+  const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
+    cwd: root,
     env: {
       ...process.env,
       SERVICE_PORT: '0',

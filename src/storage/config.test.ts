@@ -30,7 +30,7 @@ describe('readStorageConfig / readX402Config', () => {
         maxFieldBytes: 8192,
         algorandChecksPerAddress: 2,
         algorandUnknownTxMs: 6000,
-        earlyDrainMaxBytes: 1024 ** 2,
+        earlyDrainMaxBytes: 128 * 1024 ** 2,
         lingerMs: 2000,
       },
     })
@@ -44,6 +44,13 @@ describe('readStorageConfig / readX402Config', () => {
       algodTimeoutMs: 30000,
       maxTimeoutSeconds: 60,
     })
+  })
+
+  it('an early answer drains what a request without a payment could send, at most 128 MiB', () => {
+    expect(readStorageConfig({}).intake.earlyDrainMaxBytes).toBe(128 * 1024 ** 2)
+    expect(readStorageConfig({ SERVICE_STORAGE__UNPAID_MAX_BYTES: '5000000' }).intake.earlyDrainMaxBytes).toBe(5_000_000)
+    expect(readStorageConfig({ SERVICE_STORAGE__MAX_UPLOAD_BYTES: '4000000' }).intake.earlyDrainMaxBytes).toBe(4_000_000)
+    expect(readStorageConfig({ SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES: '1048576' }).intake.earlyDrainMaxBytes).toBe(1024 ** 2)
   })
 
   it('values are trimmed; the queue flag is on for 1/true/yes/on only, off for anything else', () => {

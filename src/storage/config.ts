@@ -52,7 +52,11 @@ import type { S3SpoolConfig } from './spool/S3SpoolStore.js'
  *   one address may have looked up at once → 429 `too_many_payment_checks`;
  *   `SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS` (6000): how long a `txId` the node does not know is looked for
  *   before 402 `expired_payment`; an early answer drains up to `SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES`
- *   (1 MiB) of unread body, beyond it closes the connection after lingering `SERVICE_STORAGE__LINGER_MS` (2000).
+ *   (128 MiB, or `UNPAID_MAX_BYTES` if lower) of unread body, beyond it closes the connection after lingering
+ *   `SERVICE_STORAGE__LINGER_MS` (2000). Draining is what a client still sending needs to read the answer for
+ *   sure: undici, for one, reads it only once its body is sent or the connection breaks, and a close with its
+ *   bytes unread is a reset that, on a loaded machine, beat the answer ("fetch failed"; 1 MiB was the default
+ *   before 2026-11-27). It costs no more than a request without a payment, whose body is read whole.
  */
 export type StorageConfig = {
   publicOrigin: string
@@ -164,9 +168,10 @@ function readIntakeLimits(env: Env, maxUploadBytes: bigint): IntakeLimits {
   const positive = (name: string, fallback: number, max = Number.MAX_SAFE_INTEGER) => envInt(env, name, fallback, { min: 1, max })
   const unpaid = bigintSetting(env, 'SERVICE_STORAGE__UNPAID_MAX_BYTES', maxUploadBytes)
   if (unpaid === 0n) throw new ConfigError('SERVICE_STORAGE__UNPAID_MAX_BYTES', 'must be positive')
+  const unpaidMaxBytes = unpaid < maxUploadBytes ? unpaid : maxUploadBytes
   return {
     // above the upload limit it would never apply: the upload limit answers first
-    unpaidMaxBytes: unpaid < maxUploadBytes ? unpaid : maxUploadBytes,
+    unpaidMaxBytes,
     unpaidPerAddress: positive('SERVICE_STORAGE__UNPAID_PER_ADDRESS', 4, 10_000),
     minBytesPerSecond: envInt(env, 'SERVICE_STORAGE__MIN_RECEIVE_BYTES_PER_S', 8192, { min: 0, max: 1024 ** 3 }),
     minRateWindowMs: positive('SERVICE_STORAGE__MIN_RATE_WINDOW_S', 10, 3600) * 1000,
@@ -174,7 +179,7 @@ function readIntakeLimits(env: Env, maxUploadBytes: bigint): IntakeLimits {
     maxFieldBytes: positive('SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES', 8192, 16 * 1024 ** 2),
     algorandChecksPerAddress: positive('SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS', 2, 1000),
     algorandUnknownTxMs: positive('SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS', 6000, 120_000),
-    earlyDrainMaxBytes: envInt(env, 'SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES', 1024 ** 2, { min: 0, max: 1024 ** 3 }),
+    earlyDrainMaxBytes: envInt(env, 'SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES', Math.min(128 * 1024 ** 2, Number(unpaidMaxBytes)), { min: 0, max: 1024 ** 3 }),
     lingerMs: positive('SERVICE_STORAGE__LINGER_MS', 2000, 60_000),
   }
 }

@@ -122,6 +122,7 @@ afterAll(async () => {
 async function startGateway(env: Record<string, string>, dir: string) {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
+  const { createGatewayServer } = await import('../../src/createGatewayServer.js')
   const { initStorage } = await import('../../src/handlers/storage/index.js')
   const { initBatch } = await import('../../src/handlers/batch/index.js')
   const probe = createServer()
@@ -140,14 +141,15 @@ async function startGateway(env: Record<string, string>, dir: string) {
     ...env,
   }
   const validationErrors: unknown[] = []
+  const config = loadConfig(fullEnv)
   const app = await createApp({
-    config: loadConfig(fullEnv),
+    config,
     env: fullEnv,
     domains: [initStorage, initBatch],
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
   })
-  const server = app.app.listen(port, '127.0.0.1')
+  const server = createGatewayServer(app.app, config.http).listen(port, '127.0.0.1')
   await new Promise<void>((r) => server.once('listening', () => r()))
   return {
     url: `http://127.0.0.1:${port}`,

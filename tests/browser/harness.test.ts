@@ -75,4 +75,15 @@ describe('browser harness', () => {
     await page.waitForTimeout(200)
     await expect(checkPage(page, 'harness-json-without-body')).rejects.toThrow(/content-type application\/json without a body/)
   })
+
+  it('checkPage fails on a serious accessibility violation', async () => {
+    // axe runs in legacy mode (support/browser.ts): one axe.run in the page. Our pages cannot hold a frame of their
+    // own origin (every page sends frame-ancestors 'none'), so there is no frame for it to miss.
+    const { page } = await openPage(browser)
+    await page.goto(`${system.url}/public`)
+    await checkPage(page, 'harness-a11y-clean')
+    // a button with no accessible name: axe's button-name, critical
+    await page.evaluate(() => document.body.append(Object.assign(document.createElement('button'), { id: 'nameless' })))
+    await expect(checkPage(page, 'harness-a11y-violation')).rejects.toThrow(/button-name[\s\S]*#nameless/)
+  })
 })

@@ -2,7 +2,8 @@
  * The production install (issue 30): what the Containerfile's final stage holds, made in a temporary folder
  * outside the repository and started from there.
  * - The files are the ones the final stage COPYs from the build context (read from the Containerfile), the
- *   compiled `dist/` (`tsc -p tsconfig.build.json`, the build stage's `npm run build`) and
+ *   compiled `dist/` (`tsc -p tsconfig.build.json`, the build stage's `npm run build`; the tree's own `dist/` when
+ *   it is newer than every source) and
  *   `npm ci --omit=dev` (the deps stage).
  * - better-sqlite3's native build: `npm ci` compiles it from source here (no prebuilt binary can be
  *   downloaded), minutes on the shared 2-core machine, so the install runs with `--ignore-scripts` and takes
@@ -17,13 +18,17 @@
  *   install (compose.yaml's command) and its health check passes with its API key.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+// Trees are copied and removed off the event loop: a synchronous copy or removal of a production node_modules held
+// this fork's loop for 28.6 s on a loaded machine, and a worker whose loop is held past 60 s fails vitest's own calls.
+import { cp, rm } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { containerfileStages } from './containerfileStages.js'
+import { buildIsFresh } from '../../scripts/nodeArgsFor.js'
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '../..')
@@ -91,7 +96,7 @@ beforeAll(async () => {
     .flatMap((i) => i.args.split(/\s+/).slice(0, -1))
   for (const source of ['package.json', 'package-lock.json', 'overrides', ...sources]) {
     mkdirSync(dirname(join(dir, source)), { recursive: true })
-    cpSync(join(root, source), join(dir, source), { recursive: true })
+    await cp(join(root, source), join(dir, source), { recursive: true })
   }
   const t0 = Date.now()
   await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, maxBuffer: 16 << 20 })
@@ -101,20 +106,22 @@ beforeAll(async () => {
   const from = process.env.PRODUCTION_INSTALL_BUILT_FROM ?? root
   const ownBuild = join(from, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')
   if (process.env.PRODUCTION_INSTALL_COMPILE !== '1' && existsSync(ownBuild) && version(from) === version(dir)) {
-    cpSync(join(from, 'node_modules/better-sqlite3/build'), join(dir, 'node_modules/better-sqlite3/build'), { recursive: true })
+    await cp(join(from, 'node_modules/better-sqlite3/build'), join(dir, 'node_modules/better-sqlite3/build'), { recursive: true })
   } else {
     await run('npm', ['rebuild', 'better-sqlite3', '--foreground-scripts', '--loglevel=error'], { cwd: dir, maxBuffer: 64 << 20 })
   }
   // what the image's deps stage removes after the install (build leftovers)
   await run(process.execPath, [join(root, 'deploy/pruneProductionInstall.mjs'), dir])
-  // the build stage: the compiled gateway and model server
-  await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: root })
+  // the build stage: the compiled gateway and model server. `npm test` has just made it (`npm run build` among its
+  // static steps); taken when it is newer than every source (scripts/nodeArgsFor.ts), compiled here otherwise.
+  if (buildIsFresh(root)) await cp(join(root, 'dist'), join(dir, 'dist'), { recursive: true })
+  else await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: root })
   mkdirSync(join(dir, 'data'))
 }, 900_000)
 
 afterAll(async () => {
   await Promise.all(children.map(stop))
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  if (dir) await rm(dir, { recursive: true, force: true })
 })
 
 describe('the production install', () => {

@@ -8,7 +8,8 @@
  * The registry must serve the other platforms' packages (it does for these; see docs/install.md).
  */
 import { execFile } from 'node:child_process'
-import { cpSync, mkdtempSync, openSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, openSync, readSync, closeSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -49,9 +50,8 @@ const PLATFORMS = [
 const LINUX_X64 = /linux[-_](x64|amd64|x86_64)/
 
 const dirs: string[] = []
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
-})
+// Off the event loop: each folder holds an installed node_modules (a synchronous removal can hold the fork for long).
+afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))))
 
 describe.each(PLATFORMS)('npm ci as $os-$cpu', ({ os, cpu, expected }) => {
   it('chooses that platform’s Foundry, llama.cpp and esbuild builds from the lock, and no Linux x64 package', async () => {

@@ -1,5 +1,5 @@
 /**
- * The admin tier across replicas (issue 28): gateway processes (`node --import tsx src/main.ts`), each with its
+ * The admin tier across replicas (issue 28): gateway processes (`src/main.ts` through `spawnGateway`), each with its
  * own data directory, on one PostgreSQL database (a database of its own, created here and dropped after).
  * - a cabinet provisioned through A is read (roster, preflight) and signs through B; cleared through B, gone on A;
  *   both replicas' registry files follow the database;
@@ -79,7 +79,7 @@ async function start(name: string): Promise<SpawnedGateway> {
     SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9',
     SHADOW_OVERLORD_ADDRESS: overlord.account.address,
     SHADOW_JWT_SECRET: overlord.jwtSecretHex,
-  }, { timeoutMs: 240_000 }) // tsx compiles the gateway at each start: slow on a loaded 2-core machine
+  }, { timeoutMs: 240_000 }) // a start through tsx (no up-to-date build) is slow on a loaded 2-core machine
   spawned.push(gateway)
   return gateway
 }

@@ -2,7 +2,7 @@
  * The soak, short (issues 19, 28): 3 gateways on PostgreSQL and Redis behind HAProxy (readiness checks) for
  * 60 s of modest mixed traffic (two upload clients, uploads up to 4 MB on every rail, replays, logins, cost
  * calls against one model server, challenge floods, the overlord's provision / sign / clear through different
- * replicas), one replica restarted every ~15 s, by turns a rolling restart (SIGTERM) and a crash (`kill -9`);
+ * replicas), one replica restarted every ~15 s, by turns a crash (`kill -9`) and a rolling restart (SIGTERM);
  * every reconciliation check must hold (scripts/soak/runSoak.ts), except the known findings it names
  * (`NO*`, `KNOWN_FINDINGS`). The full run is `npm run soak -- --instances 3 --seconds 120` (docs/reliability.md).
  */

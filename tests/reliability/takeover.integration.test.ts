@@ -5,7 +5,7 @@
  *   claims each once);
  * - an instance killed mid-upload and restarted under the same identity re-queues its own work at once (its
  *   lease is set to 10 minutes here, so nothing but the restart can explain the upload being stored).
- * Real processes (`node --import tsx src/main.ts`); the upstream A sends to accepts the bytes and never
+ * Real processes (`src/main.ts` through `spawnGateway`); the upstream A sends to accepts the bytes and never
  * answers, so A is mid-upload, after settlement, when it dies.
  */
 import { createHash, randomBytes } from 'node:crypto'

@@ -196,6 +196,7 @@ export async function startAppGateway(
 ): Promise<TestGateway & { validationErrors: unknown[]; services: import('../../src/handlers/types.js').Services }> {
   const { createApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config/loadConfig.js')
+  const { createGatewayServer } = await import('../../src/createGatewayServer.js')
   const { initStorage } = await import('../../src/handlers/storage/index.js')
   const { initBatch } = await import('../../src/handlers/batch/index.js')
   const probe = createServer()
@@ -212,8 +213,9 @@ export async function startAppGateway(
     ...env,
   }
   const validationErrors: unknown[] = []
+  const config = loadConfig(fullEnv)
   const gateway = await createApp({
-    config: loadConfig(fullEnv),
+    config,
     env: fullEnv,
     domains: options.withBatch ? [initStorage, initBatch] : [initStorage],
     responseValidation: 'error',
@@ -221,7 +223,7 @@ export async function startAppGateway(
     spanExporter: options.spanExporter,
   })
   if (options.start) await gateway.start()
-  const server = gateway.app.listen(port, '127.0.0.1')
+  const server = createGatewayServer(gateway.app, config.http).listen(port, '127.0.0.1')
   await new Promise<void>((r) => server.once('listening', () => r()))
   const service = gateway.services.storage
   return {

@@ -8,6 +8,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { createApp, type GatewayApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/loadConfig.js'
+import { createGatewayServer } from '../../src/createGatewayServer.js'
 import { createDatabase, type DatabaseDialect, type DatabaseHandle } from '../../src/db/createDatabase.js'
 import { createTestDatabase, type TestDatabase } from './testDatabase.js'
 import type { ResponseValidationReport } from '../../src/shared/http/index.js'
@@ -75,7 +76,7 @@ export async function startTestGateway(p: StartTestGatewayParameters = {}): Prom
     onResponseValidationError: (r) => validationErrors.push(r),
     spanExporter: p.spanExporter,
   })
-  const server: Server = gateway.app.listen(0, '127.0.0.1')
+  const server: Server = createGatewayServer(gateway.app, config.http).listen(0, '127.0.0.1')
   await once(server, 'listening')
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {

@@ -8,6 +8,7 @@ import type { ResponseValidationMode, ResponseValidationReport } from '../../src
 import type { Logger } from '../../src/shared/logger.js'
 import { createModelServer, type ModelServer } from '../../src/modelserver/app.js'
 import { loadModelServerConfig, type ModelServerConfig } from '../../src/modelserver/config.js'
+import { createExpressServer } from '../../src/shared/http/createExpressServer.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
 import type { HostResolver } from '../../src/modelserver/registry/RegistryEgress.js'
 
@@ -47,7 +48,7 @@ export async function startTestModelServer(params: {
     processMetrics: false,
     spanExporter: params.spanExporter,
   })
-  const http: Server = server.app.listen(0, '127.0.0.1')
+  const http: Server = createExpressServer(server.app).listen(0, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
     http.once('listening', resolve)
     http.once('error', reject)

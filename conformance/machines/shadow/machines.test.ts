@@ -19,6 +19,7 @@ import type { PrivateKeyAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp, type GatewayApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config/loadConfig.js'
+import { createGatewayServer } from '../../../src/createGatewayServer.js'
 import type { Kysely } from 'kysely'
 import type { DatabaseDialect } from '../../../src/db/createDatabase.js'
 import type { Database } from '../../../src/db/Database.js'
@@ -60,8 +61,9 @@ async function fullGateway(dialect: DatabaseDialect): Promise<Harness> {
     const merged = { ...baseEnv, ...env }
     const { logger, text } = createCapturingLogger({ name: 'gateway-conformance' })
     logs.push(text)
-    gateway = await createApp({ config: loadConfig(merged), env: merged, database, logger, now, responseValidation: 'error' })
-    server = gateway.app.listen(0, '127.0.0.1')
+    const config = loadConfig(merged)
+    gateway = await createApp({ config, env: merged, database, logger, now, responseValidation: 'error' })
+    server = createGatewayServer(gateway.app, config.http).listen(0, '127.0.0.1')
     await once(server, 'listening')
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   }

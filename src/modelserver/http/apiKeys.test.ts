@@ -14,6 +14,7 @@ import { createEngine } from '../engine/createEngine.js'
 import type { Engine } from '../engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 import { ApiKeys } from './ApiKeys.js'
+import { nodeArgsFor } from '../../../scripts/nodeArgsFor.js'
 
 /**
  * Finding 3 of issue 27, tried as an attacker: with keys configured, nothing on the model server answers without
@@ -187,7 +188,7 @@ describe('no keys on a non-loopback bind', () => {
 
   it('npm run modelserver on 0.0.0.0 without keys exits 2 with the reason (before it listens)', async () => {
     const root = path.resolve(import.meta.dirname, '../../..')
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/modelserver/main.ts'], {
+    const child = spawn(process.execPath, nodeArgsFor('src/modelserver/main.ts'), {
       cwd: root,
       env: { ...process.env, MODELSERVER_HOST: '0.0.0.0', MODELSERVER_PORT: '0', MODELSERVER_INSTALL_DEFAULTS: '0', SERVICE_DATA_DIR: dir, MODELSERVER_API_KEYS: '', MODELSERVER_API_KEYS_FILE: '', MODELSERVER_ALLOW_UNAUTHENTICATED: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,16 @@ import type { Socket } from 'node:net'
 import type { Express } from 'express'
 
 /**
+ * How long an idle keep-alive connection is kept (both services): longer than the 60 s that load balancers commonly
+ * allow an idle connection, so that the balancer, not the server, closes it; with Node's 5 s default a client reusing
+ * a pooled connection races the server closing it and loses ("other side closed"). Node also arms this timeout as
+ * soon as an answer is sent, while a body drained after an early answer may still be arriving: the drain's own
+ * deadline (30 s, boundUnreadBody.ts) has to be the shorter one. The tests that start a service in process use the
+ * same server: on Express's default one a drained upload that paused 5 s was cut (docs/testing.md, "Session 15").
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000
+
+/**
  * The HTTP server for an Express app, like `http.createServer(options, app)`, except that every request and
  * response object is created with the app's own prototypes (`app.request`, `app.response`).
  *
@@ -14,6 +24,7 @@ import type { Express } from 'express'
  * nothing), so mark-compacts follow every few thousand requests and the heap swings by tens of MiB. When the
  * objects already have those prototypes, V8 returns early from `setPrototypeOf` and nothing changes; Express
  * behaves exactly as before (same prototype chain, same `req.app`, `res.locals`, getters and methods).
+ * Idle connections are kept `KEEP_ALIVE_TIMEOUT_MS`.
  */
 export function createExpressServer(app: Express, options: ServerOptions = {}): Server {
   // Node's request and response constructors are plain functions (`IncomingMessage.call(this, socket)` is how
@@ -26,8 +37,10 @@ export function createExpressServer(app: Express, options: ServerOptions = {}): 
     ;(ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: unknown) => void).call(this, req, responseOptions)
   }
   AppResponse.prototype = app.response
-  return createServer(
+  const server = createServer(
     { ...options, IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse },
     app,
   )
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+  return server
 }

@@ -2,7 +2,7 @@
  * Browser test harness: the whole system in a real Chromium with an injected wallet.
  *
  *   const system = await startSystem()            // npm start on free ports: devnet + model server + gateway
- *   const browser = await launchBrowser()         // Debian's /usr/bin/chromium (CHROMIUM_PATH overrides), headless
+ *   const browser = await launchBrowser()         // Debian's headless shell or /usr/bin/chromium (CHROMIUM_PATH overrides)
  *   const { page, walletLog } = await openPage(browser, { wallets: [walletFromKey(key)] })
  *   await login(page, `${system.url}/journal`)    // gate → /login?from=%2Fjournal → sign → back on /journal
  *   await checkPage(page, 'journal')              // no console error / failed request, axe clean, screenshot

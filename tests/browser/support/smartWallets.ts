@@ -5,6 +5,9 @@ import type { TestWallet } from './wallet.js'
 
 const SOURCE = 'devnet/TestSmartWallet.sol'
 
+/** The factory's artifact (solc-js, cached under contracts/out). */
+export const smartWalletFactoryArtifact = () => loadArtifact(SOURCE, 'TestSmartWalletFactory')
+
 export type SmartWalletFactory = {
   address: Address
   /** A wallet contract deployed now for `ownerKey`: the page sees the contract; signatures are EIP-1271. */
@@ -20,7 +23,7 @@ export type SmartWalletFactory = {
  * using `deployerKey` (a funded devnet account) and makes smart-contract test wallets owned by EOA keys.
  */
 export async function deploySmartWalletFactory(rpcUrl: string, deployerKey: Hex): Promise<SmartWalletFactory> {
-  const factoryArtifact = loadArtifact(SOURCE, 'TestSmartWalletFactory')
+  const factoryArtifact = smartWalletFactoryArtifact()
   const abi = factoryArtifact.abi as readonly unknown[]
   const deployer = privateKeyToAccount(deployerKey)
   const publicClient = createPublicClient({ transport: http(rpcUrl) })

@@ -8,6 +8,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { DevnetInfo } from '../../../devnet/startDevnet.js'
+import { retryOnAddressInUse } from '../../../conformance/testSupport/retryOnAddressInUse.js'
 
 const root = resolve(import.meta.dirname, '../../..')
 
@@ -52,8 +53,15 @@ export type SharedSystemInfo = Pick<System, 'url' | 'modelServerUrl' | 'dataDir'
 
 export const describeSharedSystem = (s: System): SharedSystemInfo => ({ url: s.url, modelServerUrl: s.modelServerUrl, dataDir: s.dataDir, devnet: s.devnet })
 
-/** Starts a system of its own; `log` also receives everything it prints (the shared system's output file). */
+/**
+ * Starts a system of its own; `log` also receives everything it prints (the shared system's output file). Started
+ * again on other ports when one it picked was taken before its server bound it (retryOnAddressInUse).
+ */
 export async function spawnSystem(p: StartSystemParameters & { log?: string } = {}): Promise<System> {
+  return await retryOnAddressInUse(() => spawnSystemOnce(p))
+}
+
+async function spawnSystemOnce(p: StartSystemParameters & { log?: string }): Promise<System> {
   const dataDir = mkdtempSync(join(tmpdir(), 'browser-system-'))
   const port = await freePort()
   const modelPort = await freePort()

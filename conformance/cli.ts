@@ -1,0 +1,181 @@
+/**
+ * The conformance CLI (`conformance/run.ts` runs it with the process's arguments and streams):
+ * `npm run conformance -- --gateway <url> --modelserver <url> [--chain <rpc>]… [--key name=0x…]…
+ *   [--machine <name|file>]… [--mock] [--report junit=<file>,json=<file>] [--seed n] [--var name=value]…`
+ *
+ * Replays the documented state machines against a deployment (exit 0: no row failed; 1: a row failed;
+ * 2: bad arguments). `--help` explains every flag.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { evmNetworkOf, evmPayer } from './evmPayer.js'
+import { formatJson, formatJunit, formatText } from './report.js'
+import { loadMachine, MACHINES, runMachines } from './runner.js'
+import type { Payer, Target } from './types.js'
+
+const HELP = `Usage: npm run conformance -- [options]
+
+Replays the documented state machines (${Object.keys(MACHINES).length}: ${Object.keys(MACHINES).join(', ')})
+against a deployment, checking every response against openapi/gateway.yaml or openapi/modelserver.yaml.
+Each row passes, fails, or is skipped with the reason (a key, URL, hook or payer the target lacks).
+
+Options:
+  --gateway <url>          the gateway (e.g. http://127.0.0.1:8000)
+  --modelserver <url>      the model server (e.g. http://127.0.0.1:11434)
+  --chain <rpc>            an EVM JSON-RPC the payer pays on (repeatable; the network is read from the RPC)
+  --key <name>=0x<hex>     a signing key (repeatable): overlord (the shadow tier's test key), payer (x402)
+  --machine <name|file>    only this machine (repeatable; a name above or a YAML file)
+  --mock                   the target is a Prism mock (\`npm run mock\`): only rows that hold on a stateless mock;
+                           URLs default to http://127.0.0.1:4010 and :4011
+  --report junit=<file>,json=<file>   also write a JUnit XML and/or a JSON report
+  --seed <n>               seed of every generated wallet, name and file (default: random, printed)
+  --var <name>=<value>     a machine variable (repeatable), e.g. model=llama3.2:1b
+  -h, --help               this text
+
+Exit status: 0 no row failed, 1 a row failed, 2 bad arguments.
+Hooks (clock, restart, proof_file, faults) need an in-process harness; here rows needing them are skipped.
+`
+
+class UsageError extends Error {}
+
+function pairs(list: string[] | undefined, flag: string): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const entry of list ?? []) {
+    const at = entry.indexOf('=')
+    if (at <= 0) throw new UsageError(`--${flag} expects name=value, got ${JSON.stringify(entry)}`)
+    out.set(entry.slice(0, at), entry.slice(at + 1))
+  }
+  return out
+}
+
+function url(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined
+  try {
+    const parsed = new URL(value)
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error()
+    return value.replace(/\/+$/, '')
+  } catch {
+    throw new UsageError(`--${flag} expects an http(s) URL, got ${JSON.stringify(value)}`)
+  }
+}
+
+type Parsed = { target: Target; machines: string[] | undefined; seed: number; reports: { junit?: string; json?: string }; chains: string[] }
+
+function parse(argv: string[]): Parsed | 'help' {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        gateway: { type: 'string' },
+        target: { type: 'string' },
+        modelserver: { type: 'string' },
+        chain: { type: 'string', multiple: true },
+        key: { type: 'string', multiple: true },
+        machine: { type: 'string', multiple: true },
+        mock: { type: 'boolean', default: false },
+        report: { type: 'string' },
+        seed: { type: 'string' },
+        var: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }))
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  if (values.help) return 'help'
+  const mock = values.mock
+  let gateway = url(values.gateway ?? values.target, 'gateway')
+  let modelserver = url(values.modelserver, 'modelserver')
+  if (mock && !gateway && !modelserver) {
+    gateway = 'http://127.0.0.1:4010'
+    modelserver = 'http://127.0.0.1:4011'
+  }
+  if (!gateway && !modelserver) throw new UsageError('give --gateway <url> and/or --modelserver <url> (or --mock)')
+  const keys: Record<string, PrivateKeyAccount> = {}
+  for (const [name, hex] of pairs(values.key, 'key')) {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) throw new UsageError(`--key ${name}= expects 0x and 64 hex digits`)
+    try {
+      keys[name] = privateKeyToAccount(hex as `0x${string}`)
+    } catch {
+      throw new UsageError(`--key ${name}= is not a valid secp256k1 private key`)
+    }
+  }
+  const machines = values.machine?.map((m) => {
+    try {
+      loadMachine(m)
+      return m
+    } catch (error) {
+      throw new UsageError(`--machine ${m}: ${(error as Error).message.split('\n')[0]}`)
+    }
+  })
+  const reports: Parsed['reports'] = {}
+  for (const part of values.report?.split(',') ?? []) {
+    const [kind, file] = [part.slice(0, part.indexOf('=')), part.slice(part.indexOf('=') + 1)]
+    if ((kind !== 'junit' && kind !== 'json') || !file || part.indexOf('=') < 0) throw new UsageError(`--report expects junit=<file>,json=<file>, got ${JSON.stringify(part)}`)
+    reports[kind] = path.resolve(file)
+  }
+  let seed = Math.floor(Math.random() * 2 ** 31)
+  if (values.seed !== undefined) {
+    if (!/^\d{1,15}$/.test(values.seed)) throw new UsageError(`--seed expects a non-negative integer, got ${JSON.stringify(values.seed)}`)
+    seed = Number(values.seed)
+  }
+  const chains = (values.chain ?? []).map((c) => url(c, 'chain')!)
+  if (chains.length && !keys.payer) throw new UsageError('--chain needs --key payer=0x… (the account that pays)')
+  const target: Target = {
+    urls: { gateway, modelserver },
+    mock,
+    keys,
+    vars: Object.fromEntries(pairs(values.var, 'var')),
+    hooks: { login: Boolean(gateway) && !mock },
+  }
+  return { target, machines, seed, reports, chains }
+}
+
+/** Where the CLI writes: the process's streams, or a test's capture. */
+export type ConformanceIo = { stdout: (text: string) => void; stderr: (text: string) => void }
+
+/** Runs the CLI on `argv`; resolves with its exit status (0 no row failed, 1 a row failed, 2 bad arguments). */
+export async function conformanceCli(argv: string[], io: ConformanceIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    io.stderr(`conformance: ${error.message}\nRun with --help for usage.\n`)
+    return 2
+  }
+  if (parsed === 'help') {
+    io.stdout(HELP)
+    return 0
+  }
+  const { target, machines, seed, reports, chains } = parsed
+  if (chains.length) {
+    const payers: Record<string, Payer> = {}
+    for (const rpc of chains) {
+      let network: string
+      try {
+        network = await evmNetworkOf(rpc)
+      } catch (error) {
+        io.stderr(`conformance: --chain ${rpc}: ${(error as Error).message}\n`)
+        return 2
+      }
+      payers[network] = evmPayer(rpc, network, target.keys.payer!)
+    }
+    target.hooks.chain = { payers }
+  }
+  io.stdout(`conformance: seed ${seed}; gateway ${target.urls.gateway ?? '-'}; model server ${target.urls.modelserver ?? '-'}${target.mock ? ' (mock)' : ''}\n`)
+  const results = await runMachines(machines, target, { seed })
+  io.stdout(`${formatText(results)}\nseed ${seed} (rerun with --seed ${seed})\n`)
+  const meta = { seed, target: { ...target.urls, mock: Boolean(target.mock) }, hooks: Object.keys(target.hooks).filter((h) => target.hooks[h as keyof Target['hooks']]) }
+  for (const [kind, file] of Object.entries(reports)) {
+    mkdirSync(path.dirname(file), { recursive: true })
+    writeFileSync(file, kind === 'junit' ? formatJunit(results) : formatJson(results, meta))
+  }
+  return results.some((r) => r.outcome === 'failed') ? 1 : 0
+}
+

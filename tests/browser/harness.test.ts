@@ -1,12 +1,13 @@
 /**
  * The harness itself: the system comes up, the injected wallet answers as a browser wallet does (EIP-1193 and
- * EIP-6963), and checkPage catches a console error — so a clean check elsewhere means something.
+ * EIP-6963), checkPage catches a console error — so a clean check elsewhere means something — and a timed-out wait
+ * says what the page showed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recoverMessageAddress, recoverTypedDataAddress, type Hex } from 'viem'
 import { generatePrivateKey } from 'viem/accounts'
 import type { Browser } from 'playwright-core'
-import { checkPage, launchBrowser, openPage, startSystem, walletFromKey, type System } from './support/index.js'
+import { checkPage, launchBrowser, openPage, startSystem, waitForVisible, walletFromKey, type System } from './support/index.js'
 
 let system: System
 let browser: Browser
@@ -74,6 +75,17 @@ describe('browser harness', () => {
     await page.evaluate(() => fetch('/users/session/validate', { headers: { 'content-type': 'application/json', 'X-Session-Token': 'x' } }).catch(() => undefined))
     await page.waitForTimeout(200)
     await expect(checkPage(page, 'harness-json-without-body')).rejects.toThrow(/content-type application\/json without a body/)
+  })
+
+  it('waitForVisible, timed out, says where the page was, what it showed and what went wrong', async () => {
+    // Signed out, /docs sends the browser to /login: the failure names that page, not only the selector.
+    const { page } = await openPage(browser)
+    await page.goto(`${system.url}/docs`)
+    await page.evaluate(() => fetch('/no-such-route-for-the-harness').catch(() => undefined))
+    await page.waitForTimeout(200)
+    await expect(waitForVisible(page, '#swagger-ui .information-container', 500)).rejects.toThrow(
+      /information-container not visible after \d+ ms on http:\/\/127\.0\.0\.1:\d+\/login\?from=%2Fdocs\n {2}page text: ".*Sign in.*"\n {2}problems: http: GET .*no-such-route-for-the-harness → 401/,
+    )
   })
 
   it('checkPage fails on a serious accessibility violation', async () => {

@@ -107,6 +107,26 @@ export async function checkPage(page: Page, name: string, options: CheckPageOpti
 }
 
 /**
+ * Waits until `selector` is visible in `page`; when it is not within `timeout`, fails with what the page showed
+ * instead — its address (a redirect to /login shows here), the start of its text and the problems recorded since the
+ * last `checkPage` — so that a CI log says why (a bare locator time-out said only "waiting for …", session 15).
+ */
+export async function waitForVisible(page: Page, selector: string, timeout: number): Promise<void> {
+  const t0 = Date.now()
+  try {
+    await page.locator(selector).waitFor({ state: 'visible', timeout })
+  } catch (error) {
+    const text = await page.evaluate(() => document.body?.innerText ?? '').catch((e: unknown) => `(unreadable: ${String(e)})`)
+    const problems = problemsOf.get(page) ?? []
+    throw new Error(
+      `${selector} not visible after ${Date.now() - t0} ms on ${page.url()}\n  page text: ${JSON.stringify(text.replace(/\s+/g, ' ').slice(0, 400))}\n` +
+        `  problems: ${problems.length ? problems.map((p) => `${p.kind}: ${p.text}`).join('; ') : 'none'}`,
+      { cause: error },
+    )
+  }
+}
+
+/**
  * The login round trip as a user makes it: open `from`; when the gate sends the browser to
  * `/login?from=…`, choose the wallet (by its EIP-6963 name, if given and the page lists several), press
  * "Connect wallet and sign in", sign, and wait until the browser is back on `from`. When `from` opens directly

@@ -33,7 +33,7 @@
  * Chromiums never share the two cores.
  * Alone: `npm run test:browser`.
  */
-export { checkPage, launchBrowser, login, openPage, SCREENSHOTS, type Problem } from './browser.js'
+export { checkPage, launchBrowser, login, openPage, SCREENSHOTS, waitForVisible, type Problem } from './browser.js'
 export { freePort, startSystem, type System } from './startSystem.js'
 export { injectWallets, walletFromKey, type TestWallet, type WalletLog } from './wallet.js'
 export { deploySmartWalletFactory, type SmartWalletFactory } from './smartWallets.js'

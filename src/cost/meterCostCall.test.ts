@@ -196,6 +196,16 @@ describe('paid cost calls: when they settle', () => {
     expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', amount_atomic: '1000' })
   })
 
+  it('a chunk handed to the client is counted though the client leaves before the next one (it is read after it is passed on)', async () => {
+    settle = settled
+    events = []
+    const chunk = { model: 'svc-tiny-chat:latest', message: { content: 'a' }, done: false }
+    const result = await meterCostCall(deps, request(payment()), async () => ({ status: 200, stream: ndjson([chunk, chunk, chunk, chunk]) }))
+    let received = 0
+    for await (const _ of result.stream!) if (++received === 2) break
+    expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', completion_tokens: 2 })
+  })
+
   it('a client that leaves while the upstream is awaited is recorded as cancelled, though its aborted request fails the stream', async () => {
     settle = settled
     events = []

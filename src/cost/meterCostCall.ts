@@ -316,6 +316,7 @@ async function* tap(
   let at = firstAt
   /** Suspended at a `yield`: an error thrown in there comes from the consumer (the client went away). */
   let handedOut = false
+  let unread: string | Uint8Array | undefined
   try {
     if (first) {
       if (first.done) {
@@ -329,13 +330,15 @@ async function* tap(
     for (;;) {
       const next = await iterator.next()
       if (next.done) break
-      if (at === undefined) {
-        at = performance.now()
-        scanner.feed(next.value)
-      } else scanner.feed(next.value)
+      at ??= performance.now()
+      // Handed on before it is read: the usage scan (a JSON.parse per event) runs once the chunk is written,
+      // off the path of the first token. A chunk handed on and never resumed after is read in `finally`.
+      unread = next.value
       handedOut = true
       yield next.value
       handedOut = false
+      scanner.feed(unread)
+      unread = undefined
     }
     scanner.end()
     outcome = scanner.errored || scanner.chunks === 0 ? 'error' : 'ok'
@@ -347,6 +350,7 @@ async function* tap(
     if (!handedOut && !client?.aborted) outcome = 'error'
     throw error
   } finally {
+    if (unread !== undefined) scanner.feed(unread)
     if (outcome === 'cancelled') await iterator.return?.(undefined)
     onEnd({ outcome, usage: scanner.usage, contentPieces: scanner.contentPieces, firstAt: at })
   }

@@ -6,6 +6,10 @@
  *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
  *   npm run bench -- llm -- --profile    (the gateway under `node --cpu-prof`; its self time summarised, from the
  *                                         first measured round on — profiling slows it: not a run for the table)
+ *   npm run bench -- llm -- --trace      (the gateway's and the bare proxy's own time per `/v1/messages` call, read off
+ *                                         node:http's diagnostics channels: before the model server is asked and
+ *                                         from its first bytes to the client's — `support/traceProxyTimes.mjs`;
+ *                                         tracing costs a little: a run for the breakdown, not for the table)
  *   npm run bench -- llm -- --pin        (the gateway and the bare proxy on CPU 0, this client and the model server
  *                                         on CPU 1: the gateway tier on a core of its own, as when it is deployed
  *                                         apart from the model server; default: the scheduler places everything)
@@ -40,7 +44,7 @@ import http from 'node:http'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { readdirSync, readFileSync } from 'node:fs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -59,6 +63,7 @@ const { values } = parseArgs({
     modelserver: { type: 'string' },
     profile: { type: 'boolean', default: false },
     pin: { type: 'boolean', default: false },
+    trace: { type: 'boolean', default: false },
   },
 })
 const rounds = Number(values.rounds)
@@ -119,10 +124,10 @@ async function freePort(): Promise<number> {
   return port
 }
 
-async function startGateway(modelServerUrl: string, dataDir: string, profileDir: string | undefined) {
+async function startGateway(modelServerUrl: string, dataDir: string, profileDir: string | undefined, traceFile: string | undefined) {
   const port = await freePort()
   // node with tsx's loader (no tsx CLI process in between), optionally under the CPU profiler.
-  const flags = [...gatewayNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
+  const flags = [...gatewayNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...traceFlags(traceFile)]
   const child = spawn(process.execPath, ['--import', 'tsx', ...flags, path.join(root, 'src/main.ts')], {
     cwd: root,
     env: {
@@ -134,6 +139,7 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
       SERVICE_QUOTA__COST_CALLS_PER_DAY: '1000000000',
       SERVICE_RATE_LIMIT__MAX: '1000000000',
       LOG_LEVEL: 'warn',
+      ...(traceFile ? { TRACE_FILE: traceFile } : {}),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
@@ -164,8 +170,11 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
 }
 
 /** The bare reverse proxy (`support/bareProxy.mjs`) in a child process, in front of `target`. */
-async function startBareProxy(target: string) {
-  const child = spawn(process.execPath, [path.join(root, 'scripts/bench/support/bareProxy.mjs')], { env: { ...process.env, TARGET: target }, stdio: ['ignore', 'pipe', 'inherit'] })
+async function startBareProxy(target: string, traceFile: string | undefined) {
+  const child = spawn(process.execPath, [...traceFlags(traceFile), path.join(root, 'scripts/bench/support/bareProxy.mjs')], {
+    env: { ...process.env, TARGET: target, ...(traceFile ? { TRACE_FILE: traceFile } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const exited = new Promise((r) => child.once('exit', r))
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port))
@@ -179,6 +188,27 @@ async function startBareProxy(target: string) {
       await exited
     },
   }
+}
+
+/** `--trace`: the preload that times each proxied call (`support/traceProxyTimes.mjs`). */
+function traceFlags(traceFile: string | undefined): string[] {
+  return traceFile ? ['--import', pathToFileURL(path.join(root, 'scripts/bench/support/traceProxyTimes.mjs')).href] : []
+}
+
+type TracedCall = { arrival: number; sent?: number; upstream?: number; written?: number }
+
+/** `--trace`: per process, the medians (p25–p75) of its own time before and after the model server, in the window. */
+function traceSummary(file: string, from: number, to: number): string[] {
+  const calls = (JSON.parse(readFileSync(file, 'utf8')) as TracedCall[]).filter(
+    (c): c is Required<TracedCall> => c.arrival >= from && c.arrival <= to && c.sent !== undefined && c.upstream !== undefined && c.written !== undefined,
+  )
+  const spread = (xs: number[]) => `${median(xs).toFixed(2)} (${quantile(xs, 0.25).toFixed(2)}–${quantile(xs, 0.75).toFixed(2)})`
+  return [
+    spread(calls.map((c) => c.sent - c.arrival)),
+    spread(calls.map((c) => c.upstream - c.sent)),
+    spread(calls.map((c) => c.written - c.upstream)),
+    String(calls.length),
+  ]
 }
 
 async function login(url: string): Promise<string> {
@@ -206,11 +236,12 @@ async function bench(): Promise<void> {
     ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
     : await spawnModelServer(Number(values.threads))
   const profileDir = values.profile ? path.join(dataDir, 'profiles') : undefined
-  const gateway = await startGateway(server.url, dataDir, profileDir).catch(async (error: unknown) => {
+  const traceFiles = values.trace ? { gateway: path.join(dataDir, 'trace-gateway.json'), proxy: path.join(dataDir, 'trace-proxy.json') } : undefined
+  const gateway = await startGateway(server.url, dataDir, profileDir, traceFiles?.gateway).catch(async (error: unknown) => {
     await server.stop()
     throw error
   })
-  const proxy = await startBareProxy(server.url)
+  const proxy = await startBareProxy(server.url, traceFiles?.proxy)
   if (values.pin) {
     const why = pinningUnavailable()
     if (why) throw new Error(`--pin: ${why}`)
@@ -291,6 +322,8 @@ async function bench(): Promise<void> {
     for (let i = 0; i < Number(values.warmup); i++)
       for (const pair of pairs(short, 8)) for (const which of ['direct', 'gateway', 'proxy'] as const) await pair[which]()
     let measuredFromUs = 0
+    /** `--trace`: the measured TTFT rounds, in epoch ms (the preload's clock). */
+    const traceWindow = { from: 0, to: 0 }
     /** The 1-minute load average when the measured rounds began (printed beside the one at the end). */
     let loadAtStart = 0
     const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
@@ -315,6 +348,7 @@ async function bench(): Promise<void> {
     for (let round = -1; round < rounds; round++) {
       if (round === 0) {
         measuredFromUs = Number(process.hrtime.bigint() / 1000n)
+        traceWindow.from = performance.timeOrigin + performance.now()
         loadAtStart = os.loadavg()[0]!
       }
       for (const pair of pairs(short, 8)) {
@@ -331,6 +365,7 @@ async function bench(): Promise<void> {
         ttft.set(pair.name, t)
       }
     }
+    traceWindow.to = performance.timeOrigin + performance.now()
     for (let round = -1; round < rounds; round++) {
       const gatewayFirst = round % 2 === 1
       for (const pair of pairs(long, tokens)) {
@@ -383,6 +418,18 @@ async function bench(): Promise<void> {
         `/v1/messages first token, gateway − direct over ${messages.added.length} rounds: median ${added.toFixed(2)} ms, p90 ${quantile(messages.added, 0.9).toFixed(2)} ms ` +
           `(beyond the bare proxy's hop: median ${median(messages.beyond).toFixed(2)} ms) — issue 31's ≤ 1 ms median ${added <= 1 ? 'met' : 'NOT met'} at load ${loadAtStart.toFixed(2)} → ${os.loadavg()[0]!.toFixed(2)}`,
       )
+    }
+    if (traceFiles && messages) {
+      // The processes write their times as they exit.
+      await gateway.stop()
+      await proxy.stop()
+      console.log('')
+      console.log(`Traced /v1/messages calls of the measured TTFT rounds (ms, median (p25–p75); tracing adds a little of its own):`)
+      console.log('')
+      console.log(`| process | arrival → request to the model server written | written → model server's first bytes read | those bytes → first bytes written to the client | calls |`)
+      console.log('|---|---|---|---|---|')
+      console.log(`| gateway | ${traceSummary(traceFiles.gateway, traceWindow.from, traceWindow.to).join(' | ')} |`)
+      console.log(`| bare proxy | ${traceSummary(traceFiles.proxy, traceWindow.from, traceWindow.to).join(' | ')} |`)
     }
     if (profileDir) {
       await gateway.stop()

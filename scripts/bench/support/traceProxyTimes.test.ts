@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+// The `--trace` preload of `npm run bench -- llm`, in the bare proxy it is loaded into there, in front of an
+// upstream whose first bytes come a known time after the request: the times it writes must place that wait
+// between "sent" and "upstream", and keep only the calls on the traced path.
+const here = path.dirname(fileURLToPath(import.meta.url))
+const UPSTREAM_DELAY_MS = 60
+
+let dir: string
+let upstream: http.Server
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'trace-proxy-'))
+  upstream = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      setTimeout(() => res.end('event: message_start\ndata: {}\n\n'), UPSTREAM_DELAY_MS)
+    })
+  })
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+})
+afterAll(async () => {
+  await new Promise((resolve) => upstream.close(resolve))
+  await rm(dir, { recursive: true, force: true })
+})
+
+function post(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let body = ''
+      res.on('data', (d: Buffer) => (body += d.toString()))
+      res.on('end', () => resolve(body))
+    })
+    req.on('error', reject)
+    req.end('{"stream":true}')
+  })
+}
+
+describe('traceProxyTimes (npm run bench -- llm -- --trace)', () => {
+  it('times each traced call: the upstream wait between sent and upstream, the first write after it; other paths left out', async () => {
+    const file = path.join(dir, 'trace.json')
+    const target = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`
+    const proxy = spawn(process.execPath, ['--import', pathToFileURL(path.join(here, 'traceProxyTimes.mjs')).href, path.join(here, 'bareProxy.mjs')], {
+      env: { ...process.env, TARGET: target, TRACE_FILE: file },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const exited = new Promise((resolve) => proxy.once('exit', resolve))
+    const port = await new Promise<number>((resolve) => proxy.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port)))
+    expect(await post(`http://127.0.0.1:${port}/v1/messages`)).toContain('message_start')
+    await post(`http://127.0.0.1:${port}/v1/chat/completions`)
+    await post(`http://127.0.0.1:${port}/v1/messages`)
+    proxy.kill('SIGTERM')
+    await exited
+
+    const calls = JSON.parse(await readFile(file, 'utf8')) as { arrival: number; sent: number; upstream: number; written: number }[]
+    expect(calls).toHaveLength(2)
+    for (const call of calls) {
+      expect(call.sent).toBeGreaterThanOrEqual(call.arrival)
+      // The upstream's own wait lies between the request written and its first bytes read, not before or after.
+      expect(call.upstream - call.sent).toBeGreaterThanOrEqual(UPSTREAM_DELAY_MS - 5)
+      expect(call.sent - call.arrival).toBeLessThan(UPSTREAM_DELAY_MS)
+      expect(call.written).toBeGreaterThanOrEqual(call.upstream)
+      expect(call.written - call.upstream).toBeLessThan(UPSTREAM_DELAY_MS)
+    }
+  })
+})

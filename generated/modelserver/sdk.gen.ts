@@ -342,7 +342,9 @@ export const getStatus = <ThrowOnError extends boolean = false>(options?: Option
  * `response.output_text.done`, `response.content_part.done` | `response.reasoning_text.delta`…,
  * `response.reasoning_text.done` | `response.function_call_arguments.delta`,
  * `response.function_call_arguments.done`), `response.output_item.done`, then `response.completed` (or
- * `response.incomplete`); a failure after the start is an `error` event. No `[DONE]`.
+ * `response.incomplete`). The status and headers go out as soon as the prompt starts to be evaluated (the
+ * input checked, the model loaded, the request's turn in the queue come), not with the first event, as
+ * OpenAI's API answers at once; a failure before that is a status, after it an `error` event. No `[DONE]`.
  *
  */
 export const openaiResponses = <ThrowOnError extends boolean = false>(options: Options<OpenaiResponsesData, ThrowOnError>): RequestResult<OpenaiResponsesResponses, OpenaiResponsesErrors, ThrowOnError> => (options.client ?? client).post<OpenaiResponsesResponses, OpenaiResponsesErrors, ThrowOnError>({
@@ -368,7 +370,10 @@ export const openaiResponses = <ThrowOnError extends boolean = false>(options: O
  * other models, as their answers have none). With `stream`, server-sent events `event: <type>` /
  * `data: <event>`: `message_start`, `ping`, per block `content_block_start`, `content_block_delta`
  * (`text_delta`, `thinking_delta`, `signature_delta`, `input_json_delta`), `content_block_stop`, then
- * `message_delta` (stop reason, usage) and `message_stop`; a failure after the start is an `error` event.
+ * `message_delta` (stop reason, usage) and `message_stop`. The status and headers go out as soon as the
+ * prompt starts to be evaluated (the input checked, the model loaded, the request's turn in the queue
+ * come), not with the first event, as Anthropic's API answers at once; a failure before that is a status,
+ * after it an `error` event.
  * Errors are Anthropic's shape (`{type: error, error: {type, message}}`). The API key may come as
  * `x-api-key` (the Anthropic SDK) or `Authorization: Bearer`; `anthropic-version` is accepted and ignored.
  *

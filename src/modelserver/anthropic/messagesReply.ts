@@ -61,6 +61,8 @@ export function messagesReply(model: string): ReplyShape {
   }
   return {
     framing: namedSseFraming((text) => anthropicErrorBody(500, text)),
+    // Anthropic's API answers a stream at once: the status when generation starts, the events as they come.
+    headersAtStart: true,
     chunk: (piece) => {
       const frames = start()
       if (piece.toolCalls) {

@@ -135,6 +135,36 @@ describe('generation', () => {
     expect(chunks.map((c) => c.content ?? '').join('')).toBe(r.content)
   })
 
+  it('onStart comes once, before the first token, and never for an input refused before evaluation', async () => {
+    const events: string[] = []
+    // Told while the prompt is evaluated, not in the same breath as the first token: a microtask queued by
+    // onStart has run by the time the first token comes.
+    let startSettled = false
+    let settledAtFirstToken: boolean | undefined
+    await chat.chat({
+      messages: [{ role: 'user', content: 'hi' }],
+      options: { seed: 3, num_predict: 5 },
+      onToken: () => {
+        settledAtFirstToken ??= startSettled
+        events.push('token')
+      },
+      onStart: () => {
+        events.push('start')
+        queueMicrotask(() => (startSettled = true))
+      },
+    })
+    expect(settledAtFirstToken).toBe(true)
+    expect(events[0]).toBe('start')
+    expect(events.filter((e) => e === 'start')).toHaveLength(1)
+    expect(events.filter((e) => e === 'token').length).toBeGreaterThan(0)
+    let started = false
+    const long = 'word '.repeat(4000)
+    const refused = chat.complete({ prompt: long, raw: true, truncate: false, onStart: () => (started = true) })
+    await expect(refused).rejects.toBeInstanceOf(EngineInputTooLongError)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(started).toBe(false)
+  })
+
   it('an abort stops generation early', async () => {
     const controller = new AbortController()
     let seen = 0

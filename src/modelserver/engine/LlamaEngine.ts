@@ -183,6 +183,7 @@ type GenerateRun = {
   topLogprobs: number
   signal?: AbortSignal | undefined
   onToken?: ((chunk: TokenChunk) => void) | undefined
+  onStart?: (() => void) | undefined
   trimEnd: boolean
   truncate: boolean
   shift: boolean
@@ -201,6 +202,7 @@ function generateRun(params: CommonGenerateParams, tokens: Token[], grammar: Lla
     topLogprobs: params.topLogprobs ?? 0,
     signal: params.signal,
     onToken: params.onToken,
+    onStart: params.onStart,
     trimEnd: grammar !== undefined,
     truncate: params.truncate !== false,
     shift: params.shift === true,
@@ -486,8 +488,15 @@ export class LlamaEngineModel implements EngineModel {
     let aborted = false
     let stoppedAt: number | undefined
 
+    let startPending = run.onStart
+    const tellStart = () => {
+      const told = startPending
+      startPending = undefined
+      told?.()
+    }
     const flush = (upTo: number): void => {
       if (upTo <= emitted && pendingLogprobs.length === 0) return
+      tellStart()
       const piece = text.slice(emitted, Math.max(emitted, upTo))
       emitted = Math.max(emitted, upTo)
       if (run.onToken && (piece !== '' || pendingLogprobs.length > 0)) {
@@ -500,6 +509,10 @@ export class LlamaEngineModel implements EngineModel {
 
     if (limit <= 0) doneReason = 'length' // num_predict 0, or no room left in the context
     if (limit > 0 && !run.signal?.aborted) {
+      // Told one turn later, once node-llama-cpp has handed the prompt's batch to its thread (a lone sequence's
+      // batch goes in the same turn): what the listener then does (a stream's headers) runs beside the
+      // evaluation instead of holding its start back. Never after the first token (`flush` tells it first).
+      if (startPending) setImmediate(tellStart)
       const iterator = seq.evaluateWithMetadata(
         tokens,
         { confidence: run.logprobs, probabilities: run.logprobs && run.topLogprobs > 0 },

@@ -47,7 +47,7 @@ type Shape = 'generate' | 'chat'
  * How a reply is written when it is not Ollama's own shape (the OpenAI-compatible routes): streamed chunks, the
  * final body, the frames that end a stream and the stream's framing.
  */
-export type ReplyShape = Pick<RunGenerationParams, 'chunk' | 'final' | 'finalFrames' | 'framing'>
+export type ReplyShape = Pick<RunGenerationParams, 'chunk' | 'final' | 'finalFrames' | 'framing' | 'headersAtStart'>
 type TextPart = { content: string; thinking?: string | undefined; toolCalls?: unknown[] | undefined }
 
 /** The shape-specific part of a reply: `response` (+ `thinking`) for generate, `message` for chat. */
@@ -122,7 +122,7 @@ function respond(
     keepAliveMs,
     stream: body.stream !== false,
     signal: req.signal,
-    run: (model, onToken) => run(model, { ...common, onToken }),
+    run: (model, onToken, onStart) => run(model, { ...common, onToken, onStart }),
     ...(reply ?? ollamaReply(shape, body.model)),
   })
 }
@@ -166,6 +166,7 @@ type CommonParams = {
   topLogprobs: number | undefined
   signal: AbortSignal
   onToken: ((chunk: TokenChunk) => void) | undefined
+  onStart?: (() => void) | undefined
   truncate: boolean | undefined
   shift: boolean | undefined
 }

@@ -80,6 +80,43 @@ describe('runGeneration', () => {
     expect(await lines(res.stream!)).toEqual([{ response: 'a', done: false }, { error: 'generation failed: out of memory' }])
   })
 
+  describe('headersAtStart (the hosted APIs’ surfaces: Messages, Responses)', () => {
+    const startedThenFailed = (headersAtStart: boolean | undefined) => ({
+      ...params(async () => {
+        throw new Error('unreachable')
+      }),
+      headersAtStart,
+      run: async (_m: EngineModel, _onToken: unknown, onStart?: () => void) => {
+        onStart?.()
+        await new Promise((r) => setTimeout(r, 5))
+        throw new EngineError('generation_failed', 'generation failed: out of memory')
+      },
+    })
+
+    it('answers 200 with its headers to be sent at once when evaluation starts; a failure after that is in the stream', async () => {
+      const res = await runGeneration(startedThenFailed(true))
+      expect(res).toMatchObject({ status: 200, flushHeaders: true })
+      expect(await lines(res.stream!)).toEqual([{ error: 'generation failed: out of memory' }])
+    })
+
+    it('without it (Ollama’s own surfaces) the engine is not asked to tell the start: the same failure is a status', async () => {
+      const p = startedThenFailed(undefined)
+      await expect(runGeneration(p)).rejects.toMatchObject({ status: 500 })
+      expect(p.ctx.residency.queueDepth(record)).toBe(0)
+    })
+
+    it('an input refused before evaluation starts is still a status', async () => {
+      const p = {
+        ...params(async () => result),
+        headersAtStart: true,
+        run: async () => {
+          throw new EngineCapabilityError('insert', 'whatever')
+        },
+      }
+      await expect(runGeneration(p)).rejects.toMatchObject({ status: 400 })
+    })
+  })
+
   it('non-streamed: the final object, and engine errors keep their Ollama status', async () => {
     expect((await runGeneration(params(async () => result, false))).body).toEqual({ done: true, done_reason: 'stop' })
     await expect(

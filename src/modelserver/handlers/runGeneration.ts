@@ -14,7 +14,8 @@ export type RunGenerationParams = {
   stream: boolean
   signal: AbortSignal
   kind?: ModelKind
-  run: (model: EngineModel, onToken: ((chunk: TokenChunk) => void) | undefined) => Promise<GenerationResult>
+  /** `onStart` is the engine's (`CommonGenerateParams.onStart`): given only when `headersAtStart`. */
+  run: (model: EngineModel, onToken: ((chunk: TokenChunk) => void) | undefined, onStart?: () => void) => Promise<GenerationResult>
   /** A streamed chunk for one token piece (undefined: nothing to send for it; several: events in order). */
   chunk: (piece: TokenChunk, createdAt: string) => Record<string, unknown> | Record<string, unknown>[] | undefined
   /** The final object (streamed: the last line; otherwise the whole body). */
@@ -23,6 +24,12 @@ export type RunGenerationParams = {
   finalFrames?: (result: GenerationResult, metrics: FinalMetrics) => Record<string, unknown>[]
   /** How the stream is written; default NDJSON (Ollama). */
   framing?: StreamFraming
+  /**
+   * Streamed: the status and headers go out as soon as the prompt starts to be evaluated, not with the first
+   * token (as the hosted APIs of Anthropic and OpenAI answer at once); a failure after that is in the stream.
+   * A proxy in front (the gateway) then has its side of the answer ready before the first token.
+   */
+  headersAtStart?: boolean
 }
 
 export type FinalMetrics = {
@@ -37,8 +44,9 @@ export type FinalMetrics = {
 
 /**
  * Acquires the model (loading it on demand), runs one generation and answers either with one JSON object or
- * with NDJSON chunks. An error before the first token is thrown (proper status); after it, the stream ends with
- * an `{error}` line. The lease is released with the request's keep_alive in every case.
+ * with NDJSON chunks. An error before the stream starts — the first token, or with `headersAtStart` the start of
+ * the prompt's evaluation — is thrown (proper status); after it, the stream ends with an `{error}` line. The
+ * lease is released with the request's keep_alive in every case.
  */
 export async function runGeneration(p: RunGenerationParams): Promise<HttpResult> {
   const started = process.hrtime.bigint()
@@ -75,8 +83,8 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
 
   const framing = p.framing ?? ndjsonFraming
   const channel = new NdjsonChannel(TOKEN_FLUSH_INTERVAL_MS, framing)
-  let firstToken: () => void = () => {}
-  const started$ = new Promise<void>((resolve) => (firstToken = resolve))
+  let streaming: () => void = () => {}
+  const started$ = new Promise<void>((resolve) => (streaming = resolve))
   // One chunk per token (~2,000 per second with the tiny models): the ISO timestamp is formatted once per millisecond.
   let stampMs = 0
   let stamp = ''
@@ -94,9 +102,9 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
     if (chunk === undefined) return
     if (Array.isArray(chunk)) for (const c of chunk) channel.push(c)
     else channel.push(chunk)
-    firstToken()
+    streaming()
   }
-  const running = p.run(lease.model, onToken)
+  const running = p.headersAtStart ? p.run(lease.model, onToken, streaming) : p.run(lease.model, onToken)
   const outcome = await Promise.race([
     started$.then(() => 'streaming' as const),
     running.then(
@@ -118,7 +126,7 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
       channel.fail(publicMessage(toModelServerError(error, p.name)))
     })
     .finally(() => void finish())
-  return { status: 200, contentType: framing.contentType, stream: channel }
+  return { status: 200, contentType: framing.contentType, stream: channel, ...(p.headersAtStart ? { flushHeaders: true } : {}) }
 }
 
 /** The model's stored parameters overlaid with the request's `options`. */

@@ -108,6 +108,8 @@ export function responsesReply(body: ResponsesRequest): ReplyShape {
 
   return {
     framing: namedSseFraming((message) => event('error', { code: null, message, param: null })),
+    // OpenAI's API answers a stream at once: the status when generation starts, the events as they come.
+    headersAtStart: true,
     chunk: (piece) => {
       const frames = start()
       if (piece.toolCalls) {

@@ -73,4 +73,25 @@ describe('responseValidationStage', () => {
     const sent = await through('error', { status: 200, contentType: 'text/plain', stream }, 'getPage')
     expect(sent).toMatchObject({ status: 200, text: 'a\nb\n' })
   })
+
+  it('sends a stream’s status and headers before its first chunk when the result asks (flushHeaders)', async () => {
+    const respond = responseValidationStage({ responseValidator: new ResponseValidator(operations.document as never), mode: 'error' })
+    let release: () => void = () => {}
+    const firstChunk = new Promise<void>((resolve) => (release = resolve))
+    const stream = (async function* () {
+      await firstChunk // produced only once the client has the headers
+      yield 'a\n'
+    })()
+    const server = createServer((req, res) => void respond(req, res, { status: 200, contentType: 'text/plain', stream, flushHeaders: true }, info('getPage')))
+    server.listen(0, '127.0.0.1')
+    await new Promise((r) => server.once('listening', r))
+    close = () => server.close()
+    const answered = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`)
+    const first = await Promise.race([answered, new Promise<'no headers'>((r) => setTimeout(() => r('no headers'), 2000))])
+    release()
+    expect(first).not.toBe('no headers')
+    const res = first as Response
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('a\n')
+  })
 })

@@ -53,6 +53,7 @@ export function responseValidationStage({ responseValidator, mode, onResponseVal
         res.end()
         return
       }
+      if (result.flushHeaders) res.flushHeaders()
       let piping: Promise<void>
       try {
         piping = pumpStream(result.stream, res)

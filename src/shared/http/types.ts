@@ -17,6 +17,8 @@ export type HttpResult = {
   body?: unknown
   contentType?: string | undefined
   stream?: AsyncIterable<string | Uint8Array> | undefined
+  /** A stream: the status and headers are sent at once, not with its first chunk (the caller learns it was accepted). */
+  flushHeaders?: boolean | undefined
 }
 
 /** An operation's security requirement list as written in the document. */

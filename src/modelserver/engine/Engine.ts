@@ -105,8 +105,9 @@ export type CommonGenerateParams = {
   onToken?: ((chunk: TokenChunk) => void) | undefined
   /**
    * Called once, when the prompt starts to be evaluated: every check of the input passed, the model is loaded and
-   * the request's turn in the queue has come (a stream can commit to its status then). Not called on the path of
-   * tools and thinking (node-llama-cpp's `LlamaChat` checks its input as it runs), nor when nothing is evaluated.
+   * the request's turn in the queue has come (a stream can commit to its status then). Not called where
+   * node-llama-cpp's `LlamaChat` runs the generation (tools the model may call, thinking: it checks its input as
+   * it runs; a required tool call is our own token loop and is told), nor when nothing is evaluated.
    */
   onStart?: (() => void) | undefined
   /** Ollama's `truncate` (default true): a prompt longer than the context keeps its start token and its most

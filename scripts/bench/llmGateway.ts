@@ -44,13 +44,14 @@ import http from 'node:http'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { readdirSync, readFileSync } from 'node:fs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { spawnModelServer } from './support/modelserverChild.js'
 import { gatewayNodeFlags } from '../gatewayNodeFlags.js'
 import { pinningUnavailable, pinToCpu } from './support/cpuAffinity.js'
+import { startBareProxy, traceFlags } from './support/startBareProxy.js'
 import { summarise } from './support/summariseCpuProfile.js'
 
 const { values } = parseArgs({
@@ -167,32 +168,6 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
       await exited
     },
   }
-}
-
-/** The bare reverse proxy (`support/bareProxy.mjs`) in a child process, in front of `target`. */
-async function startBareProxy(target: string, traceFile: string | undefined) {
-  const child = spawn(process.execPath, [...traceFlags(traceFile), path.join(root, 'scripts/bench/support/bareProxy.mjs')], {
-    env: { ...process.env, TARGET: target, ...(traceFile ? { TRACE_FILE: traceFile } : {}) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const exited = new Promise((r) => child.once('exit', r))
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port))
-    child.once('exit', (code) => reject(new Error(`bare proxy exited with ${code}`)))
-  })
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: async () => {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
-/** `--trace`: the preload that times each proxied call (`support/traceProxyTimes.mjs`). */
-function traceFlags(traceFile: string | undefined): string[] {
-  return traceFile ? ['--import', pathToFileURL(path.join(root, 'scripts/bench/support/traceProxyTimes.mjs')).href] : []
 }
 
 type TracedCall = { arrival: number; sent?: number; upstream?: number; written?: number }

@@ -1,15 +1,14 @@
-import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { postKeepingTail } from './postKeepingTail.js'
+import { startBareProxy } from './startBareProxy.js'
 
 // The `--trace` preload of `npm run bench -- llm`, in the bare proxy it is loaded into there, in front of an
 // upstream whose first bytes come a known time after the request: the times it writes must place that wait
 // between "sent" and "upstream", and keep only the calls on the traced path.
-const here = path.dirname(fileURLToPath(import.meta.url))
 const UPSTREAM_DELAY_MS = 60
 
 let dir: string
@@ -30,33 +29,17 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-function post(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      let body = ''
-      res.on('data', (d: Buffer) => (body += d.toString()))
-      res.on('end', () => resolve(body))
-    })
-    req.on('error', reject)
-    req.end('{"stream":true}')
-  })
-}
-
 describe('traceProxyTimes (npm run bench -- llm -- --trace)', () => {
   it('times each traced call: the upstream wait between sent and upstream, the first write after it; other paths left out', async () => {
     const file = path.join(dir, 'trace.json')
-    const target = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`
-    const proxy = spawn(process.execPath, ['--import', pathToFileURL(path.join(here, 'traceProxyTimes.mjs')).href, path.join(here, 'bareProxy.mjs')], {
-      env: { ...process.env, TARGET: target, TRACE_FILE: file },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const exited = new Promise((resolve) => proxy.once('exit', resolve))
-    const port = await new Promise<number>((resolve) => proxy.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port)))
-    expect(await post(`http://127.0.0.1:${port}/v1/messages`)).toContain('message_start')
-    await post(`http://127.0.0.1:${port}/v1/chat/completions`)
-    await post(`http://127.0.0.1:${port}/v1/messages`)
-    proxy.kill('SIGTERM')
-    await exited
+    const proxy = await startBareProxy(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`, file)
+    const agent = new http.Agent({ keepAlive: true })
+    const post = (route: string) => postKeepingTail(`${proxy.url}${route}`, { stream: true }, agent)
+    expect(await post('/v1/messages')).toContain('message_start')
+    await post('/v1/chat/completions')
+    await post('/v1/messages')
+    agent.destroy()
+    await proxy.stop()
 
     const calls = JSON.parse(await readFile(file, 'utf8')) as { arrival: number; sent: number; upstream: number; written: number }[]
     expect(calls).toHaveLength(2)

@@ -104,7 +104,7 @@ export async function runGeneration(p: RunGenerationParams): Promise<HttpResult>
     else channel.push(chunk)
     streaming()
   }
-  const running = p.headersAtStart ? p.run(lease.model, onToken, streaming) : p.run(lease.model, onToken)
+  const running = p.run(lease.model, onToken, p.headersAtStart ? streaming : undefined)
   const outcome = await Promise.race([
     started$.then(() => 'streaming' as const),
     running.then(

@@ -60,21 +60,26 @@ async function main(): Promise<void> {
 
   let stopping = false
   // A rolling restart (issue 28): readiness fails at once and no new background work is taken; for
-  // SERVICE_SHUTDOWN__DRAIN_DELAY_MS the replica still serves what the balancer sends before its next check;
+  // SERVICE_SHUTDOWN__DRAIN_DELAY_MS the replica still serves what the balancer sends before its next check, and
+  // then until no request has come for SERVICE_SHUTDOWN__QUIET_MS;
   // then it stops accepting, finishes in-flight requests (uploads, streams) until SERVICE_SHUTDOWN__DEADLINE_MS
   // after the signal, cuts what is left, hands what it still holds back to the queue (a peer takes it at once),
   // marks itself stopped and exits.
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    const { drainDelayMs, deadlineMs } = config.shutdown
-    logger.info({ signal, drain_delay_ms: drainDelayMs, deadline_ms: deadlineMs }, 'shutting down: not ready, draining')
+    const { drainDelayMs, quietMs, deadlineMs } = config.shutdown
+    logger.info({ signal, drain_delay_ms: drainDelayMs, quiet_ms: quietMs, deadline_ms: deadlineMs }, 'shutting down: not ready, draining')
     // Backstop: whatever still hangs (a stuck close), the process leaves 10 s after the deadline.
     setTimeout(() => process.exit(1), deadlineMs + 10_000).unref()
     const draining = gateway.drain()
     await drainHttpServer(server, {
       delayMs: drainDelayMs,
+      quietMs,
+      // the balancer's checks go on after it has stopped sending: they are not traffic
+      isProbe: (req) => req.url?.startsWith('/health') === true,
       deadlineMs,
+      onNeverQuiet: () => logger.warn({ quiet_ms: quietMs }, 'requests were still arriving at the shutdown deadline: does the balancer check GET /health/ready?'),
       onDeadline: () => logger.warn({ deadline_ms: deadlineMs }, 'in-flight requests did not finish by the shutdown deadline; closing connections'),
     })
     await draining

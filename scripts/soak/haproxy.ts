@@ -15,8 +15,13 @@ export function haproxyConfig(frontPort: number, backends: number[], checkMs = 5
   return [
     'global',
     '  maxconn 2000',
+    // abnormal requests only (5xx, no answer, aborts), one line each on stderr, for the soak's report
+    '  log stderr format raw local0',
     'defaults',
     '  mode http',
+    '  log global',
+    '  option httplog',
+    '  option dontlog-normal',
     '  timeout connect 2s',
     '  timeout client 300s',
     '  timeout server 300s',
@@ -37,7 +42,15 @@ export function haproxyConfig(frontPort: number, backends: number[], checkMs = 5
   ].join('\n')
 }
 
-export async function startHaproxy(dir: string, frontPort: number, backends: number[], checkMs = 500): Promise<{ child: ChildProcess; close: () => Promise<void> }> {
+export type Haproxy = {
+  child: ChildProcess
+  /** HAProxy's log so far, its lines about the gateways: abnormal requests (httplog format, whose termination
+   * state says who cut what) and servers marked down or up. */
+  log: () => string[]
+  close: () => Promise<void>
+}
+
+export async function startHaproxy(dir: string, frontPort: number, backends: number[], checkMs = 500): Promise<Haproxy> {
   if (!existsSync(HAPROXY)) throw new Error(`HAProxy not found at ${HAPROXY} (apt-get install haproxy, or set HAPROXY_BIN)`)
   const file = join(dir, 'haproxy.cfg')
   writeFileSync(file, haproxyConfig(frontPort, backends, checkMs))
@@ -59,6 +72,7 @@ export async function startHaproxy(dir: string, frontPort: number, backends: num
   }
   return {
     child,
+    log: () => err.split('\n').filter((l) => l.includes(' gateways/') || l.includes('<NOSRV>')),
     close: async () => {
       if (child.exitCode === null) child.kill('SIGTERM')
       await exited

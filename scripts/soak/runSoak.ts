@@ -104,6 +104,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       SERVICE_RATE_LIMIT__REDIS_PREFIX: `soak:${dbName}:rl:`,
       // rolling restarts: HAProxy checks readiness every 500 ms, down after 2 failures; 3 s covers that on a loaded machine
       SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '3000',
+      // … and then until HAProxy has stopped sending (its checks answered late on a loaded machine)
+      SERVICE_SHUTDOWN__QUIET_MS: '1000',
       SERVICE_SHUTDOWN__DEADLINE_MS: '20000',
       SERVICE_DATABASE_URL: databaseUrl,
       SERVICE_PUBLIC_ORIGIN: origin,
@@ -157,7 +159,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const sampler = setInterval(() => gateways.forEach((g) => g.sampleRss()), 1000)
     const windows: { from: number; to: number }[] = []
     // rolling restarts (SIGTERM): no window is excused, the replica drains; kept apart to count what fell in them
-    const rolling: { from: number; to: number }[] = []
+    const rolling: { from: number; to: number; exited: number; started: number; name: string }[] = []
     // what each killed (-9) replica held at its death: those uploads must be stored by someone
     const heldAtKill: { upload_id: string; bytes: number }[] = []
     const database = await createDatabase({ url: databaseUrl })
@@ -183,10 +185,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         // runs) finished the drain and restart past the 60 s of the short soak and never got to the kill
         if (n % 2 === 1) {
           await victim.kill('SIGTERM')
+          const exited = Date.now()
           terms++
-          log(`soak: rolling restart of ${victim.name} (SIGTERM ${terms}); restarting`)
+          log(`soak: rolling restart of ${victim.name} (SIGTERM ${terms}, exited after ${exited - from} ms); restarting`)
           await victim.start()
-          rolling.push({ from, to: Date.now() + 3000 })
+          rolling.push({ from, to: Date.now() + 3000, exited, started: Date.now(), name: victim.name })
         } else {
           await victim.kill('SIGKILL')
           kills++
@@ -315,6 +318,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       rollingStore.filter((s) => s.status <= 0 || s.status >= 500).length +
       rollingCost.filter((c) => c.status !== 200 && c.status !== 402).length +
       rollingFlood.filter((f) => f.status <= 0 || f.status >= 500).length
+    if (rollingErrors > 0) {
+      // what failed, and when against its restart (SIGTERM, exit, started again), with HAProxy's account of it
+      for (const w of rolling) {
+        const within = (at: number) => at >= w.from && at <= w.to
+        log(`soak: rolling restart of ${w.name}: exited +${w.exited - w.from} ms, started +${w.started - w.from} ms after SIGTERM`)
+        const failed = [
+          ...rollingStore.filter((s) => within(s.at) && (s.status <= 0 || s.status >= 500)).map((s) => ({ what: '/store (answered)', ...s })),
+          ...rollingCost.filter((c) => within(c.at) && c.status !== 200 && c.status !== 402).map((c) => ({ what: 'cost call (answered)', ...c })),
+          ...rollingFlood.filter((f) => within(f.at) && (f.status <= 0 || f.status >= 500)).map((f) => ({ what: 'challenge (sent)', ...f })),
+        ]
+        for (const f of failed) log(`soak:   ${f.what} +${f.at - w.from} ms: ${f.status}${'error' in f && f.error ? ` ${f.error}` : ''}`)
+      }
+      log(`soak: HAProxy's log:\n${lb.log().join('\n')}`)
+    }
     const heldIds = [...new Set(heldAtKill.map((h) => h.upload_id))]
     // Only a paid upload is owed: one the killed replica held before its payment settled (`pending_payment`) is
     // owed nothing unless the payment settled after all (recovered by a peer), so the deposit decides.

@@ -24,7 +24,7 @@ export type Outcomes = {
   gatedReads: { ok: number; failed: number }
   costCalls: CostRecord[]
   /** Every flooded challenge's answer (0: none); `at`: when its flood was sent (ms), for the kill and rolling-restart windows. */
-  challengeFlood: { at: number; status: number }[]
+  challengeFlood: { at: number; status: number; error?: string }[]
 }
 
 export type TrafficOptions = {
@@ -47,7 +47,7 @@ export function newOutcomes(): Outcomes {
   return { store: [], replays: [], logins: [], loginFailures: 0, acceptedLoginReplays: 0, gatedReads: { ok: 0, failed: 0 }, costCalls: [], challengeFlood: [] }
 }
 
-async function post(url: string, init: RequestInit): Promise<{ status: number; body: any; header: (name: string) => string | null }> {
+async function post(url: string, init: RequestInit): Promise<{ status: number; body: any; header: (name: string) => string | null; error?: string }> {
   try {
     const r = await fetch(url, { ...init, signal: AbortSignal.timeout(180_000) })
     const text = await r.text()
@@ -58,8 +58,10 @@ async function post(url: string, init: RequestInit): Promise<{ status: number; b
       body = text
     }
     return { status: r.status, body, header: (name) => r.headers.get(name) }
-  } catch {
-    return { status: 0, body: undefined, header: () => null } // connection reset (an instance was killed) or timeout
+  } catch (e) {
+    // connection reset (an instance was killed) or timeout; the cause says which, for the report
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause
+    return { status: 0, body: undefined, header: () => null, error: cause?.code ?? cause?.message ?? String(e) }
   }
 }
 
@@ -200,6 +202,10 @@ export async function challengeFlooder(o: TrafficOptions, out: Outcomes): Promis
     const replies = await Promise.all(
       Array.from({ length: 30 }, () => post(`${o.url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet }) })),
     )
-    for (const r of replies) out.challengeFlood.push({ at, status: r.status })
+    for (const r of replies) {
+      // what failed, for the report: the connection's error, or a 5xx's error code (HAProxy's own 5xx is HTML)
+      const error = r.error ?? (r.status >= 500 ? (typeof r.body?.error === 'string' ? r.body.error : String(r.body).slice(0, 80)) : undefined)
+      out.challengeFlood.push({ at, status: r.status, ...(error ? { error } : {}) })
+    }
   }
 }

@@ -51,10 +51,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_RATE_LIMIT__REDIS_URL: 'http://127.0.0.1:6379' })).toThrow(/redis:\/\/ or rediss:\/\//)
   })
 
-  it('reads the shutdown drain delay and deadline (defaults 0 and 25 s); a delay past the deadline stops the start', () => {
-    expect(loadConfig({}).shutdown).toEqual({ drainDelayMs: 0, deadlineMs: 25_000 })
-    expect(loadConfig({ SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '3000', SERVICE_SHUTDOWN__DEADLINE_MS: '20000' }).shutdown).toEqual({ drainDelayMs: 3000, deadlineMs: 20_000 })
+  it('reads the shutdown drain delay, quiet period and deadline (defaults 0, 0 and 25 s); a delay or quiet period past the deadline stops the start', () => {
+    expect(loadConfig({}).shutdown).toEqual({ drainDelayMs: 0, quietMs: 0, deadlineMs: 25_000 })
+    expect(loadConfig({ SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '3000', SERVICE_SHUTDOWN__QUIET_MS: '1000', SERVICE_SHUTDOWN__DEADLINE_MS: '20000' }).shutdown).toEqual({
+      drainDelayMs: 3000,
+      quietMs: 1000,
+      deadlineMs: 20_000,
+    })
     expect(() => loadConfig({ SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '30000' })).toThrow(/SERVICE_SHUTDOWN__DRAIN_DELAY_MS must not exceed/)
+    expect(() => loadConfig({ SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '20000', SERVICE_SHUTDOWN__QUIET_MS: '6000' })).toThrow(/SERVICE_SHUTDOWN__QUIET_MS with the drain delay must not exceed/)
   })
 
   it('traces: off by default; the OTLP endpoint from SERVICE_TRACING__OTLP_ENDPOINT, else the standard OTEL_* variables', () => {

@@ -72,10 +72,11 @@ export type GatewayConfig = {
   }
   /**
    * SIGTERM/SIGINT (a rolling restart): readiness fails at once; for `drainDelayMs` the replica still serves
-   * what the balancer sends before it notices; then it stops accepting, finishes in-flight requests (uploads,
-   * streams) until `deadlineMs` after the signal, cuts what is left, hands its work over and exits.
+   * what the balancer sends before it notices, and then until no request has come for `quietMs` (0: no wait;
+   * a balancer slower than expected is still sending); then it stops accepting, finishes in-flight requests
+   * (uploads, streams) until `deadlineMs` after the signal, cuts what is left, hands its work over and exits.
    */
-  shutdown: { drainDelayMs: number; deadlineMs: number }
+  shutdown: { drainDelayMs: number; quietMs: number; deadlineMs: number }
   /**
    * This instance among several on one database: `id` (`SERVICE_INSTANCE_ID`; default kept in
    * `<dataDir>/instance-id`), heartbeat every `heartbeatMs`, dead (work taken over) after `leaseS`.
@@ -272,7 +273,9 @@ function shutdown(env: Env): GatewayConfig['shutdown'] {
   const deadlineMs = envInt(env, 'SERVICE_SHUTDOWN__DEADLINE_MS', 25_000, { min: 0, max: 3_600_000 })
   const drainDelayMs = envInt(env, 'SERVICE_SHUTDOWN__DRAIN_DELAY_MS', 0, { min: 0, max: 600_000 })
   if (drainDelayMs > deadlineMs) throw new ConfigError('SERVICE_SHUTDOWN__DRAIN_DELAY_MS', `must not exceed SERVICE_SHUTDOWN__DEADLINE_MS (${deadlineMs})`)
-  return { drainDelayMs, deadlineMs }
+  const quietMs = envInt(env, 'SERVICE_SHUTDOWN__QUIET_MS', 0, { min: 0, max: 60_000 })
+  if (drainDelayMs + quietMs > deadlineMs) throw new ConfigError('SERVICE_SHUTDOWN__QUIET_MS', `with the drain delay must not exceed SERVICE_SHUTDOWN__DEADLINE_MS (${deadlineMs})`)
+  return { drainDelayMs, quietMs, deadlineMs }
 }
 
 function tracing(env: Env, version: string): TracingSettings {

@@ -56,6 +56,7 @@ async function start(name: string, extra: Record<string, string> = {}): Promise<
     SERVICE_HTTP__RESPONSE_VALIDATION: 'error',
     SERVICE_RATE_LIMIT__MAX: '100000',
     SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '3000', // well past HAProxy's 2 failed checks 250 ms apart, on a loaded machine
+    SERVICE_SHUTDOWN__QUIET_MS: '1000', // and then until HAProxy has stopped sending
     SERVICE_SHUTDOWN__DEADLINE_MS: '20000',
     ...extra,
   })
@@ -193,7 +194,7 @@ describe('SIGTERM of one replica of two behind HAProxy, under steady load', () =
 describe('hand-over at the stop', () => {
   it('an upload the shutdown deadline cut is queued at the stop and stored by the peer at once (lease 10 min)', async () => {
     const long = { SERVICE_INSTANCE__LEASE_S: '600' }
-    const c = await start('gw-c', { ...long, SERVICE_STORAGE__UPLOAD_URL: blackHoleUrl, SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '0', SERVICE_SHUTDOWN__DEADLINE_MS: '1500' })
+    const c = await start('gw-c', { ...long, SERVICE_STORAGE__UPLOAD_URL: blackHoleUrl, SERVICE_SHUTDOWN__DRAIN_DELAY_MS: '0', SERVICE_SHUTDOWN__QUIET_MS: '0', SERVICE_SHUTDOWN__DEADLINE_MS: '1500' })
     const d = await start('gw-d', long)
     const data = randomBytes(20_000)
     const headers = await payHeaders(c.url, data, 4)

@@ -462,8 +462,8 @@ export const getHealthLive = <ThrowOnError extends boolean = false>(options?: Op
  * /health/ready`) and orchestrators. 200 `ready` while this replica takes new work; 503 otherwise, with
  * why: `starting` (its background work has not started yet) or `draining` (SIGTERM or SIGINT received:
  * from that moment on, while it still finishes the requests it has and, for
- * `SERVICE_SHUTDOWN__DRAIN_DELAY_MS` and then until no request has come for `SERVICE_SHUTDOWN__QUIET_MS`,
- * serves what the balancer sends before it notices; these checks are not counted as requests). It reports this
+ * `SERVICE_SHUTDOWN__DRAIN_DELAY_MS` and then until no request other than a `/health` check has come for
+ * `SERVICE_SHUTDOWN__QUIET_MS`, serves what the balancer sends before it notices). It reports this
  * replica's own state only: the database and the other dependencies are shared by every replica
  * (`GET /health/detailed` checks them), so their failure is no reason to send work to another replica, and
  * a check that failed on all of them at once would turn every answer into the balancer's 503. The body

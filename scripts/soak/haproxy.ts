@@ -15,7 +15,7 @@ export function haproxyConfig(frontPort: number, backends: number[], checkMs = 5
   return [
     'global',
     '  maxconn 2000',
-    // abnormal requests only (5xx, no answer, aborts), one line each on stderr, for the soak's report
+    // abnormal requests only (5xx, no answer, aborts, retries), one line each on stderr, for the soak's report
     '  log stderr format raw local0',
     'defaults',
     '  mode http',

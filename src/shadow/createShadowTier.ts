@@ -130,8 +130,11 @@ export async function createShadowTier(p: CreateShadowTierParameters): Promise<S
     },
     close: async () => {
       unsubscribe?.()
-      vault.lock()
+      // The key withdrawn before the vault locks: locked first, this replica's next round would publish it as a
+      // live locked replica with a key, a peer would wrap the data key to it, and that wrap, landing after this
+      // replica's stop deleted its wraps, outlived every replica (seen in CI: all stopped, one wrap left).
       await propagation?.stop()
+      vault.lock()
       await nonceDb.close()
     },
   }

@@ -4,11 +4,10 @@ import { recoverMessageAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
-import { readShadowConfig } from './config.js'
 import { createShadowTier, type ShadowTier } from './createShadowTier.js'
 import { sha256Hex } from './ShadowChallenges.js'
 import { ShadowError } from '../overlord/ShadowError.js'
-import { CollectingEventSink, tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
+import { CollectingEventSink, shadowTestConfig, tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
 import { errorToResult } from '../handlers/errorCatalogue.js'
 
 const overlord = testOverlord()
@@ -27,14 +26,7 @@ describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
   })
 
   async function build(env: Record<string, string> = {}) {
-    const config = readShadowConfig({
-      SERVICE_DATA_DIR: dataDir,
-      SERVICE_PUBLIC_ORIGIN: 'http://gw.test',
-      SHADOW_OVERLORD_ADDRESS: overlord.account.address,
-      SHADOW_JWT_SECRET: overlord.jwtSecretHex,
-      SHADOW_NONCES_PATH: join(dataDir, 'nonces.sqlite'),
-      ...env,
-    })
+    const config = shadowTestConfig(dataDir, overlord, env)
     const database = await createDatabase({ url: `sqlite:${join(dataDir, 'gateway.sqlite')}` })
     databases.push(database)
     return createShadowTier({ config, database, events, now: clock.now })

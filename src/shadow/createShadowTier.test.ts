@@ -1,9 +1,8 @@
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CollectingEventSink, tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
+import { CollectingEventSink, shadowTestConfig, tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
-import { readShadowConfig } from './config.js'
 import { createShadowTier } from './createShadowTier.js'
 
 const overlord = testOverlord()
@@ -24,13 +23,7 @@ describe('createShadowTier: closing one replica of several', () => {
       .insertInto('gateway_instances')
       .values({ instance_id: 'gw-b', host: 'h', pid: 1, started_at: now, heartbeat_at: now, stopped_at: null, unlock_public_key: null, unlock_key_mac: null, vault_unlocked: 0 })
       .execute()
-    const config = readShadowConfig({
-      SERVICE_DATA_DIR: dataDir,
-      SERVICE_PUBLIC_ORIGIN: 'http://gw.test',
-      SHADOW_OVERLORD_ADDRESS: overlord.account.address,
-      SHADOW_JWT_SECRET: overlord.jwtSecretHex,
-      SHADOW_NONCES_PATH: join(dataDir, 'nonces.sqlite'),
-    })
+    const config = shadowTestConfig(dataDir, overlord)
     const tier = await createShadowTier({ config, database, events: new CollectingEventSink(), instance: { id: 'gw-b', heartbeatMs: 60_000, leaseS: 20 } })
     await tier.start()
     const challenge = await tier.overlord.challenge({ scope: 'auth', params: {} })

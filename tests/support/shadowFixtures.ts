@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import type { CatalogueEvent, CatalogueEventInput, EventSink } from '../../src/catalogue/EventSink.js'
+import { readShadowConfig, type ShadowConfig } from '../../src/shadow/config.js'
 
 /** An event sink that keeps every event in memory (tests, and the no-key-leak sweep). */
 export class CollectingEventSink implements EventSink {
@@ -44,4 +45,16 @@ export function testOverlord(): { account: PrivateKeyAccount; privateKey: `0x${s
 export function testClock(start = 1_800_000_000): { now: () => number; advance: (seconds: number) => void; set: (t: number) => void } {
   let t = start
   return { now: () => t, advance: (s) => void (t += s), set: (v) => void (t = v) }
+}
+
+/** The admin tier's configuration for `overlord` with its files in `dataDir` (origin `http://gw.test`); `env` adds to it. */
+export function shadowTestConfig(dataDir: string, overlord: ReturnType<typeof testOverlord>, env: Record<string, string> = {}): ShadowConfig {
+  return readShadowConfig({
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_PUBLIC_ORIGIN: 'http://gw.test',
+    SHADOW_OVERLORD_ADDRESS: overlord.account.address,
+    SHADOW_JWT_SECRET: overlord.jwtSecretHex,
+    SHADOW_NONCES_PATH: join(dataDir, 'nonces.sqlite'),
+    ...env,
+  })
 }

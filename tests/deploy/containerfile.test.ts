@@ -3,11 +3,13 @@
  * through dockerfile-utils' linter (every rule an error) and by what it must do; compose.yaml and
  * deploy/haproxy.cfg by their structure. What the image runs is tested in productionInstall.test.ts.
  */
+import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { validate, ValidationSeverity, type ValidatorSettings } from 'dockerfile-utils'
 import { parse } from 'yaml'
 import { describe, expect, it } from 'vitest'
+import { HAPROXY } from '../../scripts/soak/haproxy.js'
 import { containerfileStages } from './containerfileStages.js'
 
 const root = resolve(import.meta.dirname, '../..')
@@ -65,7 +67,7 @@ describe('Containerfile', () => {
 
 describe('compose.yaml', () => {
   const compose = parse(readFileSync(join(root, 'compose.yaml'), 'utf8'), { merge: true }) as {
-    services: Record<string, { read_only?: boolean; user?: string; volumes?: string[]; command?: string[]; image: string; healthcheck?: { test: string[] }; environment?: Record<string, string> }>
+    services: Record<string, { read_only?: boolean; user?: string; volumes?: string[]; command?: string[]; image: string; healthcheck?: { test: string[] }; environment?: Record<string, string>; stop_grace_period?: string }>
     volumes: Record<string, unknown>
   }
   const services = new Map(Object.entries(compose.services))
@@ -94,9 +96,31 @@ describe('compose.yaml', () => {
     expect(services.get('gateway-2')!.environment!.SERVICE_DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//)
   })
 
-  it('HAProxy balances over both replicas and checks /health', () => {
+  it('HAProxy balances over both replicas and checks their readiness often enough for their drain delay', () => {
     const cfg = readFileSync(join(root, 'deploy/haproxy.cfg'), 'utf8')
-    expect(cfg).toContain('option httpchk GET /health')
-    expect(cfg.match(/^\s*server (gateway-\d) \1:8000 check/gm)).toHaveLength(2)
+    expect(cfg).toMatch(/^\s*option httpchk GET \/health\/ready$/m)
+    expect(cfg).toMatch(/^\s*http-check expect status 200$/m)
+    const servers = [...cfg.matchAll(/^\s*server (gateway-\d) \1:8000 check inter (\d+) fall (\d+)/gm)]
+    expect(servers).toHaveLength(2)
+    // a stopping replica serves its drain delay: HAProxy must have seen it not ready by then (checks × fall, with room)
+    for (const env of [services.get('gateway-1')!.environment!, services.get('gateway-2')!.environment!]) {
+      const delay = Number(env.SERVICE_SHUTDOWN__DRAIN_DELAY_MS)
+      for (const [, , inter, fall] of servers) expect(delay).toBeGreaterThanOrEqual(2 * Number(inter) * Number(fall))
+      expect(Number(env.SERVICE_SHUTDOWN__QUIET_MS)).toBeGreaterThanOrEqual(Number(servers[0]![2]))
+    }
+  })
+
+  it('gives a stopping replica the time its drain takes before the engine kills it', () => {
+    const grace = services.get('gateway-1')!.stop_grace_period
+    const seconds = Number(/^(\d+)s$/.exec(grace ?? '')?.[1])
+    const env = services.get('gateway-1')!.environment!
+    const deadlineMs = Number(env.SERVICE_SHUTDOWN__DEADLINE_MS ?? 25_000) // the default
+    // the process leaves by itself at most 10 s after the deadline (src/main.ts)
+    expect(seconds * 1000).toBeGreaterThanOrEqual(deadlineMs + 10_000)
+  })
+
+  it.skipIf(!existsSync(HAPROXY))('HAProxy accepts deploy/haproxy.cfg (haproxy -c; CI installs HAProxy)', () => {
+    const check = spawnSync(HAPROXY, ['-c', '-f', join(root, 'deploy/haproxy.cfg')], { encoding: 'utf8' })
+    expect(check.status, check.stderr + check.stdout).toBe(0)
   })
 })

@@ -144,17 +144,19 @@ describe.each(backends)('SpoolStore contract: %s', (name, open) => {
   // In a process of its own (spoolMemoryProbe.ts says why): the same two replicas' backing, reopened there.
   it(`streams a 64 MiB upload in and out in bounded memory (${name})`, async () => {
     const total = 64 * 1024 * 1024
-    const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', probe, JSON.stringify(backend.target), String(total)], { cwd: root, timeout: 400_000 })
+    const { stdout } = await run(process.execPath, ['--expose-gc', '--single-threaded-gc', '--import', 'tsx', probe, JSON.stringify(backend.target), String(total)], { cwd: root, timeout: 400_000 })
     const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as SpoolMemoryReport
     expect(r.sizeAfterPut).toBe(total)
     expect(r.digestMatches).toBe(true)
     // printed for the report; the times include a full collection every 250 ms (the sampler) on a shared machine
     console.log(`[spool ${name}] 64 MiB put ${r.putMs.toFixed(0)} ms (+${(r.putGrowth / 2 ** 20).toFixed(1)} MiB live buffers), read ${r.readMs.toFixed(0)} ms (+${(r.readGrowth / 2 ** 20).toFixed(1)} MiB live buffers)`)
-    // far below the 64 MiB that holding the upload would take. Growth of live buffers depends on when the
-    // collector runs (seen from +0 to +34.6 MiB when this ran inside a busy vitest fork), so the bound is the
-    // upload's size: a store that held the whole upload would exceed it.
-    expect(r.putGrowth).toBeLessThan(total)
-    expect(r.readGrowth).toBeLessThan(total)
+    // A store keeps a chunk or two (1 MiB each) and its driver's buffers: a quarter of the upload is far above
+    // that and far below holding it. The probe's collector runs on its main thread (`--single-threaded-gc`):
+    // with concurrent sweeping, buffers already dead were still counted right after `gc()`, and the growth read
+    // anywhere from +1 to +65.5 MiB for the same PostgreSQL put under CI load (2026-11-27, Node 24: a failure at
+    // the old bound, the upload's size); on the main thread the same run under load reads +2.5 MiB every time.
+    expect(r.putGrowth).toBeLessThan(total / 4)
+    expect(r.readGrowth).toBeLessThan(total / 4)
     expect(r.sizeAfterDelete).toBeNull()
   }, 480_000)
 })

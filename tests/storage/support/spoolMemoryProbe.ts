@@ -9,7 +9,7 @@
  * the heap is this script's, a collection takes milliseconds, and nothing else of the test (s3rver, the database
  * client of the other test cases) is counted as the store's memory.
  *
- *   node --expose-gc --import tsx tests/storage/support/spoolMemoryProbe.ts '<SpoolProbeTarget JSON>' <total bytes>
+ *   node --expose-gc --single-threaded-gc --import tsx tests/storage/support/spoolMemoryProbe.ts '<SpoolProbeTarget JSON>' <total bytes>
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'

@@ -57,6 +57,10 @@ async function freePort(): Promise<number> {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
+/** A call the client saw fail: no answer (0) or a 5xx. */
+const failedStatus = (status: number) => status <= 0 || status >= 500
+/** A cost call that failed: anything but served (200) or the wallet's daily quota used up (402, expected). */
+const costFailed = (status: number) => status !== 200 && status !== 402
 
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
@@ -283,13 +287,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const inKill = (at: number) => windows.some((w) => at >= w.from && at <= w.to)
     const storeCalls = outcomes.store.filter((s) => !s.replay)
     const outside = storeCalls.filter((s) => !inKill(s.at))
-    const errors = outside.filter((s) => s.status <= 0 || s.status >= 500)
+    const errors = outside.filter((s) => failedStatus(s.status))
     const errorRate = outside.length ? errors.length / outside.length : 0
     // cost calls: 200 served, 402 the wallet's daily quota (expected); anything else outside a kill is an error
     const costOutside = outcomes.costCalls.filter((c) => !inKill(c.at))
-    const costErrors = costOutside.filter((c) => c.status !== 200 && c.status !== 402)
+    const costErrors = costOutside.filter((c) => costFailed(c.status))
     const costErrorRate = costOutside.length ? costErrors.length / costOutside.length : 0
-    const floodFailed = outcomes.challengeFlood.filter((f) => f.status <= 0 || f.status >= 500)
+    const floodFailed = outcomes.challengeFlood.filter((f) => failedStatus(f.status))
     const floodFailedOutside = floodFailed.filter((f) => !inKill(f.at)).length
     const countByStatus = (answers: { status: number }[]) => {
       const counts: Record<string, number> = Object.create(null)
@@ -314,21 +318,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const rollingStore = storeCalls.filter((s) => inRolling(s.at))
     const rollingCost = outcomes.costCalls.filter((c) => inRolling(c.at))
     const rollingFlood = outcomes.challengeFlood.filter((f) => inRolling(f.at))
-    const rollingErrors =
-      rollingStore.filter((s) => s.status <= 0 || s.status >= 500).length +
-      rollingCost.filter((c) => c.status !== 200 && c.status !== 402).length +
-      rollingFlood.filter((f) => f.status <= 0 || f.status >= 500).length
+    const rollingFailed: { what: string; at: number; status: number; error?: string }[] = [
+      ...rollingStore.filter((s) => failedStatus(s.status)).map((s) => ({ what: '/store (answered)', ...s })),
+      ...rollingCost.filter((c) => costFailed(c.status)).map((c) => ({ what: 'cost call (answered)', ...c })),
+      ...rollingFlood.filter((f) => failedStatus(f.status)).map((f) => ({ what: 'challenge (sent)', ...f })),
+    ]
+    const rollingErrors = rollingFailed.length
     if (rollingErrors > 0) {
       // what failed, and when against its restart (SIGTERM, exit, started again), with HAProxy's account of it
       for (const w of rolling) {
-        const within = (at: number) => at >= w.from && at <= w.to
         log(`soak: rolling restart of ${w.name}: exited +${w.exited - w.from} ms, started +${w.started - w.from} ms after SIGTERM`)
-        const failed = [
-          ...rollingStore.filter((s) => within(s.at) && (s.status <= 0 || s.status >= 500)).map((s) => ({ what: '/store (answered)', ...s })),
-          ...rollingCost.filter((c) => within(c.at) && c.status !== 200 && c.status !== 402).map((c) => ({ what: 'cost call (answered)', ...c })),
-          ...rollingFlood.filter((f) => within(f.at) && (f.status <= 0 || f.status >= 500)).map((f) => ({ what: 'challenge (sent)', ...f })),
-        ]
-        for (const f of failed) log(`soak:   ${f.what} +${f.at - w.from} ms: ${f.status}${'error' in f && f.error ? ` ${f.error}` : ''}`)
+        for (const f of rollingFailed.filter((f) => f.at >= w.from && f.at <= w.to)) log(`soak:   ${f.what} +${f.at - w.from} ms: ${f.status}${f.error ? ` ${f.error}` : ''}`)
       }
       log(`soak: HAProxy's log:\n${lb.log().join('\n')}`)
     }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export type DrainHttpServerOptions = {
   /** Keep accepting for this long first: a balancer sends requests until its next check sees the replica not ready. */
@@ -44,7 +45,6 @@ export async function drainHttpServer(
   }
   server.prependListener('request', closeAfter)
   let idleCloser: NodeJS.Timeout | undefined
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
   try {
     // Idle connections stay open through the delay: a client (a balancer's pool) may be sending a request on
     // one right now, and closing it under that request is an error the client sees. They close after.

@@ -97,6 +97,9 @@ describe('npm start', () => {
     const info = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as { env: Record<string, string> }
     expect(info.env.SERVICE_X402__FACILITATOR_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     if (existsSync(join(root, 'src/main.ts'))) {
+      // The gateway logs its first line once its background work has started, which can come after the
+      // model server is up (`up in`): seen on Node 24 under CI load. Its relayed output is waited for.
+      for (const until = Date.now() + 60_000; !out.includes('[gateway]') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 200))
       expect(out).toContain('[gateway]')
       await adminTierWorks(dataDir, Number(env.SERVICE_PORT))
       await batchAndAttestorWork(dataDir, Number(env.SERVICE_PORT), () => out)

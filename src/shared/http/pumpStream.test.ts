@@ -65,4 +65,27 @@ describe('pumpStream', () => {
       .catch(() => {})
     await expect(pumped[0]).rejects.toThrow('upstream broke')
   })
+
+  it('puts each chunk on the wire before the source is asked for the next one', async () => {
+    // node:http corks the socket on every write and uncorks it in a nextTick, which waits for every microtask
+    // queued before it: the source's next step (in the gateway, the metering reading the chunk just passed on
+    // and the generators down to the model server) would hold the first token back.
+    let seen: { corked: number; unsent: number } | undefined
+    server = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'text/event-stream')
+      res.flushHeaders()
+      void pumpStream(
+        (async function* () {
+          yield 'data: first\n\n'
+          seen = { corked: res.socket!.writableCorked, unsent: res.socket!.writableLength }
+          yield 'data: second\n\n'
+        })(),
+        res,
+      )
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const text = await (await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)).text()
+    expect(text).toBe('data: first\n\ndata: second\n\n')
+    expect(seen).toEqual({ corked: 0, unsent: 0 })
+  })
 })

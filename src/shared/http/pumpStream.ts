@@ -41,7 +41,13 @@ export async function pumpStream(source: AsyncIterable<string | Uint8Array>, res
         break
       }
       if (closed) break
-      if (!res.write(next.value) && !closed) await new Promise<void>((resolve) => (wake = resolve))
+      const flowing = res.write(next.value)
+      // node:http corks the socket for each write and uncorks it in a nextTick, which only runs once every
+      // microtask queued by now has run — here the source's next step (the metering reading the chunk just
+      // passed on, the generators between it and the model server). Uncorked at once, the chunk is on the wire
+      // before any of that (node:http's own uncork then finds nothing corked and does nothing).
+      if (res.socket?.writableCorked) res.socket.uncork()
+      if (!flowing && !closed) await new Promise<void>((resolve) => (wake = resolve))
     }
     if (!closed) res.end()
   } catch (error) {

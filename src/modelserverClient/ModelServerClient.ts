@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http'
+import { type ClientRequest, Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequestFn } from 'node:https'
 import { urlToHttpOptions } from 'node:url'
 import { createClient } from '../../generated/modelserver/client/index.js'
@@ -109,15 +109,22 @@ export class ModelServerClient {
    * closed (ECONNRESET before any answer) is sent once more on a fresh one, as the Node documentation advises.
    */
   async open(what: string, request: { method: 'GET' | 'POST'; path: string; body?: unknown }, signal?: AbortSignal): Promise<UpstreamResponse> {
-    const controller = new AbortController()
     let timedOut = false
+    // Cutting the call: the request in flight is destroyed (the connection closes, so the model server stops
+    // generating) and a retry is not sent. A flag and the request itself rather than an AbortController: this runs
+    // before every model call's first byte, and the signals of node's EventTarget are costly to make and to follow.
+    let cut = false
+    let current: ClientRequest | undefined
+    const abort = () => {
+      cut = true
+      current?.destroy()
+    }
     const timer = setTimeout(() => {
       timedOut = true
-      controller.abort()
+      abort()
     }, this.timeoutMs)
-    const onAbort = () => controller.abort()
-    if (signal?.aborted) controller.abort()
-    else signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) abort()
+    else signal?.addEventListener('abort', abort, { once: true })
     let finished = false
     let complete = false
     // The call's span in the request's trace (the model server joins it through `traceparent`): until the body ends.
@@ -126,19 +133,24 @@ export class ModelServerClient {
       if (finished) return
       finished = true
       clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
+      signal?.removeEventListener('abort', abort)
       // An answer read to its end leaves its connection to the agent (kept alive); any other end closes it,
       // which is what stops the model server generating.
-      if (!complete) controller.abort()
+      if (!complete) abort()
       span.end(error)
     }
     const fail = (error: unknown) =>
       this.unavailable(what, timedOut ? `no data within ${this.timeoutMs} ms` : describe(error), error)
     const payload = request.body === undefined ? undefined : JSON.stringify(request.body)
+    const attempt = () =>
+      this.send(request, payload, span.headers, (req) => {
+        current = req
+        if (cut) req.destroy()
+      })
     let response: IncomingMessage
     try {
-      response = await this.send(request, payload, controller.signal, span.headers).catch((error: { code?: string; reusedSocket?: boolean }) => {
-        if (error?.reusedSocket && error.code === 'ECONNRESET' && !controller.signal.aborted) return this.send(request, payload, controller.signal, span.headers)
+      response = await attempt().catch((error: { code?: string; reusedSocket?: boolean }) => {
+        if (error?.reusedSocket && error.code === 'ECONNRESET' && !cut) return attempt()
         throw error
       })
     } catch (error) {
@@ -175,8 +187,13 @@ export class ModelServerClient {
     return { baseUrl: this.baseUrl, status: response.statusCode ?? 0, contentType, bytes: bytes(), cancel: finish }
   }
 
-  /** One HTTP request on the keep-alive agent; resolves with the answer once its headers are in. */
-  private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, signal: AbortSignal, traceHeaders: Record<string, string>): Promise<IncomingMessage> {
+  /**
+   * One HTTP request on the keep-alive agent; resolves with the answer once its headers are in. `created` gets
+   * the request before it is sent, so the caller can cut it (`destroy`: the connection closes without an error
+   * event of its own — node:http's `signal` option would destroy with an AbortError that can surface as uncaught
+   * once the answer is half read; the reader then sees the cut connection, and the caller knows why).
+   */
+  private send(request: { method: 'GET' | 'POST'; path: string }, payload: string | undefined, traceHeaders: Record<string, string>, created: (req: ClientRequest) => void): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = this.transport.request(
         {
@@ -188,20 +205,14 @@ export class ModelServerClient {
         },
         resolve,
       )
-      // Aborting closes the connection without an error event of its own (node:http's `signal` option would
-      // destroy with an AbortError that can surface as uncaught once the answer is half read); the reader then
-      // sees the cut connection, and the caller knows why (timeout, client gone, closed early).
-      const onAbort = () => req.destroy()
-      if (signal.aborted) onAbort()
-      else signal.addEventListener('abort', onAbort, { once: true })
-      req.once('close', () => signal.removeEventListener('abort', onAbort))
-      // Errors after the answer started (an abort, a cut connection) reach the reader through the body's
+      // Errors after the answer started (a cut, a broken connection) reach the reader through the body's
       // iterator; the listeners keep them from being unhandled when nobody reads (a stream closed early).
       req.on('error', (error: Error & { reusedSocket?: boolean }) => {
         error.reusedSocket = req.reusedSocket
         reject(error)
       })
       req.on('response', (response) => response.on('error', () => {}))
+      created(req)
       req.end(payload)
     })
   }

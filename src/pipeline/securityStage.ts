@@ -38,14 +38,20 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
 
   // One session lookup per request, shared by the `sessionToken` and `sessionCookie` security handlers (they
   // run together on the request's one context; kept in its locals rather than a WeakMap insert per request).
-  const sessionSecurity = async (ctx: RequestContext<GatewayLocals>) => {
-    const session = await (ctx.locals.sessionLookup ??= services.login.validate(sessionTokenOf(ctx)))
-    if (session) {
+  // A request without a session token has nothing to look up: answered at once (no promise).
+  const openWithoutSession = (ctx: RequestContext<GatewayLocals>) => (gate.isOpen(ctx.path, ctx.operation.security) ? { anonymous: true } : undefined)
+  const sessionSecurity = (ctx: RequestContext<GatewayLocals>) => {
+    let lookup = ctx.locals.sessionLookup
+    if (lookup === undefined) {
+      const token = sessionTokenOf(ctx)
+      if (token === undefined) return openWithoutSession(ctx)
+      lookup = ctx.locals.sessionLookup = services.login.validate(token)
+    }
+    return lookup.then((session) => {
+      if (!session) return openWithoutSession(ctx)
       ctx.locals.session = session
       return session
-    }
-    if (gate.isOpen(ctx.path, ctx.operation.security)) return { anonymous: true }
-    return undefined
+    })
   }
 
   return {

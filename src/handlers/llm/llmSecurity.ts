@@ -25,12 +25,13 @@ async function validateToken(ctx: HandlerContext, token: string) {
  */
 export const llmSecurity: Pick<DomainSetup, 'securityHandlers'> = {
   securityHandlers: {
-    llmBearer: async (ctx: HandlerContext) => {
+    // Without its credential a scheme answers at once (no promise): the security stage then decides sooner.
+    llmBearer: (ctx: HandlerContext) => {
       const token = bearerOf(ctx)
       return token ? validateToken(ctx, token) : undefined
     },
     // The Anthropic SDKs send their `apiKey` as `x-api-key` (issue 31): the same tokens, the same checks.
-    llmApiKey: async (ctx: HandlerContext) => {
+    llmApiKey: (ctx: HandlerContext) => {
       const header = ctx.headers['x-api-key']
       const token = typeof header === 'string' ? header.trim() : ''
       return token ? validateToken(ctx, token) : undefined

@@ -49,6 +49,24 @@ describe('securityRequirementsStage', () => {
     expect(await twoSchemes(routed('DELETE', '/items/x'))).toMatchObject({ status: 401 })
   })
 
+  it('decides at once when every scheme answers synchronously, and waits for one that answers later', async () => {
+    // A scheme without its credential in the request answers synchronously (the gateway's, for a request that
+    // does not carry that credential): the request then goes on without a promise in between.
+    const sync = securityRequirementsStage({ securityHandlers: { key: () => undefined, second: () => true } })
+    const refused = sync(routed('DELETE', '/items/x'))
+    expect(refused).not.toBeInstanceOf(Promise)
+    expect(refused).toMatchObject({ status: 401 })
+    const passed = routed('POST', '/items', { 'x-key': 'good' })
+    expect(securityRequirementsStage({ securityHandlers: { key: () => ({ user: 'u' }) } })(passed)).toBeUndefined()
+    expect(passed.context!.security).toEqual({ key: { user: 'u' }, authorized: true })
+    const later = securityRequirementsStage({ securityHandlers: { key: async () => ({ user: 'u' }), second: () => true } })
+    const waited = routed('DELETE', '/items/x')
+    const answer = later(waited)
+    expect(answer).toBeInstanceOf(Promise)
+    expect(await answer).toBeUndefined()
+    expect(waited.context!.security).toMatchObject({ key: { user: 'u' }, second: true, authorized: true })
+  })
+
   it('lets an operation with no requirement, or with an empty one, on without asking any scheme', () => {
     let asked = 0
     const counting = securityRequirementsStage({ securityHandlers: { key: () => (asked++, false) } })

@@ -26,14 +26,18 @@ export function securityRequirementsStage<Locals extends Record<string, unknown>
   const handlers = new Map<string, (ctx: RequestContext<Locals>) => unknown>()
   for (const [name, fn] of Object.entries(securityHandlers ?? {})) handlers.set(name, fn)
 
-  const runScheme = async (name: string, ctx: RequestContext<Locals>): Promise<unknown> => {
+  const rejected = (error: unknown) => ({ error: error || new Error('security handler rejected') })
+  /** The scheme's verdict: as the handler gives it (a value, or a promise of one), a throw as `{error}`. */
+  const runScheme = (name: string, ctx: RequestContext<Locals>): unknown => {
     const fn = handlers.get(name)
     if (!fn) return undefined
+    let verdict: unknown
     try {
-      return await fn(ctx)
+      verdict = fn(ctx)
     } catch (error) {
-      return { error: error || new Error('security handler rejected') }
+      return rejected(error)
     }
+    return verdict instanceof Promise ? verdict.catch(rejected) : verdict
   }
 
   const decide = (ctx: RequestContext<Locals>, requirements: string[][], results: Record<string, unknown>) => {
@@ -51,12 +55,15 @@ export function securityRequirementsStage<Locals extends Record<string, unknown>
     const schemes = compiled?.schemes ?? []
     // No scheme to ask (none required, or only `{}`): decided without a promise.
     if (schemes.length === 0) return decide(ctx, requirements, {})
-    // All started before any is awaited (they run concurrently).
+    // All started before any is awaited (they run concurrently); decided at once when every verdict is already
+    // known (a scheme without its credential in the request answers synchronously), without a promise.
     const verdicts = schemes.map((name) => runScheme(name, ctx))
-    return (async () => {
+    const resultsOf = (values: readonly unknown[]) => {
       const results: Record<string, unknown> = {}
-      for (let i = 0; i < verdicts.length; i++) results[schemes[i]!] = await verdicts[i]
-      return decide(ctx, requirements, results)
-    })()
+      for (let i = 0; i < values.length; i++) results[schemes[i]!] = values[i]
+      return results
+    }
+    if (!verdicts.some((verdict) => verdict instanceof Promise)) return decide(ctx, requirements, resultsOf(verdicts))
+    return Promise.all(verdicts).then((values) => decide(ctx, requirements, resultsOf(values)))
   }
 }

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { ulid } from '../storage/ids.js'
 
@@ -42,31 +43,39 @@ export class UsageLedger {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
+    /**
+     * How a record is committed (the database handle's `backgroundCommit`): it is written after the call's answer,
+     * and a commit that held the event loop for the disk would hold back the caller's next call.
+     */
+    private readonly commit: BackgroundCommit = (write) => write(db),
   ) {}
 
+  /** Resolves once the record is committed and as durable as the database's configured level makes it. */
   async record(r: UsageRecord): Promise<void> {
     const t = this.now()
-    await this.db
-      .insertInto('llm_usage')
-      .values({
-        usage_id: `use_${ulid()}`,
-        wallet: r.wallet.toLowerCase(),
-        route: r.route,
-        model: r.model.slice(0, 256),
-        prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
-        completion_tokens: Math.max(0, Math.round(r.completionTokens)),
-        duration_ms: Math.max(0, Math.round(r.durationMs)),
-        ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
-        streamed: r.streamed ? 1 : 0,
-        outcome: r.outcome,
-        status: r.status,
-        paid_by: r.paidBy,
-        payment_id: r.paymentId,
-        amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
-        day: dayOf(t),
-        created_at: t,
-      })
-      .execute()
+    await this.commit((db) =>
+      db
+        .insertInto('llm_usage')
+        .values({
+          usage_id: `use_${ulid()}`,
+          wallet: r.wallet.toLowerCase(),
+          route: r.route,
+          model: r.model.slice(0, 256),
+          prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
+          completion_tokens: Math.max(0, Math.round(r.completionTokens)),
+          duration_ms: Math.max(0, Math.round(r.durationMs)),
+          ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
+          streamed: r.streamed ? 1 : 0,
+          outcome: r.outcome,
+          status: r.status,
+          paid_by: r.paidBy,
+          payment_id: r.paymentId,
+          amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
+          day: dayOf(t),
+          created_at: t,
+        })
+        .execute(),
+    )
   }
 
   /** `byDay` plus the totals over the window (`LlmUsage` of the document, without the quota). */

@@ -71,7 +71,8 @@ export type CostCallRun = (signal: AbortSignal | undefined, limits?: { maxTokens
  * - Every call is recorded in the usage ledger (tokens, durations, outcome, the payment) when it ends — a
  *   stream when its last chunk went out or the client went away — and observed in the LLM metrics. Both happen
  *   just after the response's last bytes are written (a SQLite commit blocks the event loop; it must not hold
- *   back the end of the stream).
+ *   back the end of the stream). The record's disk sync is off the event loop (`createBackgroundCommit`): the
+ *   caller's next call is not held back by it.
  * - **Time to first token** (`startBeforeQuota`): the quota unit is a database commit (on SQLite an fsync that
  *   blocks the event loop), so a call that only asks the model server is started first and the unit taken while
  *   the model server works. Nothing of its answer is passed on before the unit is secured: the answer (or the

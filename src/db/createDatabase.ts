@@ -8,6 +8,7 @@ import { postgresChangeFeed } from '../cache/postgresChangeFeed.js'
 import { sqliteChangeFeed } from '../cache/sqliteChangeFeed.js'
 import type { Database } from './Database.js'
 import { cachingSqliteDatabase } from './cachingSqliteDatabase.js'
+import { type BackgroundCommit, createBackgroundCommit } from './createBackgroundCommit.js'
 import { migrateToLatest } from './migrateToLatest.js'
 import { namedStatementPool } from './namedStatementPool.js'
 
@@ -36,6 +37,11 @@ export type DatabaseHandle = {
    * `close`. A handle without one (built by hand) gets no caching.
    */
   changeFeed?: ChangeFeed | undefined
+  /**
+   * For writes nobody waits for before answering (the usage record of an answered call): the commit does not
+   * hold the event loop while the disk syncs (`createBackgroundCommit`). A handle without one runs them as usual.
+   */
+  backgroundCommit?: BackgroundCommit | undefined
 }
 
 // int8 columns (epoch seconds/ms, counters) come back from pg as strings by default; every such value
@@ -67,17 +73,19 @@ function openSqlite(url: string, synchronous: 'full' | 'normal'): DatabaseHandle
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingSqliteDatabase(sqlite) }) })
-  return handleOf(db, 'sqlite', sqliteChangeFeed(sqlite))
+  return handleOf(db, 'sqlite', sqliteChangeFeed(sqlite), createBackgroundCommit({ db, sqlite, path, synchronous }))
 }
 
 /** The handle of an open database and its change feed: closing stops the feed, then the connections. */
-function handleOf(db: Kysely<Database>, dialect: DatabaseDialect, changeFeed: ChangeFeed): DatabaseHandle {
+function handleOf(db: Kysely<Database>, dialect: DatabaseDialect, changeFeed: ChangeFeed, background?: ReturnType<typeof createBackgroundCommit>): DatabaseHandle {
   return {
     db,
     dialect,
     changeFeed,
+    backgroundCommit: background?.commit,
     close: async () => {
       await changeFeed.close()
+      await background?.close()
       await db.destroy()
     },
   }

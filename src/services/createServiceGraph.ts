@@ -157,7 +157,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       logger,
       now,
     }),
-    usage: new UsageLedger(database.db, now),
+    usage: new UsageLedger(database.db, now, database.backgroundCommit),
     llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
     metricsText: () => metrics.text(),
     metricsAccess: new MetricsAccess(config.metricsToken),

@@ -1,0 +1,103 @@
+import { type FileHandle, open } from 'node:fs/promises'
+import type SQLite from 'better-sqlite3'
+import type { Kysely } from 'kysely'
+import type { Database } from './Database.js'
+
+/**
+ * Runs `write` (statements through the Kysely it is given) so that its commit does not hold the event loop
+ * while the disk syncs, and resolves once the write is as durable as a commit of the configured level.
+ */
+export type BackgroundCommit = <T>(write: (db: Kysely<Database>) => Promise<T>) => Promise<T>
+
+export type CreateBackgroundCommitParameters = {
+  db: Kysely<Database>
+  /** The connection under `db` (better-sqlite3); absent for PostgreSQL. */
+  sqlite?: SQLite.Database | undefined
+  /** The SQLite file (`:memory:` has nothing to sync). */
+  path?: string | undefined
+  synchronous: 'full' | 'normal'
+  /** Syncs the write-ahead log's data to the disk (default: `fdatasync` on libuv's threadpool). */
+  syncLog?: LogSync
+}
+
+export type LogSync = { sync: () => Promise<void>; close: () => Promise<void> }
+
+/**
+ * For writes nobody waits for before answering — the usage record of a call whose answer is already sent —
+ * where an event loop held by a commit holds back whatever request comes next.
+ *
+ * On SQLite with `synchronous=full` every commit is an fsync on the event loop (better-sqlite3 is synchronous):
+ * 0.3–1.5 ms in which the gateway serves nobody — and a client's next call, sent the moment the last one ended,
+ * waits for it. Here the statements run with `synchronous=NORMAL` on the held connection (the writes reach the
+ * write-ahead log with `write()`, no sync; the configured level is restored at once), and the log is then synced
+ * with `fdatasync` on libuv's threadpool: the write is on the disk when the promise resolves, as a `full` commit
+ * would be, and the event loop was free meanwhile. A sync already in flight may have started before this
+ * commit: one more follows it, shared by every commit made meanwhile (a group commit under load). With
+ * `synchronous=normal`, an in-memory database or PostgreSQL (a commit there is a round trip: the loop never
+ * waits) `write` just runs.
+ */
+export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog }: CreateBackgroundCommitParameters): {
+  commit: BackgroundCommit
+  /** Closes what it opened (the log's file); before the database closes. */
+  close: () => Promise<void>
+} {
+  if (!sqlite || synchronous !== 'full' || path === undefined || path === ':memory:') return { commit: (write) => write(db), close: async () => undefined }
+  const log = syncLog ?? walSync(`${path}-wal`)
+  let running: Promise<void> | undefined
+  let next: Promise<void> | undefined
+  const synced = (): Promise<void> => {
+    if (!running) {
+      running = log.sync().finally(() => (running = undefined))
+      return running
+    }
+    const after = () => {
+      next = undefined
+      return synced()
+    }
+    next ??= running.then(after, after)
+    return next
+  }
+  const commit: BackgroundCommit = async (write) => {
+    const result = await db.connection().execute(async (connection) => {
+      // The connection is held (Kysely's SQLite driver has one, behind a mutex): no other statement runs at this level.
+      sqlite.pragma('synchronous = NORMAL')
+      try {
+        return await write(connection)
+      } finally {
+        sqlite.pragma('synchronous = FULL')
+      }
+    })
+    await synced()
+    return result
+  }
+  const close = async () => {
+    // A sync in flight finishes on the file it started with.
+    await next?.catch(() => undefined)
+    await running?.catch(() => undefined)
+    await log.close()
+  }
+  return { commit, close }
+}
+
+/** `fdatasync` of the write-ahead log (the file stays the same while the database is open), on the threadpool. */
+function walSync(walPath: string): LogSync {
+  let file: Promise<FileHandle> | undefined
+  return {
+    sync: async () => {
+      file ??= open(walPath, 'r+')
+      try {
+        await (await file).datasync()
+      } catch (error) {
+        const failed = file
+        file = undefined
+        await failed.then((f) => f.close()).catch(() => undefined)
+        throw error
+      }
+    },
+    close: async () => {
+      const opened = file
+      file = undefined
+      await opened?.then((f) => f.close()).catch(() => undefined)
+    },
+  }
+}

@@ -3,12 +3,13 @@
  * ≤ 1 ms and streamed tokens/s ≥ 0.97 of direct, side by side in one run, medians of at least 20 alternating
  * rounds, with their spread").
  *
- *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--rounds 21] [--tokens 512] [--modelserver <url>])
+ *   npm run bench -- llm      (or: npx tsx scripts/bench/llmGateway.ts [--ttft-rounds 201] [--rounds 31] [--tokens 512] [--modelserver <url>])
  *   npm run bench -- llm -- --profile    (the gateway under `node --cpu-prof`; its self time summarised, from the
  *                                         first measured round on — profiling slows it: not a run for the table)
  *   npm run bench -- llm -- --trace      (the gateway's and the bare proxy's own time per `/v1/messages` call, read off
- *                                         node:http's diagnostics channels: before the model server is asked and
- *                                         from its first bytes to the client's — `support/traceProxyTimes.mjs`;
+ *                                         node:http's diagnostics channels: before the model server is asked,
+ *                                         from its first bytes to the client's, and from that write to the socket;
+ *                                         the model server's own time by path — `support/traceProxyTimes.mjs`;
  *                                         tracing costs a little: a run for the breakdown, not for the table)
  *   npm run bench -- llm -- --pin        (the gateway and the bare proxy on CPU 0, this client and the model server
  *                                         on CPU 1: the gateway tier on a core of its own, as when it is deployed
@@ -31,6 +32,10 @@
  *   hop" = the median of per-round differences gateway − bare proxy: what the gateway's own work adds.
  * - Streamed tokens/s: a long generation (`--tokens`, a seed that runs to the end), eval_count / wall time to
  *   the last byte. Ratio = median of the per-round ratios gateway / direct, with their 25th–75th percentiles.
+ * - Rounds: `--ttft-rounds` (default 201) of short calls for TTFT, `--rounds` (default 31) of long streams for
+ *   tokens/s. A TTFT round costs a few ms: its per-round differences spread over ~1 ms on a shared 2-core machine,
+ *   and the median of 31 of them moved by ±0.2 ms from run to run on the same code (2026-11-27) — more than the
+ *   changes it was to show; 201 rounds cost ~10 s more.
  * - Each round runs the direct, gateway (and, for TTFT, bare-proxy) calls back to back, rotating which goes first, so drift
  *   and noise on the shared machine hit both alike. Before the rounds, `--warmup` short calls on every path (default
  *   100 each: JIT-compiled code and warm connections, as in a process that has been serving), then one warm-up
@@ -57,6 +62,7 @@ import { summarise } from './support/summariseCpuProfile.js'
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '31' },
+    'ttft-rounds': { type: 'string', default: '201' },
     warmup: { type: 'string', default: '100' },
     tokens: { type: 'string', default: '512' },
     threads: { type: 'string', default: '1' },
@@ -68,6 +74,7 @@ const { values } = parseArgs({
   },
 })
 const rounds = Number(values.rounds)
+const ttftRounds = Number(values['ttft-rounds'])
 const tokens = Number(values.tokens)
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -170,7 +177,7 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
   }
 }
 
-type TracedCall = { arrival: number; sent?: number; upstream?: number; written?: number }
+type TracedCall = { arrival: number; sent?: number; upstream?: number; written?: number; wire?: number }
 
 /** `--trace`: per process, the medians (p25–p75) of its own time before and after the model server, in the window. */
 function traceSummary(file: string, from: number, to: number): string[] {
@@ -182,8 +189,21 @@ function traceSummary(file: string, from: number, to: number): string[] {
     spread(calls.map((c) => c.sent - c.arrival)),
     spread(calls.map((c) => c.upstream - c.sent)),
     spread(calls.map((c) => c.written - c.upstream)),
+    spread(calls.filter((c) => c.wire !== undefined).map((c) => c.wire! - c.written)),
     String(calls.length),
   ]
+}
+
+/**
+ * `--trace`: the model server's own time per path (its arrival → its first write), its `/v1/messages` calls of the
+ * window matched in order with the paths the benchmark sent them through (one call at a time).
+ */
+function modelServerTimes(file: string, from: number, to: number, paths: readonly string[]): string {
+  const calls = (JSON.parse(readFileSync(file, 'utf8')) as TracedCall[]).filter((c) => c.arrival >= from && c.arrival <= to && c.written !== undefined)
+  if (calls.length !== paths.length) return `(${calls.length} model-server calls for ${paths.length} sent: not matched)`
+  const byPath = new Map<string, number[]>()
+  calls.forEach((c, i) => byPath.set(paths[i]!, [...(byPath.get(paths[i]!) ?? []), c.written! - c.arrival]))
+  return [...byPath].map(([which, xs]) => `${which} ${median(xs).toFixed(2)} (${quantile(xs, 0.25).toFixed(2)}–${quantile(xs, 0.75).toFixed(2)})`).join(', ')
 }
 
 async function login(url: string): Promise<string> {
@@ -207,11 +227,13 @@ await bench()
 
 async function bench(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-llm-'))
+  const traceFiles = values.trace
+    ? { gateway: path.join(dataDir, 'trace-gateway.json'), proxy: path.join(dataDir, 'trace-proxy.json'), modelServer: path.join(dataDir, 'trace-modelserver.json') }
+    : undefined
   const server = values.modelserver
     ? { url: values.modelserver.replace(/\/+$/, ''), stop: async () => {} }
-    : await spawnModelServer(Number(values.threads))
+    : await spawnModelServer(Number(values.threads), traceFiles ? { nodeFlags: traceFlags(traceFiles.modelServer), env: { TRACE_FILE: traceFiles.modelServer } } : {})
   const profileDir = values.profile ? path.join(dataDir, 'profiles') : undefined
-  const traceFiles = values.trace ? { gateway: path.join(dataDir, 'trace-gateway.json'), proxy: path.join(dataDir, 'trace-proxy.json') } : undefined
   const gateway = await startGateway(server.url, dataDir, profileDir, traceFiles?.gateway).catch(async (error: unknown) => {
     await server.stop()
     throw error
@@ -299,6 +321,8 @@ async function bench(): Promise<void> {
     let measuredFromUs = 0
     /** `--trace`: the measured TTFT rounds, in epoch ms (the preload's clock). */
     const traceWindow = { from: 0, to: 0 }
+    /** `--trace`: the path of each `/v1/messages` call of the measured TTFT rounds, in order. */
+    const messagesPaths: string[] = []
     /** The 1-minute load average when the measured rounds began (printed beside the one at the end). */
     let loadAtStart = 0
     const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
@@ -320,7 +344,7 @@ async function bench(): Promise<void> {
     // All TTFT rounds first, then all tokens/s rounds. Mixed in one round, a short call right after a long
     // generation met the model server (and the gateway) still finishing that generation's work: whichever
     // pair came first in the round measured ~0.3 ms more added time, on every path, than the second.
-    for (let round = -1; round < rounds; round++) {
+    for (let round = -1; round < ttftRounds; round++) {
       if (round === 0) {
         measuredFromUs = Number(process.hrtime.bigint() / 1000n)
         traceWindow.from = performance.timeOrigin + performance.now()
@@ -328,7 +352,10 @@ async function bench(): Promise<void> {
       }
       for (const pair of pairs(short, 8)) {
         const got = new Map<string, Reply>()
-        for (const which of orders[(round + orders.length) % orders.length]!) got.set(which, await run(pair, which))
+        for (const which of orders[(round + orders.length) % orders.length]!) {
+          if (round >= 0 && pair.name.startsWith('SSE /v1/messages')) messagesPaths.push(which)
+          got.set(which, await run(pair, which))
+        }
         if (round < 0) continue
         const [d, g, p] = [got.get('direct')!, got.get('gateway')!, got.get('proxy')!]
         const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [], hop: [], beyond: [] }
@@ -361,7 +388,7 @@ async function bench(): Promise<void> {
     const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
     const spread = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${quantile(xs, 0.25).toFixed(digits)}–${quantile(xs, 0.75).toFixed(digits)})`
     const layout = values.pin ? 'pinned: gateway and bare proxy on CPU 0, client and model server on CPU 1' : `${os.availableParallelism()} cores shared`
-    console.log(`${rounds} rounds + ${values.warmup} warm-up calls per path + 1 warm-up round, alternating order; ${tokens}-token streams (seed ${seed}); ${layout}; load ${loadAtStart.toFixed(2)} at the first round, ${load} (1/5/15 min) at the end`)
+    console.log(`${ttftRounds} TTFT rounds, ${rounds} tokens/s rounds + ${values.warmup} warm-up calls per path + 1 warm-up round each, alternating order; ${tokens}-token streams (seed ${seed}); ${layout}; load ${loadAtStart.toFixed(2)} at the first round, ${load} (1/5/15 min) at the end`)
     console.log(`gateway node flags: ${gatewayNodeFlags.join(' ') || '(none)'}`)
     console.log('')
     console.log('TTFT (ms): medians; added = per-round differences, median (p25–p75) and p90')
@@ -398,13 +425,20 @@ async function bench(): Promise<void> {
       // The processes write their times as they exit.
       await gateway.stop()
       await proxy.stop()
+      await server.stop()
       console.log('')
       console.log(`Traced /v1/messages calls of the measured TTFT rounds (ms, median (p25–p75); tracing adds a little of its own):`)
       console.log('')
-      console.log(`| process | arrival → request to the model server written | written → model server's first bytes read | those bytes → first bytes written to the client | calls |`)
-      console.log('|---|---|---|---|---|')
+      console.log(
+        `| process | arrival → request to the model server written | written → model server's first bytes read | those bytes → first bytes written to the client | written → on the wire | calls |`,
+      )
+      console.log('|---|---|---|---|---|---|')
       console.log(`| gateway | ${traceSummary(traceFiles.gateway, traceWindow.from, traceWindow.to).join(' | ')} |`)
       console.log(`| bare proxy | ${traceSummary(traceFiles.proxy, traceWindow.from, traceWindow.to).join(' | ')} |`)
+      // The same model server answers all three paths: its own time differing by path is the other processes'
+      // work competing with it for the machine's cores (the gateway's quota commit while the model evaluates).
+      if (!values.modelserver)
+        console.log(`\nThe model server's own time (its arrival → its first write), by path: ${modelServerTimes(traceFiles.modelServer, traceWindow.from, traceWindow.to, messagesPaths)}`)
     }
     if (profileDir) {
       await gateway.stop()

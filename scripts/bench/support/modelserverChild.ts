@@ -11,10 +11,14 @@ import { parseArgs } from 'node:util'
 
 export type ServerChild = { url: string; pid: number; stop(): Promise<void> }
 
-/** Starts the server child with `threads` llama.cpp threads and waits until it listens. */
-export async function spawnModelServer(threads: number): Promise<ServerChild> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--threads', String(threads)], {
+/**
+ * Starts the server child with `threads` llama.cpp threads and waits until it listens. `nodeFlags` and `env`:
+ * added to the child's (the benchmark's `--trace` preload and its file).
+ */
+export async function spawnModelServer(threads: number, extra: { nodeFlags?: string[]; env?: Record<string, string> } = {}): Promise<ServerChild> {
+  const child = spawn(process.execPath, [...process.execArgv, ...(extra.nodeFlags ?? []), fileURLToPath(import.meta.url), '--threads', String(threads)], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, ...extra.env },
   })
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {

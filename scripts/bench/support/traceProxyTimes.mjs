@@ -6,7 +6,11 @@
  *   arrival   node:http parsed the request's headers (`http.server.request.start`)
  *   sent      the request to the model server was written (its `finish`)
  *   upstream  the model server's first body bytes were read (the answer's first `push`)
- *   written   the first body bytes to the client were handed to the socket (the response's first `write`)
+ *   written   the first body bytes to the client were written (the response's first `write`)
+ *   wire      those bytes reached the socket (its first `_write`/`_writev` since): node:http corks the socket
+ *             for each write and uncorks it in a nextTick, which waits for every microtask queued before it
+ *             (session 19 found the gateway's first token 0.08 ms behind its own metering that way)
+ * In a process that only serves (the model server) a call has `arrival`, `written` and `wire`.
  * Calls are taken one at a time (the benchmark's are), so the model-server request belongs to the latest arrival.
  * Tracing costs a little time of its own: a run with it is for the breakdown, not for the benchmark's table.
  */
@@ -17,7 +21,7 @@ const file = process.env.TRACE_FILE
 const suffix = process.env.TRACE_PATH ?? '/v1/messages'
 if (file) {
   const now = () => performance.timeOrigin + performance.now()
-  /** @type {{arrival: number, sent?: number, upstream?: number, written?: number}[]} */
+  /** @type {{arrival: number, sent?: number, upstream?: number, written?: number, wire?: number}[]} */
   const calls = []
   let current
   dc.subscribe('http.server.request.start', ({ request, response }) => {
@@ -31,7 +35,27 @@ if (file) {
     calls.push(call)
     const write = response.write
     response.write = function (...args) {
-      call.written ??= now()
+      if (call.written === undefined) {
+        call.written = now()
+        // The socket's next write, once: the wrappers put the socket's own methods back when it comes.
+        const socket = this.socket
+        const originals = ['_writev', '_write'].map((method) => [method, Object.getOwnPropertyDescriptor(socket ?? {}, method)])
+        const restore = () => {
+          for (const [method, own] of originals) {
+            if (own) Object.defineProperty(socket, method, own)
+            else delete socket[method]
+          }
+        }
+        for (const [method] of originals) {
+          const original = socket?.[method]
+          if (typeof original !== 'function') continue
+          socket[method] = function (...writeArgs) {
+            call.wire ??= now()
+            restore()
+            return original.apply(this, writeArgs)
+          }
+        }
+      }
       return write.apply(this, args)
     }
   })

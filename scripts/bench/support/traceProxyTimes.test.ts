@@ -30,7 +30,7 @@ afterAll(async () => {
 })
 
 describe('traceProxyTimes (npm run bench -- llm -- --trace)', () => {
-  it('times each traced call: the upstream wait between sent and upstream, the first write after it; other paths left out', async () => {
+  it('times each traced call: the upstream wait between sent and upstream, the first write after it and its bytes on the socket; other paths left out', async () => {
     const file = path.join(dir, 'trace.json')
     const proxy = await startBareProxy(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`, file)
     const agent = new http.Agent({ keepAlive: true })
@@ -41,7 +41,7 @@ describe('traceProxyTimes (npm run bench -- llm -- --trace)', () => {
     agent.destroy()
     await proxy.stop()
 
-    const calls = JSON.parse(await readFile(file, 'utf8')) as { arrival: number; sent: number; upstream: number; written: number }[]
+    const calls = JSON.parse(await readFile(file, 'utf8')) as { arrival: number; sent: number; upstream: number; written: number; wire: number }[]
     expect(calls).toHaveLength(2)
     for (const call of calls) {
       // In order, and the upstream's own wait between the request written and its first bytes read. No upper
@@ -50,6 +50,8 @@ describe('traceProxyTimes (npm run bench -- llm -- --trace)', () => {
       expect(call.sent).toBeGreaterThanOrEqual(call.arrival)
       expect(call.upstream - call.sent).toBeGreaterThanOrEqual(UPSTREAM_DELAY_MS - 5)
       expect(call.written).toBeGreaterThanOrEqual(call.upstream)
+      // …and those bytes handed to the socket after the response's write was called
+      expect(call.wire).toBeGreaterThanOrEqual(call.written)
     }
   })
 })

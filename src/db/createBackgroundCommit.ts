@@ -82,8 +82,12 @@ export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog 
 /** `fdatasync` of the write-ahead log (the file stays the same while the database is open), on the threadpool. */
 function walSync(walPath: string): LogSync {
   let file: Promise<FileHandle> | undefined
+  let closed = false
   return {
     sync: async () => {
+      // Closed with the database: its close (a checkpoint, synced, when it is the last connection) or the next
+      // `full` commit of another connection syncs the log; a file opened again here would only leak.
+      if (closed) return
       file ??= open(walPath, 'r+')
       try {
         await (await file).datasync()
@@ -95,6 +99,7 @@ function walSync(walPath: string): LogSync {
       }
     },
     close: async () => {
+      closed = true
       const opened = file
       file = undefined
       await opened?.then((f) => f.close()).catch(() => undefined)

@@ -151,11 +151,13 @@ export async function adminClient(sessions: AdminSession[], out: AdminOutcomes, 
   const n = sessions.length
   // The operator addresses replicas directly: one being restarted refuses the connection (status 0), and the
   // operator turns to the next one, as with any replica down. Only an answer counts.
-  const onSomeReplica = async (first: number, call: (session: AdminSession) => Promise<Reply>): Promise<{ replica: number; reply: Reply }> => {
-    let last: { replica: number; reply: Reply } | undefined
+  // `unanswered`: the replicas tried before that gave no answer — a replica killed after doing the operation
+  // and before answering is one of them, so the operation may already have been done.
+  const onSomeReplica = async (first: number, call: (session: AdminSession) => Promise<Reply>): Promise<{ replica: number; reply: Reply; unanswered: number }> => {
+    let last: { replica: number; reply: Reply; unanswered: number } | undefined
     for (let k = 0; k < n; k++) {
       const replica = (first + k) % n
-      last = { replica, reply: await call(sessions[replica]!) }
+      last = { replica, reply: await call(sessions[replica]!), unanswered: k }
       if (last.reply.status !== 0) return last
     }
     return last!
@@ -174,7 +176,9 @@ export async function adminClient(sessions: AdminSession[], out: AdminOutcomes, 
       const confirm = `DESTROY-${company}-CABINET`
       const c = await onSomeReplica(s.replica + 1, (x) => x.op(`/admin/cabinet/${company}/clear`, 'cabinet.clear', { company, confirm }, { confirm }))
       record('clear', c.replica, c.reply)
-      if (c.reply.status === 200) {
+      // 404 after an unanswered attempt: that replica cleared it and died before answering (CI, 2026-11-27: a
+      // kill -9 in that instant); `reconcileCabinets` checks every cleared cabinet is gone through every replica.
+      if (c.reply.status === 200 || (c.reply.status === 404 && c.unanswered > 0)) {
         out.live.delete(company)
         out.cleared.add(company)
       }
@@ -185,7 +189,8 @@ export async function adminClient(sessions: AdminSession[], out: AdminOutcomes, 
 
 /**
  * Every cabinet still provisioned: its roster readable (200, 8 members) and a message signable as its CEO
- * (200, by the roster's CEO address) through every replica. Returns the failures, `company@replica: what`.
+ * (200, by the roster's CEO address) through every replica; every cabinet cleared: gone (404) through every
+ * replica. Returns the failures, `company@replica: what`.
  */
 export async function reconcileCabinets(sessions: AdminSession[], out: AdminOutcomes): Promise<string[]> {
   const failures: string[] = []
@@ -200,6 +205,12 @@ export async function reconcileCabinets(sessions: AdminSession[], out: AdminOutc
       const signed = await signAsCeo(session, company, `reconcile ${company} at replica ${i}`)
       if (signed.status !== 200) failures.push(`${company}@${i}: sign ${signed.status} ${signed.body?.error ?? ''}`)
       else if (ceo?.address && signed.body.address?.toLowerCase() !== ceo.address.toLowerCase()) failures.push(`${company}@${i}: signed by ${signed.body.address}, roster says ${ceo.address}`)
+    }
+  }
+  for (const company of out.cleared) {
+    for (const [i, session] of sessions.entries()) {
+      const roster = await call(session.base, 'GET', `/cabinet/${company}`)
+      if (roster.status !== 404) failures.push(`${company}@${i}: cleared, roster ${roster.status}`)
     }
   }
   return failures

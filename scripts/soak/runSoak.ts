@@ -394,8 +394,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       { check: 'admin operations through different replicas (by status)', value: JSON.stringify(adminByOp), ok: adminErrors.length === 0 && (adminByOp.provision?.['200'] ?? 0) > 0 },
       { check: 'live replicas unlocked (of live) after the traffic stopped, and how soon', value: `${unlocked.unlocked} of ${unlocked.live} after ${(unlocked.ms / 1000).toFixed(1)} s`, ok: unlocked.converged },
       {
-        check: 'cabinets readable and signable through every replica (failures)',
-        value: `${cabinetFailures.length} of ${admin.live.size * gateways.length}`,
+        check: 'cabinets readable and signable through every replica, cleared ones gone (failures)',
+        value: `${cabinetFailures.length} of ${(admin.live.size + admin.cleared.size) * gateways.length}`,
         ok: admin.live.size > 0 && cabinetFailures.length === 0,
       },
       ...growth.map((g) => ({ check: `RSS ${g.name} (2nd quarter → last quarter of a lifetime)`, value: `${mb(g.early)} → ${mb(g.late)}`, ok: g.flat })),

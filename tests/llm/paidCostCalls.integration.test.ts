@@ -72,15 +72,30 @@ async function paymentFor(res: Response, payer: number): Promise<Record<string, 
   return client.encodePaymentSignatureHeader(await client.createPaymentPayload(required))
 }
 
-const usageOf = async (url: string, token: string) => {
-  const res = await fetch(`${url}/llm/usage?days=7`, { headers: { 'x-session-token': token } })
-  expect(res.status).toBe(200)
-  return (await res.json()) as {
-    wallet: string
-    days: { day: string; calls: number; paid_calls: number; errors: number; spend_atomic: string; completion_tokens: number }[]
-    totals: { calls: number; paid_calls: number; errors: number; spend_atomic: string; completion_tokens: number }
-    quota: { limit: number; used: number }
-    price_per_call_atomic: string | null
+type Usage = {
+  wallet: string
+  days: { day: string; calls: number; paid_calls: number; errors: number; spend_atomic: string; completion_tokens: number }[]
+  totals: { calls: number; paid_calls: number; errors: number; spend_atomic: string; completion_tokens: number }
+  quota: { limit: number; used: number }
+  price_per_call_atomic: string | null
+}
+
+/**
+ * `GET /llm/usage` once `calls` calls are recorded: a call's record is written just after its answer (a client
+ * holding the answer may ask before it is in: CI, 2026-11-27, 30 concurrent calls on PostgreSQL). Bounded: a record
+ * that never comes fails the test on the totals it then shows.
+ */
+const usageOf = async (url: string, token: string, calls: number): Promise<Usage> => {
+  const read = async () => {
+    const res = await fetch(`${url}/llm/usage?days=7`, { headers: { 'x-session-token': token } })
+    expect(res.status).toBe(200)
+    return (await res.json()) as Usage
+  }
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const usage = await read()
+    if (usage.totals.calls >= calls || Date.now() > deadline) return usage
+    await new Promise((r) => setTimeout(r, 100))
   }
 }
 
@@ -122,7 +137,7 @@ describe('a cost call past the quota, paid with x402', () => {
     expect((await balanceOf(PAY_TO)) - payToBefore).toBe(2n * PRICE)
 
     // The usage ledger: three calls, two paid, the spend; the catalogue: two llm.call.paid events.
-    const usage = await usageOf(gw.url, token)
+    const usage = await usageOf(gw.url, token, 3)
     expect(usage).toMatchObject({ wallet: wallet.address.toLowerCase(), quota: { limit: 1, used: 1 }, price_per_call_atomic: '1500' })
     expect(usage.totals).toMatchObject({ calls: 3, paid_calls: 2, errors: 0, spend_atomic: '3000' })
     expect(usage.totals.completion_tokens).toBeGreaterThan(0)
@@ -161,7 +176,7 @@ describe('a cost call past the quota, paid with x402', () => {
     expect((await balanceOf(PAY_TO)) - payToBefore).toBe(PRICE)
     const rows = await gw.gateway.services.db.selectFrom('cost_payments').selectAll().where('payer', '=', payer.toLowerCase()).execute()
     expect(rows.map((r) => r.status)).toEqual(['settled'])
-    expect((await usageOf(gw.url, token)).totals).toMatchObject({ calls: 2, paid_calls: 1, spend_atomic: '1500' })
+    expect((await usageOf(gw.url, token, 2)).totals).toMatchObject({ calls: 2, paid_calls: 1, spend_atomic: '1500' })
     // Replayed later, still refused.
     expect((await chat(gw.url, token, payment)).status).toBe(409)
     expect(gw.validationErrors).toEqual([])
@@ -214,7 +229,7 @@ describe('two gateway instances on one PostgreSQL database', () => {
       expect(before - (await balanceOf(payer))).toBe(PRICE)
       const rows = await one.gateway.services.db.selectFrom('cost_payments').select(['status', 'tx_hash']).execute()
       expect(rows).toEqual([{ status: 'settled', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }])
-      expect((await usageOf(two.url, token)).totals).toMatchObject({ calls: 1, paid_calls: 1, spend_atomic: '1500' })
+      expect((await usageOf(two.url, token, 1)).totals).toMatchObject({ calls: 1, paid_calls: 1, spend_atomic: '1500' })
       expect([...one.validationErrors, ...two.validationErrors]).toEqual([])
     } finally {
       await two.close()
@@ -243,7 +258,7 @@ describe('model server down', () => {
       expect((await chat(down.url, token, payment)).status).toBe(502)
       expect(await balanceOf(payer.address)).toBe(before)
       expect(await down.gateway.services.db.selectFrom('cost_payments').selectAll().execute()).toEqual([])
-      const usage = await usageOf(down.url, token)
+      const usage = await usageOf(down.url, token, 4)
       expect(usage.totals).toMatchObject({ calls: 4, paid_calls: 0, errors: 4, spend_atomic: '0' })
       expect(down.validationErrors).toEqual([])
     } finally {

@@ -17,6 +17,7 @@ import { alive, commandOf, descendants, waitGone } from '../devnet/testing/proce
 import { storageAttestAbi } from '../src/batch/abi.js'
 import { arTxIdToBytes32 } from '../src/batch/receiptLeaf.js'
 import { payAndStoreOk } from '../tests/storage/harness.js'
+import { waitFor } from '../tests/support/waitFor.js'
 
 const root = resolve(import.meta.dirname, '..')
 const procs: ChildProcess[] = []
@@ -99,7 +100,7 @@ describe('npm start', () => {
     if (existsSync(join(root, 'src/main.ts'))) {
       // The gateway logs its first line once its background work has started, which can come after the
       // model server is up (`up in`): seen on Node 24 under CI load. Its relayed output is waited for.
-      for (const until = Date.now() + 60_000; !out.includes('[gateway]') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 200))
+      await waitFor("the gateway's first line", async () => (out.includes('[gateway]') ? true : undefined), 60_000, async () => out.slice(-400))
       expect(out).toContain('[gateway]')
       await adminTierWorks(dataDir, Number(env.SERVICE_PORT))
       await batchAndAttestorWork(dataDir, Number(env.SERVICE_PORT), () => out)

@@ -202,7 +202,10 @@ function modelServerTimes(file: string, from: number, to: number, paths: readonl
   const calls = (JSON.parse(readFileSync(file, 'utf8')) as TracedCall[]).filter((c) => c.arrival >= from && c.arrival <= to && c.written !== undefined)
   if (calls.length !== paths.length) return `(${calls.length} model-server calls for ${paths.length} sent: not matched)`
   const byPath = new Map<string, number[]>()
-  calls.forEach((c, i) => byPath.set(paths[i]!, [...(byPath.get(paths[i]!) ?? []), c.written! - c.arrival]))
+  calls.forEach((c, i) => {
+    const times = byPath.get(paths[i]!) ?? byPath.set(paths[i]!, []).get(paths[i]!)!
+    times.push(c.written! - c.arrival)
+  })
   return [...byPath].map(([which, xs]) => `${which} ${median(xs).toFixed(2)} (${quantile(xs, 0.25).toFixed(2)}–${quantile(xs, 0.75).toFixed(2)})`).join(', ')
 }
 

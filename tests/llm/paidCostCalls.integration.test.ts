@@ -19,6 +19,7 @@ import type { Engine } from '../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { payingClient } from '../storage/harness.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
+import { waitFor } from '../support/waitFor.js'
 
 const TOKEN = randomBytes(32).toString('hex')
 const PAY_TO = anvilAccount(7).address
@@ -83,7 +84,7 @@ type Usage = {
 /**
  * `GET /llm/usage` once `calls` calls are recorded: a call's record is written just after its answer (a client
  * holding the answer may ask before it is in: CI, 2026-11-27, 30 concurrent calls on PostgreSQL). Bounded: a record
- * that never comes fails the test on the totals it then shows.
+ * that never comes fails naming the totals it then shows.
  */
 const usageOf = async (url: string, token: string, calls: number): Promise<Usage> => {
   const read = async () => {
@@ -91,12 +92,10 @@ const usageOf = async (url: string, token: string, calls: number): Promise<Usage
     expect(res.status).toBe(200)
     return (await res.json()) as Usage
   }
-  const deadline = Date.now() + 10_000
-  for (;;) {
+  return waitFor(`${calls} recorded calls`, async () => {
     const usage = await read()
-    if (usage.totals.calls >= calls || Date.now() > deadline) return usage
-    await new Promise((r) => setTimeout(r, 100))
-  }
+    return usage.totals.calls >= calls ? usage : undefined
+  }, 10_000, async () => (await read()).totals)
 }
 
 describe('a cost call past the quota, paid with x402', () => {

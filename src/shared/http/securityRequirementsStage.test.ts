@@ -43,6 +43,16 @@ describe('securityRequirementsStage', () => {
     expect((exchange.context!.security.second as { error: Error }).error.message).toBe('no second factor')
   })
 
+  it('counts a scheme whose promise rejects as not satisfied: 401, never a pass or a 500, beside one that answers at once', async () => {
+    const rejecting = securityRequirementsStage({
+      securityHandlers: { key: async () => Promise.reject(new Error('token store down')), second: () => undefined },
+    })
+    const exchange = routed('DELETE', '/items/x', { 'x-key': 'good', 'x-second': 'good' })
+    expect(await rejecting(exchange)).toMatchObject({ status: 401 })
+    expect((exchange.context!.security.key as { error: Error }).error.message).toBe('token store down')
+    expect(exchange.context!.security.authorized).toBe(false)
+  })
+
   it('needs every scheme of a requirement object, not just one of them', async () => {
     const twoSchemes = securityRequirementsStage({ securityHandlers: { second: () => true } })
     // deleteItem: [{key, second}, {key}] — `second` alone satisfies neither requirement.

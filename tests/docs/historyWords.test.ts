@@ -119,9 +119,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'contracts/',
   'docs/conformance.md',
   'docs/partners.md',
-  // The API documents, shared by every branch (their descriptions reach generated/: regenerate after the edit)
-  'openapi/',
-  'asyncapi/',
 ]
 
 type Hit = { file: string; line: number; text: string; what: string }

@@ -20,13 +20,13 @@ const root = resolve(import.meta.dirname, '../..')
  * `Mcp-Session-Id`, a route that "issues" a nonce, a CI that runs the suite.
  */
 export const HISTORY_PATTERNS: { what: string; pattern: RegExp }[] = [
-  { what: 'a development session', pattern: /\bsessions?\s+\d/i },
+  { what: 'a development session', pattern: /\bsessions?\s+\d+/i },
   { what: 'an issue of this project', pattern: /\bissues?\s+#?\d+(?![\dx])/i },
-  { what: 'a CI run', pattern: /\bCI(?:[ -]runs?)?\s+(?:of\s+)?\d/i },
-  { what: 'a pull request', pattern: /\b(?:PR|pull requests?)\s+#?\d/ },
-  { what: 'a review finding', pattern: /\bfindings?\s+\d/i },
+  { what: 'a CI run', pattern: /\bCI(?:[ -]runs?)?\s+(?:of\s+)?\d+/i },
+  { what: 'a pull request', pattern: /\b(?:PR|pull requests?)\s+#?\d+/ },
+  { what: 'a review finding', pattern: /\bfindings?\s+\d+/i },
   { what: "a work item's section", pattern: /\bdone[- ]when\b/i },
-  { what: 'a wave of work', pattern: /\bwave\s+\d/i },
+  { what: 'a wave of work', pattern: /\bwave\s+\d+/i },
   { what: 'a role of the development process', pattern: /\bthe (?:lead|merger)\b|\bgrader\b/i },
   { what: 'a commit of the history', pattern: /\b(?:main at|fixed in|landed in)\s+[0-9a-f]{7,40}\b/i },
 ]

@@ -77,11 +77,11 @@ export class RequestHashMismatchError extends BaseError<'request_hash_mismatch'>
   }
 }
 
-/** 402: the Algorand transaction was not confirmed within the polling window. */
+/** 402: the Algorand transaction was not confirmed within the polling window (or `why`: it never can be). */
 export class ExpiredPaymentError extends BaseError<'expired_payment'> {
   override name = 'ExpiredPaymentError'
-  constructor(txId: string, seconds: number) {
-    super(ErrorCodes.expiredPayment, `transaction ${txId} was not confirmed within ${seconds} s`)
+  constructor(txId: string, seconds: number, why?: string) {
+    super(ErrorCodes.expiredPayment, `transaction ${txId} ${why ?? `was not confirmed within ${seconds} s`}`)
   }
 }
 

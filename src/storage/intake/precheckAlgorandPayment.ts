@@ -64,6 +64,12 @@ export async function precheckAlgorandPayment(algod: algosdk.Algodv2, check: Alg
   try {
     const round = (await withDeadline(algod.status().do(), 5_000, 'algod')).lastRound
     if (txn.lastValid <= round) throw new ExpiredPaymentError(check.txId, 0, `its validity ended at round ${txn.lastValid}: it can never confirm`)
+    // signed by another key than the sender's: only valid if the sender's account is rekeyed to it
+    const authorizer = info.txn.sgnr
+    if (authorizer && !authorizer.equals(txn.sender)) {
+      const account = await withDeadline(algod.accountInformation(sender).do(), 5_000, 'algod')
+      if (!account.authAddr?.equals(authorizer)) throw new InvalidPaymentError(InvalidPaymentReasons.invalidSignature, `the transaction is signed by ${authorizer}, which is not the sender's auth address`)
+    }
     const need = transfer ? amount : amount + txn.fee
     const held = await check.holdings.get(`${sender}|${transfer ? check.assetId : 'algo'}`, () => holding(algod, sender, transfer ? check.assetId : undefined))
     if (held === undefined || held < need) {

@@ -166,6 +166,7 @@ export class StorageService {
   readonly payerCheck: EvmPayerCheck
   /** Algorand account reads of the pre-check, kept briefly. */
   readonly #holdings: BriefCache<bigint | undefined>
+  readonly #unverifiedSaid = new Map<string, number>()
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
 
@@ -285,7 +286,7 @@ export class StorageService {
       const payment = chosen.rail.check(decoded, { ...chosen.requirement, amount: least.toString(), maxAmountRequired: least.toString() })
       await this.#assertUnclaimed(network, payment.authorization.from, payment.authorization.nonce)
       const belief = await this.payerCheck.believe(chosen.rail, payment)
-      if (!belief.verified) this.#logger?.warn({ network, payer: payment.authorization.from, why: belief.why }, 'upload payer could not be verified: small pool')
+      if (!belief.verified) this.#unverified(network, belief.why)
       return belief
     }
     const rail = chosen.rail
@@ -305,8 +306,16 @@ export class StorageService {
       clientKey,
     )
     await this.#assertUnclaimed(network, belief.sender, txId)
-    if (!belief.verified) this.#logger?.warn({ network, payer: belief.sender, why: belief.why }, 'upload payer could not be verified: small pool')
+    if (!belief.verified) this.#unverified(network, belief.why ?? '')
     return { verified: belief.verified, release: () => {} }
+  }
+
+  /** A payer could not be verified (its chain or node silent): said once a minute per network, not per request. */
+  #unverified(network: string, why: string): void {
+    const t = Date.now()
+    if ((this.#unverifiedSaid.get(network) ?? 0) > t - 60_000) return
+    this.#unverifiedSaid.set(network, t)
+    this.#logger?.warn({ network, why }, 'upload payers cannot be verified now: they share the small pool (SERVICE_STORAGE__UNVERIFIED_UPLOADS)')
   }
 
   /** 409 `payment_replayed` before anything is read: this payment already paid, or is paying, an upload or a call. */

@@ -14,7 +14,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
-import { request } from 'node:http'
 import algosdk from 'algosdk'
 import { createPublicClient, createWalletClient, type Hex, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
@@ -26,6 +25,7 @@ import { type AlgodPeer, startAlgod } from '../../devnet/algod/startAlgod.js'
 import { canonicalUsdc, usdcArtifact } from '../../devnet/chains/startChain.js'
 import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
 import { evmEnv, type EvmPeers, PAY_TO_EVM, payAndStoreOk, startAppGateway, startEvmPeers } from './harness.js'
+import { postFrom as post, trickle } from './support/trickleUpload.js'
 
 const ALGOD_TOKEN = 'd'.repeat(64)
 const ALGO_PAY_TO = algoTestAccount(2).address
@@ -75,46 +75,7 @@ afterAll(async () => {
   await peers?.close()
 })
 
-const BOUNDARY = 'believeboundary'
-const FILE_HEAD = `--${BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="a.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`
-const FILE_TAIL = `\r\n--${BOUNDARY}--\r\n`
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** An upload from `localAddress` that sends its multipart head and then one byte a second, until stopped. */
-function trickle(url: string, localAddress: string, headers: Record<string, string>) {
-  const req = request(`${url}/store`, { method: 'POST', localAddress, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': '1000000', ...headers } })
-  let answered: number | undefined
-  req.on('response', (res) => {
-    answered = res.statusCode
-    res.resume()
-  })
-  req.on('error', () => undefined)
-  req.write(FILE_HEAD)
-  const timer = setInterval(() => req.write('x'), 1000)
-  return {
-    get answered() {
-      return answered
-    },
-    stop() {
-      clearInterval(timer)
-      req.destroy()
-    },
-  }
-}
-
-/** A whole upload of `data` from `localAddress`; the JSON answer. */
-function post(url: string, localAddress: string, data: Buffer, headers: Record<string, string>): Promise<{ status: number; body: { error: string; message: string; details?: Record<string, unknown> } }> {
-  const body = Buffer.concat([Buffer.from(FILE_HEAD), data, Buffer.from(FILE_TAIL)])
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}/store`, { method: 'POST', localAddress, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(body.length), ...headers } }, (res) => {
-      let text = ''
-      res.on('data', (d) => (text += d))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 const spooled = async (g: Gateway) => (await readdir(g.service.spoolTmpDir).catch(() => [] as string[])).length
 
@@ -235,7 +196,7 @@ describe('EIP-3009: no slot and no spool file before the payment is believable',
     )
     const held = [trickle(gw.url, '127.0.0.25', headers[0]!), trickle(gw.url, '127.0.0.26', headers[1]!)]
     try {
-      await sleep(900)
+      for (let i = 0; i < 100 && gw.service.uploadSlots.inUse < 2; i++) await sleep(100)
       expect(gw.service.uploadSlots.inUse).toBe(2)
       const third = await post(gw.url, '127.0.0.27', randomBytes(64), headers[2]!)
       expect(third.status).toBe(402)
@@ -277,7 +238,8 @@ describe('EIP-3009: no slot and no spool file before the payment is believable',
     )
     const first = trickle(blind.url, '127.0.0.50', headers[0]!)
     try {
-      await sleep(900)
+      // (the chain is asked first: its refusal, or its 3 s timeout, decides the pool)
+      for (let i = 0; i < 100 && blind.service.uploadSlots.unverifiedInUse === 0; i++) await sleep(100)
       expect([blind.service.uploadSlots.inUse, blind.service.uploadSlots.unverifiedInUse]).toEqual([0, 1])
       const second = await post(blind.url, '127.0.0.51', randomBytes(64), headers[1]!)
       expect(second.status).toBe(503)

@@ -5810,8 +5810,10 @@ export type StoreFileErrors = {
      * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
      * payment is verified or settled, so nothing is charged — retry after the automatic top-up. Or
      * `too_many_uploads`: this instance is already receiving its maximum of concurrent paid uploads
-     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment header passed its rail's
-     * pre-check takes a slot); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
+     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment passed its rail's pre-check
+     * and is believable — signed by its payer, nonce unused, funds there — takes a slot; a payer the chain
+     * or node could not be asked about takes one of the `SERVICE_STORAGE__UNVERIFIED_UPLOADS` slots apart,
+     * `details.pool: unverified` when those are full); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
      * seconds (also `details.retry_after_s`), possibly on another instance. `Retry-After` is sent whenever
      * `details.retry_after_s` is.
      *

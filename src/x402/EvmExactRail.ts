@@ -128,7 +128,7 @@ export class EvmExactRail implements PaymentRailBase {
       if (auth.validBefore < BigInt(nowSeconds - 6)) return { outcome: 'never', why: 'it never settled and can no longer settle' }
       return { outcome: 'wait', why: 'not settled yet' }
     }
-    const latest = await client.getBlockNumber()
+    const latest = await client.getBlockNumber({ cacheTime: 0 }) // not a number viem kept from an earlier read: the transaction sought may be newer
     const window = { fromBlock: latest > LOG_WINDOW ? latest - LOG_WINDOW : 0n, toBlock: latest }
     const usedLogs = await client.getLogs({ address: token, event: abi[1], args: { authorizer: args[0], nonce: args[1] }, ...window })
     const transaction = usedLogs[0]?.transactionHash

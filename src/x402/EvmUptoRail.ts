@@ -253,7 +253,7 @@ export class EvmUptoRail implements PaymentRailBase {
       if (broadcastUnmined) return { outcome: 'wait', why: `transaction ${claim.txHash} is not mined yet` }
       return { outcome: 'unused' }
     }
-    const latest = await client.getBlockNumber()
+    const latest = await client.getBlockNumber({ cacheTime: 0 }) // not a number viem kept from an earlier read: the transaction sought may be newer
     const window = { fromBlock: latest > LOG_WINDOW ? latest - LOG_WINDOW : 0n, toBlock: latest }
     const transfers = await client.getLogs({ address: claim.asset as `0x${string}`, event: transferAbi[0], args: { from: payer, to: claim.payTo as `0x${string}` }, ...window })
     for (const hash of new Set(transfers.map((t) => t.transactionHash))) {
@@ -272,7 +272,7 @@ export class EvmUptoRail implements PaymentRailBase {
       if (receipt.status === 'success' && paysUs(receipt.logs)) return { outcome: 'paid', transaction: hash }
     }
     const cancelled = await client.getLogs({ address: PERMIT2_ADDRESS, event: permit2Abi[1], args: { owner: payer }, ...window })
-    if (cancelled.some((c) => c.args.word === claim.nonce >> 8n && ((c.args.mask ?? 0n) >> (claim.nonce & 255n)) & 1n)) {
+    if (cancelled.some((c) => c.args.word === claim.nonce >> 8n && (((c.args.mask ?? 0n) >> (claim.nonce & 255n)) & 1n) === 1n)) {
       return { outcome: 'never', why: 'the payer invalidated the permit nonce', payerFault: true }
     }
     return { outcome: 'wait', why: 'the permit nonce is used on chain but no settlement of it was found: an operator decides' }

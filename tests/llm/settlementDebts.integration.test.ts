@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
  *   is a debt: the payer's next paid call is refused, on either gateway, until reconciliation settles it —
  *   exactly once, for the amount served, with both gateways racing.
  * - A settlement broadcast but reported `settlement_pending`, or whose answer was lost, is reconciled from the
- *   chain: found paid, never settled a second time.
+ *   chain: found paid, never settled a second time. A payer who cancels its permit's nonce instead defaults.
  */
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import type { PaymentRequirements } from '@x402/core/types'
@@ -22,6 +22,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount, FACILITATOR_INDEX } from '../../devnet/accounts.js'
 import { type LocalChain, startChain, usdcArtifact } from '../../devnet/chains/startChain.js'
+import { permit2Artifact } from '../../devnet/chains/placePermit2.js'
 import { type FacilitatorPeer, startFacilitator } from '../../devnet/facilitator/startFacilitator.js'
 import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
@@ -217,6 +218,28 @@ describe('a settlement that fails after the call was served is a debt', () => {
     expect(gw2.validationErrors).toEqual([])
   }, 60_000)
 
+  it('a payer who then cancels its permit nonce defaults: the debt is never settled and keeps refusing the payer', async () => {
+    const PAYER = 2
+    const token = await walletPastQuota()
+    proxy.next({ beforeSettle: () => approvePermit2(PAYER, 0n) })
+    await servedStream(token, PAYER)
+    const debt = await until(() => debtOf(PAYER), (d) => d !== undefined)
+    expect(debt).toMatchObject({ status: 'owed', payer_fault: 1 })
+    // the payer invalidates the permit's Permit2 nonce (and gives its allowance back, so only the chain can tell)
+    const nonce = BigInt((await gw.database.db.selectFrom('settlement_debts').select('nonce').where('payment_id', '=', debt!.payment_id).executeTakeFirstOrThrow()).nonce)
+    const wallet = createWalletClient({ account: privateKeyToAccount(anvilAccount(PAYER).privateKey), chain: chain.chain, transport: http(chain.url) })
+    const hash = await wallet.writeContract({ address: PERMIT2_ADDRESS, abi: permit2Artifact().abi, functionName: 'invalidateUnorderedNonces', args: [nonce >> 8n, 1n << (nonce & 255n)] })
+    expect((await pub().waitForTransactionReceipt({ hash })).status).toBe('success')
+    await approvePermit2(PAYER, maxUint256)
+    const settles = proxy.count('/settle')
+    await race(debt!.payment_id)
+    expect(await debtOf(PAYER)).toMatchObject({ status: 'defaulted', resolution: 'payer_default' })
+    expect(proxy.count('/settle')).toBe(settles) // the chain said it can never settle: no settle tried
+    const refused = await post(gw2, token, chatBody(5), await payment(await post(gw2, token, chatBody(5)), PAYER, 'upto'))
+    expect(refused.status).toBe(402)
+    expect(await refused.json()).toMatchObject({ error: 'settlement_owed', details: { payment_id: debt!.payment_id, status: 'defaulted' } })
+  }, 60_000)
+
   for (const [fault, PAYER] of [
     ['reportPending', 4],
     ['dropAnswer', 5],
@@ -236,7 +259,8 @@ describe('a settlement that fails after the call was served is a debt', () => {
       expect((await post(gw, token, chatBody(5), await payment(await post(gw, token, chatBody(5)), PAYER, 'upto'))).status).toBe(402)
 
       await race(debt!.payment_id)
-      expect(await debtOf(PAYER)).toMatchObject({ status: 'settled', resolution: 'confirmed_on_chain', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
+      const reconciled = await debtOf(PAYER)
+      expect(reconciled, JSON.stringify(reconciled)).toMatchObject({ status: 'settled', resolution: 'confirmed_on_chain', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
       expect(proxy.count('/settle')).toBe(settles + 1) // the first settle only
       expect(payerBefore - (await balanceOf(payer))).toBe(amount)
       expect((await balanceOf(PAY_TO)) - payToBefore).toBe(amount)

@@ -127,7 +127,7 @@ export const CostPaymentRequiredSchema = {
         },
         error: {
             type: 'string',
-            description: '`quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, …).'
+            description: '`quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, `payment_expires_too_soon`, `settlement_owed`, …).'
         },
         message: {
             type: 'string'
@@ -155,39 +155,132 @@ export const CostPaymentRequiredSchema = {
             additionalProperties: true
         },
         details: {
-            type: 'object',
-            required: [
-                'limit',
-                'used',
-                'window_s',
-                'resets_at'
-            ],
-            additionalProperties: false,
-            properties: {
-                limit: {
-                    type: 'integer',
-                    minimum: 0
+            description: 'The quota (`quota_exceeded`), or what fixes a designed refusal: the least validity a payment needs\n(`payment_expires_too_soon`), or the earlier payment whose settlement is owed (`settlement_owed`).\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/QuotaDetails'
                 },
-                used: {
-                    type: 'integer',
-                    minimum: 0
+                {
+                    $ref: '#/components/schemas/PaymentExpiresTooSoonDetails'
                 },
-                window_s: {
-                    type: 'integer',
-                    minimum: 1
-                },
-                resets_at: {
-                    $ref: '#/components/schemas/EpochSeconds'
-                },
-                scope: {
-                    type: 'string',
-                    enum: [
-                        'network'
-                    ],
-                    'x-designed': true,
-                    description: 'Designed. `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+                {
+                    $ref: '#/components/schemas/SettlementOwedDetails'
                 }
-            }
+            ]
+        }
+    }
+} as const;
+
+export const QuotaDetailsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The wallet\'s (or its network\'s) daily quota of cost calls, on `quota_exceeded`.',
+    required: [
+        'limit',
+        'used',
+        'window_s',
+        'resets_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        limit: {
+            type: 'integer',
+            minimum: 0
+        },
+        used: {
+            type: 'integer',
+            minimum: 0
+        },
+        window_s: {
+            type: 'integer',
+            minimum: 1
+        },
+        resets_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        scope: {
+            type: 'string',
+            enum: [
+                'network'
+            ],
+            'x-designed': true,
+            description: 'Designed. `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by default;\n`SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a new wallet\non the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+        }
+    }
+} as const;
+
+export const PaymentExpiresTooSoonDetailsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A payment of a cost call must stay valid for the longest call (`SERVICE_QUOTA__MAX_CALL_S`)\nplus the settlement margin, or the call could be served and never settled: its `deadline` (`upto`) or\n`validBefore` (`exact`) was `valid_for_s` away, less than `min_validity_s`. Sign again with the\nrequirement\'s `maxTimeoutSeconds` (it covers both, with room to sign and send).\n',
+    required: [
+        'reason',
+        'min_validity_s',
+        'valid_for_s',
+        'max_call_s',
+        'settle_margin_s'
+    ],
+    additionalProperties: false,
+    properties: {
+        reason: {
+            type: 'string',
+            const: 'authorization_expires_too_soon'
+        },
+        min_validity_s: {
+            type: 'integer',
+            minimum: 1
+        },
+        valid_for_s: {
+            type: 'integer'
+        },
+        max_call_s: {
+            type: 'integer',
+            minimum: 1
+        },
+        settle_margin_s: {
+            type: 'integer',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const SettlementOwedDetailsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The settlement of an earlier paid call of this payer (or of this session wallet) failed after\nthe call was served, and is not reconciled yet (`owed`: retried; `pending`: a settlement may be on its\nway and is read from the chain), or could never be settled because the funds or allowance were taken\naway after the payment was verified (`defaulted`). No further paid call until it is settled.\n',
+    required: [
+        'reason',
+        'payment_id',
+        'network',
+        'amount_atomic',
+        'status',
+        'since'
+    ],
+    additionalProperties: false,
+    properties: {
+        reason: {
+            type: 'string',
+            const: 'settlement_owed'
+        },
+        payment_id: {
+            type: 'string'
+        },
+        network: {
+            type: 'string'
+        },
+        amount_atomic: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'owed',
+                'pending',
+                'defaulted'
+            ]
+        },
+        since: {
+            $ref: '#/components/schemas/EpochSeconds'
         }
     }
 } as const;

@@ -1366,13 +1366,19 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * verified or settled: not 1–128 printable ASCII characters → 400 `invalid_tag` (a request without
  * payment gets the quote whatever the tag).
  *
- * **Intake before payment (designed).** An unpaid request costs almost nothing: nothing is written
- * to disk and no upload slot is taken until the payment header is decoded and its rail's pre-check passed —
- * what needs no size: EVM network, asset, `payTo`, validity window and signature shape; Algorand: the node
- * knows `payload.txId` as a payment or asset transfer to the service's address (a `txId` it does not know is
+ * **Intake before payment (designed).** An unpaid request, or one whose payment is not believable, costs
+ * almost nothing: nothing is written to disk and no upload slot is taken until the payment header is decoded
+ * and its rail's pre-check passed — what needs no size: a payment already claimed is 409 `payment_replayed`;
+ * EVM network, asset, `payTo`, validity window, at least the least any upload costs (5000), the EIP-712
+ * signer recovered as `authorization.from` (a contract wallet's signature asked of the chain), the nonce
+ * unused and the payer's balance covering the value (read on `SERVICE_X402__RPC_URL__<NETWORK>`, kept
+ * `SERVICE_STORAGE__PAYER_CHECK_CACHE_MS`); Algorand: the node knows `payload.txId` as a payment or asset
+ * transfer to the service's address, in its asset, of at least the least price, its signature verifies, and
+ * a pending one can still confirm (window open, the sender holding the amount) (a `txId` it does not know is
  * looked for `SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS`, 6 s, then 402 `expired_payment`; at most
  * `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS`, 2, looked up at once per client address, else 429
- * `too_many_payment_checks`). The amount, which needs the size's price, is checked once the body is read,
+ * `too_many_payment_checks`). A payer the chain or node cannot be asked about takes a slot of the small
+ * `SERVICE_STORAGE__UNVERIFIED_UPLOADS` pool. The amount, which needs the size's price, is checked once the body is read,
  * before anything is kept or settled. A request without a payment header, or whose pre-check refused it,
  * has its body counted and hashed (never written) and gets the 402. Before payment everything is bounded:
  * at most `SERVICE_STORAGE__UNPAID_PER_ADDRESS` (4) requests per client address (IPv6: per /56; the

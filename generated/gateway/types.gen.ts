@@ -63,7 +63,7 @@ export type QuotaExceeded = {
 export type CostPaymentRequired = {
     x402Version: 2;
     /**
-     * `quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, …).
+     * `quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, `payment_expires_too_soon`, `settlement_owed`, …).
      */
     error: string;
     message?: string;
@@ -72,19 +72,60 @@ export type CostPaymentRequired = {
     extensions?: {
         [key: string]: unknown;
     };
-    details?: {
-        limit: number;
-        used: number;
-        window_s: number;
-        resets_at: EpochSeconds;
-        /**
-         * Designed. `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
-         * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
-         * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
-         *
-         */
-        scope?: 'network';
-    };
+    /**
+     * The quota (`quota_exceeded`), or what fixes a designed refusal: the least validity a payment needs
+     * (`payment_expires_too_soon`), or the earlier payment whose settlement is owed (`settlement_owed`).
+     *
+     */
+    details?: QuotaDetails | PaymentExpiresTooSoonDetails | SettlementOwedDetails;
+};
+
+/**
+ * Designed. The wallet's (or its network's) daily quota of cost calls, on `quota_exceeded`.
+ */
+export type QuotaDetails = {
+    limit: number;
+    used: number;
+    window_s: number;
+    resets_at: EpochSeconds;
+    /**
+     * Designed. `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by default;
+     * `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a new wallet
+     * on the same network does not buy new quota. Absent: the wallet's own quota.
+     *
+     */
+    scope?: 'network';
+};
+
+/**
+ * Designed. A payment of a cost call must stay valid for the longest call (`SERVICE_QUOTA__MAX_CALL_S`)
+ * plus the settlement margin, or the call could be served and never settled: its `deadline` (`upto`) or
+ * `validBefore` (`exact`) was `valid_for_s` away, less than `min_validity_s`. Sign again with the
+ * requirement's `maxTimeoutSeconds` (it covers both, with room to sign and send).
+ *
+ */
+export type PaymentExpiresTooSoonDetails = {
+    reason: 'authorization_expires_too_soon';
+    min_validity_s: number;
+    valid_for_s: number;
+    max_call_s: number;
+    settle_margin_s: number;
+};
+
+/**
+ * Designed. The settlement of an earlier paid call of this payer (or of this session wallet) failed after
+ * the call was served, and is not reconciled yet (`owed`: retried; `pending`: a settlement may be on its
+ * way and is read from the chain), or could never be settled because the funds or allowance were taken
+ * away after the payment was verified (`defaulted`). No further paid call until it is settled.
+ *
+ */
+export type SettlementOwedDetails = {
+    reason: 'settlement_owed';
+    payment_id: string;
+    network: string;
+    amount_atomic: AtomicAmount;
+    status: 'owed' | 'pending' | 'defaulted';
+    since: EpochSeconds;
 };
 
 /**
@@ -3534,8 +3575,10 @@ export type EvolveAgentErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4244,8 +4287,10 @@ export type CreateCoordinatorTaskErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4344,8 +4389,10 @@ export type ConveneBoardroomErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4444,8 +4491,10 @@ export type LlmChatErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4540,8 +4589,10 @@ export type LlmCompletionErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4696,8 +4747,10 @@ export type LlmGenerateErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4941,8 +4994,10 @@ export type OpenAiChatCompletionsErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5036,8 +5091,10 @@ export type OpenAiCompletionsErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5131,8 +5188,10 @@ export type OpenAiEmbeddingsErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5226,8 +5285,10 @@ export type OpenAiResponsesErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5321,8 +5382,10 @@ export type AnthropicMessagesErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5454,8 +5517,10 @@ export type CoreAgentInteractErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5745,8 +5810,10 @@ export type StoreFileErrors = {
      * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
      * payment is verified or settled, so nothing is charged — retry after the automatic top-up. Or
      * `too_many_uploads`: this instance is already receiving its maximum of concurrent paid uploads
-     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment header passed its rail's
-     * pre-check takes a slot); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
+     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment passed its rail's pre-check
+     * and is believable — signed by its payer, nonce unused, funds there — takes a slot; a payer the chain
+     * or node could not be asked about takes one of the `SERVICE_STORAGE__UNVERIFIED_UPLOADS` slots apart,
+     * `details.pool: unverified` when those are full); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
      * seconds (also `details.retry_after_s`), possibly on another instance. `Retry-After` is sent whenever
      * `details.retry_after_s` is.
      *

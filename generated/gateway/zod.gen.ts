@@ -22,6 +22,21 @@ export const zAuthRequired = z.object({
 });
 
 /**
+ * Designed. A payment of a cost call must stay valid for the longest call (`SERVICE_QUOTA__MAX_CALL_S`)
+ * plus the settlement margin, or the call could be served and never settled: its `deadline` (`upto`) or
+ * `validBefore` (`exact`) was `valid_for_s` away, less than `min_validity_s`. Sign again with the
+ * requirement's `maxTimeoutSeconds` (it covers both, with room to sign and send).
+ *
+ */
+export const zPaymentExpiresTooSoonDetails = z.object({
+    reason: z.literal('authorization_expires_too_soon'),
+    min_validity_s: z.int().gte(1),
+    valid_for_s: z.int(),
+    max_call_s: z.int().gte(1),
+    settle_margin_s: z.int().gte(0)
+});
+
+/**
  * Designed. Cost calls, tokens and x402 spend summed over a window.
  */
 export const zLlmUsageTotals = z.object({
@@ -64,6 +79,17 @@ export const zQuotaExceeded = z.object({
         resets_at: zEpochSeconds,
         scope: z.enum(['network']).optional()
     })
+});
+
+/**
+ * Designed. The wallet's (or its network's) daily quota of cost calls, on `quota_exceeded`.
+ */
+export const zQuotaDetails = z.object({
+    limit: z.int().gte(0),
+    used: z.int().gte(0),
+    window_s: z.int().gte(1),
+    resets_at: zEpochSeconds,
+    scope: z.enum(['network']).optional()
 });
 
 /**
@@ -1170,6 +1196,26 @@ export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/
 export const zAtomicAmount = z.string().regex(/^(0|[1-9][0-9]*)$/);
 
 /**
+ * Designed. The settlement of an earlier paid call of this payer (or of this session wallet) failed after
+ * the call was served, and is not reconciled yet (`owed`: retried; `pending`: a settlement may be on its
+ * way and is read from the chain), or could never be settled because the funds or allowance were taken
+ * away after the payment was verified (`defaulted`). No further paid call until it is settled.
+ *
+ */
+export const zSettlementOwedDetails = z.object({
+    reason: z.literal('settlement_owed'),
+    payment_id: z.string(),
+    network: z.string(),
+    amount_atomic: zAtomicAmount,
+    status: z.enum([
+        'owed',
+        'pending',
+        'defaulted'
+    ]),
+    since: zEpochSeconds
+});
+
+/**
  * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the
  * authorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least
  * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum.
@@ -1453,13 +1499,11 @@ export const zCostPaymentRequired = z.object({
     resource: zPaymentResource,
     accepts: z.array(z.union([zPaymentRequirement, zUptoPaymentRequirement])).min(1).max(4),
     extensions: z.record(z.string(), z.unknown()).optional(),
-    details: z.object({
-        limit: z.int().gte(0),
-        used: z.int().gte(0),
-        window_s: z.int().gte(1),
-        resets_at: zEpochSeconds,
-        scope: z.enum(['network']).optional()
-    }).optional()
+    details: z.union([
+        zQuotaDetails,
+        zPaymentExpiresTooSoonDetails,
+        zSettlementOwedDetails
+    ]).optional()
 });
 
 /**

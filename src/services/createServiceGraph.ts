@@ -23,6 +23,7 @@ import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readX402Config } from '../x402/config.js'
 import { readTokenPricing } from '../cost/config.js'
+import { readMaxCallS } from '../cost/paymentWindow.js'
 import { readBatchConfig } from '../batch/config.js'
 import { ConfigError } from '../config/ConfigError.js'
 import { CoreAgent } from '../llm/CoreAgent.js'
@@ -156,6 +157,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       events: catalogue,
       logger,
       now,
+      maxCallS: readMaxCallS(p.env),
+      instanceId: instance.id,
     }),
     usage: new UsageLedger(database.db, now, database.backgroundCommit),
     llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
@@ -243,6 +246,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       // Registered before any domain starts: their background work is done in this instance's name.
       await instance.start()
       modelServer.start()
+      services.costPayments.startReconciling()
       for (const setup of setups) await setup.start?.()
       services.readiness.started()
     },
@@ -259,6 +263,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     close: async () => {
       services.readiness.drain()
       modelServer.stop()
+      services.costPayments.stopReconciling()
       for (const setup of [...setups].reverse()) {
         try {
           await setup.close?.()

@@ -17,11 +17,19 @@ export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
   }
 }
 
-export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver'
+export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | 'payment_expires_too_soon' | 'settlement_owed'
 
-/** The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`, else `invalid_payment`. */
+/**
+ * The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`,
+ * `payment_expires_too_soon` (sign a longer validity) and `settlement_owed` (settle the debt first), else
+ * `invalid_payment`.
+ */
 export function rejectionCode(reason: string): PaymentRejectionCode {
   switch (reason) {
+    case InvalidPaymentReasons.expiresTooSoon:
+      return 'payment_expires_too_soon'
+    case InvalidPaymentReasons.settlementOwed:
+      return 'settlement_owed'
     case InvalidPaymentReasons.assetMismatch:
     case InvalidPaymentReasons.nativeAlgoNotAccepted:
       return 'wrong_asset'
@@ -35,14 +43,18 @@ export function rejectionCode(reason: string): PaymentRejectionCode {
   }
 }
 
-/** 402 payment rejected: `invalid_payment` (or a designed, more precise code), with a reason in `meta.reason`. */
+/**
+ * 402 payment rejected: `invalid_payment` (or a designed, more precise code), with a reason in `meta.reason`
+ * and, for the designed codes, what the client needs to fix it in `meta` too (`details` of the 402).
+ */
 export class InvalidPaymentError extends BaseError<PaymentRejectionCode> {
   override name = 'InvalidPaymentError'
   constructor(
     readonly reason: InvalidPaymentReason | string,
     message: string,
+    details: Record<string, unknown> = {},
   ) {
-    super(rejectionCode(reason), message, { meta: { reason } })
+    super(rejectionCode(reason), message, { meta: { ...details, reason } })
   }
 }
 
@@ -65,11 +77,11 @@ export class RequestHashMismatchError extends BaseError<'request_hash_mismatch'>
   }
 }
 
-/** 402: the Algorand transaction was not confirmed within the polling window. */
+/** 402: the Algorand transaction was not confirmed within the polling window (or `why`: it never can be). */
 export class ExpiredPaymentError extends BaseError<'expired_payment'> {
   override name = 'ExpiredPaymentError'
-  constructor(txId: string, seconds: number) {
-    super(ErrorCodes.expiredPayment, `transaction ${txId} was not confirmed within ${seconds} s`)
+  constructor(txId: string, seconds: number, why?: string) {
+    super(ErrorCodes.expiredPayment, `transaction ${txId} ${why ?? `was not confirmed within ${seconds} s`}`)
   }
 }
 

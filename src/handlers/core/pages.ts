@@ -2,7 +2,7 @@ import { sanitizeFrom } from '../../gate/sanitizeFrom.js'
 import { autocorePage, docIndexPage, docsHtmlPage, feedbackText, publicPage } from '../../pages/pages.js'
 import { contentSecurityPolicy } from '../../pages/html.js'
 import { loginPage } from '../../pages/loginPage.js'
-import { swaggerPage } from '../../pages/swaggerPage.js'
+import { swaggerPage, swaggerPageCsp } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
 import { findRepoRoot } from '../../config/findRepoRoot.js'
 import { chatCapableModels } from '../../llm/chatCapableModels.js'
@@ -39,8 +39,10 @@ export const getDocIndex: Handler = () =>
       { name: 'Events (AsyncAPI 3.0)', href: '/doc/asyncapi/events.yaml' },
     ]),
   )
-// swagger-ui's bundle is not written for a strict CSP (no header here); the only inline script is the shared navigation's.
-export const getDocs: Handler = (ctx) => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(wallet(ctx)), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
+export const getDocs: Handler = (ctx) => {
+  const body = swaggerPage(wallet(ctx))
+  return { status: 200, contentType: 'text/html; charset=utf-8', body, headers: { 'Cache-Control': 'no-store', 'Content-Security-Policy': swaggerPageCsp(body), 'X-Content-Type-Options': 'nosniff' } }
+}
 export const getAutocorePage: Handler = () => html(autocorePage())
 
 // The handbook's files do not change while the process runs: render them once, on first use.

@@ -172,7 +172,8 @@ if (configured) {
   }
   for (const l of devnetTable(devnet.info).split('\n')) process.stdout.write(`[devnet] ${l}\n`)
   say(`devnet up in ${Date.now() - t0} ms → ${devnet.file}`)
-  devnetEnv = devnet.info.env
+  // the devnet profile: the gateway may fall back to the devnet's addresses (a production start never does)
+  devnetEnv = { ...devnet.info.env, SERVICE_PROFILE: 'devnet' }
   void devnet.contractsReady.then((c) => {
     if (c && !stopping) say(`service contracts deployed (${Date.now() - t0} ms after start): the gateway's daily receipt batch and StorageAttest use them`)
   })

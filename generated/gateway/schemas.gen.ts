@@ -1226,11 +1226,12 @@ export const HealthSchema = {
 } as const;
 
 export const ReadinessSchema = {
-    description: 'Designed (issue 28). Whether this replica takes new work, and if not, why.',
+    description: 'Designed. Whether this replica takes new work, and if not, why; each capability\'s status.',
     type: 'object',
     'x-designed': true,
     required: [
-        'status'
+        'status',
+        'capabilities'
     ],
     additionalProperties: false,
     properties: {
@@ -1239,10 +1240,59 @@ export const ReadinessSchema = {
             enum: [
                 'ready',
                 'starting',
-                'draining'
+                'draining',
+                'not_ready'
             ]
+        },
+        capabilities: {
+            type: 'object',
+            required: [
+                'database',
+                'catalogue_log',
+                'modelserver',
+                'storage',
+                'facilitator',
+                'algorand',
+                'chains'
+            ],
+            additionalProperties: false,
+            properties: {
+                database: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                catalogue_log: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                modelserver: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                storage: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                facilitator: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                algorand: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                chains: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                }
+            }
         }
     }
+} as const;
+
+export const CapabilityStatusSchema = {
+    description: 'Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).',
+    type: 'string',
+    'x-designed': true,
+    enum: [
+        'up',
+        'down',
+        'unknown',
+        'not_configured'
+    ]
 } as const;
 
 export const HealthCheckSchema = {

@@ -547,11 +547,25 @@ export type Health = {
 };
 
 /**
- * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ * Designed. Whether this replica takes new work, and if not, why; each capability's status.
  */
 export type Readiness = {
-    status: 'ready' | 'starting' | 'draining';
+    status: 'ready' | 'starting' | 'draining' | 'not_ready';
+    capabilities: {
+        database: CapabilityStatus;
+        catalogue_log: CapabilityStatus;
+        modelserver: CapabilityStatus;
+        storage: CapabilityStatus;
+        facilitator: CapabilityStatus;
+        algorand: CapabilityStatus;
+        chains: CapabilityStatus;
+    };
 };
+
+/**
+ * Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).
+ */
+export type CapabilityStatus = 'up' | 'down' | 'unknown' | 'not_configured';
 
 export type HealthCheck = {
     status: 'ok' | 'down';
@@ -3355,11 +3369,20 @@ export type GetHealthLiveResponse = GetHealthLiveResponses[keyof GetHealthLiveRe
 export type GetHealthReadyData = {
     body?: never;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * `all` (default), `none`, or capability names separated by commas.
+         */
+        require?: string;
+    };
     url: '/health/ready';
 };
 
 export type GetHealthReadyErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
     /**
      * Global per-address rate limit exceeded.
      */

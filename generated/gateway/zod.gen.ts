@@ -375,14 +375,34 @@ export const zHealth = z.object({
 });
 
 /**
- * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ * Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).
+ */
+export const zCapabilityStatus = z.enum([
+    'up',
+    'down',
+    'unknown',
+    'not_configured'
+]);
+
+/**
+ * Designed. Whether this replica takes new work, and if not, why; each capability's status.
  */
 export const zReadiness = z.object({
     status: z.enum([
         'ready',
         'starting',
-        'draining'
-    ])
+        'draining',
+        'not_ready'
+    ]),
+    capabilities: z.object({
+        database: zCapabilityStatus,
+        catalogue_log: zCapabilityStatus,
+        modelserver: zCapabilityStatus,
+        storage: zCapabilityStatus,
+        facilitator: zCapabilityStatus,
+        algorand: zCapabilityStatus,
+        chains: zCapabilityStatus
+    })
 });
 
 export const zHealthCheck = z.object({
@@ -2086,6 +2106,10 @@ export const zGetHealthResponse = zHealth;
  * The process is up.
  */
 export const zGetHealthLiveResponse = zHealth;
+
+export const zGetHealthReadyQuery = z.object({
+    require: z.string().max(200).regex(/^(all|none|[a-z_]+(,[a-z_]+)*)$/).optional()
+});
 
 /**
  * Ready for new work.

@@ -3,26 +3,18 @@
  * in process (default domains, responses checked against the document), its model server a small server the test
  * turns off and on. Paid storage is left unset here: reported `not_configured`, it never holds readiness back.
  */
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
+import { type SwitchableModelServer, startSwitchableModelServer } from '../support/switchableModelServer.js'
 import { waitFor } from '../support/waitFor.js'
 
-let modelServerUp = true
-let modelServer: Server
+let modelServer: SwitchableModelServer
 let gw: TestGateway
 
 beforeAll(async () => {
-  modelServer = createServer((req, res) => {
-    if (!modelServerUp) return void res.writeHead(503).end()
-    if (req.url === '/api/tags') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: [] }))
-    res.writeHead(404).end()
-  }).listen(0, '127.0.0.1')
-  await once(modelServer, 'listening')
+  modelServer = await startSwitchableModelServer()
   gw = await startTestGateway({
-    modelServerUrl: `http://127.0.0.1:${(modelServer.address() as AddressInfo).port}`,
+    modelServerUrl: modelServer.url,
     env: { SERVICE_HEALTH__CHECK_INTERVAL_MS: '100', SERVICE_HEALTH__CHECK_TIMEOUT_MS: '1000' },
   })
   await gw.gateway.start()
@@ -30,8 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close()
-  modelServer?.closeAllConnections()
-  await new Promise((r) => modelServer?.close(r))
+  await modelServer?.close()
 })
 
 const ready = async (query = '') => {
@@ -60,7 +51,7 @@ describe('GET /health/ready', () => {
   })
 
   it('is 503 not_ready while the model server is down, naming it; ready again once it is back', async () => {
-    modelServerUp = false
+    modelServer.up = false
     const down = await waitFor('the model server seen down', async () => {
       const r = await ready()
       return r.status === 503 ? r : undefined
@@ -74,7 +65,7 @@ describe('GET /health/ready', () => {
     const typo = await fetch(`${gw.url}/health/ready?require=modelservr`)
     expect(typo.status).toBe(400)
     expect(await typo.json()).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('modelservr') })
-    modelServerUp = true
+    modelServer.up = true
     await waitFor('ready again', async () => ((await ready()).status === 200 ? true : undefined), 20_000, () => ready())
     expect(gw.validationErrors).toEqual([])
   })

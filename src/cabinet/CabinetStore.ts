@@ -19,6 +19,12 @@ export class CabinetStore {
     return row ? toBlock(row) : undefined
   }
 
+  /** The companies that have a cabinet, by name, at most `limit`. */
+  async companies(limit: number, db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('cabinet_registry').select('company').orderBy('company').limit(limit).execute()
+    return rows.map((r) => r.company)
+  }
+
   async registry(db: Db = this.db): Promise<RegistryFile> {
     const rows = await db.selectFrom('cabinet_registry').selectAll().orderBy('company').execute()
     return { version: 1, companies: new Map(rows.map((r) => [r.company, toBlock(r)])) }

@@ -3170,6 +3170,99 @@ export const OpenAiErrorSchema = {
     }
 } as const;
 
+export const OpenAiAuthRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The gate\'s `AuthRequired` fields and OpenAI\'s error, whose message says how to get a token.',
+    required: [
+        'code',
+        'from',
+        'error'
+    ],
+    additionalProperties: false,
+    properties: {
+        code: {
+            type: 'string',
+            const: 'auth_required'
+        },
+        from: {
+            type: 'string'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'message',
+                'type',
+                'param',
+                'code'
+            ],
+            additionalProperties: false,
+            properties: {
+                message: {
+                    type: 'string'
+                },
+                type: {
+                    type: 'string',
+                    const: 'invalid_request_error'
+                },
+                param: {
+                    type: 'null'
+                },
+                code: {
+                    type: 'string',
+                    enum: [
+                        'missing_api_key',
+                        'invalid_api_key'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const AnthropicAuthRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The gate\'s `AuthRequired` fields and Anthropic\'s error, whose message says how to get a token.',
+    required: [
+        'type',
+        'code',
+        'from',
+        'error'
+    ],
+    additionalProperties: false,
+    properties: {
+        type: {
+            type: 'string',
+            const: 'error'
+        },
+        code: {
+            type: 'string',
+            const: 'auth_required'
+        },
+        from: {
+            type: 'string'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'type',
+                'message'
+            ],
+            additionalProperties: false,
+            properties: {
+                type: {
+                    type: 'string',
+                    const: 'authentication_error'
+                },
+                message: {
+                    type: 'string'
+                }
+            }
+        }
+    }
+} as const;
+
 export const OpenAiChatCompletionRequestSchema = {
     type: 'object',
     additionalProperties: true,

@@ -1236,6 +1236,33 @@ export type OpenAiError = {
 };
 
 /**
+ * Designed. The gate's `AuthRequired` fields and OpenAI's error, whose message says how to get a token.
+ */
+export type OpenAiAuthRequired = {
+    code: 'auth_required';
+    from: string;
+    error: {
+        message: string;
+        type: 'invalid_request_error';
+        param: null;
+        code: 'missing_api_key' | 'invalid_api_key';
+    };
+};
+
+/**
+ * Designed. The gate's `AuthRequired` fields and Anthropic's error, whose message says how to get a token.
+ */
+export type AnthropicAuthRequired = {
+    type: 'error';
+    code: 'auth_required';
+    from: string;
+    error: {
+        type: 'authentication_error';
+        message: string;
+    };
+};
+
+/**
  * Designed. OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
  * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
  *
@@ -4954,9 +4981,12 @@ export type OpenAiChatCompletionsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5049,9 +5079,12 @@ export type OpenAiCompletionsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5144,9 +5177,12 @@ export type OpenAiEmbeddingsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5239,9 +5275,12 @@ export type OpenAiResponsesErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5334,9 +5373,11 @@ export type AnthropicMessagesErrors = {
      */
     400: Error | AnthropicError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on the Anthropic-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the Anthropic SDKs read (`error.message` says how to get a token).
+     *
      */
-    401: AuthRequired;
+    401: AnthropicAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5402,9 +5443,12 @@ export type OpenAiModelsData = {
 
 export type OpenAiModelsErrors = {
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Global per-address rate limit exceeded.
      */

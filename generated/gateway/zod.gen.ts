@@ -982,6 +982,33 @@ export const zOpenAiError = z.object({
 });
 
 /**
+ * Designed. The gate's `AuthRequired` fields and OpenAI's error, whose message says how to get a token.
+ */
+export const zOpenAiAuthRequired = z.object({
+    code: z.literal('auth_required'),
+    from: z.string(),
+    error: z.object({
+        message: z.string(),
+        type: z.literal('invalid_request_error'),
+        param: z.null(),
+        code: z.enum(['missing_api_key', 'invalid_api_key'])
+    })
+});
+
+/**
+ * Designed. The gate's `AuthRequired` fields and Anthropic's error, whose message says how to get a token.
+ */
+export const zAnthropicAuthRequired = z.object({
+    type: z.literal('error'),
+    code: z.literal('auth_required'),
+    from: z.string(),
+    error: z.object({
+        type: z.literal('authentication_error'),
+        message: z.string()
+    })
+});
+
+/**
  * Designed. OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
  * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
  *

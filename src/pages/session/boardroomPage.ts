@@ -66,10 +66,10 @@ ${guide}
 <section aria-labelledby="outcome-h" id="outcome" hidden>
 <h2 id="outcome-h" tabindex="-1">Outcome</h2>
 <p id="verdict"></p>
-<div class="wrap"><table id="votes">
+<div class="wrap" tabindex="0" role="region" aria-label="Votes"><table id="votes" class="stack" role="table">
 <caption class="muted">Votes weighted by each member's boardroom weight; more than 50 for carries the motion.</caption>
-<thead><tr><th scope="col">Member</th><th scope="col">Weight</th><th scope="col">Vote</th><th scope="col">Reason</th></tr></thead>
-<tbody></tbody>
+<thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Member</th><th scope="col" role="columnheader">Weight</th><th scope="col" role="columnheader">Vote</th><th scope="col" role="columnheader">Reason</th></tr></thead>
+<tbody role="rowgroup"></tbody>
 </table></div>
 </section>`
   const script = `${clientScript}
@@ -83,11 +83,12 @@ $('convene-form').addEventListener('submit', async (event) => {
     const r = await api('/boardroom/convene', { method: 'POST', body });
     $('verdict').replaceChildren(h('strong', { class: r.carried ? 'ok' : 'error', text: r.carried ? 'Carried' : 'Not carried' }),
       ' — for ' + r.weight_for + ', against ' + r.weight_against + ', abstaining ' + r.weight_abstain + ' (model ' + r.model + ').');
-    $('votes').tBodies[0].replaceChildren(...r.votes.map((v) => h('tr', { 'data-role': v.role },
-      h('th', { scope: 'row' }, h('code', { text: v.role })),
-      h('td', { text: String(v.weight) }),
-      h('td', { class: v.vote === 'for' ? 'ok' : v.vote === 'against' ? 'error' : 'warn', text: v.vote }),
-      h('td', { text: v.reason }),
+    // a model's reason may be one long word: it breaks anywhere rather than widen the table
+    $('votes').tBodies[0].replaceChildren(...r.votes.map((v) => h('tr', { role: 'row', 'data-role': v.role },
+      h('th', { scope: 'row', role: 'rowheader', 'data-label': 'Member' }, h('code', { text: v.role })),
+      h('td', { role: 'cell', 'data-label': 'Weight', text: String(v.weight) }),
+      h('td', { role: 'cell', 'data-label': 'Vote', class: v.vote === 'for' ? 'ok' : v.vote === 'against' ? 'error' : 'warn', text: v.vote }),
+      h('td', { role: 'cell', 'data-label': 'Reason', class: 'reason', text: v.reason }),
     )));
     $('outcome').hidden = false; $('outcome-h').focus();
     say('board-status', 'The cabinet of ' + r.company + ' voted.');

@@ -1,7 +1,8 @@
 /**
  * The pages a newcomer meets first, as served by the whole gateway: the signed-out home page says what the product
  * is and what each page does, and its claim of which pages need a wallet sign-in is the gate's own answer; the API
- * documents are open; /boardroom with no cabinet says what a cabinet is and how to get one.
+ * documents are open; /boardroom with no cabinet says what a cabinet is and how to get one; /storage/ without paid
+ * storage says so.
  */
 import { randomBytes } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -66,5 +67,16 @@ describe('/boardroom without a cabinet', () => {
     expect(words).toMatch(/Ask the operator of this gateway for a cabinet/)
     expect(body).toMatch(/<input id="company"[^>]* value=""/)
     expect(words).toMatch(/No company has a cabinet yet\./)
+  })
+})
+
+describe('/storage/ without paid storage', () => {
+  it('says uploads are off here and names no address of the devnet', async () => {
+    const token = await gw.login(privateKeyToAccount(generatePrivateKey()))
+    const { status, body } = await html('/storage/', { cookie: `svc_session=${token}` })
+    expect(status).toBe(200)
+    expect(text(body)).toMatch(/Paid storage is not configured on this gateway: uploads are off\./)
+    expect(body).toMatch(/<input id="file" type="file" disabled>/)
+    expect(body).not.toMatch(/127\.0\.0\.1|localhost:/)
   })
 })

@@ -71,5 +71,10 @@ export const getBookPage: Handler = (ctx) => html(bookPage(wallet(ctx), (handboo
 export const getCoretermPage: Handler = (ctx) => html(coretermPage(wallet(ctx)))
 export const getInsightPage: Handler = (ctx) => html(insightPage(wallet(ctx)))
 export const getRegistryPage: Handler = (ctx) => html(registryPage(wallet(ctx)))
-export const getStoragePage: Handler = (ctx) => html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl: ctx.services.storage.config.gatewayUrl, evmRails: ctx.services.rails.deferrable.map((r) => ({ network: r.id, label: r.label })) }))
+/** /storage/ links uploads to the configured Arweave gateway; with paid storage off it says so (and names no address). */
+export const getStoragePage: Handler = (ctx) => {
+  const { storage, rails } = ctx.services
+  const arweaveGatewayUrl = storage.missingSettings().length === 0 ? storage.config.gatewayUrl : undefined
+  return html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl, evmRails: rails.deferrable.map((r) => ({ network: r.id, label: r.label })) }))
+}
 export const getFeedbackText: Handler = () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: feedbackText })

@@ -4,7 +4,8 @@ import { clientScript, sessionStyle } from './clientScript.js'
 
 export type StoragePageParameters = {
   wallet: string | undefined
-  arweaveGatewayUrl: string
+  /** The Arweave gateway uploads are linked to; undefined when paid storage is not configured (uploads are off). */
+  arweaveGatewayUrl: string | undefined
   /** The EVM rails the browser wallet can pay on (the rail registry's), with their names. */
   evmRails: { network: string; label: string }[]
 }
@@ -31,8 +32,9 @@ export function storagePage({ wallet, arweaveGatewayUrl, evmRails }: StoragePage
 <section aria-labelledby="store-h">
 <h2 id="store-h">Store a file permanently</h2>
 <p class="muted">Paid once with x402 (USDC, signed in your wallet — no transaction for you to send), stored on Arweave.</p>
+${arweaveGatewayUrl === undefined ? '<p id="storage-off" class="error">Paid storage is not configured on this gateway: uploads are off. Its operator turns it on (docs/configuration.md, "Paid storage").</p>' : ''}
 <label for="file">File</label>
-<input id="file" type="file">
+<input id="file" type="file"${arweaveGatewayUrl === undefined ? ' disabled' : ''}>
 <label for="rail">Pay with</label>
 <select id="rail" disabled><option value="">Choose a file first</option></select>
 <p id="price" role="status" class="muted"></p>
@@ -53,7 +55,7 @@ export function storagePage({ wallet, arweaveGatewayUrl, evmRails }: StoragePage
 </table></div>
 </section>`
   const script = `${clientScript}
-const ARWEAVE = ${scriptJson(arweaveGatewayUrl.replace(/\/+$/, ''))};
+const ARWEAVE = ${scriptJson((arweaveGatewayUrl ?? '').replace(/\/+$/, ''))};
 const COLUMNS = ${scriptJson(UPLOAD_COLUMNS)};
 const NETWORK_NAMES = ${scriptJson(Object.fromEntries(evmRails.map((r) => [r.network, r.label])))};
 let quote = null;

@@ -47,7 +47,7 @@ describe('session pages in a browser', () => {
     // A built-in test model is chosen: the page says its replies are gibberish by design.
     expect(await page.locator('#test-model-note').isVisible()).toBe(true)
     // Temperature 0, as a user wanting a repeatable answer sets it: sampled, the random-weight test model
-    // sometimes ends at once with an empty reply (failed a CI run), which would leave nothing streamed to check.
+    // sometimes ends at once with an empty reply, which would leave nothing streamed to check.
     await page.locator('#temperature').fill('0')
     await page.locator('#prompt').fill('Say hello.')
     // Every text the reply showed, in order: one DOM record per chunk, even when several arrive in one task.

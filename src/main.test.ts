@@ -7,6 +7,28 @@ import { nodeArgsFor } from '../scripts/nodeArgsFor.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 
+/** Runs main with `env` until it exits or says it listens; the outcome and everything it wrote. */
+async function run(env: Record<string, string | undefined>): Promise<{ outcome: string; output: string }> {
+  const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  try {
+    const outcome = await new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve('still running after 60 s'), 60_000)
+      child.stdout.on('data', () => output.includes('gateway listening') && (clearTimeout(timer), resolve('listening')))
+      child.once('close', (code) => (clearTimeout(timer), resolve(`exit ${code}`)))
+    })
+    return { outcome, output }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      const closed = new Promise((r) => child.once('close', r))
+      child.kill('SIGTERM')
+      await closed
+    }
+  }
+}
+
 describe('src/main.ts', () => {
   it('starts on the configured port, gates /journal, and stops cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
@@ -86,9 +108,8 @@ describe('src/main.ts', () => {
     const weak = [Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex'), Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex')]
     for (const secret of weak) {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
-      const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
-        cwd: root,
-        env: {
+      try {
+        const { outcome, output } = await run({
           ...process.env,
           SERVICE_PROFILE: 'devnet',
           SERVICE_PORT: '0',
@@ -96,23 +117,11 @@ describe('src/main.ts', () => {
           SERVICE_DATA_DIR: dataDir,
           SHADOW_OVERLORD_ADDRESS: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
           SHADOW_JWT_SECRET: secret,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let output = ''
-      child.stdout.on('data', (chunk) => (output += chunk))
-      child.stderr.on('data', (chunk) => (output += chunk))
-      try {
-        const outcome = await new Promise<string>((resolve) => {
-          const timer = setTimeout(() => resolve('still running after 60 s'), 60_000)
-          child.stdout.on('data', () => output.includes('gateway listening') && (clearTimeout(timer), resolve('listening')))
-          child.once('close', (code) => (clearTimeout(timer), resolve(`exit ${code}`)))
         })
         expect(outcome, output).toBe('exit 1')
         expect(output).toMatch(/SHADOW_JWT_SECRET .*(hex of text|counting sequence).*openssl rand -hex 32/)
         expect(output).not.toContain(secret)
       } finally {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
         rmSync(dataDir, { recursive: true, force: true })
       }
     }
@@ -122,28 +131,6 @@ describe('src/main.ts', () => {
     /** The process's environment without any setting of the gateway (what `npm run serve` sees on a bare machine). */
     const bare = () =>
       Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(SERVICE_|SHADOW_|FACILITATOR_|MODELSERVER_|DEVNET_)/.test(name)))
-
-    /** Runs main with `env` until it exits or says it listens; the outcome and everything it wrote. */
-    async function run(env: Record<string, string | undefined>): Promise<{ outcome: string; output: string }> {
-      const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-      let output = ''
-      child.stdout.on('data', (chunk) => (output += chunk))
-      child.stderr.on('data', (chunk) => (output += chunk))
-      try {
-        const outcome = await new Promise<string>((resolve) => {
-          const timer = setTimeout(() => resolve('still running after 60 s'), 60_000)
-          child.stdout.on('data', () => output.includes('gateway listening') && (clearTimeout(timer), resolve('listening')))
-          child.once('close', (code) => (clearTimeout(timer), resolve(`exit ${code}`)))
-        })
-        return { outcome, output }
-      } finally {
-        if (child.exitCode === null && child.signalCode === null) {
-          const closed = new Promise((r) => child.once('close', r))
-          child.kill('SIGTERM')
-          await closed
-        }
-      }
-    }
 
     it('refuses to start without configuration, naming the settings to set and the devnet profile; the same with SERVICE_PROFILE=devnet starts', async () => {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))

@@ -7,12 +7,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HAPROXY, type Haproxy, runHaproxy } from '../../scripts/soak/haproxy.js'
+import { freePort } from '../browser/support/spawnSystem.js'
 import { spawnGateway, type SpawnedGateway } from '../support/spawnGateway.js'
 import { type SwitchableModelServer, startSwitchableModelServer } from '../support/switchableModelServer.js'
 import { waitFor } from '../support/waitFor.js'
@@ -24,14 +24,6 @@ const modelServers: SwitchableModelServer[] = []
 const gateways: SpawnedGateway[] = []
 let lb: Haproxy
 let front: number
-
-async function freePort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const port = (s.address() as { port: number }).port
-  await new Promise((r) => s.close(r))
-  return port
-}
 
 /** deploy/haproxy.cfg with compose's service names replaced by the local gateways (and no DNS resolvers). */
 function deployedConfig(ports: number[], frontPort: number): string {

@@ -1,6 +1,4 @@
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from './listen.js'
 
 export type SwitchableModelServer = {
   url: string
@@ -16,22 +14,13 @@ export type SwitchableModelServer = {
  * off and on. With `apiKey`, a request without `Authorization: Bearer <apiKey>` is answered 401.
  */
 export async function startSwitchableModelServer(options: { apiKey?: string } = {}): Promise<SwitchableModelServer> {
-  const server = createServer((req, res) => {
+  const server = await listen((req, res) => {
     state.authorizations.push(req.headers.authorization)
     if (!state.up) return void res.writeHead(503).end()
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}')
     if (req.url === '/api/tags') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"models":[]}')
     res.writeHead(404).end()
-  }).listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const state: SwitchableModelServer = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    up: true,
-    authorizations: [],
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise((r) => server.close(r))
-    },
-  }
+  })
+  const state: SwitchableModelServer = { url: server.url, up: true, authorizations: [], close: server.close }
   return state
 }

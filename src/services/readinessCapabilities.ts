@@ -60,20 +60,25 @@ function rpcEndpoints(services: Services, env: Env): string[] {
   return [...new Set(urls.filter((u): u is string => typeof u === 'string' && u !== ''))]
 }
 
+/** `fetch`, its failure naming the URL (the operator's log says which dependency). */
+async function fetchNamed(url: string, init: RequestInit): Promise<Response> {
+  return fetch(url, init).catch((error: unknown) => {
+    throw new Error(`${url}: ${error instanceof Error ? error.message : String(error)}`)
+  })
+}
+
 async function answers(url: string, timeoutMs: number): Promise<void> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) })
+  const res = await fetchNamed(url, { signal: AbortSignal.timeout(timeoutMs) })
   await res.arrayBuffer()
   if (!res.ok) throw new Error(`${url} answered ${res.status}`)
 }
 
 async function chainAnswers(url: string, timeoutMs: number): Promise<void> {
-  const res = await fetch(url, {
+  const res = await fetchNamed(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
     signal: AbortSignal.timeout(timeoutMs),
-  }).catch((error: unknown) => {
-    throw new Error(`${url}: ${error instanceof Error ? error.message : String(error)}`)
   })
   const body = (await res.json().catch(() => undefined)) as { result?: unknown } | undefined
   if (!res.ok || typeof body?.result !== 'string') throw new Error(`${url}: no chain id (HTTP ${res.status})`)

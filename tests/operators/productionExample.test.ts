@@ -70,7 +70,7 @@ describe('the minimal production start of docs/configuration.md', () => {
       for (const d of dirs) rmSync(d, { recursive: true, force: true })
     })
 
-    it('starts in the production profile, and GET /health/ready reports every capability up; paid storage quotes a price', async () => {
+    it('starts in the production profile, GET /health/ready reports every capability up, paid storage quotes a price; without its upstream it is not ready', async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'prod-example-data-'))
       dirs.push(dataDir)
       const peers = devnet.info.env
@@ -123,6 +123,15 @@ describe('the minimal production start of docs/configuration.md', () => {
       expect(modelServer.authorizations).toContain(`Bearer ${modelServerKey}`)
       const quote = await fetch(`${url}/store/quote?bytes=1000`)
       expect(quote.status, await quote.clone().text()).toBe(200)
+      // the storage upstream goes away: not ready, storage named, the payment side still up; back, ready again
+      await devnet.stopUpstream()
+      const down = await waitFor('storage seen down', async () => {
+        const res = await fetch(`${url}/health/ready`)
+        return res.status === 503 ? res.json() : undefined
+      }, 30_000)
+      expect(down).toMatchObject({ status: 'not_ready', capabilities: { storage: 'down', facilitator: 'up', algorand: 'up', modelserver: 'up' } })
+      await devnet.startUpstream()
+      await waitFor('ready again', async () => ((await fetch(`${url}/health/ready`)).status === 200 ? true : undefined), 30_000)
       expect(output).not.toMatch(/"level":50/)
     }, 180_000)
   })

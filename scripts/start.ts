@@ -19,7 +19,8 @@
  *    message}`) is written to `SHADOW_UNLOCK_PROOF_PATH` (default `<SERVICE_DATA_DIR>/vault_unlock_proof.json`)
  *    on every start, so `POST /vault/credentials/reunlock` with a bearer and no body unlocks the vault. The
  *    vault is still sealed after each start, as everywhere. A caller-set `SHADOW_OVERLORD_ADDRESS` of another
- *    key wins, and then no proof is written.
+ *    key wins, and then no proof is written. While its database has no cabinet `ACME`, the devnet overlord
+ *    provisions one through the admin tier before the gateway starts (scripts/demoCabinet.ts), for /boardroom.
  * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. If this
  *    process dies without stopping them (SIGKILL), the servers get SIGTERM from scripts/exitWithParent.mjs
  *    and, as a backstop, from a detached guardian that SIGKILLs whatever is left 5 s later; Anvil has its own
@@ -38,6 +39,7 @@ import { fileURLToPath } from 'node:url'
 import { privateKeyToAccount } from 'viem/accounts'
 import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from '../devnet/startDevnet.js'
 import { watchAncestors } from '../devnet/watchAncestors.js'
+import { seedDemoCabinet } from './demoCabinet.js'
 import { gatewayNodeFlags } from './gatewayNodeFlags.js'
 import { nodeArgsFor } from './nodeArgsFor.js'
 import { readShadowConfig } from '../src/shadow/config.js'
@@ -172,7 +174,8 @@ if (configured) {
   }
   for (const l of devnetTable(devnet.info).split('\n')) process.stdout.write(`[devnet] ${l}\n`)
   say(`devnet up in ${Date.now() - t0} ms → ${devnet.file}`)
-  devnetEnv = devnet.info.env
+  // the devnet profile: the gateway may fall back to the devnet's addresses (a production start never does)
+  devnetEnv = { ...devnet.info.env, SERVICE_PROFILE: 'devnet' }
   void devnet.contractsReady.then((c) => {
     if (c && !stopping) say(`service contracts deployed (${Date.now() - t0} ms after start): the gateway's daily receipt batch and StorageAttest use them`)
   })
@@ -215,6 +218,12 @@ if (devnet) {
     await writeDevnetUnlockProof(devnet.info.shadow, serverEnv)
   } catch (e) {
     say(`could not write the devnet unlock proof: ${(e as Error).message}`)
+  }
+  // A company cabinet for /boardroom, through the admin tier, before the gateway starts (its vault stays sealed).
+  try {
+    if ((await seedDemoCabinet({ env: serverEnv, overlordKey: devnet.info.shadow.overlord.privateKey })) === 'provisioned') say('demo cabinet ACME provisioned through the admin tier: /boardroom convenes it')
+  } catch (e) {
+    say(`demo cabinet not provisioned: ${(e as Error).message}`)
   }
 }
 

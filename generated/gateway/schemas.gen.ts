@@ -1319,11 +1319,12 @@ export const HealthSchema = {
 } as const;
 
 export const ReadinessSchema = {
-    description: 'Designed. Whether this replica takes new work, and if not, why.',
+    description: 'Designed. Whether this replica takes new work, and if not, why; each capability\'s status.',
     type: 'object',
     'x-designed': true,
     required: [
-        'status'
+        'status',
+        'capabilities'
     ],
     additionalProperties: false,
     properties: {
@@ -1332,10 +1333,59 @@ export const ReadinessSchema = {
             enum: [
                 'ready',
                 'starting',
-                'draining'
+                'draining',
+                'not_ready'
             ]
+        },
+        capabilities: {
+            type: 'object',
+            required: [
+                'database',
+                'catalogue_log',
+                'modelserver',
+                'storage',
+                'facilitator',
+                'algorand',
+                'chains'
+            ],
+            additionalProperties: false,
+            properties: {
+                database: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                catalogue_log: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                modelserver: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                storage: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                facilitator: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                algorand: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                chains: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                }
+            }
         }
     }
+} as const;
+
+export const CapabilityStatusSchema = {
+    description: 'Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).',
+    type: 'string',
+    'x-designed': true,
+    enum: [
+        'up',
+        'down',
+        'unknown',
+        'not_configured'
+    ]
 } as const;
 
 export const HealthCheckSchema = {
@@ -3207,6 +3257,99 @@ export const OpenAiErrorSchema = {
                         'string',
                         'null'
                     ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const OpenAiAuthRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The gate\'s `AuthRequired` fields and OpenAI\'s error, whose message says how to get a token.',
+    required: [
+        'code',
+        'from',
+        'error'
+    ],
+    additionalProperties: false,
+    properties: {
+        code: {
+            type: 'string',
+            const: 'auth_required'
+        },
+        from: {
+            type: 'string'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'message',
+                'type',
+                'param',
+                'code'
+            ],
+            additionalProperties: false,
+            properties: {
+                message: {
+                    type: 'string'
+                },
+                type: {
+                    type: 'string',
+                    const: 'invalid_request_error'
+                },
+                param: {
+                    type: 'null'
+                },
+                code: {
+                    type: 'string',
+                    enum: [
+                        'missing_api_key',
+                        'invalid_api_key'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const AnthropicAuthRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The gate\'s `AuthRequired` fields and Anthropic\'s error, whose message says how to get a token.',
+    required: [
+        'type',
+        'code',
+        'from',
+        'error'
+    ],
+    additionalProperties: false,
+    properties: {
+        type: {
+            type: 'string',
+            const: 'error'
+        },
+        code: {
+            type: 'string',
+            const: 'auth_required'
+        },
+        from: {
+            type: 'string'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'type',
+                'message'
+            ],
+            additionalProperties: false,
+            properties: {
+                type: {
+                    type: 'string',
+                    const: 'authentication_error'
+                },
+                message: {
+                    type: 'string'
                 }
             }
         }

@@ -458,17 +458,29 @@ export const getHealthLive = <ThrowOnError extends boolean = false>(options?: Op
 /**
  * Readiness probe (send new work here?)
  *
- * Designed. Public (`security: []`), for load balancers (HAProxy's `option httpchk GET
- * /health/ready`) and orchestrators. 200 `ready` while this replica takes new work; 503 otherwise, with
- * why: `starting` (its background work has not started yet) or `draining` (SIGTERM or SIGINT received:
- * from that moment on, while it still finishes the requests it has and, for
- * `SERVICE_SHUTDOWN__DRAIN_DELAY_MS` and then until no request other than a `/health` check has come for
- * `SERVICE_SHUTDOWN__QUIET_MS`, serves what the balancer sends before it notices). It reports this
- * replica's own state only: the database and the other dependencies are shared by every replica
- * (`GET /health/detailed` checks them), so their failure is no reason to send work to another replica, and
- * a check that failed on all of them at once would turn every answer into the balancer's 503. The body
- * carries no address, count or error text. A balancer's checks count against its address's rate limit like
- * any request (two a second are 120 a minute).
+ * Designed. Public (`security: []`), for load balancers (HAProxy's `option httpchk GET /health/ready`) and
+ * orchestrators. 200 `ready` while this replica takes new work; 503 otherwise, with why: `starting` (its
+ * background work has not started yet), `draining` (SIGTERM or SIGINT received: from that moment on, while it
+ * still finishes the requests it has and, for `SERVICE_SHUTDOWN__DRAIN_DELAY_MS` and then until no request
+ * other than a `/health` check has come for `SERVICE_SHUTDOWN__QUIET_MS`, serves what the balancer sends
+ * before it notices) or `not_ready` (a capability it is configured for is `down`, or not checked yet).
+ *
+ * `capabilities` reports each capability: `database`, `catalogue_log` (the append-only log is writable),
+ * `modelserver`, `storage` (the storage upstream and the Arweave gateway), `facilitator` (x402, EVM
+ * payments), `algorand` (the Algorand node) and `chains` (every JSON-RPC endpoint configured). Each is `up`,
+ * `down` (its last two checks failed), `unknown` (not checked yet, or one failed check after none passed) or
+ * `not_configured` (its settings are deliberately unset: paid storage off, no chain endpoint) — a capability
+ * that is not configured never holds readiness back. The checks run in the background every
+ * `SERVICE_HEALTH__CHECK_INTERVAL_MS` (each bounded by `SERVICE_HEALTH__CHECK_TIMEOUT_MS`), so a probe reads
+ * the last results and never waits on a dependency.
+ *
+ * `require` narrows what must be up: `all` (the default), `none` (the replica's own phase only: starting,
+ * ready, draining) or capability names separated by commas. A balancer in front of replicas that share their
+ * dependencies checks the default and, when no replica passes it (a dependency they all share is down),
+ * falls back to `require=none` so that what still works keeps being served (docs/configuration.md, "Health
+ * and readiness"; `deploy/haproxy.cfg`). The body carries no address, count or error text (why a
+ * capability is down is in the log and in `GET /health/detailed`). A balancer's checks count against its
+ * address's rate limit like any request (two a second are 120 a minute).
  *
  */
 export const getHealthReady = <ThrowOnError extends boolean = false>(options?: Options<GetHealthReadyData, ThrowOnError>): RequestResult<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError>({ url: '/health/ready', ...options });

@@ -588,11 +588,25 @@ export type Health = {
 };
 
 /**
- * Designed. Whether this replica takes new work, and if not, why.
+ * Designed. Whether this replica takes new work, and if not, why; each capability's status.
  */
 export type Readiness = {
-    status: 'ready' | 'starting' | 'draining';
+    status: 'ready' | 'starting' | 'draining' | 'not_ready';
+    capabilities: {
+        database: CapabilityStatus;
+        catalogue_log: CapabilityStatus;
+        modelserver: CapabilityStatus;
+        storage: CapabilityStatus;
+        facilitator: CapabilityStatus;
+        algorand: CapabilityStatus;
+        chains: CapabilityStatus;
+    };
 };
+
+/**
+ * Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).
+ */
+export type CapabilityStatus = 'up' | 'down' | 'unknown' | 'not_configured';
 
 export type HealthCheck = {
     status: 'ok' | 'down';
@@ -1259,6 +1273,33 @@ export type OpenAiError = {
         type?: string;
         param?: string | null;
         code?: string | null;
+    };
+};
+
+/**
+ * Designed. The gate's `AuthRequired` fields and OpenAI's error, whose message says how to get a token.
+ */
+export type OpenAiAuthRequired = {
+    code: 'auth_required';
+    from: string;
+    error: {
+        message: string;
+        type: 'invalid_request_error';
+        param: null;
+        code: 'missing_api_key' | 'invalid_api_key';
+    };
+};
+
+/**
+ * Designed. The gate's `AuthRequired` fields and Anthropic's error, whose message says how to get a token.
+ */
+export type AnthropicAuthRequired = {
+    type: 'error';
+    code: 'auth_required';
+    from: string;
+    error: {
+        type: 'authentication_error';
+        message: string;
     };
 };
 
@@ -3396,11 +3437,20 @@ export type GetHealthLiveResponse = GetHealthLiveResponses[keyof GetHealthLiveRe
 export type GetHealthReadyData = {
     body?: never;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * `all` (default), `none`, or capability names separated by commas.
+         */
+        require?: string;
+    };
     url: '/health/ready';
 };
 
 export type GetHealthReadyErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -4984,9 +5034,12 @@ export type OpenAiChatCompletionsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5081,9 +5134,12 @@ export type OpenAiCompletionsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5178,9 +5234,12 @@ export type OpenAiEmbeddingsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5275,9 +5334,12 @@ export type OpenAiResponsesErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5372,9 +5434,11 @@ export type AnthropicMessagesErrors = {
      */
     400: Error | AnthropicError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on the Anthropic-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the Anthropic SDKs read (`error.message` says how to get a token).
+     *
      */
-    401: AuthRequired;
+    401: AnthropicAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5442,9 +5506,12 @@ export type OpenAiModelsData = {
 
 export type OpenAiModelsErrors = {
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Global per-address rate limit exceeded.
      */

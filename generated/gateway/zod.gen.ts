@@ -401,14 +401,34 @@ export const zHealth = z.object({
 });
 
 /**
- * Designed. Whether this replica takes new work, and if not, why.
+ * Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).
+ */
+export const zCapabilityStatus = z.enum([
+    'up',
+    'down',
+    'unknown',
+    'not_configured'
+]);
+
+/**
+ * Designed. Whether this replica takes new work, and if not, why; each capability's status.
  */
 export const zReadiness = z.object({
     status: z.enum([
         'ready',
         'starting',
-        'draining'
-    ])
+        'draining',
+        'not_ready'
+    ]),
+    capabilities: z.object({
+        database: zCapabilityStatus,
+        catalogue_log: zCapabilityStatus,
+        modelserver: zCapabilityStatus,
+        storage: zCapabilityStatus,
+        facilitator: zCapabilityStatus,
+        algorand: zCapabilityStatus,
+        chains: zCapabilityStatus
+    })
 });
 
 export const zHealthCheck = z.object({
@@ -984,6 +1004,33 @@ export const zOpenAiError = z.object({
         type: z.string().optional(),
         param: z.string().nullish(),
         code: z.string().nullish()
+    })
+});
+
+/**
+ * Designed. The gate's `AuthRequired` fields and OpenAI's error, whose message says how to get a token.
+ */
+export const zOpenAiAuthRequired = z.object({
+    code: z.literal('auth_required'),
+    from: z.string(),
+    error: z.object({
+        message: z.string(),
+        type: z.literal('invalid_request_error'),
+        param: z.null(),
+        code: z.enum(['missing_api_key', 'invalid_api_key'])
+    })
+});
+
+/**
+ * Designed. The gate's `AuthRequired` fields and Anthropic's error, whose message says how to get a token.
+ */
+export const zAnthropicAuthRequired = z.object({
+    type: z.literal('error'),
+    code: z.literal('auth_required'),
+    from: z.string(),
+    error: z.object({
+        type: z.literal('authentication_error'),
+        message: z.string()
     })
 });
 
@@ -2130,6 +2177,10 @@ export const zGetHealthResponse = zHealth;
  * The process is up.
  */
 export const zGetHealthLiveResponse = zHealth;
+
+export const zGetHealthReadyQuery = z.object({
+    require: z.string().max(200).regex(/^(all|none|[a-z_]+(,[a-z_]+)*)$/).optional()
+});
 
 /**
  * Ready for new work.

@@ -125,12 +125,22 @@ describe('gateway public set is readable from the document', () => {
     }
   })
 
-  it('every session-gated operation documents the gate: 302 GateRedirect (HTML requests) and 401 AuthRequired', () => {
+  it('every session-gated operation documents the gate: 302 GateRedirect (HTML requests) and 401 AuthRequired (or its OpenAI / Anthropic shape, which keeps its fields)', () => {
     const gated = gatewayOps.filter((x) => requiresSession(gateway, x.op))
     expect(gated.length).toBeGreaterThanOrEqual(25)
+    const shapes = ['AuthRequired', 'OpenAiAuthRequired', 'AnthropicAuthRequired'].map((name) => `#/components/responses/${name}`)
+    for (const ref of shapes) {
+      const response = deref(gateway, { $ref: ref }, '').value as JsonObject
+      const schema = deref(gateway, ((response.content as JsonObject)['application/json'] as JsonObject).schema as JsonObject, '').value as JsonObject
+      expect(schema.required, ref).toEqual(expect.arrayContaining(['code', 'from']))
+      expect((schema.properties as JsonObject).code, ref).toEqual({ type: 'string', const: 'auth_required' })
+    }
     for (const o of gated) {
       const responses = o.op.responses as Record<string, unknown>
-      expect(responses['401'], `${o.operationId} 401`).toEqual({ $ref: '#/components/responses/AuthRequired' })
+      const ref = (responses['401'] as { $ref?: string } | undefined)?.$ref
+      expect(shapes, `${o.operationId} 401`).toContain(ref)
+      // the family's shape only on its own routes
+      if (ref !== shapes[0]) expect(o.path, o.operationId).toMatch(/^\/llm\/v1\//)
       // the gate redirects every gated HTML request, whatever the operation answers otherwise
       expect(responses['302'], `${o.operationId} 302`).toEqual({ $ref: '#/components/responses/GateRedirect' })
     }

@@ -102,6 +102,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const redisUrl = options.redisUrl ?? process.env.SOAK_REDIS_URL ?? 'redis://127.0.0.1:6379'
     const env = {
       ...devnet.info.env,
+      SERVICE_PROFILE: 'devnet',
       ...overlord.env,
       // the rate limit in Redis, a prefix of this run's own (the database counts while Redis is down)
       SERVICE_RATE_LIMIT__REDIS_URL: redisUrl,

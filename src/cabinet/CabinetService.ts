@@ -110,6 +110,14 @@ export class CabinetService {
     }
   }
 
+  /**
+   * The companies that have a cabinet (at most `limit`, by name): `/boardroom` offers them. Their rosters are public
+   * by name (`GET /cabinet/{co}`); the list tells a signed-in user which names to try.
+   */
+  companies(limit = 100): Promise<string[]> {
+    return this.#store.companies(limit)
+  }
+
   /** Public roster; 404 `cabinet_not_found` when the company has no registry block. */
   async roster(company: string): Promise<Roster> {
     const block = await this.#store.block(company)

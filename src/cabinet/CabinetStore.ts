@@ -19,6 +19,12 @@ export class CabinetStore {
     return row ? toBlock(row) : undefined
   }
 
+  /** The companies that have a cabinet, by name, at most `limit`. */
+  async companies(limit: number, db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('cabinet_registry').select('company').orderBy('company').limit(limit).execute()
+    return rows.map((r) => r.company)
+  }
+
   async registry(db: Db = this.db): Promise<RegistryFile> {
     const rows = await db.selectFrom('cabinet_registry').selectAll().orderBy('company').execute()
     return { version: 1, companies: new Map(rows.map((r) => [r.company, toBlock(r)])) }
@@ -57,7 +63,7 @@ export class CabinetStore {
       .execute()
   }
 
-  /** Imports the pre-issue-28 registry and agent-map files when the tables are empty (first start after the upgrade). */
+  /** Imports the registry and agent-map files of an older data directory when the tables are empty (first start after the upgrade). */
   async importFiles(registry: RegistryFile, agents: AgentMapFile): Promise<{ companies: number; agents: number }> {
     return this.db.transaction().execute(async (trx) => {
       const any = await trx.selectFrom('cabinet_registry').select('company').limit(1).executeTakeFirst()

@@ -8,7 +8,9 @@ import { CostPayments } from '../cost/CostPayments.js'
 import { LlmMetrics } from '../cost/LlmMetrics.js'
 import { UsageLedger } from '../cost/UsageLedger.js'
 import { InstanceRegistry } from '../cluster/InstanceRegistry.js'
+import { CapabilityMonitor } from '../health/CapabilityMonitor.js'
 import { Readiness } from '../health/Readiness.js'
+import { readinessCapabilities } from './readinessCapabilities.js'
 import { resolveInstanceId } from '../cluster/resolveInstanceId.js'
 import type { Env } from '../config/env.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
@@ -232,6 +234,17 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   metrics.adopt(services.llmMetrics.registry)
   for (const setup of setups) if (setup.metrics) metrics.adopt(setup.metrics)
   Object.assign(services, p.overrides ?? {})
+  // What `GET /health/ready` waits for besides the replica's own phase: each configured capability, checked in the background.
+  const capabilities = new CapabilityMonitor({
+    capabilities: readinessCapabilities(services, p.env, config.health.checkTimeoutMs),
+    intervalMs: config.health.checkIntervalMs,
+    timeoutMs: config.health.checkTimeoutMs,
+    onChange: (capability, state, previous) => {
+      if (state.status === 'up') logger.info({ capability, previous }, `${capability} is up`)
+      else logger.warn({ capability, status: state.status, detail: state.detail }, `${capability} is ${state.status}: GET /health/ready answers 503 until it is back`)
+    },
+  })
+  services.readiness.watch(capabilities)
 
   return {
     services,
@@ -248,6 +261,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       modelServer.start()
       services.costPayments.startReconciling()
       for (const setup of setups) await setup.start?.()
+      capabilities.start()
       services.readiness.started()
     },
     drain: async () => {
@@ -262,6 +276,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     },
     close: async () => {
       services.readiness.drain()
+      capabilities.stop()
       modelServer.stop()
       services.costPayments.stopReconciling()
       for (const setup of [...setups].reverse()) {

@@ -102,11 +102,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'tests/storage/',
   'docs/security.md',
   // Operators: health, configuration, the gateway's entry point
-  'src/health/',
-  'src/config/',
-  'src/main.ts',
-  'docs/configuration.md',
-  'tests/browser/',
   // Node lines, install and deployment
   '.ci/',
   'scripts/ci/',

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { foundryBinary } from './chains/foundryBinary.js'
-import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
+import { devnetTable } from './devnetTable.js'
+import { startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
 
 describe('startDevnet without an Anvil binary', () => {
   let dir: string

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     } else {
       for (const b of batches) {
         console.log(
-          `epoch ${b.epoch ?? '-'} · ${b.leafCount} receipts · root ${b.root} · tree ${b.treeArTxId} · tx ${b.commitTxHash} · ${b.status}`,
+          `epoch ${b.epoch ?? '-'} · ${b.leafCount} receipt${b.leafCount === 1 ? '' : 's'} · root ${b.root} · tree ${b.treeArTxId} · tx ${b.commitTxHash} · ${b.status}`,
         )
       }
     }

@@ -45,7 +45,7 @@ export function buildProgram(): Command {
   keyOptions(
     program
       .command('store')
-      .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print the receipt and the Arweave link')
+      .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print its storage id, the receipt and the Arweave link')
       .argument('<file>', 'file to store')
       .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
       .addOption(new Option('--rail <rail>', 'payment rail').choices([...RAILS.keys()]).default('base'))

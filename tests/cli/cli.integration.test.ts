@@ -143,6 +143,12 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(r.json).toMatchObject({ ar_tx_id: stored, size_bytes: 150_000, payer: anvilAccount(2).address })
     const human = await cli(['receipt', stored, '--gateway', gw.url])
     expect(human.out).toContain(`storage id   ${stored}`)
+    // one name for the id wherever a person reads it: the help of the commands that take it says `storage id` too
+    for (const command of ['receipt', 'verify']) {
+      const help = await cli([command, '--help'])
+      expect(help.out).toMatch(new RegExp(`^Usage: pay2store ${command} \\[options\\] <storage-id>\\n`))
+      expect(help.out).not.toMatch(/arTxId|ar_tx_id/)
+    }
     // the amount as `store` prints it (the asset's decimals and symbol); atomic units stay in --json
     expect(human.out).toContain(`\npaid         ${Number(r.json.paid_atomics) / 1e6} USDC\nasset        0x`)
     for (const line of human.out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)

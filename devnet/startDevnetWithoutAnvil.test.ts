@@ -1,5 +1,5 @@
 /**
- * A platform without an Anvil binary (issue 30: macOS and ARM users get Foundry's own builds; elsewhere there
+ * A platform without an Anvil binary (macOS and ARM users get Foundry's own builds; elsewhere there
  * are none): the devnet says so in one line and starts every other peer.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'

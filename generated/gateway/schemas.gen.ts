@@ -102,7 +102,7 @@ export const QuotaExceededSchema = {
                         'network'
                     ],
                     'x-designed': true,
-                    description: 'Designed (issue 27). `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+                    description: 'Designed. `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
                 }
             }
         }
@@ -185,7 +185,7 @@ export const CostPaymentRequiredSchema = {
                         'network'
                     ],
                     'x-designed': true,
-                    description: 'Designed (issue 27). `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+                    description: 'Designed. `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
                 }
             }
         }
@@ -650,7 +650,7 @@ export const LoginSignatureSchema = {
     pattern: '^0x([0-9a-fA-F]{2})+$',
     minLength: 132,
     maxLength: 16386,
-    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\nThat RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer\n`eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet\nsignatures are refused (issue 27).\n',
+    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\nThat RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer\n`eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet\nsignatures are refused.\n',
     'x-designed': true
 } as const;
 
@@ -964,13 +964,13 @@ export const CabinetPreflightSchema = {
             type: 'integer',
             minimum: 0,
             'x-designed': true,
-            description: 'Designed (issue 28). Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one (issue 28); one server alone reports 1.'
+            description: 'Designed. Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one; one server alone reports 1.'
         },
         replicas_unlocked: {
             type: 'integer',
             minimum: 0,
             'x-designed': true,
-            description: 'Designed (issue 28). Live replicas that hold the vault\'s data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.'
+            description: 'Designed. Live replicas that hold the vault\'s data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.'
         }
     }
 } as const;
@@ -1226,7 +1226,7 @@ export const HealthSchema = {
 } as const;
 
 export const ReadinessSchema = {
-    description: 'Designed (issue 28). Whether this replica takes new work, and if not, why.',
+    description: 'Designed. Whether this replica takes new work, and if not, why.',
     type: 'object',
     'x-designed': true,
     required: [
@@ -2669,7 +2669,7 @@ export const LlmGenerateRequestSchema = {
         },
         keep_alive: {
             'x-designed': true,
-            description: 'Designed (issue 27). Ollama\'s duration (`5m`, or seconds). The models are shared by every caller, so a\nsession caller\'s value is clamped to the operator\'s bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default\n60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,\n`-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.\n',
+            description: 'Designed. Ollama\'s duration (`5m`, or seconds). The models are shared by every caller, so a\nsession caller\'s value is clamped to the operator\'s bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default\n60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,\n`-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.\n',
             oneOf: [
                 {
                     type: 'string',
@@ -4507,7 +4507,7 @@ export const X402DiscoverySchema = {
 export const X402DiscoveryMcpSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like\n`POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost\n`amount` past the caller\'s daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool\'s\nBazaar declaration (`info.input.type: mcp`), as its 402 results carry it.\n',
+    description: 'Designed. The MCP endpoint and its tools with their prices: `per_byte` tools are priced like\n`POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost\n`amount` past the caller\'s daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool\'s\nBazaar declaration (`info.input.type: mcp`), as its 402 results carry it.\n',
     required: [
         'endpoint',
         'transport',

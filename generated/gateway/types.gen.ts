@@ -43,7 +43,7 @@ export type QuotaExceeded = {
         window_s: number;
         resets_at: EpochSeconds;
         /**
-         * Designed (issue 27). `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
+         * Designed. `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
          * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
          * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
          *
@@ -78,7 +78,7 @@ export type CostPaymentRequired = {
         window_s: number;
         resets_at: EpochSeconds;
         /**
-         * Designed (issue 27). `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
+         * Designed. `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
          * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
          * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
          *
@@ -292,7 +292,7 @@ export type RegisterRequest = {
  * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
  * That RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer
  * `eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet
- * signatures are refused (issue 27).
+ * signatures are refused.
  *
  */
 export type LoginSignature = string;
@@ -426,11 +426,11 @@ export type CabinetPreflight = {
     soldiers_with_address: number;
     members_total: number;
     /**
-     * Designed (issue 28). Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one (issue 28); one server alone reports 1.
+     * Designed. Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one; one server alone reports 1.
      */
     replicas_live: number;
     /**
-     * Designed (issue 28). Live replicas that hold the vault's data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.
+     * Designed. Live replicas that hold the vault's data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.
      */
     replicas_unlocked: number;
 };
@@ -547,7 +547,7 @@ export type Health = {
 };
 
 /**
- * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ * Designed. Whether this replica takes new work, and if not, why.
  */
 export type Readiness = {
     status: 'ready' | 'starting' | 'draining';
@@ -1058,7 +1058,7 @@ export type LlmGenerateRequest = {
     stream?: boolean;
     think?: boolean;
     /**
-     * Designed (issue 27). Ollama's duration (`5m`, or seconds). The models are shared by every caller, so a
+     * Designed. Ollama's duration (`5m`, or seconds). The models are shared by every caller, so a
      * session caller's value is clamped to the operator's bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default
      * 60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,
      * `-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.
@@ -1738,7 +1738,7 @@ export type X402Discovery = {
 };
 
 /**
- * Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
+ * Designed. The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
  * `POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost
  * `amount` past the caller's daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool's
  * Bazaar declaration (`info.input.type: mcp`), as its 402 results carry it.
@@ -5705,8 +5705,8 @@ export type StoreFileErrors = {
     409: Error;
     /**
      * Designed. The file exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`, a decimal
-     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`). Intake bounds
-     * (issue 26): `unpaid_body_too_large` — a request without payment is larger than
+     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`). Intake bounds:
+     * `unpaid_body_too_large` — a request without payment is larger than
      * `SERVICE_STORAGE__UNPAID_MAX_BYTES` (`details.max_unpaid_bytes`, `details.quote_url`);
      * `multipart_too_many_parts` (`details.max_parts`); `multipart_field_too_large` — a part other than
      * the file is longer than `SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES` (`details.max_field_bytes`).
@@ -5721,7 +5721,7 @@ export type StoreFileErrors = {
      */
     415: Error;
     /**
-     * The global per-address rate limit (`rate_limited`). Designed (issue 26): `too_many_unpaid_requests` —
+     * The global per-address rate limit (`rate_limited`). Designed: `too_many_unpaid_requests` —
      * this client address (IPv6: its /56) already has `SERVICE_STORAGE__UNPAID_PER_ADDRESS` uploads being
      * received; `too_many_payment_checks` — it already has `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS`
      * Algorand payments being looked up. Both are answered before the body is read; nothing was charged and

@@ -175,7 +175,7 @@ export const zLoginChallenge = z.object({
  * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
  * That RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer
  * `eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet
- * signatures are refused (issue 27).
+ * signatures are refused.
  *
  */
 export const zLoginSignature = z.string().min(132).max(16386).regex(/^0x([0-9a-fA-F]{2})+$/);
@@ -375,7 +375,7 @@ export const zHealth = z.object({
 });
 
 /**
- * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ * Designed. Whether this replica takes new work, and if not, why.
  */
 export const zReadiness = z.object({
     status: z.enum([
@@ -1356,7 +1356,7 @@ export const zMcpStoreFileArgs = z.intersection(z.unknown(), z.object({
 }));
 
 /**
- * Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
+ * Designed. The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
  * `POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost
  * `amount` past the caller's daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool's
  * Bazaar declaration (`info.input.type: mcp`), as its 402 results carry it.

@@ -58,8 +58,8 @@ describe('gateway public set is readable from the document', () => {
       const safe = o.method === 'get' || o.method === 'head'
       // /llm/v1 takes no cookie (a bearer or the header only); every session GET does, /llm/keys included.
       // A session operation that writes, spends or mints (every non-GET one) takes the session alone: a stolen
-      // bearer reads, nothing more (issue 27).
-      // /llm/v1/responses and /llm/v1/messages also take the Anthropic SDK's `x-api-key` (issue 31).
+      // bearer reads, nothing more.
+      // /llm/v1/responses and /llm/v1/messages also take the Anthropic SDK's `x-api-key`.
       const expected = o.path.startsWith('/llm/v1/')
         ? ['/llm/v1/responses', '/llm/v1/messages'].includes(o.path)
           ? [{ sessionToken: [] }, { llmBearer: [] }, { llmApiKey: [] }]
@@ -97,7 +97,7 @@ describe('gateway public set is readable from the document', () => {
   it('public operations declare `security: []`, shadow ones the bearer, /store the payment', () => {
     for (const o of gatewayOps.filter((x) => !requiresSession(gateway, x.op))) {
       const sec = JSON.stringify(o.op.security)
-      // /metrics: loopback or its token (issue 27); /mcp: anonymous, a session or an /llm key per tool (issue 32)
+      // /metrics: loopback or its token; /mcp: anonymous, a session or an /llm key per tool
       expect(['[]', '[{"overlordBearer":[]}]', '[{},{"x402Payment":[]}]', '[{"metricsBearer":[]}]', '[{},{"sessionToken":[]},{"llmBearer":[]}]'], `${o.operationId}: ${sec}`).toContain(sec)
     }
     const store = gatewayOps.find((o) => o.operationId === 'storeFile')

@@ -6,7 +6,7 @@ import type { CabinetRole } from './members.js'
 type Db = Kysely<Database>
 
 /**
- * The cabinet registry and the agent map in the deployment's database (issue 28): tables `cabinet_registry`
+ * The cabinet registry and the agent map in the deployment's database: tables `cabinet_registry`
  * (one block per company, members as JSON) and `agent_map` (soldier addresses). Every method takes the
  * database or a transaction of it, so a provision or clear writes them in the one transaction that also
  * writes the vault entries. Keyed results are Maps: company names and agent ids come from clients.

@@ -129,7 +129,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     fetch: p.fetch,
   })
   metrics.adopt(modelServer.registry)
-  // Sessions and the agent registry are cached while the database reports every change to them (issue 17).
+  // Sessions and the agent registry are cached while the database reports every change to them.
   const changeFeed = config.cache.enabled ? database.changeFeed : undefined
   const services = {
     config,
@@ -392,7 +392,7 @@ export const initBatch: DomainInit = (core) => {
 }
 
 /**
- * `/llm` (issue 14): the wallets' API keys, and the `/llm/v1` proxy and `/coreagent` over the core's
+ * `/llm`: the wallets' API keys, and the `/llm/v1` proxy and `/coreagent` over the core's
  * model-server client and marketplace (one client for every model-server call). Its `llmBearer` scheme is
  * answered by `src/handlers/llm/llmSecurity.ts`.
  */

@@ -65,7 +65,7 @@ export interface Services {
   quota: CostQuota
   /** The payment rails, registered once at start (src/x402/RailRegistry.ts). */
   rails: RailRegistry
-  /** x402 payments of cost calls past the quota (issue 14 item 3). */
+  /** x402 payments of cost calls past the quota. */
   costPayments: CostPayments
   /** The usage ledger of cost calls (`llm_usage`). */
   usage: UsageLedger

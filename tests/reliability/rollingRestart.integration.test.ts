@@ -1,5 +1,5 @@
 /**
- * Rolling restarts (issue 28 item 5), with real gateway processes on one PostgreSQL database and the EVM devnet
+ * Rolling restarts, with real gateway processes on one PostgreSQL database and the EVM devnet
  * peers; every gateway validates its responses against the document (`SERVICE_HTTP__RESPONSE_VALIDATION=error`:
  * a response that breaks it would be a 500, counted as an error here).
  * - SIGTERM: `GET /health/ready` answers 503 `draining` at once (liveness stays 200), a paid upload whose body

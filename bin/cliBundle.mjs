@@ -2,14 +2,16 @@
  * The CLI as one bundle (esbuild), built on first use and rebuilt when a source it was built from changed, so
  * a call costs only Node's start and the modules its command loads — no TypeScript compiled per run.
  *
- * The bundle lives in `node_modules/.cache/pay2store-cli/<build>/` (`main.js` and the chunks the commands load
- * on demand); `current.json` names the build in use and what it was built from: every file of the tree with
+ * The bundle lives in `node_modules/.cache/pay2store-cli/<tree>/<build>/` (`main.js` and the chunks the commands
+ * load on demand; `<tree>` tells apart checkouts that share one node_modules); `current.json` names the build in
+ * use and what it was built from: every file of the tree with
  * its modification time and size, and npm's record of the installed packages (`node_modules/.package-lock.json`,
  * rewritten by every install). A build is fresh while all of them are unchanged. Builds go to a new directory
  * and `current.json` is replaced atomically, so two first calls at once each run a whole build; a build no
  * longer named is removed an hour after it was replaced (a call that started with it may still load its chunks).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 
 const INSTALLED = 'node_modules/.package-lock.json'
@@ -73,7 +75,8 @@ export async function buildBundle(root) {
 }
 
 function cacheDir(root) {
-  return join(root, 'node_modules', '.cache', 'pay2store-cli')
+  const tree = createHash('sha256').update(root).digest('hex').slice(0, 12)
+  return join(root, 'node_modules', '.cache', 'pay2store-cli', tree)
 }
 
 /** Dates the build `current.json` names now as replaced now: the hour before it is removed starts here. */

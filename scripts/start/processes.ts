@@ -4,6 +4,7 @@
  * to. Best effort: a process of another user may be unreadable, and then less is said, never something wrong.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { ppidOf } from '../../devnet/watchAncestors.js'
 
 /** What marks the process running `npm start` (scripts/start.ts, through tsx or from a build). */
 const START_SCRIPT = /(^|\/)scripts\/start\.(ts|js)$/
@@ -11,15 +12,6 @@ const START_SCRIPT = /(^|\/)scripts\/start\.(ts|js)$/
 export function commandLine(pid: number): string[] | undefined {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
-  } catch {
-    return undefined
-  }
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
   } catch {
     return undefined
   }
@@ -38,7 +30,7 @@ export function isRunningStart(pid: number): boolean {
 
 /** The `npm start` among `pid` and its ancestors, if any. */
 export function startOwning(pid: number): number | undefined {
-  for (let p: number | undefined = pid, depth = 0; p !== undefined && p > 1 && depth < 8; p = parentOf(p), depth++) {
+  for (let p: number | undefined = pid, depth = 0; p !== undefined && p > 1 && depth < 8; p = ppidOf(p), depth++) {
     if (commandLine(p)?.some((a) => START_SCRIPT.test(a))) return p
   }
   return undefined

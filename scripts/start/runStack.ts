@@ -14,6 +14,7 @@ import { gatewayNodeFlags } from '../gatewayNodeFlags.js'
 import { nodeArgsFor } from '../nodeArgsFor.js'
 import { readShadowConfig } from '../../src/shadow/config.js'
 import { unlockMessageFor } from '../../src/vault/Vault.js'
+import { wrapText } from '../../src/cli/wrapText.js'
 import { writeFileAtomic } from '../../src/vault/writeFileAtomic.js'
 import { withDevnetEnv } from './devnetEnv.js'
 import { plannedPorts, type StartPlan } from './plan.js'
@@ -23,7 +24,8 @@ const root = resolve(import.meta.dirname, '../..')
 /** Milliseconds since this process started. */
 const sinceStart = () => Math.round(performance.now())
 const num = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined)
-const say = (line: string) => process.stdout.write(`[start] ${line}\n`)
+/** A line of npm start's own, wrapped to 80 columns with the prefix on each. */
+const say = (text: string) => process.stdout.write(wrapText(text, 80 - '[start] '.length).map((l) => `[start] ${l}\n`).join(''))
 
 interface Child {
   name: string

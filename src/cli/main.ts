@@ -7,6 +7,7 @@
  */
 import { Command, CommanderError, Option } from 'commander'
 import { CliError, EXIT, oneLine } from './CliError.js'
+import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { createOutput } from './output.js'
 import { closeAllBars } from './progress.js'
 import { protectStorageIds } from './protectStorageIds.js'
@@ -20,7 +21,6 @@ const commands = {
   receipt: () => import('./receipt.js'),
   login: () => import('./login.js'),
   models: () => import('./models.js'),
-  formatAmount: () => import('./formatAmount.js'),
 }
 
 const env = process.env
@@ -58,7 +58,7 @@ export function buildProgram(): Command {
       .addOption(jsonOption()),
   ).action(async (file: string, o: StoreOptions & Json) => {
     const out = createOutput(!!o.json)
-    const [{ store }, { formatAmount, unitOfRequirement }] = await Promise.all([commands.store(), commands.formatAmount()])
+    const { store } = await commands.store()
     const r = await store(file, o, out)
     out.result(r, (v) =>
       [

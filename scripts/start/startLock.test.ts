@@ -29,9 +29,10 @@ describe('the npm start lock of a data directory', () => {
 
   it('held by a running npm start: not taken, and the holder is who to name', () => {
     const dir = dataDir()
-    writeFileSync(lockPath(dir), JSON.stringify(other(dir, 4242)))
+    const holder = other(dir, 4242)
+    writeFileSync(lockPath(dir), JSON.stringify(holder))
     const result = takeStartLock(dir, ports, (pid) => pid === 4242)
-    expect(result).toEqual({ taken: false, holder: other(dir, 4242) })
+    expect(result).toEqual({ taken: false, holder })
     // never touched by another process: not updated, not released
     updateStartLock(dir, [])
     releaseStartLock(dir)
@@ -40,9 +41,10 @@ describe('the npm start lock of a data directory', () => {
 
   it('left by an npm start that no longer runs (SIGKILL, crash): taken over, the stale holder reported', () => {
     const dir = dataDir()
-    writeFileSync(lockPath(dir), JSON.stringify(other(dir, 4242)))
+    const stale = other(dir, 4242)
+    writeFileSync(lockPath(dir), JSON.stringify(stale))
     const result = takeStartLock(dir, ports, () => false)
-    expect(result).toEqual({ taken: true, stale: other(dir, 4242) })
+    expect(result).toEqual({ taken: true, stale })
     expect((JSON.parse(readFileSync(lockPath(dir), 'utf8')) as StartLock).pid).toBe(process.pid)
     releaseStartLock(dir)
   })

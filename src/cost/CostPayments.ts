@@ -233,6 +233,7 @@ export class CostPayments {
       payer: payment.authorization.from.toLowerCase(),
       amountAtomic: payment.authorization.value,
       info,
+      settleDeadlineMs: settleDeadlineOf(payment.authorization.validBefore),
       settle: async () => {
         let settled
         try {
@@ -384,6 +385,7 @@ export class CostPayments {
       amountAtomic: capAtomic,
       info,
       metered: { capAtomic, maxTokens: maxTokensFor(pricing, capAtomic) },
+      settleDeadlineMs: settleDeadlineOf(permit.deadline),
       settle,
       release,
     })
@@ -410,6 +412,17 @@ export class CostPayments {
   }
 }
 
+/**
+ * How long before a payment's deadline its settlement must be submitted (ms): the reference facilitators refuse a
+ * payment with less than 6 s left (the transaction must be mined before it); the rest is the way there.
+ */
+const SETTLE_MARGIN_MS = 15_000
+
+/** The latest wall-clock ms at which a payment valid until `deadline` (epoch s) can still be settled. */
+function settleDeadlineOf(deadline: bigint): number {
+  return Number(deadline) * 1000 - SETTLE_MARGIN_MS
+}
+
 function describeCall(info: Pick<CostCallInfo, 'method' | 'path'>): string {
   return `One cost call of ${info.method} ${info.path} past the daily quota`
 }
@@ -429,7 +442,9 @@ type PaidCallParts = {
   amountAtomic: bigint
   info: CostCallInfo
   metered?: Metered
-  settle: (tokens: number) => Promise<CostSettlement>
+  /** The latest wall-clock ms at which the settlement can still be submitted (deadline minus the rail's margin). */
+  settleDeadlineMs: number | undefined
+  settle: (tokens: number, delivered: boolean) => Promise<CostSettlement>
   release: () => Promise<void>
 }
 
@@ -440,6 +455,12 @@ export class PaidCall {
   readonly info: CostCallInfo
   /** Set on an `upto` payment: settle after the last byte, with the tokens produced. */
   readonly metered: Metered | undefined
+  /**
+   * The latest wall-clock time (ms since the epoch) at which this payment's settlement can still be submitted:
+   * its deadline (`upto`) or `validBefore` (`exact`) minus the rail's settlement margin. A call must have ended
+   * — and settle — before it; undefined when the payment has no deadline.
+   */
+  readonly settleDeadlineMs: number | undefined
   #amount: bigint
   #done: Promise<unknown> | undefined
   readonly #parts: PaidCallParts
@@ -450,6 +471,7 @@ export class PaidCall {
     this.#amount = parts.amountAtomic
     this.info = parts.info
     this.metered = parts.metered
+    this.settleDeadlineMs = parts.settleDeadlineMs
     this.#parts = parts
   }
 
@@ -458,9 +480,14 @@ export class PaidCall {
     return this.#amount
   }
 
-  /** Settles (once: a second call returns the first outcome). `tokens`: the completion tokens produced (`upto`). */
-  settle(tokens = 0): Promise<CostSettlement> {
-    this.#done ??= this.#parts.settle(tokens).then((s) => {
+  /**
+   * Settles (once: a second call returns the first outcome). `tokens`: the completion tokens produced (`upto`).
+   * `delivered` (default true): the output was served (or is, whatever the outcome) — an `upto` settlement that
+   * then fails is recorded as a debt of the payer (`settlement_debts`), reconciled later; false when the caller
+   * withholds the output if the settlement fails (nothing is owed then).
+   */
+  settle(tokens = 0, { delivered = true }: { delivered?: boolean } = {}): Promise<CostSettlement> {
+    this.#done ??= this.#parts.settle(tokens, delivered).then((s) => {
       this.#amount = BigInt(s.amount)
       return s
     })

@@ -71,15 +71,18 @@ export type RateLimiter = { take(address: string): Promise<{ allowed: boolean; r
  */
 export function createRateLimiter(p: Pick<RateLimitStageParameters, 'windowS' | 'max' | 'now'> & { store: RateLimitStore }): RateLimiter {
   const now = p.now ?? Date.now
+  const verdict = (hit: RateLimitHit) => ({ allowed: hit.count <= p.max, retryAfterS: Math.max(1, Math.ceil((hit.resetAtMs - now()) / 1000)) })
   return {
     async take(address) {
-      let hit: RateLimitHit
+      let hit: RateLimitHit | Promise<RateLimitHit>
       try {
-        hit = await p.store.hit(keyOf(address), p.windowS * 1000, now())
+        hit = p.store.hit(keyOf(address), p.windowS * 1000, now())
+        // read at once: the memory store hands back its live counter, which the next hit moves on
+        if (!(hit instanceof Promise)) return verdict(hit)
+        return verdict(await hit)
       } catch {
         return { allowed: true, retryAfterS: 0 }
       }
-      return { allowed: hit.count <= p.max, retryAfterS: Math.max(1, Math.ceil((hit.resetAtMs - now()) / 1000)) }
     },
   }
 }

@@ -66,8 +66,8 @@ beforeEach(() => {
   ms.cut.length = 0
 })
 
-/** A well-formed `upto` payment header for at most `amount`, valid `validS` seconds (the fake facilitator accepts any signature). */
-function permit(amount = '300', id?: string, validS = 600): Record<string, string> {
+/** A well-formed `upto` payment header for at most `amount` (the fake facilitator accepts any signature). */
+function permit(amount = '300', id?: string): Record<string, string> {
   const payload = {
     ...(id ? { extensions: { 'payment-identifier': { info: { required: false, id } } } } : {}),
     x402Version: 2,
@@ -79,7 +79,7 @@ function permit(amount = '300', id?: string, validS = 600): Record<string, strin
         spender: UPTO_PERMIT2_PROXY,
         permitted: { token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', amount },
         nonce: BigInt('0x' + randomBytes(16).toString('hex')).toString(),
-        deadline: String(Math.floor(Date.now() / 1000) + validS),
+        deadline: String(Math.floor(Date.now() / 1000) + 600),
         witness: { to: PAY_TO, facilitator: FACILITATOR, validAfter: '0' },
       },
     },
@@ -252,25 +252,53 @@ describe('x402 upto: streams are billed by the model server’s count, never by 
 })
 
 describe("x402 upto: the meter ends a call before its payment's deadline", () => {
-  it('a stream still running at the deadline is ended there and settled in time for its whole share', async () => {
-    // settlement must be submitted 15 s before the permit's deadline, and the meter ends the call 2 s before that
+  /** The meter of these tests, with payments whose settlement deadline (`PaidCall.settleDeadlineMs`) is `inMs` away. */
+  const meterSettlingIn = (inMs: number) => {
+    const x402 = readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't', SERVICE_X402__UPTO_FACILITATOR_ADDRESS: FACILITATOR })
+    class Deadlined extends CostPayments {
+      override async begin(...args: Parameters<CostPayments['begin']>) {
+        const paid = await super.begin(...args)
+        Object.assign(paid, { settleDeadlineMs: Date.now() + inMs })
+        return paid
+      }
+    }
+    return new Meter({
+      pool: new ModelServerPool({ baseUrls: [ms.url], timeoutMs: 5_000 }),
+      quota: new CostQuota(db.db, 0),
+      payments: new Deadlined({ db: db.db, x402, priceAtomic: 1_000n, tokenPricing: { perTokenMicro: 3_000_000n, minAtomic: 5n, maxAtomic: 300n }, publicOrigin: 'http://gw.test', facilitator }),
+      usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
+      metrics: new LlmMetrics([]),
+      logger: createCapturingLogger().logger,
+      defaultModel: 'm',
+    })
+  }
+
+  it('a stream still running when its payment must be settled is ended before then and settled in time, for its whole share', async () => {
     answer = () => ({ frames: ollamaGenerateFrames(2000), delayMs: 20 })
     const started = Date.now()
-    const result = (await call(permit('300', undefined, 18), async (server) => ({ status: 200, contentType: 'application/x-ndjson', stream: await server.generateStreamRaw({ model: 'm', prompt: 'p' }) }))) as HttpResult
+    // settled by 3 s from now: the meter ends the call 2 s before that
+    const result = (await meterSettlingIn(3_000).call(request(permit()), async (server) => ({
+      status: 200,
+      contentType: 'application/x-ndjson',
+      stream: await server.generateStreamRaw({ model: 'm', prompt: 'p' }),
+    }))) as HttpResult
     await readAll(result).catch(() => undefined)
     await waitFor(() => settledAmounts.length === 1)
-    expect(Date.now() - started).toBeLessThan(3_000)
+    expect(Date.now() - started).toBeLessThan(2_500)
     expect(ms.cut).toHaveLength(1)
     expect(settledAmounts).toEqual(['300'])
   })
 
   it('a payment that must be settled before the call could run is refused 402 payment_expires_too_soon; nothing is generated', async () => {
     answer = () => ({ frames: ollamaChatFrames(3) })
-    const result = (await call(permit('300', undefined, 16), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
+    const header = permit()
+    const result = (await meterSettlingIn(1_000).call(request(header), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ error: 'payment_expires_too_soon' })
     expect(ms.requests).toEqual([])
     expect(settledAmounts).toEqual([])
+    // the permit was given back: it pays a call that has the time
+    expect(((await call(header, async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult).status).toBe(200)
   })
 })
 

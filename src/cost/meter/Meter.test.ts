@@ -2,18 +2,14 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
-import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
+import { testMeter } from '../../../tests/support/testMeter.js'
 import { ollamaChatFrames, type ScriptedModelServer, startScriptedModelServer } from '../../../tests/support/scriptedModelServer.js'
-import { CostQuota } from '../../auth/CostQuota.js'
-import { ModelServerPool } from '../../modelserverClient/ModelServerPool.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { readX402Config } from '../../x402/config.js'
 import { FacilitatorUnavailableError } from '../../x402/errors.js'
 import type { FacilitatorSettleResponse } from '../../x402/FacilitatorClient.js'
 import type { Facilitator } from '../../x402/FacilitatorPool.js'
 import { CostPayments } from '../CostPayments.js'
-import { LlmMetrics } from '../LlmMetrics.js'
-import { UsageLedger } from '../UsageLedger.js'
 import { Meter, type MeteredCallRequest, type MeteredRun } from './Meter.js'
 
 // The settlement rules of paid cost calls, with a facilitator whose verdicts the test chooses (the happy
@@ -41,15 +37,7 @@ beforeAll(async () => {
   db = await createTestDatabase('sqlite')
   const x402 = readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't' })
   ms = await startScriptedModelServer(() => ({ frames: ollamaChatFrames(3) }))
-  meter = new Meter({
-    pool: new ModelServerPool({ baseUrls: [ms.url], timeoutMs: 5_000 }),
-    quota: new CostQuota(db.db, 0),
-    payments: new CostPayments({ db: db.db, x402, priceAtomic: 1_000n, publicOrigin: 'http://gw.test', facilitator }),
-    usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
-    metrics: new LlmMetrics(['svc-tiny-chat:latest']),
-    logger: createCapturingLogger().logger,
-    defaultModel: 'svc-tiny-chat:latest',
-  })
+  meter = testMeter({ db: db.db, modelServerUrl: ms.url, payments: new CostPayments({ db: db.db, x402, priceAtomic: 1_000n, publicOrigin: 'http://gw.test', facilitator }) })
 })
 afterAll(async () => {
   await ms?.close()

@@ -1,18 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
 import { ollamaChatFrames, ollamaGenerateFrames, type ScriptedAnswer, type ScriptedModelServer, startScriptedModelServer } from '../../../tests/support/scriptedModelServer.js'
 import { chatCompletionsStream, messagesStream, ollamaChatStream, ollamaGenerateStream, responsesStream, type StreamedEvent } from '../../../tests/support/streamedAnswers.js'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
-import { CostQuota } from '../../auth/CostQuota.js'
-import { ModelServerPool } from '../../modelserverClient/ModelServerPool.js'
+import { testMeter } from '../../../tests/support/testMeter.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { readX402Config } from '../../x402/config.js'
 import { UPTO_PERMIT2_PROXY } from '../../x402/EvmUptoRail.js'
 import type { Facilitator } from '../../x402/FacilitatorPool.js'
 import { CostPayments } from '../CostPayments.js'
-import { LlmMetrics } from '../LlmMetrics.js'
-import { UsageLedger } from '../UsageLedger.js'
 import { GenerationBudgetSpentError } from './errors.js'
 import { Meter, type MeteredCallRequest, type MeteredRun } from './Meter.js'
 import type { MeteredModelServer, OpenAiPath } from './MeteredModelServer.js'
@@ -45,16 +41,7 @@ const facilitator: Facilitator = {
 beforeAll(async () => {
   db = await createTestDatabase('sqlite')
   ms = await startScriptedModelServer((path, body) => answer(path, body))
-  const x402 = readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't', SERVICE_X402__UPTO_FACILITATOR_ADDRESS: FACILITATOR })
-  meter = new Meter({
-    pool: new ModelServerPool({ baseUrls: [ms.url], timeoutMs: 5_000 }),
-    quota: new CostQuota(db.db, 0),
-    payments: new CostPayments({ db: db.db, x402, priceAtomic: 1_000n, tokenPricing: { perTokenMicro: 3_000_000n, minAtomic: 5n, maxAtomic: 300n }, publicOrigin: 'http://gw.test', facilitator }),
-    usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
-    metrics: new LlmMetrics(['svc-tiny-chat:latest']),
-    logger: createCapturingLogger().logger,
-    defaultModel: 'svc-tiny-chat:latest',
-  })
+  meter = testMeter({ db: db.db, modelServerUrl: ms.url, payments: new CostPayments(paymentOptions()) })
 })
 afterAll(async () => {
   await ms?.close()
@@ -86,6 +73,16 @@ function permit(amount = '300', id?: string): Record<string, string> {
   }
   return { 'payment-signature': Buffer.from(JSON.stringify(payload)).toString('base64') }
 }
+
+/** The payments of these tests: price 3 per token, minimum 5, at most 300 per call (`perTokenMicro` as given). */
+const paymentOptions = (perTokenMicro = 3_000_000n) => ({
+  db: db.db,
+  x402: readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't', SERVICE_X402__UPTO_FACILITATOR_ADDRESS: FACILITATOR }),
+  priceAtomic: 1_000n,
+  tokenPricing: { perTokenMicro, minAtomic: 5n, maxAtomic: 300n },
+  publicOrigin: 'http://gw.test',
+  facilitator,
+})
 
 const request = (headers: Record<string, string>): MeteredCallRequest => ({ wallet: WALLET, overlord: false, headers, route: 'llmChat', method: 'POST', path: '/llm/chat', model: undefined, statusOf: () => 502 })
 const call = (headers: Record<string, string>, run: MeteredRun) => meter.call(request(headers), run)
@@ -155,22 +152,8 @@ describe('x402 upto: what the meter settles', () => {
 
   it('a call whose permit pays for no token is refused 402 before the model server hears of it, and the permit is given back', async () => {
     const header = permit('5')
-    const refusingMeter = new Meter({
-      pool: new ModelServerPool({ baseUrls: [ms.url], timeoutMs: 5_000 }),
-      quota: new CostQuota(db.db, 0),
-      payments: new CostPayments({
-        db: db.db,
-        x402: readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't', SERVICE_X402__UPTO_FACILITATOR_ADDRESS: FACILITATOR }),
-        priceAtomic: 1_000n,
-        tokenPricing: { perTokenMicro: 6_000_000n, minAtomic: 5n, maxAtomic: 300n },
-        publicOrigin: 'http://gw.test',
-        facilitator,
-      }),
-      usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
-      metrics: new LlmMetrics([]),
-      logger: createCapturingLogger().logger,
-      defaultModel: 'm',
-    })
+    // 6 per token: the least a call costs (5) pays for no token
+    const refusingMeter = testMeter({ db: db.db, modelServerUrl: ms.url, payments: new CostPayments(paymentOptions(6_000_000n)) })
     const result = (await refusingMeter.call(request(header), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ error: 'insufficient_amount' })
@@ -254,7 +237,6 @@ describe('x402 upto: streams are billed by the model server’s count, never by 
 describe("x402 upto: the meter ends a call before its payment's deadline", () => {
   /** The meter of these tests, with payments whose settlement deadline (`PaidCall.settleDeadlineMs`) is `inMs` away. */
   const meterSettlingIn = (inMs: number) => {
-    const x402 = readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't', SERVICE_X402__UPTO_FACILITATOR_ADDRESS: FACILITATOR })
     class Deadlined extends CostPayments {
       override async begin(...args: Parameters<CostPayments['begin']>) {
         const paid = await super.begin(...args)
@@ -262,15 +244,7 @@ describe("x402 upto: the meter ends a call before its payment's deadline", () =>
         return paid
       }
     }
-    return new Meter({
-      pool: new ModelServerPool({ baseUrls: [ms.url], timeoutMs: 5_000 }),
-      quota: new CostQuota(db.db, 0),
-      payments: new Deadlined({ db: db.db, x402, priceAtomic: 1_000n, tokenPricing: { perTokenMicro: 3_000_000n, minAtomic: 5n, maxAtomic: 300n }, publicOrigin: 'http://gw.test', facilitator }),
-      usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
-      metrics: new LlmMetrics([]),
-      logger: createCapturingLogger().logger,
-      defaultModel: 'm',
-    })
+    return testMeter({ db: db.db, modelServerUrl: ms.url, payments: new Deadlined(paymentOptions()) })
   }
 
   it('a stream still running when its payment must be settled is ended before then and settled in time, for its whole share', async () => {

@@ -40,7 +40,7 @@ export async function finishStream(call: MeteredCall, result: HttpResult): Promi
   }
   const failedAtOnce = first !== undefined && (first.done === true || errorFirst(first))
   const metered = call.paid?.metered !== undefined && first !== undefined && !failedAtOnce
-  const stream = streamTap(iterator, first, firstAt, call.req.signal, (end) => void ended(call, end, { metered, settled, failedAtOnce, status: result.status }))
+  const stream = streamTap({ iterator, first, firstAt, client: call.req.signal, onEnd: (end) => void ended(call, end, { metered, settled, failedAtOnce, status: result.status }) })
   return { ...result, headers, stream }
 }
 

@@ -4,31 +4,29 @@ import { whenNeverStarted } from './whenNeverStarted.js'
 /** How the answer's stream ended: the outcome, when its first chunk came, how many chunks it had. */
 export type StreamEnd = { outcome: CallOutcome; firstAt: number | undefined; chunks: number }
 
+/** What the tap passes on and reports to. */
+export type Tapped = {
+  iterator: AsyncIterator<string | Uint8Array>
+  /** A chunk already read by the meter (a paid call reads one before answering), and when it came. */
+  first: IteratorResult<string | Uint8Array> | undefined
+  firstAt: number | undefined
+  /** The client's signal: a failure once it is aborted is the client leaving, not the call failing. */
+  client: AbortSignal | undefined
+  onEnd: (end: StreamEnd) => void
+}
+
 /**
  * Passes the answer's chunks on untouched and reports once when the stream ends or is dropped (what the
- * chunks hold is read where they come from, `countedStreams.ts`). `first`: a chunk already read by the meter
- * (a paid call reads one before answering).
+ * chunks hold is read where they come from, `countedStreams.ts`).
  */
-export function streamTap(
-  iterator: AsyncIterator<string | Uint8Array>,
-  first: IteratorResult<string | Uint8Array> | undefined,
-  firstAt: number | undefined,
-  client: AbortSignal | undefined,
-  onEnd: (end: StreamEnd) => void,
-): AsyncGenerator<string | Uint8Array> {
-  return whenNeverStarted(pass(iterator, first, firstAt, client, onEnd), () => {
-    void Promise.resolve(iterator.return?.(undefined)).catch(() => {})
-    onEnd({ outcome: 'cancelled', firstAt, chunks: first && !first.done ? 1 : 0 })
+export function streamTap(t: Tapped): AsyncGenerator<string | Uint8Array> {
+  return whenNeverStarted(pass(t), () => {
+    void Promise.resolve(t.iterator.return?.(undefined)).catch(() => {})
+    t.onEnd({ outcome: 'cancelled', firstAt: t.firstAt, chunks: t.first && !t.first.done ? 1 : 0 })
   })
 }
 
-async function* pass(
-  iterator: AsyncIterator<string | Uint8Array>,
-  first: IteratorResult<string | Uint8Array> | undefined,
-  firstAt: number | undefined,
-  client: AbortSignal | undefined,
-  onEnd: (end: StreamEnd) => void,
-): AsyncGenerator<string | Uint8Array> {
+async function* pass({ iterator, first, firstAt, client, onEnd }: Tapped): AsyncGenerator<string | Uint8Array> {
   let outcome: CallOutcome = 'cancelled'
   let at = firstAt
   let chunks = 0

@@ -263,6 +263,13 @@ describe("x402 upto: the meter ends a call before its payment's deadline", () =>
     expect(settledAmounts).toEqual(['300'])
   })
 
+  it('a payment valid for a year is served like any other (its deadline is beyond the longest timer)', async () => {
+    answer = () => ({ frames: ollamaChatFrames(4) })
+    const result = (await meterSettlingIn(365 * 86_400_000).call(request(permit()), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
+    expect(result.status).toBe(200)
+    expect(settledAmounts).toEqual(['12'])
+  })
+
   it('a payment that must be settled before the call could run is refused 402 payment_expires_too_soon; nothing is generated', async () => {
     answer = () => ({ frames: ollamaChatFrames(3) })
     const header = permit()

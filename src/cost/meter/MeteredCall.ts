@@ -22,6 +22,9 @@ export type Running = Promise<HttpResult>
  */
 export const SETTLE_LEAD_MS = 2_000
 
+/** The longest delay `setTimeout` takes (2³¹ − 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 const minOf = (...limits: (number | undefined)[]): number | undefined => {
   const set = limits.filter((n): n is number => n !== undefined)
   return set.length > 0 ? Math.min(...set) : undefined
@@ -76,8 +79,10 @@ export class MeteredCall {
       this.#end()
       running = Promise.reject(this.#cut)
     } else {
-      if (this.#deadlineAt !== undefined) {
-        this.#deadline = setTimeout(() => this.#end(), this.#deadlineAt - Date.now())
+      const wait = this.#deadlineAt === undefined ? undefined : this.#deadlineAt - Date.now()
+      // a timer longer than Node's longest (~24.8 days) would fire at once: no call runs that long anyway
+      if (wait !== undefined && wait <= MAX_TIMER_MS) {
+        this.#deadline = setTimeout(() => this.#end(), wait)
         this.#deadline.unref()
       }
       try {

@@ -61,7 +61,8 @@ async function drain<T>(source: AsyncGenerator<T>, reader: UsageReader<T>, accou
     reader.end()
     report(reader, account)
   } catch {
-    account.uncounted({ failed: o.cutBy() === undefined })
+    if (reader.usage.completionTokens !== undefined) account.counted(reader.usage)
+    else account.uncounted({ failed: o.cutBy() === undefined })
   }
 }
 
@@ -111,9 +112,9 @@ async function* passCounted<T>(source: AsyncGenerator<T>, reader: UsageReader<T>
     if (unread !== undefined) reader.feed(unread)
     if (ended) {
       reader.end()
-      if (o.cutBy() !== undefined) account.uncounted()
-      else if (threw && reader.usage.completionTokens === undefined) account.uncounted({ failed: true })
-      else report(reader, account)
+      // the model server's count, when it came before the end (even an end the meter or a failure made)
+      if (reader.usage.completionTokens !== undefined) report(reader, account)
+      else account.uncounted({ failed: reader.errored || (threw && o.cutBy() === undefined) })
     } else if (reader.usage.completionTokens !== undefined) {
       // the count is in (the client left after the last token): nothing more to read
       account.counted(reader.usage)

@@ -1,8 +1,8 @@
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http'
+import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import aws4 from 'aws4'
+import aws4, { type Request as SignedRequest } from 'aws4'
 import { checkSpoolId, SpoolBytesMissingError, type SpoolStore } from './SpoolStore.js'
 
 export type S3SpoolConfig = {
@@ -65,7 +65,7 @@ export class S3SpoolStore implements SpoolStore {
     const hostname = forcePathStyle ? this.#endpoint.hostname : `${bucket}.${this.#endpoint.hostname}`
     const path = forcePathStyle ? `${base}/${encodeURIComponent(bucket)}/${objectPath}` : `${base}/${objectPath}`
     const headers: Record<string, string> = body ? { 'Content-Length': String(body.sizeBytes), 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } : {}
-    const options: RequestOptions & { service: string; region: string } = {
+    const options: SignedRequest = {
       method,
       protocol: this.#endpoint.protocol,
       hostname,

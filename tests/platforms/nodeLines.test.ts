@@ -30,7 +30,7 @@ async function dryRun(node: string): Promise<{ code: number; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'node-line-'))
   dirs.push(dir)
   for (const f of ['package.json', 'package-lock.json', '.npmrc', 'overrides']) cpSync(join(root, f), join(dir, f), { recursive: true })
-  const env = { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` }
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}` }
   for (const name of Object.keys(env)) if (name.startsWith('npm_config_') || name.startsWith('npm_package_')) delete env[name]
   try {
     const { stdout, stderr } = await run('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], { cwd: dir, env, maxBuffer: 64 << 20 })

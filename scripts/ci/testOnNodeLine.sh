@@ -20,7 +20,7 @@ scope="${NODE_LINE_SCOPE:-all}"
 say() { echo "[node $version] $*"; }
 # The folders whose tests load better-sqlite3 or node-llama-cpp or start Anvil (the gateway opens SQLite by
 # default, so every suite that starts one is among them).
-native_folders="src/db src/shadow src/storage src/cost src/cache src/vault src/auth src/batch src/catalogue src/cabinet src/health src/handlers src/marketplace src/llm src/modelserver devnet tests/storage tests/batch tests/llm tests/cli tests/mcp tests/reliability tests/deploy tests/platforms conformance/machines"
+native_folders="src/db src/shadow src/storage src/cost src/cache src/vault src/auth src/batch src/catalogue src/cabinet src/health src/handlers src/marketplace src/llm src/modelserver devnet tests/storage tests/batch tests/llm tests/cli tests/mcp tests/reliability tests/deploy tests/platforms conformance/machines scripts"
 
 node_dir="$(bash "$root/scripts/ci/installNode.sh" "$version")"
 say "node $("$node_dir/bin/node" -v) from $node_dir"

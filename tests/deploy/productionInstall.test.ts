@@ -160,7 +160,7 @@ describe('the production install', () => {
   }, 120_000)
 
   it("starts the compiled model server (compose.yaml's command); its health check passes with the API key", async () => {
-    const key = randomBytes(32).toString('hex') // a patterned key is refused at start (issue 27)
+    const key = randomBytes(32).toString('hex') // a patterned key is refused at start
     const keyFile = join(dir, 'data', 'modelserver-keys')
     writeFileSync(keyFile, `${key}\n`)
     const modelserver = await startFromInstall(

@@ -79,7 +79,7 @@ export class S3SpoolStore implements SpoolStore {
     const send = this.#endpoint.protocol === 'https:' ? httpsRequest : httpRequest
     return await new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(options, resolve)
-      req.once('error', reject)
+      req.on('error', reject)
       if (!body) {
         req.end()
         return

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import algosdk from 'algosdk'
-import type { ArweaveSigner } from '@dha-team/arbundles/node'
+import type { DataItemSigner } from './dataItem/ArweaveSigner.js'
 import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { withDeadline } from '../shared/withDeadline.js'
@@ -125,7 +125,7 @@ export type StorageServiceOptions = {
   ledger: Ledger
   logger?: Logger
   /** Override the Arweave signer (tests); default: the JWK at `storage.arweaveJwkPath`. */
-  signer?: ArweaveSigner
+  signer?: DataItemSigner
   /** Where `storage.upstream.credit_low` / `storage.upstream.topped_up` go (the catalogue). */
   events?: EventSink
   /** Metrics hooks: every upstream balance read, every top-up, every facilitator failover. */
@@ -168,7 +168,7 @@ export class StorageService {
   readonly #holdings: BriefCache<bigint | undefined>
   readonly #unverifiedSaid = new Map<string, number>()
   readonly #logger: Logger | undefined
-  #signer: Promise<ArweaveSigner> | undefined
+  #signer: Promise<DataItemSigner> | undefined
 
   constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId, rails }: StorageServiceOptions) {
     this.config = storage
@@ -207,7 +207,7 @@ export class StorageService {
     this.pricing = new StorePricing({ storage, x402, rails: this.rails, upstream: this.upstream, priceHold: this.priceHold, credit: this.credit })
   }
 
-  signer(): Promise<ArweaveSigner> {
+  signer(): Promise<DataItemSigner> {
     this.#signer ??= loadArweaveSigner(this.config.arweaveJwkPath).catch((error) => {
       this.#signer = undefined
       throw error

@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { PassThrough, type Readable } from 'node:stream'
-import { ArweaveSigner, createData, deepHash } from '@dha-team/arbundles/node'
+import { ArweaveSigner, type DataItemSigner } from './dataItem/ArweaveSigner.js'
+import { signDataItemHeader, type Tag } from './dataItem/dataItemHeader.js'
 
-export type Tag = { name: string; value: string }
+export type { Tag }
 
 export type SignedDataItem = {
   /** base64url(SHA-256(signature)), 43 characters. */
@@ -15,33 +16,20 @@ export type SignedDataItem = {
   open: () => Readable
 }
 
-export async function loadArweaveSigner(jwkPath: string): Promise<ArweaveSigner> {
+export async function loadArweaveSigner(jwkPath: string): Promise<DataItemSigner> {
   const jwk = JSON.parse(await readFile(jwkPath, 'utf8'))
   return new ArweaveSigner(jwk)
 }
 
 /**
  * Signs an ANS-104 data item over a file without loading it: the deep hash reads the file as a stream
- * (first pass), the signature goes into a header built by arbundles for empty data, and the upload
- * streams header + file (second pass). Memory is bounded by stream buffers.
+ * (first pass), the signature goes into the header, and the upload streams header + file (second pass).
+ * Memory is bounded by stream buffers.
  */
-export async function signDataItemFromFile(signer: ArweaveSigner, path: string, sizeBytes: bigint, tags: Tag[]): Promise<SignedDataItem> {
-  const header = createData('', signer, { tags })
-  const enc = (s: string) => new TextEncoder().encode(s)
-  const hash = await deepHash([
-    enc('dataitem'),
-    enc('1'),
-    enc(header.signatureType.toString()),
-    header.rawOwner,
-    header.rawTarget,
-    header.rawAnchor,
-    header.rawTags,
-    createReadStream(path, { highWaterMark: 1 << 16 }),
-  ])
-  header.setSignature(Buffer.from(await signer.sign(hash)))
-  const raw = Buffer.from(header.getRaw())
+export async function signDataItemFromFile(signer: DataItemSigner, path: string, sizeBytes: bigint, tags: Tag[]): Promise<SignedDataItem> {
+  const { id, header: raw } = await signDataItemHeader(signer, tags, createReadStream(path, { highWaterMark: 1 << 16 }))
   return {
-    id: header.id,
+    id,
     header: raw,
     length: BigInt(raw.length) + sizeBytes,
     open: () => {

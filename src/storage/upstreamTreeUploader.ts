@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import { type ArweaveSigner, createData } from '@dha-team/arbundles/node'
+import type { DataItemSigner } from './dataItem/ArweaveSigner.js'
+import { signDataItemHeader } from './dataItem/dataItemHeader.js'
 import type { UpstreamClient } from './UpstreamClient.js'
 import type { TreeUploader } from '../batch/TreeUploader.js'
 
@@ -8,14 +9,13 @@ import type { TreeUploader } from '../batch/TreeUploader.js'
  * service's Arweave key — the same path paid uploads take (src/storage). The file is small (a few hundred
  * bytes per receipt), so the item is built in memory.
  */
-export function upstreamTreeUploader(upstream: Pick<UpstreamClient, 'uploadDataItem'>, signer: ArweaveSigner): TreeUploader {
+export function upstreamTreeUploader(upstream: Pick<UpstreamClient, 'uploadDataItem'>, signer: DataItemSigner): TreeUploader {
   return {
     async upload(data, tags) {
-      const item = createData(data, signer, { tags })
-      await item.sign(signer)
-      const raw = Buffer.from(item.getRaw())
+      const { id, header } = await signDataItemHeader(signer, tags, data)
+      const raw = Buffer.concat([header, data])
       const result = await upstream.uploadDataItem(Readable.from([raw]), BigInt(raw.length))
-      return { arTxId: result.id || item.id }
+      return { arTxId: result.id || id }
     },
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The operators' image files (issue 30), checked without a container engine (none here): the Containerfile
+ * The operators' image files, checked without a container engine (none here): the Containerfile
  * through dockerfile-utils' linter (every rule an error) and by what it must do; compose.yaml and
  * deploy/haproxy.cfg by their structure. What the image runs is tested in productionInstall.test.ts.
  */
@@ -38,10 +38,13 @@ describe('Containerfile', () => {
     expect(lint(containerfile.replace('USER node', 'USER'))).not.toEqual([])
   })
 
-  it('is multi-stage on a slim Node 24 base, makes the production install, runs as node with one /data volume', () => {
+  it('is multi-stage on a slim base of a supported Node line, makes the production install, runs as node with one /data volume', () => {
     const stages = containerfileStages(containerfile)
     expect(stages.length).toBeGreaterThanOrEqual(3)
-    expect(containerfile).toMatch(/^ARG NODE_IMAGE=\S*node:24[\w.-]*-slim$/m)
+    const line = /^ARG NODE_IMAGE=\S*node:(\d+)\.\d+\.\d+-[\w-]*slim$/m.exec(containerfile)?.[1]
+    expect(line, 'ARG NODE_IMAGE=…node:<major.minor.patch>-…slim').toBeDefined()
+    const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node
+    expect(engines.split('||').map((range) => range.trim().replace(/^\^/, ''))).toContain(line)
     expect(stages.every((s) => s.from === '${NODE_IMAGE}' || stages.some((t) => t.name === s.from))).toBe(true)
     const runs = stages.flatMap((s) => s.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args))
     expect(runs.some((r) => r.includes('npm ci --omit=dev'))).toBe(true)
@@ -58,6 +61,10 @@ describe('Containerfile', () => {
     expect(of('COPY').filter((a) => a.startsWith('--from=')).map((a) => a.split(/\s+/)[0])).toEqual(['--from=deps', '--from=build'])
     const deps = stages.find((s) => s.name === 'deps')!
     expect(deps.instructions.some((i) => i.keyword === 'RUN' && i.args.includes('--omit=dev'))).toBe(true)
+    // the installs read the committed .npmrc (engine-strict, legacy-peer-deps), and nothing compiles or prunes
+    const copied = stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from')).flatMap((i) => i.args.split(/\s+/).slice(0, -1))
+    expect(copied).toContain('.npmrc')
+    expect(containerfile).not.toMatch(/apt-get|g\+\+|node-gyp|\brm -rf .*node_modules/)
     // everything it copies from the build context exists
     for (const i of stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))) {
       for (const source of i.args.split(/\s+/).slice(0, -1)) expect(existsSync(join(root, source)), source).toBe(true)

@@ -1,5 +1,5 @@
 /**
- * What a Mac (arm64, x64) or ARM Linux user gets from `npm ci` (issue 30). npm's own `--os`/`--cpu` flags make
+ * What a Mac (arm64, x64) or ARM Linux user gets from `npm ci`. npm's own `--os`/`--cpu` flags make
  * it choose packages as that platform would:
  * - the whole lock, `npm ci --dry-run` in a temporary copy of package.json + package-lock.json: the
  *   platform's Foundry, llama.cpp and esbuild builds are chosen, and no Linux x64 package is;
@@ -57,7 +57,7 @@ describe.each(PLATFORMS)('npm ci as $os-$cpu', ({ os, cpu, expected }) => {
   it('chooses that platform’s Foundry, llama.cpp and esbuild builds from the lock, and no Linux x64 package', async () => {
     const dir = mkdtempSync(join(tmpdir(), `lock-${os}-${cpu}-`))
     dirs.push(dir)
-    for (const f of ['package.json', 'package-lock.json']) cpSync(join(root, f), join(dir, f))
+    for (const f of ['package.json', 'package-lock.json', '.npmrc']) cpSync(join(root, f), join(dir, f))
     cpSync(join(root, 'overrides'), join(dir, 'overrides'), { recursive: true })
     const { stdout } = await run(
       'npm',

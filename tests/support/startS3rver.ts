@@ -1,7 +1,8 @@
 /**
  * Test helper: a real S3-compatible server in this process — `s3rver` (npm), which keeps objects as files in a
- * temporary directory and checks SigV4 signatures with its fixed credentials (`S3RVER`/`S3RVER`). The gateway's
- * `S3SpoolStore` talks to it over HTTP exactly as to any S3-compatible endpoint.
+ * temporary directory and knows one access key (`S3RVER`/`S3RVER`): it refuses other key ids but does not check the
+ * Signature Version 4 itself (src/storage/spool/S3SpoolStore.test.ts does). The gateway's `S3SpoolStore` talks to it
+ * over HTTP exactly as to any S3-compatible endpoint.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'

@@ -10,6 +10,14 @@ describe('parseGcNvpLine', () => {
     expect(mc).toMatchObject({ kind: 'mark-compact', pauseMs: 17.4, incrementalMs: 24.5, incrementalLongestStepMs: 6.5, allocatedBytes: 9891680 })
   })
 
+  it('reads the JSON form of Node 26 (V8 14)', () => {
+    const s = parseGcNvpLine('[4576:0x20428000:0]       79 ms: GC: {"pause":1.291,"mutator":70.1,"gc":"s","reduce_memory":false,"allocated":5230312,"promoted":180680,"incremental":0}')
+    expect(s).toEqual({ kind: 'scavenge', pauseMs: 1.291, incrementalMs: 0, incrementalLongestStepMs: 0, allocatedBytes: 5230312, promotedBytes: 180680 })
+    const mc = parseGcNvpLine('[1:0x1:0]  879 ms: GC: {"pause":183.166,"gc":"mc","is_incremental":true,"incremental":24.5,"allocated":37884000,"promoted":19688840,"incremental_longest_step":0.18}')
+    expect(mc).toMatchObject({ kind: 'mark-compact', pauseMs: 183.166, incrementalMs: 24.5, incrementalLongestStepMs: 0.18, allocatedBytes: 37884000 })
+    expect(parseGcNvpLine('[1:0x1:0]  144 ms: Memory pool: Removed pages: 0, removed large pages: 0')).toBeUndefined()
+  })
+
   it('ignores log lines and other output', () => {
     expect(parseGcNvpLine('{"level":30,"msg":"gateway listening","port":1234}')).toBeUndefined()
     expect(parseGcNvpLine('[1:0x1]  12 ms: Scavenge 3.8 (4.2) -> 3.5 (5.2) MB, 0.94 / 0.00 ms')).toBeUndefined()

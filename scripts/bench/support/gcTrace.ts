@@ -6,6 +6,8 @@
  *
  * A line looks like (Node 20, V8 11.3; fields abridged):
  *   [1234:0x5e0]   2210 ms: pause=1.4 mutator=11.2 gc=s reduce_memory=0 … allocated=1310720 promoted=20480 …
+ * Node 26 (V8 14) prints the same fields as JSON after `GC: `:
+ *   [1234:0x5e0:0]   2210 ms: GC: {"pause":1.4,"mutator":11.2,"gc":"s",…,"allocated":1310720,"promoted":20480,…}
  * `gc=s` is a scavenge (young generation), `gc=mc` a mark-compact (whole heap). A mark-compact's line also
  * gives the time its incremental marking steps took on the main thread before the final pause (`incremental=`,
  * `incremental_longest_step=`): those steps stall requests too.
@@ -28,19 +30,35 @@ export type GcEvent = {
 
 /** One collection from a `--trace-gc-nvp` line, or undefined for any other line (log output, other tracing). */
 export function parseGcNvpLine(line: string): GcEvent | undefined {
-  if (!line.includes(' gc=') || !line.includes('pause=')) return undefined
-  const field = (name: string): string | undefined => new RegExp(`(?:^|\\s)${name}=(\\S+)`).exec(line)?.[1]
-  const gc = field('gc')
-  const pause = Number(field('pause'))
+  const fields = gcFields(line)
+  if (!fields) return undefined
+  const gc = fields.get('gc')
+  const pause = Number(fields.get('pause'))
   if (gc === undefined || !Number.isFinite(pause)) return undefined
+  const number = (name: string) => Number(fields.get(name) ?? 0) || 0
   return {
     kind: gc === 's' ? 'scavenge' : gc === 'mc' ? 'mark-compact' : 'other',
     pauseMs: pause,
-    incrementalMs: Number(field('incremental') ?? 0) || 0,
-    incrementalLongestStepMs: Number(field('incremental_longest_step') ?? 0) || 0,
-    allocatedBytes: Number(field('allocated') ?? 0) || 0,
-    promotedBytes: Number(field('promoted') ?? 0) || 0,
+    incrementalMs: number('incremental'),
+    incrementalLongestStepMs: number('incremental_longest_step'),
+    allocatedBytes: number('allocated'),
+    promotedBytes: number('promoted'),
   }
+}
+
+/** The name=value pairs of a collection's line, in either form; undefined for any other line. */
+function gcFields(line: string): Map<string, string> | undefined {
+  const json = line.indexOf(' GC: {')
+  if (json >= 0) {
+    try {
+      const record = JSON.parse(line.slice(json + 5)) as Record<string, unknown>
+      return new Map(Object.entries(record).map(([name, value]) => [name, String(value)]))
+    } catch {
+      return undefined
+    }
+  }
+  if (!line.includes(' gc=') || !line.includes('pause=')) return undefined
+  return new Map([...line.matchAll(/(?:^|\s)([\w.]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]))
 }
 
 export type GcSummary = {

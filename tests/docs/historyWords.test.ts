@@ -103,11 +103,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'docs/security.md',
   // Operators: health, configuration, the gateway's entry point
   // Node lines, install and deployment
-  '.ci/',
-  'scripts/ci/',
-  'tests/deploy/',
-  'tests/platforms/',
-  'docs/install.md',
   // The contract harness, the devnet peers and the contracts
   'conformance/',
   'devnet/',

@@ -293,7 +293,7 @@ async function bench(): Promise<void> {
       ...(hasMessages
         ? [
             {
-              // Issue 31: the Anthropic Messages stream, the gateway reached with the SDK's header (`x-api-key`).
+              // The Anthropic Messages stream, the gateway reached with the SDK's header (`x-api-key`).
               name: 'SSE /v1/messages vs /llm/v1/messages',
               direct: () => post(`${server.url}/v1/messages`, messagesBody(maxTokens)),
               proxy: () => post(`${proxy.url}/v1/messages`, messagesBody(maxTokens)),

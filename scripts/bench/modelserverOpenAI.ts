@@ -1,6 +1,6 @@
 /**
  * Benchmark: streamed tokens per second through the OpenAI-compatible `/v1/chat/completions` (server-sent events)
- * against `/api/chat` (NDJSON) on the same server (issue 13: ≥ 0.97 of `/api/chat`).
+ * against `/api/chat` (NDJSON) on the same server (≥ 0.97 of `/api/chat`).
  *
  *   npx tsx scripts/bench/modelserverOpenAI.ts [--tokens 512] [--rounds 25] [--threads 1] [--seed auto] [--cpus dedicated|shared]
  *

@@ -1,6 +1,6 @@
 /**
  * Benchmark: generation throughput through the model server's HTTP API versus the same generation in-process
- * (issue 8: "tokens per second through HTTP within 5% of the same generation run in-process").
+ * ("tokens per second through HTTP within 5% of the same generation run in-process").
  *
  *   npx tsx scripts/bench/modelserverThroughput.ts [--tokens 512] [--runs 21] [--threads 1] [--seed auto] [--cpus dedicated|shared]
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- pipeline` — the gateway's request pipeline against bare Express, in one run (issue 17).
+ * `npm run bench -- pipeline` — the gateway's request pipeline against bare Express, in one run.
  *
  * Starts bare Express 5 (same Node, a JSON body the size of `GET /agents`) and the compiled gateway
  * (`node dist/src/main.js`, built first) on SQLite and on PostgreSQL (a fresh schema), logs a wallet in
@@ -510,7 +510,7 @@ function printProfiles(profileDir: string): void {
 async function soak(gateway: Server, routes: Route[], minutes: number): Promise<void> {
   console.log(
     `\nsoak: ${minutes} min of mixed load on ${gateway.name} (every route in turn, ${connections} connections), load average ${loadavg()}; ` +
-      `RSS after each minute against minute 1 (issue 17: every minute within ±15%)`,
+      `RSS after each minute against minute 1 (every minute within ±15%)`,
   )
   const samples: number[] = []
   const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 26, Done when): twenty slow unpaid uploads leave an honest paid upload unaffected — it
+ * Benchmark: twenty slow unpaid uploads leave an honest paid upload unaffected — it
  * completes in the time it takes alone, within the run's spread.
  *
  *   npx tsx scripts/bench/storeSlowSenders.ts [--runs 15] [--senders 20] [--kb 256]

@@ -4,7 +4,7 @@
  *   npx tsx scripts/bench/storeUpload.ts [--mb 200] [--spool local|postgres]
  *
  * `--spool` puts the gateway on PostgreSQL (a schema of its own on `BENCH_DATABASE_URL`, default the local
- * test server) with that spool store (issue 28): `local` keeps the paid bytes in the spool directory,
+ * test server) with that spool store: `local` keeps the paid bytes in the spool directory,
  * `postgres` in `storage_spool_chunks`. Without it: SQLite and its default, the spool directory.
  *
  * The devnet peers (local Base, facilitator, Turbo-like upstream, Arweave gateway) run in this process;

@@ -79,7 +79,7 @@ export type CostPaymentsOptions = {
 export type CostCallInfo = { wallet: string; route: string; method: string; path: string }
 
 /**
- * Paying for cost calls past the daily quota with x402 (issue 14 item 3), framework-free.
+ * Paying for cost calls past the daily quota with x402, framework-free.
  *
  * Same rails and rules as `/store` where they apply: the registry's EVM `exact` rails (EIP-3009) through the
  * facilitator pool, with the same local prechecks. The Algorand rail is not offered
@@ -372,7 +372,7 @@ export class CostPayments {
   }
 
   /**
-   * An x402 `upto` payment (issue 31 item 3): a Permit2 permit of at most `permitted.amount`. Same order as
+   * An x402 `upto` payment: a Permit2 permit of at most `permitted.amount`. Same order as
    * `exact` — precheck (a maximum below the least a call costs is refused here, before any generation) →
    * payment-identifier → claim (network, payer, `permit2:<nonce>`) in `payment_claims` and `cost_payments` →
    * facilitator `/verify` (it simulates a settlement of the whole maximum: signature, balance, allowance) — but

@@ -4,7 +4,7 @@ import { Counter, Histogram, Registry } from 'prom-client'
 const MAX_MODELS = 16
 
 /**
- * LLM metrics of `/metrics` (issue 14 item 4): time to first token and tokens per second per model, tokens
+ * LLM metrics of `/metrics`: time to first token and tokens per second per model, tokens
  * and cost calls. The `model` label takes only known names — the configured chat and embedding models and
  * the first `MAX_MODELS` models that actually answered a call (a model the model server does not have never
  * answers) — and `other` beyond, so a caller cannot grow the label set.

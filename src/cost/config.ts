@@ -10,7 +10,7 @@ function atomic(env: Env, name: string, fallback: bigint): bigint {
 }
 
 /**
- * Paying past the quota with x402 `upto` (issue 31 item 3), metered by the tokens a call produced:
+ * Paying past the quota with x402 `upto`, metered by the tokens a call produced:
  * - `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`: atomic units of USDC per produced (completion) token, up to six
  *   decimals (`0.25`); default `1` ($1 per million tokens); `0` turns `upto` off (`exact` stays);
  * - `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC` (default `10`): the least a call that ran costs, zero tokens

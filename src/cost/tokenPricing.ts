@@ -1,5 +1,5 @@
 /**
- * The price of a metered cost call (x402 `upto`, issue 31 item 3): the tokens it produced × a price per token,
+ * The price of a metered cost call (x402 `upto`): the tokens it produced × a price per token,
  * never below the least a call costs, never above what the payer authorised.
  */
 export type TokenPricing = {

@@ -9,7 +9,7 @@ export class KeepAliveError extends BaseError<'invalid_request'> {
 }
 
 /**
- * A session caller's `keep_alive`, within the operator's bounds (issue 27 finding 7). The models are shared:
+ * A session caller's `keep_alive`, within the operator's bounds. The models are shared:
  * `0` would unload them for every other caller (who then pays the reload) and `-1` would pin one in memory
  * for good, so a value below the floor becomes the floor and one above the ceiling (forever included) the
  * ceiling. Absent stays absent (the model server's default applies). Sent on as a number of seconds, which

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ModelServerClient, ModelServerUnavailableError } from './ModelServerClient.js'
 
-// Item 7 of issue 14: the timeout bounds each wait (answer, first chunk, each next chunk), not the whole
+// The timeout bounds each wait (answer, first chunk, each next chunk), not the whole
 // generation. The peer speaks the model server's NDJSON protocol at a chosen pace: a steady slow producer
 // (whole answer ≫ timeout, every gap ≪ timeout) and one that stalls after its first chunk.
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ModelServerUnavailableError } from './ModelServerClient.js'
 import { canonicalModelName, ModelServerPool } from './ModelServerPool.js'
 
-// Item 8 of issue 14, the routing rules on small peers that speak the model server's protocol (the same rules
+// The routing rules on small peers that speak the model server's protocol (the same rules
 // against real model servers: tests/llm/modelServerPool.integration.test.ts).
 
 type Peer = { url: string; models: string[]; generated: string[]; server: Server; close(): Promise<void> }

@@ -87,20 +87,13 @@ function* textFiles(path: string): Generator<string> {
  */
 const NOT_YET_SCRUBBED: string[] = [
   // Model calls, metering and the marketplace
-  'src/cost/',
-  'src/llm/',
-  'src/modelserverClient/',
   'src/handlers/',
   'src/mcp/',
-  'scripts/bench/',
-  'tests/llm/',
   'tests/mcp/',
-  'docs/llm-gateway.md',
   // Payment rails and paid storage
   'src/x402/',
   'src/storage/',
   'tests/storage/',
-  'docs/security.md',
   // Operators: health, configuration, the gateway's entry point
   // Node lines, install and deployment
   // The contract harness, the devnet peers and the contracts

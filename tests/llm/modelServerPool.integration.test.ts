@@ -5,7 +5,7 @@ import type { Engine } from '../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 
-// Item 8 of issue 14 against two real model servers (ours, with the tiny generated models) behind one gateway:
+// Several model servers behind one gateway, against two real model servers (ours, with the tiny generated models) behind one gateway:
 // calls spread over both, a model on one server only is routed there, stopping one mid-run loses no call that
 // had not started streaming, and with both down the gateway answers 502 in the document's error shape.
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 /**
- * Issue 14 item 3 and 4 against real peers: a local Base chain (Anvil, the devnet USDC at the canonical
+ * Paid cost calls and their metering against real peers: a local Base chain (Anvil, the devnet USDC at the canonical
  * address), the devnet x402 facilitator, a live model server and the whole gateway. Past the daily quota the
  * stock @x402/fetch client pays a cost call; one payload never buys two calls, however many retries race; a
  * call that fails before output settles nothing; every call lands in the usage ledger and the metrics.

@@ -1,5 +1,5 @@
 /**
- * The stock-client cases of issue 31 item 4, shared by the in-process test (tests/llm/stockClients.test.ts) and
+ * The stock-client cases, shared by the in-process test (tests/llm/stockClients.test.ts) and
  * the one against `npm start` (tests/system/stockClients.test.ts): `@anthropic-ai/sdk` (messages create, stream,
  * tools, `tool_choice`), `openai` `responses.create` and its stream, LangChain's `ChatAnthropic` and `ChatOpenAI`
  * with `useResponsesApi`. A call whose `tool_choice` names a function must return a call of that function.

@@ -1,5 +1,5 @@
 /**
- * Issue 31, item 4 (the stock clients): `@anthropic-ai/sdk` (messages create, stream, tools, `tool_choice`),
+ * The stock clients: `@anthropic-ai/sdk` (messages create, stream, tools, `tool_choice`),
  * `openai` `responses.create` and its stream, LangChain's `ChatAnthropic` and `ChatOpenAI` with `useResponsesApi`
  * — each against the model server directly and through the gateway's `/llm/v1` (an LLM API key: `x-api-key` for
  * the Anthropic clients, `Authorization: Bearer` for the OpenAI ones). A call whose `tool_choice` names a function

@@ -1,5 +1,5 @@
 /**
- * The memory soak's verdict (issue 17: "10 minutes of the mixed benchmark load leaves RSS within ±15% of its
+ * The memory soak's verdict ("10 minutes of the mixed benchmark load leaves RSS within ±15% of its
  * value after the first minute"), read strictly: every minute's sample, not only the last, must lie inside
  * the band around minute 1.
  */

@@ -38,7 +38,7 @@ export async function startStoreBenchPeers(prefix: string): Promise<StoreBenchPe
     await writeFile(jwkPath, JSON.stringify(jwk))
     const base = await startChain({ chainId: 8453 })
     cleanup.unshift(() => base.close())
-    const facilitatorToken = randomBytes(32).toString('hex') // a weak token refuses the start (issue 27)
+    const facilitatorToken = randomBytes(32).toString('hex') // a weak token refuses the start
     const facilitator = await startFacilitator({ token: facilitatorToken, chains: [{ chainId: 8453, rpcUrl: base.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
     cleanup.unshift(() => facilitator.close())
     const weave = join(dir, 'weave')

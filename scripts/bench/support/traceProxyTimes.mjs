@@ -9,7 +9,7 @@
  *   written   the first body bytes to the client were written (the response's first `write`)
  *   wire      those bytes reached the socket (its first `_write`/`_writev` since): node:http corks the socket
  *             for each write and uncorks it in a nextTick, which waits for every microtask queued before it
- *             (session 19 found the gateway's first token 0.08 ms behind its own metering that way)
+ *             (a first token can wait there behind the gateway's own metering; this stamp shows it)
  * In a process that only serves (the model server) a call has `arrival`, `written` and `wire`.
  * Calls are taken one at a time (the benchmark's are), so the model-server request belongs to the latest arrival.
  * Tracing costs a little time of its own: a run with it is for the breakdown, not for the benchmark's table.

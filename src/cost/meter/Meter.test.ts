@@ -88,7 +88,7 @@ async function lastUsage() {
   throw new Error('no new usage row')
 }
 
-describe('paid cost calls: payment-identifier (issue 26 item 4)', () => {
+describe('paid cost calls: payment-identifier', () => {
   it('a retry re-signed with the identifier of a paid call is refused 409 and never settled; a call that failed gives the identifier back', async () => {
     settle = settled
     const id = 'retry_' + randomBytes(12).toString('hex')

@@ -12,7 +12,7 @@ import { LlmMetrics } from '../LlmMetrics.js'
 import { UsageLedger } from '../UsageLedger.js'
 import { Meter, type MeteredCallRequest, type MeteredRun } from './Meter.js'
 
-// A cost call that only asks the model server starts while its quota unit is taken (issue 14: the gateway's
+// A cost call that only asks the model server starts while its quota unit is taken (the gateway's
 // time to first token). What users rely on: no output before the unit is secured, a refused call stops the
 // model server at once and answers as before, a failed call gives its unit back.
 

@@ -96,7 +96,7 @@ describe('npm run conformance against the system started as npm start starts it'
     const r = await conformance([
       '--gateway', system.gateway, '--modelserver', system.modelserver,
       '--chain', system.devnet.chains['eip155:8453'].rpcUrl, '--chain', system.devnet.chains['eip155:1'].rpcUrl,
-      ...keys(), '--seed', '1601', '--report', `junit=${junit},json=${json}`,
+      ...keys(), '--var', `registry=${system.devnet.registry.host}`, '--seed', '1601', '--report', `junit=${junit},json=${json}`,
     ])
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report
     expect(r.stdout).toContain('seed 1601')

@@ -39,7 +39,14 @@ function cli(script: string, args: string[], timeoutMs = 600_000): Promise<{ cod
 }
 const conformance = (args: string[]) => cli('conformance/run.ts', args)
 
-type Report = { seed: number; machines: MachineCounts[]; rows: RowResult[] }
+type Report = { seed: number; hooks: string[]; machines: MachineCounts[]; rows: RowResult[] }
+
+/** The arguments of the conformance command `npm start` printed once up. */
+function printedCommand(output: string): string[] {
+  const line = /\[start\] conformance: npm run conformance -- (.+)/.exec(output)?.[1]
+  if (!line) throw new Error(`npm start printed no conformance command:\n${output.slice(-2000)}`)
+  return line.trim().split(/\s+/)
+}
 
 /** Rows a machine yields: one per row, or one per network for `perNetwork` rows. */
 function expectedRows(name: string): number {
@@ -51,7 +58,7 @@ describe('npm run conformance — arguments', () => {
   it('--help explains every flag and exits 0', async () => {
     const r = await conformance(['--help'])
     expect(r.code).toBe(0)
-    for (const flag of ['--gateway', '--modelserver', '--chain', '--key', '--machine', '--mock', '--report', '--seed']) expect(r.stdout).toContain(flag)
+    for (const flag of ['--gateway', '--modelserver', '--devnet', '--hooks', '--hooks-token', '--chain', '--algod', '--key', '--machine', '--mock', '--report', '--seed']) expect(r.stdout).toContain(flag)
     expect(r.stderr).not.toMatch(/at .*\.ts:\d+/)
   })
 
@@ -63,6 +70,9 @@ describe('npm run conformance — arguments', () => {
     [['--gateway', 'http://127.0.0.1:9', '--report', 'html=x.html'], /--report expects/],
     [['--gateway', 'http://127.0.0.1:9', '--seed', 'abc'], /--seed expects/],
     [['--gateway', 'http://127.0.0.1:9', '--frobnicate'], /Unknown option/],
+    [['--gateway', 'http://127.0.0.1:9', '--hooks', 'http://127.0.0.1:9'], /--hooks needs --hooks-token/],
+    [['--gateway', 'http://127.0.0.1:9', '--devnet', '/nonexistent/devnet.json'], /--devnet: cannot read/],
+    [['--gateway', 'http://127.0.0.1:9', '--key', 'algorand=one two'], /the Algorand payer needs --algod/],
   ])('bad arguments %j: a clear message, no stack trace, exit 2', async (args, message) => {
     // in this process (the CLI's own function, run.ts's only call): --help above runs the real command
     const r = { code: 0, stdout: '', stderr: '' }
@@ -85,19 +95,10 @@ describe('npm run conformance against the system started as npm start starts it'
   }, 240_000)
   afterAll(async () => system?.close())
 
-  const keys = () => {
-    const payer = system.devnet.accounts.evm.find((a) => a.role === 'payer')!
-    return ['--key', `overlord=${system.devnet.shadow.overlord.privateKey}`, '--key', `payer=${payer.privateKey}`]
-  }
-
-  it('every row of every machine: counts per machine, 0 failed, skipped rows only for hooks the CLI lacks', async () => {
+  it('the command npm start prints runs every row that needs no hook, 0 failed; rows needing a hook are skipped with the reason', async () => {
     const json = join(out, 'live.json')
     const junit = join(out, 'live.xml')
-    const r = await conformance([
-      '--gateway', system.gateway, '--modelserver', system.modelserver,
-      '--chain', system.devnet.chains['eip155:8453'].rpcUrl, '--chain', system.devnet.chains['eip155:1'].rpcUrl,
-      ...keys(), '--var', `registry=${system.devnet.registry.host}`, '--seed', '1601', '--report', `junit=${junit},json=${json}`,
-    ])
+    const r = await conformance([...printedCommand(system.output()), '--seed', '1601', '--report', `junit=${junit},json=${json}`])
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report
     expect(r.stdout).toContain('seed 1601')
     expect(report.rows.filter((row) => row.outcome === 'failed'), r.stdout).toEqual([])
@@ -105,12 +106,13 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(report.machines.map((m) => m.machine)).toEqual(Object.keys(MACHINES))
     for (const m of report.machines) expect(m.rows, m.machine).toBe(expectedRows(m.machine))
     for (const row of report.rows.filter((x) => x.outcome === 'skipped')) {
-      expect(row.reason).toMatch(/target lacks hook\(s\): (clock|restart|faults|proof_file)|no payer for algorand|continues 3\.5-5/)
+      expect(row.reason).toMatch(/target lacks hook\(s\): (clock|restart|faults|proof_file)|target lacks hook: faults|continues 3\.5-5/)
     }
-    // what needs no harness hook ran: the login rows, both EVM networks, the model server's machines
+    // what needs no harness hook ran: the login rows, every network (the devnet's payers), the pull from the devnet registry
     const passed = (id: string, variant?: string) => report.rows.some((x) => x.id === id && x.variant === variant && x.outcome === 'passed')
-    expect(passed('3.5-4', 'eip155:8453') && passed('3.5-4', 'eip155:1') && passed('3.2-5') && passed('3.1-6') && passed('3.2-1')).toBe(true)
-    expect(report.rows.filter((x) => x.outcome === 'passed').length).toBeGreaterThanOrEqual(80)
+    expect(['eip155:8453', 'eip155:1', 'algorand:*'].every((n) => passed('3.5-4', n))).toBe(true)
+    expect(passed('3.2-5') && passed('3.1-6') && passed('3.2-1') && passed('mcp-7', 'eip155:1')).toBe(true)
+    expect(report.rows.filter((x) => x.outcome === 'passed').length).toBeGreaterThanOrEqual(100)
     const xml = readFileSync(junit, 'utf8')
     expect(xml).toMatch(new RegExp(`<testsuites name="conformance" tests="${report.rows.length}" failures="0" skipped="${report.rows.filter((x) => x.outcome === 'skipped').length}"`))
     expect(xml.match(/<testsuite /g)).toHaveLength(Object.keys(MACHINES).length)
@@ -166,6 +168,38 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(row).toMatchObject({ outcome: 'failed', seed: '000 §4.1', expected: { status: 418 }, exchanges: [{ method: 'GET', path: '/login', status: 200 }] })
     expect(r.stdout).toMatch(/request: GET \/login[\s\S]*actual: 200[\s\S]*status 200, expected 418/)
   }, 120_000)
+})
+
+describe('npm run conformance with the test hooks of npm start -- --test-hooks', () => {
+  let system: RunningSystem
+  beforeAll(async () => {
+    system = await startSystem({ PAY2STORE_TEST_HOOKS: '1', DEVNET_CONTRACTS: '0' })
+  }, 240_000)
+  afterAll(async () => system?.close())
+
+  it('the printed command runs every row of every machine: none skipped, 0 failed', async () => {
+    const json = join(out, 'hooks.json')
+    const args = printedCommand(system.output())
+    expect(args).toContain('--hooks')
+    const r = await conformance([...args, '--seed', '1602', '--report', `json=${json}`])
+    const report = JSON.parse(readFileSync(json, 'utf8')) as Report
+    expect(report.rows.filter((row) => row.outcome === 'failed'), r.stdout).toEqual([])
+    expect(r.code).toBe(0)
+    expect(report.hooks).toEqual(expect.arrayContaining(['clock', 'restart', 'proof_file', 'faults', 'login', 'chain']))
+    expect(report.rows.filter((row) => row.outcome === 'skipped').map((row) => `${row.id} ${row.reason}`)).toEqual([])
+    expect(report.rows).toHaveLength(Object.keys(MACHINES).reduce((n, m) => n + expectedRows(m), 0))
+  }, 600_000)
+
+  it('the hooks answer nobody without the token, and the CLI says so', async () => {
+    const args = printedCommand(system.output())
+    const hooksUrl = args[args.indexOf('--hooks') + 1]!
+    expect((await fetch(`${hooksUrl}/`)).status).toBe(401)
+    const r = { code: 0, stdout: '', stderr: '' }
+    const wrong = args.map((a, i) => (args[i - 1] === '--hooks-token' ? 'f'.repeat(64) : a))
+    r.code = await conformanceCli(wrong, { stdout: (t) => (r.stdout += t), stderr: (t) => (r.stderr += t) })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--hooks .*401/)
+  }, 60_000)
 })
 
 describe('npm run conformance -- --mock against npm run mock', () => {

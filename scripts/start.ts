@@ -27,6 +27,9 @@
  *    synchronously and drops output after EPIPE — so the guardian only covers a shutdown stuck elsewhere,
  *    e.g. in a native call of the model server.)
  *
+ * 4. Once up, prints the conformance command against what it started; `--test-hooks` also opens the gateway's
+ *    test hooks port (scripts/startTestHooks.ts) and the command uses it.
+ *
  * Environment: SERVICE_DATA_DIR (default ./data), SERVICE_PORT (8000), MODELSERVER_PORT (11434),
  * DEVNET_FREE_PORTS=1 (devnet peers on free ports), DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS.
  */
@@ -40,6 +43,7 @@ import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from '../devne
 import { watchAncestors } from '../devnet/watchAncestors.js'
 import { gatewayNodeFlags } from './gatewayNodeFlags.js'
 import { nodeArgsFor } from './nodeArgsFor.js'
+import { conformanceCommand, testHooksSettings } from './startTestHooks.js'
 import { readShadowConfig } from '../src/shadow/config.js'
 import { unlockMessageFor } from '../src/vault/Vault.js'
 import { writeFileAtomic } from '../src/vault/writeFileAtomic.js'
@@ -218,6 +222,7 @@ if (devnet) {
   }
 }
 
+const testHooks = await testHooksSettings(process.argv.slice(2), env)
 const waits: Promise<boolean>[] = []
 if (nodeArgsFor('src/main.ts')[0]!.startsWith('dist')) say('the model server and the gateway run from dist/ (the build is newer than every source)')
 const modelMain = join(root, 'src/modelserver/main.ts')
@@ -228,7 +233,7 @@ if (existsSync(modelMain)) {
 } else say('src/modelserver/main.ts not found: model server not started')
 if (existsSync(gatewayMain)) {
   // The heap flags of `npm run serve` (scripts/gatewayNodeFlags.ts).
-  const c = run('gateway', 'src/main.ts', serverEnv, true, gatewayNodeFlags)
+  const c = run('gateway', 'src/main.ts', { ...serverEnv, ...testHooks?.env }, true, gatewayNodeFlags)
   waits.push(waitHttp(c, `http://127.0.0.1:${gatewayPort}/health`, 120_000))
 } else say('src/main.ts not found: gateway not started')
 
@@ -237,6 +242,8 @@ try {
   if (!stopping) {
     const up = children.filter((_c, i) => ok[i]).map((c) => c.name)
     say(`up in ${Date.now() - t0} ms: devnet${up.length ? `, ${up.join(', ')}` : ''}${up.includes('gateway') ? ` — gateway http://127.0.0.1:${gatewayPort}` : ''} — Ctrl-C stops everything`)
+    if (testHooks) say(`test hooks on ${testHooks.url} (loopback; the token is in the command below)`)
+    say(`conformance: ${conformanceCommand({ gateway: `http://127.0.0.1:${gatewayPort}`, modelserver: `http://127.0.0.1:${modelPort}`, devnetFile: devnet?.file, hooks: testHooks })}`)
   }
 } catch (e) {
   await stop((e as Error).message, 1)

@@ -2,7 +2,8 @@
  * The conformance CLI (`conformance/run.ts` runs it with the process's arguments and streams):
  * `npm run conformance -- --gateway <url> --modelserver <url> [--devnet <devnet.json>] [--hooks <url> --hooks-token <t>]
  *   [--chain <rpc>]… [--algod <url> --algod-token <t>] [--key name=0x…]… [--machine <name|file>]… [--mock]
- *   [--report junit=<file>,json=<file>] [--seed n] [--var name=value]…`
+ *   [--report junit=<file>,json=<file>] [--seed n] [--var name=value]… [--failures <dir>]
+ * `npm run conformance -- --replay <failure file> [the same secrets flags]`
  *
  * Replays the documented state machines against a deployment (exit 0: no row failed; 1: a row failed;
  * 2: bad arguments). `--help` explains every flag.
@@ -16,8 +17,10 @@ import { readDevnetFile } from './devnetFile.js'
 import { evmNetworkOf, evmPayer } from './evmPayer.js'
 import { HooksClient } from './hooksClient.js'
 import { formatJson, formatJunit, formatText } from './report.js'
-import { loadMachine, MACHINES, runMachines } from './runner.js'
-import type { Payer, Target } from './types.js'
+import { Credentials } from './fuzz/Credentials.js'
+import { DEFAULT_FAILURES_DIR, type FailureCase, readFailureFile, replayFuzz, replayRow, rowCase, writeFailureFile } from './replay.js'
+import { loadMachine, MACHINES, runMachine } from './runner.js'
+import type { Payer, RowResult, Target } from './types.js'
 
 const HELP = `Usage: npm run conformance -- [options]
 
@@ -43,6 +46,9 @@ Options:
                            URLs default to http://127.0.0.1:4010 and :4011
   --report junit=<file>,json=<file>   also write a JUnit XML and/or a JSON report
   --seed <n>               seed of every generated wallet, name and file (default: random, printed)
+  --failures <dir>         where each failed row is written as a replayable file (default ./${DEFAULT_FAILURES_DIR})
+  --replay <file>          run a failure file again (a failed row, or a violation \`npm run fuzz\` wrote): exit 1
+                           while it still fails, 0 once it holds; URLs from the file unless given, secrets as flags
   --var <name>=<value>     a machine variable (repeatable), e.g. model=llama3.2:1b
   -h, --help               this text
 
@@ -78,6 +84,8 @@ type Parsed = {
   machines: string[] | undefined
   seed: number
   reports: { junit?: string; json?: string }
+  failures: string
+  replay: FailureCase | undefined
   chains: string[]
   algorand: AlgorandPayerOptions | undefined
   hooks: { url: string; token: string } | undefined
@@ -105,6 +113,8 @@ function parse(argv: string[]): Parsed | 'help' {
         mock: { type: 'boolean', default: false },
         report: { type: 'string' },
         seed: { type: 'string' },
+        failures: { type: 'string' },
+        replay: { type: 'string' },
         var: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -114,13 +124,21 @@ function parse(argv: string[]): Parsed | 'help' {
   }
   if (values.help) return 'help'
   const mock = values.mock
-  let gateway = url(values.gateway ?? values.target, 'gateway')
-  let modelserver = url(values.modelserver, 'modelserver')
+  let replay: FailureCase | undefined
+  if (values.replay !== undefined) {
+    try {
+      replay = readFailureFile(path.resolve(values.replay))
+    } catch (error) {
+      throw new UsageError(`--replay: ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+  let gateway = url(values.gateway ?? values.target ?? replay?.urls.gateway, 'gateway')
+  let modelserver = url(values.modelserver ?? replay?.urls.modelserver, 'modelserver')
   if (mock && !gateway && !modelserver) {
     gateway = 'http://127.0.0.1:4010'
     modelserver = 'http://127.0.0.1:4011'
   }
-  if (!gateway && !modelserver) throw new UsageError('give --gateway <url> and/or --modelserver <url> (or --mock)')
+  if (!gateway && !modelserver) throw new UsageError('give --gateway <url> and/or --modelserver <url> (or --mock, or --replay <file>)')
   let devnet: ReturnType<typeof readDevnetFile> | undefined
   if (values.devnet !== undefined) {
     try {
@@ -178,10 +196,11 @@ function parse(argv: string[]): Parsed | 'help' {
     urls: { gateway, modelserver },
     mock,
     keys,
-    vars: { ...devnet?.vars, ...Object.fromEntries(pairs(values.var, 'var')) },
+    vars: { ...(replay?.kind === 'row' ? replay.vars : {}), ...devnet?.vars, ...Object.fromEntries(pairs(values.var, 'var')) },
     hooks: { login: Boolean(gateway) && !mock },
   }
-  return { target, machines, seed, reports, chains, algorand, hooks: hooksUrl ? { url: hooksUrl, token: hooksToken! } : undefined }
+  const failures = path.resolve(values.failures ?? DEFAULT_FAILURES_DIR)
+  return { target, machines, seed, reports, failures, replay, chains, algorand, hooks: hooksUrl ? { url: hooksUrl, token: hooksToken! } : undefined }
 }
 
 /** Where the CLI writes: the process's streams, or a test's capture. */
@@ -201,7 +220,7 @@ export async function conformanceCli(argv: string[], io: ConformanceIo): Promise
     io.stdout(HELP)
     return 0
   }
-  const { target, machines, seed, reports, chains, algorand, hooks } = parsed
+  const { target, machines, seed, reports, failures, replay, chains, algorand, hooks } = parsed
   const payers: Record<string, Payer> = {}
   for (const rpc of chains) {
     let network: string
@@ -223,9 +242,27 @@ export async function conformanceCli(argv: string[], io: ConformanceIo): Promise
       return 2
     }
   }
+  if (replay) {
+    io.stdout(`conformance: replaying ${replay.kind === 'row' ? `row ${replay.row}${replay.variant ? ` [${replay.variant}]` : ''} of ${replay.machine.machine}` : `${replay.check} (${replay.steps.length} request${replay.steps.length === 1 ? '' : 's'})`}; gateway ${target.urls.gateway ?? '-'}; model server ${target.urls.modelserver ?? '-'}\n`)
+    const outcome =
+      replay.kind === 'row'
+        ? await replayRow(replay, target)
+        : await replayFuzz(replay, { urls: target.urls, credentials: new Credentials(target.urls.gateway, target.keys.overlord, replay.seed) })
+    io.stdout(`${outcome.text}\n`)
+    return outcome.reproduced ? 1 : 0
+  }
   io.stdout(`conformance: seed ${seed}; gateway ${target.urls.gateway ?? '-'}; model server ${target.urls.modelserver ?? '-'}${target.mock ? ' (mock)' : ''}\n`)
-  const results = await runMachines(machines, target, { seed })
+  const results: RowResult[] = []
+  const written: string[] = []
+  for (const name of machines ?? Object.keys(MACHINES)) {
+    const machine = loadMachine(name)
+    for (const result of await runMachine(machine, target, { seed })) {
+      results.push(result)
+      if (result.outcome === 'failed') written.push(writeFailureFile(failures, rowCase(machine, result, seed, target)))
+    }
+  }
   io.stdout(`${formatText(results)}\nseed ${seed} (rerun with --seed ${seed})\n`)
+  for (const file of written) io.stdout(`failure written: ${file} (npm run conformance -- --replay ${file})\n`)
   const meta = { seed, target: { ...target.urls, mock: Boolean(target.mock) }, hooks: Object.keys(target.hooks).filter((h) => target.hooks[h as keyof Target['hooks']]) }
   for (const [kind, file] of Object.entries(reports)) {
     mkdirSync(path.dirname(file), { recursive: true })

@@ -68,6 +68,8 @@ export type RunOptions = {
   seed?: number
   /** Only these row ids. */
   rows?: string[]
+  /** Stop after this row (a replay runs the rows that lead to the failed one, then it). */
+  until?: string
   /** Sees each result as it is made. */
   onResult?: (result: RowResult) => void
 }
@@ -122,6 +124,7 @@ export async function runMachine(machine: Machine, target: Target, options: RunO
       results.push(result)
       options.onResult?.(result)
     }
+    if (options.until === original.id) break
   }
   return results
 }

@@ -1230,6 +1230,19 @@ export const VersionResponseSchema = {
 
 export const ShowRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
@@ -1237,6 +1250,7 @@ export const ShowRequestSchema = {
         },
         name: {
             type: 'string',
+            minLength: 1,
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1457,6 +1471,19 @@ export const CopyRequestSchema = {
 
 export const DeleteRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
@@ -1464,6 +1491,7 @@ export const DeleteRequestSchema = {
         },
         name: {
             type: 'string',
+            minLength: 1,
             deprecated: true,
             description: 'Older clients\' name for `model` (the `ollama` npm client sends this).'
         }
@@ -1475,6 +1503,19 @@ export const DeleteRequestSchema = {
 
 export const PullRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
@@ -1482,6 +1523,7 @@ export const PullRequestSchema = {
         },
         name: {
             type: 'string',
+            minLength: 1,
             deprecated: true
         },
         insecure: {
@@ -1500,6 +1542,19 @@ export const PullRequestSchema = {
 
 export const PushRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
@@ -1508,6 +1563,7 @@ export const PushRequestSchema = {
         },
         name: {
             type: 'string',
+            minLength: 1,
             deprecated: true
         },
         insecure: {

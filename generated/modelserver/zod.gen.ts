@@ -336,14 +336,14 @@ export const zVersionResponse = z.object({
     version: z.string()
 });
 
-export const zShowRequest = z.object({
+export const zShowRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).optional(),
-    name: z.string().optional(),
+    name: z.string().min(1).optional(),
     verbose: z.boolean().optional(),
     system: z.string().optional(),
     template: z.string().optional(),
     options: zModelOptions.optional()
-});
+}));
 
 export const zShowResponse = z.object({
     license: z.string().optional(),
@@ -394,24 +394,24 @@ export const zCopyRequest = z.object({
     destination: z.string().min(1)
 });
 
-export const zDeleteRequest = z.object({
+export const zDeleteRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).optional(),
-    name: z.string().optional()
-});
+    name: z.string().min(1).optional()
+}));
 
-export const zPullRequest = z.object({
+export const zPullRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).optional(),
-    name: z.string().optional(),
+    name: z.string().min(1).optional(),
     insecure: z.boolean().optional(),
     stream: z.boolean().optional().default(true)
-});
+}));
 
-export const zPushRequest = z.object({
+export const zPushRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).optional(),
-    name: z.string().optional(),
+    name: z.string().min(1).optional(),
     insecure: z.boolean().optional(),
     stream: z.boolean().optional().default(true)
-});
+}));
 
 /**
  * One progress line of create, pull and push (or the single final object with `stream` false).

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { conformanceCli } from './cli.js'
 import { repoRoot } from './DocumentClient.js'
+import { CHECK_NAMES } from './fuzz/checks.js'
 import { type FuzzReport, responseProblems } from './fuzz/fuzz.js'
 import { KNOWN_FAILURES, matchKnownFailure } from './fuzz/knownFailures.js'
 import { probePrototypeNames } from './fuzz/prototypeNames.js'
@@ -118,21 +119,35 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(xml.match(/<testsuite /g)).toHaveLength(Object.keys(MACHINES).length)
   }, 600_000)
 
-  it('npm run fuzz: 8,000 spec-driven requests against both servers, every operation under every tier, 0 violations, the seed printed', async () => {
+  it('npm run fuzz: probes, stateful chains along the links and 8,000 drawn requests; every named check counted, 0 violations; every operation exercised', async () => {
     const json = join(out, 'fuzz.json')
+    const junit = join(out, 'fuzz.xml')
     const seed = String(Number(process.env.FUZZ_SEED ?? 16_2026))
     const count = Number(process.env.FUZZ_COUNT ?? 8000)
     const r = await cli('conformance/fuzz/main.ts', [
-      '--gateway', system.gateway, '--modelserver', system.modelserver, '--key', `overlord=${system.devnet.shadow.overlord.privateKey}`,
-      '--count', String(count), '--seconds', process.env.FUZZ_SECONDS ?? '240', '--seed', seed, '--concurrency', '16', '--report', json,
+      '--gateway', system.gateway, '--modelserver', system.modelserver, '--devnet', join(system.dataDir, 'devnet.json'),
+      '--count', String(count), '--seconds', process.env.FUZZ_SECONDS ?? '240', '--seed', seed, '--concurrency', '16',
+      '--report', `json=${json},junit=${junit}`, '--failures', join(out, 'fuzz-failures'),
     ])
     const report = JSON.parse(readFileSync(json, 'utf8')) as FuzzReport
     expect(r.stdout).toContain(`seed ${seed}`)
     expect(report.violations, r.stdout).toEqual([])
     expect(r.code).toBe(0)
-    // every operation of both documents was exercised, under every tier
+    // each named check, with its count, in the report and in the text; the ones every exchange gets ran on all
+    for (const name of CHECK_NAMES) {
+      expect(r.stdout).toMatch(new RegExp(`✓ ${name}\\s+\\d+ checked,\\s+0 failed`))
+      expect(report.checks[name].checked, name).toBeGreaterThan(0)
+    }
+    expect(report.checks.response_schema_conformance.checked).toBe(report.requests)
+    // every operation of both documents was exercised, under every tier; the links were followed
+    expect(report.coverage.operations).toMatchObject({ exercised: report.operations, missing: [] })
     expect(Object.keys(report.byOperation).length).toBe(report.operations)
     expect(report.requests).toBeGreaterThanOrEqual(Math.min(count, 4 * report.operations * 10))
+    // the only link no chain reaches here: a 202 of POST /store, which this deployment never queues
+    expect(report.coverage.links.missing).toEqual(['gateway storeFile 202 → status (getUpload)'])
+    for (const root of ['wallet login', 'payer login', 'overlord bearer', 'paid upload', 'registry pull']) expect(report.chains[root]?.statuses['200'], root).toBe(2)
+    expect(report.coverage.keywords.exercised).toBeGreaterThan(report.coverage.keywords.documented / 2)
+    expect(readFileSync(junit, 'utf8')).toMatch(new RegExp(`<testsuite name="fuzz" tests="${CHECK_NAMES.length + 2}" failures="0" skipped="0"`))
     process.stdout.write(`fuzz: ${report.requests} requests in ${report.seconds} s, statuses ${JSON.stringify(report.byStatus)}, ${report.known.length} known model-server failures\n`)
   }, 400_000)
 

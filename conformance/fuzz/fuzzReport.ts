@@ -1,7 +1,7 @@
 /**
  * The fuzz run's reports: text for a terminal (the violations, each named check with its counts, the totals,
  * the coverage), JSON (everything, coverage included), and JUnit XML (one testcase per named check, a failure
- * when any exchange failed it, plus one per coverage dimension).
+ * when any exchange failed it, plus one per coverage dimension listing what was not reached).
  */
 import { CHECK_NAMES, CHECKS } from './checks.js'
 import { formatCoverage } from './coverage.js'
@@ -63,9 +63,9 @@ export function formatFuzzJunit(report: FuzzReport): string {
     ['links followed', cov.links.missing, `${cov.links.followed}/${cov.links.documented}`],
   ].map(([name, missing, figure]) => {
     const head = `    <testcase classname="fuzz.coverage" name="${xml(`${name as string} (${figure as string})`)}" time="0"`
-    return (missing as string[]).length ? `${head}>\n      <failure message="${xml(`${(missing as string[]).length} not reached`)}">${xml((missing as string[]).join('\n'))}</failure>\n    </testcase>` : `${head}/>`
+    return (missing as string[]).length ? `${head}>\n      <system-out>${xml(`not reached:\n${(missing as string[]).join('\n')}`)}</system-out>\n    </testcase>` : `${head}/>`
   })
-  const failures = cases.filter((c) => c.includes('<failure')).length + coverage.filter((c) => c.includes('<failure')).length
+  const failures = cases.filter((c) => c.includes('<failure')).length
   const skipped = cases.filter((c) => c.includes('<skipped')).length
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="fuzz" tests="${cases.length + coverage.length}" failures="${failures}" skipped="${skipped}" errors="0">\n  <testsuite name="fuzz" tests="${cases.length + coverage.length}" failures="${failures}" skipped="${skipped}" errors="0" time="${report.seconds}">\n    <properties><property name="seed" value="${report.seed}"/><property name="requests" value="${report.requests}"/></properties>\n${[...cases, ...coverage].join('\n')}\n  </testsuite>\n</testsuites>\n`
 }

@@ -120,7 +120,8 @@ export function judgeRequest(op: Operation, req: FuzzRequest): Judgement {
       // `*/*` beside a JSON schema: the body is read as JSON whatever its Content-Type (the model server, as Ollama)
       let value: unknown
       try {
-        value = JSON.parse(body.text)
+        // a parser may ignore a leading byte order mark (RFC 8259 §8.1), as the servers' does
+        value = JSON.parse(body.text.replace(/^\ufeff/, ''))
       } catch {
         problems.push('the body is not JSON')
         broken.push(`body:${media}#json`)

@@ -525,7 +525,8 @@ export const GenerateRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         prompt: {
             type: 'string'
@@ -702,7 +703,8 @@ export const ChatRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         messages: {
             type: 'array',
@@ -860,7 +862,8 @@ export const EmbedRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         input: {
             description: 'A text or a list of texts; one vector per text.',
@@ -953,7 +956,8 @@ export const EmbeddingsRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         prompt: {
             type: 'string'
@@ -1246,11 +1250,13 @@ export const ShowRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         name: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1376,6 +1382,7 @@ export const CreateRequestSchema = {
         model: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             description: 'The new model\'s name.'
         },
         name: {
@@ -1487,11 +1494,13 @@ export const DeleteRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         name: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             deprecated: true,
             description: 'Older clients\' name for `model` (the `ollama` npm client sends this).'
         }
@@ -1519,11 +1528,13 @@ export const PullRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         name: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             deprecated: true
         },
         insecure: {
@@ -1559,11 +1570,13 @@ export const PushRequestSchema = {
         model: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             description: '`[host/]namespace/name[:tag]`.'
         },
         name: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             deprecated: true
         },
         insecure: {
@@ -2076,7 +2089,8 @@ export const ChatCompletionRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         messages: {
             type: 'array',
@@ -2510,7 +2524,8 @@ export const CompletionRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         prompt: {
             oneOf: [
@@ -2801,7 +2816,8 @@ export const EmbeddingRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         input: {
             oneOf: [
@@ -3288,7 +3304,8 @@ export const ResponsesRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         input: {
             oneOf: [
@@ -3895,7 +3912,8 @@ export const MessagesRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         max_tokens: {
             type: 'integer',

@@ -17,7 +17,7 @@ export { repoRoot }
 
 /**
  * The nine machines of the seeds, by name, in replay order (the model server's residency before its pull), and
- * the model server's LLM surfaces (issue 31).
+ * the model server's LLM surfaces.
  */
 export const MACHINES: Record<string, string> = {
   'arrival-gate': 'gateway/arrivalGate.yaml',

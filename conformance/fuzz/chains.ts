@@ -3,7 +3,8 @@
  * responses have links (a valid drawn request, or a seeded one: a signed login, a paid upload, a pull from a
  * registry the server allows); for the status it got, each link is followed — the target's request drawn valid,
  * with the link's `parameters` and `requestBody` evaluated against the exchange (runtime expressions) — and so
- * on, four links deep. Each step gets every check, plus:
+ * on, four links deep, from answers that succeeded only (a 2xx; a stream not ended by an `{error}` line). Each
+ * step gets every check, plus:
  * - ensure_resource_availability: a link from a 2xx answer does not lead to 404 or 410;
  * - use_after_free: a link from a successful DELETE (or one marked `x-use-after-free`, e.g. a logout's) leads
  *   to 404 or 410 (401 for the credential the step revoked).
@@ -107,7 +108,6 @@ function linkedRequest(target: Operation, link: LinkObject, values: ExchangeValu
   return { request: { ...renderDraft(target, draft), mutation: 'valid' }, credentialsFromLink }
 }
 
-/** The chain's own checks of a followed link (replay.ts runs them again). */
 /** A 2xx that did what it was asked: a stream (NDJSON) whose last line is an `{error}` did not. */
 export function succeeded(x: Exchange): boolean {
   if (!isAnswer(x.answer) || x.answer.status < 200 || x.answer.status >= 300) return false
@@ -120,6 +120,7 @@ export function succeeded(x: Exchange): boolean {
   }
 }
 
+/** The chain's own checks of a followed link (replay.ts runs them again). */
 export function linkChecks(source: Exchange, link: LinkObject, next: Exchange): CheckResult[] {
   if (!isAnswer(source.answer) || !isAnswer(next.answer) || !succeeded(source)) return []
   const status = next.answer.status

@@ -3,6 +3,7 @@
  * the coverage), JSON (everything, coverage included), and JUnit XML (one testcase per named check, a failure
  * when any exchange failed it, plus one per coverage dimension listing what was not reached).
  */
+import { xml } from '../report.js'
 import { CHECK_NAMES, CHECKS } from './checks.js'
 import { formatCoverage } from './coverage.js'
 import type { FuzzReport } from './fuzz.js'
@@ -39,14 +40,6 @@ export function formatFuzzText(report: FuzzReport): string {
     `fuzz: ${report.violations.length} violations, ${report.known.length} known failures — seed ${report.seed}`,
   ].join('\n')
 }
-
-const xml = (s: string) =>
-  s
-    .replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd]/gu, '\ufffd')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
 
 export function formatFuzzJunit(report: FuzzReport): string {
   const cases = CHECK_NAMES.map((name) => {

@@ -97,7 +97,7 @@ export const getAutocorePage = <ThrowOnError extends boolean = false>(options?: 
  *
  * Designed. Prometheus text exposition (format 0.0.4). No wallet login (a scraper cannot perform one); it
  * exposes aggregate counters and histograms only (no addresses, no paths with identifiers), which still tell
- * a stranger the traffic, error rates and models in use (issue 27 finding 6). So: a client on the gateway's
+ * a stranger the traffic, error rates and models in use. So: a client on the gateway's
  * own machine (loopback) reads it without a token, as a scraper beside the gateway always could; anyone else
  * sends `Authorization: Bearer <SERVICE_METRICS__TOKEN>` (`metricsBearer`). Without a configured token it is
  * served on loopback only. Behind a proxy, `SERVICE_TRUST_PROXY` makes the client address the caller's.

@@ -104,7 +104,7 @@ describe('POST /store on the Algorand rail (devnet algod)', () => {
     expect(again.body.error).toBe('payment_replayed')
   })
 
-  it('accepts native ALGO only at the operator-set rate, never at face value (issue 26, finding 1)', async () => {
+  it('accepts native ALGO only at the operator-set rate, never at face value', async () => {
     const data = randomBytes(700)
     const req = await quote(data)
     // attacker: the USD price in micro-ALGO (a quarter of the price at $0.25 per ALGO)

@@ -32,7 +32,7 @@ import type { StorageService } from '../../src/storage/StorageService.js'
 import { StorageWorker } from '../../src/storage/StorageWorker.js'
 import type { RailRegistry } from '../../src/x402/RailRegistry.js'
 
-/** Random, as the gateway refuses a typed token at start (issue 27). */
+/** Random, as the gateway refuses a typed token at start. */
 export const FACILITATOR_TOKEN = randomBytes(32).toString('hex')
 export const PAY_TO_EVM = anvilAccount(7).address
 /** The upstream's deposit address for top-ups (Anvil #9, as on the devnet). */

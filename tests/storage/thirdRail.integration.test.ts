@@ -1,5 +1,5 @@
 /**
- * A new EVM rail is one file plus its registration (issue 26): a third network, eip155:84532 on its own Anvil
+ * A new EVM rail is one file plus its registration: a third network, eip155:84532 on its own Anvil
  * chain with the EIP-3009 USDC and its own facilitator, is registered at start as an `EvmExactRail` — nothing
  * else in src/ changes — and a stock x402 client pays `/store` on it. The 402 lists it after the configured
  * rails, and the deposit is recorded on that network.

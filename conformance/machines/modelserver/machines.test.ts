@@ -75,7 +75,7 @@ describe('machine 3.1 — model residency', () => {
   })
 })
 
-describe('issue 31 — the LLM surfaces (responses, messages, status, enforced tool_choice)', () => {
+describe('the LLM surfaces (responses, messages, status, enforced tool_choice)', () => {
   it('every row holds (conformance/runner.ts)', async () => {
     const results = await runMachine(loadMachine('model-surfaces'), target(url, { model }))
     expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])

@@ -1,8 +1,9 @@
 /**
- * The conformance CLI as a partner runs it: `npm run conformance` (conformance/run.ts, a child process)
- * against the whole system started as `npm start` starts it (on free ports), and `--mock` against `npm run
- * mock`; then the spec-driven fuzzer (`npm run fuzz`) against both live servers. Reports are read back from
- * the JSON and JUnit files the CLI writes.
+ * The conformance CLI as a partner runs it: `npm run conformance` (conformance/run.ts, a child process) with the
+ * command `npm start` prints, against the whole system started as `npm start` starts it (on free ports) — once
+ * plainly (every row that needs no hook) and once with `--test-hooks` (every row) — and `--mock` against
+ * `npm run mock`; then the spec-driven fuzzer (`npm run fuzz`) against both live servers. Reports are read back
+ * from the JSON and JUnit files the commands write.
  */
 import { spawn } from 'node:child_process'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -177,11 +178,13 @@ describe('npm run conformance against the system started as npm start starts it'
     const json = join(out, 'broken.json')
     writeFileSync(file, ['machine: broken', "seed: '000 §4.1'", 'server: gateway', 'driver: http', 'initial: a', 'rows:',
       "  - { id: b-1, from: a, event: GET /login, request: { method: GET, path: /login, headers: { Accept: text/html } }, expect: { status: 418 }, to: a }", ''].join('\n'))
-    const r = await conformance(['--gateway', system.gateway, '--machine', file, '--report', `json=${json}`])
+    const r = await conformance(['--gateway', system.gateway, '--machine', file, '--report', `json=${json}`, '--failures', join(out, 'row-failures')])
     expect(r.code).toBe(1)
     const [row] = (JSON.parse(readFileSync(json, 'utf8')) as Report).rows
     expect(row).toMatchObject({ outcome: 'failed', seed: '000 §4.1', expected: { status: 418 }, exchanges: [{ method: 'GET', path: '/login', status: 200 }] })
     expect(r.stdout).toMatch(/request: GET \/login[\s\S]*actual: 200[\s\S]*status 200, expected 418/)
+    // …and is written as a file that --replay runs again (conformance/replay.test.ts replays one)
+    expect(r.stdout).toMatch(new RegExp(`failure written: ${join(out, 'row-failures')}/row-broken-b-1-[0-9a-f]{10}\\.json`))
   }, 120_000)
 })
 

@@ -68,9 +68,8 @@ const integer = (value: unknown, name: string, min: number, max: number): number
 /** The peer fault a request asks for: `{status}` (an answer of the peer) or `{reset: true}`, with `times` and `path`. */
 function faultOf(body: Record<string, unknown>): ArmedFault {
   const times = body.times === undefined ? undefined : integer(body.times, 'times', 1, 1_000_000)
-  const path = body.path === undefined ? undefined : typeof body.path === 'string' && body.path.startsWith('/') ? body.path : (() => {
-    throw new HookError(400, 'invalid_request', 'path must start with /')
-  })()
+  if (body.path !== undefined && !(typeof body.path === 'string' && body.path.startsWith('/'))) throw new HookError(400, 'invalid_request', 'path must start with /')
+  const path = body.path as string | undefined
   if (body.reset === true) return { kind: 'reset', times, path }
   const status = integer(body.status ?? 503, 'status', 400, 599)
   return { kind: 'status', status, times, path, ...(typeof body.body === 'string' ? { body: body.body.slice(0, 4096) } : {}) }

@@ -1,7 +1,9 @@
 /**
  * The conformance CLI (`conformance/run.ts` runs it with the process's arguments and streams):
- * `npm run conformance -- --gateway <url> --modelserver <url> [--chain <rpc>]… [--key name=0x…]…
- *   [--machine <name|file>]… [--mock] [--report junit=<file>,json=<file>] [--seed n] [--var name=value]…`
+ * `npm run conformance -- --gateway <url> --modelserver <url> [--devnet <devnet.json>] [--hooks <url> --hooks-token <t>]
+ *   [--chain <rpc>]… [--algod <url> --algod-token <t>] [--key name=0x…]… [--machine <name|file>]… [--mock]
+ *   [--report junit=<file>,json=<file>] [--seed n] [--var name=value]… [--failures <dir>]
+ * `npm run conformance -- --replay <failure file> [the same secrets flags]`
  *
  * Replays the documented state machines against a deployment (exit 0: no row failed; 1: a row failed;
  * 2: bad arguments). `--help` explains every flag.
@@ -10,10 +12,15 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { algorandPayer, type AlgorandPayerOptions } from './algorandPayer.js'
+import { readDevnetFile } from './devnetFile.js'
 import { evmNetworkOf, evmPayer } from './evmPayer.js'
+import { HooksClient } from './hooksClient.js'
 import { formatJson, formatJunit, formatText } from './report.js'
-import { loadMachine, MACHINES, runMachines } from './runner.js'
-import type { Payer, Target } from './types.js'
+import { Credentials } from './fuzz/Credentials.js'
+import { DEFAULT_FAILURES_DIR, type FailureCase, readFailureFile, replayFuzz, replayRow, rowCase, writeFailureFile } from './replay.js'
+import { loadMachine, MACHINES, runMachine } from './runner.js'
+import type { Payer, RowResult, Target } from './types.js'
 
 const HELP = `Usage: npm run conformance -- [options]
 
@@ -24,18 +31,29 @@ Each row passes, fails, or is skipped with the reason (a key, URL, hook or payer
 Options:
   --gateway <url>          the gateway (e.g. http://127.0.0.1:8000)
   --modelserver <url>      the model server (e.g. http://127.0.0.1:11434)
+  --devnet <devnet.json>   against \`npm start\`: the overlord TEST key, payers, chains, algod and model registry of
+                           the devnet it started (<SERVICE_DATA_DIR>/devnet.json); the flags below win
+  --hooks <url>            the deployment's test hooks port (SERVICE_TEST_HOOKS=1; \`npm start -- --test-hooks\`):
+                           clock, restart, proof file and fault rows run too
+  --hooks-token <token>    its bearer token (or CONFORMANCE_HOOKS_TOKEN)
   --chain <rpc>            an EVM JSON-RPC the payer pays on (repeatable; the network is read from the RPC)
-  --key <name>=0x<hex>     a signing key (repeatable): overlord (the shadow tier's test key), payer (x402)
+  --algod <url>            an algod the Algorand payer pays through (with --algod-token and --key algorand=…)
+  --algod-token <token>    its X-Algo-API-Token
+  --key <name>=0x<hex>     a signing key (repeatable): overlord (the shadow tier's test key), payer (x402 on EVM);
+                           algorand=<25-word mnemonic> (x402 on Algorand)
   --machine <name|file>    only this machine (repeatable; a name above or a YAML file)
   --mock                   the target is a Prism mock (\`npm run mock\`): only rows that hold on a stateless mock;
                            URLs default to http://127.0.0.1:4010 and :4011
   --report junit=<file>,json=<file>   also write a JUnit XML and/or a JSON report
   --seed <n>               seed of every generated wallet, name and file (default: random, printed)
+  --failures <dir>         where each failed row is written as a replayable file (default ./${DEFAULT_FAILURES_DIR})
+  --replay <file>          run a failure file again (a failed row, or a violation \`npm run fuzz\` wrote): exit 1
+                           while it still fails, 0 once it holds; URLs from the file unless given, secrets as flags
   --var <name>=<value>     a machine variable (repeatable), e.g. model=llama3.2:1b
   -h, --help               this text
 
 Exit status: 0 no row failed, 1 a row failed, 2 bad arguments.
-Hooks (clock, restart, proof_file, faults) need an in-process harness; here rows needing them are skipped.
+Without --hooks, rows needing a hook (clock, restart, proof_file, faults) are skipped with the reason.
 `
 
 class UsageError extends Error {}
@@ -61,7 +79,17 @@ function url(value: string | undefined, flag: string): string | undefined {
   }
 }
 
-type Parsed = { target: Target; machines: string[] | undefined; seed: number; reports: { junit?: string; json?: string }; chains: string[] }
+type Parsed = {
+  target: Target
+  machines: string[] | undefined
+  seed: number
+  reports: { junit?: string; json?: string }
+  failures: string
+  replay: FailureCase | undefined
+  chains: string[]
+  algorand: AlgorandPayerOptions | undefined
+  hooks: { url: string; token: string } | undefined
+}
 
 function parse(argv: string[]): Parsed | 'help' {
   let values
@@ -74,12 +102,19 @@ function parse(argv: string[]): Parsed | 'help' {
         gateway: { type: 'string' },
         target: { type: 'string' },
         modelserver: { type: 'string' },
+        devnet: { type: 'string' },
+        hooks: { type: 'string' },
+        'hooks-token': { type: 'string' },
         chain: { type: 'string', multiple: true },
+        algod: { type: 'string' },
+        'algod-token': { type: 'string' },
         key: { type: 'string', multiple: true },
         machine: { type: 'string', multiple: true },
         mock: { type: 'boolean', default: false },
         report: { type: 'string' },
         seed: { type: 'string' },
+        failures: { type: 'string' },
+        replay: { type: 'string' },
         var: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -89,15 +124,34 @@ function parse(argv: string[]): Parsed | 'help' {
   }
   if (values.help) return 'help'
   const mock = values.mock
-  let gateway = url(values.gateway ?? values.target, 'gateway')
-  let modelserver = url(values.modelserver, 'modelserver')
+  let replay: FailureCase | undefined
+  if (values.replay !== undefined) {
+    try {
+      replay = readFailureFile(path.resolve(values.replay))
+    } catch (error) {
+      throw new UsageError(`--replay: ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+  let gateway = url(values.gateway ?? values.target ?? replay?.urls.gateway, 'gateway')
+  let modelserver = url(values.modelserver ?? replay?.urls.modelserver, 'modelserver')
   if (mock && !gateway && !modelserver) {
     gateway = 'http://127.0.0.1:4010'
     modelserver = 'http://127.0.0.1:4011'
   }
-  if (!gateway && !modelserver) throw new UsageError('give --gateway <url> and/or --modelserver <url> (or --mock)')
+  if (!gateway && !modelserver) throw new UsageError('give --gateway <url> and/or --modelserver <url> (or --mock, or --replay <file>)')
+  let devnet: ReturnType<typeof readDevnetFile> | undefined
+  if (values.devnet !== undefined) {
+    try {
+      devnet = readDevnetFile(path.resolve(values.devnet))
+    } catch (error) {
+      throw new UsageError(`--devnet: ${(error as Error).message}`)
+    }
+  }
+  const given = pairs(values.key, 'key')
+  const algorandMnemonic = given.get('algorand')
+  given.delete('algorand')
   const keys: Record<string, PrivateKeyAccount> = {}
-  for (const [name, hex] of pairs(values.key, 'key')) {
+  for (const [name, hex] of [...Object.entries(devnet?.keys ?? {}), ...given]) {
     if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) throw new UsageError(`--key ${name}= expects 0x and 64 hex digits`)
     try {
       keys[name] = privateKeyToAccount(hex as `0x${string}`)
@@ -124,16 +178,29 @@ function parse(argv: string[]): Parsed | 'help' {
     if (!/^\d{1,15}$/.test(values.seed)) throw new UsageError(`--seed expects a non-negative integer, got ${JSON.stringify(values.seed)}`)
     seed = Number(values.seed)
   }
-  const chains = (values.chain ?? []).map((c) => url(c, 'chain')!)
+  const chains = (values.chain ?? devnet?.chains ?? []).map((c) => url(c, 'chain')!)
   if (chains.length && !keys.payer) throw new UsageError('--chain needs --key payer=0x… (the account that pays)')
+  let algorand = devnet?.algorand
+  if (values.algod !== undefined || algorandMnemonic !== undefined) {
+    const algodUrl = url(values.algod ?? algorand?.algodUrl, 'algod')
+    const algodToken = values['algod-token'] ?? algorand?.algodToken
+    const mnemonic = algorandMnemonic ?? algorand?.mnemonic
+    if (!algodUrl || algodToken === undefined || !mnemonic) throw new UsageError('the Algorand payer needs --algod <url>, --algod-token <token> and --key algorand=<25-word mnemonic>')
+    if (mnemonic.trim().split(/\s+/).length !== 25) throw new UsageError('--key algorand= expects a 25-word Algorand mnemonic')
+    algorand = { algodUrl, algodToken, mnemonic: mnemonic.trim() }
+  }
+  const hooksUrl = url(values.hooks, 'hooks')
+  const hooksToken = values['hooks-token'] ?? process.env.CONFORMANCE_HOOKS_TOKEN
+  if (hooksUrl && !hooksToken) throw new UsageError('--hooks needs --hooks-token <token> (or CONFORMANCE_HOOKS_TOKEN)')
   const target: Target = {
     urls: { gateway, modelserver },
     mock,
     keys,
-    vars: Object.fromEntries(pairs(values.var, 'var')),
+    vars: { ...(replay?.kind === 'row' ? replay.vars : {}), ...devnet?.vars, ...Object.fromEntries(pairs(values.var, 'var')) },
     hooks: { login: Boolean(gateway) && !mock },
   }
-  return { target, machines, seed, reports, chains }
+  const failures = path.resolve(values.failures ?? DEFAULT_FAILURES_DIR)
+  return { target, machines, seed, reports, failures, replay, chains, algorand, hooks: hooksUrl ? { url: hooksUrl, token: hooksToken! } : undefined }
 }
 
 /** Where the CLI writes: the process's streams, or a test's capture. */
@@ -153,24 +220,49 @@ export async function conformanceCli(argv: string[], io: ConformanceIo): Promise
     io.stdout(HELP)
     return 0
   }
-  const { target, machines, seed, reports, chains } = parsed
-  if (chains.length) {
-    const payers: Record<string, Payer> = {}
-    for (const rpc of chains) {
-      let network: string
-      try {
-        network = await evmNetworkOf(rpc)
-      } catch (error) {
-        io.stderr(`conformance: --chain ${rpc}: ${(error as Error).message}\n`)
-        return 2
-      }
-      payers[network] = evmPayer(rpc, network, target.keys.payer!)
+  const { target, machines, seed, reports, failures, replay, chains, algorand, hooks } = parsed
+  const payers: Record<string, Payer> = {}
+  for (const rpc of chains) {
+    let network: string
+    try {
+      network = await evmNetworkOf(rpc)
+    } catch (error) {
+      io.stderr(`conformance: --chain ${rpc}: ${(error as Error).message}\n`)
+      return 2
     }
-    target.hooks.chain = { payers }
+    payers[network] = evmPayer(rpc, network, target.keys.payer!)
+  }
+  if (algorand) payers['algorand:*'] = algorandPayer(algorand)
+  if (Object.keys(payers).length) target.hooks.chain = { payers }
+  if (hooks) {
+    try {
+      Object.assign(target.hooks, await new HooksClient(hooks.url, hooks.token).hooks())
+    } catch (error) {
+      io.stderr(`conformance: --hooks ${hooks.url}: ${(error as Error).message}\n`)
+      return 2
+    }
+  }
+  if (replay) {
+    io.stdout(`conformance: replaying ${replay.kind === 'row' ? `row ${replay.row}${replay.variant ? ` [${replay.variant}]` : ''} of ${replay.machine.machine}` : `${replay.check} (${replay.steps.length} request${replay.steps.length === 1 ? '' : 's'})`}; gateway ${target.urls.gateway ?? '-'}; model server ${target.urls.modelserver ?? '-'}\n`)
+    const outcome =
+      replay.kind === 'row'
+        ? await replayRow(replay, target)
+        : await replayFuzz(replay, { urls: target.urls, credentials: new Credentials(target.urls.gateway, target.keys.overlord, replay.seed) })
+    io.stdout(`${outcome.text}\n`)
+    return outcome.reproduced ? 1 : 0
   }
   io.stdout(`conformance: seed ${seed}; gateway ${target.urls.gateway ?? '-'}; model server ${target.urls.modelserver ?? '-'}${target.mock ? ' (mock)' : ''}\n`)
-  const results = await runMachines(machines, target, { seed })
+  const results: RowResult[] = []
+  const written: string[] = []
+  for (const name of machines ?? Object.keys(MACHINES)) {
+    const machine = loadMachine(name)
+    for (const result of await runMachine(machine, target, { seed })) {
+      results.push(result)
+      if (result.outcome === 'failed') written.push(writeFailureFile(failures, rowCase(machine, result, seed, target)))
+    }
+  }
   io.stdout(`${formatText(results)}\nseed ${seed} (rerun with --seed ${seed})\n`)
+  for (const file of written) io.stdout(`failure written: ${file} (npm run conformance -- --replay ${file})\n`)
   const meta = { seed, target: { ...target.urls, mock: Boolean(target.mock) }, hooks: Object.keys(target.hooks).filter((h) => target.hooks[h as keyof Target['hooks']]) }
   for (const [kind, file] of Object.entries(reports)) {
     mkdirSync(path.dirname(file), { recursive: true })

@@ -1,8 +1,9 @@
 /**
- * The conformance CLI as a partner runs it: `npm run conformance` (conformance/run.ts, a child process)
- * against the whole system started as `npm start` starts it (on free ports), and `--mock` against `npm run
- * mock`; then the spec-driven fuzzer (`npm run fuzz`) against both live servers. Reports are read back from
- * the JSON and JUnit files the CLI writes.
+ * The conformance CLI as a partner runs it: `npm run conformance` (conformance/run.ts, a child process) with the
+ * command `npm start` prints, against the whole system started as `npm start` starts it (on free ports) — once
+ * plainly (every row that needs no hook) and once with `--test-hooks` (every row) — and `--mock` against
+ * `npm run mock`; then the spec-driven fuzzer (`npm run fuzz`) against both live servers. Reports are read back
+ * from the JSON and JUnit files the commands write.
  */
 import { spawn } from 'node:child_process'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -12,6 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { conformanceCli } from './cli.js'
 import { repoRoot } from './DocumentClient.js'
+import { CHECK_NAMES } from './fuzz/checks.js'
 import { type FuzzReport, responseProblems } from './fuzz/fuzz.js'
 import { KNOWN_FAILURES, matchKnownFailure } from './fuzz/knownFailures.js'
 import { probePrototypeNames } from './fuzz/prototypeNames.js'
@@ -39,7 +41,14 @@ function cli(script: string, args: string[], timeoutMs = 600_000): Promise<{ cod
 }
 const conformance = (args: string[]) => cli('conformance/run.ts', args)
 
-type Report = { seed: number; machines: MachineCounts[]; rows: RowResult[] }
+type Report = { seed: number; hooks: string[]; machines: MachineCounts[]; rows: RowResult[] }
+
+/** The arguments of the conformance command `npm start` printed once up. */
+function printedCommand(output: string): string[] {
+  const line = /\[start\] conformance: npm run conformance -- (.+)/.exec(output)?.[1]
+  if (!line) throw new Error(`npm start printed no conformance command:\n${output.slice(-2000)}`)
+  return line.trim().split(/\s+/)
+}
 
 /** Rows a machine yields: one per row, or one per network for `perNetwork` rows. */
 function expectedRows(name: string): number {
@@ -51,7 +60,7 @@ describe('npm run conformance — arguments', () => {
   it('--help explains every flag and exits 0', async () => {
     const r = await conformance(['--help'])
     expect(r.code).toBe(0)
-    for (const flag of ['--gateway', '--modelserver', '--chain', '--key', '--machine', '--mock', '--report', '--seed']) expect(r.stdout).toContain(flag)
+    for (const flag of ['--gateway', '--modelserver', '--devnet', '--hooks', '--hooks-token', '--chain', '--algod', '--key', '--machine', '--mock', '--report', '--seed']) expect(r.stdout).toContain(flag)
     expect(r.stderr).not.toMatch(/at .*\.ts:\d+/)
   })
 
@@ -63,6 +72,9 @@ describe('npm run conformance — arguments', () => {
     [['--gateway', 'http://127.0.0.1:9', '--report', 'html=x.html'], /--report expects/],
     [['--gateway', 'http://127.0.0.1:9', '--seed', 'abc'], /--seed expects/],
     [['--gateway', 'http://127.0.0.1:9', '--frobnicate'], /Unknown option/],
+    [['--gateway', 'http://127.0.0.1:9', '--hooks', 'http://127.0.0.1:9'], /--hooks needs --hooks-token/],
+    [['--gateway', 'http://127.0.0.1:9', '--devnet', '/nonexistent/devnet.json'], /--devnet: cannot read/],
+    [['--gateway', 'http://127.0.0.1:9', '--key', 'algorand=one two'], /the Algorand payer needs --algod/],
   ])('bad arguments %j: a clear message, no stack trace, exit 2', async (args, message) => {
     // in this process (the CLI's own function, run.ts's only call): --help above runs the real command
     const r = { code: 0, stdout: '', stderr: '' }
@@ -85,19 +97,10 @@ describe('npm run conformance against the system started as npm start starts it'
   }, 240_000)
   afterAll(async () => system?.close())
 
-  const keys = () => {
-    const payer = system.devnet.accounts.evm.find((a) => a.role === 'payer')!
-    return ['--key', `overlord=${system.devnet.shadow.overlord.privateKey}`, '--key', `payer=${payer.privateKey}`]
-  }
-
-  it('every row of every machine: counts per machine, 0 failed, skipped rows only for hooks the CLI lacks', async () => {
+  it('the command npm start prints runs every row that needs no hook, 0 failed; rows needing a hook are skipped with the reason', async () => {
     const json = join(out, 'live.json')
     const junit = join(out, 'live.xml')
-    const r = await conformance([
-      '--gateway', system.gateway, '--modelserver', system.modelserver,
-      '--chain', system.devnet.chains['eip155:8453'].rpcUrl, '--chain', system.devnet.chains['eip155:1'].rpcUrl,
-      ...keys(), '--seed', '1601', '--report', `junit=${junit},json=${json}`,
-    ])
+    const r = await conformance([...printedCommand(system.output()), '--seed', '1601', '--report', `junit=${junit},json=${json}`])
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report
     expect(r.stdout).toContain('seed 1601')
     expect(report.rows.filter((row) => row.outcome === 'failed'), r.stdout).toEqual([])
@@ -105,38 +108,53 @@ describe('npm run conformance against the system started as npm start starts it'
     expect(report.machines.map((m) => m.machine)).toEqual(Object.keys(MACHINES))
     for (const m of report.machines) expect(m.rows, m.machine).toBe(expectedRows(m.machine))
     for (const row of report.rows.filter((x) => x.outcome === 'skipped')) {
-      expect(row.reason).toMatch(/target lacks hook\(s\): (clock|restart|faults|proof_file)|no payer for algorand|continues 3\.5-5/)
+      expect(row.reason).toMatch(/target lacks hook\(s\): (clock|restart|faults|proof_file)|target lacks hook: faults|continues 3\.5-5/)
     }
-    // what needs no harness hook ran: the login rows, both EVM networks, the model server's machines
+    // what needs no harness hook ran: the login rows, every network (the devnet's payers), the pull from the devnet registry
     const passed = (id: string, variant?: string) => report.rows.some((x) => x.id === id && x.variant === variant && x.outcome === 'passed')
-    expect(passed('3.5-4', 'eip155:8453') && passed('3.5-4', 'eip155:1') && passed('3.2-5') && passed('3.1-6') && passed('3.2-1')).toBe(true)
-    expect(report.rows.filter((x) => x.outcome === 'passed').length).toBeGreaterThanOrEqual(80)
+    expect(['eip155:8453', 'eip155:1', 'algorand:*'].every((n) => passed('3.5-4', n))).toBe(true)
+    expect(passed('3.2-5') && passed('3.1-6') && passed('3.2-1') && passed('mcp-7', 'eip155:1')).toBe(true)
+    expect(report.rows.filter((x) => x.outcome === 'passed').length).toBeGreaterThanOrEqual(100)
     const xml = readFileSync(junit, 'utf8')
     expect(xml).toMatch(new RegExp(`<testsuites name="conformance" tests="${report.rows.length}" failures="0" skipped="${report.rows.filter((x) => x.outcome === 'skipped').length}"`))
     expect(xml.match(/<testsuite /g)).toHaveLength(Object.keys(MACHINES).length)
   }, 600_000)
 
-  it('npm run fuzz: 8,000 spec-driven requests against both servers, every operation under every tier, 0 violations, the seed printed', async () => {
+  it('npm run fuzz: probes, stateful chains along the links and 8,000 drawn requests; every named check counted, 0 violations; every operation exercised', async () => {
     const json = join(out, 'fuzz.json')
+    const junit = join(out, 'fuzz.xml')
     const seed = String(Number(process.env.FUZZ_SEED ?? 16_2026))
     const count = Number(process.env.FUZZ_COUNT ?? 8000)
     const r = await cli('conformance/fuzz/main.ts', [
-      '--gateway', system.gateway, '--modelserver', system.modelserver, '--key', `overlord=${system.devnet.shadow.overlord.privateKey}`,
-      '--count', String(count), '--seconds', process.env.FUZZ_SECONDS ?? '240', '--seed', seed, '--concurrency', '16', '--report', json,
+      '--gateway', system.gateway, '--modelserver', system.modelserver, '--devnet', join(system.dataDir, 'devnet.json'),
+      '--count', String(count), '--seconds', process.env.FUZZ_SECONDS ?? '240', '--seed', seed, '--concurrency', '16',
+      '--report', `json=${json},junit=${junit}`, '--failures', join(out, 'fuzz-failures'),
     ])
     const report = JSON.parse(readFileSync(json, 'utf8')) as FuzzReport
     expect(r.stdout).toContain(`seed ${seed}`)
     expect(report.violations, r.stdout).toEqual([])
     expect(r.code).toBe(0)
-    // every operation of both documents was exercised, under every tier
+    // each named check, with its count, in the report and in the text; the ones every exchange gets ran on all
+    for (const name of CHECK_NAMES) {
+      expect(r.stdout).toMatch(new RegExp(`✓ ${name}\\s+\\d+ checked,\\s+0 failed`))
+      expect(report.checks[name].checked, name).toBeGreaterThan(0)
+    }
+    expect(report.checks.response_schema_conformance.checked).toBe(report.requests)
+    // every operation of both documents was exercised, under every tier; the links were followed
+    expect(report.coverage.operations).toMatchObject({ exercised: report.operations, missing: [] })
     expect(Object.keys(report.byOperation).length).toBe(report.operations)
     expect(report.requests).toBeGreaterThanOrEqual(Math.min(count, 4 * report.operations * 10))
+    // the only link no chain reaches here: a 202 of POST /store, which this deployment never queues
+    expect(report.coverage.links.missing).toEqual(['gateway storeFile 202 → status (getUpload)'])
+    for (const root of ['wallet login', 'payer login', 'overlord bearer', 'paid upload', 'registry pull']) expect(report.chains[root]?.statuses['200'], root).toBe(2)
+    expect(report.coverage.keywords.exercised).toBeGreaterThan(report.coverage.keywords.documented / 2)
+    expect(readFileSync(junit, 'utf8')).toMatch(new RegExp(`<testsuite name="fuzz" tests="${CHECK_NAMES.length + 2}" failures="0" skipped="0"`))
     process.stdout.write(`fuzz: ${report.requests} requests in ${report.seconds} s, statuses ${JSON.stringify(report.byStatus)}, ${report.known.length} known model-server failures\n`)
   }, 400_000)
 
   it('every route that takes a name (company, wallet, agent id, agent, model, kind) answers a prototype member name with a documented non-5xx', async () => {
     const report = await probePrototypeNames({ urls: { gateway: system.gateway, modelserver: system.modelserver }, overlord: privateKeyToAccount(system.devnet.shadow.overlord.privateKey) })
-    const unknown = report.problems.filter((p) => !matchKnownFailure(KNOWN_FAILURES, { ...p, index: 0, mutation: 'prototype-name', request: { method: '', path: '', headers: {} } }))
+    const unknown = report.problems.filter((p) => !matchKnownFailure(KNOWN_FAILURES, p))
     expect(unknown).toEqual([])
     for (const route of ['GET /cabinet/{co}', 'GET /admin/cabinet/{co}/preflight', 'POST /vault/sign/{agent_id}', 'POST /admin/shadow/release-key/{agent_id}', 'GET /users/{wallet}/permissions', 'POST /users/challenge', 'GET /agents/{id}', 'POST /marketplace/agent/call', 'GET /marketplace/ceo/status', 'GET /insight/catalogue/recent', 'POST /boardroom/convene', 'POST /llm/chat']) {
       expect(report.routes).toContain(`gateway ${route}`)
@@ -160,12 +178,46 @@ describe('npm run conformance against the system started as npm start starts it'
     const json = join(out, 'broken.json')
     writeFileSync(file, ['machine: broken', "seed: '000 §4.1'", 'server: gateway', 'driver: http', 'initial: a', 'rows:',
       "  - { id: b-1, from: a, event: GET /login, request: { method: GET, path: /login, headers: { Accept: text/html } }, expect: { status: 418 }, to: a }", ''].join('\n'))
-    const r = await conformance(['--gateway', system.gateway, '--machine', file, '--report', `json=${json}`])
+    const r = await conformance(['--gateway', system.gateway, '--machine', file, '--report', `json=${json}`, '--failures', join(out, 'row-failures')])
     expect(r.code).toBe(1)
     const [row] = (JSON.parse(readFileSync(json, 'utf8')) as Report).rows
     expect(row).toMatchObject({ outcome: 'failed', seed: '000 §4.1', expected: { status: 418 }, exchanges: [{ method: 'GET', path: '/login', status: 200 }] })
     expect(r.stdout).toMatch(/request: GET \/login[\s\S]*actual: 200[\s\S]*status 200, expected 418/)
+    // …and is written as a file that --replay runs again (conformance/replay.test.ts replays one)
+    expect(r.stdout).toMatch(new RegExp(`failure written: ${join(out, 'row-failures')}/row-broken-b-1-[0-9a-f]{10}\\.json`))
   }, 120_000)
+})
+
+describe('npm run conformance with the test hooks of npm start -- --test-hooks', () => {
+  let system: RunningSystem
+  beforeAll(async () => {
+    system = await startSystem({ PAY2STORE_TEST_HOOKS: '1', DEVNET_CONTRACTS: '0' })
+  }, 240_000)
+  afterAll(async () => system?.close())
+
+  it('the printed command runs every row of every machine: none skipped, 0 failed', async () => {
+    const json = join(out, 'hooks.json')
+    const args = printedCommand(system.output())
+    expect(args).toContain('--hooks')
+    const r = await conformance([...args, '--seed', '1602', '--report', `json=${json}`])
+    const report = JSON.parse(readFileSync(json, 'utf8')) as Report
+    expect(report.rows.filter((row) => row.outcome === 'failed'), r.stdout).toEqual([])
+    expect(r.code).toBe(0)
+    expect(report.hooks).toEqual(expect.arrayContaining(['clock', 'restart', 'proof_file', 'faults', 'login', 'chain']))
+    expect(report.rows.filter((row) => row.outcome === 'skipped').map((row) => `${row.id} ${row.reason}`)).toEqual([])
+    expect(report.rows).toHaveLength(Object.keys(MACHINES).reduce((n, m) => n + expectedRows(m), 0))
+  }, 600_000)
+
+  it('the hooks answer nobody without the token, and the CLI says so', async () => {
+    const args = printedCommand(system.output())
+    const hooksUrl = args[args.indexOf('--hooks') + 1]!
+    expect((await fetch(`${hooksUrl}/`)).status).toBe(401)
+    const r = { code: 0, stdout: '', stderr: '' }
+    const wrong = args.map((a, i) => (args[i - 1] === '--hooks-token' ? 'f'.repeat(64) : a))
+    r.code = await conformanceCli(wrong, { stdout: (t) => (r.stdout += t), stderr: (t) => (r.stderr += t) })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--hooks .*401/)
+  }, 60_000)
 })
 
 describe('npm run conformance -- --mock against npm run mock', () => {

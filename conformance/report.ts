@@ -51,7 +51,8 @@ export function formatJson(results: RowResult[], meta: Record<string, unknown>):
   return `${JSON.stringify({ ...meta, machines: countsByMachine(results), rows: results }, null, 2)}\n`
 }
 
-const xml = (s: string) =>
+/** Text as XML character data or an attribute value (characters XML cannot carry become U+FFFD). */
+export const xml = (s: string) =>
   s
     .replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd]/gu, '\ufffd')
     .replace(/&/g, '&amp;')

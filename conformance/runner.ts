@@ -17,7 +17,7 @@ export { repoRoot }
 
 /**
  * The nine machines of the seeds, by name, in replay order (the model server's residency before its pull), and
- * the model server's LLM surfaces (issue 31).
+ * the model server's LLM surfaces.
  */
 export const MACHINES: Record<string, string> = {
   'arrival-gate': 'gateway/arrivalGate.yaml',
@@ -68,6 +68,8 @@ export type RunOptions = {
   seed?: number
   /** Only these row ids. */
   rows?: string[]
+  /** Stop after this row (a replay runs the rows that lead to the failed one, then it). */
+  until?: string
   /** Sees each result as it is made. */
   onResult?: (result: RowResult) => void
 }
@@ -122,6 +124,7 @@ export async function runMachine(machine: Machine, target: Target, options: RunO
       results.push(result)
       options.onResult?.(result)
     }
+    if (options.until === original.id) break
   }
   return results
 }

@@ -76,7 +76,9 @@ export type Hooks = {
   proof_file?: (proof: UnlockProof | null) => Promise<void>
   /** Failure injection: at a cabinet provisioning step, and in the storage upstream. */
   faults?: {
-    cabinetStep?: (hook: ((step: string) => void) | undefined) => void
+    /** The `at`-th cabinet provisioning step from now fails (0: the next); `undefined` disarms. */
+    cabinetStep?: (at: number | undefined) => Promise<void>
+    /** The storage upstream's uploads fail (503) until `recover`. */
     upstream?: (what: 'fail' | 'recover') => Promise<void>
   }
   /** The gateway serves wallet login (a live session token can be obtained). */

@@ -50,6 +50,7 @@ export function devnetTable(info: DevnetInfo): string {
     { label: 'storage upstream', value: info.storage.paymentUrl },
     { label: 'Arweave gateway', value: `${info.storage.gatewayUrl} (a block every ${info.storage.blockIntervalMs} ms)` },
     { label: 'algod', value: info.algorand.url, more: [`USDC ASA ${info.algorand.usdcAsaId}`] },
+    ...(info.registry ? [{ label: 'model registry', value: info.registry.url, more: [`pull ${info.registry.models[0] ?? '-'}`] }] : []),
   )
   const service: Row[] = [
     ...(info.evm !== false ? [{ label: 'pay-to, EVM', value: info.service.payToEvm }] : []),

@@ -11,6 +11,7 @@ export const DEFAULT_PORTS = {
   upstream: 8403,
   arweave: 8404,
   algod: 8405,
+  registry: 8406,
 } as const
 
 export type DevnetPorts = { [K in keyof typeof DEFAULT_PORTS]: number }
@@ -23,6 +24,7 @@ export const PORT_NAMES: Readonly<Record<keyof DevnetPorts, string>> = {
   upstream: 'devnet storage upstream',
   arweave: 'devnet Arweave gateway',
   algod: 'devnet algod',
+  registry: 'devnet model registry',
 }
 
 /** The ports the environment asks for: `'free'`, or each default shifted by `DEVNET_PORT_OFFSET`. Throws on a bad offset. */

@@ -30,7 +30,7 @@ describe('startDevnet', () => {
     expect(Object.keys(info.env).sort()).toEqual(
       [
         'FACILITATOR_TOKEN', 'SERVICE_ALGOD__GENESIS_HASH', 'SERVICE_ALGOD__TOKEN', 'SERVICE_ALGOD__URL', 'SERVICE_BATCH__RPC_URL',
-        'SERVICE_DATA_DIR', 'SERVICE_LOGIN__CHAIN_ID', 'SERVICE_LOGIN__RPC_URL', 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', 'SERVICE_STORAGE__ATTEST_RPC_URL', 'SERVICE_STORAGE__GATEWAY_URL', 'SERVICE_STORAGE__PAYMENT_URL',
+        'MODELSERVER_REGISTRIES', 'SERVICE_DATA_DIR', 'SERVICE_LOGIN__CHAIN_ID', 'SERVICE_LOGIN__RPC_URL', 'SERVICE_STORAGE__ARWEAVE_JWK_PATH', 'SERVICE_STORAGE__ATTEST_RPC_URL', 'SERVICE_STORAGE__GATEWAY_URL', 'SERVICE_STORAGE__PAYMENT_URL',
         'SERVICE_STORAGE__TOPUP_KEY', 'SERVICE_STORAGE__TOPUP_RPC_URL', 'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_X402__ASSET__EIP155_1', 'SERVICE_X402__ASSET__EIP155_8453',
         'SERVICE_X402__FACILITATOR_URL', 'SERVICE_X402__PAY_TO_ALGORAND', 'SERVICE_X402__PAY_TO_EVM',
         'SERVICE_X402__RPC_URL__EIP155_1', 'SERVICE_X402__RPC_URL__EIP155_8453', 'SERVICE_X402__UPTO_FACILITATOR_ADDRESS',
@@ -50,6 +50,10 @@ describe('startDevnet', () => {
     expect(info.env.SHADOW_JWT_SECRET).toBe(info.shadow.jwtSecret)
     const kept = JSON.parse(readFileSync(join(dir, 'devnet', 'service-keys.json'), 'utf8')) as Record<string, unknown>
     expect(kept).toMatchObject({ overlord: { address: info.shadow.overlord.address }, shadowJwtSecret: info.shadow.jwtSecret })
+    // the model registry: allow-listed beside Ollama's, and serving the model it names
+    expect(info.env.MODELSERVER_REGISTRIES).toBe(`registry.ollama.ai,${info.registry.host}`)
+    expect(info.registry.models[0]).toBe(`${info.registry.host}/library/tiny-chat:latest`)
+    expect((await fetch(`${info.registry.url}/v2/library/tiny-chat/manifests/latest`)).headers.get('docker-content-digest')).toMatch(/^sha256:[0-9a-f]{64}$/)
     expect(info.accounts.evm.filter((a) => a.role === 'payer')).toHaveLength(4)
     expect(info.accounts.algorand.filter((a) => a.role === 'payer')).toHaveLength(3)
     // upstream top-up: the service's own EVM key on local Base, funded with the canonical USDC there

@@ -1,7 +1,7 @@
 /**
  * Starts every devnet peer and describes them in `<dataDir>/devnet.json`:
  *   Anvil chain 8453 ("local Base") and chain 1, each with the devnet USDC; the x402 facilitator; the
- *   Turbo-compatible storage upstream; the Arweave gateway peer; the algod node.
+ *   Turbo-compatible storage upstream; the Arweave gateway peer; the algod node; the model registry.
  * On first start it makes the service's keys and keeps them under `<dataDir>/devnet/`: an Arweave JWK
  * (pre-funded in the upstream), an EVM pay-to key and an Algorand account (funded and opted in to the ASA),
  * the facilitator/algod/admin tokens, and the shadow-overlord tier's devnet overlord key (a TEST key: it exists
@@ -31,6 +31,7 @@ import { DEFAULT_PAYER_USDC, startChain, type LocalChain } from './chains/startC
 import { startFacilitator, type FacilitatorPeer } from './facilitator/startFacilitator.js'
 import { arweaveAddress, loadOrCreateArweaveJwk } from './testing/arweaveKey.js'
 import { DEFAULT_PORTS, type DevnetPorts } from './ports.js'
+import { startRegistry, type RegistryPeer } from './registry/startRegistry.js'
 import { DEFAULT_PRICING } from './upstream/pricing.js'
 import { startUpstream, type UpstreamOptions, type UpstreamPeer } from './upstream/startUpstream.js'
 
@@ -88,6 +89,11 @@ export interface DevnetInfo {
     blockIntervalMs: number
   }
   algorand: { url: string; token: string; genesisId: string; genesisHash: string; network: string; usdcAsaId: number; /** A second ASA (payers hold it, the service is opted in): the wrong asset. */ otherAsaId: number; roundIntervalMs: number }
+  /**
+   * The model registry (OCI distribution, as registry.ollama.ai): `host` is what `MODELSERVER_REGISTRIES` lists and
+   * a model name starts with; `models` are the names a model server pulls (`<host>/library/tiny-chat:latest`).
+   */
+  registry: { url: string; host: string; models: string[] }
   service: {
     payToEvm: `0x${string}`
     evmPrivateKey: `0x${string}`
@@ -119,6 +125,7 @@ export interface DevnetPeers {
   algod: AlgodPeer
   upstream: UpstreamPeer
   arweave: ArweaveGatewayPeer
+  registry: RegistryPeer
 }
 
 export interface Devnet {
@@ -171,7 +178,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
   mkdirSync(devDir, { recursive: true })
   const ports: Partial<DevnetPorts> =
     opts.ports === 'free'
-      ? { base: 0, mainnet: 0, facilitator: 0, upstream: 0, arweave: 0, algod: 0 }
+      ? { base: 0, mainnet: 0, facilitator: 0, upstream: 0, arweave: 0, algod: 0, registry: 0 }
       : { ...DEFAULT_PORTS, ...opts.ports }
   const blockIntervalMs = opts.blockIntervalMs ?? 2_000
   const roundIntervalMs = opts.roundIntervalMs ?? 1_000
@@ -263,6 +270,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     let upstream = await startUpstream(upstreamOpts)
     upstreamOpts.port = upstream.port
     closers.push(() => upstream.close())
+    const registry = await startRegistry({ port: ports.registry })
+    closers.push(() => registry.close())
 
     const chainInfo = (c: LocalChain) => ({
       chainId: c.chainId,
@@ -304,6 +313,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         otherAsaId: Number(OTHER_ASA_ID),
         roundIntervalMs,
       },
+      registry: { url: registry.url, host: registry.host, models: registry.models },
       service: {
         payToEvm: keys.evm.address,
         evmPrivateKey: keys.evm.privateKey,
@@ -341,6 +351,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
         SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
         SHADOW_JWT_SECRET: keys.shadowJwtSecret,
+        // The model server may pull from the devnet registry besides Ollama's (names on Ollama's host still go there).
+        MODELSERVER_REGISTRIES: `registry.ollama.ai,${registry.host}`,
         ...(base && mainnet && facilitator
           ? {
               FACILITATOR_TOKEN: keys.facilitatorToken,
@@ -381,7 +393,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         })
       : Promise.resolve(undefined)
     // Without Anvil, base/mainnet/facilitator are absent (info.evm false); the type serves the callers that have them.
-    const peers = { base, mainnet, facilitator, algod, upstream, arweave: gateway } as DevnetPeers
+    const peers = { base, mainnet, facilitator, algod, upstream, arweave: gateway, registry } as DevnetPeers
     return {
       info,
       file,

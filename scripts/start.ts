@@ -32,6 +32,9 @@
  *    synchronously and drops output after EPIPE — so the guardian only covers a shutdown stuck elsewhere,
  *    e.g. in a native call of the model server.)
  *
+ * 4. Once up, prints the conformance command against what it started; `--test-hooks` also opens the gateway's
+ *    test hooks port (scripts/startTestHooks.ts) and the command uses it.
+ *
  * Environment: SERVICE_DATA_DIR (default ./data), SERVICE_PORT (8000), MODELSERVER_PORT (11434),
  * DEVNET_PORT_OFFSET (every devnet port shifted by it), DEVNET_FREE_PORTS=1 (devnet peers on free ports),
  * DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS (scripts/start/plan.ts).

@@ -13,10 +13,12 @@ import type { AddressInfo } from 'node:net'
 import { createApp } from './app.js'
 import { createGatewayServer } from './createGatewayServer.js'
 import { ConfigError } from './config/ConfigError.js'
+import type { Env } from './config/env.js'
 import { loadConfig } from './config/loadConfig.js'
 import { productionStartRefusal } from './config/profile.js'
 import { drainHttpServer } from './shared/http/drainHttpServer.js'
 import { createLogger } from './shared/logger.js'
+import { prepareTestHooks } from './testHooks/prepareTestHooks.js'
 
 // Output whose reader is gone (the parent died) must not take the process down or block it: stray writes
 // (console, libraries) to a closed stdout/stderr are dropped. The logger handles EPIPE itself (shared/logger.ts).
@@ -28,8 +30,11 @@ for (const stream of [process.stdout, process.stderr]) {
 
 async function main(): Promise<void> {
   let config
+  // Off by default: `SERVICE_TEST_HOOKS=1` (refused with NODE_ENV=production) puts the peers behind fault proxies.
+  let testHooks
   try {
-    config = loadConfig(process.env)
+    testHooks = await prepareTestHooks(process.env)
+    config = loadConfig(testHooks?.env ?? process.env)
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`)
@@ -43,9 +48,11 @@ async function main(): Promise<void> {
     process.exit(1)
   }
   const logger = createLogger({ name: 'gateway', level: config.logLevel })
+  const env = testHooks?.env ?? process.env
+  const build = (e: Env) => createApp({ config: e === env ? config : loadConfig(e), env: e, logger, now: testHooks?.now })
   let gateway
   try {
-    gateway = await createApp({ config, logger })
+    gateway = await build(env)
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`)
@@ -56,7 +63,8 @@ async function main(): Promise<void> {
   }
   // Bounded: header size and count, time to send the headers, time for the whole request (docs/reliability.md).
   // Requests and responses are born with Express's prototypes (no per-request `setPrototypeOf`; see createExpressServer).
-  const server = createGatewayServer(gateway.app, config.http)
+  const hooks = testHooks ? await testHooks.serve(gateway, build, logger) : undefined
+  const server = createGatewayServer(hooks?.app ?? gateway.app, config.http)
   server.listen(config.port, config.host)
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
@@ -80,7 +88,8 @@ async function main(): Promise<void> {
     logger.info({ signal, drain_delay_ms: drainDelayMs, quiet_ms: quietMs, deadline_ms: deadlineMs }, 'shutting down: not ready, draining')
     // Backstop: whatever still hangs (a stuck close), the process leaves 10 s after the deadline.
     setTimeout(() => process.exit(1), deadlineMs + 10_000).unref()
-    const draining = gateway.drain()
+    const current = hooks?.current() ?? gateway
+    const draining = current.drain()
     await drainHttpServer(server, {
       delayMs: drainDelayMs,
       quietMs,
@@ -91,7 +100,8 @@ async function main(): Promise<void> {
       onDeadline: () => logger.warn({ deadline_ms: deadlineMs }, 'in-flight requests did not finish by the shutdown deadline; closing connections'),
     })
     await draining
-    await gateway.close()
+    await hooks?.close()
+    await current.close()
     logger.info('stopped')
     process.exit(0)
   }

@@ -330,12 +330,9 @@ const cabinetDriver: RowDriver = async (r, row, problems) => {
     // Fail at step k = 0, 1, 2… until a provision completes: every step was a failure point once.
     let steps = 0
     for (let k = 0; k < 200; k++) {
-      let i = 0
-      r.hooks.faults!.cabinetStep!(() => {
-        if (i++ === k) throw new Error(`conformance fault at step ${k}`)
-      })
+      await r.hooks.faults!.cabinetStep!(k)
       const attempt = await r.provision(company)
-      r.hooks.faults!.cabinetStep!(undefined)
+      await r.hooks.faults!.cabinetStep!(undefined)
       if (attempt.status === 200) {
         steps = k
         break

@@ -4,7 +4,7 @@
  * entry's `reproduce` request and proves it still fails — so when the fix lands that test fails and the entry is
  * deleted. Gateway defects never go here: they are fixed. The list is empty today.
  */
-import type { Violation } from './fuzz.js'
+import type { Violation } from './FuzzRun.js'
 
 export type KnownFailure = {
   server: 'modelserver'
@@ -20,6 +20,6 @@ export type KnownFailure = {
 /** Empty: every finding so far is fixed (conformance/README.md). A new entry needs a `reproduce` request. */
 export const KNOWN_FAILURES: readonly KnownFailure[] = []
 
-export function matchKnownFailure(list: readonly KnownFailure[], v: Violation): KnownFailure | undefined {
+export function matchKnownFailure(list: readonly KnownFailure[], v: Pick<Violation, 'server' | 'operation' | 'problem'>): KnownFailure | undefined {
   return list.find((k) => k.server === v.server && k.operation.test(v.operation) && k.problem.test(v.problem))
 }

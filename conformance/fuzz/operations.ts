@@ -23,7 +23,17 @@ export type Operation = {
   /** Alternatives of credentials (`[]` in the list = public). */
   security: string[][]
   statuses: string[]
+  /** Links of each documented status (`responses.<status>.links`), by link name. */
+  links: Map<string, Map<string, LinkObject>>
+  /** `x-mcp-tools` (the MCP endpoint's tools, with their input and output schemas). */
+  mcpTools?: McpToolDoc[]
+  /** `x-loopback-without-credentials`: a client on the server's machine needs no credential (`/metrics`). */
+  loopbackWithoutCredentials?: boolean
 }
+
+/** An OpenAPI Link Object as the fuzzer follows it (runtime expressions in `parameters` and `requestBody`). */
+export type LinkObject = { operationId?: string; operationRef?: string; parameters?: Record<string, unknown>; requestBody?: unknown; description?: string; 'x-use-after-free'?: boolean }
+export type McpToolDoc = { name: string; payment?: string; input: Schema; outputs: Schema[] }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const
 
@@ -37,7 +47,15 @@ export async function loadOperations(server: Server): Promise<Operation[]> {
     const shared = (item.parameters as Parameter[] | undefined) ?? []
     for (const method of METHODS) {
       const op = item[method] as
-        | { operationId?: string; parameters?: Parameter[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> }; security?: Record<string, unknown>[]; responses?: Record<string, unknown> }
+        | {
+            operationId?: string
+            parameters?: Parameter[]
+            requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> }
+            security?: Record<string, unknown>[]
+            responses?: Record<string, { links?: Record<string, LinkObject> }>
+            'x-mcp-tools'?: McpToolDoc[]
+            'x-loopback-without-credentials'?: boolean
+          }
         | undefined
       if (!op) continue
       const byKey = new Map<string, Parameter>()
@@ -53,6 +71,9 @@ export async function loadOperations(server: Server): Promise<Operation[]> {
         bodyRequired: Boolean(op.requestBody?.required),
         security,
         statuses: Object.keys(op.responses ?? {}),
+        links: new Map(Object.entries(op.responses ?? {}).filter(([, r]) => r?.links).map(([status, r]) => [status, new Map(Object.entries(r.links!))])),
+        ...(op['x-mcp-tools'] ? { mcpTools: op['x-mcp-tools'] } : {}),
+        ...(op['x-loopback-without-credentials'] === true ? { loopbackWithoutCredentials: true } : {}),
       })
     }
   }

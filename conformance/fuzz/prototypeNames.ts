@@ -6,7 +6,8 @@
  * of plain objects answer 500 here (`GET /cabinet/hasOwnProperty` did).
  */
 import fc from 'fast-check'
-import { Credentials, responseProblems, type Tier } from './fuzz.js'
+import { Credentials, type Tier } from './Credentials.js'
+import { responseProblems } from './fuzz.js'
 import { loadOperations, type Operation } from './operations.js'
 import { PROTOTYPE_NAMES } from './requestArbitrary.js'
 import { schemaArbitrary } from './schemaArbitrary.js'

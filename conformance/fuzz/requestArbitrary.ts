@@ -69,7 +69,8 @@ export type FuzzRequest = {
   body?: { text: string } | { parts: { name: string; value: string; filename?: string }[] }
 }
 
-type Draft = { path: Record<string, string>; query: Record<string, string>; headers: Record<string, string>; mediaType?: string; body?: unknown }
+/** A request before it is written out: its parameters by place, the media type and the body as a value. */
+export type Draft = { path: Record<string, string>; query: Record<string, string>; headers: Record<string, string>; mediaType?: string; body?: unknown }
 
 /** Lone surrogates become U+FFFD (encodeURIComponent throws on them). */
 const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
@@ -84,7 +85,7 @@ function preferredMediaType(op: Operation): string | undefined {
   return types.find((t) => t === 'application/json') ?? types.find((t) => t.includes('json')) ?? types[0]
 }
 
-function draftArbitrary(op: Operation): fc.Arbitrary<Draft> {
+export function draftArbitrary(op: Operation): fc.Arbitrary<Draft> {
   const record = (where: 'path' | 'query' | 'header') => {
     const model: Record<string, fc.Arbitrary<string>> = Object.create(null)
     const required: string[] = []
@@ -269,6 +270,16 @@ function render(op: Operation, m: ReturnType<typeof mutate>): FuzzRequest {
     headers['content-type'] = draft.mediaType ?? 'application/json'
   }
   return { operation: op.id, mutation: m.kind, method: op.method, path, headers, body }
+}
+
+/** The request a draft is, unmutated. */
+export function renderDraft(op: Operation, draft: Draft): FuzzRequest {
+  return render(op, { draft, kind: 'valid' })
+}
+
+/** Requests the document accepts as far as the drawn values go (no mutation). */
+export function validRequestArbitrary(op: Operation): fc.Arbitrary<FuzzRequest> {
+  return draftArbitrary(op).map((draft) => renderDraft(op, draft))
 }
 
 export function requestArbitrary(op: Operation): fc.Arbitrary<FuzzRequest> {

@@ -56,12 +56,7 @@ async function startSystemOnce(env: Record<string, string>): Promise<RunningSyst
   const dataDir = mkdtempSync(join(tmpdir(), 'conformance-system-'))
   const gatewayPort = await freePort()
   const modelPort = await freePort()
-  const childEnv: NodeJS.ProcessEnv = { SERVICE_DATA_DIR: dataDir, DEVNET_FREE_PORTS: '1', SERVICE_PORT: String(gatewayPort), MODELSERVER_PORT: String(modelPort),
-    // The pull-progress machine pulls from the model server itself: a registry must be allow-listed to be
-    // pulled from (MODELSERVER_REGISTRIES, issue 27), and so must this one.
-    MODELSERVER_REGISTRIES: `registry.ollama.ai,127.0.0.1:${modelPort}`,
-    ...env,
-  }
+  const childEnv: NodeJS.ProcessEnv = { SERVICE_DATA_DIR: dataDir, DEVNET_FREE_PORTS: '1', SERVICE_PORT: String(gatewayPort), MODELSERVER_PORT: String(modelPort), ...env }
   const { proc, output } = launch('scripts/start.ts', childEnv)
   try {
     await until('npm start', () => /\[start\] up in/.test(output()), proc, output, 180_000)

@@ -101,6 +101,8 @@ export const getAutocorePage = <ThrowOnError extends boolean = false>(options?: 
  * own machine (loopback) reads it without a token, as a scraper beside the gateway always could; anyone else
  * sends `Authorization: Bearer <SERVICE_METRICS__TOKEN>` (`metricsBearer`). Without a configured token it is
  * served on loopback only. Behind a proxy, `SERVICE_TRUST_PROXY` makes the client address the caller's.
+ * `x-loopback-without-credentials` says so to tools that check declared security (the conformance fuzzer's
+ * `ignored_auth`).
  *
  */
 export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({

@@ -525,7 +525,8 @@ export const GenerateRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         prompt: {
             type: 'string'
@@ -702,7 +703,8 @@ export const ChatRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         messages: {
             type: 'array',
@@ -860,7 +862,8 @@ export const EmbedRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         input: {
             description: 'A text or a list of texts; one vector per text.',
@@ -953,7 +956,8 @@ export const EmbeddingsRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         prompt: {
             type: 'string'
@@ -1230,13 +1234,29 @@ export const VersionResponseSchema = {
 
 export const ShowRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         name: {
             type: 'string',
+            minLength: 1,
+            pattern: '\\S',
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1362,6 +1382,7 @@ export const CreateRequestSchema = {
         model: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             description: 'The new model\'s name.'
         },
         name: {
@@ -1457,13 +1478,29 @@ export const CopyRequestSchema = {
 
 export const DeleteRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         name: {
             type: 'string',
+            minLength: 1,
+            pattern: '\\S',
             deprecated: true,
             description: 'Older clients\' name for `model` (the `ollama` npm client sends this).'
         }
@@ -1475,13 +1512,29 @@ export const DeleteRequestSchema = {
 
 export const PullRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         name: {
             type: 'string',
+            minLength: 1,
+            pattern: '\\S',
             deprecated: true
         },
         insecure: {
@@ -1500,14 +1553,30 @@ export const PullRequestSchema = {
 
 export const PushRequestSchema = {
     type: 'object',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
             minLength: 1,
+            pattern: '\\S',
             description: '`[host/]namespace/name[:tag]`.'
         },
         name: {
             type: 'string',
+            minLength: 1,
+            pattern: '\\S',
             deprecated: true
         },
         insecure: {
@@ -2020,7 +2089,8 @@ export const ChatCompletionRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         messages: {
             type: 'array',
@@ -2454,7 +2524,8 @@ export const CompletionRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         prompt: {
             oneOf: [
@@ -2745,7 +2816,8 @@ export const EmbeddingRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         input: {
             oneOf: [
@@ -3232,7 +3304,8 @@ export const ResponsesRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         input: {
             oneOf: [
@@ -3839,7 +3912,8 @@ export const MessagesRequestSchema = {
     properties: {
         model: {
             type: 'string',
-            minLength: 1
+            minLength: 1,
+            pattern: '\\S'
         },
         max_tokens: {
             type: 'integer',

@@ -441,7 +441,7 @@ export type VersionResponse = {
     version: string;
 };
 
-export type ShowRequest = {
+export type ShowRequest = unknown & {
     model?: string;
     /**
      * Older clients' name for `model`.
@@ -539,7 +539,7 @@ export type CopyRequest = {
     destination: string;
 };
 
-export type DeleteRequest = {
+export type DeleteRequest = unknown & {
     model?: string;
     /**
      * Older clients' name for `model` (the `ollama` npm client sends this).
@@ -549,7 +549,7 @@ export type DeleteRequest = {
     name?: string;
 };
 
-export type PullRequest = {
+export type PullRequest = unknown & {
     model?: string;
     /**
      * @deprecated
@@ -562,7 +562,7 @@ export type PullRequest = {
     stream?: boolean;
 };
 
-export type PushRequest = {
+export type PushRequest = unknown & {
     /**
      * `[host/]namespace/name[:tag]`.
      */

@@ -178,7 +178,7 @@ export const zDoneReason = z.enum([
 ]);
 
 export const zGenerateRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     prompt: z.string().optional(),
     suffix: z.string().optional(),
     system: z.string().optional(),
@@ -223,7 +223,7 @@ export const zGenerateChunk = z.object({
 export const zGenerateResponse = zGenerateChunk;
 
 export const zChatRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     messages: z.array(zChatMessage).optional(),
     tools: z.array(zToolDefinition).optional(),
     format: zFormat.optional(),
@@ -261,7 +261,7 @@ export const zChatChunk = z.object({
 export const zChatResponse = zChatChunk;
 
 export const zEmbedRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     input: z.union([
         z.string(),
         z.array(z.string())
@@ -281,7 +281,7 @@ export const zEmbedResponse = z.object({
 });
 
 export const zEmbeddingsRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     prompt: z.string().optional(),
     keep_alive: zKeepAlive.optional(),
     options: zModelOptions.optional()
@@ -336,14 +336,14 @@ export const zVersionResponse = z.object({
     version: z.string()
 });
 
-export const zShowRequest = z.object({
-    model: z.string().min(1).optional(),
-    name: z.string().optional(),
+export const zShowRequest = z.intersection(z.unknown(), z.object({
+    model: z.string().min(1).regex(/\S/).optional(),
+    name: z.string().min(1).regex(/\S/).optional(),
     verbose: z.boolean().optional(),
     system: z.string().optional(),
     template: z.string().optional(),
     options: zModelOptions.optional()
-});
+}));
 
 export const zShowResponse = z.object({
     license: z.string().optional(),
@@ -372,7 +372,7 @@ export const zShowResponse = z.object({
 });
 
 export const zCreateRequest = z.object({
-    model: z.string().min(1).optional(),
+    model: z.string().min(1).regex(/\S/).optional(),
     name: z.string().optional(),
     from: z.string().optional(),
     files: z.record(z.string(), z.string().regex(/^sha256:[0-9a-f]{64}$/)).optional(),
@@ -394,24 +394,24 @@ export const zCopyRequest = z.object({
     destination: z.string().min(1)
 });
 
-export const zDeleteRequest = z.object({
-    model: z.string().min(1).optional(),
-    name: z.string().optional()
-});
+export const zDeleteRequest = z.intersection(z.unknown(), z.object({
+    model: z.string().min(1).regex(/\S/).optional(),
+    name: z.string().min(1).regex(/\S/).optional()
+}));
 
-export const zPullRequest = z.object({
-    model: z.string().min(1).optional(),
-    name: z.string().optional(),
+export const zPullRequest = z.intersection(z.unknown(), z.object({
+    model: z.string().min(1).regex(/\S/).optional(),
+    name: z.string().min(1).regex(/\S/).optional(),
     insecure: z.boolean().optional(),
     stream: z.boolean().optional().default(true)
-});
+}));
 
-export const zPushRequest = z.object({
-    model: z.string().min(1).optional(),
-    name: z.string().optional(),
+export const zPushRequest = z.intersection(z.unknown(), z.object({
+    model: z.string().min(1).regex(/\S/).optional(),
+    name: z.string().min(1).regex(/\S/).optional(),
     insecure: z.boolean().optional(),
     stream: z.boolean().optional().default(true)
-});
+}));
 
 /**
  * One progress line of create, pull and push (or the single final object with `stream` false).
@@ -563,7 +563,7 @@ export const zFinishReason = z.enum([
  * OpenAI's chat completion request; fields not listed are accepted and ignored.
  */
 export const zChatCompletionRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     messages: z.array(zChatCompletionMessage).min(1),
     stream: z.boolean().nullish().default(false),
     stream_options: zStreamOptions.optional(),
@@ -659,7 +659,7 @@ export const zChatCompletionChunk = z.object({
  * OpenAI's legacy completion request; fields not listed are accepted and ignored.
  */
 export const zCompletionRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     prompt: z.union([
         z.string(),
         z.tuple([z.string()])
@@ -717,7 +717,7 @@ export const zCompletionChunk = z.object({
  * OpenAI's embedding request (text inputs; token arrays are refused). Fields not listed are ignored.
  */
 export const zEmbeddingRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     input: z.union([
         z.string(),
         z.array(z.string()).min(1)
@@ -851,7 +851,7 @@ export const zResponsesTextFormat = z.object({
 });
 
 export const zResponsesRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     input: z.union([
         z.string(),
         z.array(zResponsesInputItem)
@@ -1056,7 +1056,7 @@ export const zAnthropicTool = z.object({
 });
 
 export const zMessagesRequest = z.object({
-    model: z.string().min(1),
+    model: z.string().min(1).regex(/\S/),
     max_tokens: z.int().gte(1),
     messages: z.array(z.object({
         role: z.enum(['user', 'assistant']),

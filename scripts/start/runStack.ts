@@ -13,6 +13,7 @@ import { watchAncestors } from '../../devnet/watchAncestors.js'
 import { seedDemoCabinet } from '../demoCabinet.js'
 import { gatewayNodeFlags } from '../gatewayNodeFlags.js'
 import { nodeArgsFor } from '../nodeArgsFor.js'
+import { conformanceCommand, testHooksSettings } from '../startTestHooks.js'
 import { readShadowConfig } from '../../src/shadow/config.js'
 import { unlockMessageFor } from '../../src/vault/Vault.js'
 import { wrapText } from '../../src/cli/wrapText.js'
@@ -137,6 +138,7 @@ function devnetPortsOf(info: DevnetInfo): DevnetPorts {
     upstream: port(info.storage.paymentUrl),
     arweave: port(info.storage.gatewayUrl),
     algod: port(info.algorand.url),
+    registry: port(info.registry?.url),
   }
 }
 
@@ -217,6 +219,7 @@ export async function runStack(plan: StartPlan): Promise<void> {
     }
   }
 
+  const testHooks = await testHooksSettings(process.argv.slice(2), env)
   const waits: Promise<boolean>[] = []
   if (nodeArgsFor('src/main.ts')[0]!.startsWith('dist')) say('the model server and the gateway run from dist/ (the build is newer than every source)')
   if (plan.startsModelServer) {
@@ -225,7 +228,7 @@ export async function runStack(plan: StartPlan): Promise<void> {
   } else say('src/modelserver/main.ts not found: model server not started')
   if (plan.startsGateway) {
     // The heap flags of `npm run serve` (scripts/gatewayNodeFlags.ts).
-    const c = run('gateway', 'src/main.ts', serverEnv, true, gatewayNodeFlags)
+    const c = run('gateway', 'src/main.ts', { ...serverEnv, ...testHooks?.env }, true, gatewayNodeFlags)
     waits.push(waitHttp(c, `http://127.0.0.1:${gatewayPort}/health`, 120_000))
   } else say('src/main.ts not found: gateway not started')
 
@@ -234,6 +237,9 @@ export async function runStack(plan: StartPlan): Promise<void> {
     if (!stopping) {
       const up = children.filter((_c, i) => ok[i]).map((c) => c.name)
       say(`up in ${sinceStart()} ms: devnet${up.length ? `, ${up.join(', ')}` : ''}${up.includes('gateway') ? ` — gateway http://127.0.0.1:${gatewayPort}` : ''} — Ctrl-C stops everything`)
+      if (testHooks) say(`test hooks on ${testHooks.url} (loopback; the token is in the command below)`)
+      // one unwrapped line, so that it can be copied as it is
+      process.stdout.write(`[start] conformance: ${conformanceCommand({ gateway: `http://127.0.0.1:${gatewayPort}`, modelserver: `http://127.0.0.1:${modelPort}`, devnetFile: devnet?.file, hooks: testHooks })}\n`)
     }
   } catch (e) {
     await stop((e as Error).message, 1)

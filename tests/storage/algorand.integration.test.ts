@@ -5,7 +5,7 @@ import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../d
 import { OTHER_ASA_ID, USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from '../../devnet/algod/startAlgod.js'
 import { createAlgodClient } from '../../src/storage/StorageService.js'
-import { evmEnv, type EvmPeers, multipart, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
+import { evmEnv, type EvmPeers, multipart, startEvmPeers, startAppGateway, type TestGateway } from './harness.js'
 
 const TOKEN = 'b'.repeat(64)
 let peers: EvmPeers
@@ -33,9 +33,9 @@ beforeAll(async () => {
   const env = { ...evmEnv(peers), SERVICE_ALGOD__URL: node.url, SERVICE_ALGOD__TOKEN: TOKEN, SERVICE_X402__PAY_TO_ALGORAND: service.addr.toString(), SERVICE_ALGOD__POLL_INTERVAL_MS: '200', SERVICE_ALGOD__TIMEOUT_MS: '3000' }
   delete (env as Record<string, string>).SERVICE_ALGOD__GENESIS_HASH
   // $0.25 per ALGO: native payments count at 4 micro-ALGO per micro-USD
-  gw = await startTestGateway({ ...env, SERVICE_X402__ALGO_USD_RATE: '0.25' }, peers.dir)
+  gw = await startAppGateway({ ...env, SERVICE_X402__ALGO_USD_RATE: '0.25' }, peers.dir)
   // the default: no ALGO price configured, native ALGO refused
-  gwNoRate = await startTestGateway({ ...env, SERVICE_DATABASE_URL: `sqlite:${peers.dir}/no-rate.sqlite` }, peers.dir)
+  gwNoRate = await startAppGateway({ ...env, SERVICE_DATABASE_URL: `sqlite:${peers.dir}/no-rate.sqlite` }, peers.dir)
 }, 120_000)
 afterAll(async () => {
   await gw?.close()
@@ -104,7 +104,7 @@ describe('POST /store on the Algorand rail (devnet algod)', () => {
     expect(again.body.error).toBe('payment_replayed')
   })
 
-  it('accepts native ALGO only at the operator-set rate, never at face value (issue 26, finding 1)', async () => {
+  it('accepts native ALGO only at the operator-set rate, never at face value', async () => {
     const data = randomBytes(700)
     const req = await quote(data)
     // attacker: the USD price in micro-ALGO (a quarter of the price at $0.25 per ALGO)
@@ -195,5 +195,9 @@ describe('POST /store on the Algorand rail (devnet algod)', () => {
     const r = await store(data, req, 'not-a-txid')
     expect(r.status).toBe(400)
     expect(r.body.error).toBe('invalid_payment_header')
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(gw?.validationErrors ?? []), ...(gwNoRate?.validationErrors ?? [])]).toEqual([])
   })
 })

@@ -12,7 +12,7 @@ import { deployContracts } from '../../contracts/deploy.js'
 import { anvilAccount } from '../../devnet/accounts.js'
 import { storageAttestAbi } from '../../src/batch/abi.js'
 import { arTxIdToBytes32 } from '../../src/batch/receiptLeaf.js'
-import { evmEnv, type EvmPeers, payAndStoreOk, startEvmPeers, startTestGateway, type TestGateway, waitForVerification } from './harness.js'
+import { evmEnv, type EvmPeers, payAndStoreOk, startEvmPeers, startAppGateway, type TestGateway, waitForVerification } from './harness.js'
 
 const STORER = anvilAccount(6)
 let peers: EvmPeers
@@ -22,7 +22,7 @@ let dataDir: string
 beforeAll(async () => {
   peers = await startEvmPeers()
   dataDir = join(peers.dir, 'attest-data')
-  gw = await startTestGateway(
+  gw = await startAppGateway(
     { ...evmEnv(peers), SERVICE_DATA_DIR: dataDir, SERVICE_STORAGE__ATTESTOR_KEY: STORER.privateKey, SERVICE_STORAGE__ATTEST_RPC_URL: peers.base.url },
     peers.dir,
   )
@@ -87,7 +87,7 @@ describe('StorageAttest from the verifier (Anvil)', () => {
   })
 
   it('without SERVICE_STORAGE__ATTESTOR_KEY nothing is attested', async () => {
-    const plain = await startTestGateway(evmEnv(peers), peers.dir)
+    const plain = await startAppGateway(evmEnv(peers), peers.dir)
     try {
       plain.worker.start()
       const { arTxId } = await payAndStoreOk(plain.url, peers.base, 4, randomBytes(1000))
@@ -96,8 +96,13 @@ describe('StorageAttest from the verifier (Anvil)', () => {
       await new Promise((r) => setTimeout(r, 500))
       const after = await plain.ledger.db.selectFrom('storage_uploads').selectAll().where('ar_tx_id', '=', arTxId).executeTakeFirstOrThrow()
       expect(after).toMatchObject({ attest_tx_hash: null, attest_attempts: 0, attest_error: null })
+      expect(plain.validationErrors).toEqual([])
     } finally {
       await plain.close()
     }
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(gw?.validationErrors ?? [])]).toEqual([])
   })
 })

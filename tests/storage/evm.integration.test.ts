@@ -5,13 +5,13 @@ import { createPublicClient, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../../devnet/accounts.js'
 import { usdcArtifact, type LocalChain } from '../../devnet/chains/startChain.js'
-import { evmEnv, type EvmPeers, multipart, PAY_TO_EVM, payingClient, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
+import { evmEnv, type EvmPeers, multipart, PAY_TO_EVM, payingClient, startEvmPeers, startAppGateway, type TestGateway } from './harness.js'
 
 let peers: EvmPeers
 let gw: TestGateway
 beforeAll(async () => {
   peers = await startEvmPeers()
-  gw = await startTestGateway(evmEnv(peers), peers.dir)
+  gw = await startAppGateway(evmEnv(peers), peers.dir)
 }, 120_000)
 afterAll(async () => {
   await gw?.close()
@@ -189,7 +189,7 @@ describe('POST /store on the EVM rails (devnet)', () => {
   })
 
   it('with SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE=1 an upstream failure answers 202 with a queue id that completes', async () => {
-    const queued = await startTestGateway({ ...evmEnv(peers), SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE: '1' }, peers.dir)
+    const queued = await startAppGateway({ ...evmEnv(peers), SERVICE_STORAGE__QUEUE_ON_UPSTREAM_FAILURE: '1' }, peers.dir)
     try {
       const data = randomBytes(3000)
       const first = await fetch(`${queued.url}/store`, { method: 'POST', body: multipart(data) })
@@ -215,8 +215,13 @@ describe('POST /store on the EVM rails (devnet)', () => {
       expect(state.ar_tx_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
       const missing = await fetch(`${queued.url}/store/uploads/upl_00000000000000000000000000`)
       expect(missing.status).toBe(404)
+      expect(queued.validationErrors).toEqual([])
     } finally {
       await queued.close()
     }
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(gw?.validationErrors ?? [])]).toEqual([])
   })
 })

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto'
 /**
- * Test harness for paid storage: the devnet peers on free ports, and a minimal HTTP front over
- * StorageService that does exactly what the thin handlers do (raw request stream in, outcome out,
- * error codes mapped through the storage rows of the error catalogue).
+ * Test harness for paid storage: the devnet peers on free ports, and the real gateway over them
+ * (`startAppGateway`: `createApp` with the storage domain, every response validated against the document).
  */
+import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,18 +19,20 @@ import { startChain, type LocalChain } from '../../devnet/chains/startChain.js'
 import { startFacilitator, type FacilitatorPeer } from '../../devnet/facilitator/startFacilitator.js'
 import { arweaveAddress, generateArweaveJwk, type ArweaveJwk } from '../../devnet/testing/arweaveKey.js'
 import { startUpstream, type UpstreamPeer } from '../../devnet/upstream/startUpstream.js'
-import { createDatabase, type DatabaseHandle } from '../../src/db/createDatabase.js'
-import { BaseError } from '../../src/shared/errors/BaseError.js'
-import { readStorageConfig } from '../../src/storage/config.js'
-import { errorCatalogue } from '../../src/handlers/errorCatalogue.js'
-import { Ledger } from '../../src/storage/Ledger.js'
-import { StorageService } from '../../src/storage/StorageService.js'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
+import { createApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config/loadConfig.js'
+import { createGatewayServer } from '../../src/createGatewayServer.js'
+import { initBatch } from '../../src/handlers/batch/index.js'
+import { initStorage } from '../../src/handlers/storage/index.js'
+import type { Services } from '../../src/handlers/types.js'
+import type { ResponseValidationReport } from '../../src/shared/http/index.js'
+import type { Ledger } from '../../src/storage/Ledger.js'
+import type { StorageService } from '../../src/storage/StorageService.js'
 import { StorageWorker } from '../../src/storage/StorageWorker.js'
-import { readX402Config } from '../../src/x402/config.js'
-import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
-import { createRailRegistry, type RailRegistry } from '../../src/x402/RailRegistry.js'
+import type { RailRegistry } from '../../src/x402/RailRegistry.js'
 
-/** Random, as the gateway refuses a typed token at start (issue 27). */
+/** Random, as the gateway refuses a typed token at start. */
 export const FACILITATOR_TOKEN = randomBytes(32).toString('hex')
 export const PAY_TO_EVM = anvilAccount(7).address
 /** The upstream's deposit address for top-ups (Anvil #9, as on the devnet). */
@@ -97,63 +98,6 @@ export async function startEvmPeers(): Promise<EvmPeers> {
   return peers
 }
 
-export type TestGateway = {
-  url: string
-  service: StorageService
-  worker: StorageWorker
-  ledger: Ledger
-  database: DatabaseHandle
-  close(): Promise<void>
-}
-
-/** `rails`: adds rails to the ones of the configuration (a rail registered at start, as a deployment would). */
-export async function startTestGateway(env: Record<string, string>, dir: string, options: { rails?: (registry: RailRegistry) => void } = {}): Promise<TestGateway> {
-  const database = await createDatabase({ url: env.SERVICE_DATABASE_URL ?? `sqlite:${join(dir, `gw-${Date.now()}.sqlite`)}` })
-  const ledger = new Ledger(database.db)
-  const server: Server = createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const port = (server.address() as AddressInfo).port
-  const fullEnv = { SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`, SERVICE_DATA_DIR: join(dir, `gw-data-${port}`), ...env }
-  const x402 = readX402Config(fullEnv)
-  const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
-  options.rails?.(rails)
-  const service = new StorageService({ storage: readStorageConfig(fullEnv), x402, ledger, rails })
-  const worker = new StorageWorker({ service })
-  server.on('request', async (req, res) => {
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/json', ...headers })
-      res.end(JSON.stringify(body))
-    }
-    try {
-      const url = new URL(req.url ?? '/', 'http://x')
-      if (req.method === 'POST' && url.pathname === '/store') {
-        // as Express does (`req.res`): an answer given before the body is read closes through it when it must
-        const outcome = await service.store(Object.assign(req, { res }), '/store')
-        send(outcome.status, outcome.body, outcome.headers)
-      } else if (req.method === 'GET' && url.pathname.startsWith('/store/uploads/')) {
-        send(200, await service.getUpload(decodeURIComponent(url.pathname.slice('/store/uploads/'.length))))
-      } else send(404, { error: 'not_found', message: 'not found' })
-    } catch (error) {
-      const code = error instanceof BaseError ? error.code : 'internal_error'
-      const status = errorCatalogue[code]?.status ?? 500
-      send(status, { error: code, message: error instanceof BaseError ? error.shortMessage : String(error), ...(error instanceof BaseError && error.meta ? { details: error.meta } : {}) })
-    }
-  })
-  return {
-    url: `http://127.0.0.1:${port}`,
-    service,
-    worker,
-    ledger,
-    database,
-    async close() {
-      await worker.stop()
-      server.closeAllConnections()
-      await new Promise<void>((r) => server.close(() => r()))
-      await database.close()
-    },
-  }
-}
-
 export function evmEnv(peers: EvmPeers): Record<string, string> {
   return {
     SERVICE_X402__FACILITATOR_URL: peers.facilitator.url,
@@ -187,21 +131,30 @@ export function multipart(data: Uint8Array, filename = 'file.bin', type = 'appli
   return form
 }
 
+/** The real gateway on a free port, with the services the storage tests look into. */
+export type TestGateway = {
+  url: string
+  service: StorageService
+  /** A storage worker of the test's own (started and stopped by the test; the domain's own runs with `start`). */
+  worker: StorageWorker
+  ledger: Ledger
+  services: Services
+  /** Every response that did not match openapi/gateway.yaml (each also became a 500): tests expect none. */
+  validationErrors: ResponseValidationReport[]
+  close(): Promise<void>
+}
+
 /**
- * The real gateway (`createApp`: OpenAPI router, response validation `error`, error catalogue) with the
- * storage domain only, on a free port. `SERVICE_PUBLIC_ORIGIN` must be known before the port is: a probe
- * port is reserved first.
+ * The real gateway (`createApp`: the OpenAPI router, the security and validation stages, the handlers, the
+ * error catalogue, every response validated against openapi/gateway.yaml in `error` mode) with the storage
+ * domain only, on a free port. `SERVICE_PUBLIC_ORIGIN` must be known before the port is: a probe port is
+ * reserved first. `rails` registers more payment rails before the first request, as a deployment would at start.
  */
 export async function startAppGateway(
   env: Record<string, string>,
   dir: string,
-  options: { start?: boolean; withBatch?: boolean; spanExporter?: import('@opentelemetry/sdk-trace').SpanExporter } = {},
-): Promise<TestGateway & { validationErrors: unknown[]; services: import('../../src/handlers/types.js').Services }> {
-  const { createApp } = await import('../../src/app.js')
-  const { loadConfig } = await import('../../src/config/loadConfig.js')
-  const { createGatewayServer } = await import('../../src/createGatewayServer.js')
-  const { initStorage } = await import('../../src/handlers/storage/index.js')
-  const { initBatch } = await import('../../src/handlers/batch/index.js')
+  options: { start?: boolean; withBatch?: boolean; spanExporter?: SpanExporter; rails?: (registry: RailRegistry) => void } = {},
+): Promise<TestGateway> {
   const probe = createServer()
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
   const port = (probe.address() as AddressInfo).port
@@ -212,10 +165,12 @@ export async function startAppGateway(
     SERVICE_PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
     SERVICE_DATA_DIR: dataDir,
     SERVICE_DATABASE_URL: `sqlite:${join(dataDir, 'gateway.sqlite')}`,
+    // the replay tests send 50 requests at once from one address
+    SERVICE_RATE_LIMIT__MAX: '100000',
     LOG_LEVEL: 'warn',
     ...env,
   }
-  const validationErrors: unknown[] = []
+  const validationErrors: ResponseValidationReport[] = []
   const config = loadConfig(fullEnv)
   const gateway = await createApp({
     config,
@@ -225,19 +180,21 @@ export async function startAppGateway(
     onResponseValidationError: (report) => validationErrors.push(report),
     spanExporter: options.spanExporter,
   })
+  options.rails?.(gateway.services.rails)
   if (options.start) await gateway.start()
   const server = createGatewayServer(gateway.app, config.http).listen(port, '127.0.0.1')
   await new Promise<void>((r) => server.once('listening', () => r()))
   const service = gateway.services.storage
+  const worker = new StorageWorker({ service })
   return {
     url: `http://127.0.0.1:${port}`,
     service,
-    worker: new StorageWorker({ service }),
+    worker,
     ledger: service.ledger,
-    database: undefined as unknown as DatabaseHandle,
-    validationErrors,
     services: gateway.services,
+    validationErrors,
     async close() {
+      await worker.stop()
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
       await gateway.close()

@@ -9,7 +9,7 @@ import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/ex
 import { createPublicClient, erc20Abi, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../../devnet/accounts.js'
-import { evmEnv, type EvmPeers, multipart, payingClient, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
+import { evmEnv, type EvmPeers, multipart, payingClient, startEvmPeers, startAppGateway, type TestGateway } from './harness.js'
 
 const PAYER = 4
 let peers: EvmPeers
@@ -17,7 +17,7 @@ let gw: TestGateway
 
 beforeAll(async () => {
   peers = await startEvmPeers()
-  gw = await startTestGateway(evmEnv(peers), peers.dir)
+  gw = await startAppGateway(evmEnv(peers), peers.dir)
 }, 180_000)
 
 afterAll(async () => {
@@ -76,5 +76,9 @@ describe('payment-identifier on POST /store', () => {
     const r = await payWithIdentifier(randomBytes(900), 'short')
     expect(r.status).toBe(400)
     expect(r.body.error).toBe('invalid_payment_header')
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(gw?.validationErrors ?? [])]).toEqual([])
   })
 })

@@ -12,7 +12,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../../devnet/accounts.js'
 import { usdcArtifact } from '../../devnet/chains/startChain.js'
-import { evmEnv, type EvmPeers, multipart, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
+import { evmEnv, type EvmPeers, multipart, startEvmPeers, startAppGateway, type TestGateway } from './harness.js'
 
 const ADMIN = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const name = `storage_it_${randomBytes(4).toString('hex')}`
@@ -42,8 +42,8 @@ beforeAll(async () => {
   }
   peers = await startEvmPeers()
   const env = { ...evmEnv(peers), SERVICE_DATABASE_URL: ADMIN.replace(/\/[^/]*$/, `/${name}`) }
-  a = await startTestGateway(env, peers.dir)
-  b = await startTestGateway(env, peers.dir)
+  a = await startAppGateway(env, peers.dir)
+  b = await startAppGateway(env, peers.dir)
 }, 120_000)
 afterAll(async () => {
   await a?.close()
@@ -78,5 +78,9 @@ describe('paid storage on PostgreSQL, two services sharing the ledger', () => {
     expect(deposits).toHaveLength(1)
     expect(deposits[0]!.status).toBe('settled')
     expect(await a.ledger.db.selectFrom('storage_uploads').selectAll().execute()).toHaveLength(1)
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(a?.validationErrors ?? []), ...(b?.validationErrors ?? [])]).toEqual([])
   })
 })

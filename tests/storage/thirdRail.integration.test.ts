@@ -1,5 +1,5 @@
 /**
- * A new EVM rail is one file plus its registration (issue 26): a third network, eip155:84532 on its own Anvil
+ * A new EVM rail is one file plus its registration: a third network, eip155:84532 on its own Anvil
  * chain with the EIP-3009 USDC and its own facilitator, is registered at start as an `EvmExactRail` — nothing
  * else in src/ changes — and a stock x402 client pays `/store` on it. The 402 lists it after the configured
  * rails, and the deposit is recorded on that network.
@@ -10,7 +10,7 @@ import { anvilAccount, FACILITATOR_INDEX } from '../../devnet/accounts.js'
 import { startChain, type LocalChain } from '../../devnet/chains/startChain.js'
 import { startFacilitator, type FacilitatorPeer } from '../../devnet/facilitator/startFacilitator.js'
 import { EvmExactRail } from '../../src/x402/EvmExactRail.js'
-import { evmEnv, FACILITATOR_TOKEN, type EvmPeers, multipart, PAY_TO_EVM, payAndStoreOk, startEvmPeers, startTestGateway, type TestGateway } from './harness.js'
+import { evmEnv, FACILITATOR_TOKEN, type EvmPeers, multipart, PAY_TO_EVM, payAndStoreOk, startEvmPeers, startAppGateway, type TestGateway } from './harness.js'
 
 const THIRD = 84532
 let peers: EvmPeers
@@ -21,7 +21,7 @@ let gw: TestGateway
 beforeAll(async () => {
   ;[peers, third] = await Promise.all([startEvmPeers(), startChain({ chainId: THIRD })])
   facilitator = await startFacilitator({ token: FACILITATOR_TOKEN, chains: [{ chainId: THIRD, rpcUrl: third.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
-  gw = await startTestGateway({ ...evmEnv(peers), SERVICE_X402__FACILITATOR_URL: facilitator.url }, peers.dir, {
+  gw = await startAppGateway({ ...evmEnv(peers), SERVICE_X402__FACILITATOR_URL: facilitator.url }, peers.dir, {
     // the registration: one rail, one network
     rails: (registry) => registry.register(new EvmExactRail({ network: third.network, label: 'USDC on Base Sepolia', asset: third.tokenAddress, tokenName: 'USD Coin', tokenVersion: '2', payTo: PAY_TO_EVM })),
   })
@@ -47,5 +47,9 @@ describe('a third EVM network registered as a rail', () => {
     expect(stored.sizeBytes).toBe(3000)
     const rows = await gw.ledger.listByPayer(anvilAccount(2).address, 10)
     expect(rows.find((r) => r.upload.ar_tx_id === stored.arTxId)?.deposit).toMatchObject({ network: `eip155:${THIRD}`, asset: third.tokenAddress, status: 'settled' })
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(gw?.validationErrors ?? [])]).toEqual([])
   })
 })

@@ -7,13 +7,13 @@ import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { evmEnv, type EvmPeers, payAndStoreOk, startEvmPeers, startTestGateway, type TestGateway, waitForVerification } from './harness.js'
+import { evmEnv, type EvmPeers, payAndStoreOk, startEvmPeers, startAppGateway, type TestGateway, waitForVerification } from './harness.js'
 
 let peers: EvmPeers
 let gw: TestGateway
 beforeAll(async () => {
   peers = await startEvmPeers()
-  gw = await startTestGateway(evmEnv(peers), peers.dir)
+  gw = await startAppGateway(evmEnv(peers), peers.dir)
   gw.worker.start()
 }, 120_000)
 afterAll(async () => {
@@ -63,5 +63,9 @@ describe('background verification on the devnet', () => {
     const done = await waitForVerification(gw.ledger, arTxId)
     expect(done.status).toBe('verify_failed')
     expect(done.verify_error).toBe('tag App-Name is "pay2store", expected "someone-else"')
+  })
+
+  it('every response of the gateway matched openapi/gateway.yaml', () => {
+    expect([...(gw?.validationErrors ?? [])]).toEqual([])
   })
 })

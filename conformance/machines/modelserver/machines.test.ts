@@ -1,7 +1,8 @@
 /**
  * Machines 3.1 (residency, driver `http`) and 3.2 (pull progress, driver `pull-progress`), every row, replayed
  * by the conformance runner against live model servers; every response is checked against
- * openapi/modelserver.yaml. By default two local instances are started (b pulls from a). To target another
+ * openapi/modelserver.yaml. By default a local instance is started and pulls from the devnet's model registry
+ * (devnet/registry/, the machine's default `pullModel` on the registry's `host:port`). To target another
  * server — a real Ollama — set CONFORMANCE_MODELSERVER_URL, CONFORMANCE_MODEL (a model it has) and
  * CONFORMANCE_PULL_MODEL (one it can pull), or use `npm run conformance -- --modelserver <url> --var …`.
  */
@@ -9,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../../src/modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
+import { type RegistryPeer, startRegistry } from '../../../devnet/registry/startRegistry.js'
+import { DEFAULT_PORTS } from '../../../devnet/ports.js'
 import { formatText } from '../../report.js'
 import { loadMachine, runMachine } from '../../runner.js'
 import type { Target } from '../../types.js'
@@ -16,31 +19,31 @@ import type { Target } from '../../types.js'
 const target = (base: string, vars: Record<string, string>): Target => ({ urls: { modelserver: base }, keys: {}, hooks: {}, vars })
 const external = process.env.CONFORMANCE_MODELSERVER_URL
 let engine: Engine | undefined
-let a: TestModelServer | undefined
+let registry: RegistryPeer | undefined
 let b: TestModelServer | undefined
 let url: string
 let model: string
-let pullModel: string
+let pullVars: Record<string, string>
 
 beforeAll(async () => {
   if (external) {
     url = external.replace(/\/+$/, '')
     model = process.env.CONFORMANCE_MODEL ?? 'llama3.2:1b'
-    pullModel = process.env.CONFORMANCE_PULL_MODEL ?? 'all-minilm'
+    pullVars = { pullModel: process.env.CONFORMANCE_PULL_MODEL ?? 'all-minilm' }
     return
   }
   engine = await createEngine({ threads: 1 })
-  a = await startTestModelServer({ engine })
-  // b pulls from a, so a must be one of b's allow-listed registries (MODELSERVER_REGISTRIES, issue 27).
-  b = await startTestModelServer({ engine, config: { registries: [`127.0.0.1:${a.port}`] } })
+  registry = await startRegistry()
+  // b pulls from the registry, so it must be one of b's allow-listed registries (MODELSERVER_REGISTRIES).
+  b = await startTestModelServer({ engine, config: { registries: ['registry.ollama.ai', registry.host] } })
   url = b.url
   model = 'svc-tiny-chat:latest'
-  pullModel = `127.0.0.1:${a.port}/library/svc-tiny-chat:latest`
+  pullVars = { registry: registry.host }
 })
 
 afterAll(async () => {
   await b?.close()
-  await a?.close()
+  await registry?.close()
   await engine?.dispose()
 })
 
@@ -72,7 +75,7 @@ describe('machine 3.1 — model residency', () => {
   })
 })
 
-describe('issue 31 — the LLM surfaces (responses, messages, status, enforced tool_choice)', () => {
+describe('the LLM surfaces (responses, messages, status, enforced tool_choice)', () => {
   it('every row holds (conformance/runner.ts)', async () => {
     const results = await runMachine(loadMachine('model-surfaces'), target(url, { model }))
     expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])
@@ -106,18 +109,23 @@ describe('the pull-progress driver is not vacuous', () => {
 })
 
 describe('machine 3.2 — pull progress', () => {
+  it("pulls by default from the devnet registry on npm start's port, which npm start allow-lists", () => {
+    expect(loadMachine('pull-progress').vars).toMatchObject({ registry: `127.0.0.1:${DEFAULT_PORTS.registry}`, pullModel: '{{registry}}/library/tiny-chat:latest' })
+  })
+
   it('every status appears, in order', async () => {
-    const results = await runMachine(loadMachine('pull-progress'), target(url, { pullModel }))
+    const results = await runMachine(loadMachine('pull-progress'), target(url, pullVars))
     expect(results).toHaveLength(5)
     expect(results.filter((r) => r.outcome !== 'passed'), formatText(results)).toEqual([])
   }, 120_000)
 
   it('the pulled model then generates', async () => {
+    const pullModel = pullVars.pullModel ?? `${pullVars.registry}/library/tiny-chat:latest`
     const res = (await post('/api/generate', { model: pullModel, prompt: 'hi', stream: false, options: { num_predict: 2 } })) as { done: boolean }
     expect(res.done).toBe(true)
   })
 
   it('all local responses matched openapi/modelserver.yaml', () => {
-    expect([...(a?.mismatches ?? []), ...(b?.mismatches ?? [])]).toEqual([])
+    expect(b?.mismatches ?? []).toEqual([])
   })
 })

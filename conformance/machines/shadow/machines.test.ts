@@ -34,6 +34,14 @@ import type { Target } from '../../types.js'
 
 const MACHINES = ['shadow-nonce', 'shadow-bearer', 'shadow-cabinet', 'shadow-vault-lock']
 
+/** A cabinet fault hook failing the `at`-th provisioning step from now (what the hooks port arms over HTTP). */
+function stepFault(at: number): (step: string) => void {
+  let i = 0
+  return () => {
+    if (i++ === at) throw new Error(`conformance fault at step ${at}`)
+  }
+}
+
 type Harness = { target: Target; dataDir: string; db: () => Kysely<Database>; overlord: PrivateKeyAccount; texts: () => string[]; close: () => Promise<void> }
 
 /** The whole gateway; restart = a new `createApp` on the same data dir and database. */
@@ -97,8 +105,8 @@ async function fullGateway(dialect: DatabaseDialect): Promise<Harness> {
           else rmSync(path, { force: true })
         },
         faults: {
-          cabinetStep: (hook) => {
-            gateway.services.shadow.cabinets.faults = hook
+          cabinetStep: async (at) => {
+            gateway.services.shadow.cabinets.faults = at === undefined ? undefined : stepFault(at)
           },
         },
       },
@@ -152,8 +160,8 @@ async function tierAlone(): Promise<Harness> {
           else rmSync(path, { force: true })
         },
         faults: {
-          cabinetStep: (hook) => {
-            current().services.shadow.cabinets.faults = hook
+          cabinetStep: async (at) => {
+            current().services.shadow.cabinets.faults = at === undefined ? undefined : stepFault(at)
           },
         },
       },

@@ -3,7 +3,6 @@
  * devnet (local Base, local chain 1, devnet algod) with the `chain` hook (a payer per network) and the
  * `faults` hook (the devnet upstream's fail/recover), and its mock rows against the Prism mock.
  */
-import { createHash } from 'node:crypto'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
@@ -13,15 +12,14 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../../../devnet/accounts.js'
 import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../../devnet/algod/algoAccounts.js'
-import { USDC_ASA_ID } from '../../../devnet/algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from '../../../devnet/algod/startAlgod.js'
 import type { LocalChain } from '../../../devnet/chains/startChain.js'
 import { freePort, startPrism, type PrismMock } from '../../../scripts/mock.js'
-import { createAlgodClient } from '../../../src/storage/StorageService.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers } from '../../../tests/storage/harness.js'
+import { algorandPayer } from '../../algorandPayer.js'
 import { formatText } from '../../report.js'
 import { loadMachine, runMachine } from '../../runner.js'
-import type { Payer, Requirement, Target } from '../../types.js'
+import type { Payer, Target } from '../../types.js'
 
 const TOKEN = 'd'.repeat(64)
 let peers: EvmPeers
@@ -61,22 +59,6 @@ function evmPayer(chain: LocalChain, index: number): Payer {
   }
 }
 
-const algorandPayer: Payer = async (req: Requirement, file: Uint8Array) => {
-  const algod = createAlgodClient(node.url, TOKEN)
-  const atomic = BigInt(req.amount)
-  const price = `${atomic / 1_000_000n}.${(atomic % 1_000_000n).toString().padStart(6, '0')}`
-  const note = createHash('sha256').update(`${req.resource}|${createHash('sha256').update(file).digest('hex')}|${file.length}|${price}`).digest()
-  const txn = algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({
-    sender: algoPayer.address, receiver: req.payTo, assetIndex: USDC_ASA_ID, amount: atomic, note: new Uint8Array(note),
-    suggestedParams: await algod.getTransactionParams().do(),
-  })
-  const { txid } = await algod.sendRawTransaction(txn.signTxn(algoPayer.sk)).do()
-  return Buffer.from(JSON.stringify({
-    x402Version: 2, scheme: 'exact', network: req.network, resource: { url: req.resource, description: req.description, mimeType: req.mimeType },
-    accepted: req, extensions: {}, outputSchema: null, payload: { txId: txid },
-  })).toString('base64')
-}
-
 async function upstream(what: 'fail' | 'recover'): Promise<void> {
   const r = await fetch(`http://127.0.0.1:${peers.upstreamPort}/__devnet/${what}`, {
     method: 'POST',
@@ -92,7 +74,7 @@ describe('machine 3.5 (paid-storage request) on the devnet gateway', () => {
       urls: { gateway: gw.url },
       keys: {},
       hooks: {
-        chain: { payers: { 'eip155:8453': evmPayer(peers.base, 2), 'eip155:1': evmPayer(peers.mainnet, 3), 'algorand:*': algorandPayer } },
+        chain: { payers: { 'eip155:8453': evmPayer(peers.base, 2), 'eip155:1': evmPayer(peers.mainnet, 3), 'algorand:*': algorandPayer({ algodUrl: node.url, algodToken: TOKEN, mnemonic: algoPayer.mnemonic }) } },
         faults: { upstream },
       },
     }

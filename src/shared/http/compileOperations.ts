@@ -45,9 +45,14 @@ export type CompiledOperations = {
   match(method: string, path: string): CompiledOperation | Unrouted
   /** The operation's compiled request validators (compiled on first use, once). */
   validatorsOf(operation: CompiledOperation): readonly RequestValidatorFunction[]
+  /** The methods a raw path has operations for (HEAD wherever GET is): a 405's `Allow` header. */
+  allowedMethods(path: string): string[]
 }
 
 export class RouterSetupError extends Error {}
+
+/** The methods an `Allow` header can name, in the order it names them. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 
 /**
  * openapi-backend drops a request's trailing slash before matching but compares with the document's paths
@@ -136,6 +141,11 @@ export function compileOperations(document: Record<string, unknown>): CompiledOp
     },
     validatorsOf(operation) {
       return (operation.validators ??= (api.validator.getRequestValidatorsForOperation(operation.info.operationId) ?? []) as RequestValidatorFunction[])
+    },
+    allowedMethods(path) {
+      const methods = ALLOW_ORDER.filter((method) => matcher({ method, path }) !== undefined)
+      if (methods.includes('GET') && !methods.includes('HEAD')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD')
+      return methods
     },
   }
 }

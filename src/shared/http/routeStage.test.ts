@@ -29,7 +29,7 @@ describe('routeStage', () => {
 
   it('reuses a match made before it (the gate asks first): the request is matched once', () => {
     let matches = 0
-    const counting = routeStage({ operations: { api: operations.api, match: (m, p) => (matches++, operations.match(m, p)) } })
+    const counting = routeStage({ operations: { api: operations.api, allowedMethods: operations.allowedMethods, match: (m, p) => (matches++, operations.match(m, p)) } })
     const exchange = exchangeFor('GET', '/items/x')
     exchange.match = operations.match('GET', '/items/x')
     counting(exchange)
@@ -43,6 +43,16 @@ describe('routeStage', () => {
     expect(await route(exchangeFor('PATCH', '/items/x'))).toMatchObject({ status: 405, body: { error: 'method_not_allowed' } })
     const custom = routeStage({ operations, unrouted: (r) => ({ status: 404, body: { error: r.reason, message: r.path }, component: 'Error' }) })
     expect(await custom(exchangeFor('GET', '/nowhere'))).toEqual({ status: 404, body: { error: 'not_found', message: '/nowhere' }, component: 'Error' })
+  })
+
+  it('names the methods the path has in the Allow header of every 405, whoever writes its body', async () => {
+    const allowed = ((await route(exchangeFor('PATCH', '/items/x'))) as { headers?: Record<string, string> }).headers?.Allow
+    expect(allowed?.split(', ')).toEqual(operations.allowedMethods('/items/x'))
+    expect(allowed).toMatch(/^GET, HEAD/)
+    const custom = routeStage({ operations, unrouted: (r) => ({ status: 405, body: { error: r.reason } }) })
+    expect(await custom(exchangeFor('DELETE', '/page'))).toMatchObject({ status: 405, headers: { Allow: 'GET, HEAD' } })
+    const own = routeStage({ operations, unrouted: () => ({ status: 405, headers: { allow: 'GET' } }) })
+    expect(await own(exchangeFor('DELETE', '/page'))).toEqual({ status: 405, headers: { allow: 'GET' } })
   })
 
   it('answers a malformed percent-encoding in a path parameter 400, not 500', () => {

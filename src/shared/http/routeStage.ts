@@ -3,7 +3,7 @@ import { errorBody, matchOf, type OperationStage, PipelineContext, type RequestE
 import type { UnroutedRequest } from './types.js'
 
 export type RouteStageParameters = {
-  operations: Pick<CompiledOperations, 'match' | 'api'>
+  operations: Pick<CompiledOperations, 'match' | 'api' | 'allowedMethods'>
   /** Response for a path or method the document does not have (default 404 `not_found` / 405 `method_not_allowed`). */
   unrouted?: (request: UnroutedRequest) => UnroutedResult | Promise<UnroutedResult>
 }
@@ -19,7 +19,7 @@ export function routeStage<Locals extends Record<string, unknown>>({ operations,
   const match = operations.match
   return (exchange) => {
     const matched = matchOf(exchange, match)
-    if (typeof matched === 'string') return answerUnrouted(matched, exchange, unrouted)
+    if (typeof matched === 'string') return answerUnrouted(matched, exchange, unrouted, operations.allowedMethods)
     let params: Record<string, string>
     let query: Record<string, unknown>
     if (matched.literalPath && exchange.query === '') {
@@ -41,15 +41,26 @@ export function routeStage<Locals extends Record<string, unknown>>({ operations,
   }
 }
 
+/** A 405 names the methods the path has (RFC 9110 §15.5.6), whoever wrote its body. */
+function withAllow(result: UnroutedResult, allowed: () => string[]): UnroutedResult {
+  if (result.status !== 405 || Object.keys(result.headers ?? {}).some((name) => name.toLowerCase() === 'allow')) return result
+  return { ...result, headers: { ...result.headers, Allow: allowed().join(', ') } }
+}
+
 function answerUnrouted<Locals extends Record<string, unknown>>(
   reason: UnroutedRequest['reason'],
   exchange: RequestExchange<Locals>,
   unrouted: RouteStageParameters['unrouted'],
+  allowedMethods: (path: string) => string[],
 ): UnroutedResult | Promise<UnroutedResult> {
   const req = exchange.req
   const request: UnroutedRequest = { reason, method: req.method, path: exchange.path, url: req.originalUrl, headers: req.headers, ip: req.ip ?? '', raw: req }
-  if (unrouted) return unrouted(request)
+  const allowed = () => allowedMethods(exchange.path)
+  if (unrouted) {
+    const result = unrouted(request)
+    return result instanceof Promise ? result.then((r) => withAllow(r, allowed)) : withAllow(result, allowed)
+  }
   return reason === 'not_found'
     ? { status: 404, body: errorBody('not_found', `No route for ${request.method} ${request.path}.`) }
-    : { status: 405, body: errorBody('method_not_allowed', `${request.method} is not allowed on ${request.path}.`) }
+    : withAllow({ status: 405, body: errorBody('method_not_allowed', `${request.method} is not allowed on ${request.path}.`) }, allowed)
 }

@@ -100,7 +100,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'conformance/',
   'devnet/',
   'contracts/',
-  'docs/conformance.md',
   'docs/partners.md',
 ]
 

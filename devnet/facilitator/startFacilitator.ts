@@ -7,9 +7,11 @@
  *   POST /verify {x402Version, paymentPayload, paymentRequirements} → VerifyResponse
  *   POST /settle {x402Version, paymentPayload, paymentRequirements} → SettleResponse
  *
- * Schemes: `exact` (EIP-3009) and `upto` (Permit2, @x402/evm's reference facilitator code: verify simulates the
+ * Schemes: `exact` (EIP-3009), `upto` (Permit2, @x402/evm's reference facilitator code: verify simulates the
  * proxy's `settle`, settle transfers `paymentRequirements.amount` ≤ the permitted amount; `/supported` lists
- * the signer as `extra.facilitatorAddress`, which an `upto` permit must name).
+ * the signer as `extra.facilitatorAddress`, which an `upto` permit must name) and `batch-settlement` (the
+ * reference code on the devnet's escrow: `/verify` checks a deposit or voucher against the channel on chain,
+ * `/settle` deposits, claims a batch, sweeps to the receiver or refunds).
  * x402 v1 payloads are accepted too, on the v1 network names (`base` for 8453, `ethereum` for 1).
  * Every route requires `Authorization: Bearer <token>` (401 otherwise). Invalid payments answer 200 with
  * `isValid: false` / `success: false` like the reference facilitator; malformed bodies answer 400.
@@ -25,6 +27,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { x402Facilitator } from '@x402/core/facilitator'
 import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { toFacilitatorEvmSigner } from '@x402/evm'
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator'
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator'
 import { UptoEvmScheme } from '@x402/evm/upto/facilitator'
@@ -128,6 +131,11 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
     // `upto` (Permit2 witness transfer through x402's proxy, placed by devnet/chains/placePermit2.ts): settles
     // any amount up to the permitted one, once; the permit names this signer as the only settler.
     facilitator.register(`eip155:${c.chainId}`, new UptoEvmScheme(signer))
+    // `batch-settlement` (x402's escrow, placed by devnet/chains/placeBatchSettlement.ts): deposits, batched
+    // voucher claims, the sweep to the receiver and refunds, each relayed with the signatures the resource server
+    // sends. No receiver authorizer of its own is advertised: a server signs its own claims and refunds, so this
+    // facilitator can neither claim nor refund for anyone.
+    facilitator.register(`eip155:${c.chainId}`, new BatchSettlementEvmScheme(signer))
     // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
     const v1Name = V1_NETWORK_NAMES[c.chainId]
     if (v1Name) facilitator.registerV1(v1Name as Network, new ExactEvmSchemeV1(signer))

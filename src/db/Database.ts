@@ -19,6 +19,7 @@ import type { CostLedgerTables } from './migrations/0010_cost_ledger.js'
 import type { ClusterTables } from './migrations/0011_cluster.js'
 import type { AdminTierTables } from './migrations/0015_admin_tier.js'
 import type { SpoolChunkTables } from './migrations/0016_spool_chunks.js'
+import type { BatchSettlementTables } from './migrations/0018_batch_settlement.js'
 
 export interface Database
   extends CatalogueTables,
@@ -33,4 +34,5 @@ export interface Database
     PaymentIdentifierTables,
     PaymentClaimTables,
     AdminTierTables,
-    SpoolChunkTables {}
+    SpoolChunkTables,
+    BatchSettlementTables {}

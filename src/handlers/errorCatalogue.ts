@@ -97,6 +97,9 @@ export const errorCatalogue: Rows = {
   session_invalid: { status: 401 },
   // cost endpoints
   quota_exceeded: { status: 402 },
+  // x402 batch-settlement (src/x402/batch): the voucher's running total is not the server's; the 402 carries the channel's state
+  invalid_batch_settlement_evm_cumulative_amount_mismatch: { status: 402 },
+  batch_settlement_not_offered: { status: 503 },
   // marketplace / model server (src/marketplace, src/modelserverClient; agent_not_found, cabinet_not_found: shadow rows)
   modelserver_unavailable: { status: 502 },
   model_not_found: { status: 400 },

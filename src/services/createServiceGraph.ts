@@ -21,6 +21,8 @@ import { Marketplace } from '../marketplace/Marketplace.js'
 import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
+import { readBatchSettlementConfig } from '../x402/batch/config.js'
+import { createBatchSettlement } from '../x402/batch/createBatchSettlement.js'
 import { readX402Config } from '../x402/config.js'
 import { readTokenPricing } from '../cost/config.js'
 import { readBatchConfig } from '../batch/config.js'
@@ -95,6 +97,7 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
   const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
+  const batchConfig = readBatchSettlementConfig(p.env)
   // the MCP tools' schemas are the document's components, inlined once here
   const mcp = { catalog: loadMcpToolCatalog(p.document), config: readMcpConfig(p.env) }
   const tokenPricing = readTokenPricing(p.env)
@@ -131,6 +134,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   metrics.adopt(modelServer.registry)
   // Sessions and the agent registry are cached while the database reports every change to them (issue 17).
   const changeFeed = config.cache.enabled ? database.changeFeed : undefined
+  // x402 `batch-settlement`: channels in the database, claims in batches by whichever instance holds the lease
+  const batchSettlement = createBatchSettlement({ db: database.db, x402, config: batchConfig, holder: instance.id, logger, now })
   const services = {
     config,
     db: database.db,
@@ -156,7 +161,9 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       events: catalogue,
       logger,
       now,
+      batch: batchSettlement,
     }),
+    batchSettlement,
     usage: new UsageLedger(database.db, now, database.backgroundCommit),
     llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
     metricsText: () => metrics.text(),
@@ -244,6 +251,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       await instance.start()
       modelServer.start()
       for (const setup of setups) await setup.start?.()
+      batchSettlement?.claims.start()
       services.readiness.started()
     },
     drain: async () => {
@@ -259,6 +267,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     close: async () => {
       services.readiness.drain()
       modelServer.stop()
+      await batchSettlement?.claims.stop().catch((error: unknown) => logger.error({ err: error }, 'batch-settlement claim job stop failed'))
       for (const setup of [...setups].reverse()) {
         try {
           await setup.close?.()

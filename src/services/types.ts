@@ -1,3 +1,4 @@
+import type { BatchSettlement } from '../x402/batch/BatchSettlement.js'
 import type { Kysely } from 'kysely'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import type { Registry } from 'prom-client'
@@ -67,6 +68,8 @@ export interface Services {
   rails: RailRegistry
   /** x402 payments of cost calls past the quota (issue 14 item 3). */
   costPayments: CostPayments
+  /** x402 `batch-settlement` (undefined: not configured). */
+  batchSettlement: BatchSettlement | undefined
   /** The usage ledger of cost calls (`llm_usage`). */
   usage: UsageLedger
   /** Time to first token, tokens/s per model (`/metrics`). */

@@ -17,7 +17,13 @@ export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
   }
 }
 
-export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver'
+export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | typeof BATCH_CUMULATIVE_MISMATCH
+
+/**
+ * x402 `batch-settlement`: the voucher's running total is not the server's. The 402 carries this code itself (the
+ * scheme's clients resynchronise from the channel state it carries, and they recognise it by this code).
+ */
+export const BATCH_CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch'
 
 /** The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`, else `invalid_payment`. */
 export function rejectionCode(reason: string): PaymentRejectionCode {
@@ -30,6 +36,8 @@ export function rejectionCode(reason: string): PaymentRejectionCode {
     case InvalidPaymentReasons.receiverMismatch:
     case InvalidPaymentReasons.payToMismatch:
       return 'wrong_receiver'
+    case BATCH_CUMULATIVE_MISMATCH:
+      return BATCH_CUMULATIVE_MISMATCH
     default:
       return 'invalid_payment'
   }

@@ -42,6 +42,10 @@ export const InvalidPaymentReasons = {
   facilitatorMismatch: 'facilitator_mismatch',
   /** `upto`: the permit's spender is not x402's `upto` proxy. */
   spenderMismatch: 'spender_mismatch',
+  /** `batch-settlement`: the channel names another receiver authorizer than the gateway's key. */
+  authorizerMismatch: 'receiver_authorizer_mismatch',
+  /** `batch-settlement`: the channel's withdraw delay is not the one the requirement states. */
+  withdrawDelayMismatch: 'withdraw_delay_mismatch',
 } as const
 export type InvalidPaymentReason = (typeof InvalidPaymentReasons)[keyof typeof InvalidPaymentReasons]
 

@@ -15,6 +15,7 @@ import { migration as m0013 } from './0013_payment_identifiers.js'
 import { migration as m0014 } from './0014_payment_claims.js'
 import { migration as m0015 } from './0015_admin_tier.js'
 import { migration as m0016 } from './0016_spool_chunks.js'
+import { migration as m0018 } from './0018_batch_settlement.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014_payment_claims': m0014,
   '0015_admin_tier': m0015,
   '0016_spool_chunks': m0016,
+  '0018_batch_settlement': m0018,
 }

@@ -4177,9 +4177,13 @@ export const BatchClaimRunSchema = {
                         type: 'string',
                         enum: [
                             'ran',
-                            'busy'
+                            'busy',
+                            'failed'
                         ],
-                        description: '`busy`: another instance is running this chain\'s job right now.'
+                        description: '`busy`: another instance is running this chain\'s job right now; `failed`: the facilitator or\nthe chain refused (`error`), and the next run claims what this one did not.\n'
+                    },
+                    error: {
+                        type: 'string'
                     },
                     claims: {
                         type: 'array',

@@ -1602,9 +1602,12 @@ export type BatchClaimRun = {
     chains: Array<{
         network: string;
         /**
-         * `busy`: another instance is running this chain's job right now.
+         * `busy`: another instance is running this chain's job right now; `failed`: the facilitator or
+         * the chain refused (`error`), and the next run claims what this one did not.
+         *
          */
-        outcome: 'ran' | 'busy';
+        outcome: 'ran' | 'busy' | 'failed';
+        error?: string;
         claims: Array<{
             vouchers: number;
             transaction: string;

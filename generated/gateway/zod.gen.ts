@@ -1360,7 +1360,12 @@ export const zBatchRefundResult = z.object({
 export const zBatchClaimRun = z.object({
     chains: z.array(z.object({
         network: z.string(),
-        outcome: z.enum(['ran', 'busy']),
+        outcome: z.enum([
+            'ran',
+            'busy',
+            'failed'
+        ]),
+        error: z.string().optional(),
         claims: z.array(z.object({
             vouchers: z.int().gte(1),
             transaction: z.string()

@@ -544,11 +544,11 @@ export class CostPayments {
   async refundBatch(headers: HeaderBag, info: Pick<CostCallInfo, 'method' | 'path'>): Promise<BatchRefundAnswer> {
     const batch = this.#batch
     if (!batch || !this.#batchEnabled) throw new BatchSettlementNotOfferedError()
-    const offer = this.#offer(info, this.#batchPrice)
+    const offer = { ...this.#offer(info, this.#batchPrice), description: 'A refund of the unused batch-settlement deposit' }
     const answer = (why: { code: string; message: string }) => {
       const body = paymentRequiredAnswer({
         version: 2,
-        resource: { url: offer.resourceUrl, description: 'A refund of the unused batch-settlement deposit', mimeType: 'application/json' },
+        resource: { url: offer.resourceUrl, description: offer.description, mimeType: 'application/json' },
         accepts: this.#corrected(batch.requirements(offer), why),
         error: why.code,
         message: why.message,

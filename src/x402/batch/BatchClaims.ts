@@ -7,13 +7,23 @@ import type { BatchSettlementConfig } from './config.js'
 import { JobLease } from './JobLease.js'
 import { recordBatchTx } from './recordBatchTx.js'
 
+/** Nothing to sweep is not a failure (another instance swept it). */
+function nothingToSettle(error: unknown): undefined {
+  if (String(error).includes('nothing_to_settle')) return undefined
+  throw error
+}
+
 /** The longest a claim job may hold its lease before another instance may take over (a job that died). */
 const LEASE_S = 300
 
 export type BatchClaimReport = {
   network: string
-  /** `ran`: this instance ran the job; `busy`: another instance holds it right now (it claims the same vouchers). */
-  outcome: 'ran' | 'busy'
+  /**
+   * `ran`: this instance ran the job; `busy`: another instance holds it right now (it claims the same vouchers);
+   * `failed`: the facilitator or the chain refused (`error`); what was not claimed is claimed by the next run.
+   */
+  outcome: 'ran' | 'busy' | 'failed'
+  error?: string
   /** One claim transaction per batch of up to 100 vouchers (channels). */
   claims: { vouchers: number; transaction: string }[]
   /** The sweep of what was claimed to the receiver, when there was any. */
@@ -54,7 +64,14 @@ export class BatchClaims {
   /** Claims, settles and (when configured) refunds idle channels on every chain now. */
   async run(): Promise<BatchClaimReport[]> {
     const reports: BatchClaimReport[] = []
-    for (const chain of this.#o.chains) reports.push(await this.#runChain(chain))
+    for (const chain of this.#o.chains) {
+      try {
+        reports.push(await this.#runChain(chain))
+      } catch (error) {
+        this.#o.logger?.error({ err: error, network: chain.on.network }, 'batch-settlement claim job failed on this chain; the next run tries again')
+        reports.push({ network: chain.on.network, outcome: 'failed', error: error instanceof Error ? error.message : String(error), claims: [], refunds: [] })
+      }
+    }
     return reports
   }
 
@@ -64,11 +81,8 @@ export class BatchClaims {
       const report: BatchClaimReport = { network, outcome: 'ran', claims: [], refunds: [] }
       report.claims = await manager.claim()
       for (const c of report.claims) await this.#record({ kind: 'claim', network, txHash: c.transaction, vouchers: c.vouchers, amount: '' })
-      // Also sweeps what an earlier run claimed and could not settle: nothing to settle is not a failure.
-      const settle = await manager.settle().catch((error: unknown) => {
-        if (String(error).includes('nothing_to_settle')) return undefined
-        throw error
-      })
+      // Sweeps what this run claimed, or what an earlier run claimed and could not sweep.
+      const settle = report.claims.length > 0 || (await this.#unswept(network)) ? await manager.settle().catch(nothingToSettle) : undefined
       if (settle) {
         report.settle = settle
         await this.#record({ kind: 'settle', network, txHash: settle.transaction, vouchers: 0, amount: '' })
@@ -80,6 +94,20 @@ export class BatchClaims {
       return report
     })
     return ran ?? { network, outcome: 'busy', claims: [], refunds: [] }
+  }
+
+  /** An earlier claim on `network` came after the last sweep (that run failed before it swept). */
+  async #unswept(network: string): Promise<boolean> {
+    const last = await this.#o.db
+      .selectFrom('batch_settlement_txs')
+      .select('kind')
+      .where('network', '=', network)
+      .where('kind', 'in', ['claim', 'settle'])
+      .orderBy('created_at', 'desc')
+      .orderBy('tx_id', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    return last?.kind === 'claim'
   }
 
   #record(tx: Parameters<typeof recordBatchTx>[1]) {

@@ -72,6 +72,8 @@ export type CostPaymentsOptions = {
   facilitator?: Facilitator
   /** x402 `batch-settlement` (deposit once, a voucher per call, claims in batches); absent: not offered. */
   batch?: BatchSettlement
+  /** x402 `sign-in-with-x`: its declaration (a fresh challenge) goes into every 402. */
+  signIn?: { declaration(resourceUrl: string): Record<string, unknown> }
   /** Epoch seconds. */
   now?: () => number
 }
@@ -105,6 +107,7 @@ export class CostPayments {
   readonly #logger: Logger | undefined
   readonly #now: () => number
   readonly #batch: BatchSettlement | undefined
+  readonly #signIn: CostPaymentsOptions['signIn']
   /** Corrections of refused batch vouchers, by the refusal's message, until the 402 built from it takes them. */
   readonly #corrections = new Map<string, { network: string; correction: BatchCorrection; at: number }>()
 
@@ -120,6 +123,7 @@ export class CostPayments {
     this.#events = o.events
     this.#logger = o.logger
     this.#batch = o.batch
+    this.#signIn = o.signIn
     this.#facilitator =
       o.facilitator ??
       new FacilitatorPool({
@@ -197,7 +201,7 @@ export class CostPayments {
       version: 2,
       resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
       accepts: this.#corrected(this.requirements(info), why),
-      extensions: paymentIdentifierExtensions,
+      extensions: { ...paymentIdentifierExtensions, ...this.#signIn?.declaration(`${this.#origin}${info.path}`) },
       error: why.code,
       message: why.message,
     })

@@ -20,6 +20,7 @@ import type { ClusterTables } from './migrations/0011_cluster.js'
 import type { AdminTierTables } from './migrations/0015_admin_tier.js'
 import type { SpoolChunkTables } from './migrations/0016_spool_chunks.js'
 import type { BatchSettlementTables } from './migrations/0018_batch_settlement.js'
+import type { SiwxNonceTables } from './migrations/0019_siwx_nonces.js'
 
 export interface Database
   extends CatalogueTables,
@@ -35,4 +36,5 @@ export interface Database
     PaymentClaimTables,
     AdminTierTables,
     SpoolChunkTables,
-    BatchSettlementTables {}
+    BatchSettlementTables,
+    SiwxNonceTables {}

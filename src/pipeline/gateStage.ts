@@ -2,7 +2,6 @@ import type { ValidSession } from '../auth/LoginService.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import { LLM_API_KEY_SCHEME } from '../gate/PublicSet.js'
 import type { OperationInfo, OperationStage, RequestExchange, UnroutedRequest, UnroutedResult } from '../shared/http/index.js'
-import { sessionTokenOf } from '../handlers/core/session.js'
 
 /** What the gate keeps of a request's session in its locals (the security stage reads the same lookup). */
 export type GateLocals = {
@@ -12,8 +11,8 @@ export type GateLocals = {
 
 export type GateStageParameters = {
   gate: ArrivalGate
-  /** The live session of a token (`undefined`: none, expired or revoked). */
-  validateSession: (token: string | undefined) => Promise<ValidSession | undefined>
+  /** The live session of a request: its token's or its sign-in-with-x proof's (`undefined`: none, or not valid). */
+  validateSession: (request: Pick<UnroutedRequest, 'headers' | 'method'>) => Promise<ValidSession | undefined>
   /** Counts the JSON 401s (the redirects are counted by the gate itself). */
   onAuthRequired?: () => void
 }
@@ -57,7 +56,7 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
     deny,
     noRoute,
     unrouted: async (request) => {
-      const open = gate.isOpen(request.path, undefined) || (await validateSession(sessionTokenOf(request))) !== undefined
+      const open = gate.isOpen(request.path, undefined) || (await validateSession(request)) !== undefined
       return open ? noRoute(request) : deny(request)
     },
     stage: (routeOf) => (exchange) => {
@@ -70,7 +69,7 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
       // The same for `x-api-key` on the operations that take it (`llmApiKey`, the Anthropic SDKs' header).
       if (operation && req.headers['x-api-key'] !== undefined && operation.security.some((r) => LLM_API_KEY_SCHEME in r)) return undefined
       const locals = exchange.locals
-      return (locals.sessionLookup ??= validateSession(sessionTokenOf(req))).then((session) => {
+      return (locals.sessionLookup ??= validateSession({ headers: req.headers, method: req.method })).then((session) => {
         if (session) {
           locals.session = session
           return undefined

@@ -1,3 +1,4 @@
+import { SignInWithX } from '../auth/SignInWithX.js'
 import { chainSignatureVerifier } from '../auth/chainSignatureVerifier.js'
 import { join } from 'node:path'
 import { Counter, Gauge, Registry } from 'prom-client'
@@ -136,6 +137,16 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   const changeFeed = config.cache.enabled ? database.changeFeed : undefined
   // x402 `batch-settlement`: channels in the database, claims in batches by whichever instance holds the lease
   const batchSettlement = createBatchSettlement({ db: database.db, x402, config: batchConfig, holder: instance.id, logger, now })
+  const loginVerifier = config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined
+  // x402 sign-in-with-x beside Sign-In with Ethereum: the same chain, statement and signature verifier
+  const siwx = new SignInWithX({
+    db: database.db,
+    publicOrigin: config.publicOrigin,
+    chains: [`eip155:${config.login.chainId}`],
+    statement: config.login.statement,
+    verifySignature: loginVerifier,
+    now,
+  })
   const services = {
     config,
     db: database.db,
@@ -162,7 +173,9 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       logger,
       now,
       batch: batchSettlement,
+      signIn: siwx,
     }),
+    siwx,
     batchSettlement,
     usage: new UsageLedger(database.db, now, database.backgroundCommit),
     llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
@@ -180,7 +193,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     events: catalogue,
     now,
     overlordAddress: () => services.overlordAddress?.(),
-    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined,
+    verifySignature: loginVerifier,
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('session'),
   })

@@ -1,3 +1,4 @@
+import type { SignInWithX } from '../auth/SignInWithX.js'
 import type { BatchSettlement } from '../x402/batch/BatchSettlement.js'
 import type { Kysely } from 'kysely'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
@@ -63,6 +64,8 @@ export interface Services {
   now: () => number
   catalogue: Catalogue
   login: LoginService
+  /** x402 sign-in-with-x: a wallet's proof in the request itself, accepted wherever a session is. */
+  siwx: SignInWithX
   quota: CostQuota
   /** The payment rails, registered once at start (src/x402/RailRegistry.ts). */
   rails: RailRegistry

@@ -9,16 +9,16 @@ export default defineConfig({
     // include/exclude are per project: `extends: true` concatenates arrays, it does not replace them.
     // Forks keep native addons (better-sqlite3, llama.cpp) out of vitest's main process. Vitest's default is
     // cores - 1 workers, i.e. one on these two-core machines; the suite spends most of its time waiting on
-    // servers, child processes and chains (a whole run used 0.76 of the 2 cores with two forks), so three forks
-    // (VITEST_MAX_FORKS overrides).
+    // servers, child processes and chains (with two forks a whole run left the two cores a quarter idle), so three
+    // forks (VITEST_MAX_FORKS overrides).
     // No per-file isolation: a fork keeps its module cache from file to file, so the gateway, viem and the OpenAPI
-    // tooling are imported three times a run instead of once per file (collect 353 → 68 s, vitest 731 → 551 s on
-    // this machine). Every file already has its own database schema, ports, folders and wallets and none mocks
+    // tooling are imported three times a run instead of once per file (vitest's collect time falls about fivefold).
+    // Every file already has its own database schema, ports, folders and wallets and none mocks
     // modules or writes process.env. VITEST_ISOLATE=1 gives each file a fresh fork again.
     // minForks = maxForks: a fork is never retired mid-run. With fewer, tinypool retires a fork that falls idle once
     // the queue is empty (the last files of a run), and nothing awaits that retirement: the likeliest source of the
-    // unhandled "Terminating worker thread" that killed three of four non-isolated runs in session 9 (minForks 1),
-    // the other forks' last files unreported (docs/testing.md, "Speed").
+    // unhandled "Terminating worker thread" that ends a non-isolated run early (minForks 1), the other forks' last
+    // files unreported (docs/testing.md, "Speed").
     // The live suites start first so that the run does not end on one of them.
     pool: 'forks',
     poolOptions: { forks: { maxForks: forks, minForks: forks, isolate: process.env.VITEST_ISOLATE === '1' } },

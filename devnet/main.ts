@@ -2,10 +2,12 @@
  * `npm run devnet`: starts every devnet peer on docs/design.md's ports, writes
  * `<SERVICE_DATA_DIR>/devnet.json` (default `./data`) and prints one table. SIGINT/SIGTERM stop everything
  * (Anvil children included). Environment: SERVICE_DATA_DIR, DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS,
- * DEVNET_FREE_PORTS=1 (every peer on a free port instead of the defaults).
+ * DEVNET_PORT_OFFSET (every default port shifted by it), DEVNET_FREE_PORTS=1 (every peer on a free port).
  */
 import { resolve } from 'node:path'
-import { devnetTable, startDevnet } from './startDevnet.js'
+import { devnetPortsFromEnv } from './ports.js'
+import { devnetTable } from './devnetTable.js'
+import { startDevnet } from './startDevnet.js'
 import { watchAncestors } from './watchAncestors.js'
 
 const t0 = Date.now()
@@ -14,7 +16,7 @@ const num = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undef
 
 const devnet = await startDevnet({
   dataDir,
-  ports: process.env.DEVNET_FREE_PORTS === '1' ? 'free' : undefined,
+  ports: devnetPortsFromEnv(process.env),
   blockIntervalMs: num(process.env.DEVNET_BLOCK_INTERVAL_MS),
   deployContracts: process.env.DEVNET_CONTRACTS !== '0',
   roundIntervalMs: num(process.env.DEVNET_ROUND_INTERVAL_MS),

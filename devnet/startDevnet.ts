@@ -30,22 +30,12 @@ import { rpc } from './chains/startAnvil.js'
 import { DEFAULT_PAYER_USDC, startChain, type LocalChain } from './chains/startChain.js'
 import { startFacilitator, type FacilitatorPeer } from './facilitator/startFacilitator.js'
 import { arweaveAddress, loadOrCreateArweaveJwk } from './testing/arweaveKey.js'
+import { DEFAULT_PORTS, type DevnetPorts } from './ports.js'
 import { DEFAULT_PRICING } from './upstream/pricing.js'
 import { startUpstream, type UpstreamOptions, type UpstreamPeer } from './upstream/startUpstream.js'
 
-export const DEFAULT_PORTS = {
-  base: 8545,
-  mainnet: 8546,
-  facilitator: 8402,
-  upstream: 8403,
-  arweave: 8404,
-  algod: 8405,
-} as const
-
 /** USDC minted to the service key on each chain (its own funds for upstream top-ups). */
 export const SERVICE_TOP_UP_USDC = 1_000n * 10n ** 6n
-
-export type DevnetPorts = { [K in keyof typeof DEFAULT_PORTS]: number }
 
 export interface DevnetOptions {
   dataDir: string
@@ -465,35 +455,4 @@ async function deployServiceContracts(
 
 function pick(a: { index: number; address: `0x${string}`; privateKey: `0x${string}` }) {
   return { index: a.index, address: a.address, privateKey: a.privateKey }
-}
-
-/** One table of everything the devnet runs (printed by `npm run devnet` and `npm start`). */
-export function devnetTable(info: DevnetInfo): string {
-  const evmRows: [string, string, string][] = info.evm !== false
-    ? [
-        ['chain eip155:8453 (local Base)', info.chains['eip155:8453'].rpcUrl, `USDC ${info.chains['eip155:8453'].usdc}`],
-        ['chain eip155:1', info.chains['eip155:1'].rpcUrl, `USDC ${info.chains['eip155:1'].usdc}`],
-        ['x402 facilitator', info.facilitator.url, `Bearer ${info.facilitator.token}`],
-      ]
-    : [['EVM chains, x402 facilitator', 'not started', 'no Anvil binary for this platform']]
-  const rows: [string, string, string][] = [
-    ...evmRows,
-    ['storage upstream (payment+upload)', info.storage.paymentUrl, `service winc holder ${info.service.arweaveAddress}`],
-    ['arweave gateway', info.storage.gatewayUrl, `block every ${info.storage.blockIntervalMs} ms`],
-    ['algod', info.algorand.url, `X-Algo-API-Token ${info.algorand.token.slice(0, 12)}…  ${info.algorand.network}`],
-    ['service pay-to (EVM)', info.service.payToEvm, ''],
-    ['service pay-to (Algorand)', info.service.payToAlgorand, `ASA ${info.algorand.usdcAsaId} (and ${info.algorand.otherAsaId}) opted in`],
-    ['service Arweave JWK', info.service.arweaveJwkPath, ''],
-    ['shadow overlord (TEST key)', info.shadow.overlord.address, `key ${info.shadow.overlord.privateKey} (devnet only)`],
-    // numbered from #1 as a reader counts them; the Anvil account index is what other tools show
-    ...info.accounts.evm.filter((a) => info.evm !== false && a.role === 'payer').map((a, i) => [`EVM payer #${i + 1} (Anvil #${a.index})`, a.address, `${a.privateKey.slice(0, 10)}… ${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
-    ...info.accounts.algorand.filter((a) => a.role === 'payer').map((a) => ['Algorand payer', a.address, `${Number(a.usdc) / 1e6} USDC`] as [string, string, string]),
-  ]
-  const w0 = Math.max(...rows.map((r) => r[0].length))
-  const w1 = Math.max(...rows.map((r) => r[1].length))
-  const line = `+${'-'.repeat(w0 + 2)}+${'-'.repeat(w1 + 2)}+`
-  const out = [line]
-  for (const [a, b, c] of rows) out.push(`| ${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c}`)
-  out.push(line)
-  return out.join('\n')
 }

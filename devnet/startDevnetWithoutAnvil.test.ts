@@ -1,5 +1,5 @@
 /**
- * A platform without an Anvil binary (issue 30: macOS and ARM users get Foundry's own builds; elsewhere there
+ * A platform without an Anvil binary (macOS and ARM users get Foundry's own builds; elsewhere there
  * are none): the devnet says so in one line and starts every other peer.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { foundryBinary } from './chains/foundryBinary.js'
-import { devnetTable, startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
+import { devnetTable } from './devnetTable.js'
+import { startDevnet, type Devnet, type DevnetInfo } from './startDevnet.js'
 
 describe('startDevnet without an Anvil binary', () => {
   let dir: string

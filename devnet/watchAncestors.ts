@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs'
 
-function ppidOf(pid: number): number | undefined {
+/** The parent of `pid`, from /proc; undefined where that is unreadable. */
+export function ppidOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])

@@ -4,27 +4,45 @@
  * now): tree file stored through the storage upstream, `commitBatch` on the configured chain, proofs
  * recorded. Configuration: `SERVICE_BATCH__*` (src/batch/config.ts), `SERVICE_STORAGE__*` for the upstream
  * and Arweave key, `SERVICE_DATABASE_URL` / `SERVICE_DATA_DIR`. Exits non-zero when a step fails.
+ *
+ * On `npm start`'s data it needs no configuration: unless the peers are configured (SERVICE_X402__FACILITATOR_URL
+ * set, as for `npm start`), the settings the devnet wrote in `<SERVICE_DATA_DIR>/devnet.json` are used under the
+ * caller's own — the ones `npm start` gave the gateway — so the batch reaches the same chain, upstream, Arweave
+ * key and database as the running gateway.
  */
+import { resolve } from 'node:path'
 import { createBatchService } from '../src/services/createBatchService.js'
 import { readBatchConfig } from '../src/batch/index.js'
 import { loadConfig } from '../src/config/loadConfig.js'
 import { createDatabase } from '../src/db/createDatabase.js'
+import { devnetFileOf, readDevnetEnv, withDevnetEnv } from './start/devnetEnv.js'
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name)
   return i >= 0 ? process.argv[i + 1] : undefined
 }
 
+/** The environment of the run: the caller's, over `npm start`'s devnet settings when those apply. */
+function batchEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.SERVICE_X402__FACILITATOR_URL?.trim()) return env
+  const dataDir = resolve(env.SERVICE_DATA_DIR?.trim() || 'data')
+  const devnet = readDevnetEnv(dataDir)
+  if (!devnet) return env
+  console.error(`using the devnet's settings from ${devnetFileOf(dataDir)} (npm start)`)
+  return withDevnetEnv(devnet, { SERVICE_DATA_DIR: dataDir, SERVICE_PROFILE: 'devnet' }, env)
+}
+
 async function main(): Promise<void> {
   const cutoffText = flag('--cutoff')
   if (cutoffText !== undefined && !/^\d+$/.test(cutoffText)) throw new Error('--cutoff must be epoch seconds')
-  const batchConfig = readBatchConfig()
-  const { databaseUrl } = loadConfig()
+  const env = batchEnv(process.env)
+  const batchConfig = readBatchConfig(env)
+  const { databaseUrl } = loadConfig(env)
   const handle = await createDatabase({ url: databaseUrl })
   try {
     const service = createBatchService(batchConfig, {
       db: handle.db,
-      env: process.env,
+      env,
       log: {
         info: (o, m) => console.error(m ?? '', JSON.stringify(o)),
         warn: (o, m) => console.error(`warning: ${m ?? ''}`, JSON.stringify(o)),
@@ -40,7 +58,7 @@ async function main(): Promise<void> {
     } else {
       for (const b of batches) {
         console.log(
-          `epoch ${b.epoch ?? '-'} · ${b.leafCount} receipts · root ${b.root} · tree ${b.treeArTxId} · tx ${b.commitTxHash} · ${b.status}`,
+          `epoch ${b.epoch ?? '-'} · ${b.leafCount} receipt${b.leafCount === 1 ? '' : 's'} · root ${b.root} · tree ${b.treeArTxId} · tx ${b.commitTxHash} · ${b.status}`,
         )
       }
     }

@@ -4,7 +4,7 @@
  * into contracts/out, or finds them there. `npm test` runs it among its static steps, so that no test compiles
  * them: solc-js compiles synchronously, and in a clean clone every vitest fork that started a chain compiled them
  * itself at the start of the run, each holding its event loop for seconds on a loaded machine and spending the
- * same CPU time (docs/testing.md).
+ * same CPU time (docs/testing.md, "Speed").
  */
 import { performance } from 'node:perf_hooks'
 import { batchEscrowArtifact, erc3009CollectorArtifact, multicall3Artifact } from '../devnet/chains/placeBatchSettlement.js'

@@ -2,7 +2,7 @@
  * The Node flags operators start the gateway with, read from `npm run serve` in package.json
  * (`node <flags> dist/src/main.js`). `npm start` (scripts/start.ts) and the pipeline benchmark start the
  * gateway with the same flags, so the benchmark measures the process operators run and the three cannot drift
- * apart. Why these flags: docs/performance.md, step 13.
+ * apart. Why these flags: docs/performance.md, "What the figures depend on".
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

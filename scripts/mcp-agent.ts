@@ -1,5 +1,5 @@
 /**
- * An agent that stores a file through the gateway's MCP endpoint and pays with x402 (issue 32) — the example of
+ * An agent that stores a file through the gateway's MCP endpoint and pays with x402 — the example of
  * docs/partners.md, and the check that `npm start` serves the whole flow: the MCP SDK's client over Streamable
  * HTTP lists the tools, calls `store_file` without payment (the requirement comes back as an error result),
  * signs the EIP-3009 authorization with the stock `@x402/core` client and `@x402/evm`'s exact scheme, calls

@@ -1,7 +1,7 @@
 /**
  * `node scripts/run-parallel.mjs <script>...`: runs the named npm scripts at the same time (the static steps of
  * `npm test`: each is one single-threaded process, so on two cores two of them run for the price of one; run in a
- * row they took ~110 s of a quiet machine, see docs/testing.md). Each script's output is printed whole when it
+ * row they leave one core idle, see docs/testing.md). Each script's output is printed whole when it
  * ends, so logs do not interleave. The first failure stops the others and exits 1; otherwise exits 0.
  *
  * Plain Node with no dependency (no tsx start-up), so it also runs before `npm run generate` ever did.

@@ -6,8 +6,8 @@
  * blocking — for the pipe itself, so for the parent too. When whoever reads our output pauses and the pipe's 64 KiB
  * fill up, vitest's main process blocks in `write` — and with it the answers to its workers, which give up after
  * 60 s ("[vitest-worker]: Timeout calling "onTaskUpdate"", one error per pending call, tests left unreported).
- * Reproduced with a reader paused for 100 s (docs/testing.md, "Session 14"); a worker that holds its own event loop
- * past 60 s fails the same way, which the relay cannot help (docs/testing.md, "Session 15"). The command's output is
+ * Reproduced with a reader paused for 100 s; a worker that holds its own event loop past 60 s fails the same way,
+ * which the relay cannot help (docs/testing.md, "Speed": stalls). The command's output is
  * read as it comes and queued in memory; it is written on from libuv's thread pool (`fs.write`), which may block
  * there as long as it likes while this event loop keeps reading. Nothing is dropped and the order of each stream is
  * kept; this process exits with the command's code once everything is written.

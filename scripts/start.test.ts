@@ -2,8 +2,8 @@
  * `npm start` with no configuration: devnet up, servers started when present, and SIGTERM / Ctrl-C leave
  * no process behind. Free ports throughout (DEVNET_FREE_PORTS=1 and free SERVICE_PORT / MODELSERVER_PORT).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -56,19 +56,84 @@ async function launch() {
     if (Date.now() - t0 > 150_000 || proc.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`)
     await new Promise((r) => setTimeout(r, 200))
   }
-  return { proc, dataDir, out: () => out }
+  return { proc, dataDir, env, out: () => out }
+}
+
+/** `npm start` as a user types it, with `env`; its output, exit code and how long it ran. */
+async function npmStart(env: NodeJS.ProcessEnv) {
+  const t0 = Date.now()
+  const proc = spawn('npm', ['start', '--silent'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  procs.push(proc)
+  let out = ''
+  proc.stdout?.on('data', (c: Buffer) => (out += c.toString()))
+  proc.stderr?.on('data', (c: Buffer) => (out += c.toString()))
+  const code = await new Promise<number | null>((r) => proc.once('exit', (c) => r(c)))
+  return { code, out, ms: Date.now() - t0 }
 }
 
 describe('npm start', () => {
-  it('SIGKILL of npm start still leaves no process behind (exitWithParent + guardian for servers, watchdog for Anvil)', async () => {
-    const { proc, out } = await launch()
+  it('a devnet port something else holds: the port, the service that needed it and the holder, exit 1 within 2 s', async () => {
+    const holder = createServer()
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r))
+    const held = (holder.address() as { port: number }).port
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
+    dirs.push(dataDir)
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_DATA_DIR: dataDir, SERVICE_PORT: String(await freePort()), MODELSERVER_PORT: String(await freePort()), DEVNET_PORT_OFFSET: String(held - 8545) }
+      delete env.SERVICE_X402__FACILITATOR_URL
+      delete env.DEVNET_FREE_PORTS
+      const r = await npmStart(env)
+      expect(r.code, r.out).toBe(1)
+      expect(r.ms, r.out).toBeLessThan(2_000)
+      const said = r.out.replace(/\[start\] /g, '')
+      expect(said, r.out).toContain(`\n  ${held}  devnet chain eip155:8453 (local Base, Anvil)\n`)
+      expect(said.replace(/\s+/g, ' ')).toContain(`in use (EADDRINUSE) by pid ${process.pid}: `)
+      expect(said.replace(/\s+/g, ' ')).toContain('DEVNET_PORT_OFFSET=<n> shifts every devnet port by n')
+      for (const line of r.out.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
+      expect(existsSync(join(dataDir, 'npm-start.json'))).toBe(false)
+    } finally {
+      holder.close()
+    }
+  })
+
+  it('a second npm start says at once what already runs and exits 1; SIGKILL of npm start still leaves no process behind', async () => {
+    const { proc, out, env, dataDir } = await launch()
+    const devnet = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as { chains: Record<string, { rpcUrl: string }>; storage: { gatewayUrl: string } }
+    const gatewayPort = Number(env.SERVICE_PORT)
+
+    // the same data directory: the running one is named, with its pid and ports
+    const again = await npmStart(env)
+    expect(again.code, again.out).toBe(1)
+    expect(again.ms, again.out).toBeLessThan(2_000)
+    const said = again.out.replace(/\[start\] /g, '')
+    expect(said.replace(/\s+/g, ' '), again.out).toContain(`npm start is already running on this data directory (${dataDir}): pid ${proc.pid}, up since `)
+    expect(said).toContain(`\n  ${String(gatewayPort).padEnd(6)} the gateway http://127.0.0.1:${gatewayPort}\n`)
+    expect(said).toContain(`\n  ${String(env.MODELSERVER_PORT).padEnd(6)} the model server http://127.0.0.1:${env.MODELSERVER_PORT}\n`)
+    for (const url of [devnet.chains['eip155:8453']!.rpcUrl, devnet.storage.gatewayUrl]) expect(said).toContain(`\n  ${new URL(url).port.padEnd(6)} devnet `)
+    expect(said.replace(/\s+/g, ' ')).toContain(`kill ${proc.pid}`)
+    for (const line of again.out.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
+    expect(out()).not.toContain('stopping') // the first one runs on
+
+    // another data directory, the same gateway port: the port, what needed it, and whose it is
+    const otherDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
+    dirs.push(otherDir)
+    const clash = await npmStart({ ...env, SERVICE_DATA_DIR: otherDir, MODELSERVER_PORT: String(await freePort()) })
+    expect(clash.code, clash.out).toBe(1)
+    expect(clash.ms, clash.out).toBeLessThan(2_000)
+    const clashSaid = clash.out.replace(/\[start\] /g, '')
+    expect(clashSaid, clash.out).toContain(`cannot start: a port it needs is not free\n  ${String(gatewayPort).padEnd(6)} the gateway http://127.0.0.1:${gatewayPort}\n`)
+    expect(clashSaid.replace(/\s+/g, ' ')).toContain(`in use (EADDRINUSE) by npm start (pid ${proc.pid})`)
+    expect(clashSaid.replace(/\s+/g, ' ')).toContain('SERVICE_PORT=<port> for the gateway')
+    expect(existsSync(join(otherDir, 'devnet.json'))).toBe(false) // nothing was started
+    expect(existsSync(join(otherDir, 'npm-start.json'))).toBe(false)
+
     const tree = descendants(proc.pid as number)
     expect(tree.length).toBeGreaterThanOrEqual(4) // 2 Anvil + watchdogs, servers when present
     if (existsSync(join(root, 'src/main.ts'))) expect(out()).toContain('gateway answers')
     proc.kill('SIGKILL')
     const left = await waitGone(tree, 15_000)
     expect(left.map((p) => `${p} ${commandOf(p)}`)).toEqual([])
-  })
+  }, 300_000)
 
   it('brings the devnet (and whatever servers exist) up, then SIGTERM stops everything', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
@@ -95,8 +160,9 @@ describe('npm start', () => {
     }
     console.log(`npm start (free ports): ${/\[start\] (up in \d+ ms[^\n]*)/.exec(out)?.[1] ?? out.slice(-400)}`)
     expect(out).toMatch(/\[start\] devnet up in \d+ ms/)
-    const info = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as { env: Record<string, string> }
+    const info = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as { env: Record<string, string>; accounts: { evm: { role: string; address: string; privateKey: string }[] } }
     expect(info.env.SERVICE_X402__FACILITATOR_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    devnetTablePrinted(out, info.accounts.evm.find((a) => a.role === 'payer')!)
     if (existsSync(join(root, 'src/main.ts'))) {
       // The gateway logs its first line once its background work has started, which can come after the
       // model server is up (`up in`): seen on Node 24 under CI load. Its relayed output is waited for.
@@ -104,6 +170,7 @@ describe('npm start', () => {
       expect(out).toContain('[gateway]')
       await adminTierWorks(dataDir, Number(env.SERVICE_PORT))
       await batchAndAttestorWork(dataDir, Number(env.SERVICE_PORT), () => out)
+      await batchGivesTheCliItsProof(dataDir, Number(env.SERVICE_PORT))
     }
 
     const tree = descendants(proc.pid as number)
@@ -112,8 +179,57 @@ describe('npm start', () => {
     await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)))
     expect(await waitGone([...tree, proc.pid as number], 10_000)).toEqual([])
     expect(out).toContain('[start] stopped')
-  })
+    expect(existsSync(join(dataDir, 'npm-start.json'))).toBe(false) // a clean stop leaves no lock
+  }, 300_000)
 })
+
+/**
+ * The devnet table npm start prints: every line fits 80 columns, and it holds in full the key of EVM payer #1,
+ * the account the README has a newcomer import into a browser wallet (the first `payer` of devnet.json).
+ */
+function devnetTablePrinted(out: string, payer: { address: string; privateKey: string }) {
+  const lines = out.split('\n')
+  const from = lines.findIndex((l) => l.startsWith('devnet peers'))
+  const to = lines.findIndex((l) => l.startsWith('[start] devnet up in'))
+  expect(from, out).toBeGreaterThanOrEqual(0)
+  const table = lines.slice(from, to)
+  for (const line of table) expect(line.length, line).toBeLessThanOrEqual(80)
+  const first = table.findIndex((l) => l.includes('EVM payer #1'))
+  expect(table[first], out).toContain(payer.address)
+  expect(table[first + 1]).toBe(`    key ${payer.privateKey}`)
+}
+
+/**
+ * A first session on npm start's data: the CLI stores a file paid by the devnet payer, `npm run batch` (no
+ * configuration but the data directory npm start was given) batches it, and then `receipt` shows its Merkle
+ * proof and `verify` checks it against the committed root.
+ */
+async function batchGivesTheCliItsProof(dataDir: string, gatewayPort: number) {
+  const devnetFile = join(dataDir, 'devnet.json')
+  const arweave = (JSON.parse(readFileSync(devnetFile, 'utf8')) as { storage: { gatewayUrl: string } }).storage.gatewayUrl
+  const gateway = `http://127.0.0.1:${gatewayPort}`
+  const file = join(dataDir, 'hello.txt')
+  writeFileSync(file, 'hello, permanent world\n')
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/pay2store.mjs', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 })
+  const stored = cli('store', file, '--devnet', devnetFile, '--gateway', gateway, '--arweave', arweave, '--json')
+  expect(stored.status, stored.stderr + stored.stdout).toBe(0)
+  const id = (JSON.parse(stored.stdout) as { arTxId: string }).arTxId
+  expect(cli('receipt', id, '--gateway', gateway).stdout).toContain('batch        not yet in a committed batch')
+
+  const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_DATA_DIR: dataDir }
+  for (const name of Object.keys(env)) if (/^(SERVICE_|SHADOW_|FACILITATOR_)/.test(name) && name !== 'SERVICE_DATA_DIR') delete env[name]
+  const batch = spawnSync('npm', ['run', '--silent', 'batch'], { cwd: root, env, encoding: 'utf8', timeout: 120_000 })
+  expect(batch.status, batch.stderr + batch.stdout).toBe(0)
+  expect(batch.stderr).toContain(`using the devnet's settings from ${devnetFile} (npm start)`)
+  expect(batch.stdout).toMatch(/^epoch \d+ · \d+ receipts? · root 0x[0-9a-f]{64} · tree [A-Za-z0-9_-]{43} · tx 0x[0-9a-f]{64} · committed$/m)
+
+  const receipt = cli('receipt', id, '--gateway', gateway)
+  expect(receipt.status, receipt.stderr).toBe(0)
+  expect(receipt.stdout).toMatch(/\nbatch        epoch \d+, \d+ leaves, committed on chain 8453\nroot         0x[0-9a-f]{64}\n/)
+  const verified = cli('verify', id, '--gateway', gateway, '--arweave', arweave)
+  expect(verified.status, verified.stderr + verified.stdout).toBe(0)
+  expect(verified.stdout).toMatch(/\nproof    valid\nroot     0x[0-9a-f]{64}\n$/)
+}
 
 /**
  * The gateway under `npm start` has the daily batch scheduled and attests verified uploads: the service key

@@ -1,11 +1,33 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nodeArgsFor } from '../scripts/nodeArgsFor.js'
 
 const root = path.resolve(import.meta.dirname, '..')
+
+/** Runs main with `env` until it exits or says it listens; the outcome and everything it wrote. */
+async function run(env: Record<string, string | undefined>): Promise<{ outcome: string; output: string }> {
+  const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  try {
+    const outcome = await new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve('still running after 120 s'), 120_000)
+      child.stdout.on('data', () => output.includes('gateway listening') && (clearTimeout(timer), resolve('listening')))
+      child.once('close', (code) => (clearTimeout(timer), resolve(`exit ${code}`)))
+    })
+    return { outcome, output }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      const closed = new Promise((r) => child.once('close', r))
+      child.kill('SIGTERM')
+      await closed
+    }
+  }
+}
 
 describe('src/main.ts', () => {
   it('starts on the configured port, gates /journal, and stops cleanly on SIGTERM', async () => {
@@ -15,7 +37,7 @@ describe('src/main.ts', () => {
     // knew its child handles SIGTERM. Production (`npm run serve`) is node running main directly too.
     const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
       cwd: root,
-      env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      env: { ...process.env, SERVICE_PROFILE: 'devnet', SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
@@ -51,7 +73,7 @@ describe('src/main.ts', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
     const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
       cwd: root,
-      env: { ...process.env, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      env: { ...process.env, SERVICE_PROFILE: 'devnet', SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
@@ -86,34 +108,64 @@ describe('src/main.ts', () => {
     const weak = [Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex'), Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex')]
     for (const secret of weak) {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
-      const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
-        cwd: root,
-        env: {
+      try {
+        const { outcome, output } = await run({
           ...process.env,
+          SERVICE_PROFILE: 'devnet',
           SERVICE_PORT: '0',
           SERVICE_HOST: '127.0.0.1',
           SERVICE_DATA_DIR: dataDir,
           SHADOW_OVERLORD_ADDRESS: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
           SHADOW_JWT_SECRET: secret,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let output = ''
-      child.stdout.on('data', (chunk) => (output += chunk))
-      child.stderr.on('data', (chunk) => (output += chunk))
-      try {
-        const outcome = await new Promise<string>((resolve) => {
-          const timer = setTimeout(() => resolve('still running after 60 s'), 60_000)
-          child.stdout.on('data', () => output.includes('gateway listening') && (clearTimeout(timer), resolve('listening')))
-          child.once('close', (code) => (clearTimeout(timer), resolve(`exit ${code}`)))
         })
         expect(outcome, output).toBe('exit 1')
         expect(output).toMatch(/SHADOW_JWT_SECRET .*(hex of text|counting sequence).*openssl rand -hex 32/)
         expect(output).not.toContain(secret)
       } finally {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
         rmSync(dataDir, { recursive: true, force: true })
       }
     }
+  })
+
+  describe('a production start never falls back to the devnet', () => {
+    /** The process's environment without any setting of the gateway (what `npm run serve` sees on a bare machine). */
+    const bare = () =>
+      Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(SERVICE_|SHADOW_|FACILITATOR_|MODELSERVER_|DEVNET_)/.test(name)))
+
+    it('refuses to start without configuration, naming the settings to set and the devnet profile; the same with SERVICE_PROFILE=devnet starts', async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
+      try {
+        const listen = { SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1' }
+        const [refused, partial, devnetDir, devnet] = await Promise.all([
+          run({ ...bare(), ...listen }),
+          // paid storage half configured: each of its addresses must be given, none is the devnet's
+          run({ ...bare(), ...listen, SERVICE_DATA_DIR: dataDir, SERVICE_X402__PAY_TO_EVM: '0x52908400098527886E0F7030069857D2E4169EE7' }),
+          // everything a production start needs, but in a data directory that holds a devnet (npm start's)
+          (async () => {
+            const shared = mkdtempSync(path.join(tmpdir(), 'gw-main-devnet-'))
+            writeFileSync(path.join(shared, 'devnet.json'), '{}')
+            try {
+              return await run({ ...bare(), ...listen, SERVICE_DATA_DIR: shared, SERVICE_PUBLIC_ORIGIN: 'https://store.example.com', SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9' })
+            } finally {
+              rmSync(shared, { recursive: true, force: true })
+            }
+          })(),
+          run({ ...bare(), ...listen, SERVICE_PROFILE: 'devnet', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
+        ])
+        expect(refused.outcome, refused.output).toBe('exit 1')
+        for (const name of ['SERVICE_DATA_DIR', 'SERVICE_PUBLIC_ORIGIN', 'SERVICE_LLM__MODELSERVER__BASE_URL']) expect(refused.output).toMatch(new RegExp(`^  ${name} — `, 'm'))
+        expect(refused.output).toContain('SERVICE_PROFILE=devnet')
+        expect(partial.outcome, partial.output).toBe('exit 1')
+        for (const name of ['SERVICE_X402__FACILITATOR_URL', 'SERVICE_ALGOD__URL', 'SERVICE_STORAGE__PAYMENT_URL', 'SERVICE_STORAGE__UPLOAD_URL', 'SERVICE_STORAGE__GATEWAY_URL']) {
+          expect(partial.output).toMatch(new RegExp(`^  ${name} — .*devnet: http://127\\.0\\.0\\.1:84\\d\\d`, 'm'))
+        }
+        expect(devnetDir.outcome, devnetDir.output).toBe('exit 1')
+        expect(devnetDir.output).toMatch(/holds a devnet's state \(devnet\.json\)/)
+        expect(devnet.outcome, devnet.output).toBe('listening')
+        expect(devnet.output).toMatch(/"profile":"devnet"/)
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true })
+      }
+    }, 180_000) // four processes at once: minutes on a machine others load
   })
 })

@@ -1,7 +1,9 @@
 /**
  * Starts the gateway: `npm run serve` (compiled: `node dist/src/main.js`) or through `npm start`.
- * Configuration comes from the environment (docs/gateway-core.md); a bad value stops the start with a
- * message naming the variable. SIGTERM/SIGINT: stop accepting connections, finish in-flight requests
+ * Configuration comes from the environment (docs/configuration.md); a bad value stops the start with a
+ * message naming the variable. A production start (`SERVICE_PROFILE` unset or `production`) that lacks a setting
+ * whose default is a devnet address, or whose data directory is the devnet's, is refused with the list of what to
+ * set (src/config/profile.ts); `npm start` chooses `SERVICE_PROFILE=devnet`. SIGTERM/SIGINT: stop accepting connections, finish in-flight requests
  * (up to the deadline), stop background work, close the database, exit — also when stdout/stderr are gone (EPIPE is
  * ignored; log lines go out synchronously, so no exit-time flush can spin on a closed pipe). The stop is a
  * rolling restart's (docs/reliability.md): `GET /health/ready` fails at once, in-flight requests finish up to
@@ -12,6 +14,7 @@ import { createApp } from './app.js'
 import { createGatewayServer } from './createGatewayServer.js'
 import { ConfigError } from './config/ConfigError.js'
 import { loadConfig } from './config/loadConfig.js'
+import { productionStartRefusal } from './config/profile.js'
 import { drainHttpServer } from './shared/http/drainHttpServer.js'
 import { createLogger } from './shared/logger.js'
 
@@ -33,6 +36,11 @@ async function main(): Promise<void> {
       process.exit(1)
     }
     throw error
+  }
+  const refusal = config.profile === 'production' ? productionStartRefusal(process.env, config.dataDir) : undefined
+  if (refusal) {
+    process.stderr.write(`${refusal}\n`)
+    process.exit(1)
   }
   const logger = createLogger({ name: 'gateway', level: config.logLevel })
   let gateway
@@ -59,7 +67,7 @@ async function main(): Promise<void> {
   })
 
   let stopping = false
-  // A rolling restart (issue 28): readiness fails at once and no new background work is taken; for
+  // A rolling restart: readiness fails at once and no new background work is taken; for
   // SERVICE_SHUTDOWN__DRAIN_DELAY_MS the replica still serves what the balancer sends before its next check, and
   // then until no request has come for SERVICE_SHUTDOWN__QUIET_MS;
   // then it stops accepting, finishes in-flight requests (uploads, streams) until SERVICE_SHUTDOWN__DEADLINE_MS
@@ -94,7 +102,7 @@ async function main(): Promise<void> {
 
   await gateway.start()
   const port = (server.address() as AddressInfo).port
-  logger.info({ port, publicOrigin: config.publicOrigin, database: gateway.services.dialect }, `gateway listening on http://localhost:${port}`)
+  logger.info({ port, publicOrigin: config.publicOrigin, database: gateway.services.dialect, profile: config.profile }, `gateway listening on http://localhost:${port}`)
 }
 
 void main()

@@ -72,11 +72,14 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
     '--balance', String(opts.balanceEth ?? 10000),
   ]
   if (opts.blockTime) args.push('--block-time', String(opts.blockTime))
-  // $0 = anvil binary, "$@" = its arguments. Prints Anvil's pid on stderr, then waits for stdin EOF.
+  // $0 = anvil binary, "$@" = its arguments. Prints Anvil's pid on stderr; a reader stops Anvil at stdin EOF
+  // (this process gone). The watchdog exits with Anvil, so an Anvil that dies at once (its port taken) is
+  // an exit here, not a wait. (An asynchronous list reads /dev/null unless given stdin: hence fd 3.)
   const watchdog =
-    '"$0" "$@" & pid=$!; echo "ANVIL_PID=$pid" >&2; ' +
-    'trap \'kill -TERM $pid 2>/dev/null; wait $pid; exit 0\' TERM INT HUP; ' +
-    'while read -r _; do :; done; kill -TERM $pid 2>/dev/null; wait $pid; exit 0'
+    'exec 3<&0; "$0" "$@" & pid=$!; echo "ANVIL_PID=$pid" >&2; ' +
+    'trap \'kill -TERM $pid 2>/dev/null; wait $pid; kill $reader 2>/dev/null; exit 0\' TERM INT HUP; ' +
+    '{ while read -r _; do :; done; kill -TERM $pid 2>/dev/null; } <&3 & reader=$!; ' +
+    'wait $pid; code=$?; kill $reader 2>/dev/null; exit $code'
   const child = spawn('/bin/sh', ['-c', watchdog, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
   const entry: { sh: ChildProcess; anvilPid?: number } = { sh: child }
   live.add(entry)
@@ -108,7 +111,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
       if (m && !entry.anvilPid) entry.anvilPid = Number(m[1])
     })
     child.once('error', reject)
-    child.once('exit', (code) => reject(new Error(`anvil exited (${code}) before listening: ${err.trim() || out.slice(-500)}`)))
+    child.once('exit', (code) => reject(new Error(`anvil exited (${code}) before listening on port ${opts.port ?? 0}: ${err.replace(/^ANVIL_PID=\d+\n/m, '').trim() || out.slice(-500)}`)))
   })
   child.stderr?.resume()
 

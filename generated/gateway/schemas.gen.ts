@@ -102,7 +102,7 @@ export const QuotaExceededSchema = {
                         'network'
                     ],
                     'x-designed': true,
-                    description: 'Designed (issue 27). `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+                    description: 'Designed. `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
                 }
             }
         }
@@ -127,7 +127,7 @@ export const CostPaymentRequiredSchema = {
         },
         error: {
             type: 'string',
-            description: '`quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, …).'
+            description: '`quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, `payment_expires_too_soon`, `settlement_owed`, …).'
         },
         message: {
             type: 'string'
@@ -158,39 +158,132 @@ export const CostPaymentRequiredSchema = {
             additionalProperties: true
         },
         details: {
-            type: 'object',
-            required: [
-                'limit',
-                'used',
-                'window_s',
-                'resets_at'
-            ],
-            additionalProperties: false,
-            properties: {
-                limit: {
-                    type: 'integer',
-                    minimum: 0
+            description: 'The quota (`quota_exceeded`), or what fixes a designed refusal: the least validity a payment needs\n(`payment_expires_too_soon`), or the earlier payment whose settlement is owed (`settlement_owed`).\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/QuotaDetails'
                 },
-                used: {
-                    type: 'integer',
-                    minimum: 0
+                {
+                    $ref: '#/components/schemas/PaymentExpiresTooSoonDetails'
                 },
-                window_s: {
-                    type: 'integer',
-                    minimum: 1
-                },
-                resets_at: {
-                    $ref: '#/components/schemas/EpochSeconds'
-                },
-                scope: {
-                    type: 'string',
-                    enum: [
-                        'network'
-                    ],
-                    'x-designed': true,
-                    description: 'Designed (issue 27). `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by\ndefault; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a\nnew wallet on the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+                {
+                    $ref: '#/components/schemas/SettlementOwedDetails'
                 }
-            }
+            ]
+        }
+    }
+} as const;
+
+export const QuotaDetailsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The wallet\'s (or its network\'s) daily quota of cost calls, on `quota_exceeded`.',
+    required: [
+        'limit',
+        'used',
+        'window_s',
+        'resets_at'
+    ],
+    additionalProperties: false,
+    properties: {
+        limit: {
+            type: 'integer',
+            minimum: 0
+        },
+        used: {
+            type: 'integer',
+            minimum: 0
+        },
+        window_s: {
+            type: 'integer',
+            minimum: 1
+        },
+        resets_at: {
+            $ref: '#/components/schemas/EpochSeconds'
+        },
+        scope: {
+            type: 'string',
+            enum: [
+                'network'
+            ],
+            'x-designed': true,
+            description: 'Designed. `network`: the calls of the client\'s whole network (IPv4 /24, IPv6 /48 by default;\n`SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet\'s — a new wallet\non the same network does not buy new quota. Absent: the wallet\'s own quota.\n'
+        }
+    }
+} as const;
+
+export const PaymentExpiresTooSoonDetailsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A payment of a cost call must stay valid for the longest call (`SERVICE_QUOTA__MAX_CALL_S`)\nplus the settlement margin, or the call could be served and never settled: its `deadline` (`upto`) or\n`validBefore` (`exact`) was `valid_for_s` away, less than `min_validity_s`. Sign again with the\nrequirement\'s `maxTimeoutSeconds` (it covers both, with room to sign and send).\n',
+    required: [
+        'reason',
+        'min_validity_s',
+        'valid_for_s',
+        'max_call_s',
+        'settle_margin_s'
+    ],
+    additionalProperties: false,
+    properties: {
+        reason: {
+            type: 'string',
+            const: 'authorization_expires_too_soon'
+        },
+        min_validity_s: {
+            type: 'integer',
+            minimum: 1
+        },
+        valid_for_s: {
+            type: 'integer'
+        },
+        max_call_s: {
+            type: 'integer',
+            minimum: 1
+        },
+        settle_margin_s: {
+            type: 'integer',
+            minimum: 0
+        }
+    }
+} as const;
+
+export const SettlementOwedDetailsSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The settlement of an earlier paid call of this payer (or of this session wallet) failed after\nthe call was served, and is not reconciled yet (`owed`: retried; `pending`: a settlement may be on its\nway and is read from the chain), or could never be settled because the funds or allowance were taken\naway after the payment was verified (`defaulted`). No further paid call until it is settled.\n',
+    required: [
+        'reason',
+        'payment_id',
+        'network',
+        'amount_atomic',
+        'status',
+        'since'
+    ],
+    additionalProperties: false,
+    properties: {
+        reason: {
+            type: 'string',
+            const: 'settlement_owed'
+        },
+        payment_id: {
+            type: 'string'
+        },
+        network: {
+            type: 'string'
+        },
+        amount_atomic: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'owed',
+                'pending',
+                'defaulted'
+            ]
+        },
+        since: {
+            $ref: '#/components/schemas/EpochSeconds'
         }
     }
 } as const;
@@ -668,7 +761,7 @@ export const LoginSignatureSchema = {
     pattern: '^0x([0-9a-fA-F]{2})+$',
     minLength: 132,
     maxLength: 16386,
-    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\nThat RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer\n`eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet\nsignatures are refused (issue 27).\n',
+    description: 'Designed. The wallet\'s EIP-191 signature of the challenge, 0x-hex: 65 bytes from an EOA, or whatever a\nsmart-contract wallet returns — checked with EIP-1271 `isValidSignature` when the contract is deployed,\nor an EIP-6492 wrapper (factory, calldata, inner signature) when it is not yet — up to 8 KiB. Contract\nwallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.\nThat RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer\n`eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet\nsignatures are refused.\n',
     'x-designed': true
 } as const;
 
@@ -982,13 +1075,13 @@ export const CabinetPreflightSchema = {
             type: 'integer',
             minimum: 0,
             'x-designed': true,
-            description: 'Designed (issue 28). Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one (issue 28); one server alone reports 1.'
+            description: 'Designed. Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one; one server alone reports 1.'
         },
         replicas_unlocked: {
             type: 'integer',
             minimum: 0,
             'x-designed': true,
-            description: 'Designed (issue 28). Live replicas that hold the vault\'s data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.'
+            description: 'Designed. Live replicas that hold the vault\'s data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.'
         }
     }
 } as const;
@@ -1244,11 +1337,12 @@ export const HealthSchema = {
 } as const;
 
 export const ReadinessSchema = {
-    description: 'Designed (issue 28). Whether this replica takes new work, and if not, why.',
+    description: 'Designed. Whether this replica takes new work, and if not, why; each capability\'s status.',
     type: 'object',
     'x-designed': true,
     required: [
-        'status'
+        'status',
+        'capabilities'
     ],
     additionalProperties: false,
     properties: {
@@ -1257,10 +1351,59 @@ export const ReadinessSchema = {
             enum: [
                 'ready',
                 'starting',
-                'draining'
+                'draining',
+                'not_ready'
             ]
+        },
+        capabilities: {
+            type: 'object',
+            required: [
+                'database',
+                'catalogue_log',
+                'modelserver',
+                'storage',
+                'facilitator',
+                'algorand',
+                'chains'
+            ],
+            additionalProperties: false,
+            properties: {
+                database: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                catalogue_log: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                modelserver: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                storage: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                facilitator: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                algorand: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                },
+                chains: {
+                    $ref: '#/components/schemas/CapabilityStatus'
+                }
+            }
         }
     }
+} as const;
+
+export const CapabilityStatusSchema = {
+    description: 'Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).',
+    type: 'string',
+    'x-designed': true,
+    enum: [
+        'up',
+        'down',
+        'unknown',
+        'not_configured'
+    ]
 } as const;
 
 export const HealthCheckSchema = {
@@ -2687,7 +2830,7 @@ export const LlmGenerateRequestSchema = {
         },
         keep_alive: {
             'x-designed': true,
-            description: 'Designed (issue 27). Ollama\'s duration (`5m`, or seconds). The models are shared by every caller, so a\nsession caller\'s value is clamped to the operator\'s bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default\n60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,\n`-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.\n',
+            description: 'Designed. Ollama\'s duration (`5m`, or seconds). The models are shared by every caller, so a\nsession caller\'s value is clamped to the operator\'s bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default\n60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,\n`-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.\n',
             oneOf: [
                 {
                     type: 'string',
@@ -3132,6 +3275,99 @@ export const OpenAiErrorSchema = {
                         'string',
                         'null'
                     ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const OpenAiAuthRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The gate\'s `AuthRequired` fields and OpenAI\'s error, whose message says how to get a token.',
+    required: [
+        'code',
+        'from',
+        'error'
+    ],
+    additionalProperties: false,
+    properties: {
+        code: {
+            type: 'string',
+            const: 'auth_required'
+        },
+        from: {
+            type: 'string'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'message',
+                'type',
+                'param',
+                'code'
+            ],
+            additionalProperties: false,
+            properties: {
+                message: {
+                    type: 'string'
+                },
+                type: {
+                    type: 'string',
+                    const: 'invalid_request_error'
+                },
+                param: {
+                    type: 'null'
+                },
+                code: {
+                    type: 'string',
+                    enum: [
+                        'missing_api_key',
+                        'invalid_api_key'
+                    ]
+                }
+            }
+        }
+    }
+} as const;
+
+export const AnthropicAuthRequiredSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. The gate\'s `AuthRequired` fields and Anthropic\'s error, whose message says how to get a token.',
+    required: [
+        'type',
+        'code',
+        'from',
+        'error'
+    ],
+    additionalProperties: false,
+    properties: {
+        type: {
+            type: 'string',
+            const: 'error'
+        },
+        code: {
+            type: 'string',
+            const: 'auth_required'
+        },
+        from: {
+            type: 'string'
+        },
+        error: {
+            type: 'object',
+            required: [
+                'type',
+                'message'
+            ],
+            additionalProperties: false,
+            properties: {
+                type: {
+                    type: 'string',
+                    const: 'authentication_error'
+                },
+                message: {
+                    type: 'string'
                 }
             }
         }
@@ -4809,7 +5045,7 @@ export const X402DiscoverySchema = {
 export const X402DiscoveryMcpSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like\n`POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost\n`amount` past the caller\'s daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool\'s\nBazaar declaration (`info.input.type: mcp`), as its 402 results carry it.\n',
+    description: 'Designed. The MCP endpoint and its tools with their prices: `per_byte` tools are priced like\n`POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost\n`amount` past the caller\'s daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool\'s\nBazaar declaration (`info.input.type: mcp`), as its 402 results carry it.\n',
     required: [
         'endpoint',
         'transport',

@@ -97,7 +97,7 @@ export const getAutocorePage = <ThrowOnError extends boolean = false>(options?: 
  *
  * Designed. Prometheus text exposition (format 0.0.4). No wallet login (a scraper cannot perform one); it
  * exposes aggregate counters and histograms only (no addresses, no paths with identifiers), which still tell
- * a stranger the traffic, error rates and models in use (issue 27 finding 6). So: a client on the gateway's
+ * a stranger the traffic, error rates and models in use. So: a client on the gateway's
  * own machine (loopback) reads it without a token, as a scraper beside the gateway always could; anyone else
  * sends `Authorization: Bearer <SERVICE_METRICS__TOKEN>` (`metricsBearer`). Without a configured token it is
  * served on loopback only. Behind a proxy, `SERVICE_TRUST_PROXY` makes the client address the caller's.
@@ -388,7 +388,7 @@ export const vaultSign = <ThrowOnError extends boolean = false>(options: Options
  * `bad_signature` (does not recover to the overlord) and `vault_unlock_failed` (recovers but does not
  * unwrap this vault). Unlocking an unlocked vault with a correct proof is a no-op answering 200.
  *
- * Designed (issue 28): the unlock is per deployment. The replica that accepted the proof passes the data
+ * Designed: the unlock is per deployment. The replica that accepted the proof passes the data
  * key to every other live replica of the deployment (and to one that starts while a replica is unlocked),
  * wrapped to that replica's ephemeral X25519 key through the shared database, within about one heartbeat
  * (`SERVICE_INSTANCE__HEARTBEAT_MS`). Neither the signature nor the data key is stored or sent in the
@@ -448,7 +448,7 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
 /**
  * Liveness probe
  *
- * Designed (issue 28). Public (`security: []`), for load balancers and orchestrators: 200 while the process
+ * Designed. Public (`security: []`), for load balancers and orchestrators: 200 while the process
  * answers, also while it drains before a stop (restarting a draining replica would cut the work it is
  * finishing). The same body as `GET /health`: the version and uptime, nothing about dependencies.
  *
@@ -458,17 +458,29 @@ export const getHealthLive = <ThrowOnError extends boolean = false>(options?: Op
 /**
  * Readiness probe (send new work here?)
  *
- * Designed (issue 28). Public (`security: []`), for load balancers (HAProxy's `option httpchk GET
- * /health/ready`) and orchestrators. 200 `ready` while this replica takes new work; 503 otherwise, with
- * why: `starting` (its background work has not started yet) or `draining` (SIGTERM or SIGINT received:
- * from that moment on, while it still finishes the requests it has and, for
- * `SERVICE_SHUTDOWN__DRAIN_DELAY_MS` and then until no request other than a `/health` check has come for
- * `SERVICE_SHUTDOWN__QUIET_MS`, serves what the balancer sends before it notices). It reports this
- * replica's own state only: the database and the other dependencies are shared by every replica
- * (`GET /health/detailed` checks them), so their failure is no reason to send work to another replica, and
- * a check that failed on all of them at once would turn every answer into the balancer's 503. The body
- * carries no address, count or error text. A balancer's checks count against its address's rate limit like
- * any request (two a second are 120 a minute).
+ * Designed. Public (`security: []`), for load balancers (HAProxy's `option httpchk GET /health/ready`) and
+ * orchestrators. 200 `ready` while this replica takes new work; 503 otherwise, with why: `starting` (its
+ * background work has not started yet), `draining` (SIGTERM or SIGINT received: from that moment on, while it
+ * still finishes the requests it has and, for `SERVICE_SHUTDOWN__DRAIN_DELAY_MS` and then until no request
+ * other than a `/health` check has come for `SERVICE_SHUTDOWN__QUIET_MS`, serves what the balancer sends
+ * before it notices) or `not_ready` (a capability it is configured for is `down`, or not checked yet).
+ *
+ * `capabilities` reports each capability: `database`, `catalogue_log` (the append-only log is writable),
+ * `modelserver`, `storage` (the storage upstream and the Arweave gateway), `facilitator` (x402, EVM
+ * payments), `algorand` (the Algorand node) and `chains` (every JSON-RPC endpoint configured). Each is `up`,
+ * `down` (its last two checks failed), `unknown` (not checked yet, or one failed check after none passed) or
+ * `not_configured` (its settings are deliberately unset: paid storage off, no chain endpoint) — a capability
+ * that is not configured never holds readiness back. The checks run in the background every
+ * `SERVICE_HEALTH__CHECK_INTERVAL_MS` (each bounded by `SERVICE_HEALTH__CHECK_TIMEOUT_MS`), so a probe reads
+ * the last results and never waits on a dependency.
+ *
+ * `require` narrows what must be up: `all` (the default), `none` (the replica's own phase only: starting,
+ * ready, draining) or capability names separated by commas. A balancer in front of replicas that share their
+ * dependencies checks the default and, when no replica passes it (a dependency they all share is down),
+ * falls back to `require=none` so that what still works keeps being served (docs/configuration.md, "Health
+ * and readiness"; `deploy/haproxy.cfg`). The body carries no address, count or error text (why a
+ * capability is down is in the log and in `GET /health/detailed`). A balancer's checks count against its
+ * address's rate limit like any request (two a second are 120 a minute).
  *
  */
 export const getHealthReady = <ThrowOnError extends boolean = false>(options?: Options<GetHealthReadyData, ThrowOnError>): RequestResult<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError>({ url: '/health/ready', ...options });
@@ -672,7 +684,7 @@ export const getCeoStatus = <ThrowOnError extends boolean = false>(options: Opti
  * Newest first. `kind` filters by exact kind; `h=true` ("human") adds a one-line `summary` and an ISO
  * 8601 `at_iso` to every event (designed). `limit` designed (default 50, at most 500).
  *
- * Who reads what (designed, issue 27): the overlord bearer reads every event. A wallet (session) reads the
+ * Who reads what (designed): the overlord bearer reads every event. A wallet (session) reads the
  * events about itself — its address is the actor or appears in the payload — and those that name no one
  * (no address; the gate's salted IP hash names no one); never another wallet's logins, keys, payments or
  * feedback, or any `admin.*` (shadow-tier, cabinet) event. Among the newest 2,000 events (of `kind`, when given).
@@ -1239,7 +1251,7 @@ export const openAiEmbeddings = <ThrowOnError extends boolean = false>(options: 
 /**
  * OpenAI Responses API (stateless; JSON or SSE)
  *
- * Designed (issue 31): OpenAI's `POST /v1/responses`, proxied to the model server's (stateless: `store` is
+ * Designed: OpenAI's `POST /v1/responses`, proxied to the model server's (stateless: `store` is
  * ignored, `previous_response_id` is its 400). `stream: true` answers `text/event-stream` (`event: <type>` /
  * `data: <event>`, from `response.created` to `response.completed`) passed on as the model server
  * produces it. `model` is a model of the model server or a marketplace agent id (its model; its
@@ -1269,7 +1281,7 @@ export const openAiResponses = <ThrowOnError extends boolean = false>(options: O
 /**
  * Anthropic Messages API (JSON or SSE)
  *
- * Designed (issue 31): Anthropic's `POST /v1/messages`, proxied to the model server's, so the stock
+ * Designed: Anthropic's `POST /v1/messages`, proxied to the model server's, so the stock
  * `@anthropic-ai/sdk` works with `baseURL` `<gateway>/llm` and its `apiKey` (sent as `x-api-key`, the
  * `llmApiKey` scheme) or `authToken` (`Authorization: Bearer`) set to an LLM API key or the session token.
  * `stream: true` answers `text/event-stream` (`message_start` … `message_stop`) passed on as the model server
@@ -1405,13 +1417,19 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * verified or settled: not 1–128 printable ASCII characters → 400 `invalid_tag` (a request without
  * payment gets the quote whatever the tag).
  *
- * **Intake before payment (designed, issue 26).** An unpaid request costs almost nothing: nothing is written
- * to disk and no upload slot is taken until the payment header is decoded and its rail's pre-check passed —
- * what needs no size: EVM network, asset, `payTo`, validity window and signature shape; Algorand: the node
- * knows `payload.txId` as a payment or asset transfer to the service's address (a `txId` it does not know is
+ * **Intake before payment (designed).** An unpaid request, or one whose payment is not believable, costs
+ * almost nothing: nothing is written to disk and no upload slot is taken until the payment header is decoded
+ * and its rail's pre-check passed — what needs no size: a payment already claimed is 409 `payment_replayed`;
+ * EVM network, asset, `payTo`, validity window, at least the least any upload costs (5000), the EIP-712
+ * signer recovered as `authorization.from` (a contract wallet's signature asked of the chain), the nonce
+ * unused and the payer's balance covering the value (read on `SERVICE_X402__RPC_URL__<NETWORK>`, kept
+ * `SERVICE_STORAGE__PAYER_CHECK_CACHE_MS`); Algorand: the node knows `payload.txId` as a payment or asset
+ * transfer to the service's address, in its asset, of at least the least price, its signature verifies, and
+ * a pending one can still confirm (window open, the sender holding the amount) (a `txId` it does not know is
  * looked for `SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS`, 6 s, then 402 `expired_payment`; at most
  * `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS`, 2, looked up at once per client address, else 429
- * `too_many_payment_checks`). The amount, which needs the size's price, is checked once the body is read,
+ * `too_many_payment_checks`). A payer the chain or node cannot be asked about takes a slot of the small
+ * `SERVICE_STORAGE__UNVERIFIED_UPLOADS` pool. The amount, which needs the size's price, is checked once the body is read,
  * before anything is kept or settled. A request without a payment header, or whose pre-check refused it,
  * has its body counted and hashed (never written) and gets the 402. Before payment everything is bounded:
  * at most `SERVICE_STORAGE__UNPAID_PER_ADDRESS` (4) requests per client address (IPv6: per /56; the
@@ -1557,7 +1575,7 @@ export const getReceipt = <ThrowOnError extends boolean = false>(options: Option
 /**
  * MCP endpoint (Streamable HTTP) whose storage and model tools are paid with x402
  *
- * Designed (issue 32). A Model Context Protocol server over the Streamable HTTP transport, stateless
+ * Designed. A Model Context Protocol server over the Streamable HTTP transport, stateless
  * (no `Mcp-Session-Id`; every POST carries one JSON-RPC message or a batch and is answered with JSON;
  * `GET` and `DELETE` are not offered, 405). Clients send `Accept: application/json, text/event-stream`
  * (406 otherwise) and `MCP-Protocol-Version` after `initialize`.

@@ -43,7 +43,7 @@ export type QuotaExceeded = {
         window_s: number;
         resets_at: EpochSeconds;
         /**
-         * Designed (issue 27). `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
+         * Designed. `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
          * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
          * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
          *
@@ -65,7 +65,7 @@ export type QuotaExceeded = {
 export type CostPaymentRequired = {
     x402Version: 2;
     /**
-     * `quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, …).
+     * `quota_exceeded`, or the code of a refused payment (`invalid_payment`, `insufficient_amount`, `payment_expires_too_soon`, `settlement_owed`, …).
      */
     error: string;
     message?: string;
@@ -74,19 +74,60 @@ export type CostPaymentRequired = {
     extensions?: {
         [key: string]: unknown;
     };
-    details?: {
-        limit: number;
-        used: number;
-        window_s: number;
-        resets_at: EpochSeconds;
-        /**
-         * Designed (issue 27). `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by
-         * default; `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a
-         * new wallet on the same network does not buy new quota. Absent: the wallet's own quota.
-         *
-         */
-        scope?: 'network';
-    };
+    /**
+     * The quota (`quota_exceeded`), or what fixes a designed refusal: the least validity a payment needs
+     * (`payment_expires_too_soon`), or the earlier payment whose settlement is owed (`settlement_owed`).
+     *
+     */
+    details?: QuotaDetails | PaymentExpiresTooSoonDetails | SettlementOwedDetails;
+};
+
+/**
+ * Designed. The wallet's (or its network's) daily quota of cost calls, on `quota_exceeded`.
+ */
+export type QuotaDetails = {
+    limit: number;
+    used: number;
+    window_s: number;
+    resets_at: EpochSeconds;
+    /**
+     * Designed. `network`: the calls of the client's whole network (IPv4 /24, IPv6 /48 by default;
+     * `SERVICE_QUOTA__COST_CALLS_PER_NETWORK_PER_DAY`) are used up, not only the wallet's — a new wallet
+     * on the same network does not buy new quota. Absent: the wallet's own quota.
+     *
+     */
+    scope?: 'network';
+};
+
+/**
+ * Designed. A payment of a cost call must stay valid for the longest call (`SERVICE_QUOTA__MAX_CALL_S`)
+ * plus the settlement margin, or the call could be served and never settled: its `deadline` (`upto`) or
+ * `validBefore` (`exact`) was `valid_for_s` away, less than `min_validity_s`. Sign again with the
+ * requirement's `maxTimeoutSeconds` (it covers both, with room to sign and send).
+ *
+ */
+export type PaymentExpiresTooSoonDetails = {
+    reason: 'authorization_expires_too_soon';
+    min_validity_s: number;
+    valid_for_s: number;
+    max_call_s: number;
+    settle_margin_s: number;
+};
+
+/**
+ * Designed. The settlement of an earlier paid call of this payer (or of this session wallet) failed after
+ * the call was served, and is not reconciled yet (`owed`: retried; `pending`: a settlement may be on its
+ * way and is read from the chain), or could never be settled because the funds or allowance were taken
+ * away after the payment was verified (`defaulted`). No further paid call until it is settled.
+ *
+ */
+export type SettlementOwedDetails = {
+    reason: 'settlement_owed';
+    payment_id: string;
+    network: string;
+    amount_atomic: AtomicAmount;
+    status: 'owed' | 'pending' | 'defaulted';
+    since: EpochSeconds;
 };
 
 /**
@@ -307,7 +348,7 @@ export type RegisterRequest = {
  * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
  * That RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer
  * `eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet
- * signatures are refused (issue 27).
+ * signatures are refused.
  *
  */
 export type LoginSignature = string;
@@ -441,11 +482,11 @@ export type CabinetPreflight = {
     soldiers_with_address: number;
     members_total: number;
     /**
-     * Designed (issue 28). Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one (issue 28); one server alone reports 1.
+     * Designed. Replicas of this deployment (gateways on this database) whose heartbeat is within the lease. An unlock through any replica reaches every live one; one server alone reports 1.
      */
     replicas_live: number;
     /**
-     * Designed (issue 28). Live replicas that hold the vault's data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.
+     * Designed. Live replicas that hold the vault's data key. 0 once every replica has stopped (the deployment is locked, seed 000 §3.4) until the overlord unlocks one again.
      */
     replicas_unlocked: number;
 };
@@ -562,11 +603,25 @@ export type Health = {
 };
 
 /**
- * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ * Designed. Whether this replica takes new work, and if not, why; each capability's status.
  */
 export type Readiness = {
-    status: 'ready' | 'starting' | 'draining';
+    status: 'ready' | 'starting' | 'draining' | 'not_ready';
+    capabilities: {
+        database: CapabilityStatus;
+        catalogue_log: CapabilityStatus;
+        modelserver: CapabilityStatus;
+        storage: CapabilityStatus;
+        facilitator: CapabilityStatus;
+        algorand: CapabilityStatus;
+        chains: CapabilityStatus;
+    };
 };
+
+/**
+ * Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).
+ */
+export type CapabilityStatus = 'up' | 'down' | 'unknown' | 'not_configured';
 
 export type HealthCheck = {
     status: 'ok' | 'down';
@@ -1073,7 +1128,7 @@ export type LlmGenerateRequest = {
     stream?: boolean;
     think?: boolean;
     /**
-     * Designed (issue 27). Ollama's duration (`5m`, or seconds). The models are shared by every caller, so a
+     * Designed. Ollama's duration (`5m`, or seconds). The models are shared by every caller, so a
      * session caller's value is clamped to the operator's bounds (`SERVICE_LLM__KEEP_ALIVE_MIN_S`, default
      * 60; `SERVICE_LLM__KEEP_ALIVE_MAX_S`, default 1800): `0` (unload now) keeps the model for the minimum,
      * `-1` (forever) for the maximum. Not a duration: 400 `invalid_request`.
@@ -1233,6 +1288,33 @@ export type OpenAiError = {
         type?: string;
         param?: string | null;
         code?: string | null;
+    };
+};
+
+/**
+ * Designed. The gate's `AuthRequired` fields and OpenAI's error, whose message says how to get a token.
+ */
+export type OpenAiAuthRequired = {
+    code: 'auth_required';
+    from: string;
+    error: {
+        message: string;
+        type: 'invalid_request_error';
+        param: null;
+        code: 'missing_api_key' | 'invalid_api_key';
+    };
+};
+
+/**
+ * Designed. The gate's `AuthRequired` fields and Anthropic's error, whose message says how to get a token.
+ */
+export type AnthropicAuthRequired = {
+    type: 'error';
+    code: 'auth_required';
+    from: string;
+    error: {
+        type: 'authentication_error';
+        message: string;
     };
 };
 
@@ -1860,7 +1942,7 @@ export type X402Discovery = {
 };
 
 /**
- * Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
+ * Designed. The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
  * `POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost
  * `amount` past the caller's daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool's
  * Bazaar declaration (`info.input.type: mcp`), as its 402 results carry it.
@@ -3477,11 +3559,20 @@ export type GetHealthLiveResponse = GetHealthLiveResponses[keyof GetHealthLiveRe
 export type GetHealthReadyData = {
     body?: never;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * `all` (default), `none`, or capability names separated by commas.
+         */
+        require?: string;
+    };
     url: '/health/ready';
 };
 
 export type GetHealthReadyErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -3656,8 +3747,10 @@ export type EvolveAgentErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4366,8 +4459,10 @@ export type CreateCoordinatorTaskErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4466,8 +4561,10 @@ export type ConveneBoardroomErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4566,8 +4663,10 @@ export type LlmChatErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4662,8 +4761,10 @@ export type LlmCompletionErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4818,8 +4919,10 @@ export type LlmGenerateErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5155,9 +5258,12 @@ export type OpenAiChatCompletionsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5165,8 +5271,10 @@ export type OpenAiChatCompletionsErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5250,9 +5358,12 @@ export type OpenAiCompletionsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5260,8 +5371,10 @@ export type OpenAiCompletionsErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5345,9 +5458,12 @@ export type OpenAiEmbeddingsErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5355,8 +5471,10 @@ export type OpenAiEmbeddingsErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5440,9 +5558,12 @@ export type OpenAiResponsesErrors = {
      */
     400: Error | OpenAiError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5450,8 +5571,10 @@ export type OpenAiResponsesErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5535,9 +5658,11 @@ export type AnthropicMessagesErrors = {
      */
     400: Error | AnthropicError;
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on the Anthropic-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the Anthropic SDKs read (`error.message` says how to get a token).
+     *
      */
-    401: AuthRequired;
+    401: AnthropicAuthRequired;
     /**
      * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
      * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
@@ -5545,8 +5670,10 @@ export type AnthropicMessagesErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5603,9 +5730,12 @@ export type OpenAiModelsData = {
 
 export type OpenAiModelsErrors = {
     /**
-     * Gated non-HTML request without a valid session (body fixed by the specification).
+     * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
+     * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
+     * the session token of a wallet sign-in).
+     *
      */
-    401: AuthRequired;
+    401: OpenAiAuthRequired;
     /**
      * Global per-address rate limit exceeded.
      */
@@ -5678,8 +5808,10 @@ export type CoreAgentInteractErrors = {
      * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
      * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
      * payment answers the same requirements with its code in `error` (`invalid_payment`,
-     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`). Without payment settings the body is the
-     * plain `QuotaExceeded`.
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5929,8 +6061,8 @@ export type StoreFileErrors = {
     409: Error;
     /**
      * Designed. The file exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`, a decimal
-     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`). Intake bounds
-     * (issue 26): `unpaid_body_too_large` — a request without payment is larger than
+     * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`). Intake bounds:
+     * `unpaid_body_too_large` — a request without payment is larger than
      * `SERVICE_STORAGE__UNPAID_MAX_BYTES` (`details.max_unpaid_bytes`, `details.quote_url`);
      * `multipart_too_many_parts` (`details.max_parts`); `multipart_field_too_large` — a part other than
      * the file is longer than `SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES` (`details.max_field_bytes`).
@@ -5945,7 +6077,7 @@ export type StoreFileErrors = {
      */
     415: Error;
     /**
-     * The global per-address rate limit (`rate_limited`). Designed (issue 26): `too_many_unpaid_requests` —
+     * The global per-address rate limit (`rate_limited`). Designed: `too_many_unpaid_requests` —
      * this client address (IPv6: its /56) already has `SERVICE_STORAGE__UNPAID_PER_ADDRESS` uploads being
      * received; `too_many_payment_checks` — it already has `SERVICE_STORAGE__ALGORAND_CHECKS_PER_ADDRESS`
      * Algorand payments being looked up. Both are answered before the body is read; nothing was charged and
@@ -5969,8 +6101,10 @@ export type StoreFileErrors = {
      * (`details.required_winc`, `details.balance_winc`, `details.retry_after_s`); answered before any
      * payment is verified or settled, so nothing is charged — retry after the automatic top-up. Or
      * `too_many_uploads`: this instance is already receiving its maximum of concurrent paid uploads
-     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment header passed its rail's
-     * pre-check takes a slot); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
+     * (`SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS`; only an upload whose payment passed its rail's pre-check
+     * and is believable — signed by its payer, nonce unused, funds there — takes a slot; a payer the chain
+     * or node could not be asked about takes one of the `SERVICE_STORAGE__UNVERIFIED_UPLOADS` slots apart,
+     * `details.pool: unverified` when those are full); answered before the body is read, so nothing is charged and the payment payload stays unused — retry after `Retry-After`
      * seconds (also `details.retry_after_s`), possibly on another instance. `Retry-After` is sent whenever
      * `details.retry_after_s` is.
      *

@@ -22,6 +22,21 @@ export const zAuthRequired = z.object({
 });
 
 /**
+ * Designed. A payment of a cost call must stay valid for the longest call (`SERVICE_QUOTA__MAX_CALL_S`)
+ * plus the settlement margin, or the call could be served and never settled: its `deadline` (`upto`) or
+ * `validBefore` (`exact`) was `valid_for_s` away, less than `min_validity_s`. Sign again with the
+ * requirement's `maxTimeoutSeconds` (it covers both, with room to sign and send).
+ *
+ */
+export const zPaymentExpiresTooSoonDetails = z.object({
+    reason: z.literal('authorization_expires_too_soon'),
+    min_validity_s: z.int().gte(1),
+    valid_for_s: z.int(),
+    max_call_s: z.int().gte(1),
+    settle_margin_s: z.int().gte(0)
+});
+
+/**
  * Designed. Cost calls, tokens and x402 spend summed over a window.
  */
 export const zLlmUsageTotals = z.object({
@@ -64,6 +79,17 @@ export const zQuotaExceeded = z.object({
         resets_at: zEpochSeconds,
         scope: z.enum(['network']).optional()
     })
+});
+
+/**
+ * Designed. The wallet's (or its network's) daily quota of cost calls, on `quota_exceeded`.
+ */
+export const zQuotaDetails = z.object({
+    limit: z.int().gte(0),
+    used: z.int().gte(0),
+    window_s: z.int().gte(1),
+    resets_at: zEpochSeconds,
+    scope: z.enum(['network']).optional()
 });
 
 /**
@@ -175,7 +201,7 @@ export const zLoginChallenge = z.object({
  * wallets are verified through the login chain (`SERVICE_LOGIN__RPC_URL`); without it only EOAs sign in.
  * That RPC is trusted to decide every signature ECDSA does not: it must be `https` (or loopback) and answer
  * `eth_chainId` equal to `SERVICE_LOGIN__CHAIN_ID` (asked once at start, cached); otherwise contract-wallet
- * signatures are refused (issue 27).
+ * signatures are refused.
  *
  */
 export const zLoginSignature = z.string().min(132).max(16386).regex(/^0x([0-9a-fA-F]{2})+$/);
@@ -375,14 +401,34 @@ export const zHealth = z.object({
 });
 
 /**
- * Designed (issue 28). Whether this replica takes new work, and if not, why.
+ * Designed. `up`; `down` (its last two checks failed); `unknown` (not checked yet); `not_configured` (deliberately off).
+ */
+export const zCapabilityStatus = z.enum([
+    'up',
+    'down',
+    'unknown',
+    'not_configured'
+]);
+
+/**
+ * Designed. Whether this replica takes new work, and if not, why; each capability's status.
  */
 export const zReadiness = z.object({
     status: z.enum([
         'ready',
         'starting',
-        'draining'
-    ])
+        'draining',
+        'not_ready'
+    ]),
+    capabilities: z.object({
+        database: zCapabilityStatus,
+        catalogue_log: zCapabilityStatus,
+        modelserver: zCapabilityStatus,
+        storage: zCapabilityStatus,
+        facilitator: zCapabilityStatus,
+        algorand: zCapabilityStatus,
+        chains: zCapabilityStatus
+    })
 });
 
 export const zHealthCheck = z.object({
@@ -962,6 +1008,33 @@ export const zOpenAiError = z.object({
 });
 
 /**
+ * Designed. The gate's `AuthRequired` fields and OpenAI's error, whose message says how to get a token.
+ */
+export const zOpenAiAuthRequired = z.object({
+    code: z.literal('auth_required'),
+    from: z.string(),
+    error: z.object({
+        message: z.string(),
+        type: z.literal('invalid_request_error'),
+        param: z.null(),
+        code: z.enum(['missing_api_key', 'invalid_api_key'])
+    })
+});
+
+/**
+ * Designed. The gate's `AuthRequired` fields and Anthropic's error, whose message says how to get a token.
+ */
+export const zAnthropicAuthRequired = z.object({
+    type: z.literal('error'),
+    code: z.literal('auth_required'),
+    from: z.string(),
+    error: z.object({
+        type: z.literal('authentication_error'),
+        message: z.string()
+    })
+});
+
+/**
  * Designed. OpenAI's chat completion request. The gateway checks the fields below and passes the rest to the
  * model server, which accepts or refuses them (a refusal is a 400 in `OpenAiError` shape).
  *
@@ -1168,6 +1241,26 @@ export const zNetwork = z.string().regex(/^(eip155:[0-9]+|algorand:[A-Za-z0-9+\/
  * Integer amount in atomic units (six decimals for USDC), as a decimal string.
  */
 export const zAtomicAmount = z.string().regex(/^(0|[1-9][0-9]*)$/);
+
+/**
+ * Designed. The settlement of an earlier paid call of this payer (or of this session wallet) failed after
+ * the call was served, and is not reconciled yet (`owed`: retried; `pending`: a settlement may be on its
+ * way and is read from the chain), or could never be settled because the funds or allowance were taken
+ * away after the payment was verified (`defaulted`). No further paid call until it is settled.
+ *
+ */
+export const zSettlementOwedDetails = z.object({
+    reason: z.literal('settlement_owed'),
+    payment_id: z.string(),
+    network: z.string(),
+    amount_atomic: zAtomicAmount,
+    status: z.enum([
+        'owed',
+        'pending',
+        'defaulted'
+    ]),
+    since: zEpochSeconds
+});
 
 /**
  * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
@@ -1461,7 +1554,7 @@ export const zMcpStoreFileArgs = z.intersection(z.unknown(), z.object({
 }));
 
 /**
- * Designed (issue 32). The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
+ * Designed. The MCP endpoint and its tools with their prices: `per_byte` tools are priced like
  * `POST /store` (ask `quote_storage`, or call without payment for the requirements), `per_call` tools cost
  * `amount` past the caller's daily quota, `free` tools cost nothing. `extensions.bazaar` is the tool's
  * Bazaar declaration (`info.input.type: mcp`), as its 402 results carry it.
@@ -1564,13 +1657,11 @@ export const zCostPaymentRequired = z.object({
         zBatchPaymentRequirement
     ])).min(1).max(6),
     extensions: z.record(z.string(), z.unknown()).optional(),
-    details: z.object({
-        limit: z.int().gte(0),
-        used: z.int().gte(0),
-        window_s: z.int().gte(1),
-        resets_at: zEpochSeconds,
-        scope: z.enum(['network']).optional()
-    }).optional()
+    details: z.union([
+        zQuotaDetails,
+        zPaymentExpiresTooSoonDetails,
+        zSettlementOwedDetails
+    ]).optional()
 });
 
 /**
@@ -2197,6 +2288,10 @@ export const zGetHealthResponse = zHealth;
  * The process is up.
  */
 export const zGetHealthLiveResponse = zHealth;
+
+export const zGetHealthReadyQuery = z.object({
+    require: z.string().max(200).regex(/^(all|none|[a-z_]+(,[a-z_]+)*)$/).optional()
+});
 
 /**
  * Ready for new work.

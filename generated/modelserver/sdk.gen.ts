@@ -169,7 +169,7 @@ export const deleteModel = <ThrowOnError extends boolean = false>(options: Optio
  * layer (repeated, with `digest`, `total`, `completed`); `verifying sha256 digest`; `writing manifest`;
  * `success`.
  *
- * Egress (designed, issue 27): the registry must be in `MODELSERVER_REGISTRIES` (`host[:port]`, comma
+ * Egress (designed): the registry must be in `MODELSERVER_REGISTRIES` (`host[:port]`, comma
  * separated; default `registry.ollama.ai`), otherwise 400 before anything is sent or streamed. An
  * allow-listed host written as a name must resolve to public addresses only (502 otherwise); an IP
  * literal or `localhost` in the list is taken as written. Redirects (registries send blobs to a CDN) are

@@ -1351,7 +1351,7 @@ export type GenerateErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1412,7 +1412,7 @@ export type ChatErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1473,7 +1473,7 @@ export type EmbedErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1532,7 +1532,7 @@ export type EmbeddingsErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1705,7 +1705,7 @@ export type ShowModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1760,7 +1760,7 @@ export type CreateModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1815,7 +1815,7 @@ export type CopyModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1868,7 +1868,7 @@ export type DeleteModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1921,7 +1921,7 @@ export type PullModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -1987,7 +1987,7 @@ export type PushModelErrors = {
     404: Error;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -2092,7 +2092,7 @@ export type PushBlobErrors = {
     403: unknown;
     /**
      * The JSON body is larger than the route allows: 64 MiB (`MODELSERVER_MAX_JSON_BYTES`) for generation, chat
-     * and embeddings (base64 images), 1 MiB for every other route (issue 27); on `POST /api/blobs/{digest}`, a blob
+     * and embeddings (base64 images), 1 MiB for every other route; on `POST /api/blobs/{digest}`, a blob
      * past `MODELSERVER_MAX_BLOB_BYTES` (`blob larger than N bytes`).
      *
      */
@@ -2873,7 +2873,7 @@ export type RegistryStartUploadErrors = {
      */
     403: unknown;
     /**
-     * Designed (issue 27). `MODELSERVER_MAX_UPLOAD_SESSIONS` (16) upload sessions are open (each holds a temporary
+     * Designed. `MODELSERVER_MAX_UPLOAD_SESSIONS` (16) upload sessions are open (each holds a temporary
      * file until finished or idle for an hour): `TOOMANYREQUESTS`, as the distribution specification names it.
      *
      */

@@ -47,7 +47,7 @@ beforeAll(async () => {
       SERVICE_X402__ASSET__EIP155_1: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
       SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
       SERVICE_ALGOD__GENESIS_HASH: GENESIS,
-      FACILITATOR_TOKEN: randomBytes(32).toString('hex'), // a weak secret refuses the start (issue 27)
+      FACILITATOR_TOKEN: randomBytes(32).toString('hex'), // a weak secret refuses the start
     },
   })
 }, 60_000)
@@ -88,7 +88,7 @@ describe('GET /health', () => {
 
 describe('POST /store', () => {
   it('415 for a body that is not multipart, 400 invalid_multipart for a broken or file-less one', async () => {
-    // On a configured gateway: an unconfigured one answers 503 before it reads the body (the intake, issue 26).
+    // On a configured gateway: an unconfigured one answers 503 before it reads the body (the intake).
     const text = await fetch(`${paid.url}/store`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
     expect(text.status).toBe(415)
     const noFile = new FormData()

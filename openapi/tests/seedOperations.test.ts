@@ -58,8 +58,8 @@ describe('gateway public set is readable from the document', () => {
       const safe = o.method === 'get' || o.method === 'head'
       // /llm/v1 takes no cookie (a bearer or the header only); every session GET does, /llm/keys included.
       // A session operation that writes, spends or mints (every non-GET one) takes the session alone: a stolen
-      // bearer reads, nothing more (issue 27).
-      // /llm/v1/responses and /llm/v1/messages also take the Anthropic SDK's `x-api-key` (issue 31).
+      // bearer reads, nothing more.
+      // /llm/v1/responses and /llm/v1/messages also take the Anthropic SDK's `x-api-key`.
       const expected = o.path.startsWith('/llm/v1/')
         ? ['/llm/v1/responses', '/llm/v1/messages'].includes(o.path)
           ? [{ sessionToken: [] }, { llmBearer: [] }, { llmApiKey: [] }]
@@ -97,7 +97,7 @@ describe('gateway public set is readable from the document', () => {
   it('public operations declare `security: []`, shadow ones the bearer, /store the payment', () => {
     for (const o of gatewayOps.filter((x) => !requiresSession(gateway, x.op))) {
       const sec = JSON.stringify(o.op.security)
-      // /metrics: loopback or its token (issue 27); /mcp: anonymous, a session or an /llm key per tool (issue 32)
+      // /metrics: loopback or its token; /mcp: anonymous, a session or an /llm key per tool
       expect(['[]', '[{"overlordBearer":[]}]', '[{},{"x402Payment":[]}]', '[{"metricsBearer":[]}]', '[{},{"sessionToken":[]},{"llmBearer":[]}]'], `${o.operationId}: ${sec}`).toContain(sec)
     }
     const store = gatewayOps.find((o) => o.operationId === 'storeFile')
@@ -125,12 +125,22 @@ describe('gateway public set is readable from the document', () => {
     }
   })
 
-  it('every session-gated operation documents the gate: 302 GateRedirect (HTML requests) and 401 AuthRequired', () => {
+  it('every session-gated operation documents the gate: 302 GateRedirect (HTML requests) and 401 AuthRequired (or its OpenAI / Anthropic shape, which keeps its fields)', () => {
     const gated = gatewayOps.filter((x) => requiresSession(gateway, x.op))
     expect(gated.length).toBeGreaterThanOrEqual(25)
+    const shapes = ['AuthRequired', 'OpenAiAuthRequired', 'AnthropicAuthRequired'].map((name) => `#/components/responses/${name}`)
+    for (const ref of shapes) {
+      const response = deref(gateway, { $ref: ref }, '').value as JsonObject
+      const schema = deref(gateway, ((response.content as JsonObject)['application/json'] as JsonObject).schema as JsonObject, '').value as JsonObject
+      expect(schema.required, ref).toEqual(expect.arrayContaining(['code', 'from']))
+      expect((schema.properties as JsonObject).code, ref).toEqual({ type: 'string', const: 'auth_required' })
+    }
     for (const o of gated) {
       const responses = o.op.responses as Record<string, unknown>
-      expect(responses['401'], `${o.operationId} 401`).toEqual({ $ref: '#/components/responses/AuthRequired' })
+      const ref = (responses['401'] as { $ref?: string } | undefined)?.$ref
+      expect(shapes, `${o.operationId} 401`).toContain(ref)
+      // the family's shape only on its own routes
+      if (ref !== shapes[0]) expect(o.path, o.operationId).toMatch(/^\/llm\/v1\//)
       // the gate redirects every gated HTML request, whatever the operation answers otherwise
       expect(responses['302'], `${o.operationId} 302`).toEqual({ $ref: '#/components/responses/GateRedirect' })
     }

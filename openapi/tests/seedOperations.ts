@@ -106,7 +106,7 @@ export const gatewayUngatedOperations: readonly string[] = [
   'GET /api/admin/modelserver/models',
   // paid storage: the payment is the authentication; status and receipts are public reads (designed)
   'POST /store',
-  // designed (issue 32): the MCP endpoint; its payment (or, for `chat`, a session or /llm key) is per tool
+  // designed: the MCP endpoint; its payment (or, for `chat`, a session or /llm key) is per tool
   'POST /mcp',
   'GET /store/quote',
   'GET /.well-known/x402',
@@ -119,7 +119,7 @@ export const gatewayUngatedOperations: readonly string[] = [
   'GET /metrics',
   // designed: liveness probe of load balancers (liveness only, no data); /health/detailed stays gated
   'GET /health',
-  // designed (issue 28): the probes of load balancers and orchestrators (no data; readiness says only ready/starting/draining)
+  // designed: the probes of load balancers and orchestrators (no data; readiness says only ready/starting/draining)
   'GET /health/live',
   'GET /health/ready',
   // designed: the site root, where a missing or rejected `from` lands (the public landing page)
@@ -138,10 +138,10 @@ export const gatewayDesignOperationIds: readonly string[] = [
   'getRegistryPage', 'getStoragePage', 'createCoordinatorTask', 'conveneBoardroom',
   'llmChat', 'llmCompletion', 'testLlm', 'llmGenerate', 'getLlmUsage', 'listLlmKeys', 'createLlmKey', 'revokeLlmKey',
   'openAiChatCompletions', 'openAiCompletions', 'openAiEmbeddings', 'openAiModels', 'openAiResponses', 'anthropicMessages',
-  // designed (issue 32): MCP over Streamable HTTP
+  // designed: MCP over Streamable HTTP
   'mcpCall',
   'coreAgentInteract', 'logCoreAgentMemory', 'searchCoreAgentMemories', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
-  // designed (issue 15): the session pages' own reads and the feedback form
+  // designed: the session pages' own reads and the feedback form
   'listMyUploads', 'getMyJournal', 'submitFeedback',
   // designed: x402 batch-settlement's refund and claim-now
   'refundBatchChannel', 'claimBatchVouchers',

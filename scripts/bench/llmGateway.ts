@@ -140,6 +140,7 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
     cwd: root,
     env: {
       ...process.env,
+      SERVICE_PROFILE: 'devnet',
       SERVICE_PORT: String(port),
       SERVICE_HOST: '127.0.0.1',
       SERVICE_DATA_DIR: dataDir,

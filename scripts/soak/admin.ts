@@ -1,5 +1,5 @@
 /**
- * The soak's administrator (issue 28 item 7): the overlord's operations, each through a different replica
+ * The soak's administrator: the overlord's operations, each through a different replica
  * (directly, not through the balancer, so which replica answers is known): the vault unlocked through replica
  * 0 only (flow A: the proof file each replica's data dir holds, as `npm start` writes it), then per round a
  * cabinet provisioned through one replica, a message signed as its CEO through the next, and every other

@@ -19,7 +19,7 @@ const NETWORK_KEY = 'net:'
  *
  * Wallets cost nothing to make, so the calls of one client network (`networkLimit` per day; see
  * `src/shared/addressRange.ts`) are counted too, in the same table under `net:<range>`: a call needs a unit of
- * both, and new wallets on one network do not buy new quota (issue 27 finding 7). 0 turns that count off.
+ * both, and new wallets on one network do not buy new quota. 0 turns that count off.
  */
 export class CostQuota {
   /** Wallet (lower case) → the UTC day this instance saw its quota used up; see `likelyAvailable`. */

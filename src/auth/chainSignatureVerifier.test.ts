@@ -7,7 +7,7 @@ import { loadConfig } from '../config/loadConfig.js'
 import { chainSignatureVerifier } from './chainSignatureVerifier.js'
 
 /**
- * Finding 4 of issue 27: a login RPC decides every signature ECDSA does not. The attacker here runs an RPC (on
+ * A login RPC decides every signature ECDSA does not. The attacker here runs an RPC (on
  * loopback) that says "valid" to every `eth_call`; only its chain id tells it apart from the login chain's.
  */
 type Rpc = { url: string; calls: string[]; close(): Promise<void> }

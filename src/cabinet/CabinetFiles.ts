@@ -26,9 +26,9 @@ const entries = <T>(record: Record<string, T> | undefined): Map<string, T> => ne
 
 /**
  * The production registry file (one public block per company) and the agent-map file (soldier addresses),
- * JSON in the data dir, always written atomically (temp + fsync + rename). Since issue 28 the database holds
- * both (`CabinetStore`); these files are exports each replica rewrites from it (`CabinetExports`), and the
- * files of a pre-issue-28 data directory are read once, to import them. In memory the keyed parts are Maps;
+ * JSON in the data dir, always written atomically (temp + fsync + rename). The database holds both
+ * (`CabinetStore`); these files are exports each replica rewrites from it (`CabinetExports`), and the files of
+ * a data directory from before the database held them are read once, to import them. In memory the keyed parts are Maps;
  * on disk plain JSON objects (Object.fromEntries writes every key, `__proto__` included, as its own).
  */
 export class CabinetFiles {

@@ -53,6 +53,17 @@ async function readState(db: Kysely<Database>, dir: string) {
 }
 
 describe('CabinetService (machine 3.3)', () => {
+  it('lists the companies that have a cabinet, by name, bounded; a cleared one is gone', async () => {
+    const { cabinets } = await setup()
+    expect(await cabinets.companies()).toEqual([])
+    await cabinets.provision('ZETA')
+    await cabinets.provision('ACME')
+    expect(await cabinets.companies()).toEqual(['ACME', 'ZETA'])
+    expect(await cabinets.companies(1)).toEqual(['ACME'])
+    await cabinets.clear('ZETA')
+    expect(await cabinets.companies()).toEqual(['ACME'])
+  })
+
   it('absent → present: 8 wallets in fixed order, exactly 16 vault entries, registry block, agent map, event', async () => {
     const { dir, db, vault, store, events, cabinets } = await setup()
     const provisioned = await cabinets.provision('ACME')

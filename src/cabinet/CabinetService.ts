@@ -31,7 +31,7 @@ export type Preflight = {
   soldiers_with_address: number
   /** Members in the registry block: 8 when the cabinet exists, else 0. */
   members_total: number
-  /** Live replicas of the deployment and how many of them hold the data key (issue 28). */
+  /** Live replicas of the deployment and how many of them hold the data key. */
   replicas_live: number
   replicas_unlocked: number
 }
@@ -63,7 +63,7 @@ export type CabinetServiceOptions = {
 
 /**
  * Company cabinets (seed 000 §2.4, §3.3): eight secp256k1 wallets per company, 16 vault entries, a public
- * registry block and the soldiers' addresses in the agent map, all in the deployment's database (issue 28), so
+ * registry block and the soldiers' addresses in the agent map, all in the deployment's database, so
  * every replica answers the same. Provision and clear are one database transaction each: a failure at any step
  * rolls it back (the seed's "restored from a pre-operation snapshot"). The cabinet event is written after the
  * commit (the catalogue is a log file plus its own index, outside the transaction); when it cannot be written,
@@ -108,6 +108,14 @@ export class CabinetService {
       replicas_live: replicas.live,
       replicas_unlocked: replicas.unlocked,
     }
+  }
+
+  /**
+   * The companies that have a cabinet (at most `limit`, by name): `/boardroom` offers them. Their rosters are public
+   * by name (`GET /cabinet/{co}`); the list tells a signed-in user which names to try.
+   */
+  companies(limit = 100): Promise<string[]> {
+    return this.#store.companies(limit)
   }
 
   /** Public roster; 404 `cabinet_not_found` when the company has no registry block. */

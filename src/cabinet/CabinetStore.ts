@@ -6,7 +6,7 @@ import type { CabinetRole } from './members.js'
 type Db = Kysely<Database>
 
 /**
- * The cabinet registry and the agent map in the deployment's database (issue 28): tables `cabinet_registry`
+ * The cabinet registry and the agent map in the deployment's database: tables `cabinet_registry`
  * (one block per company, members as JSON) and `agent_map` (soldier addresses). Every method takes the
  * database or a transaction of it, so a provision or clear writes them in the one transaction that also
  * writes the vault entries. Keyed results are Maps: company names and agent ids come from clients.
@@ -17,6 +17,12 @@ export class CabinetStore {
   async block(company: string, db: Db = this.db): Promise<RegistryBlock | undefined> {
     const row = await db.selectFrom('cabinet_registry').selectAll().where('company', '=', company).executeTakeFirst()
     return row ? toBlock(row) : undefined
+  }
+
+  /** The companies that have a cabinet, by name, at most `limit`. */
+  async companies(limit: number, db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('cabinet_registry').select('company').orderBy('company').limit(limit).execute()
+    return rows.map((r) => r.company)
   }
 
   async registry(db: Db = this.db): Promise<RegistryFile> {
@@ -57,7 +63,7 @@ export class CabinetStore {
       .execute()
   }
 
-  /** Imports the pre-issue-28 registry and agent-map files when the tables are empty (first start after the upgrade). */
+  /** Imports the registry and agent-map files of an older data directory when the tables are empty (first start after the upgrade). */
   async importFiles(registry: RegistryFile, agents: AgentMapFile): Promise<{ companies: number; agents: number }> {
     return this.db.transaction().execute(async (trx) => {
       const any = await trx.selectFrom('cabinet_registry').select('company').limit(1).executeTakeFirst()

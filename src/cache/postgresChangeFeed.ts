@@ -30,7 +30,7 @@ export const CHANGE_FEED_APPLICATION_NAME = 'gateway-change-feed'
  * sends `!sync:<nonce>` on the channel, and every listener of the schema (found in `pg_stat_activity` by its
  * `application_name`) answers `!ack:<pid>:<nonce>` once it has reported every change before it. A NOTIFY
  * alone reaches the other instances asynchronously, a fraction of a millisecond after the writer's commit
- * returns (measured: 39 in 300 had not reached a second listener by then; docs/performance.md).
+ * returns (measured with a writer and two listeners: 39 in 300 had not reached the second listener by then).
  */
 export type PostgresChangeFeed = ChangeFeed & {
   /** Backend PID of the listening connection while live (tests terminate it). */

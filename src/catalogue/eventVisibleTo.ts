@@ -10,7 +10,7 @@ const PERSONAL_KEYS = new Set(['ip'])
 const OPERATOR_KINDS = /^admin\./
 
 /**
- * Whether a wallet may read a catalogue event (issue 27): the events about itself — its address is the actor or
+ * Whether a wallet may read a catalogue event: the events about itself — its address is the actor or
  * appears anywhere in the payload — and the kinds that name no one (no address, no raw IP; e.g. a storage batch
  * committed, a gate redirect with its salted IP hash). Another wallet's login, keys, payments, feedback and every `admin.*` event are not its to read.
  * Addresses compare case-insensitively (events carry checksummed and lower-case forms).

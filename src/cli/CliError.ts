@@ -32,6 +32,16 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * The message as one line for a person: a server's message can carry a multi-line dump (a contract call's
+ * details, a stack), which would bury what went wrong; its first line is kept and the rest marked `…`.
+ * `--json` keeps the whole message.
+ */
+export function oneLine(message: string): string {
+  const lines = message.trim().split(/\r?\n/)
+  return lines.length > 1 ? `${lines[0]!.trimEnd()} …` : lines[0]!
+}
+
 /** What the CLI talks to, so a connection failure can say what to start. */
 export type Service = 'gateway' | 'modelserver' | 'arweave' | 'algod'
 

@@ -6,14 +6,22 @@
  * 5 insufficient funds, 6 not found, 7 verification failed.
  */
 import { Command, CommanderError, Option } from 'commander'
-import { CliError, EXIT } from './CliError.js'
+import { CliError, EXIT, oneLine } from './CliError.js'
 import { formatAmount, unitOfRequirement } from './formatAmount.js'
-import { login } from './login.js'
-import * as models from './models.js'
 import { createOutput } from './output.js'
-import { describeReceipt, fetchReceipt, verify } from './receipt.js'
+import { closeAllBars } from './progress.js'
 import { protectStorageIds } from './protectStorageIds.js'
-import { RAILS, store, type StoreOptions } from './store.js'
+import { RAILS } from './rails.js'
+import type { StoreOptions } from './store.js'
+
+// Each command's module is loaded when that command runs, so `--help` or `receipt` does not load the payment
+// and chain libraries `store` needs: a CLI call costs only what its command uses.
+const commands = {
+  store: () => import('./store.js'),
+  receipt: () => import('./receipt.js'),
+  login: () => import('./login.js'),
+  models: () => import('./models.js'),
+}
 
 const env = process.env
 const DEFAULT_GATEWAY = env.PAY2STORE_URL?.trim() || 'http://127.0.0.1:8000'
@@ -21,6 +29,7 @@ const DEFAULT_ARWEAVE = env.PAY2STORE_ARWEAVE_URL?.trim() || 'http://127.0.0.1:8
 const DEFAULT_HOST = env.OLLAMA_HOST?.trim() ? (/^https?:\/\//.test(env.OLLAMA_HOST.trim()) ? env.OLLAMA_HOST.trim() : `http://${env.OLLAMA_HOST.trim()}`) : 'http://127.0.0.1:11434'
 
 type Json = { json?: boolean }
+const STORAGE_ID_HELP = 'the storage id `store` printed (43 base64url characters)'
 const jsonOption = () => new Option('--json', 'print one JSON document (for scripts)')
 const keyOptions = (c: Command) =>
   c
@@ -36,10 +45,10 @@ export function buildProgram(): Command {
   keyOptions(
     program
       .command('store')
-      .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print the receipt and the Arweave link')
+      .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print its storage id, the receipt and the Arweave link')
       .argument('<file>', 'file to store')
       .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
-      .addOption(new Option('--rail <rail>', 'payment rail').choices(Object.keys(RAILS)).default('base'))
+      .addOption(new Option('--rail <rail>', 'payment rail').choices([...RAILS.keys()]).default('base'))
       .option('--arweave <url>', 'Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
       .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
@@ -49,30 +58,42 @@ export function buildProgram(): Command {
       .addOption(jsonOption()),
   ).action(async (file: string, o: StoreOptions & Json) => {
     const out = createOutput(!!o.json)
+    const { store } = await commands.store()
     const r = await store(file, o, out)
-    out.result(r, (v) => [`stored ${v.sizeBytes} bytes as ${v.arTxId}`, `sha256   ${v.sha256}`, `paid     ${formatAmount(v.amountAtomic, unitOfRequirement(v.network, v.asset), v.asset)} on ${v.network}`, `payer    ${v.payer}`, `link     ${v.arweaveUrl}`].join('\n'))
+    out.result(r, (v) =>
+      [
+        `stored ${file} (${v.sizeBytes} bytes)`,
+        `storage id   ${v.arTxId}`,
+        `sha256       ${v.sha256}`,
+        `paid         ${formatAmount(v.amountAtomic, unitOfRequirement(v.network, v.asset), v.asset)} on ${v.network}`,
+        `payer        ${v.payer}`,
+        `link         ${v.arweaveUrl}`,
+      ].join('\n'),
+    )
   })
 
   program
     .command('receipt')
     .description('print the receipt of a stored item (and its Merkle proof once batched)')
-    .argument('<arTxId>', 'storage id (43 base64url characters)')
+    .argument('<storage-id>', STORAGE_ID_HELP)
     .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
     .addOption(jsonOption())
     .action(async (id: string, o: { gateway: string } & Json) => {
       const out = createOutput(!!o.json)
+      const { fetchReceipt, describeReceipt } = await commands.receipt()
       out.result(await fetchReceipt(o.gateway, id), describeReceipt)
     })
 
   program
     .command('verify')
     .description("check a stored item: the Arweave bytes hash to the receipt's SHA-256 and size, and the receipt's Merkle proof leads to its batch root")
-    .argument('<arTxId>', 'storage id (43 base64url characters)')
+    .argument('<storage-id>', STORAGE_ID_HELP)
     .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
     .option('--arweave <url>', 'Arweave gateway serving the bytes ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
     .addOption(jsonOption())
     .action(async (id: string, o: { gateway: string; arweave: string } & Json) => {
       const out = createOutput(!!o.json)
+      const { verify } = await commands.receipt()
       out.result(await verify(o.gateway, o.arweave, id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
     })
 
@@ -84,17 +105,18 @@ export function buildProgram(): Command {
       .addOption(jsonOption()),
   ).action(async (o: { gateway: string; keyEnv: string; devnet?: string | boolean } & Json) => {
     const out = createOutput(!!o.json)
+    const { login } = await commands.login()
     out.result(await login(o.gateway, o), (v) => v.session_token)
   })
 
   const m = program.command('models').description('manage models on an Ollama-compatible model server (like the ollama CLI)')
   const host = (c: Command) => c.option('--host <url>', 'model server ($OLLAMA_HOST)', DEFAULT_HOST).addOption(jsonOption())
-  host(m.command('list').alias('ls').description('list installed models')).action(async (o: { host: string } & Json) => models.list(o.host, createOutput(!!o.json)))
-  host(m.command('ps').description('list loaded models')).action(async (o: { host: string } & Json) => models.ps(o.host, createOutput(!!o.json)))
-  host(m.command('show').description('show a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => models.show(o.host, model, createOutput(!!o.json)))
+  host(m.command('list').alias('ls').description('list installed models')).action(async (o: { host: string } & Json) => (await commands.models()).list(o.host, createOutput(!!o.json)))
+  host(m.command('ps').description('list loaded models')).action(async (o: { host: string } & Json) => (await commands.models()).ps(o.host, createOutput(!!o.json)))
+  host(m.command('show').description('show a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => (await commands.models()).show(o.host, model, createOutput(!!o.json)))
   for (const kind of ['pull', 'push'] as const) {
     host(m.command(kind).description(`${kind} a model ${kind === 'pull' ? 'from' : 'to'} a registry, with a progress bar per layer`).argument('<model>').option('--insecure', 'allow a plain-HTTP registry')).action(
-      async (model: string, o: { host: string; insecure?: boolean } & Json) => models.transfer(kind, o.host, model, !!o.insecure, createOutput(!!o.json)),
+      async (model: string, o: { host: string; insecure?: boolean } & Json) => (await commands.models()).transfer(kind, o.host, model, !!o.insecure, createOutput(!!o.json)),
     )
   }
   host(
@@ -103,9 +125,9 @@ export function buildProgram(): Command {
       .description('import a local GGUF file as a model (offline): uploads it as a blob, then creates the model')
       .argument('<model>', 'name of the new model, e.g. my-model:latest')
       .requiredOption('--from <file>', 'the GGUF file'),
-  ).action(async (model: string, o: { host: string; from: string } & Json) => models.create(o.host, model, o.from, createOutput(!!o.json)))
-  host(m.command('cp').description('copy a model').argument('<source>').argument('<destination>')).action(async (s: string, d: string, o: { host: string } & Json) => models.cp(o.host, s, d, createOutput(!!o.json)))
-  host(m.command('rm').description('remove a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => models.rm(o.host, model, createOutput(!!o.json)))
+  ).action(async (model: string, o: { host: string; from: string } & Json) => (await commands.models()).create(o.host, model, o.from, createOutput(!!o.json)))
+  host(m.command('cp').description('copy a model').argument('<source>').argument('<destination>')).action(async (s: string, d: string, o: { host: string } & Json) => (await commands.models()).cp(o.host, s, d, createOutput(!!o.json)))
+  host(m.command('rm').description('remove a model').argument('<model>')).action(async (model: string, o: { host: string } & Json) => (await commands.models()).rm(o.host, model, createOutput(!!o.json)))
   host(
     m
       .command('run')
@@ -115,7 +137,7 @@ export function buildProgram(): Command {
       .option('--seed <n>', 'sampling seed', (v) => Number.parseInt(v, 10))
       .option('--num-predict <n>', 'most tokens to generate', (v) => Number.parseInt(v, 10)),
   ).action(async (model: string, prompt: string[], o: { host: string; seed?: number; numPredict?: number } & Json) =>
-    models.run(o.host, model, prompt.join(' '), { seed: o.seed, numPredict: o.numPredict }, createOutput(!!o.json)),
+    (await commands.models()).run(o.host, model, prompt.join(' '), { seed: o.seed, numPredict: o.numPredict }, createOutput(!!o.json)),
   )
   return program
 }
@@ -130,14 +152,17 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(protectStorageIds(argv), { from: 'user' })
     return EXIT.ok
   } catch (error) {
+    closeAllBars() // before the message, so it lands below the bars, never inside one
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok
       return EXIT.usage // commander already printed the message
     }
     const e = error instanceof CliError ? error : new CliError('internal_error', error instanceof Error ? error.message : String(error), EXIT.server)
     if (wantsJson) process.stdout.write(`${JSON.stringify({ error: e.code, message: e.message, exitCode: e.exitCode })}\n`)
-    else process.stderr.write(`pay2store: ${e.message}\n`)
+    else process.stderr.write(`pay2store: ${oneLine(e.message)}\n`)
     return e.exitCode
+  } finally {
+    closeAllBars() // no bar outlives its command: a live bar's timer would keep the process from exiting
   }
 }
 

@@ -13,8 +13,8 @@ import { chat, checkBlob, copyModel, createModel, deleteModel, listModels, listR
 import { zChatChunk, zProgressChunk } from '../../generated/modelserver/zod.gen.js'
 import { CliError, EXIT, unreachable } from './CliError.js'
 import type { Output } from './output.js'
-import { postBlob } from './postBlob.js'
 import { createBars } from './progress.js'
+import { sendFile } from './sendFile.js'
 import { wrapText as wrap } from './wrapText.js'
 
 type Result = { data?: unknown; error?: unknown; response?: Response }
@@ -140,7 +140,7 @@ export async function transfer(kind: 'pull' | 'push', host: string, model: strin
       if (statuses.at(-1) !== p.status) statuses.push(p.status)
     }
   } finally {
-    bars.stop()
+    bars.close()
   }
   if (statuses.at(-1) !== 'success') throw new CliError(`${kind}_failed`, `${kind} ${model} ended without success (last status: ${statuses.at(-1) ?? 'none'})`, EXIT.server)
   out.result({ model, status: 'success', statuses, layers: Object.fromEntries(layers) }, () => 'success')
@@ -212,7 +212,16 @@ export async function create(host: string, model: string, file: string, out: Out
     if (!head.response) throw unreachable(host, head.error, 'modelserver')
     if (head.response.status === 200) say(`the server has ${digest} already`)
     else {
-      const sent = await postBlob({ url: `${base}/api/blobs/${digest}`, path: file, size: bytes, service: 'modelserver', onProgress: (n, total) => bars.update('blob', 'uploading', n, total) })
+      // the raw bytes, as Ollama's own client uploads a GGUF
+      const sent = await sendFile({
+        url: `${base}/api/blobs/${digest}`,
+        path: file,
+        size: bytes,
+        headers: { 'content-type': 'application/octet-stream' },
+        chunkBytes: 1024 * 1024,
+        service: 'modelserver',
+        onProgress: (n, total) => bars.update('blob', 'uploading', n, total),
+      })
       bars.done()
       if (sent.status !== 200 && sent.status !== 201) {
         const error = (() => {
@@ -236,7 +245,7 @@ export async function create(host: string, model: string, file: string, out: Out
       say(line.data.status)
     }
   } finally {
-    bars.stop()
+    bars.close()
   }
   if (statuses.at(-1) !== 'success') throw new CliError('create_failed', `create ${model} ended without success (last status: ${statuses.at(-1) ?? 'none'})`, EXIT.server)
   out.result({ model, status: 'success', statuses }, () => `created '${model}'; try: pay2store models run ${model} "hello"`)

@@ -7,6 +7,13 @@
  * would wrap it or cli-progress would cut it. Text is never written while bars are live, since it would land
  * inside the bar being redrawn: `print` puts it on its own line above the bars, and `done` settles the bars
  * drawn so far (final state, then a new line) so a step's message can follow them.
+ *
+ * Live bars hold a redraw timer, which keeps the process alive: bars that outlived their command would hang
+ * the CLI after it printed its result or its error. So bars never outlive their command: `close` is final
+ * (a late progress report, e.g. from a file still being read after its upload failed, draws nothing), and
+ * `closeAllBars` — which `main` calls when any command ends, however it ends — closes every set still open.
+ * While bars are drawn, Ctrl-C (SIGINT) or SIGTERM first closes them, giving the cursor back, then ends the
+ * process as the signal would have.
  */
 import cliProgress from 'cli-progress'
 
@@ -20,8 +27,8 @@ export type Bars = {
   print(text: string): boolean
   /** Draws the bars' final state and leaves them; the next `update` starts new bars below. */
   done(): void
-  /** Same as `done`; safe to call more than once. */
-  stop(): void
+  /** As `done`, and final: later `update`s draw nothing and `print` returns false. Safe to call more than once. */
+  close(): void
 }
 
 const formatBytes = (value: number) => {
@@ -64,9 +71,34 @@ export function formatBarLine(width: number, progress: number, payload: Payload)
   return `${label} [${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)}] ${tail}`
 }
 
+/** Every set of bars not yet closed: what `closeAllBars` closes when a command ends. */
+const open = new Set<Bars>()
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const
+
+/** While bars are drawn, a signal closes them (the cursor comes back), then ends the process as it would have. */
+function onSignal(signal: NodeJS.Signals): void {
+  closeAllBars()
+  process.kill(process.pid, signal)
+}
+/** How many sets are drawing now: the signal handlers are in place while any is. */
+let drawing = 0
+function drawingChanged(by: 1 | -1): void {
+  drawing += by
+  for (const signal of SIGNALS) {
+    if (by === 1 && drawing === 1) process.once(signal, onSignal)
+    if (by === -1 && drawing === 0) process.off(signal, onSignal)
+  }
+}
+
+/** Closes every set of bars still open (the end of a command, whatever its outcome). */
+export function closeAllBars(): void {
+  for (const bars of [...open]) bars.close()
+}
+
 export function createBars(enabled: boolean, stream: NodeJS.WriteStream = process.stderr): Bars {
-  if (!enabled || !stream.isTTY) return { update: () => {}, print: () => false, done: () => {}, stop: () => {} }
+  if (!enabled || !stream.isTTY) return { update: () => {}, print: () => false, done: () => {}, close: () => {} }
   let multi: cliProgress.MultiBar | undefined
+  let closed = false
   let bars = new Map<string, cliProgress.SingleBar>()
   // Labels of one set share a width so the bars line up.
   let labelWidth = 0
@@ -77,15 +109,20 @@ export function createBars(enabled: boolean, stream: NodeJS.WriteStream = proces
     multi = undefined
     bars = new Map()
     labelWidth = 0
+    drawingChanged(-1)
   }
-  return {
+  const self: Bars = {
     update(key, label, value, total) {
-      multi ??= new cliProgress.MultiBar({
-        stream,
-        hideCursor: true,
-        clearOnComplete: false,
-        format: (_options, params, payload: Payload) => formatBarLine(params.maxWidth, params.progress, { ...payload, label: payload.label.padEnd(labelWidth) }),
-      })
+      if (closed) return
+      if (!multi) {
+        multi = new cliProgress.MultiBar({
+          stream,
+          hideCursor: true,
+          clearOnComplete: false,
+          format: (_options, params, payload: Payload) => formatBarLine(params.maxWidth, params.progress, { ...payload, label: payload.label.padEnd(labelWidth) }),
+        })
+        drawingChanged(1)
+      }
       labelWidth = Math.max(labelWidth, Math.min(LABEL_MAX, label.length))
       let bar = bars.get(key)
       const payload: Payload = { label, done: formatBytes(value), size: formatBytes(total) }
@@ -97,11 +134,18 @@ export function createBars(enabled: boolean, stream: NodeJS.WriteStream = proces
       bar.update(value, payload)
     },
     print(text) {
+      if (closed) return false
       if (multi) multi.log(`${text}\n`)
       else stream.write(`${text}\n`)
       return true
     },
     done: settle,
-    stop: settle,
+    close() {
+      settle()
+      closed = true
+      open.delete(self)
+    },
   }
+  open.add(self)
+  return self
 }

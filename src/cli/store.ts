@@ -12,7 +12,6 @@ import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { privateKeyToAccount } from 'viem/accounts'
-import { EVM_NETWORKS } from '../x402/evmNetworks.js'
 import { CliError, EXIT } from './CliError.js'
 import { algorandKey, evmKey } from './keys.js'
 import type { Output } from './output.js'
@@ -20,16 +19,11 @@ import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { payAlgorand, type AlgorandRequirement } from './payAlgorand.js'
 import { postFile } from './postFile.js'
 import { createBars } from './progress.js'
-
-/** Rail → network: the EVM rails by CAIP-2 id; Algorand is `algorand:<genesis hash>` of whatever node the gateway uses. */
-export const RAILS: Readonly<Record<string, string>> = { ...Object.fromEntries(EVM_NETWORKS.map((n) => [n.name, n.network])), algorand: 'algorand:' }
-export type Rail = string
-
-const onRail = (rail: Rail, network: string) => (rail === 'algorand' ? network.startsWith(RAILS.algorand) : network === RAILS[rail])
+import { onRail, RAILS } from './rails.js'
 
 export type StoreOptions = {
   gateway: string
-  rail: Rail
+  rail: string
   keyEnv: string
   algorandKeyEnv: string
   algod?: string
@@ -76,8 +70,8 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 export async function store(file: string, options: StoreOptions, out: Output): Promise<StoreResult> {
-  const network = RAILS[options.rail]
-  if (!Object.hasOwn(RAILS, options.rail)) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${Object.keys(RAILS).join(' or ')}`, EXIT.usage)
+  const network = RAILS.get(options.rail)
+  if (network === undefined) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${[...RAILS.keys()].join(' or ')}`, EXIT.usage)
   let size: number
   try {
     const s = await stat(file)
@@ -162,6 +156,6 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       receipt: body,
     }
   } finally {
-    bars.stop()
+    bars.close()
   }
 }

@@ -6,7 +6,7 @@ import { loadConfig } from './loadConfig.js'
 
 const hex = (bytes: number[]) => Buffer.from(bytes).toString('hex')
 
-describe('weakSecretProblem (issue 27 finding 5)', () => {
+describe('weakSecretProblem', () => {
   it('refuses typed and patterned secrets, hex or text', () => {
     const weak: Array<[string, RegExp]> = [
       [Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex'), /hex of text/],

@@ -8,6 +8,8 @@ import { loadConfig } from './loadConfig.js'
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({})
+    expect(c.profile).toBe('production')
+    expect(c.health).toEqual({ checkIntervalMs: 5_000, checkTimeoutMs: 3_000 })
     expect(c.port).toBe(8000)
     expect(c.dataDir).toBe(path.resolve('./data'))
     expect(c.databaseUrl).toBe(`sqlite:${path.join(path.resolve('./data'), 'gateway.sqlite')}`)
@@ -23,7 +25,7 @@ describe('loadConfig', () => {
     expect(loadConfig({}).quota).toEqual({
       costCallsPerDay: 100,
       pricePerCallAtomic: 1_000n,
-      // issue 27: the calls of one client network, 10 × a wallet's by default; IPv4 /24, IPv6 /48
+      // the calls of one client network, 10 × a wallet's by default; IPv4 /24, IPv6 /48
       costCallsPerNetworkPerDay: 1000,
       networkWidth: { ipv4Prefix: 24, ipv6Prefix: 48 },
     })

@@ -4,6 +4,7 @@ import { otlpTracesUrl } from '../shared/tracing/otlpTracesUrl.js'
 import type { TracingSettings } from '../shared/tracing/startTracing.js'
 import { ConfigError } from './ConfigError.js'
 import { type Env, envBool, envEnum, envHttpUrl, envHttpUrlList, envInt, envList, envOptionalString, envString } from './env.js'
+import { type Profile, readProfile } from './profile.js'
 
 const VERSION = '1.0.0'
 
@@ -11,6 +12,8 @@ export type ResponseValidationSetting = 'off' | 'warn' | 'error'
 
 /** The gateway core's configuration. Other domains read their own sections (`src/<domain>/config.ts`). */
 export type GatewayConfig = {
+  /** `SERVICE_PROFILE`: `production` (default) or `devnet` (profile.ts; `src/main.ts` refuses a production start that lacks a setting). */
+  profile: Profile
   port: number
   host: string
   dataDir: string
@@ -101,6 +104,11 @@ export type GatewayConfig = {
    * the traces that begin here kept.
    */
   tracing: TracingSettings
+  /**
+   * The capability checks behind `GET /health/ready` (src/health/CapabilityMonitor.ts): every `checkIntervalMs`
+   * each configured capability is checked, each check bounded by `checkTimeoutMs`.
+   */
+  health: { checkIntervalMs: number; checkTimeoutMs: number }
   /** `SERVICE_METRICS__TOKEN`: the bearer a scraper off loopback sends to `/metrics` (unset: loopback only). */
   metricsToken: string | undefined
   /** Express `trust proxy` (hops); 0 = use the socket address. */
@@ -147,6 +155,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   const costCallsPerDay = envInt(env, 'SERVICE_QUOTA__COST_CALLS_PER_DAY', 100, { min: 0 })
   const modelServerUrls = envHttpUrlList(env, 'SERVICE_LLM__MODELSERVER__BASE_URL', 'http://127.0.0.1:11434')
   const config: GatewayConfig = {
+    profile: readProfile(env),
     port,
     host: envString(env, 'SERVICE_HOST', '0.0.0.0'),
     dataDir,
@@ -199,6 +208,10 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       leaseS: envInt(env, 'SERVICE_INSTANCE__LEASE_S', 20, { min: 2, max: 3_600 }),
     },
     cache: { enabled: envBool(env, 'SERVICE_CACHE__ENABLED', true) },
+    health: {
+      checkIntervalMs: envInt(env, 'SERVICE_HEALTH__CHECK_INTERVAL_MS', 5_000, { min: 100, max: 300_000 }),
+      checkTimeoutMs: envInt(env, 'SERVICE_HEALTH__CHECK_TIMEOUT_MS', 3_000, { min: 50, max: 60_000 }),
+    },
     tracing: tracing(env, VERSION),
     trustProxy: envInt(env, 'SERVICE_TRUST_PROXY', 0, { min: 0, max: 10 }),
     corsOrigins: envList(env, 'SERVICE_CORS__ORIGINS', [publicOrigin]),

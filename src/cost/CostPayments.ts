@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { EventSink } from '../catalogue/EventSink.js'
 import type { Database } from '../db/Database.js'
@@ -30,8 +31,18 @@ import {
   UnsupportedNetworkError,
   type DecodedPaymentHeader,
   BATCH_CUMULATIVE_MISMATCH,
+  isSettlementPending,
+  settleWithPendingRetry,
+  SettlementPendingError,
+  assertCoversWindow,
+  paymentWindow,
+  type PaymentWindow,
+  settleDeadlineMs,
 } from '../x402/index.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
+import { DEFAULT_MAX_CALL_S } from './paymentWindow.js'
+import { attemptSettle, isPayerFault, SettlementReconciler } from './SettlementReconciler.js'
+import { type DebtRow, SettlementDebts } from './SettlementDebts.js'
 import { maxTokensFor, meteredAmount, type TokenPricing } from './tokenPricing.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
@@ -76,6 +87,13 @@ export type CostPaymentsOptions = {
   signIn?: { declaration(resourceUrl: string): Record<string, unknown> }
   /** Epoch seconds. */
   now?: () => number
+  /**
+   * The longest a paid call may run (s, `SERVICE_QUOTA__MAX_CALL_S`): a payment is accepted only when it stays
+   * valid that long plus the settlement margin (`src/x402/settlementWindow.ts`).
+   */
+  maxCallS?: number
+  /** This replica's name (`gateway_instances`): whose lease a settlement debt is under while reconciled. */
+  instanceId?: string
 }
 
 /** The call being paid for. */
@@ -110,6 +128,10 @@ export class CostPayments {
   readonly #signIn: CostPaymentsOptions['signIn']
   /** Corrections of refused batch vouchers, by the refusal's message, until the 402 built from it takes them. */
   readonly #corrections = new Map<string, { network: string; correction: BatchCorrection; at: number }>()
+  readonly #window: PaymentWindow
+  readonly #debts: SettlementDebts
+  readonly #reconciler: SettlementReconciler
+  #reconciling: NodeJS.Timeout | undefined
 
   constructor(o: CostPaymentsOptions) {
     this.priceAtomic = o.priceAtomic
@@ -130,6 +152,53 @@ export class CostPayments {
         clients: [o.x402.facilitatorUrl, ...o.x402.fallbackFacilitatorUrls].map((url) => new FacilitatorClient({ url, token: o.x402.facilitatorToken })),
         onFailover: (info) => o.logger?.warn({ step: info.step, from: info.from, to: info.to }, 'facilitator unreachable: trying the next'),
       })
+    this.#window = paymentWindow(o.maxCallS ?? DEFAULT_MAX_CALL_S)
+    this.#debts = new SettlementDebts(o.db, this.#now)
+    this.#reconciler = new SettlementReconciler({
+      debts: this.#debts,
+      payments: this.#ledger,
+      rails: this.#rails,
+      facilitator: this.#facilitator,
+      owner: o.instanceId ?? `process-${randomUUID()}`,
+      now: this.#now,
+      events: o.events,
+      logger: o.logger,
+    })
+  }
+
+  /** What a payment must cover here: the longest call plus the settlement margin (and what the 402 offers). */
+  get window(): PaymentWindow {
+    return this.#window
+  }
+
+  /** Settlements that failed after their call was served (`settlement_debts`). */
+  get debts(): SettlementDebts {
+    return this.#debts
+  }
+
+  /** Settles or closes those debts, on the chain's word (see `SettlementReconciler`). */
+  get reconciler(): SettlementReconciler {
+    return this.#reconciler
+  }
+
+  /** Reconciles the due debts every `intervalMs` (replicas share them by lease); `stopReconciling` ends it. */
+  startReconciling(intervalMs = 5_000): void {
+    if (this.#reconciling) return
+    let running = false
+    this.#reconciling = setInterval(() => {
+      if (running) return
+      running = true
+      this.#reconciler
+        .reconcileDue()
+        .catch((error: unknown) => this.#logger?.error({ err: error }, 'settlement debts: reconciliation round failed'))
+        .finally(() => (running = false))
+    }, intervalMs)
+    this.#reconciling.unref()
+  }
+
+  stopReconciling(): void {
+    clearInterval(this.#reconciling)
+    this.#reconciling = undefined
   }
 
   /** Paying past the quota is offered: a price (per call or per token) is set and the EVM payment settings are there. */
@@ -167,7 +236,9 @@ export class CostPayments {
   }
 
   #offer(info: Pick<CostCallInfo, 'method' | 'path'>, priceAtomic: bigint) {
-    return { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds }
+    // stock clients sign a validity of `maxTimeoutSeconds`: enough for the longest call and its settlement
+    const maxTimeoutSeconds = Math.max(this.#x402.maxTimeoutSeconds, this.#window.offeredTimeoutS)
+    return { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic, maxTimeoutSeconds }
   }
 
   /**
@@ -228,6 +299,15 @@ export class CostPayments {
     if (error.correction) this.#corrections.set(error.shortMessage, { network: error.network, correction: error.correction, at: t })
   }
 
+  /**
+   * The 402 of a refused payment: its code and words, and — for `payment_expires_too_soon` (the minimum
+   * validity) and `settlement_owed` (the payment owed) — what the client needs to fix it in `details`.
+   */
+  refused(info: Pick<CostCallInfo, 'method' | 'path'>, error: InvalidPaymentError): CostPaymentAnswer {
+    const details = DETAILED_REFUSALS.has(error.code) ? error.meta : undefined
+    return this.paymentRequired(info, { code: error.code, message: error.shortMessage, ...(details ? { details } : {}) })
+  }
+
   /** True when the request carries `PAYMENT-SIGNATURE` or `X-PAYMENT`. */
   static offered(headers: HeaderBag): boolean {
     return headers['payment-signature'] !== undefined || headers['x-payment'] !== undefined
@@ -247,7 +327,8 @@ export class CostPayments {
     const chosen = this.#exactRequirements(info).find((r) => r.requirement.network === decoded.network)
     if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const { rail, requirement } = chosen
-    const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000))
+    const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000), this.#window)
+    await this.#assertNoDebt(payment.authorization.from, info.wallet)
     const paymentId = `pay_${ulid()}`
     const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|${payment.authorization.from.toLowerCase()}|${info.wallet.toLowerCase()}`)
     // Claim the payment before the facilitator hears of it: concurrent replays, on this route or any other, find it taken.
@@ -288,10 +369,12 @@ export class CostPayments {
       payer: payment.authorization.from.toLowerCase(),
       amountAtomic: payment.authorization.value,
       info,
+      settleDeadlineMs: settleDeadlineMs(payment.authorization.validBefore, this.#window),
       settle: async () => {
         let settled
         try {
-          settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
+          // x402's pending settlement: a broadcast not confirmed yet is retried once, reconciled by the facilitator
+          settled = await settleWithPendingRetry(this.#facilitator, request.paymentPayload, request.paymentRequirements, request.x402Version)
         } catch (error) {
           // Refused before it was sent anywhere: nothing settled. Otherwise the outcome is unknown: keep the claim.
           if (error instanceof FacilitatorUnavailableError && error.beforeSend) {
@@ -299,6 +382,12 @@ export class CostPayments {
             await releaseIdentifier()
           } else await this.#ledger.markSettleUnknown(paymentId, String(error))
           throw error
+        }
+        if (isSettlementPending(settled)) {
+          // Still on its way after the retry: it may land, so the payment stays claimed (never reused) and the
+          // call is not served; the chain decides (the ledger's settle_unknown rows are what recovery reads).
+          await this.#ledger.markSettleUnknown(paymentId, `settlement_pending ${settled.transaction}`)
+          throw new SettlementPendingError(settled.transaction)
         }
         if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
           await this.#ledger.release(paymentId)
@@ -362,7 +451,8 @@ export class CostPayments {
     if (!rail) throw new UnsupportedNetworkError(decoded.network)
     const pricing = this.tokenPricing
     const requirement = rail.requirementOf(this.#offer(info, pricing.maxAtomic))
-    const permit = rail.check(decoded, requirement, pricing.minAtomic, Math.floor(Date.now() / 1000))
+    const permit = rail.check(decoded, requirement, pricing.minAtomic, Math.floor(Date.now() / 1000), this.#window)
+    await this.#assertNoDebt(permit.from, info.wallet)
     const capAtomic = permit.amount < pricing.maxAtomic ? permit.amount : pricing.maxAtomic
     const paymentId = `pay_${ulid()}`
     const payer = permit.from.toLowerCase()
@@ -402,7 +492,7 @@ export class CostPayments {
       await release()
       throw error
     }
-    const settle = async (tokens: number): Promise<CostSettlement> => {
+    const settle = async (tokens: number, delivered: boolean): Promise<CostSettlement> => {
       const amount = meteredAmount(pricing, tokens, capAtomic)
       const base = { success: true as const, network: requirement.network, payer, payment_id: paymentId, amount: amount.toString(), scheme: 'upto' as const }
       if (amount === 0n) {
@@ -411,21 +501,36 @@ export class CostPayments {
         return { ...base, transaction: '' }
       }
       const request = rail.facilitatorRequest(decoded, requirement, amount)
-      let settled
-      try {
-        settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
-      } catch (error) {
-        // The output was served: the claim stays whatever happened (the permit is never used for another call).
-        await this.#ledger.markSettleUnknown(paymentId, String(error))
-        throw error
+      const attempt = await attemptSettle(this.#facilitator, request)
+      if (attempt.kind !== 'settled') {
+        // The claim stays whatever happened (the permit is never used for another call). Served output is a
+        // debt of the payer: retried and reconciled on the chain, and until then the payer pays no other call.
+        await this.#ledger.markSettleUnknown(paymentId, attempt.error)
+        if (delivered) {
+          await this.#debts.record({
+            paymentId,
+            payer,
+            wallet: info.wallet,
+            route: info.route,
+            network: requirement.network,
+            scheme: 'upto',
+            asset: requirement.asset,
+            payTo: requirement.payTo,
+            amountAtomic: amount,
+            capAtomic,
+            nonce: permit.nonce.toString(),
+            validUntil: permit.deadline,
+            settleRequest: request,
+            status: attempt.kind === 'pending' ? 'pending' : 'owed',
+            txHash: attempt.kind === 'pending' ? attempt.txHash : null,
+            payerFault: attempt.kind === 'refused' && isPayerFault(attempt.reason),
+            error: attempt.error,
+          })
+          this.#logger?.warn({ payment_id: paymentId, payer, amount_atomic: amount.toString(), err: attempt.error }, 'settlement after a served call failed: recorded as a debt of the payer')
+        }
+        throw attempt.failure
       }
-      if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
-        await this.#ledger.markSettleUnknown(paymentId, `settlement failed: ${settled.errorReason ?? ''} ${settled.errorMessage ?? ''}`.trim())
-        throw new InvalidPaymentError(
-          settled.errorReason ?? InvalidPaymentReasons.settlementFailed,
-          `settlement failed${settled.errorReason ? `: ${settled.errorReason}` : ''}${settled.errorMessage ? ` (${settled.errorMessage})` : ''}`,
-        )
-      }
+      const settled = attempt.response
       const settlement: CostSettlement = { ...base, transaction: settled.transaction }
       await this.#ledger.markSettled(paymentId, settled.transaction, settled)
       await this.#paidEvent(info, settlement, amount, capAtomic).catch((error: unknown) =>
@@ -439,6 +544,7 @@ export class CostPayments {
       amountAtomic: capAtomic,
       info,
       metered: { capAtomic, maxTokens: maxTokensFor(pricing, capAtomic) },
+      settleDeadlineMs: settleDeadlineMs(permit.deadline, this.#window),
       settle,
       release,
     })
@@ -460,6 +566,11 @@ export class CostPayments {
     const requirement = batch.requirement(decoded.network, this.#offer(info, price))
     if (!requirement) throw new UnsupportedNetworkError(decoded.network)
     const voucher = checkBatchPayment(decoded, requirement)
+    // A deposit carries an EIP-3009 authorization that must outlive the longest call (it settles after it);
+    // a voucher has no deadline (it is good while the deposit is there).
+    const validBefore = depositValidBefore(decoded.payload.payload)
+    if (validBefore !== undefined) assertCoversWindow(validBefore, this.#window, Math.floor(Date.now() / 1000), 'deposit.authorization.erc3009Authorization.validBefore')
+    await this.#assertNoDebt(voucher.payer, info.wallet)
     const paymentId = `pay_${ulid()}`
     const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|batch|${voucher.payer}|${info.wallet.toLowerCase()}`)
     const claimed = await this.#ledger.claim({
@@ -499,7 +610,11 @@ export class CostPayments {
       try {
         settled = await hold.settle(charge)
       } catch (error) {
+        // The voucher stays claimed (it is never used again). A deposit still pending after x402's retry may
+        // land: the call's charge is then not on the channel (the server forgoes it, as on a lost channel
+        // record); the payer's client keeps its running total, so its next voucher matches the server's.
         await this.#ledger.markSettleUnknown(paymentId, String(error))
+        this.#logger?.warn({ err: error, payment_id: paymentId, channel: voucher.channelId }, 'batch-settlement charge not committed')
         throw error
       }
       const settlement: CostSettlement = {
@@ -526,6 +641,7 @@ export class CostPayments {
       amountAtomic: price,
       info,
       metered,
+      settleDeadlineMs: validBefore === undefined ? undefined : settleDeadlineMs(validBefore, this.#window),
       settle,
       release: async () => {
         await hold.cancel()
@@ -585,6 +701,15 @@ export class CostPayments {
     }
   }
 
+  /**
+   * A payer — or a session wallet — with a settlement owed (a served call whose settlement failed and is not
+   * reconciled, or one the payer defaulted on) pays for no further call: 402 `settlement_owed`.
+   */
+  async #assertNoDebt(payer: string, wallet: string): Promise<void> {
+    const debt = await this.#debts.blocking(payer, wallet)
+    if (debt) throw settlementOwed(debt)
+  }
+
   /** `llm.call.paid` (asyncapi/events.yaml): who paid which call, how much, which transaction. */
   #paidEvent(info: CostCallInfo, s: CostSettlement, amount: bigint, price: bigint) {
     return (
@@ -619,6 +744,13 @@ export type BatchRefundAnswer =
       headers: Record<string, string>
     }
 
+/** The `validBefore` of a batch-settlement deposit's EIP-3009 authorization (undefined: not a deposit). */
+function depositValidBefore(payload: Record<string, unknown>): bigint | undefined {
+  if (payload.type !== 'deposit') return undefined
+  const auth = (payload.deposit as { authorization?: { erc3009Authorization?: { validBefore?: unknown } } } | undefined)?.authorization?.erc3009Authorization
+  return typeof auth?.validBefore === 'string' && /^\d{1,20}$/.test(auth.validBefore) ? BigInt(auth.validBefore) : undefined
+}
+
 /** `PAYMENT-RESPONSE` of a paid call: base64 of the v2 SettleResponse. */
 export function paymentResponseHeader(s: CostSettlement): Record<string, string> {
   return { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(s) }
@@ -634,7 +766,9 @@ type PaidCallParts = {
   amountAtomic: bigint
   info: CostCallInfo
   metered?: Metered
-  settle: (tokens: number) => Promise<CostSettlement>
+  /** The latest wall-clock ms at which the settlement can still be submitted (deadline minus the rail's margin). */
+  settleDeadlineMs: number | undefined
+  settle: (tokens: number, delivered: boolean) => Promise<CostSettlement>
   release: () => Promise<void>
 }
 
@@ -645,6 +779,12 @@ export class PaidCall {
   readonly info: CostCallInfo
   /** Set on an `upto` payment: settle after the last byte, with the tokens produced. */
   readonly metered: Metered | undefined
+  /**
+   * The latest wall-clock time (ms since the epoch) at which this payment's settlement can still be submitted:
+   * its deadline (`upto`) or `validBefore` (`exact`) minus the rail's settlement margin. A call must have ended
+   * — and settle — before it; undefined when the payment has no deadline.
+   */
+  readonly settleDeadlineMs: number | undefined
   #amount: bigint
   #done: Promise<unknown> | undefined
   readonly #parts: PaidCallParts
@@ -655,6 +795,7 @@ export class PaidCall {
     this.#amount = parts.amountAtomic
     this.info = parts.info
     this.metered = parts.metered
+    this.settleDeadlineMs = parts.settleDeadlineMs
     this.#parts = parts
   }
 
@@ -663,9 +804,14 @@ export class PaidCall {
     return this.#amount
   }
 
-  /** Settles (once: a second call returns the first outcome). `tokens`: the completion tokens produced (`upto`). */
-  settle(tokens = 0): Promise<CostSettlement> {
-    this.#done ??= this.#parts.settle(tokens).then((s) => {
+  /**
+   * Settles (once: a second call returns the first outcome). `tokens`: the completion tokens produced (`upto`).
+   * `delivered` (default true): the output was served (or is, whatever the outcome) — an `upto` settlement that
+   * then fails is recorded as a debt of the payer (`settlement_debts`), reconciled later; false when the caller
+   * withholds the output if the settlement fails (nothing is owed then).
+   */
+  settle(tokens = 0, { delivered = true }: { delivered?: boolean } = {}): Promise<CostSettlement> {
+    this.#done ??= this.#parts.settle(tokens, delivered).then((s) => {
       this.#amount = BigInt(s.amount)
       return s
     })
@@ -678,4 +824,22 @@ export class PaidCall {
     this.#done = this.#parts.release()
     return this.#done as Promise<void>
   }
+}
+
+/** The refusals whose 402 carries `details` (the others say it in `message`; `details` stays the quota's). */
+const DETAILED_REFUSALS: ReadonlySet<string> = new Set(['payment_expires_too_soon', 'settlement_owed'])
+
+/** 402 `settlement_owed`: which payment is owed, how much, and its state (`owed`, `pending`, `defaulted`). */
+function settlementOwed(debt: DebtRow): InvalidPaymentError {
+  const what =
+    debt.status === 'defaulted'
+      ? 'could never be settled: the funds or the allowance were taken away after it was verified'
+      : debt.status === 'pending'
+        ? 'is pending on chain; it is reconciled from the chain, retry once it is settled'
+        : 'failed and is being retried; retry once it is settled'
+  return new InvalidPaymentError(
+    InvalidPaymentReasons.settlementOwed,
+    `the settlement of an earlier call (${debt.payment_id}, ${debt.amount_atomic} atomic units on ${debt.network}) ${what}: no further paid call for this payer or wallet until then`,
+    { payment_id: debt.payment_id, network: debt.network, amount_atomic: debt.amount_atomic, status: debt.status, since: debt.created_at },
+  )
 }

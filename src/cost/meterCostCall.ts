@@ -94,7 +94,7 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
     try {
       paid = await deps.payments.begin(req.headers, info)
     } catch (error) {
-      if (error instanceof InvalidPaymentError) return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage })
+      if (error instanceof InvalidPaymentError) return deps.payments.refused(info, error)
       throw error
     }
     paidBy = 'payment'
@@ -165,7 +165,8 @@ export async function meterCostCall(deps: CostMeterDeps, req: CostCallRequest, r
   /** A refused settlement answers the requirements again (the output is withheld); anything else is thrown. */
   const settleOrAnswer = async (tokens = 0): Promise<{ headers: Record<string, string> } | HttpResult> => {
     try {
-      return { headers: paymentResponseHeader(await (paid as PaidCall).settle(tokens)) }
+      // the answer is withheld when this settlement fails: nothing was delivered, so nothing is owed
+      return { headers: paymentResponseHeader(await (paid as PaidCall).settle(tokens, { delivered: false })) }
     } catch (error) {
       if (error instanceof InvalidPaymentError) return deps.payments.paymentRequired(info, { code: error.code, message: error.shortMessage })
       throw error

@@ -19,6 +19,7 @@ import type { CostLedgerTables } from './migrations/0010_cost_ledger.js'
 import type { ClusterTables } from './migrations/0011_cluster.js'
 import type { AdminTierTables } from './migrations/0015_admin_tier.js'
 import type { SpoolChunkTables } from './migrations/0016_spool_chunks.js'
+import type { SettlementDebtTables } from './migrations/0017_settlement_debts.js'
 import type { BatchSettlementTables } from './migrations/0018_batch_settlement.js'
 import type { SiwxNonceTables } from './migrations/0019_siwx_nonces.js'
 
@@ -36,5 +37,6 @@ export interface Database
     PaymentClaimTables,
     AdminTierTables,
     SpoolChunkTables,
+    SettlementDebtTables,
     BatchSettlementTables,
     SiwxNonceTables {}

@@ -54,6 +54,7 @@ export const storageErrorRows: Rows = {
   payload_too_large: { status: 413 },
   storage_upstream_failed: { status: 502 },
   facilitator_unavailable: { status: 502 },
+  settlement_pending: { status: 502 },
   ledger_node_unavailable: { status: 502 },
   storage_not_configured: { status: 503 },
   upstream_credit_insufficient: { status: 503 },

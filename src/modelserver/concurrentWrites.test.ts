@@ -11,7 +11,7 @@ import type { Engine } from './engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 
 /**
- * Issue 13 item 3: simultaneous create, copy, delete, pull and push — on one name and on several — through HTTP.
+ * Simultaneous create, copy, delete, pull and push — on one name and on several — through HTTP.
  * `b` is the server under test; `a` is the registry it pulls from and pushes to (names `127.0.0.1:<a>/library/…`).
  */
 let engine: Engine

@@ -1,5 +1,5 @@
 /**
- * Issue 31 on the model server: `/v1/responses`, `/v1/messages`, `/api/status`, `think: "max"`, `truncate` /
+ * The Ollama 0.33 surfaces of the model server: `/v1/responses`, `/v1/messages`, `/api/status`, `think: "max"`, `truncate` /
  * `shift`, and `tool_choice` enforced by grammar on every surface — with raw HTTP (the event sequences, the error
  * shapes). Every JSON response is validated against openapi/modelserver.yaml by the server itself (validation mode
  * `error`); every streamed event here with the schemas generated from the document. The stock clients are in

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { SITE_PAGES } from './sitePages.js'
 
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(value: string): string {
@@ -35,18 +36,8 @@ const style = `
   ${NAV_STYLE}
 `
 
-const NAV_LINKS: [string, string][] = [
-  ['/storage/', 'Storage'],
-  ['/insight/', 'Insight'],
-  ['/registry/', 'Registry'],
-  ['/dojo', 'Dojo'],
-  ['/boardroom', 'Boardroom'],
-  ['/journal', 'Journal'],
-  ['/coreterm/', 'Core terminal'],
-  ['/book', 'Book'],
-  ['/docs', 'API docs'],
-  ['/feedback.html', 'Feedback'],
-]
+/** The navigation: every page that needs a sign-in (the public ones are linked from the home page). */
+const NAV_LINKS: [string, string][] = SITE_PAGES.filter((p) => p.needs === 'wallet').map((p) => [p.path, p.label])
 
 const shortWallet = (wallet: string) => (wallet.length > 14 ? `${wallet.slice(0, 6)}…${wallet.slice(-4)}` : wallet)
 
@@ -57,7 +48,7 @@ const shortWallet = (wallet: string) => (wallet.length > 14 ? `${wallet.slice(0,
  */
 export function navHtml(wallet?: string): string {
   const links = NAV_LINKS.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')
-  return `<header><nav class="site-nav" aria-label="Main"><a class="brand" href="/public">Gateway</a>${links}<span class="session"><a id="nav-login" href="/login"${wallet ? ' hidden' : ''}>Login</a><span id="nav-wallet"${wallet ? '' : ' hidden'}>Signed in as <code id="nav-wallet-address" title="${wallet ? escapeHtml(wallet) : ''}" data-wallet="${wallet ? escapeHtml(wallet) : ''}">${wallet ? escapeHtml(shortWallet(wallet)) : ''}</code></span><button id="nav-logout" type="button"${wallet ? '' : ' hidden'}>Log out</button></span></nav></header>`
+  return `<header><nav class="site-nav" aria-label="Main"><a class="brand" href="/public">pay2store</a>${links}<span class="session"><a id="nav-login" href="/login"${wallet ? ' hidden' : ''}>Login</a><span id="nav-wallet"${wallet ? '' : ' hidden'}>Signed in as <code id="nav-wallet-address" title="${wallet ? escapeHtml(wallet) : ''}" data-wallet="${wallet ? escapeHtml(wallet) : ''}">${wallet ? escapeHtml(shortWallet(wallet)) : ''}</code></span><button id="nav-logout" type="button"${wallet ? '' : ' hidden'}>Log out</button></span></nav></header>`
 }
 
 /**
@@ -114,7 +105,7 @@ export function page({ title, body, script, wallet }: PageParameters): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)} · Gateway</title>
+<title>${escapeHtml(title)} · pay2store</title>
 <link rel="icon" href="data:,">
 <style>${style}</style>
 </head>

@@ -1,4 +1,4 @@
-import { NAV_SCRIPT, NAV_STYLE, navHtml } from './html.js'
+import { contentSecurityPolicy, NAV_SCRIPT, NAV_STYLE, navHtml } from './html.js'
 
 /** Where the swagger-ui assets are mounted (a public static prefix; see `src/app.ts`). */
 export const SWAGGER_ASSETS = '/static/swagger-ui'
@@ -34,6 +34,16 @@ ${navHtml(wallet)}
 </body>
 </html>
 `
+}
+
+/**
+ * The Content-Security-Policy of `/docs`, as every other page has: scripts only from this origin (swagger-ui's
+ * bundle, preset and `swagger-ui-init.js` are served by the gateway) plus the one inline script by its hash,
+ * requests (the documents, "Try it out") to this origin only, no framing. swagger-ui sets inline styles on the
+ * elements it renders, which the shared policy's `style-src 'unsafe-inline'` allows; it needs no `eval`.
+ */
+export function swaggerPageCsp(html: string): string {
+  return contentSecurityPolicy(html)
 }
 
 /** Options for swagger-ui-express's `serveFiles` (it writes `swagger-ui-init.js` from them). */

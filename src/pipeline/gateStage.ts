@@ -2,6 +2,8 @@ import type { ValidSession } from '../auth/LoginService.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import { LLM_API_KEY_SCHEME } from '../gate/PublicSet.js'
 import type { OperationInfo, OperationStage, RequestExchange, UnroutedRequest, UnroutedResult } from '../shared/http/index.js'
+import { sessionTokenOf } from '../handlers/core/session.js'
+import { errorShapeOf, shapedAuthRequired } from './shapedAuthRequired.js'
 
 /** What the gate keeps of a request's session in its locals (the security stage reads the same lookup). */
 export type GateLocals = {
@@ -18,8 +20,11 @@ export type GateStageParameters = {
 }
 
 export type GateStage = {
-  /** The gate's answer to a request without a valid session on a closed path: 302 to /login or 401. */
-  deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>) => Promise<UnroutedResult>
+  /**
+   * The gate's answer to a request without a valid session on a closed path: 302 to /login or 401 — in the shape
+   * `operation` declares for its 401 when it is another API family's (an OpenAI-compatible route: OpenAI's error).
+   */
+  deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo) => Promise<UnroutedResult>
   /**
    * Requests the document has no operation for, gated and answered in one call: closed paths are denied,
    * open ones get 404/405. (In the pipeline, `stage` gates and the route stage answers with `noRoute`.)
@@ -42,11 +47,14 @@ export type GateStage = {
  * requires a session, or one without any operation) is denied here, whether the path exists or not.
  */
 export function gateStage({ gate, validateSession, onAuthRequired }: GateStageParameters): GateStage {
-  const deny = async (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>): Promise<UnroutedResult> => {
+  const deny = async (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo): Promise<UnroutedResult> => {
     const denial = await gate.deny(request)
     if (denial.kind === 'redirect') return { status: 302, headers: { Location: denial.location, 'Cache-Control': 'no-store' } }
     onAuthRequired?.()
-    return { status: 401, body: denial.body, component: 'AuthRequired' }
+    const shape = errorShapeOf(operation?.definition)
+    if (shape === undefined) return { status: 401, body: denial.body, component: 'AuthRequired' }
+    const sent = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined
+    return { status: 401, body: shapedAuthRequired(shape, denial.body, sent) }
   }
   const noRoute = (request: UnroutedRequest): UnroutedResult =>
     request.reason === 'not_found'
@@ -74,7 +82,7 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
           locals.session = session
           return undefined
         }
-        return deny({ path: exchange.path, url: req.originalUrl, headers: req.headers, ip: req.ip ?? '' })
+        return deny({ path: exchange.path, url: req.originalUrl, headers: req.headers, ip: req.ip ?? '' }, operation)
       })
     },
   }

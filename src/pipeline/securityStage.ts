@@ -66,7 +66,7 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       ...Object.fromEntries(Object.entries(domainSecurity).map(([name, fn]) => [name, (ctx: RequestContext<GatewayLocals>) => fn(withServices(ctx))])),
     },
     unauthorized: async (ctx) => {
-      if (requiresSession(ctx.operation.security)) return gateStage.deny(ctx)
+      if (requiresSession(ctx.operation.security)) return gateStage.deny(ctx, ctx.operation)
       const schemes = ctx.operation.security.flatMap((r) => Object.keys(r))
       if (schemes.includes('metricsBearer')) return metricsUnauthorized(ctx, services)
       for (const scheme of schemes) {

@@ -7,8 +7,8 @@ export type MetricsRefusal = 'metrics_token_required' | 'metrics_token_invalid'
 const digest = (text: string) => createHash('sha256').update(text).digest()
 
 /**
- * Who may read `/metrics` (issue 27 finding 6): a scraper on this machine (loopback: an agent beside the gateway,
- * as before), and anyone else only with `Authorization: Bearer <SERVICE_METRICS__TOKEN>`. Without a configured
+ * Who may read `/metrics`: a scraper on this machine (loopback: an agent beside the gateway),
+ * and anyone else only with `Authorization: Bearer <SERVICE_METRICS__TOKEN>`. Without a configured
  * token, `/metrics` is loopback-only. The aggregate counters name no one, but they tell a stranger the traffic,
  * the error rates and the models in use. Behind a proxy the client address is the proxy's unless
  * `SERVICE_TRUST_PROXY` says how many hops to trust.

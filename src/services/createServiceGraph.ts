@@ -9,7 +9,9 @@ import { CostPayments } from '../cost/CostPayments.js'
 import { LlmMetrics } from '../cost/LlmMetrics.js'
 import { UsageLedger } from '../cost/UsageLedger.js'
 import { InstanceRegistry } from '../cluster/InstanceRegistry.js'
+import { CapabilityMonitor } from '../health/CapabilityMonitor.js'
 import { Readiness } from '../health/Readiness.js'
+import { readinessCapabilities } from './readinessCapabilities.js'
 import { resolveInstanceId } from '../cluster/resolveInstanceId.js'
 import type { Env } from '../config/env.js'
 import type { GatewayConfig } from '../config/loadConfig.js'
@@ -26,6 +28,7 @@ import { readBatchSettlementConfig } from '../x402/batch/config.js'
 import { createBatchSettlement } from '../x402/batch/createBatchSettlement.js'
 import { readX402Config } from '../x402/config.js'
 import { readTokenPricing } from '../cost/config.js'
+import { readMaxCallS } from '../cost/paymentWindow.js'
 import { readBatchConfig } from '../batch/config.js'
 import { ConfigError } from '../config/ConfigError.js'
 import { CoreAgent } from '../llm/CoreAgent.js'
@@ -133,7 +136,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     fetch: p.fetch,
   })
   metrics.adopt(modelServer.registry)
-  // Sessions and the agent registry are cached while the database reports every change to them (issue 17).
+  // Sessions and the agent registry are cached while the database reports every change to them.
   const changeFeed = config.cache.enabled ? database.changeFeed : undefined
   // x402 `batch-settlement`: channels in the database, claims in batches by whichever instance holds the lease
   const batchSettlement = createBatchSettlement({ db: database.db, x402, config: batchConfig, holder: instance.id, logger, now })
@@ -172,6 +175,8 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       events: catalogue,
       logger,
       now,
+      maxCallS: readMaxCallS(p.env),
+      instanceId: instance.id,
       batch: batchSettlement,
       signIn: siwx,
     }),
@@ -249,6 +254,17 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   metrics.adopt(services.llmMetrics.registry)
   for (const setup of setups) if (setup.metrics) metrics.adopt(setup.metrics)
   Object.assign(services, p.overrides ?? {})
+  // What `GET /health/ready` waits for besides the replica's own phase: each configured capability, checked in the background.
+  const capabilities = new CapabilityMonitor({
+    capabilities: readinessCapabilities(services, p.env, config.health.checkTimeoutMs),
+    intervalMs: config.health.checkIntervalMs,
+    timeoutMs: config.health.checkTimeoutMs,
+    onChange: (capability, state, previous) => {
+      if (state.status === 'up') logger.info({ capability, previous }, `${capability} is up`)
+      else logger.warn({ capability, status: state.status, detail: state.detail }, `${capability} is ${state.status}: GET /health/ready answers 503 until it is back`)
+    },
+  })
+  services.readiness.watch(capabilities)
 
   return {
     services,
@@ -263,7 +279,9 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       // Registered before any domain starts: their background work is done in this instance's name.
       await instance.start()
       modelServer.start()
+      services.costPayments.startReconciling()
       for (const setup of setups) await setup.start?.()
+      capabilities.start()
       batchSettlement?.claims.start()
       services.readiness.started()
     },
@@ -279,7 +297,9 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     },
     close: async () => {
       services.readiness.drain()
+      capabilities.stop()
       modelServer.stop()
+      services.costPayments.stopReconciling()
       await batchSettlement?.claims.stop().catch((error: unknown) => logger.error({ err: error }, 'batch-settlement claim job stop failed'))
       for (const setup of [...setups].reverse()) {
         try {
@@ -414,7 +434,7 @@ export const initBatch: DomainInit = (core) => {
 }
 
 /**
- * `/llm` (issue 14): the wallets' API keys, and the `/llm/v1` proxy and `/coreagent` over the core's
+ * `/llm`: the wallets' API keys, and the `/llm/v1` proxy and `/coreagent` over the core's
  * model-server client and marketplace (one client for every model-server call). Its `llmBearer` scheme is
  * answered by `src/handlers/llm/llmSecurity.ts`.
  */

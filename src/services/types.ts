@@ -69,7 +69,7 @@ export interface Services {
   quota: CostQuota
   /** The payment rails, registered once at start (src/x402/RailRegistry.ts). */
   rails: RailRegistry
-  /** x402 payments of cost calls past the quota (issue 14 item 3). */
+  /** x402 payments of cost calls past the quota. */
   costPayments: CostPayments
   /** x402 `batch-settlement` (undefined: not configured). */
   batchSettlement: BatchSettlement | undefined

@@ -25,7 +25,7 @@ export type UnlockPropagationOptions = {
 export type ReplicaCounts = { live: number; unlocked: number }
 
 /**
- * Unlock once per deployment (issue 28, seed 000 §3.4): the overlord unlocks one replica; this class, in every
+ * Unlock once per deployment (seed 000 §3.4): the overlord unlocks one replica; this class, in every
  * replica, passes the data key to the others without it, or the unlock signature, ever being stored or sent
  * in the clear (the crypto is `src/vault/peerKeyWrap.ts`). Every `intervalMs`, and at once when the change
  * feed reports a wrap for it or the vault's state changes:

@@ -23,7 +23,7 @@ describe('SHADOW_JWT_SECRET', () => {
     expect(() => parseJwtSecret(value)).toThrow(ShadowConfigError)
   })
 
-  it('refuses what people type instead of generating (issue 27): the hex of a passphrase, counting bytes', () => {
+  it('refuses what people type instead of generating: the hex of a passphrase, counting bytes', () => {
     const passphraseHex = Buffer.from('my-company-jwt-secret-2024-prod!').toString('hex')
     const counting = Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex') // 000102…1f
     const stepping = Buffer.from(Array.from({ length: 32 }, (_, i) => (7 * i + 3) & 255)).toString('hex')

@@ -47,7 +47,7 @@ export type CreateShadowTierParameters = {
 
 /**
  * Wires the tier from its configuration. The vault always starts sealed (seed 000 §3.4). The vault, the
- * registry and the agent map live in the main database (issue 28); a data directory from before that is
+ * registry and the agent map live in the main database; a data directory that still holds them as files is
  * imported on the first start (its `vault.json` renamed `vault.json.imported`), then the registry and
  * agent-map files are rewritten from the database and kept current through the change feed. Throws
  * `ShadowConfigError` earlier, in `readShadowConfig`, when the JWT secret is weak.

@@ -24,6 +24,7 @@ function startGateway(name: string): Promise<string> {
     cwd: root,
     env: {
       ...process.env,
+      SERVICE_PROFILE: 'devnet',
       SERVICE_PORT: '0',
       SERVICE_HOST: '127.0.0.1',
       SERVICE_DATA_DIR: dataDir,

@@ -9,8 +9,8 @@ import { readShadowConfig } from './config.js'
 import { createShadowTier } from './createShadowTier.js'
 
 /**
- * An operator upgrading a single server to issue 28: its data directory has the vault, registry and agent-map
- * files of before; the first start on the database imports them, and after the usual unlock the cabinet signs.
+ * An operator upgrading a single server whose data directory still holds the vault, registry and agent-map
+ * files: the first start on the database imports them, and after the usual unlock the cabinet signs.
  */
 describe('first start after the upgrade: the data directory is imported into the database', () => {
   const overlord = testOverlord()

@@ -7,7 +7,7 @@ export type AddressRangeWidth = { ipv4Prefix: number; ipv6Prefix: number }
 /**
  * The network a client address belongs to, as `address/prefix` (`203.0.113.0/24`, `2001:db8:1::/48`): one
  * person can make any number of wallets for free but not of networks, so per-network limits bound what new
- * wallets buy (issue 27 finding 7). An IPv4-mapped IPv6 address counts as its IPv4 address. `undefined` for
+ * wallets buy. An IPv4-mapped IPv6 address counts as its IPv4 address. `undefined` for
  * what is not an address (a socket already gone).
  */
 export function addressRange(ip: string | undefined, width: AddressRangeWidth): string | undefined {

@@ -1,6 +1,6 @@
 /**
  * `promise`, or a rejection after `ms` — for outbound calls whose client takes no abort signal (algosdk): every
- * call that leaves the process is bounded (issue 19). The call itself is not cancelled; its result is dropped.
+ * call that leaves the process is bounded. The call itself is not cancelled; its result is dropped.
  */
 export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined

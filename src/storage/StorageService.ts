@@ -10,14 +10,20 @@ import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
 import { createAlgodClient } from '../x402/createAlgodClient.js'
 import {
+  BriefCache,
   createRailRegistry,
   type DecodedPaymentHeader,
   decodePaymentHeader,
   encodeBase64Json,
+  EvmPayerCheck,
   FacilitatorClient,
   FacilitatorPool,
+  formatPriceUsd,
   HEADER_PAYMENT_RESPONSE,
   HEADER_X_PAYMENT_RESPONSE,
+  LEAST_UPLOAD_PRICE_ATOMIC,
+  nativeAlgoAmount,
+  PaymentClaims,
   type PaymentRequired,
   parseAlgorandPayment,
   PaymentIdentifiers,
@@ -40,7 +46,7 @@ import { newUploadId, UPLOAD_ID } from './ids.js'
 import { type SettledDeposit, settleStorePayment } from './settleStorePayment.js'
 import { StorePricing } from './StorePricing.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
-import { type IntakeRequest, StoreIntake } from './intake/StoreIntake.js'
+import { type IntakeRequest, type PaymentBelief, StoreIntake } from './intake/StoreIntake.js'
 import { type BytesUpload, bytesUploadRequest } from './bytesUploadRequest.js'
 import type { MeasuredUpload, ReceivedUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
@@ -156,6 +162,11 @@ export class StorageService {
   /** The price of an upload, its requirements on every rail, the 402, the quote and discovery. */
   readonly pricing: StorePricing
   readonly identifiers: PaymentIdentifiers
+  /** Is an EIP-3009 payer believable before its upload gets a slot: signer, nonce, funds (see EvmPayerCheck). */
+  readonly payerCheck: EvmPayerCheck
+  /** Algorand account reads of the pre-check, kept briefly. */
+  readonly #holdings: BriefCache<bigint | undefined>
+  readonly #unverifiedSaid = new Map<string, number>()
   readonly #logger: Logger | undefined
   #signer: Promise<ArweaveSigner> | undefined
 
@@ -164,7 +175,9 @@ export class StorageService {
     this.x402 = x402
     this.ledger = ledger
     this.instanceId = instanceId ?? `process-${randomUUID()}`
-    this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS)
+    this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS, storage.intake.unverifiedUploads)
+    this.payerCheck = new EvmPayerCheck({ cacheMs: storage.intake.payerCheckCacheMs })
+    this.#holdings = new BriefCache(storage.intake.payerCheckCacheMs)
     this.intake = new StoreIntake({ limits: storage.intake, slots: this.uploadSlots, tmpDir: join(storage.spoolDir, 'tmp'), maxUploadBytes: storage.maxUploadBytes, retryAfterS: storage.busyRetryAfterS })
     this.spool = createSpool(ledger.db, storage)
     this.#logger = logger
@@ -252,24 +265,62 @@ export class StorageService {
   }
 
   /**
-   * The rail's pre-check of a payment header with what needs no body: the network is one of ours, the tag is
-   * valid, and — EVM — asset, payTo, validity and signature shape against the requirement (its amount is
-   * checked once the size, hence the price, is known: `#storeReceived`); Algorand — the node knows the
-   * transaction, to our address (bounded per client address).
+   * The rail's pre-check of a payment header with what needs no body, before any slot or spool file: the
+   * network is one of ours, the tag is valid, the payment was not used here already (409), and it is
+   * believable — EVM: asset, payTo, validity window, at least the least any upload costs, the signer recovered
+   * and the payer's nonce and funds read on chain (`EvmPayerCheck`); Algorand: the node knows the transaction,
+   * to our address, in our asset, signed, able to confirm (bounded per client address). Its amount against the
+   * size's price is checked once the size is known (`#storeReceived`). A payer the chain or node could not be
+   * asked about is not verified: it gets a slot of the small pool only.
    */
-  async #precheck(headers: HeaderBag, decoded: DecodedPaymentHeader, path: string, clientKey: string): Promise<void> {
-    // the requirements' network, asset and payTo do not depend on the size: priced at 0 until it is known
-    const offer = this.pricing.offer(path, 0n, 'application/octet-stream', { atomic: 0n, usd: '0.0', upstreamCostUsd: { n: 0n, d: 1n } })
+  async #precheck(headers: HeaderBag, decoded: DecodedPaymentHeader, path: string, clientKey: string): Promise<PaymentBelief> {
+    // the requirements' network, asset and payTo do not depend on the size: priced at the least an upload costs
+    const least = LEAST_UPLOAD_PRICE_ATOMIC
+    const offer = this.pricing.offer(path, 0n, 'application/octet-stream', { atomic: least, usd: formatPriceUsd(least), upstreamCostUsd: { n: 0n, d: 1n } })
     const chosen = (await this.pricing.accepts(offer)).find((a) => a.requirement.network === decoded.network)
     if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const tagHeader = headers['x-svc-tag-app']
     if (tagHeader !== undefined && !/^[\x20-\x7E]{1,128}$/.test(headerText(tagHeader))) throw new InvalidTagError()
+    const network = chosen.requirement.network
     if (chosen.rail.kind === 'evm') {
-      chosen.rail.check(decoded, { ...chosen.requirement, amount: '0', maxAmountRequired: '0' })
-      return
+      const payment = chosen.rail.check(decoded, { ...chosen.requirement, amount: least.toString(), maxAmountRequired: least.toString() })
+      await this.#assertUnclaimed(network, payment.authorization.from, payment.authorization.nonce)
+      const belief = await this.payerCheck.believe(chosen.rail, payment)
+      if (!belief.verified) this.#unverified(network, belief.why)
+      return belief
     }
+    const rail = chosen.rail
     const { txId } = parseAlgorandPayment(decoded.payload)
-    await this.intake.precheckAlgorand(this.algod, { txId, payTo: chosen.requirement.payTo, pollIntervalMs: this.x402.algodPollIntervalMs }, clientKey)
+    const rate = rail.options.algoUsdRate
+    const belief = await this.intake.precheckAlgorand(
+      this.algod,
+      {
+        txId,
+        payTo: chosen.requirement.payTo,
+        pollIntervalMs: this.x402.algodPollIntervalMs,
+        assetId: rail.assetId,
+        minAmount: least,
+        nativeMinAmount: rate ? nativeAlgoAmount(least, rate) : undefined,
+        holdings: this.#holdings,
+      },
+      clientKey,
+    )
+    await this.#assertUnclaimed(network, belief.sender, txId)
+    if (!belief.verified) this.#unverified(network, belief.why ?? '')
+    return { verified: belief.verified, release: () => {} }
+  }
+
+  /** A payer could not be verified (its chain or node silent): said once a minute per network, not per request. */
+  #unverified(network: string, why: string): void {
+    const t = Date.now()
+    if ((this.#unverifiedSaid.get(network) ?? 0) > t - 60_000) return
+    this.#unverifiedSaid.set(network, t)
+    this.#logger?.warn({ network, why }, 'upload payers cannot be verified now: they share the small pool (SERVICE_STORAGE__UNVERIFIED_UPLOADS)')
+  }
+
+  /** 409 `payment_replayed` before anything is read: this payment already paid, or is paying, an upload or a call. */
+  async #assertUnclaimed(network: string, payer: string, nonce: string): Promise<void> {
+    if (await PaymentClaims.isClaimed(this.ledger.db, { network, payer, nonce })) throw new PaymentReplayedError()
   }
 
   async #store(headers: HeaderBag, received: ReceivedUpload, path: string, options: StoreOptions): Promise<StoreOutcome> {

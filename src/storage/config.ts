@@ -40,7 +40,7 @@ import type { S3SpoolConfig } from './spool/S3SpoolStore.js'
  *   gas; never logged), `SERVICE_STORAGE__ATTEST_RPC_URL` (default `http://127.0.0.1:8545`, the devnet's
  *   chain 8453), `SERVICE_STORAGE__ATTEST_CONTRACT` (default: `storageAttest` of
  *   `<SERVICE_DATA_DIR>/contracts-<chainId>.json`, written by `contracts/deploy.ts`, read when attesting);
- * - intake before payment (issue 26, `src/storage/intake/`), every bound with its default:
+ * - intake before payment (`src/storage/intake/`), every bound with its default:
  *   `SERVICE_STORAGE__UNPAID_MAX_BYTES` (default `MAX_UPLOAD_BYTES`): longest body read for a request without a
  *   payment (it is hashed and counted, never written to disk) → 413 `unpaid_body_too_large`;
  *   `SERVICE_STORAGE__UNPAID_PER_ADDRESS` (4): `POST /store` requests one client address (IPv6: its /56) may
@@ -53,10 +53,13 @@ import type { S3SpoolConfig } from './spool/S3SpoolStore.js'
  *   `SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS` (6000): how long a `txId` the node does not know is looked for
  *   before 402 `expired_payment`; an early answer drains up to `SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES`
  *   (128 MiB, or `UNPAID_MAX_BYTES` if lower) of unread body, beyond it closes the connection after lingering
- *   `SERVICE_STORAGE__LINGER_MS` (2000). Draining is what a client still sending needs to read the answer for
- *   sure: undici, for one, reads it only once its body is sent or the connection breaks, and a close with its
- *   bytes unread is a reset that, on a loaded machine, beat the answer ("fetch failed"; 1 MiB was the default
- *   before 2026-11-27). It costs no more than a request without a payment, whose body is read whole.
+ *   `SERVICE_STORAGE__LINGER_MS` (2000); `SERVICE_STORAGE__UNVERIFIED_UPLOADS` (2): uploads whose payer could not
+ *   be verified before its slot (the chain or node did not answer) share this many slots of their own;
+ *   `SERVICE_STORAGE__PAYER_CHECK_CACHE_MS` (3000): how long a payer's balance or nonce read is reused.
+ *   Draining is what a client still sending needs to read the answer for sure: undici, for one, reads it only
+ *   once its body is sent or the connection breaks, and a close with its bytes unread is a reset that, on a
+ *   loaded machine, beat the answer ("fetch failed"; 1 MiB was the default before 2026-11-27). It costs no
+ *   more than a request without a payment, whose body is read whole.
  */
 export type StorageConfig = {
   publicOrigin: string
@@ -106,6 +109,10 @@ export type IntakeLimits = {
   algorandUnknownTxMs: number
   earlyDrainMaxBytes: number
   lingerMs: number
+  /** Upload slots for payers that could not be verified before their slot (a pool apart from the others). */
+  unverifiedUploads: number
+  /** How long a payer's balance or nonce read (chain, node) is reused, ms. */
+  payerCheckCacheMs: number
 }
 
 export type TopUpConfig = {
@@ -181,6 +188,8 @@ function readIntakeLimits(env: Env, maxUploadBytes: bigint): IntakeLimits {
     algorandUnknownTxMs: positive('SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS', 6000, 120_000),
     earlyDrainMaxBytes: envInt(env, 'SERVICE_STORAGE__EARLY_DRAIN_MAX_BYTES', Math.min(128 * 1024 ** 2, Number(unpaidMaxBytes)), { min: 0, max: 1024 ** 3 }),
     lingerMs: positive('SERVICE_STORAGE__LINGER_MS', 2000, 60_000),
+    unverifiedUploads: envInt(env, 'SERVICE_STORAGE__UNVERIFIED_UPLOADS', 2, { min: 0, max: 10_000 }),
+    payerCheckCacheMs: envInt(env, 'SERVICE_STORAGE__PAYER_CHECK_CACHE_MS', 3000, { min: 0, max: 60_000 }),
   }
 }
 

@@ -73,9 +73,13 @@ export class UpstreamCreditInsufficientError extends BaseError<'upstream_credit_
 
 export class TooManyUploadsError extends BaseError<'too_many_uploads'> {
   override name = 'TooManyUploadsError'
-  constructor(max: number, retryAfterS: number) {
-    super('too_many_uploads', `this instance is receiving its maximum of ${max} concurrent uploads; nothing was charged — retry after ${retryAfterS} s`, {
-      meta: { max_concurrent_uploads: max, retry_after_s: retryAfterS },
-    })
+  constructor(max: number, retryAfterS: number, pool: 'verified' | 'unverified' = 'verified') {
+    super(
+      'too_many_uploads',
+      pool === 'verified'
+        ? `this instance is receiving its maximum of ${max} concurrent uploads; nothing was charged — retry after ${retryAfterS} s`
+        : `this instance is receiving its maximum of ${max} concurrent uploads whose payer could not be verified now (the chain did not answer); nothing was charged — retry after ${retryAfterS} s`,
+      { meta: { max_concurrent_uploads: max, retry_after_s: retryAfterS, ...(pool === 'unverified' ? { pool } : {}) } },
+    )
   }
 }

@@ -8,7 +8,7 @@ import { addressesEqual, parseStrictSignature, verifyOverlordSignature } from '.
 
 export type VaultEntryRecord = { context: string; nonce: string; ciphertext: string; created_at: number }
 
-/** The file format of the vault before issue 28 (`<data dir>/vault.json`): imported once by `importVaultFile`. */
+/** The vault's earlier file format (`<data dir>/vault.json`, one per replica): imported once by `importVaultFile`. */
 export type VaultFile = {
   version: 1
   vault_id: string
@@ -47,7 +47,7 @@ export function unlockMessageFor(origin: string): string {
 }
 
 /**
- * The sealed vault (docs/security.md), in the deployment's database (issue 28; before, one JSON file per replica):
+ * The sealed vault (docs/security.md), in the deployment's database:
  *
  * - Each entry (`vault_entries`) is AES-256-GCM under a 32-byte data key, with a fresh random 12-byte nonce and
  *   the entry id as associated data (an entry copied under another id fails authentication).

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, createPublicKey, diffieHe
 
 /**
  * Sending the vault's data key from an unlocked replica to a locked one through the shared database without
- * it ever being there in the clear (issue 28, docs/security.md "Unlock per deployment"):
+ * it ever being there in the clear (docs/security.md "Unlock per deployment"):
  * - each replica holds an X25519 key pair made at start and kept only in memory (`PeerKeyPair`); it
  *   publishes the public half with its heartbeat;
  * - the sender makes a one-time X25519 key pair per wrap, derives shared = X25519(one-time private, recipient

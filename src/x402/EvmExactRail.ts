@@ -5,6 +5,7 @@ import { type EvmAuthorization, type EvmPayment, type EvmSettlement, facilitator
 import { envSuffix } from './evmNetworks.js'
 import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
 import { exactRequirement, type PaymentRequirement } from './requirements.js'
+import { assertCoversWindow, type PaymentWindow } from './settlementWindow.js'
 
 export type EvmExactRailOptions = {
   network: `eip155:${number}`
@@ -76,10 +77,15 @@ export class EvmExactRail implements PaymentRailBase {
     return this.options.currency
   }
 
-  /** Decode and the local checks (network, asset, payTo, amount, validity, signature shape): 400 / 402. */
-  check(decoded: Pick<DecodedPaymentHeader, 'payload'>, requirement: PaymentRequirement, nowSeconds?: number): EvmPayment {
+  /**
+   * Decode and the local checks (network, asset, payTo, amount, validity, signature shape): 400 / 402. With
+   * `callWindow` (a payment settled after its call ran), `validBefore` must also leave the longest call plus its
+   * settlement: 402 `payment_expires_too_soon`.
+   */
+  check(decoded: Pick<DecodedPaymentHeader, 'payload'>, requirement: PaymentRequirement, nowSeconds = Math.floor(Date.now() / 1000), callWindow?: PaymentWindow): EvmPayment {
     const payment = parseEvmPayment(decoded.payload)
     precheckEvmPayment(decoded.payload, payment, requirement, nowSeconds)
+    if (callWindow) assertCoversWindow(payment.authorization.validBefore, callWindow, nowSeconds, 'authorization.validBefore')
     return payment
   }
 
@@ -122,7 +128,7 @@ export class EvmExactRail implements PaymentRailBase {
       if (auth.validBefore < BigInt(nowSeconds - 6)) return { outcome: 'never', why: 'it never settled and can no longer settle' }
       return { outcome: 'wait', why: 'not settled yet' }
     }
-    const latest = await client.getBlockNumber()
+    const latest = await client.getBlockNumber({ cacheTime: 0 }) // not a number viem kept from an earlier read: the transaction sought may be newer
     const window = { fromBlock: latest > LOG_WINDOW ? latest - LOG_WINDOW : 0n, toBlock: latest }
     const usedLogs = await client.getLogs({ address: token, event: abi[1], args: { authorizer: args[0], nonce: args[1] }, ...window })
     const transaction = usedLogs[0]?.transactionHash

@@ -1,9 +1,12 @@
+import { PERMIT2_ADDRESS, x402UptoPermit2ProxyABI } from '@x402/evm'
+import { createPublicClient, decodeFunctionData, http, parseAbi, parseEventLogs, type PublicClient } from 'viem'
 import { InvalidPaymentError, PaymentHeaderInvalidError } from './errors.js'
 import type { DecodedPaymentHeader, PaymentPayload } from './headers.js'
 import { envSuffix } from './evmNetworks.js'
 import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
 import { InvalidPaymentReasons } from './reasons.js'
 import { exactRequirement, type PaymentRequirement } from './requirements.js'
+import { assertCoversWindow, type PaymentWindow } from './settlementWindow.js'
 
 /** Where @x402/evm's `upto` client and facilitator expect x402's Permit2 proxy (the permit's spender). */
 export const UPTO_PERMIT2_PROXY = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002'
@@ -19,7 +22,41 @@ export type EvmUptoRailOptions = {
   payTo: string
   /** The facilitator's settling address: a permit names it, and only it can settle (`SERVICE_X402__UPTO_FACILITATOR_ADDRESS`). */
   facilitatorAddress: string
+  /** JSON-RPC of the chain (`SERVICE_X402__RPC_URL__<NETWORK>`), to reconcile a settlement from the chain; optional. */
+  rpcUrl?: string
 }
+
+/** A settlement the gateway does not know the outcome of, as the chain tells it (`EvmUptoRail.recover`). */
+export type UptoSettlementClaim = {
+  payer: string
+  payTo: string
+  asset: string
+  /** The amount the settlement transfers (what was served). */
+  amount: bigint
+  nonce: bigint
+  deadline: bigint
+  /** A transaction the facilitator broadcast for it (x402 `settlement_pending`), if one is known. */
+  txHash?: string | null
+}
+
+/**
+ * What the chain says of an `upto` settlement: `paid` (the transaction), `unused` (the permit can still be
+ * settled: nothing moved), `never` (it can no longer be: expired unused, or the payer cancelled the nonce —
+ * `payerFault`), or `wait` (not decided yet: a broadcast not mined, or a used nonce whose transfer is not found).
+ */
+export type UptoRecoveryVerdict =
+  | { outcome: 'paid'; transaction: `0x${string}` }
+  | { outcome: 'unused' }
+  | { outcome: 'never'; why: string; payerFault: boolean }
+  | { outcome: 'wait'; why: string }
+
+const permit2Abi = parseAbi([
+  'function nonceBitmap(address owner, uint256 wordPos) view returns (uint256)',
+  'event UnorderedNonceInvalidation(address indexed owner, uint256 word, uint256 mask)',
+])
+const transferAbi = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
+/** How far back a settlement's transfer is looked for (blocks). */
+const LOG_WINDOW = 50_000n
 
 /** A decoded `upto` payload: a Permit2 witness transfer of at most `amount` of `token` to `to`, settled by `facilitator`. */
 export type UptoPermit = {
@@ -89,6 +126,7 @@ export class EvmUptoRail implements PaymentRailBase {
   readonly id: `eip155:${number}`
   readonly label: string
   readonly options: EvmUptoRailOptions
+  #client: PublicClient | undefined
 
   constructor(options: EvmUptoRailOptions) {
     this.options = options
@@ -133,10 +171,17 @@ export class EvmUptoRail implements PaymentRailBase {
   /**
    * Decode and the local checks before anything is claimed or the facilitator asked: scheme, network, token,
    * recipient, spender (x402's proxy), the facilitator the permit names, a maximum of at least `minimumAtomic`
-   * (a permit that could not pay the least a call costs buys no generation), the validity window and the
-   * signature's shape. 400 (malformed) / 402 `invalid_payment` with a reason.
+   * (a permit that could not pay the least a call costs buys no generation), the validity window — with
+   * `callWindow`, a deadline far enough for the longest call plus its settlement (402
+   * `payment_expires_too_soon`) — and the signature's shape. 400 (malformed) / 402 `invalid_payment` with a reason.
    */
-  check(decoded: Pick<DecodedPaymentHeader, 'payload'>, requirement: PaymentRequirement, minimumAtomic: bigint, nowSeconds = Math.floor(Date.now() / 1000)): UptoPermit {
+  check(
+    decoded: Pick<DecodedPaymentHeader, 'payload'>,
+    requirement: PaymentRequirement,
+    minimumAtomic: bigint,
+    nowSeconds = Math.floor(Date.now() / 1000),
+    callWindow?: PaymentWindow,
+  ): UptoPermit {
     const permit = parseUptoPermit(decoded.payload)
     const accepted = decoded.payload.accepted
     const fail = (reason: string, message: string): never => {
@@ -154,6 +199,7 @@ export class EvmUptoRail implements PaymentRailBase {
     if (permit.amount < minimumAtomic) fail(InvalidPaymentReasons.amountInsufficient, `the permitted maximum ${permit.amount} is below the least a call costs, ${minimumAtomic}`)
     // The reference facilitator wants at least 6 s of validity left for the settlement transaction.
     if (permit.deadline <= BigInt(nowSeconds + 6)) fail(InvalidPaymentReasons.expired, 'permit2Authorization.deadline is not in the future')
+    if (callWindow) assertCoversWindow(permit.deadline, callWindow, nowSeconds, 'permit2Authorization.deadline')
     if (permit.validAfter > BigInt(nowSeconds)) fail(InvalidPaymentReasons.notYetValid, 'witness.validAfter is in the future')
     if (!/^0x[0-9a-fA-F]+$/.test(permit.signature) || permit.signature.length < 132 || permit.signature.length % 2 !== 0) {
       fail(InvalidPaymentReasons.malformedSignature, 'payload.signature is not a 0x hex signature of at least 65 bytes')
@@ -169,5 +215,66 @@ export class EvmUptoRail implements PaymentRailBase {
   facilitatorRequest(decoded: Pick<DecodedPaymentHeader, 'payload'>, requirement: PaymentRequirement, amount: bigint) {
     const value = amount.toString()
     return { x402Version: 2 as const, paymentPayload: decoded.payload, paymentRequirements: { ...requirement, amount: value, maxAmountRequired: value } }
+  }
+
+  /** True when settlements can be reconciled from this chain (`SERVICE_X402__RPC_URL__<NETWORK>`). */
+  get canRecover(): boolean {
+    return Boolean(this.options.rpcUrl)
+  }
+
+  /**
+   * Reads the chain about an `upto` settlement whose outcome the gateway does not know. A broadcast transaction
+   * that succeeded with the payer's transfer to `payTo` of at least `amount` is `paid`. Otherwise Permit2's
+   * nonce decides: unused — `unused` before the deadline, `never` after it; used — `paid` when a transaction of
+   * x402's proxy settling this very nonce is found (a used nonce alone proves nothing: the payer can invalidate
+   * it), `never` (the payer's fault) when the payer invalidated it, else `wait` for an operator.
+   */
+  async recover(claim: UptoSettlementClaim, nowSeconds = Math.floor(Date.now() / 1000)): Promise<UptoRecoveryVerdict> {
+    if (!this.options.rpcUrl) return { outcome: 'wait', why: `no SERVICE_X402__RPC_URL__${envSuffix(this.id)}` }
+    this.#client ??= createPublicClient({ transport: http(this.options.rpcUrl, { timeout: 10_000, retryCount: 1 }) }) as PublicClient
+    const client = this.#client
+    const payer = claim.payer as `0x${string}`
+    const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+    const paysUs = (logs: Parameters<typeof parseEventLogs>[0]['logs']) =>
+      parseEventLogs({ abi: transferAbi, eventName: 'Transfer', logs }).some(
+        (t) => same(t.address, claim.asset) && same(t.args.from, claim.payer) && same(t.args.to, claim.payTo) && t.args.value >= claim.amount,
+      )
+    let broadcastUnmined = false
+    if (claim.txHash) {
+      const receipt = await client.getTransactionReceipt({ hash: claim.txHash as `0x${string}` }).catch(() => undefined)
+      if (receipt?.status === 'success' && paysUs(receipt.logs)) return { outcome: 'paid', transaction: receipt.transactionHash }
+      broadcastUnmined = receipt === undefined
+    }
+    const word = await client.readContract({ address: PERMIT2_ADDRESS, abi: permit2Abi, functionName: 'nonceBitmap', args: [payer, claim.nonce >> 8n] })
+    const used = ((word >> (claim.nonce & 255n)) & 1n) === 1n
+    if (!used) {
+      if (BigInt(nowSeconds) > claim.deadline) return { outcome: 'never', why: 'the permit expired unused', payerFault: false }
+      // a broadcast still in the mempool may yet use it: settling again would only revert, so wait for it
+      if (broadcastUnmined) return { outcome: 'wait', why: `transaction ${claim.txHash} is not mined yet` }
+      return { outcome: 'unused' }
+    }
+    const latest = await client.getBlockNumber({ cacheTime: 0 }) // not a number viem kept from an earlier read: the transaction sought may be newer
+    const window = { fromBlock: latest > LOG_WINDOW ? latest - LOG_WINDOW : 0n, toBlock: latest }
+    const transfers = await client.getLogs({ address: claim.asset as `0x${string}`, event: transferAbi[0], args: { from: payer, to: claim.payTo as `0x${string}` }, ...window })
+    for (const hash of new Set(transfers.map((t) => t.transactionHash))) {
+      const tx = await client.getTransaction({ hash })
+      if (!tx.to || !same(tx.to, UPTO_PERMIT2_PROXY)) continue
+      const call = (() => {
+        try {
+          return decodeFunctionData({ abi: x402UptoPermit2ProxyABI, data: tx.input })
+        } catch {
+          return undefined
+        }
+      })()
+      const permit = call?.functionName === 'settle' ? (call.args[0] as { nonce: bigint }) : undefined
+      if (permit?.nonce !== claim.nonce) continue
+      const receipt = await client.getTransactionReceipt({ hash })
+      if (receipt.status === 'success' && paysUs(receipt.logs)) return { outcome: 'paid', transaction: hash }
+    }
+    const cancelled = await client.getLogs({ address: PERMIT2_ADDRESS, event: permit2Abi[1], args: { owner: payer }, ...window })
+    if (cancelled.some((c) => c.args.word === claim.nonce >> 8n && (((c.args.mask ?? 0n) >> (claim.nonce & 255n)) & 1n) === 1n)) {
+      return { outcome: 'never', why: 'the payer invalidated the permit nonce', payerFault: true }
+    }
+    return { outcome: 'wait', why: 'the permit nonce is used on chain but no settlement of it was found: an operator decides' }
   }
 }

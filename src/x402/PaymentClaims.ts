@@ -48,6 +48,18 @@ export class PaymentClaims {
   /** Thrown inside `inTransaction` when a key is taken: rolls the transaction back. */
   static readonly taken: unique symbol = Symbol('payment claim taken')
 
+  /** True when any route holds the key (one primary-key read). */
+  static async isClaimed(db: Kysely<Database>, key: PaymentKey): Promise<boolean> {
+    const row = await db
+      .selectFrom('payment_claims')
+      .select('ref')
+      .where('network', '=', key.network)
+      .where('payer', '=', normalise(key.payer))
+      .where('nonce', '=', normalise(key.nonce))
+      .executeTakeFirst()
+    return row !== undefined
+  }
+
   /** Gives back the claim `ref` holds (its payment was refused or produced nothing; the payer may use it again). */
   static async release(db: Kysely<Database>, ref: string): Promise<void> {
     await db.deleteFrom('payment_claims').where('ref', '=', ref).execute()

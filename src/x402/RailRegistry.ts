@@ -104,6 +104,7 @@ export function createRailRegistry(x402: X402Config, algod: algosdk.Algodv2): Ra
         tokenVersion: x402.tokenVersion,
         payTo: x402.payToEvm,
         facilitatorAddress: x402.uptoFacilitatorAddress,
+        ...(x402.evmRpcUrls[n.network] ? { rpcUrl: x402.evmRpcUrls[n.network] } : {}),
       }),
     )
   }

@@ -17,7 +17,7 @@ export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
   }
 }
 
-export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | typeof BATCH_CUMULATIVE_MISMATCH
+export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | 'payment_expires_too_soon' | 'settlement_owed' | typeof BATCH_CUMULATIVE_MISMATCH
 
 /**
  * x402 `batch-settlement`: the voucher's running total is not the server's. The 402 carries this code itself (the
@@ -25,9 +25,17 @@ export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insuffic
  */
 export const BATCH_CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch'
 
-/** The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`, else `invalid_payment`. */
+/**
+ * The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`,
+ * `payment_expires_too_soon` (sign a longer validity) and `settlement_owed` (settle the debt first), else
+ * `invalid_payment`.
+ */
 export function rejectionCode(reason: string): PaymentRejectionCode {
   switch (reason) {
+    case InvalidPaymentReasons.expiresTooSoon:
+      return 'payment_expires_too_soon'
+    case InvalidPaymentReasons.settlementOwed:
+      return 'settlement_owed'
     case InvalidPaymentReasons.assetMismatch:
     case InvalidPaymentReasons.nativeAlgoNotAccepted:
       return 'wrong_asset'
@@ -43,14 +51,18 @@ export function rejectionCode(reason: string): PaymentRejectionCode {
   }
 }
 
-/** 402 payment rejected: `invalid_payment` (or a designed, more precise code), with a reason in `meta.reason`. */
+/**
+ * 402 payment rejected: `invalid_payment` (or a designed, more precise code), with a reason in `meta.reason`
+ * and, for the designed codes, what the client needs to fix it in `meta` too (`details` of the 402).
+ */
 export class InvalidPaymentError extends BaseError<PaymentRejectionCode> {
   override name = 'InvalidPaymentError'
   constructor(
     readonly reason: InvalidPaymentReason | string,
     message: string,
+    details: Record<string, unknown> = {},
   ) {
-    super(rejectionCode(reason), message, { meta: { reason } })
+    super(rejectionCode(reason), message, { meta: { ...details, reason } })
   }
 }
 
@@ -73,11 +85,11 @@ export class RequestHashMismatchError extends BaseError<'request_hash_mismatch'>
   }
 }
 
-/** 402: the Algorand transaction was not confirmed within the polling window. */
+/** 402: the Algorand transaction was not confirmed within the polling window (or `why`: it never can be). */
 export class ExpiredPaymentError extends BaseError<'expired_payment'> {
   override name = 'ExpiredPaymentError'
-  constructor(txId: string, seconds: number) {
-    super(ErrorCodes.expiredPayment, `transaction ${txId} was not confirmed within ${seconds} s`)
+  constructor(txId: string, seconds: number, why?: string) {
+    super(ErrorCodes.expiredPayment, `transaction ${txId} ${why ?? `was not confirmed within ${seconds} s`}`)
   }
 }
 
@@ -97,5 +109,16 @@ export class LedgerNodeUnavailableError extends BaseError<'ledger_node_unavailab
   override name = 'LedgerNodeUnavailableError'
   constructor(cause?: unknown) {
     super(ErrorCodes.ledgerNodeUnavailable, 'Algorand node unavailable', { cause })
+  }
+}
+
+/**
+ * 502 (designed): the settlement was broadcast and is still unconfirmed after x402's one retry
+ * (`settlement_pending`). The payment stays claimed (never usable again) and its recovery decides from the chain.
+ */
+export class SettlementPendingError extends BaseError<'settlement_pending'> {
+  override name = 'SettlementPendingError'
+  constructor(readonly transaction: string) {
+    super('settlement_pending', `the settlement ${transaction || '(no transaction yet)'} is broadcast and not confirmed yet; the payment is kept for reconciliation and cannot be used again`)
   }
 }

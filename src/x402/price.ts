@@ -10,6 +10,9 @@
  */
 export const MIB = 1_048_576n
 
+/** The least any upload costs, in atomic units: the 0.005 USD every price adds to the upstream's cost. */
+export const LEAST_UPLOAD_PRICE_ATOMIC = 5_000n
+
 export type Fraction = { n: bigint; d: bigint }
 
 /** Parses a non-negative decimal (`"12.5"`, `"1e-7"`, `3`) to an exact fraction. */

@@ -16,6 +16,8 @@ export const ErrorCodes = {
   requestHashMismatch: 'request_hash_mismatch',
   expiredPayment: 'expired_payment',
   facilitatorUnavailable: 'facilitator_unavailable',
+  paymentExpiresTooSoon: 'payment_expires_too_soon',
+  settlementOwed: 'settlement_owed',
   ledgerNodeUnavailable: 'ledger_node_unavailable',
   storageUpstreamFailed: 'storage_upstream_failed',
   uploadNotFound: 'upload_not_found',
@@ -42,6 +44,16 @@ export const InvalidPaymentReasons = {
   facilitatorMismatch: 'facilitator_mismatch',
   /** `upto`: the permit's spender is not x402's `upto` proxy. */
   spenderMismatch: 'spender_mismatch',
+  /** The payment expires before the longest call it pays for could be settled (cost calls: see settlementWindow.ts). */
+  expiresTooSoon: 'authorization_expires_too_soon',
+  /** A settlement of this payer (or session wallet) failed after its call was served and is not reconciled yet. */
+  settlementOwed: 'settlement_owed',
+  /** EIP-3009: the signature does not recover to `authorization.from` (nor is it the contract wallet's, on chain). */
+  invalidSignature: 'invalid_signature',
+  /** The payer's balance on chain is below the authorised value. */
+  insufficientFunds: 'insufficient_funds',
+  /** EIP-3009: the authorization's nonce is already used (or cancelled) on chain. */
+  authorizationUsed: 'authorization_used',
   /** `batch-settlement`: the channel names another receiver authorizer than the gateway's key. */
   authorizerMismatch: 'receiver_authorizer_mismatch',
   /** `batch-settlement`: the channel's withdraw delay is not the one the requirement states. */

@@ -1,5 +1,5 @@
 /**
- * End to end on devnet peers (issue 7 "Done when", the part after the paid uploads): three stored, paid
+ * Receipt batches end to end on devnet peers, the part after the paid uploads: three stored, paid
  * uploads in the storage ledger → `npm run batch` (the real CLI, as a child process) → the tree file on the
  * devnet Arweave gateway via the devnet upstream → `RootCommitted` on Anvil → each payer submits the proof
  * served by `getReceiptProof` to `attestLeaf`: accepted once, `claimed` the second time.

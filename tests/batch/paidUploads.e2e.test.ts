@@ -1,5 +1,5 @@
 /**
- * Issue 7 "Done when", end to end with nothing written by hand. Payers pay and store through the real
+ * Receipt batches end to end with nothing written by hand. Payers pay and store through the real
  * gateway app (`POST /store`, OpenAPI router, response validation `error`): two on local Base (eip155:8453)
  * and one on local Ethereum (eip155:1) with the stock x402 reference client. Then the real
  * `npm run batch -- --json` CLI (a child process on the same database and chain) stores the tree file

@@ -1,8 +1,8 @@
 /**
- * Every page at a desktop (1280 px) and a phone (390 px) width, signed in (issue 33, "the pages read as a
- * product"): nothing is wider than the screen except inside a box that scrolls (`.wrap`, `pre`, the book's
- * tables), on a desktop the content uses the width, there is no console error, failed request or serious axe
- * violation, and a screenshot of each is written to .tmp/screenshots/layout-<page>-<width>.png to look at.
+ * Every page at a desktop (1280 px) and a phone (390 px) width, signed in: nothing is wider than the screen except
+ * inside a box that scrolls (`.wrap`, `pre`, the book's tables), on a desktop the content uses the width, there is
+ * no console error, failed request or serious axe violation, and a screenshot of each is written to
+ * .tmp/screenshots/layout-<page>-<width>.png to look at.
  */
 import type { Browser, Page } from 'playwright-core'
 import { generatePrivateKey } from 'viem/accounts'

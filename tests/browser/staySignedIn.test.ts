@@ -1,5 +1,5 @@
 /**
- * Issue 33 finding 1: a user moving between the pages stays signed in. The navigation script asks
+ * A user moving between the pages stays signed in. The navigation script asks
  * `/users/session/validate` on every page; only the server's 401 ("this token is not a session") may forget the
  * stored token. A request cut off because the user clicked on, a network error or a 5xx keeps it — otherwise the
  * navigation shows "Login" while the cookie is still valid and /dojo's Send fails with auth_required.

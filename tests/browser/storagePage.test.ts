@@ -2,7 +2,8 @@
  * A paid upload from /storage/ in Chromium on the devnet, as a user makes it: sign in with a funded payer
  * wallet, choose a file, see the price, sign the x402 EIP-3009 authorization in the wallet
  * (`eth_signTypedData_v4`), upload with progress, read the receipt, and watch the upload in the wallet's
- * list until the gateway has verified it on the Arweave gateway. The USDC really moves on local Base.
+ * list until the gateway has verified it on the Arweave gateway. The USDC really moves on local Base. The same on
+ * a phone (390 px), where each upload of the list is a card with every column on the screen.
  */
 import type { Browser } from 'playwright-core'
 import { createPublicClient, erc20Abi, http } from 'viem'
@@ -59,5 +60,44 @@ describe('/storage/', () => {
     expect(await arweaveLink.getAttribute('href')).toMatch(new RegExp(`^${system.devnet.storage.gatewayUrl.replace(/\/+$/, '')}/[A-Za-z0-9_-]{43}$`))
     expect(await page.locator('#uploads-status').textContent()).toBe('1 upload.')
     await checkPage(page, 'storage')
+  })
+
+  it('at 390 px (a phone) the uploads table shows every column of an upload on the screen, each labelled, nothing off to the side', async () => {
+    const payer = system.devnet.accounts.evm.filter((a) => a.role === 'payer')[1]! // not the first test's: its own list
+    const { page } = await openPage(browser, { wallets: [walletFromKey(payer.privateKey)], viewport: { width: 390, height: 844 } })
+    await login(page, '/storage/', { origin: system.url })
+    await expect.poll(() => page.locator('#uploads-status').textContent(), { timeout: 30_000 }).toBe('No uploads yet.')
+    await page.locator('#file').setInputFiles({ name: 'phone.txt', mimeType: 'text/plain', buffer: Buffer.from(`from a phone ${Date.now()}\n`) })
+    await expect.poll(() => page.locator('#price').textContent(), { timeout: 30_000 }).toMatch(/^Storing \d+ B costs/)
+    await page.locator('#pay').click()
+    await page.locator('#receipt-details').waitFor({ timeout: 60_000 })
+    const row = page.locator('#uploads tbody tr').first()
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 90_000, interval: 1000 }).toBe('verified')
+
+    const headers = await page.locator('#uploads thead th').allTextContents()
+    expect(headers).toEqual(['When', 'Size', 'Paid', 'Status', 'Verification', 'Receipt', 'Arweave'])
+    const width = await page.evaluate(() => document.documentElement.clientWidth)
+    const cells = await row.locator('td').evaluateAll((tds) =>
+      tds.map((td) => {
+        const box = td.getBoundingClientRect()
+        return { left: box.left, right: box.right, height: box.height, label: getComputedStyle(td, '::before').content, text: (td.textContent ?? '').trim() }
+      }),
+    )
+    expect(cells).toHaveLength(headers.length)
+    cells.forEach((cell, i) => {
+      // on the screen, without scrolling sideways: inside the viewport, not hidden, with its column's name beside it
+      expect(cell.left, headers[i]).toBeGreaterThanOrEqual(0)
+      expect(cell.right, headers[i]).toBeLessThanOrEqual(width)
+      expect(cell.height, headers[i]).toBeGreaterThan(0)
+      expect(cell.label, headers[i]).toBe(JSON.stringify(headers[i]))
+      expect(cell.text, headers[i]).not.toBe('')
+    })
+    // the links of the last columns work from here
+    expect(await row.locator('td[data-label="Receipt"] a').getAttribute('href')).toMatch(/^\/store\/receipts\/[A-Za-z0-9_-]{43}$/)
+    expect(await row.locator('td[data-label="Arweave"] a').isVisible()).toBe(true)
+    // nothing of the list hides in a box that scrolls sideways, and the page does not scroll sideways either
+    expect(await page.locator('#uploads').evaluate((t) => t.closest('.wrap')!.scrollWidth <= t.closest('.wrap')!.clientWidth)).toBe(true)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
+    await checkPage(page, 'storage-uploads-390')
   })
 })

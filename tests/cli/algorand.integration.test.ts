@@ -98,7 +98,7 @@ describe('pay2store store --rail algorand', () => {
     const r = await cli(['store', file, '--rail', 'algorand', '--devnet', devnet, '--gateway', gw.url, '--arweave', peers.arweave.url])
     expect(r.code, r.out + r.err).toBe(EXIT.ok)
     expect(r.out).toMatch(new RegExp(`^paying 0\\.\\d+ USDC \\(ASA ${USDC_ASA_ID}\\) on algorand from ${devnetPayer.address}\\n`))
-    expect(r.out).toMatch(/\nstored 3000 bytes as [A-Za-z0-9_-]{43}\n/)
+    expect(r.out).toMatch(new RegExp(`\nstored ${file} \\(3000 bytes\\)\nstorage id   [A-Za-z0-9_-]{43}\n`))
   })
 
   it('failures: no USDC is 5, the node down is 3, a malformed mnemonic is 2, no key is 4 — nothing stored', async () => {

@@ -27,6 +27,8 @@ let engine: Engine
 let registry: TestModelServer
 let local: TestModelServer
 let dir: string
+/** A gateway that reads at most 64 KiB of a request without a payment: it answers 413 before a larger upload is sent. */
+let small: TestGateway
 const KEY_ENV = 'PAY2STORE_TEST_KEY'
 const DOWN = 'http://127.0.0.1:1'
 
@@ -37,6 +39,7 @@ beforeAll(async () => {
   delete env.SERVICE_X402__ASSET__EIP155_8453
   delete env.SERVICE_X402__ASSET__EIP155_1
   gw = await startAppGateway(env, peers.dir, { withBatch: true }) // receipts come from the batch domain
+  small = await startAppGateway({ ...env, SERVICE_STORAGE__UNPAID_MAX_BYTES: String(64 * 1024) }, peers.dir)
   engine = await createEngine({ threads: 1 })
   registry = await startTestModelServer({ engine })
   local = await startTestModelServer({ engine, config: { installDefaults: false, registries: [`127.0.0.1:${registry.port}`, 'registry.ollama.ai'] } })
@@ -45,6 +48,7 @@ afterAll(async () => {
   await local?.close()
   await registry?.close()
   await engine?.dispose()
+  await small?.close()
   await gw?.close()
   await peers?.close()
   await rm(dir, { recursive: true, force: true })
@@ -69,9 +73,10 @@ describe('pay2store store / receipt / verify / login', () => {
     const human = await cli(['store', file, '--gateway', gw.url, '--key-env', KEY_ENV, '--arweave', peers.arweave.url], payer(3))
     expect(human.code).toBe(EXIT.ok)
     expect(human.out).toMatch(/^paying 0\.\d+ USDC on base from 0x/)
-    expect(human.out).toMatch(/\nstored 150000 bytes as [A-Za-z0-9_-]{43}\n/)
-    expect(human.out).toContain(`link     ${peers.arweave.url}/`)
-    expect(human.out).toMatch(/\npaid     0\.\d+ USDC on eip155:8453\npayer    0x[0-9a-fA-F]{40}\n/)
+    // the id under the name `receipt` and `verify` take it by, as `receipt` prints it
+    expect(human.out).toMatch(new RegExp(`\nstored ${file} \\(150000 bytes\\)\nstorage id   [A-Za-z0-9_-]{43}\n`))
+    expect(human.out).toContain(`\nlink         ${peers.arweave.url}/`)
+    expect(human.out).toMatch(/\npaid         0\.\d+ USDC on eip155:8453\npayer        0x[0-9a-fA-F]{40}\n/)
   })
 
   it('store failures: bad file, no key, server down, insufficient funds, over the spend cap', async () => {
@@ -119,7 +124,7 @@ describe('pay2store store / receipt / verify / login', () => {
     const paying = lines.findIndex((l) => l.includes('paying'))
     expect(lines[paying], screen).toMatch(new RegExp(`^paying 0\\.\\d+ USDC on base from ${anvilAccount(5).address}$`))
     expect(quote < paying && paying < upload, screen).toBe(true)
-    expect(lines.slice(upload + 1).join('\n'), screen).toMatch(/^stored 3000000 bytes as [A-Za-z0-9_-]{43}\nsha256 /)
+    expect(lines.slice(upload + 1).join('\n'), screen).toMatch(new RegExp(`^stored ${file} \\(3000000 bytes\\)\nstorage id   [A-Za-z0-9_-]{43}\nsha256 `))
 
     // a narrower terminal: the bars follow its width, still whole
     const narrow = await runInTerminal(command, { cols: 50, cwd: process.cwd(), env: payer(5), timeoutMs: 150_000 })
@@ -138,6 +143,12 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(r.json).toMatchObject({ ar_tx_id: stored, size_bytes: 150_000, payer: anvilAccount(2).address })
     const human = await cli(['receipt', stored, '--gateway', gw.url])
     expect(human.out).toContain(`storage id   ${stored}`)
+    // one name for the id wherever a person reads it: the help of the commands that take it says `storage id` too
+    for (const command of ['receipt', 'verify']) {
+      const help = await cli([command, '--help'])
+      expect(help.out).toMatch(new RegExp(`^Usage: pay2store ${command} \\[options\\] <storage-id>\\n`))
+      expect(help.out).not.toMatch(/arTxId|ar_tx_id/)
+    }
     // the amount as `store` prints it (the asset's decimals and symbol); atomic units stay in --json
     expect(human.out).toContain(`\npaid         ${Number(r.json.paid_atomics) / 1e6} USDC\nasset        0x`)
     for (const line of human.out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
@@ -293,4 +304,65 @@ describe('pay2store models', () => {
     expect(stdout).toMatch(/pulling [0-9a-f]{12}\s+\[█+\] 100%/)
     expect(stdout).toContain('success')
   }, 150_000)
+})
+
+/**
+ * Every failure in a terminal ends the command with its message and exit code, whatever bars were drawn: a
+ * bar still live after its command (its redraw timer) would keep the process running after the message.
+ * Each case runs `bin/pay2store.mjs` in its own 80-column terminal (tmux); a command still running after
+ * 45 s fails the case with the screen as it was.
+ */
+describe('in a terminal, every failure ends the command with its message and exit code', () => {
+  const bars = /[█░]/
+  const inTerminal = async (args: string, env: Record<string, string> = {}) => {
+    const r = await runInTerminal(`node bin/pay2store.mjs ${args}`, { cols: 80, cwd: process.cwd(), env, timeoutMs: 45_000 })
+    return { ...r, screen: r.lines.join('\n'), last: r.lines.at(-1) ?? '' }
+  }
+
+  it('store with no gateway running (--devnet, before npm start): the message alone, no bar, exit 3', async () => {
+    const file = join(dir, 'hello.txt')
+    await writeFile(file, 'hello, permanent world\n')
+    const devnetFile = join(dir, 'devnet-for-terminal.json')
+    await writeFile(devnetFile, JSON.stringify({ accounts: { evm: [{ role: 'payer', privateKey: anvilAccount(2).privateKey }] } }))
+    const r = await inTerminal(`store ${file} --devnet ${devnetFile} --gateway ${DOWN}`)
+    expect(r.code, r.screen).toBe(EXIT.unreachable)
+    expect(r.lines, r.screen).toEqual([`pay2store: cannot reach ${DOWN}/store (connection refused) — is the gateway running? start it with \`npm start\` (or pass --gateway)`])
+  }, 60_000)
+
+  it('store to a gateway that answers before the file is sent (413): the bar stops, the message follows, exit 2', async () => {
+    const file = join(dir, 'too-large-unpaid.bin')
+    await writeFile(file, randomBytes(6_000_000))
+    const r = await inTerminal(`store ${file} --gateway ${small.url} --key-env ${KEY_ENV}`, payer(6))
+    expect(r.code, r.screen).toBe(EXIT.usage)
+    expect(r.last, r.screen).toMatch(/^pay2store: POST \/store answered 413: /)
+    for (const line of r.lines.slice(0, -1)) expect(line, r.screen).toMatch(/^quote \(upload\) \[[█░]+\] +\d+% /)
+  }, 60_000)
+
+  it('store whose payment the payer cannot cover: both bars, then the message, exit 5', async () => {
+    const file = join(dir, 'poor.bin')
+    await writeFile(file, randomBytes(300_000))
+    const r = await inTerminal(`store ${file} --gateway ${gw.url} --key-env ${KEY_ENV}`, payer(8)) // Anvil #8 holds no USDC
+    expect(r.code, r.screen).toBe(EXIT.insufficientFunds)
+    // one line, however long the server's explanation
+    expect(r.last, r.screen).toMatch(/^pay2store: the payer's balance does not cover the price/)
+    const barLines = r.lines.filter((l) => bars.test(l))
+    expect(barLines, r.screen).toHaveLength(2)
+    expect(r.lines.indexOf(barLines[1]!), r.screen).toBe(r.lines.length - 2)
+  }, 60_000)
+
+  it('models create with no model server: the hashing bar, then the message, exit 3', async () => {
+    const files = writeTestModels()
+    const r = await inTerminal(`models create x:v1 --from ${files.chat} --host ${DOWN}`)
+    expect(r.code, r.screen).toBe(EXIT.unreachable)
+    expect(r.last, r.screen).toMatch(/^pay2store: cannot reach .* — is the model server running\? start it with `npm start`/)
+  }, 60_000)
+
+  it('models pull of a model the registry does not have: the statuses, then the message, exit 6; no model server: exit 3', async () => {
+    const missing = await inTerminal(`models pull 127.0.0.1:${registry.port}/library/nope:1 --insecure --host ${local.url}`)
+    expect(missing.code, missing.screen).toBe(EXIT.notFound)
+    expect(missing.last, missing.screen).toMatch(/^pay2store: pull 127\.0\.0\.1:\d+\/library\/nope:1: /)
+    const down = await inTerminal(`models pull svc-tiny-chat --host ${DOWN}`)
+    expect(down.code, down.screen).toBe(EXIT.unreachable)
+    expect(down.lines, down.screen).toEqual([expect.stringMatching(/^pay2store: cannot reach http:\/\/127\.0\.0\.1:1 /)])
+  }, 120_000)
 })

@@ -148,6 +148,9 @@ describe('the production install', () => {
         SERVICE_HOST: '127.0.0.1',
         SERVICE_PORT: '0',
         SERVICE_DATA_DIR: join(dir, 'data'),
+        // what a production start needs (src/config/profile.ts); the model server need not answer for /health
+        SERVICE_PUBLIC_ORIGIN: 'https://store.example.com',
+        SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9',
         SERVICE_HTTP__RESPONSE_VALIDATION: 'error',
       },
       /gateway listening on http:\/\/localhost:(\d+)/,

@@ -1,5 +1,5 @@
 /**
- * The admin tier across replicas (issue 28): gateway processes (`src/main.ts` through `spawnGateway`), each with its
+ * The admin tier across replicas: gateway processes (`src/main.ts` through `spawnGateway`), each with its
  * own data directory, on one PostgreSQL database (a database of its own, created here and dropped after).
  * - a cabinet provisioned through A is read (roster, preflight) and signs through B; cleared through B, gone on A;
  *   both replicas' registry files follow the database;

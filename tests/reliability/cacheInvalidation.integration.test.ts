@@ -1,5 +1,5 @@
 /**
- * The session and agent-registry caches stay correct across gateway instances (issue 17): two gateways on
+ * The session and agent-registry caches stay correct across gateway instances: two gateways on
  * one database, each with its own connections and its own caches.
  * - PostgreSQL: a session used on A (so cached there) and revoked through B is refused by A's very next
  *   request, 50 times in a row; an agent evolved through B shows on A's next `GET /agents`; a revision

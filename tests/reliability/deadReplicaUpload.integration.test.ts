@@ -1,5 +1,5 @@
 /**
- * Paid bytes on the shared database, no shared mount (issue 28 item 3, seed 000 §4.6, §8): two gateway
+ * Paid bytes on the shared database, no shared mount (seed 000 §4.6, §8): two gateway
  * replicas on one PostgreSQL database, each with its own data directory and no `SHARED_SPOOL_DIR` — as two
  * machines. Replica A takes a 64 MB paid upload (its spool is PostgreSQL, the default there), settles it and is
  * killed (`kill -9`) mid-upload; replica B takes it over within 30 s of A's lease lapsing, stores it reading
@@ -119,7 +119,7 @@ describe('a dead replica\'s 64 MB paid upload, no shared directory (two replicas
     expect(takeover, b.output().slice(-3000)).toBeDefined()
     const takenOverMs = (JSON.parse(takeover!) as { time: number }).time - leaseLapsesAt
     console.log(`[dead replica 64 MB] taken over ${(takenOverMs / 1000).toFixed(1)} s and stored ${(afterLeaseMs / 1000).toFixed(1)} s after the lease lapsed; gw-b RSS +${(growth / 2 ** 20).toFixed(1)} MiB (from ${(before / 2 ** 20).toFixed(0)} MiB)`)
-    // The claim (issue 28): the survivor takes a dead replica's paid upload over within 30 s of its lease. Storing
+    // The claim: the survivor takes a dead replica's paid upload over within 30 s of its lease. Storing
     // it then moves 64 MB out of PostgreSQL and up, which on a loaded two-core machine took the whole past 30 s
     // (30.8 and 31.8 s, 2026-11-27): the store is bounded by the wait above (lease + 60 s), not by 30 s.
     expect(takenOverMs).toBeLessThan(30_000)

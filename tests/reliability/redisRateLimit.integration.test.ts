@@ -1,5 +1,5 @@
 /**
- * Issue 28 item 4: the rate limit shared through Redis. Two replicas of the whole gateway (each its own data
+ * The rate limit shared through Redis. Two replicas of the whole gateway (each its own data
  * directory and its own SQLite database, so Redis is the only thing they share) on one Redis key prefix: the
  * limit is one limit for both. With Redis down the replicas count in the database (the fallback); two
  * replicas on one PostgreSQL database then still agree. Every response is checked against the document

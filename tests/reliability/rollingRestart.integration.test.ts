@@ -1,5 +1,5 @@
 /**
- * Rolling restarts (issue 28 item 5), with real gateway processes on one PostgreSQL database and the EVM devnet
+ * Rolling restarts, with real gateway processes on one PostgreSQL database and the EVM devnet
  * peers; every gateway validates its responses against the document (`SERVICE_HTTP__RESPONSE_VALIDATION=error`:
  * a response that breaks it would be a 500, counted as an error here).
  * - SIGTERM: `GET /health/ready` answers 503 `draining` at once (liveness stays 200), a paid upload whose body
@@ -86,7 +86,8 @@ async function payHeaders(url: string, data: Uint8Array, payer: number): Promise
 describe('SIGTERM of one gateway', () => {
   it('fails readiness at once (503 draining; liveness 200), finishes a paid upload whose body is still arriving, exits 0', async () => {
     const g = await start('gw-term')
-    expect(await (await fetch(`${g.url}/health/ready`)).json()).toEqual({ status: 'ready' })
+    // the replica's own phase (its model server here is down on purpose: this test is about the stop signal)
+    expect(await (await fetch(`${g.url}/health/ready?require=none`)).json()).toMatchObject({ status: 'ready' })
     const data = randomBytes(256 * 1024)
     const headers = await payHeaders(g.url, data, 2)
     // the multipart body, sent by hand: half now, the rest after the signal
@@ -109,11 +110,11 @@ describe('SIGTERM of one gateway', () => {
     g.child.kill('SIGTERM')
     // at once: the first probe after the signal is already 503
     let ready: Response
-    do ready = await fetch(`${g.url}/health/ready`)
+    do ready = await fetch(`${g.url}/health/ready?require=none`)
     while (ready.status === 200 && Date.now() - signalled < 200)
     expect(ready.status).toBe(503)
     expect(Date.now() - signalled).toBeLessThan(500)
-    expect(await ready.json()).toEqual({ status: 'draining' })
+    expect(await ready.json()).toMatchObject({ status: 'draining' })
     const live = await fetch(`${g.url}/health/live`)
     expect(live.status).toBe(200)
     expect(live.headers.get('connection')).toBe('close') // no request after this one on a connection about to close

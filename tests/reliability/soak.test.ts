@@ -1,5 +1,5 @@
 /**
- * The soak, short (issues 19, 28): 3 gateways on PostgreSQL and Redis behind HAProxy (readiness checks) for
+ * The soak, short (docs/reliability.md): 3 gateways on PostgreSQL and Redis behind HAProxy (readiness checks) for
  * 60 s of modest mixed traffic (two upload clients, uploads up to 4 MB on every rail, replays, logins, cost
  * calls against one model server, challenge floods, the overlord's provision / sign / clear through different
  * replicas), one replica restarted every ~15 s, by turns a crash (`kill -9`) and a rolling restart (SIGTERM);

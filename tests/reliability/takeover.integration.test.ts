@@ -1,5 +1,5 @@
 /**
- * Prompt recovery of paid uploads across gateway processes on one PostgreSQL database (issue 19):
+ * Prompt recovery of paid uploads across gateway processes on one PostgreSQL database:
  * - instance A is killed (`kill -9`) while sending two settled uploads (one small, spooled in the database; one
  *   6 MB, in the shared spool directory); instance B, alive, stores both within 30 s (A's lease lapses, B
  *   claims each once);
@@ -24,7 +24,7 @@ function gatewayEnv(name: string, extra: Record<string, string> = {}): Record<st
     SERVICE_DATABASE_URL: r.database.url,
     SERVICE_DATA_DIR: join(r.dir, name),
     SERVICE_INSTANCE_ID: name,
-    // the mounted-directory configuration (issue 19); without a mount, tests/reliability/sharedSpool…
+    // the mounted-directory configuration; without a mount, tests/reliability/sharedSpool…
     SERVICE_STORAGE__SPOOL_STORE: 'local',
     SERVICE_STORAGE__SHARED_SPOOL_DIR: join(r.dir, 'shared-spool'),
     SERVICE_LLM__MODELSERVER__BASE_URL: 'http://127.0.0.1:9',

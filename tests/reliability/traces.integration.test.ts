@@ -1,5 +1,5 @@
 /**
- * Issue 28 item 6: one trace per request across the gateway and the model server. Both run in this process
+ * One trace per request across the gateway and the model server. Both run in this process
  * with a tiny model, each with its own tracer provider writing to one in-memory exporter; the model server
  * joins the trace only through the `traceparent` the gateway sends it (its server span takes its parent from
  * the request's headers alone), so a gateway that does not propagate leaves the model server's span a root.

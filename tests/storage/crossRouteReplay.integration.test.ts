@@ -1,5 +1,5 @@
 /**
- * Replay across routes and rails (issue 26, docs/security.md "Money paths"), played by an attacker against the
+ * Replay across routes and rails (docs/security.md "Money paths"), played by an attacker against the
  * devnet peers (two Anvil chains with the EIP-3009 USDC, the x402 facilitator, the storage upstream, a live
  * model server) and the whole gateway: one EIP-3009 authorization whose value covers both prices, to the
  * service's payTo, sent to `POST /store` and to a cost route past the quota — one after the other, at once, and
@@ -82,7 +82,8 @@ type Attack = { data: Uint8Array; header: Record<string, string>; value: bigint;
 
 /**
  * The attacker's one authorization: from the `/store` 402 of `data`, signed by a stock x402 client for the sum of
- * the upload's price and a cost call's (so it covers either route), to the service's payTo.
+ * the upload's price and a cost call's, valid for 10 minutes (so it covers either route: a cost call wants the
+ * longest call plus its settlement), to the service's payTo.
  */
 async function oneAuthorization(chain: LocalChain = peers.base): Promise<Attack> {
   const data = randomBytes(2048)
@@ -92,7 +93,7 @@ async function oneAuthorization(chain: LocalChain = peers.base): Promise<Attack>
   const required = client.getPaymentRequiredResponse((n) => first.headers.get(n), await first.json())
   const storePrice = BigInt(required.accepts.find((a) => a.network === chain.network)!.amount)
   const value = storePrice + CALL_PRICE
-  const payload = await client.createPaymentPayload({ ...required, accepts: required.accepts.map((a) => ({ ...a, amount: value.toString() })) })
+  const payload = await client.createPaymentPayload({ ...required, accepts: required.accepts.map((a) => ({ ...a, amount: value.toString(), maxTimeoutSeconds: 600 })) })
   const authorization = (payload.payload as { authorization: { to: string; value: string; nonce: string } }).authorization
   expect(authorization.to.toLowerCase()).toBe(PAY_TO_EVM.toLowerCase())
   expect(BigInt(authorization.value)).toBe(value)
@@ -196,12 +197,16 @@ describe('one authorization on two rails (attacker: the payer)', () => {
     const swapped = encode({ ...decoded, accepted: { ...decoded.accepted, network: peers.mainnet.network } })
     const swappedWithAsset = encode({ ...decoded, accepted: { ...decoded.accepted, network: peers.mainnet.network, asset: peers.mainnet.tokenAddress } })
     // the network alone: the asset is Base's, refused locally; network and asset: the EIP-712 domain (chain id,
-    // token) the payer signed is Base's, so the facilitator finds the signature invalid on chain 1
-    for (const [header, error, message] of [
-      [swapped, 'wrong_asset', /^asset must be /],
-      [swappedWithAsset, 'invalid_payment', /invalid_exact_evm_signature/],
+    // token) the payer signed is Base's, so the signature is not the payer's on chain 1 — /store recovers the
+    // signer before the upload gets a slot, the cost route's facilitator finds it invalid
+    for (const [header, error, storeMessage, chatMessage] of [
+      [swapped, 'wrong_asset', /^asset must be /, /^asset must be /],
+      [swappedWithAsset, 'invalid_payment', /not signed by its payer/, /invalid_exact_evm_signature/],
     ] as const) {
-      for (const res of [await store(attack.data, header), await chat(header)]) {
+      for (const [res, message] of [
+        [await store(attack.data, header), storeMessage],
+        [await chat(header), chatMessage],
+      ] as const) {
         const body = (await res.json()) as { error: string; message: string; accepts: { network: string }[] }
         expect(res.status, JSON.stringify(body)).toBe(402)
         expect(body.error).toBe(error)

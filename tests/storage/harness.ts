@@ -161,6 +161,9 @@ export function evmEnv(peers: EvmPeers): Record<string, string> {
     SERVICE_X402__PAY_TO_EVM: PAY_TO_EVM,
     SERVICE_X402__ASSET__EIP155_8453: peers.base.tokenAddress,
     SERVICE_X402__ASSET__EIP155_1: peers.mainnet.tokenAddress,
+    // the chains a payer is checked on before its upload gets a slot (signer, nonce, funds)
+    SERVICE_X402__RPC_URL__EIP155_8453: peers.base.url,
+    SERVICE_X402__RPC_URL__EIP155_1: peers.mainnet.url,
     SERVICE_X402__PAY_TO_ALGORAND: 'TEBIP2BXCP75UTGVFO4W3FWLGOBBSSH6LEACRCKQBDW7XQU7IPE2LJYYKM',
     SERVICE_ALGOD__GENESIS_HASH: 'devnet-genesis-for-evm-tests',
     SERVICE_STORAGE__PAYMENT_URL: `http://127.0.0.1:${peers.upstreamPort}`,

@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../devnet/algod/algoAccounts.js'
 import { startAlgod, type AlgodPeer } from '../../devnet/algod/startAlgod.js'
 import { evmEnv, type EvmPeers, multipart, payAndStoreOk, startAppGateway, startEvmPeers } from './harness.js'
+import { BOUNDARY, FILE_HEAD, postFrom, trickle } from './support/trickleUpload.js'
 
 const ALGOD_TOKEN = 'c'.repeat(64)
 const ALGO_PAY_TO = algoTestAccount(2).address
@@ -67,35 +68,6 @@ afterAll(async () => {
   await peers?.close()
 })
 
-const BOUNDARY = 'trickleboundary'
-const FILE_HEAD = `--${BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="a.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`
-
-/** An unpaid upload from `localAddress` that sends its multipart head and then one byte a second. */
-function trickle(url: string, localAddress: string, headers: Record<string, string> = {}) {
-  const req = request(`${url}/store`, {
-    method: 'POST',
-    localAddress,
-    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': '1000000', ...headers },
-  })
-  let answered: number | undefined
-  req.on('response', (res) => {
-    answered = res.statusCode
-    res.resume()
-  })
-  req.on('error', () => undefined)
-  req.write(FILE_HEAD)
-  const timer = setInterval(() => req.write('x'), 1000)
-  return {
-    get answered() {
-      return answered
-    },
-    stop() {
-      clearInterval(timer)
-      req.destroy()
-    },
-  }
-}
-
 /** Raw HTTP/1.1 over a socket: what arrives, and whether the server closed. */
 function rawExchange(url: string, head: string, localAddress?: string) {
   const { hostname, port } = new URL(url)
@@ -139,20 +111,6 @@ function parseRaw(text: string): { status: number; headers: string; body: unknow
 }
 
 const garbagePayment = { 'PAYMENT-SIGNATURE': 'not-a-payment!' }
-
-/** A complete multipart upload of `data` from `localAddress` (fetch cannot choose its source address). */
-function postFrom(url: string, localAddress: string, data: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; body: { error: string } }> {
-  const body = Buffer.concat([Buffer.from(FILE_HEAD), data, Buffer.from(`\r\n--${BOUNDARY}--\r\n`)])
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}/store`, { method: 'POST', localAddress, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(body.length), ...headers } }, (res) => {
-      let text = ''
-      res.on('data', (d) => (text += d))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 describe('slow unpaid uploads hold no upload slot (finding 4)', () => {
   for (const attackers of [2, 20]) {

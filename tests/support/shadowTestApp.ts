@@ -32,7 +32,7 @@ const documentPath = fileURLToPath(new URL('../../openapi/gateway.yaml', import.
 export async function startShadowTestApp(p: { env: Record<string, string>; dataDir: string; publicOrigin?: string; now?: () => number; events?: CollectingEventSink }): Promise<ShadowTestApp> {
   const events = p.events ?? new CollectingEventSink()
   const { logger, text } = createCapturingLogger({ name: 'shadow-test' })
-  // the admin tier lives in the database (issue 28): a SQLite file in the data dir, so a restart on the same dir keeps it
+  // the admin tier lives in the database: a SQLite file in the data dir, so a restart on the same dir keeps it
   const database = await createDatabase({ url: `sqlite:${join(p.dataDir, 'gateway.sqlite')}` })
   const core = {
     config: { dataDir: p.dataDir, publicOrigin: p.publicOrigin ?? 'http://gw.test' },

@@ -1,6 +1,6 @@
 /**
  * Test helper: the gateway as a real process (`src/main.ts`, from the compiled build when it is up to date: `scripts/nodeArgsFor.ts`), so a
- * test can `kill -9` it. Resolves once it logs its listening line; `output` keeps everything it wrote.
+ * test can `kill -9` it. In the devnet profile unless `env` says otherwise (the tests run against local peers). Resolves once it logs its listening line; `output` keeps everything it wrote.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
@@ -22,7 +22,7 @@ export type SpawnedGateway = {
 export async function spawnGateway(env: Record<string, string>, { timeoutMs = 90_000 } = {}): Promise<SpawnedGateway> {
   const child = spawn(process.execPath, nodeArgsFor('src/main.ts'), {
     cwd: root,
-    env: { ...process.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, SERVICE_PROFILE: 'devnet', SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

@@ -1,9 +1,9 @@
 /**
  * Event-loop stall watch for the test run: every vitest process (its main process, each fork, the browser files'
  * thread) appends a line to one file whenever its event loop was held for longer than a threshold, with what the
- * machine looked like then. Why: twice a CI run on the grader's machine failed with `[vitest-worker]: Timeout calling
- * "onTaskUpdate"` — a worker's call to vitest's main process gave up after 60 s, which is what happens when the
- * worker's own loop is held that long (docs/testing.md, "Session 15") — and such a run's log keeps only its tail. The
+ * machine looked like then. Why: a run can fail with `[vitest-worker]: Timeout calling "onTaskUpdate"` — a
+ * worker's call to vitest's main process gave up after 60 s, which is what happens when the worker's own loop is
+ * held that long (docs/testing.md, "Speed") — and a CI log often keeps only its tail. The
  * reporter (stallReporter.ts) prints the longest stalls at the very end of the run, so the tail says which process
  * stalled, during which file, and whether it was busy (CPU time close to the stall: code holding the loop) or
  * starved (little CPU time: waiting on the disk, on memory, or for a core; the pressure figures tell which).

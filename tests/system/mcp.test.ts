@@ -1,5 +1,5 @@
 /**
- * Issue 32's Done-when, against `npm start`: the MCP SDK's own client over Streamable HTTP against the started
+ * MCP with x402 against `npm start`: the MCP SDK's own client over Streamable HTTP against the started
  * gateway's `/mcp` lists the tools, gets the payment requirement of `store_file`, pays it with the stock
  * `@x402/core` client and `@x402/evm`'s exact scheme on the devnet's local Base, and the upload ends verified
  * (the gateway's own storage worker against the devnet upstream and Arweave gateway); the same payment is then

@@ -1,5 +1,5 @@
 /**
- * Past the quota, against `npm start` (issue 31 item 3 and issue 32's `chat`): its own system (one whole start)
+ * Past the quota, against `npm start` (`/llm` and MCP's `chat`): its own system (one whole start)
  * with a quota of one cost call per wallet and a price per token of 7 atomic units; everything else is what
  * `npm start` wires from the devnet, `upto` included (the devnet facilitator's settlement signer as
  * `SERVICE_X402__UPTO_FACILITATOR_ADDRESS`, Permit2 and x402's `upto` proxy on local Base, the payers' Permit2

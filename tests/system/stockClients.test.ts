@@ -1,5 +1,5 @@
 /**
- * Issue 31's Done-when, against `npm start`: the stock clients (`@anthropic-ai/sdk`, `openai` Responses, LangChain
+ * The Responses and Messages APIs against `npm start`: the stock clients (`@anthropic-ai/sdk`, `openai` Responses, LangChain
  * `ChatAnthropic` and `ChatOpenAI` with `useResponsesApi`; the cases of tests/llm/stockClientCases.ts) pass against
  * the system as `npm start` runs it — the model server directly and the gateway's `/llm/v1` with an `/llm` API key
  * (`x-api-key` for the Anthropic clients, `Authorization: Bearer` for the OpenAI ones), `tool_choice` naming a

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * Tables of the receipt-batch domain (seed 000 §4.8, issue 7).
+ * Tables of the receipt-batch domain (seed 000 §4.8).
  *
  * `receipt_batches`: one row per Merkle batch. A batch moves `built` (tree made, receipts reserved) →
  * `stored` (tree file uploaded; `tree_ar_tx_id`) → `committing` (commit transaction sent; `commit_tx_hash`)

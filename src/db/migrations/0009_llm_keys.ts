@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * Per-wallet `/llm` API keys (issue 14, seed 000 §4.5 "/llm (keys …)"): stored only as the SHA-256 of the
+ * Per-wallet `/llm` API keys (seed 000 §4.5 "/llm (keys …)"): stored only as the SHA-256 of the
  * key, with a short visible prefix to tell keys apart; revoked keys keep their row. Memories gain the agent
  * they were logged for (`/coreagent`).
  */

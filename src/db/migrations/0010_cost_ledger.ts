@@ -2,7 +2,7 @@ import type { ColumnType, Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * Paid cost calls and the usage ledger (issue 14 items 3 and 4).
+ * Paid cost calls and the usage ledger.
  *
  * `cost_payments`: one row per x402 payment offered for a cost call past the quota. The row is *claimed*
  * (status `claimed`) before the facilitator hears of the payment, keyed by (payer, nonce) — the EIP-3009

@@ -2,7 +2,7 @@ import { type ColumnType, type Kysely, PostgresAdapter } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * Several gateway instances on one database (issue 19, seed 000 §3.5, §8):
+ * Several gateway instances on one database (seed 000 §3.5, §8):
  * - `gateway_instances`: one row per instance identity (`SERVICE_INSTANCE_ID`, kept across restarts), with
  *   its heartbeat; an instance whose heartbeat is older than the lease is dead and its in-flight paid
  *   uploads are taken over by a live one;

@@ -2,7 +2,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * Change notifications for the gateway's caches (issue 17, `src/cache/`): on PostgreSQL, triggers on
+ * Change notifications for the gateway's caches (`src/cache/`): on PostgreSQL, triggers on
  * `sessions` (UPDATE, DELETE) and `agent_revisions` (INSERT, UPDATE, DELETE) send
  * `pg_notify('gateway_changes_' || md5(<schema>), '<table>:<key>')`, and TRUNCATE sends `'<table>:*'`.
  * NOTIFY is delivered at commit, so every writer is covered: any gateway instance, a CLI, a manual statement.

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * x402 `payment-identifier` (issue 26 item 4): one row per identifier a payer sent with a paid request, taken
+ * x402 `payment-identifier`: one row per identifier a payer sent with a paid request, taken
  * BEFORE anything settles (a unique insert), so concurrent retries with one identifier — on any instance of
  * the database — find it taken. `fingerprint` says what was paid for (route, network, payer or transaction,
  * file digest and size); a retry with the same identifier and fingerprint gets the first result, anything

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * One claim namespace for every paid route (issue 26, replay across routes): a payment — (network, payer,
+ * One claim namespace for every paid route (no replay across routes): a payment — (network, payer,
  * nonce): the EIP-3009 authorization's nonce, or an Algorand transaction id — is claimed here, by a unique
  * insert, just before its route's own row (`storage_deposits` for `/store`, in the same transaction;
  * `cost_payments` for a cost route) and BEFORE the facilitator hears of it. Before this table each route claimed

@@ -2,7 +2,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * The shadow-overlord tier's state belongs to the deployment, not to one replica (issue 28): before this
+ * The shadow-overlord tier's state belongs to the deployment, not to one replica: before this
  * migration the vault, the cabinet registry and the agent map were JSON files in each replica's data
  * directory, so a cabinet provisioned through one replica was unknown to the others.
  * - `vault_meta`: the one vault header (id `vault`): the HKDF salt and the data key wrapped by the

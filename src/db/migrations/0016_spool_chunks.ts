@@ -2,7 +2,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Migration } from 'kysely/migration'
 
 /**
- * Paid bytes on the shared database (issue 28): `storage_spool_chunks` holds a spooled upload as rows of at
+ * Paid bytes on the shared database: `storage_spool_chunks` holds a spooled upload as rows of at
  * most 1 MiB (`seq` 0, 1, …), written and read one chunk at a time, so any replica on the database can finish
  * a dead replica's upload with no shared directory, in bounded memory. Chunked rows rather than large
  * objects: a row goes with a plain DELETE (a large object outlives its reference until `lo_unlink`/`vacuumlo`),

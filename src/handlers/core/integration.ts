@@ -1,6 +1,7 @@
 import { summarizeEvent } from '../../catalogue/Catalogue.js'
 import { eventVisibleTo } from '../../catalogue/eventVisibleTo.js'
 import { checkHealth } from '../../health/checkHealth.js'
+import { parseReadinessRequirement } from '../../health/parseReadinessRequirement.js'
 import type { Handler } from '../types.js'
 import { callerOf } from './session.js'
 
@@ -14,10 +15,18 @@ export const getHealth: Handler = (ctx) => ({
 /** Liveness for probes: the same answer as `GET /health`, also while the replica drains. */
 export const getHealthLive: Handler = getHealth
 
-/** Readiness for the balancer: 200 `ready`, or 503 with why (`Readiness`, src/health/Readiness.ts). */
+/**
+ * Readiness for the balancer: 200 `ready`, or 503 with why (`Readiness`, src/health/Readiness.ts), each capability's
+ * status beside it. `require` narrows which capabilities must be up (`none`: the replica's own phase only).
+ */
 export const getHealthReady: Handler = (ctx) => {
-  const status = ctx.services.readiness.status
-  return { status: status === 'ready' ? 200 : 503, body: { status } }
+  const { readiness } = ctx.services
+  const requirement = parseReadinessRequirement(ctx.query.require as string | undefined, readiness.capabilityNames)
+  if (typeof requirement === 'object' && 'unknown' in requirement) {
+    return { status: 400, body: { error: 'invalid_request', message: `require names no capability of this gateway: ${requirement.unknown.join(', ')} (known: ${readiness.capabilityNames.join(', ')}, or all, none)` } }
+  }
+  const report = readiness.report(requirement)
+  return { status: report.status === 'ready' ? 200 : 503, body: report, headers: { 'Cache-Control': 'no-store' } }
 }
 
 export const getHealthDetailed: Handler = async (ctx) => {

@@ -1,8 +1,9 @@
+import { join } from 'node:path'
 import { sanitizeFrom } from '../../gate/sanitizeFrom.js'
 import { autocorePage, docIndexPage, docsHtmlPage, feedbackText, publicPage } from '../../pages/pages.js'
 import { contentSecurityPolicy } from '../../pages/html.js'
 import { loginPage } from '../../pages/loginPage.js'
-import { swaggerPage } from '../../pages/swaggerPage.js'
+import { swaggerPage, swaggerPageCsp } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
 import { findRepoRoot } from '../../config/findRepoRoot.js'
 import { chatCapableModels } from '../../llm/chatCapableModels.js'
@@ -39,8 +40,10 @@ export const getDocIndex: Handler = () =>
       { name: 'Events (AsyncAPI 3.0)', href: '/doc/asyncapi/events.yaml' },
     ]),
   )
-// swagger-ui's bundle is not written for a strict CSP (no header here); the only inline script is the shared navigation's.
-export const getDocs: Handler = (ctx) => ({ status: 200, contentType: 'text/html; charset=utf-8', body: swaggerPage(wallet(ctx)), headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } })
+export const getDocs: Handler = (ctx) => {
+  const body = swaggerPage(wallet(ctx))
+  return { status: 200, contentType: 'text/html; charset=utf-8', body, headers: { 'Cache-Control': 'no-store', 'Content-Security-Policy': swaggerPageCsp(body), 'X-Content-Type-Options': 'nosniff' } }
+}
 export const getAutocorePage: Handler = () => html(autocorePage())
 
 // The handbook's files do not change while the process runs: render them once, on first use.
@@ -56,10 +59,24 @@ export const getDojoPage: Handler = async (ctx) => {
   const chatModels = await chatCapableModels(ctx.services.modelServer, ctx.signal).catch(() => null)
   return html(dojoPage(wallet(ctx), chatModels))
 }
-export const getBoardroomPage: Handler = (ctx) => html(boardroomPage(wallet(ctx)))
+/**
+ * /boardroom offers the companies that have a cabinet, and says how a cabinet is had here: on the devnet `npm start`
+ * provisioned one and the TEST overlord key is in devnet.json; elsewhere the operator provisions them.
+ */
+export const getBoardroomPage: Handler = async (ctx) => {
+  const { shadow, config, overlordAddress } = ctx.services
+  const companies = await shadow.cabinets.companies()
+  const provisioning = !overlordAddress?.() ? ({ kind: 'none' } as const) : config.profile === 'devnet' ? ({ kind: 'devnet', devnetFile: join(config.dataDir, 'devnet.json') } as const) : ({ kind: 'operator' } as const)
+  return html(boardroomPage({ wallet: wallet(ctx), companies, provisioning }))
+}
 export const getBookPage: Handler = (ctx) => html(bookPage(wallet(ctx), (handbook ??= renderHandbook(findRepoRoot()))))
 export const getCoretermPage: Handler = (ctx) => html(coretermPage(wallet(ctx)))
 export const getInsightPage: Handler = (ctx) => html(insightPage(wallet(ctx)))
 export const getRegistryPage: Handler = (ctx) => html(registryPage(wallet(ctx)))
-export const getStoragePage: Handler = (ctx) => html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl: ctx.services.storage.config.gatewayUrl, evmRails: ctx.services.rails.deferrable.map((r) => ({ network: r.id, label: r.label })) }))
+/** /storage/ links uploads to the configured Arweave gateway; with paid storage off it says so (and names no address). */
+export const getStoragePage: Handler = (ctx) => {
+  const { storage, rails } = ctx.services
+  const arweaveGatewayUrl = storage.missingSettings().length === 0 ? storage.config.gatewayUrl : undefined
+  return html(storagePage({ wallet: wallet(ctx), arweaveGatewayUrl, evmRails: rails.deferrable.map((r) => ({ network: r.id, label: r.label })) }))
+}
 export const getFeedbackText: Handler = () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: feedbackText })

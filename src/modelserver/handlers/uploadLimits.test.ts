@@ -9,8 +9,8 @@ import { startTestModelServer, type TestModelServer } from '../../../tests/suppo
 import { createEngine } from '../engine/createEngine.js'
 import type { Engine } from '../engine/Engine.js'
 
-// Issue 27 finding 3: blob and registry uploads were unbounded — one client could fill the disk, or open
-// upload sessions (each a temporary file kept an hour) without end.
+// Blob and registry uploads are bounded: unbounded, one client could fill the disk, or open upload sessions (each a
+// temporary file kept an hour) without end.
 
 const MAX = 256 * 1024
 let engine: Engine

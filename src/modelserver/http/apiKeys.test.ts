@@ -17,7 +17,7 @@ import { ApiKeys } from './ApiKeys.js'
 import { nodeArgsFor } from '../../../scripts/nodeArgsFor.js'
 
 /**
- * Finding 3 of issue 27, tried as an attacker: with keys configured, nothing on the model server answers without
+ * Tried as an attacker: with keys configured, nothing on the model server answers without
  * one; stock clients work given the key; keys rotate without a restart; the Host check holds on a public bind.
  */
 const key = () => randomBytes(32).toString('hex')

@@ -44,7 +44,7 @@ export type BrowserGuardOptions = {
  * - CORS: a request whose `Origin` is neither its own host nor an allowed origin gets 403 (so a web page cannot
  *   make a "simple" cross-site POST — this server reads JSON whatever the Content-Type — and have it run);
  *   allowed origins get the CORS headers, and their preflights 204 (methods, `CORS_ALLOWED_HEADERS`, max age 12 h).
- * - DNS rebinding: on every bind (Ollama checks only on loopback; issue 27), a `Host` that is not an IP of this
+ * - DNS rebinding: on every bind (Ollama checks only on loopback), a `Host` that is not an IP of this
  *   machine or of a private network, `localhost`, this machine's hostname, a `.localhost`/`.local`/`.internal`
  *   name or one of `allowedHosts` gets 403 (a page on `evil.example` rebound to the server's address sends
  *   `Host: evil.example` and its own origin — on `0.0.0.0` as much as on 127.0.0.1).

@@ -7,7 +7,7 @@ import { startTestModelServer, type TestModelServer } from '../../../tests/suppo
 import { RegistryEgress, type HostResolver } from './RegistryEgress.js'
 
 /**
- * Finding 2 of issue 27, tried as an attacker: a pull or push names its registry, so the model server must not
+ * Tried as an attacker: a pull or push names its registry, so the model server must not
  * become a proxy into the operator's network. Every server here listens on 127.0.0.1 and names resolve through a
  * stub: no test sends a packet (or a DNS query) anywhere else.
  */

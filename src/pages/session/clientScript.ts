@@ -91,7 +91,8 @@ const message = (e) => (e && e.message ? e.message : String(e));
 
 /**
  * Styles shared by the session pages: forms, tables that wrap at word boundaries and scroll sideways (in their
- * `.wrap` box) rather than break inside a word, a visible focus ring.
+ * `.wrap` box) rather than break inside a word, a visible focus ring. A `table.stack` turns each row into a card on a
+ * narrow screen: every cell on a line of its own, labelled with its column (`data-label`), nothing off screen.
  */
 export const sessionStyle = `<style>
 main section{background:#161a21;border:1px solid #2a303c;border-radius:8px;padding:14px;margin:14px 0}
@@ -100,9 +101,15 @@ input,select,textarea{width:100%;max-width:100%;box-sizing:border-box;background
 :focus-visible{outline:3px solid #ffd166;outline-offset:2px} button{margin:10px 8px 0 0} button:disabled{opacity:.6;cursor:default}
 button.secondary{background:#3a3f4b} .wrap{overflow-x:auto;border-radius:4px} caption{text-align:left;padding:4px 0} main time{white-space:nowrap} table{width:100%;border-collapse:collapse;font-size:.9rem}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #2a303c;vertical-align:top;overflow-wrap:normal} td code,th code{white-space:nowrap} main code{overflow-wrap:break-word} dd{margin-left:1em}
-.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} .reason{overflow-wrap:anywhere}
 progress{width:100%;height:18px} .ok{color:#8ee59b} .warn{color:#ffd166} .error{color:#ff9b9b} a{color:#9ecbff}
 .term{background:#05070a;color:#b8f7c1;font-family:ui-monospace,monospace;padding:10px;border-radius:6px;min-height:12em;max-height:60vh;overflow:auto;white-space:pre-wrap}
 .chat{white-space:pre-wrap;background:#0b0d11;padding:10px;border-radius:6px;min-height:6em}
 .row{display:flex;gap:8px;flex-wrap:wrap;align-items:flex-end} .row>*{flex:1 1 12em}
+@media (max-width:40em){
+table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+table.stack,table.stack tbody,table.stack tr{display:block;width:100%} table.stack tr{border-bottom:1px solid #2a303c;padding:6px 0}
+table.stack td,table.stack tbody th{display:grid;grid-template-columns:minmax(6.5em,32%) minmax(0,1fr);gap:8px;border:0;padding:3px 4px;text-align:left}
+table.stack td::before,table.stack tbody th::before{content:attr(data-label);color:#9aa3b2;font-weight:normal} table.stack td code{white-space:normal;overflow-wrap:anywhere}
+}
 </style>`

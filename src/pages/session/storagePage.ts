@@ -4,7 +4,8 @@ import { clientScript, sessionStyle } from './clientScript.js'
 
 export type StoragePageParameters = {
   wallet: string | undefined
-  arweaveGatewayUrl: string
+  /** The Arweave gateway uploads are linked to; undefined when paid storage is not configured (uploads are off). */
+  arweaveGatewayUrl: string | undefined
   /** The EVM rails the browser wallet can pay on (the rail registry's), with their names. */
   evmRails: { network: string; label: string }[]
 }
@@ -23,13 +24,17 @@ export type StoragePageParameters = {
  * 3. The upload is an XMLHttpRequest (the fetch API reports no upload progress) of the multipart form.
  * 4. `GET /store/uploads` lists the wallet's uploads, refreshed every few seconds while one is not final.
  */
+/** The columns of the uploads table, in order (also each cell's label on a narrow screen). */
+const UPLOAD_COLUMNS = ['When', 'Size', 'Paid', 'Status', 'Verification', 'Receipt', 'Arweave']
+
 export function storagePage({ wallet, arweaveGatewayUrl, evmRails }: StoragePageParameters): string {
   const content = `${sessionStyle}
 <section aria-labelledby="store-h">
 <h2 id="store-h">Store a file permanently</h2>
 <p class="muted">Paid once with x402 (USDC, signed in your wallet — no transaction for you to send), stored on Arweave.</p>
+${arweaveGatewayUrl === undefined ? '<p id="storage-off" class="error">Paid storage is not configured on this gateway: uploads are off. Its operator turns it on (docs/configuration.md, "Paid storage").</p>' : ''}
 <label for="file">File</label>
-<input id="file" type="file">
+<input id="file" type="file"${arweaveGatewayUrl === undefined ? ' disabled' : ''}>
 <label for="rail">Pay with</label>
 <select id="rail" disabled><option value="">Choose a file first</option></select>
 <p id="price" role="status" class="muted"></p>
@@ -43,14 +48,15 @@ export function storagePage({ wallet, arweaveGatewayUrl, evmRails }: StoragePage
 <section aria-labelledby="uploads-h">
 <h2 id="uploads-h">Your uploads</h2>
 <p id="uploads-status" role="status" class="muted">Loading…</p>
-<div class="wrap" tabindex="0" role="region" aria-label="Your uploads (scrolls sideways)"><table id="uploads">
+<div class="wrap" tabindex="0" role="region" aria-label="Your uploads"><table id="uploads" class="stack" role="table">
 <caption class="muted">Newest first. Pending uploads refresh by themselves.</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Size</th><th scope="col">Paid</th><th scope="col">Status</th><th scope="col">Verification</th><th scope="col">Receipt</th><th scope="col">Arweave</th></tr></thead>
-<tbody></tbody>
+<thead role="rowgroup"><tr role="row">${UPLOAD_COLUMNS.map((c) => `<th scope="col" role="columnheader">${c}</th>`).join('')}</tr></thead>
+<tbody role="rowgroup"></tbody>
 </table></div>
 </section>`
   const script = `${clientScript}
-const ARWEAVE = ${scriptJson(arweaveGatewayUrl.replace(/\/+$/, ''))};
+const ARWEAVE = ${scriptJson((arweaveGatewayUrl ?? '').replace(/\/+$/, ''))};
+const COLUMNS = ${scriptJson(UPLOAD_COLUMNS)};
 const NETWORK_NAMES = ${scriptJson(Object.fromEntries(evmRails.map((r) => [r.network, r.label])))};
 let quote = null;
 const usd = (atomic) => { const a = BigInt(atomic); const frac = (a % 1000000n).toString().padStart(6, '0'); return '$' + (a / 1000000n).toString() + '.' + frac; };
@@ -160,14 +166,16 @@ async function refreshUploads() {
   clearTimeout(timer);
   try {
     const { uploads } = await api('/store/uploads?limit=50');
-    $('uploads').tBodies[0].replaceChildren(...uploads.map((u) => h('tr', { 'data-upload': u.upload_id, 'data-status': u.status },
-      h('td', { text: when(u.created_at) }),
-      h('td', { class: 'num', title: u.size_bytes + ' bytes', text: bytes(u.size_bytes) }),
-      h('td', { text: usd(u.deposit.amount_atomic) + ' · ' + (NETWORK_NAMES[u.deposit.network] || u.deposit.network) }),
-      h('td', { class: 'upload-status', text: u.status }),
-      h('td', {}, verification(u)),
-      h('td', {}, u.ar_tx_id ? h('a', { href: '/store/receipts/' + u.ar_tx_id, text: 'receipt' }) : h('span', { class: 'muted', text: '—' })),
-      h('td', {}, u.ar_tx_id ? h('a', { href: ARWEAVE + '/' + u.ar_tx_id, title: 'Arweave item ' + u.ar_tx_id }, h('code', { text: short(u.ar_tx_id) })) : h('span', { class: 'muted', text: '—' })),
+    // each cell carries its column's name: on a narrow screen the row is a card and the name labels the cell
+    const cell = (i, attrs, ...children) => h('td', { role: 'cell', 'data-label': COLUMNS[i], ...attrs }, ...children);
+    $('uploads').tBodies[0].replaceChildren(...uploads.map((u) => h('tr', { role: 'row', 'data-upload': u.upload_id, 'data-status': u.status },
+      cell(0, { text: when(u.created_at) }),
+      cell(1, { class: 'num', title: u.size_bytes + ' bytes', text: bytes(u.size_bytes) }),
+      cell(2, { text: usd(u.deposit.amount_atomic) + ' · ' + (NETWORK_NAMES[u.deposit.network] || u.deposit.network) }),
+      cell(3, { class: 'upload-status', text: u.status }),
+      cell(4, {}, verification(u)),
+      cell(5, {}, u.ar_tx_id ? h('a', { href: '/store/receipts/' + u.ar_tx_id, text: 'receipt' }) : h('span', { class: 'muted', text: '—' })),
+      cell(6, {}, u.ar_tx_id ? h('a', { href: ARWEAVE + '/' + u.ar_tx_id, title: 'Arweave item ' + u.ar_tx_id }, h('code', { text: short(u.ar_tx_id) })) : h('span', { class: 'muted', text: '—' })),
     )));
     const pending = uploads.some((u) => !FINAL.includes(u.status));
     say('uploads-status', uploads.length === 0 ? 'No uploads yet.' : count(uploads.length, 'upload') + (pending ? '; refreshing while some are pending…' : '.'));

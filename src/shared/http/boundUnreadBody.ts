@@ -18,7 +18,7 @@ type EarlyRequest = Pick<IncomingMessage, 'headers' | 'complete' | 'readableEnde
 }
 
 /**
- * Finding 5 of issue 26, "every request gets an HTTP answer" (paid storage; the model server's bounded uploads
+ * Every request gets an HTTP answer (paid storage; the model server's bounded uploads
  * too): prepares a request that is about to be answered
  * before its body was read (a refused payment header, a limit, a slow sender).
  *

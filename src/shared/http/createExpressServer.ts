@@ -8,7 +8,8 @@ import type { Express } from 'express'
  * a pooled connection races the server closing it and loses ("other side closed"). Node also arms this timeout as
  * soon as an answer is sent, while a body drained after an early answer may still be arriving: the drain's own
  * deadline (30 s, boundUnreadBody.ts) has to be the shorter one. The tests that start a service in process use the
- * same server: on Express's default one a drained upload that paused 5 s was cut (docs/testing.md, "Session 15").
+ * same server: on Express's default one (a 5 s keep-alive timeout armed as soon as an answer is sent) a drained
+ * upload that paused 5 s was cut.
  */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000
 
@@ -18,7 +19,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000
  *
  * Why: Express's `app.handle` calls `Object.setPrototypeOf(req, app.request)` and the same for `res` on every
  * request, which makes V8 change each object's hidden class (map) after it was built. Measured with
- * `--trace-gc-nvp` (docs/performance.md, step 12): with that call, about a quarter of what a request allocates
+ * `--trace-gc-nvp` (docs/performance.md, "What the figures depend on"): with that call, about a quarter of what a request allocates
  * survives into the old generation (7 KB per request for bare Express, 8.6 KB for the gateway's gated route;
  * a plain node:http server with the same two `setPrototypeOf` calls does the same, without them nearly
  * nothing), so mark-compacts follow every few thousand requests and the heap swings by tens of MiB. When the

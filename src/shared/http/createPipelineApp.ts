@@ -12,7 +12,7 @@ export type CreatePipelineAppParameters = MountPipelineParameters & {
  * Why: the gateway's pipeline is one middleware at `/` (`composeStages`), so Express's router would only
  * walk one layer that matches every path — and for that it builds a final handler, parses the URL, saves and
  * restores `req` fields and matches a path pattern on every request: 0.06 → 0.02 ms from server to first
- * stage when it was skipped (docs/performance.md, step 15).
+ * stage when it was skipped (docs/performance.md, "What the figures depend on").
  *
  * How, through Express's public API only: the app is a request listener of ours whose prototype is a plain
  * `express()` app, so everything documented of an app is there and unchanged — settings (`set`, `enabled`),

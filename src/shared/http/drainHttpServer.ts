@@ -22,7 +22,7 @@ export type DrainHttpServerOptions = {
 }
 
 /**
- * Stops an HTTP server without cutting a request that has started (a rolling restart; issue 28): every answer
+ * Stops an HTTP server without cutting a request that has started (a rolling restart): every answer
  * from now on says `Connection: close`, so no client or balancer sends another request on a connection about
  * to close; for `delayMs` everything else goes on as before (the balancer is still sending); then the server
  * stops accepting and idle connections are closed, each as its last answer ends;

@@ -10,7 +10,7 @@ export type MountPipelineParameters = {
  * composed into it, `composeStages`), then the fallback for what the pipeline passes on and for what it
  * fails on — the API's error shape instead of Express's HTML page. Routes added to the app later are never
  * reached. (An earlier version replaced Express's `app.handle`, which Express marks private, to save its
- * router's walk of that one layer; issue 29: no library's internals are patched.)
+ * router's walk of that one layer; no library's internals are patched.)
  */
 export function mountPipeline(app: Express, pipeline: RequestHandler, { fallback }: MountPipelineParameters): void {
   app.use(pipeline)

@@ -7,11 +7,11 @@ import { type DecodedPaymentHeader, decodePaymentHeader } from '../../x402/heade
 import type { IntakeLimits } from '../config.js'
 import { PayloadTooLargeError } from '../errors.js'
 import { type MeasuredUpload, measureUpload, type ReceivedUpload, receiveUpload } from '../receiveUpload.js'
-import type { UploadSlots } from '../UploadSlots.js'
+import type { SlotPool, UploadSlots } from '../UploadSlots.js'
 import { AddressPermits, clientAddressKey } from './AddressPermits.js'
 import { boundUnreadBody } from '../../shared/http/boundUnreadBody.js'
 import { TooManyPaymentChecksError, TooManyUnpaidRequestsError, UnpaidBodyTooLargeError, UploadTooSlowError } from './errors.js'
-import { precheckAlgorandPayment } from './precheckAlgorandPayment.js'
+import { type AlgorandBelief, type AlgorandPrecheck, precheckAlgorandPayment } from './precheckAlgorandPayment.js'
 
 export type IntakeRequest = Readable & {
   headers: Record<string, string | string[] | undefined>
@@ -20,6 +20,12 @@ export type IntakeRequest = Readable & {
   /** The response (Express sets `req.res`): an early answer closes the connection through it when it must. */
   res?: Pick<ServerResponse, 'headersSent' | 'setHeader'>
 }
+
+/**
+ * What a pre-check found believable: `verified` (an upload slot of the main pool), or not verifiable now (the
+ * small pool); `release` gives back what the check holds for it (the payer's funds in flight), with the slot.
+ */
+export type PaymentBelief = { verified: boolean; release: () => void }
 
 /** What the intake hands on: a measured body to quote (402), or a received body with its upload slot. */
 export type Admitted =
@@ -30,10 +36,11 @@ export type IntakeSteps = {
   /** Checks that need neither header nor body (the service is configured); throws to refuse. */
   ready: () => void
   /**
-   * The rail's pre-check of a decoded header, before any byte of the body is read. A refusal the client can
-   * fix by paying again (`isRefusal`) is answered with the 402 of the measured body; anything else as it is.
+   * The rail's pre-check of a decoded header, before any byte of the body is read: is the payment believable
+   * (signed by its payer, funded, unused, within its window)? A refusal the client can fix by paying again
+   * (`isRefusal`) is answered with the 402 of the measured body; anything else as it is.
    */
-  precheck: (decoded: DecodedPaymentHeader, clientKey: string) => Promise<void>
+  precheck: (decoded: DecodedPaymentHeader, clientKey: string) => Promise<PaymentBelief>
   isRefusal: (error: unknown) => boolean
 }
 
@@ -46,15 +53,18 @@ export type StoreIntakeOptions = {
 }
 
 /**
- * Intake of `POST /store` (issue 26, "an unpaid request costs almost nothing"), in order:
+ * Intake of `POST /store`: an unpaid request, or one whose payment is not believable, costs almost nothing.
+ * In order:
  *
  * 1. a permit of the client address (IPv6: its /56): at most `unpaidPerAddress` requests in intake → 429;
  * 2. the service is configured; the payment header is decoded (400) and, when present, its rail pre-checked
- *    with what needs no size: EVM network, asset, payTo, validity window, signature shape; Algorand: the node
- *    knows the transaction, to `payTo` (bounded per address and in time);
+ *    with what needs no size: EVM network, asset, payTo, validity window, the signer recovered and the payer's
+ *    nonce and funds read on chain; Algorand: the node knows the transaction, to `payTo`, signed, able to
+ *    confirm (bounded per address and in time) — a payment that is not believable is refused here;
  * 3. no header, or a refused pre-check: the body is *measured* — counted and hashed, never written — up to
  *    `unpaidMaxBytes`, for the 402 (which needs size and SHA-256); no upload slot;
- * 4. a pre-checked header: an upload slot (503 beyond), then the body to the temp spool. The amount, which
+ * 4. a believed payment: an upload slot (503 beyond), then the body to the temp spool; a payer that could not
+ *    be verified (chain or node silent) takes a slot of the small `unverified` pool instead. The amount, which
  *    needs the size's price, is checked by the caller before anything is kept or settled.
  *
  * Every body is read at `minBytesPerSecond` or faster and within the multipart bounds. An answer given before
@@ -92,19 +102,32 @@ export class StoreIntake {
       steps.ready()
       const decoded = decodePaymentHeader(req.headers)
       let refusal: BaseError | undefined
+      let belief: PaymentBelief | undefined
       if (decoded) {
         try {
-          await steps.precheck(decoded, key)
+          belief = await steps.precheck(decoded, key)
         } catch (error) {
           if (!steps.isRefusal(error)) throw error
           refusal = error as BaseError
         }
       }
-      if (!decoded || refusal) {
+      if (!decoded || refusal || !belief) {
         const file = await measureUpload(req, { ...reading, maxBytes: limits.unpaidMaxBytes, tooLarge: (max) => (max < this.#o.maxUploadBytes ? new UnpaidBodyTooLargeError(max) : new PayloadTooLargeError(max)) })
         return { paid: false, file, decoded, refusal }
       }
-      releaseSlot = this.#o.slots.acquire()
+      const held = belief
+      const pool: SlotPool = held.verified ? 'verified' : 'unverified'
+      let slot: () => void
+      try {
+        slot = this.#o.slots.acquire(pool)
+      } catch (error) {
+        held.release()
+        throw error
+      }
+      releaseSlot = () => {
+        slot()
+        held.release()
+      }
       const file = await receiveUpload(req, { ...reading, tmpDir: this.#o.tmpDir, maxBytes: this.#o.maxUploadBytes })
       const release = releaseSlot
       releaseSlot = undefined
@@ -119,10 +142,10 @@ export class StoreIntake {
   }
 
   /** The Algorand pre-check under this address's permit (`algorandChecksPerAddress`, 429 beyond). */
-  async precheckAlgorand(algod: algosdk.Algodv2, check: { txId: string; payTo: string; pollIntervalMs: number }, clientKey: string): Promise<void> {
+  async precheckAlgorand(algod: algosdk.Algodv2, check: Omit<AlgorandPrecheck, 'unknownTxMs'>, clientKey: string): Promise<AlgorandBelief> {
     const release = this.algorandChecks.acquire(clientKey)
     try {
-      await precheckAlgorandPayment(algod, { ...check, unknownTxMs: this.#o.limits.algorandUnknownTxMs })
+      return await precheckAlgorandPayment(algod, { ...check, unknownTxMs: this.#o.limits.algorandUnknownTxMs })
     } finally {
       release()
     }

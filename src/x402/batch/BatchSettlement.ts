@@ -6,7 +6,8 @@ import { privateKeyToAccount } from 'viem/accounts'
 import type { Database } from '../../db/Database.js'
 import { BaseError } from '../../shared/errors/BaseError.js'
 import type { Logger } from '../../shared/logger.js'
-import { InvalidPaymentError, PaymentHeaderInvalidError } from '../errors.js'
+import { InvalidPaymentError, PaymentHeaderInvalidError, SettlementPendingError } from '../errors.js'
+import { isSettlementPending } from '../settleWithPendingRetry.js'
 import type { DecodedPaymentHeader } from '../headers.js'
 import type { RailOffer } from '../PaymentRail.js'
 import { InvalidPaymentReasons } from '../reasons.js'
@@ -154,6 +155,8 @@ export class BatchSettlement {
           if (typeof reason === 'string') throw new InvalidPaymentError(reason, `settlement refused: ${reason}`)
           throw error
         }
+        // a deposit broadcast and unconfirmed after x402's one retry (the resource server's own): it may land
+        if (isSettlementPending(settled)) throw new SettlementPendingError(settled.transaction)
         if (settled.success !== true) {
           throw new InvalidPaymentError(settled.errorReason ?? InvalidPaymentReasons.settlementFailed, `settlement failed${settled.errorReason ? `: ${settled.errorReason}` : ''}`)
         }

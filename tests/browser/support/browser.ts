@@ -8,7 +8,7 @@ import { injectWallets, type TestWallet, type WalletLog } from './wallet.js'
 /**
  * Debian's Chromium. Its old headless shell (package `chromium-headless-shell`, what Playwright itself runs for
  * headless tests) when installed: the same Blink and V8 without the browser's UI layer, ~25% less CPU for the same
- * files (docs/testing.md, "Session 14"); else the full browser. CHROMIUM_PATH overrides both.
+ * files (docs/testing.md); else the full browser. CHROMIUM_PATH overrides both.
  */
 const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell'
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : '/usr/bin/chromium')
@@ -109,7 +109,7 @@ export async function checkPage(page: Page, name: string, options: CheckPageOpti
 /**
  * Waits until `selector` is visible in `page`; when it is not within `timeout`, fails with what the page showed
  * instead — its address (a redirect to /login shows here), the start of its text and the problems recorded since the
- * last `checkPage` — so that a CI log says why (a bare locator time-out said only "waiting for …", session 15).
+ * last `checkPage` — so that a CI log says why (a bare locator time-out says only "waiting for …").
  */
 export async function waitForVisible(page: Page, selector: string, timeout: number): Promise<void> {
   const t0 = Date.now()

@@ -1,0 +1,100 @@
+/**
+ * Sends a file as a request body streamed from disk (optionally framed by bytes before and after it, as a
+ * multipart body is), reporting the bytes sent, so a large upload shows progress and is never held in
+ * memory. node:http rather than fetch: fetch cannot report how much of a streamed body has been written.
+ *
+ * Progress is what reaches a connected socket: nothing is reported before the connection is made, so a
+ * server that cannot be reached draws no bar. Once the request has an outcome — an error, or an answer,
+ * which a server may give before the whole body is sent (a 413, say) — the file is no longer read and no
+ * progress is reported: a report after the outcome would draw a bar after its command ended.
+ */
+import { createReadStream, type ReadStream } from 'node:fs'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { CliError, EXIT, unreachable, type Service } from './CliError.js'
+
+export type SendFileResult = { status: number; headers: IncomingHttpHeaders; body: string }
+
+export type SendFileParams = {
+  url: string
+  path: string
+  /** The file's size in bytes. */
+  size: number
+  headers?: Record<string, string>
+  /** Bytes sent before the file's (a multipart part's head). */
+  before?: Buffer
+  /** Bytes sent after the file's (the closing boundary). */
+  after?: Buffer
+  /** Who answers at `url`, for the hint when it cannot be reached. */
+  service?: Service
+  onProgress?: (sent: number, total: number) => void
+  /** Bytes read from the file at a time. */
+  chunkBytes?: number
+}
+
+export async function sendFile(params: SendFileParams): Promise<SendFileResult> {
+  const before = params.before ?? Buffer.alloc(0)
+  const after = params.after ?? Buffer.alloc(0)
+  const total = before.length + params.size + after.length
+  const url = new URL(params.url)
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+  return new Promise<SendFileResult>((resolve, reject) => {
+    const req = send(url, { method: 'POST', headers: { ...params.headers, 'content-length': String(total) } })
+    let settled = false
+    let bodySent = false
+    let file: ReadStream | undefined
+    const settle = () => {
+      settled = true
+      file?.destroy()
+    }
+    let sent = 0
+    const progress = (n: number) => {
+      sent += n
+      if (!settled) params.onProgress?.(sent, total)
+    }
+    req.on('error', (error) => {
+      if (settled) return
+      settle()
+      reject(unreachable(params.url, { cause: error }, params.service))
+    })
+    req.on('response', (res) => {
+      settle()
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        // answered before the body was all sent: the request is over, the rest is not sent
+        if (!bodySent) req.destroy()
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })
+      })
+      res.on('error', (error) => reject(unreachable(params.url, { cause: error }, params.service)))
+    })
+    const start = () => {
+      if (settled) return
+      req.write(before)
+      progress(before.length)
+      file = createReadStream(params.path, { highWaterMark: params.chunkBytes ?? 256 * 1024 })
+      file.on('data', (chunk) => {
+        if (settled) return
+        if (!req.write(chunk)) file?.pause()
+        progress(chunk.length)
+      })
+      req.on('drain', () => file?.resume())
+      file.on('error', (error: NodeJS.ErrnoException) => {
+        if (settled) return
+        settle()
+        req.destroy()
+        reject(new CliError('bad_file', `cannot read ${params.path}: ${error.code ?? error.message}`, EXIT.usage))
+      })
+      file.on('end', () => {
+        if (settled) return
+        bodySent = true
+        req.end(after)
+        progress(after.length)
+      })
+    }
+    req.on('socket', (socket) => {
+      if (socket.connecting) socket.once('connect', start)
+      else start()
+    })
+  })
+}

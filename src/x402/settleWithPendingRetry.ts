@@ -1,0 +1,24 @@
+import type { FacilitatorSettleResponse } from './FacilitatorClient.js'
+import type { Facilitator } from './FacilitatorPool.js'
+import type { PaymentPayload } from './headers.js'
+
+/** x402's reason for a settlement broadcast but not confirmed yet (its transaction is in `transaction`). */
+export const SETTLEMENT_PENDING = 'settlement_pending'
+
+/** A settle answer that says the settlement is on its way: broadcast, not confirmed yet. */
+export function isSettlementPending(settled: Pick<FacilitatorSettleResponse, 'success' | 'errorReason'>): boolean {
+  return settled.success !== true && settled.errorReason === SETTLEMENT_PENDING
+}
+
+/**
+ * One settlement as x402 (2.24) settles it: the facilitator's answer, except that a `settlement_pending` answer —
+ * the transaction broadcast, its confirmation not yet seen — is followed by exactly one retry with the identical
+ * payload, which the facilitator reconciles against the broadcast it remembers (it never broadcasts a second
+ * one). A second `settlement_pending` is returned as is: the caller keeps the payment claimed (it may land) and
+ * leaves it to its recovery. Transport errors are thrown as the facilitator pool throws them.
+ */
+export async function settleWithPendingRetry(facilitator: Facilitator, paymentPayload: PaymentPayload, paymentRequirements: unknown, x402Version: 1 | 2 = 2): Promise<FacilitatorSettleResponse> {
+  const first = await facilitator.settle(paymentPayload, paymentRequirements, x402Version)
+  if (!isSettlementPending(first)) return first
+  return facilitator.settle(paymentPayload, paymentRequirements, x402Version)
+}

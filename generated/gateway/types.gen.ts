@@ -3784,7 +3784,10 @@ export type EvolveAgentErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -3853,7 +3856,10 @@ export type ListModelServerModelsErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -3917,7 +3923,10 @@ export type CallMarketplaceAgentErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -3977,7 +3986,10 @@ export type IngestModelServerPromptErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4496,7 +4508,10 @@ export type CreateCoordinatorTaskErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4598,7 +4613,10 @@ export type ConveneBoardroomErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4696,7 +4714,10 @@ export type LlmChatErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4794,7 +4815,10 @@ export type LlmCompletionErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4854,7 +4878,10 @@ export type TestLlmErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4952,7 +4979,10 @@ export type LlmGenerateErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -5845,7 +5875,10 @@ export type CoreAgentInteractErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -5909,7 +5942,10 @@ export type LogCoreAgentMemoryErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -5969,7 +6005,10 @@ export type SearchCoreAgentMemoriesErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -6088,7 +6127,9 @@ export type StoreFileErrors = {
     /**
      * The upstream storage failed after settlement and no queue is configured
      * (`storage_upstream_failed`). Designed: the payment facilitator (`facilitator_unavailable`) or the
-     * Algorand node (`ledger_node_unavailable`) could not be reached; nothing was settled.
+     * Algorand node (`ledger_node_unavailable`) could not be reached; nothing was settled. Designed: x402's
+     * pending settlement (`settlement_pending`): the settlement was broadcast and not confirmed even after one
+     * retry; the payment and the spooled file are kept, and the upload completes once the chain shows it paid.
      *
      */
     502: Error;

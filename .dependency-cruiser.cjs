@@ -120,8 +120,16 @@ module.exports = {
       to: { path: '^src/storage/' },
     },
     {
+      name: 'only-the-meter-reaches-the-model-server',
+      comment:
+        'Every call that makes the model server generate or embed is metered (quota, cap, count, usage ledger, settlement): only the meter (src/cost/meter/) imports the model-server client; every other room reaches the model server through the meter’s API (src/cost/meter/index.ts), per call.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/(cost/meter|modelserverClient)/|${TESTS}` },
+      to: { path: '^src/modelserverClient/' },
+    },
+    {
       name: 'modelserver-client-is-a-floor',
-      comment: 'The model-server client, pool and NDJSON reader are used by marketplace and /llm and import neither.',
+      comment: 'The model-server client, pool and NDJSON reader are used by the meter alone and import no room.',
       severity: 'error',
       from: { path: '^src/modelserverClient/', pathNot: TESTS },
       to: { path: '^src/', pathNot: `^src/modelserverClient/|${rooms(FLOOR)}` },

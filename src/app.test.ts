@@ -422,12 +422,16 @@ describe('integration endpoints (seed 000 §4.5)', () => {
     })
   })
 
-  it('a model the model server does not have, or an option it refuses, is the caller\'s 400 — not a 5xx', async () => {
-    const unknown = await post('/marketplace/modelserver/ingest', { prompt: 'x', model: 'missing:latest' }, session())
-    expect(unknown.status).toBe(400)
-    expect(await unknown.json()).toMatchObject({ error: 'model_not_found' })
-    const refused = await post('/marketplace/agent/call', { agent: 'ceo', prompt: 'x', model: 'missing:latest' }, session())
-    expect(refused.status).toBe(400)
+  it('a model the model server does not have, or an option it refuses, is the caller\'s 400 — not a 5xx (and costs no quota)', async () => {
+    // a wallet of its own: these are cost calls, and the shared session's quota of 3 is used by the tests above
+    const h = { 'x-session-token': await gw.login(privateKeyToAccount(generatePrivateKey())) }
+    for (let i = 0; i < 2; i++) {
+      const unknown = await post('/marketplace/modelserver/ingest', { prompt: 'x', model: 'missing:latest' }, h)
+      expect(unknown.status).toBe(400)
+      expect(await unknown.json()).toMatchObject({ error: 'model_not_found' })
+      const refused = await post('/marketplace/agent/call', { agent: 'ceo', prompt: 'x', model: 'missing:latest' }, h)
+      expect(refused.status).toBe(400)
+    }
   })
 
   it('inbound metrics and Prometheus metrics', async () => {

@@ -29,9 +29,9 @@ import { handlerStage } from './pipeline/handlerStage.js'
 import { publicAssets } from './pipeline/publicAssets.js'
 import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
 import { FallbackRateLimitStore } from './pipeline/FallbackRateLimitStore.js'
-import type { RateLimitStore } from './pipeline/MemoryRateLimitStore.js'
+import { MemoryRateLimitStore, type RateLimitStore } from './pipeline/MemoryRateLimitStore.js'
 import { RedisRateLimitStore } from './pipeline/RedisRateLimitStore.js'
-import { rateLimitStage } from './pipeline/rateLimitStage.js'
+import { createRateLimiter, rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
 import { createPipelineApp } from './shared/http/createPipelineApp.js'
@@ -121,7 +121,10 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   })
   // Rate limit counters in this process, or shared by every replica: in Redis (the database when Redis cannot
   // count a hit) or in the database.
-  const { store: rateLimitStore, close: closeRateLimitStore } = await createRateLimitStore(config, services.db, logger)
+  const { store: sharedRateLimitStore, close: closeRateLimitStore } = await createRateLimitStore(config, services.db, logger)
+  const rateLimitStore = sharedRateLimitStore ?? new MemoryRateLimitStore()
+  // what one request carries several of (the tool calls of one `/mcp` request) counts against the same limit
+  services.rateLimit = createRateLimiter({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore })
   // Traces (off by default): one span per request, named by the route it took; off, no stage at all.
   const tracing = await startTracing(config.tracing, { exporter: deps.spanExporter, logger })
   const tracingStages = tracing.enabled ? [serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation })] : []

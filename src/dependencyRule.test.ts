@@ -77,6 +77,28 @@ describe('the dependency rule (.dependency-cruiser.cjs)', () => {
     expect(violations).toEqual(['modelserver-apart: src/modelserver/app.ts → src/gate/ArrivalGate.ts'])
   })
 
+  it('lets only the meter import the model-server client: a handler or a domain that calls it directly fails', async () => {
+    const client = "export class ModelServerPool { generate() { return 'tokens' } }\n"
+    const meter = "import { ModelServerPool } from '../../modelserverClient/ModelServerPool.js'\nexport const meter = new ModelServerPool()\n"
+    const viaMeter = {
+      'src/modelserverClient/ModelServerPool.ts': client,
+      'src/cost/meter/Meter.ts': meter,
+      'src/marketplace/Marketplace.ts': "import { meter } from '../cost/meter/Meter.js'\nexport const chat = () => meter.generate()\n",
+    }
+    expect(await violationsOf(viaMeter)).toEqual([])
+    const violations = await violationsOf({
+      ...viaMeter,
+      'src/handlers/llm/llmHandlers.ts': "import { ModelServerPool } from '../../modelserverClient/ModelServerPool.js'\nexport const unmetered = () => new ModelServerPool().generate()\n",
+      'src/llm/OpenAiProxy.ts': "import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'\nexport const forward = (pool: ModelServerPool) => pool.generate()\n",
+      'src/cost/CostPayments.ts': "import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'\nexport const p = ModelServerPool\n",
+    })
+    expect(violations.sort()).toEqual([
+      'only-the-meter-reaches-the-model-server: src/cost/CostPayments.ts → src/modelserverClient/ModelServerPool.ts',
+      'only-the-meter-reaches-the-model-server: src/handlers/llm/llmHandlers.ts → src/modelserverClient/ModelServerPool.ts',
+      'only-the-meter-reaches-the-model-server: src/llm/OpenAiProxy.ts → src/modelserverClient/ModelServerPool.ts',
+    ])
+  })
+
   it('fails on a cycle between two domain rooms, even when no module cycle exists', async () => {
     const violations = await violationsOf({
       'src/auth/CostQuota.ts': 'export const quota = 1\n',

@@ -2167,10 +2167,15 @@ export const CoordinatorTaskResultSchema = {
         },
         status: {
             type: 'string',
-            const: 'completed'
+            enum: [
+                'completed',
+                'budget_spent'
+            ],
+            description: '`budget_spent`: the call\'s payment (x402 `upto`) pays for fewer tokens than every agent needed — the\ntokens it pays for are shared evenly among the agents still to answer, and once they are spent the\ntask stops there; `agents` and `result` are those that answered.\n'
         },
         agents: {
             type: 'array',
+            description: 'The agents that answered, in order.',
             items: {
                 $ref: '#/components/schemas/MarketplaceAgentId'
             }
@@ -4108,7 +4113,7 @@ export const PaymentRequirementSchema = {
 export const UptoPaymentRequirementSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed. x402\'s `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`\nto `payTo`, whose spender is x402\'s `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose\nwitness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved\nto Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generation capped at\nthe tokens the maximum pays for and settles once it ended: ⌈completion tokens × price⌉, at least the\nminimum per call, at most the permit\'s maximum. A permit allowing less than the minimum is refused\nbefore the call runs. One permit pays for one call.\n',
+    description: 'Designed. x402\'s `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`\nto `payTo`, whose spender is x402\'s `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose\nwitness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved\nto Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generations capped at\nthe tokens the maximum pays for (summed over every generation of the call) and settles once it ended:\n⌈completion tokens × price⌉ — the model server\'s own count — at least the minimum per call, at most the\npermit\'s maximum. A stream the client leaves is read to its count; a generation that never gets one\n(ended at the payment\'s settlement time, or the model server failed) pays its whole share. A permit\nallowing less than the minimum is refused before the call runs. One permit pays for one call.\n',
     required: [
         'scheme',
         'network',

@@ -625,6 +625,9 @@ export const listModelServerModels = <ThrowOnError extends boolean = false>(opti
  * Designed body and response. `model` defaults to `SERVICE_LLM__MODELSERVER__CHAT_MODEL`. With
  * `stream: true` the answer is `application/x-ndjson`, one `MarketplaceCallChunk` per line (see
  * `/llm/chat`).
+ * A cost call, metered like `/llm/chat`: one unit of the wallet's (and its network's) daily quota, or an
+ * x402 payment past it (`upto`: the generation capped at what the permit pays for, settled for the tokens
+ * the model server counted); recorded in the usage ledger.
  *
  */
 export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(options: Options<CallMarketplaceAgentData, ThrowOnError>): RequestResult<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError> => (options.client ?? client).post<CallMarketplaceAgentResponses, CallMarketplaceAgentErrors, ThrowOnError>({
@@ -643,6 +646,8 @@ export const callMarketplaceAgent = <ThrowOnError extends boolean = false>(optio
  * `prompt` and `model` are specified; `remember` and the response are designed. With `remember: true`
  * the prompt and answer are embedded (`SERVICE_LLM__MODELSERVER__EMBED_MODEL`) and stored in memory;
  * `memory_id` is then present.
+ * A cost call, metered like `/llm/chat` — the generation and, with `remember`, the embedding are one call:
+ * one unit of the daily quota or an x402 payment past it; recorded in the usage ledger.
  *
  */
 export const ingestModelServerPrompt = <ThrowOnError extends boolean = false>(options: Options<IngestModelServerPromptData, ThrowOnError>): RequestResult<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError> => (options.client ?? client).post<IngestModelServerPromptResponses, IngestModelServerPromptErrors, ThrowOnError>({
@@ -961,7 +966,8 @@ export const getStoragePage = <ThrowOnError extends boolean = false>(options?: O
  *
  * Designed body and response (the specification names only the `/coordinator/` prefix). The
  * coordinator splits `goal` across the named agents (default: all five) and returns their combined
- * answer synchronously.
+ * answer synchronously. The agents' generations are one metered call: under x402 `upto` they share the
+ * tokens the permit pays for (`status: budget_spent` when it ran out).
  *
  */
 export const createCoordinatorTask = <ThrowOnError extends boolean = false>(options: Options<CreateCoordinatorTaskData, ThrowOnError>): RequestResult<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError> => (options.client ?? client).post<CreateCoordinatorTaskResponses, CreateCoordinatorTaskErrors, ThrowOnError>({
@@ -978,7 +984,9 @@ export const createCoordinatorTask = <ThrowOnError extends boolean = false>(opti
  * Convene a company's boardroom on a motion
  *
  * Designed. Every cabinet member votes on `motion`; votes are weighted by `boardroom_weight` (chief
- * executive 30, each soldier 10) and the motion carries with more than 50 weight for.
+ * executive 30, each soldier 10) and the motion carries with more than 50 weight for. The eight votes
+ * are one metered call: under x402 `upto` the tokens the permit pays for are shared evenly among the
+ * members still to vote, and a member left without a token abstains, saying so in `reason`.
  *
  */
 export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: Options<ConveneBoardroomData, ThrowOnError>): RequestResult<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError> => (options.client ?? client).post<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError>({
@@ -1034,7 +1042,9 @@ export const llmCompletion = <ThrowOnError extends boolean = false>(options: Opt
  *
  * Designed (seed 000 §4.5 "/llm (… test …)"). Runs a tiny generation (at most 8 tokens, temperature 0)
  * with `model` (default `SERVICE_LLM__MODELSERVER__CHAT_MODEL`) and reports how long it took. A check,
- * not a cost call: it counts against no quota.
+ * not a cost call: it counts against no quota and takes no payment — but it goes through the meter like
+ * every call that makes the model server work, which caps it at 8 tokens and records it in the usage
+ * ledger.
  *
  */
 export const testLlm = <ThrowOnError extends boolean = false>(options?: Options<TestLlmData, ThrowOnError>): RequestResult<TestLlmResponses, TestLlmErrors, ThrowOnError> => (options?.client ?? client).post<TestLlmResponses, TestLlmErrors, ThrowOnError>({
@@ -1353,6 +1363,8 @@ export const coreAgentInteract = <ThrowOnError extends boolean = false>(options:
  *
  * Designed. Stores `text` (optionally for an `agent`) with its embedding in the wallet's memory, where
  * `/coreagent/memories/search` and `/coreagent/interact` find it.
+ * A cost call (the embedding is the model server's work): one unit of the daily quota or an x402 payment
+ * past it; recorded in the usage ledger.
  *
  */
 export const logCoreAgentMemory = <ThrowOnError extends boolean = false>(options: Options<LogCoreAgentMemoryData, ThrowOnError>): RequestResult<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError> => (options.client ?? client).post<LogCoreAgentMemoryResponses, LogCoreAgentMemoryErrors, ThrowOnError>({
@@ -1371,6 +1383,8 @@ export const logCoreAgentMemory = <ThrowOnError extends boolean = false>(options
  * Designed. Embeds `query` and ranks the wallet's memories (logged here, by `/coreagent/interact`, or by
  * `ingest` with `remember: true`; the 5,000 most recent) by cosine similarity, best first. Other wallets'
  * memories are never searched.
+ * A cost call (the query's embedding is the model server's work): one unit of the daily quota or an x402
+ * payment past it; recorded in the usage ledger.
  *
  */
 export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(options: Options<SearchCoreAgentMemoriesData, ThrowOnError>): RequestResult<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError> => (options.client ?? client).post<SearchCoreAgentMemoriesResponses, SearchCoreAgentMemoriesErrors, ThrowOnError>({
@@ -1594,7 +1608,12 @@ export const getReceipt = <ThrowOnError extends boolean = false>(options: Option
  * `error`. The money rules are those of `POST /store` and the cost routes: one claim per payment in
  * `payment_claims` across every route (a payment used through `/mcp` is refused by `/store` and the
  * other way round: error result `payment_replayed`), exactly-once settlement, `payment-identifier`
- * idempotency, crash recovery, the usage ledger. Other refusals are error results whose
+ * idempotency, crash recovery, the usage ledger. Each tool call counts like a request of its HTTP twin,
+ * not once per POST: against the per-address rate limit (the first tool call of a POST rides on the
+ * POST's own count, each further one takes another; past the limit a call is an error result
+ * `rate_limited` with `details.retry_after_s`), and `chat` against the daily quota of the wallet and of
+ * its network, each call one unit, metered like `POST /llm/chat` (capped at what its payment pays for).
+ * Other refusals are error results whose
  * `structuredContent` is the `Error` body the HTTP route would answer (`payload_too_large`,
  * `url_not_allowed`, `upload_not_found`, …).
  *

@@ -905,7 +905,16 @@ export type CoordinatorTaskRequest = {
  */
 export type CoordinatorTaskResult = {
     task_id: string;
-    status: 'completed';
+    /**
+     * `budget_spent`: the call's payment (x402 `upto`) pays for fewer tokens than every agent needed — the
+     * tokens it pays for are shared evenly among the agents still to answer, and once they are spent the
+     * task stops there; `agents` and `result` are those that answered.
+     *
+     */
+    status: 'completed' | 'budget_spent';
+    /**
+     * The agents that answered, in order.
+     */
     agents: Array<MarketplaceAgentId>;
     model: ModelName;
     result: string;
@@ -1572,10 +1581,12 @@ export type PaymentRequirement = {
  * Designed. x402's `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`
  * to `payTo`, whose spender is x402's `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose
  * witness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved
- * to Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generation capped at
- * the tokens the maximum pays for and settles once it ended: ⌈completion tokens × price⌉, at least the
- * minimum per call, at most the permit's maximum. A permit allowing less than the minimum is refused
- * before the call runs. One permit pays for one call.
+ * to Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generations capped at
+ * the tokens the maximum pays for (summed over every generation of the call) and settles once it ended:
+ * ⌈completion tokens × price⌉ — the model server's own count — at least the minimum per call, at most the
+ * permit's maximum. A stream the client leaves is read to its count; a generation that never gets one
+ * (ended at the payment's settlement time, or the model server failed) pays its whole share. A permit
+ * allowing less than the minimum is refused before the call runs. One permit pays for one call.
  *
  */
 export type UptoPaymentRequirement = {
@@ -3878,6 +3889,26 @@ export type ListModelServerModelsResponse = ListModelServerModelsResponses[keyof
 
 export type CallMarketplaceAgentData = {
     body: MarketplaceCallRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/marketplace/agent/call';
@@ -3898,9 +3929,27 @@ export type CallMarketplaceAgentErrors = {
      */
     401: AuthRequired;
     /**
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     *
+     */
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
      * Unknown marketplace agent.
      */
     404: Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -3945,6 +3994,26 @@ export type CallMarketplaceAgentResponse = CallMarketplaceAgentResponses[keyof C
 
 export type IngestModelServerPromptData = {
     body: IngestRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/marketplace/modelserver/ingest';
@@ -3964,6 +4033,24 @@ export type IngestModelServerPromptErrors = {
      * Gated non-HTML request without a valid session (body fixed by the specification).
      */
     401: AuthRequired;
+    /**
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     *
+     */
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -5897,6 +5984,26 @@ export type CoreAgentInteractResponse = CoreAgentInteractResponses[keyof CoreAge
 
 export type LogCoreAgentMemoryData = {
     body: CoreAgentMemoryRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/coreagent/memories';
@@ -5917,9 +6024,27 @@ export type LogCoreAgentMemoryErrors = {
      */
     401: AuthRequired;
     /**
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     *
+     */
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
      * Unknown marketplace agent.
      */
     404: Error;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.
@@ -5964,6 +6089,26 @@ export type LogCoreAgentMemoryResponse = LogCoreAgentMemoryResponses[keyof LogCo
 
 export type SearchCoreAgentMemoriesData = {
     body: CoreAgentSearchRequest;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
     path?: never;
     query?: never;
     url: '/coreagent/memories/search';
@@ -5983,6 +6128,24 @@ export type SearchCoreAgentMemoriesErrors = {
      * Gated non-HTML request without a valid session (body fixed by the specification).
      */
     401: AuthRequired;
+    /**
+     * Designed. The wallet's daily quota of cost calls is used up (`SERVICE_QUOTA__COST_CALLS_PER_DAY`).
+     * Where paying past the quota is configured (`SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC` > 0 and the x402
+     * settings of `/store`), the body is `CostPaymentRequired` — x402 v2 requirements for one call at that
+     * price on `eip155:8453` and `eip155:1`, `error: quota_exceeded` and the quota in `details` — and
+     * `PAYMENT-REQUIRED` carries the same JSON: retry with `PAYMENT-SIGNATURE` (or `X-PAYMENT`). A refused
+     * payment answers the same requirements with its code in `error` (`invalid_payment`,
+     * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
+     * would expire before the longest call and its settlement — `details` says the least validity —, and
+     * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
+     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     *
+     */
+    402: CostPaymentRequired | QuotaExceeded;
+    /**
+     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
+     */
+    409: Error;
     /**
      * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
      * before the request is validated.

@@ -654,7 +654,7 @@ export const zCoordinatorTaskRequest = z.object({
  */
 export const zCoordinatorTaskResult = z.object({
     task_id: z.string().regex(/^task_[0-9A-HJKMNP-TV-Z]{26}$/),
-    status: z.literal('completed'),
+    status: z.enum(['completed', 'budget_spent']),
     agents: z.array(zMarketplaceAgentId),
     model: zModelName,
     result: z.string(),
@@ -1327,10 +1327,12 @@ export const zHealthDetailed = z.object({
  * Designed. x402's `upto` scheme (Permit2): the payer signs a Permit2 witness transfer of at most `amount`
  * to `payTo`, whose spender is x402's `upto` proxy (`0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`) and whose
  * witness names `extra.facilitatorAddress` (the only one allowed to settle it); the token must be approved
- * to Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generation capped at
- * the tokens the maximum pays for and settles once it ended: ⌈completion tokens × price⌉, at least the
- * minimum per call, at most the permit's maximum. A permit allowing less than the minimum is refused
- * before the call runs. One permit pays for one call.
+ * to Permit2 (`0x000000000022D473030F116dDEE9F6B43aC78BA3`). The call runs with its generations capped at
+ * the tokens the maximum pays for (summed over every generation of the call) and settles once it ended:
+ * ⌈completion tokens × price⌉ — the model server's own count — at least the minimum per call, at most the
+ * permit's maximum. A stream the client leaves is read to its count; a generation that never gets one
+ * (ended at the payment's settlement time, or the model server failed) pays its whole share. A permit
+ * allowing less than the minimum is refused before the call runs. One permit pays for one call.
  *
  */
 export const zUptoPaymentRequirement = z.object({
@@ -2345,12 +2347,22 @@ export const zListModelServerModelsResponse = zModelServerModels;
 
 export const zCallMarketplaceAgentBody = zMarketplaceCallRequest;
 
+export const zCallMarketplaceAgentHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Agent answer.
  */
 export const zCallMarketplaceAgentResponse = zMarketplaceCallResult;
 
 export const zIngestModelServerPromptBody = zIngestRequest;
+
+export const zIngestModelServerPromptHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
 
 /**
  * Model answer.
@@ -2625,12 +2637,22 @@ export const zCoreAgentInteractResponse = zCoreAgentInteractResult;
 
 export const zLogCoreAgentMemoryBody = zCoreAgentMemoryRequest;
 
+export const zLogCoreAgentMemoryHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
 /**
  * Stored.
  */
 export const zLogCoreAgentMemoryResponse = zCoreAgentMemoryLogged;
 
 export const zSearchCoreAgentMemoriesBody = zCoreAgentSearchRequest;
+
+export const zSearchCoreAgentMemoriesHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
 
 /**
  * Closest memories.

@@ -57,7 +57,8 @@ function parseJson(text: string): Record<string, unknown> {
 function failure(status: number, body: Record<string, unknown>, what: string): CliError {
   const code = typeof body.error === 'string' ? body.error : `http_${status}`
   const message = `${what} answered ${status}: ${typeof body.message === 'string' ? body.message : code}`
-  if (status === 402 && /insufficient_balance|insufficient funds|exceeds balance/i.test(message)) return new CliError('insufficient_funds', `the payer's balance does not cover the price (${message})`, EXIT.insufficientFunds)
+  // the gateway's own pre-check ("the payer's balance … does not cover …") or the facilitator's and chain's words
+  if (status === 402 && /insufficient_balance|insufficient funds|exceeds balance|balance \(\d+\) does not cover/i.test(message)) return new CliError('insufficient_funds', `the payer's balance does not cover the price (${message})`, EXIT.insufficientFunds)
   if (status === 402) return new CliError(code, message, EXIT.notPayable)
   if (status === 400 || status === 413 || status === 415) return new CliError(code, message, EXIT.usage)
   return new CliError(code, message, EXIT.server)

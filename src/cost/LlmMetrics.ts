@@ -34,7 +34,7 @@ export class LlmMetrics {
   })
   readonly #calls = new Counter({
     name: 'llm_cost_calls_total',
-    help: 'Cost calls by how they were paid (quota, payment, overlord) and outcome (ok, error, cancelled).',
+    help: 'Metered calls by how they were paid (quota, payment, overlord, free) and outcome (ok, error, cancelled).',
     labelNames: ['paid_by', 'outcome'],
     registers: [this.registry],
   })

@@ -3,8 +3,11 @@ import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { ulid } from '../storage/ids.js'
 
-/** How a cost call was paid: a unit of the daily quota, an x402 payment, or nothing (the shadow overlord). */
-export type PaidBy = 'quota' | 'payment' | 'overlord'
+/**
+ * How a metered call was paid: a unit of the daily quota, an x402 payment, or nothing — the shadow overlord, or
+ * a free check (`POST /llm/test`, capped at a few tokens).
+ */
+export type PaidBy = 'quota' | 'payment' | 'overlord' | 'free'
 /** `cancelled`: the client went away before the stream ended. */
 export type CallOutcome = 'ok' | 'error' | 'cancelled'
 

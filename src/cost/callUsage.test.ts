@@ -39,7 +39,7 @@ describe('StreamUsageScanner', () => {
     const m = new StreamUsageScanner()
     m.feed('event: message_start\ndata: {"type":"message_start","message":{"model":"a","usage":{"input_tokens":0,"output_tokens":0}}}\n\nevent: ping\ndata: {"type":"ping"}\n\n')
     m.feed('data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\n\n')
-    expect(m.usage.completionTokens).toBeUndefined() // cut here: counted by its chunks
+    expect(m.usage.completionTokens).toBeUndefined() // cut here: no count (message_start says where it starts)
     m.feed('data: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"input_tokens":7,"output_tokens":12}}\n\ndata: {"type":"message_stop"}\n\n')
     expect(m.usage).toEqual({ model: 'a', promptTokens: 7, completionTokens: 12 })
     const e = new StreamUsageScanner()

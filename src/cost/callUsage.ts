@@ -1,5 +1,3 @@
-import { contentPiecesOf } from './contentPieces.js'
-
 /** Tokens, model and eval rate read from an answer of the model server or the gateway. */
 export type CallUsage = {
   model?: string
@@ -31,8 +29,7 @@ export function usageOf(value: unknown): CallUsage {
   if (typeof wrapped === 'object' && wrapped !== null) {
     const inner = usageOf(wrapped)
     // message_start's counts, and those a Responses stream's opening events may carry, are where the stream
-    // starts (0), not what it produced: a stream cut before its last event is counted by the content it sent
-    // (`contentPiecesOf`), as every stream that reports no usage — not settled at the minimum.
+    // starts (0), not what it produced: only the final event's count is the model server's count of the call.
     if (!FINAL_RESPONSE_EVENTS.has(event)) {
       delete inner.promptTokens
       delete inner.completionTokens
@@ -56,15 +53,13 @@ export function usageOf(value: unknown): CallUsage {
 /**
  * Reads a streamed answer as it passes — NDJSON lines (Ollama, the gateway's chunks) or SSE `data:` events
  * (OpenAI, Anthropic) — without holding any of it back: the final usage, the model, an error line, the number
- * of events, and the pieces of generated content among them (`contentPiecesOf`: the completion token count
- * when the stream reports none, e.g. cut before its usage).
+ * of events. A stream that ends without its final usage has no count here: nothing is estimated from its
+ * pieces (a tool call sent whole in one event is hundreds of tokens).
  */
 export class StreamUsageScanner {
   usage: CallUsage = {}
   /** Data events (lines) read, framing included; 0 at the end: the stream produced nothing. */
   chunks = 0
-  /** Pieces of generated content sent (text, reasoning, tool-call deltas); framing and errors excluded. */
-  contentPieces = 0
   /** The stream carried an `{error, message}` line (it failed after it started). */
   errored = false
   #partial = ''
@@ -103,7 +98,6 @@ export class StreamUsageScanner {
       return
     }
     this.chunks++
-    this.contentPieces += contentPiecesOf(o)
     const u = usageOf(o)
     this.usage = { ...this.usage, ...u }
   }

@@ -77,6 +77,9 @@ export const batchErrorRows: Rows = {
 /** `/llm` keys and `/coreagent` (src/llm). */
 export const llmErrorRows: Rows = {
   llm_key_not_found: { status: 404 },
+  // the meter (src/cost/meter): a generation past what the call's payment pays for, or past its settlement time
+  generation_budget_spent: { status: 402 },
+  payment_expires_too_soon: { status: 402 },
 }
 
 /** The MCP tools (src/mcp): their refusals are tool results carrying these bodies; the status says which HTTP answer they mirror. */

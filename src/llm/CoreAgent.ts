@@ -1,14 +1,12 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/Database.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import { nsToMs } from '../modelserverClient/ModelServerClient.js'
-import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import { type MeteredModelServer, nsToMs } from '../cost/meter/index.js'
 import { ulid } from '../marketplace/ulid.js'
 import { cosineSimilarity } from './cosineSimilarity.js'
 
 export type CoreAgentParameters = {
   db: Kysely<Database>
-  modelServer: ModelServerPool
   marketplace: Marketplace
   embedModel: string
   /** Epoch seconds. */
@@ -19,7 +17,8 @@ export type CoreAgentParameters = {
 
 export type RecalledMemory = { memory_id: string; agent: string | null; text: string; response: string; score: number; created_at: number }
 
-type Call = { wallet: string; signal?: AbortSignal | undefined }
+/** Who calls, and the call's metered model server (its embeddings and generation are metered as one call). */
+export type CoreAgentCall = { wallet: string; server: MeteredModelServer }
 
 /**
  * `/coreagent` (seed 000 §4.5 "agent interaction and memory logging"): memories are logged with their
@@ -30,11 +29,11 @@ type Call = { wallet: string; signal?: AbortSignal | undefined }
 export class CoreAgent {
   constructor(private readonly p: CoreAgentParameters) {}
 
-  private embed(text: string, signal?: AbortSignal) {
-    return this.p.modelServer.embed({ model: this.p.embedModel, input: text }, signal)
+  private embed(text: string, call: CoreAgentCall) {
+    return call.server.embed({ model: this.p.embedModel, input: text })
   }
 
-  private async store(call: Call, row: { agent: string | null; model: string; prompt: string; response: string }, embedding: number[]): Promise<string> {
+  private async store(call: CoreAgentCall, row: { agent: string | null; model: string; prompt: string; response: string }, embedding: number[]): Promise<string> {
     const memoryId = `mem_${ulid()}`
     await this.p.db
       .insertInto('memories')
@@ -44,20 +43,20 @@ export class CoreAgent {
   }
 
   /** Logs a memory (its text is embedded as is). */
-  async remember(input: { text: string; agent?: string | undefined }, call: Call) {
+  async remember(input: { text: string; agent?: string | undefined }, call: CoreAgentCall) {
     if (input.agent !== undefined) await this.p.marketplace.agentContext(input.agent)
-    const embedding = await this.embed(input.text, call.signal)
+    const embedding = await this.embed(input.text, call)
     const memoryId = await this.store(call, { agent: input.agent ?? null, model: this.p.embedModel, prompt: input.text, response: '' }, embedding)
     return { memory_id: memoryId, dimensions: embedding.length }
   }
 
   /** The wallet's memories closest to `query`, best first. */
-  async search(input: { query: string; limit?: number | undefined; agent?: string | undefined }, call: Call): Promise<RecalledMemory[]> {
-    const vector = await this.embed(input.query, call.signal)
+  async search(input: { query: string; limit?: number | undefined; agent?: string | undefined }, call: CoreAgentCall): Promise<RecalledMemory[]> {
+    const vector = await this.embed(input.query, call)
     return this.nearest(vector, input.limit ?? 5, input.agent, call)
   }
 
-  private async nearest(vector: number[], limit: number, agent: string | undefined, call: Call): Promise<RecalledMemory[]> {
+  private async nearest(vector: number[], limit: number, agent: string | undefined, call: CoreAgentCall): Promise<RecalledMemory[]> {
     let query = this.p.db
       .selectFrom('memories')
       .select(['memory_id', 'agent', 'prompt', 'response', 'embedding', 'created_at'])
@@ -82,13 +81,13 @@ export class CoreAgent {
    * the answer comes from the model server, and the turn is logged as a memory of that agent (unless
    * `remember` is false).
    */
-  async interact(input: { agent: string; prompt: string; recall?: number | undefined; remember?: boolean | undefined }, call: Call) {
+  async interact(input: { agent: string; prompt: string; recall?: number | undefined; remember?: boolean | undefined }, call: CoreAgentCall) {
     const context = await this.p.marketplace.agentContext(input.agent)
-    const promptVector = await this.embed(input.prompt, call.signal)
+    const promptVector = await this.embed(input.prompt, call)
     const recalled = (input.recall ?? 3) > 0 ? await this.nearest(promptVector, input.recall ?? 3, undefined, call) : []
     const memoryText = recalled.map((m) => `- ${m.text}${m.response ? ` → ${m.response}` : ''}`).join('\n')
     const system = recalled.length > 0 ? `${context.instructions}\n\nWhat you remember that may be relevant:\n${memoryText}` : context.instructions
-    const reply = await this.p.modelServer.generate({ model: context.model, prompt: input.prompt, system }, call.signal)
+    const reply = await call.server.generate({ model: context.model, prompt: input.prompt, system })
     const memoryId =
       input.remember === false
         ? undefined

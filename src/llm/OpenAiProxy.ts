@@ -1,11 +1,10 @@
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import { ModelServerClient, ModelServerUnavailableError, type UpstreamResponse } from '../modelserverClient/ModelServerClient.js'
-import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import { type MeteredModelServer, type ModelServerAnswer, ModelServers, ModelServerUnavailableError, type OpenAiPath } from '../cost/meter/index.js'
+
+export type { OpenAiPath }
 
 /** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
 export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
-
-export type OpenAiPath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings' | '/v1/responses' | '/v1/messages'
 
 /** Anthropic's error body (`{type: "error", error: {type, message}}`), what `/llm/v1/messages` answers. */
 export type AnthropicErrorBody = { type: 'error'; error: { type: string; message: string } }
@@ -34,11 +33,12 @@ function isOpenAiError(value: unknown): value is OpenAiErrorBody {
  * `/llm/v1/*`: the model server's OpenAI-compatible API behind the gateway. Model names resolve through the
  * agent configuration first — a marketplace agent id (`ceo`, `analyst`, …) is its current model, and on chat its
  * instructions are the first system message — then go to the model server as they are; a model it does not
- * have is its 404, passed on in OpenAI's error shape. Streams (SSE) are passed on byte for byte as they arrive;
- * the model-server timeout bounds each wait, and the caller's signal (client gone) closes the upstream request.
+ * have is its 404, passed on in OpenAI's error shape. Streams (SSE) are passed on byte for byte as they arrive
+ * (the usage event the meter asked for and the client did not is taken out); the model-server timeout bounds
+ * each wait. Every call goes through the call's metered model server (its cap, its count, its end).
  */
 export class OpenAiProxy {
-  constructor(private readonly p: { modelServer: ModelServerPool; marketplace: Marketplace; now: () => number }) {}
+  constructor(private readonly p: { models: ModelServers; marketplace: Marketplace; now: () => number }) {}
 
   private async resolve(body: Record<string, unknown>, path: OpenAiPath): Promise<Record<string, unknown>> {
     const model = body.model
@@ -52,11 +52,11 @@ export class OpenAiProxy {
     return { ...body, model: agent.model, messages: [{ role: 'system', content: agent.instructions }, ...messages] }
   }
 
-  async forward(path: OpenAiPath, body: Record<string, unknown>, signal?: AbortSignal): Promise<OpenAiProxyResult> {
+  async forward(path: OpenAiPath, body: Record<string, unknown>, server: MeteredModelServer): Promise<OpenAiProxyResult> {
     const what = `POST ${path}`
-    let upstream: UpstreamResponse
+    let upstream: ModelServerAnswer
     try {
-      upstream = await this.p.modelServer.open(what, { method: 'POST', path, body: await this.resolve(body, path) }, signal)
+      upstream = await server.openAi(path, await this.resolve(body, path))
     } catch (error) {
       return unavailable(error, path)
     }
@@ -68,9 +68,9 @@ export class OpenAiProxy {
    * (usable as model names).
    */
   async models(signal?: AbortSignal): Promise<OpenAiProxyResult> {
-    let upstreams: UpstreamResponse[]
+    let upstreams: ModelServerAnswer[]
     try {
-      upstreams = await this.p.modelServer.openEach('GET /v1/models', { method: 'GET', path: '/v1/models' }, signal)
+      upstreams = await this.p.models.openAiModels(signal)
     } catch (error) {
       return unavailable(error)
     }
@@ -84,12 +84,12 @@ export class OpenAiProxy {
     return { kind: 'json', status: 200, body: { object: 'list', data: [...byId.values(), ...agents] } }
   }
 
-  private async answer(what: string, upstream: UpstreamResponse, path?: OpenAiPath): Promise<OpenAiProxyResult> {
+  private async answer(what: string, upstream: ModelServerAnswer, path?: OpenAiPath): Promise<OpenAiProxyResult> {
     const { status, contentType } = upstream
     if (status === 200 && contentType.startsWith('text/event-stream')) return { kind: 'stream', status, contentType, bytes: upstream.bytes }
     let text: string
     try {
-      text = await ModelServerClient.text(upstream)
+      text = await ModelServers.text(upstream)
     } catch (error) {
       return unavailable(error, path)
     }

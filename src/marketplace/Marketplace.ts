@@ -7,8 +7,7 @@ import { isUniqueViolation } from '../db/isUniqueViolation.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { type AgentDefinition, agentDefinitions } from './agents.js'
-import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
-import { nsToMs } from '../modelserverClient/ModelServerClient.js'
+import { GenerationBudgetSpentError, type MeteredModelServer, nsToMs } from '../cost/meter/index.js'
 import { ulid } from './ulid.js'
 
 export class MarketplaceError extends BaseError<'agent_not_found' | 'cabinet_not_found'> {
@@ -19,7 +18,6 @@ export type RosterMember = { role: string; label: string; address: string | null
 
 export type MarketplaceParameters = {
   db: Kysely<Database>
-  modelServer: ModelServerPool
   chatModel: string
   embedModel: string
   /** Epoch seconds. */
@@ -36,7 +34,12 @@ export type MarketplaceParameters = {
 
 type Revision = { revision: number; instructions: string; model: string }
 
-type Call = { wallet?: string | undefined; signal?: AbortSignal | undefined }
+/**
+ * Who calls, and the model server of this call: the meter's (`src/cost/meter/`), which caps and counts every
+ * generation of the call against the call's one budget and ends it when the client goes or its payment's time
+ * is up.
+ */
+export type MarketplaceCall = { wallet?: string | undefined; server: MeteredModelServer }
 
 /** Longest wait of an evolve for every instance to confirm it (`ChangeFeed.barrier`). */
 const BARRIER_TIMEOUT_MS = 1_000
@@ -87,7 +90,8 @@ async function* mapBatches<A, B>(source: AsyncGenerator<A[]>, map: (a: A) => B):
 /**
  * The marketplace and cost endpoints' core (seed 000 §4.2, §4.5): agents, calls through an agent, prompt
  * ingestion with optional memory, instruction evolution, the coordinator and the boardroom. Every model call
- * goes to the model server; its failures surface as `modelserver_unavailable`.
+ * goes to the model server through the call's metered model server (`MarketplaceCall.server`); its failures
+ * surface as `modelserver_unavailable`.
  */
 export class Marketplace {
   /** The current revision of every agent (one query, built once; see `currentAll`). */
@@ -185,11 +189,11 @@ export class Marketplace {
     return this.view(this.definition(id))
   }
 
-  async callAgent(input: { agent: string; prompt: string; model?: string | undefined }, call: Call = {}) {
+  async callAgent(input: { agent: string; prompt: string; model?: string | undefined }, call: MarketplaceCall) {
     const agent = this.definition(input.agent)
     const current = await this.current(agent)
     const model = input.model ?? current.model
-    const reply = await this.p.modelServer.generate({ model, prompt: input.prompt, system: current.instructions }, call.signal)
+    const reply = await call.server.generate({ model, prompt: input.prompt, system: current.instructions })
     return {
       agent: agent.id,
       model: reply.model,
@@ -200,17 +204,17 @@ export class Marketplace {
   }
 
   /** `callAgent` streamed: opened (a refusal is thrown before any chunk), then one batch per model-server read. */
-  async callAgentStream(input: { agent: string; prompt: string; model?: string | undefined }, call: Call = {}): Promise<ChunkStream<MarketplaceCallChunk>> {
+  async callAgentStream(input: { agent: string; prompt: string; model?: string | undefined }, call: MarketplaceCall): Promise<ChunkStream<MarketplaceCallChunk>> {
     const agent = this.definition(input.agent)
     const current = await this.current(agent)
-    const upstream = await this.p.modelServer.generateStream({ model: input.model ?? current.model, prompt: input.prompt, system: current.instructions }, call.signal)
+    const upstream = await call.server.generateStream({ model: input.model ?? current.model, prompt: input.prompt, system: current.instructions })
     return mapBatches(upstream, (c) => ({ agent: agent.id, ...completionChunk(c) }))
   }
 
-  async ingest(input: { prompt: string; model: string; remember?: boolean | undefined }, call: Call = {}) {
-    const reply = await this.p.modelServer.generate({ model: input.model, prompt: input.prompt }, call.signal)
+  async ingest(input: { prompt: string; model: string; remember?: boolean | undefined }, call: MarketplaceCall) {
+    const reply = await call.server.generate({ model: input.model, prompt: input.prompt })
     if (!input.remember) return { model: reply.model, response: reply.response, stored: false }
-    const embedding = await this.p.modelServer.embed({ model: this.p.embedModel, input: `${input.prompt}\n${reply.response}` }, call.signal)
+    const embedding = await call.server.embed({ model: this.p.embedModel, input: `${input.prompt}\n${reply.response}` })
     const memoryId = `mem_${ulid()}`
     await this.p.db
       .insertInto('memories')
@@ -227,18 +231,15 @@ export class Marketplace {
     return { model: reply.model, response: reply.response, stored: true, memory_id: memoryId }
   }
 
-  async evolve(id: string, input: { goal: string; model?: string | undefined }, call: Call = {}) {
+  async evolve(id: string, input: { goal: string; model?: string | undefined }, call: MarketplaceCall) {
     const agent = this.definition(id)
     const current = await this.current(agent, { fresh: true })
     const model = input.model ?? current.model
-    const reply = await this.p.modelServer.generate(
-      {
-        model,
-        system: 'Rewrite the instructions of an assistant. Answer with the new instructions only.',
-        prompt: `Current instructions:\n${current.instructions}\n\nGoal:\n${input.goal}\n\nNew instructions:`,
-      },
-      call.signal,
-    )
+    const reply = await call.server.generate({
+      model,
+      system: 'Rewrite the instructions of an assistant. Answer with the new instructions only.',
+      prompt: `Current instructions:\n${current.instructions}\n\nGoal:\n${input.goal}\n\nNew instructions:`,
+    })
     const instructions = reply.response.trim() || current.instructions
     // The next revision number; a concurrent evolve of the same agent may take it first (the primary key
     // refuses the second insert), so the number is re-read and the insert retried: both evolves are kept.
@@ -262,26 +263,38 @@ export class Marketplace {
     return { agent: agent.id, revision, model: reply.model, instructions, eval_count: reply.eval_count ?? 0 }
   }
 
-  async coordinate(input: { goal: string; agents?: string[] | undefined; model?: string | undefined }, call: Call = {}) {
+  /**
+   * Each agent works on its part of the goal, in turn. The call's budget (what its payment pays for) is shared
+   * evenly among the agents still to answer; once it is spent the task stops there: `status: budget_spent`,
+   * `agents` the ones that answered.
+   */
+  async coordinate(input: { goal: string; agents?: string[] | undefined; model?: string | undefined }, call: MarketplaceCall) {
     const agents = (input.agents ?? agentDefinitions.map((a) => a.id)).map((id) => this.definition(id))
     const started = Date.now()
     const parts: string[] = []
+    const answered: string[] = []
     let evalCount = 0
     let model = input.model ?? this.p.chatModel
-    for (const agent of agents) {
+    let status: 'completed' | 'budget_spent' = 'completed'
+    for (const [i, agent] of agents.entries()) {
       const current = await this.current(agent)
-      const reply = await this.p.modelServer.generate(
-        { model: input.model ?? current.model, system: current.instructions, prompt: `Your part of this goal: ${input.goal}` },
-        call.signal,
-      )
+      let reply
+      try {
+        reply = await call.server.generate({ model: input.model ?? current.model, system: current.instructions, prompt: `Your part of this goal: ${input.goal}` }, { of: agents.length - i })
+      } catch (error) {
+        if (!(error instanceof GenerationBudgetSpentError) || answered.length === 0) throw error
+        status = 'budget_spent'
+        break
+      }
       model = reply.model
       evalCount += reply.eval_count ?? 0
+      answered.push(agent.id)
       parts.push(`${agent.id}: ${reply.response.trim()}`)
     }
     return {
       task_id: `task_${ulid()}`,
-      status: 'completed' as const,
-      agents: agents.map((a) => a.id),
+      status,
+      agents: answered,
       model,
       result: parts.join('\n'),
       eval_count: evalCount,
@@ -295,22 +308,33 @@ export class Marketplace {
     return { company, ceo: roster.find((m) => m.role === 'ceo') ?? null, soldiers: roster.filter((m) => m.role !== 'ceo') }
   }
 
-  async convene(input: { company: string; motion: string; model?: string | undefined }, call: Call = {}) {
+  /**
+   * Each member of the company's cabinet votes on the motion, in turn, sharing the call's budget evenly among
+   * the members still to vote; a member left without a token (the payment is spent) abstains, saying so.
+   */
+  async convene(input: { company: string; motion: string; model?: string | undefined }, call: MarketplaceCall) {
     const roster = await this.p.roster?.(input.company)
     if (!roster || roster.length === 0) throw new MarketplaceError('cabinet_not_found', `no cabinet for company ${input.company}`)
     const model = input.model ?? this.p.chatModel
     const votes: { role: string; weight: number; vote: 'for' | 'against' | 'abstain'; reason: string }[] = []
     let usedModel = model
-    for (const member of roster) {
-      const reply = await this.p.modelServer.generate(
-        {
-          model,
-          system: `You are the ${member.label} of ${input.company}. Vote FOR, AGAINST or ABSTAIN, then give one reason.`,
-          prompt: `Motion: ${input.motion}\nYour vote:`,
-          options: { temperature: 0 } satisfies ModelOptions,
-        },
-        call.signal,
-      )
+    for (const [i, member] of roster.entries()) {
+      let reply
+      try {
+        reply = await call.server.generate(
+          {
+            model,
+            system: `You are the ${member.label} of ${input.company}. Vote FOR, AGAINST or ABSTAIN, then give one reason.`,
+            prompt: `Motion: ${input.motion}\nYour vote:`,
+            options: { temperature: 0 } satisfies ModelOptions,
+          },
+          { of: roster.length - i },
+        )
+      } catch (error) {
+        if (!(error instanceof GenerationBudgetSpentError) || votes.length === 0) throw error
+        votes.push({ role: member.role, weight: member.boardroom_weight, vote: 'abstain', reason: 'no tokens left of this call’s payment' })
+        continue
+      }
       usedModel = reply.model
       votes.push({ role: member.role, weight: member.boardroom_weight, vote: parseVote(reply.response), reason: reply.response.trim().slice(0, 500) })
     }
@@ -328,8 +352,8 @@ export class Marketplace {
     }
   }
 
-  async chat(input: { model?: string | undefined; messages: { role: 'system' | 'user' | 'assistant'; content: string }[]; options?: ModelOptions | undefined }, call: Call = {}) {
-    const reply = await this.p.modelServer.chat({ model: input.model ?? this.p.chatModel, messages: input.messages, options: input.options }, call.signal)
+  async chat(input: { model?: string | undefined; messages: { role: 'system' | 'user' | 'assistant'; content: string }[]; options?: ModelOptions | undefined }, call: MarketplaceCall) {
+    const reply = await call.server.chat({ model: input.model ?? this.p.chatModel, messages: input.messages, options: input.options })
     return {
       model: reply.model,
       message: { role: 'assistant' as const, content: reply.message.content },
@@ -340,11 +364,8 @@ export class Marketplace {
     }
   }
 
-  async completion(input: { model?: string | undefined; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }, call: Call = {}) {
-    const reply = await this.p.modelServer.generate(
-      { model: input.model ?? this.p.chatModel, prompt: input.prompt, system: input.system, options: input.options },
-      call.signal,
-    )
+  async completion(input: { model?: string | undefined; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }, call: MarketplaceCall) {
+    const reply = await call.server.generate({ model: input.model ?? this.p.chatModel, prompt: input.prompt, system: input.system, options: input.options })
     return {
       model: reply.model,
       response: reply.response,
@@ -356,17 +377,14 @@ export class Marketplace {
   }
 
   /** `chat` streamed (see `callAgentStream`). */
-  async chatStream(input: { model?: string | undefined; messages: { role: 'system' | 'user' | 'assistant'; content: string }[]; options?: ModelOptions | undefined }, call: Call = {}): Promise<ChunkStream<LlmChatChunk>> {
-    const upstream = await this.p.modelServer.chatStream({ model: input.model ?? this.p.chatModel, messages: input.messages, options: input.options }, call.signal)
+  async chatStream(input: { model?: string | undefined; messages: { role: 'system' | 'user' | 'assistant'; content: string }[]; options?: ModelOptions | undefined }, call: MarketplaceCall): Promise<ChunkStream<LlmChatChunk>> {
+    const upstream = await call.server.chatStream({ model: input.model ?? this.p.chatModel, messages: input.messages, options: input.options })
     return mapBatches(upstream, chatChunk)
   }
 
   /** `completion` streamed (see `callAgentStream`). */
-  async completionStream(input: { model?: string | undefined; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }, call: Call = {}): Promise<ChunkStream<LlmCompletionChunk>> {
-    const upstream = await this.p.modelServer.generateStream(
-      { model: input.model ?? this.p.chatModel, prompt: input.prompt, system: input.system, options: input.options },
-      call.signal,
-    )
+  async completionStream(input: { model?: string | undefined; prompt: string; system?: string | undefined; options?: ModelOptions | undefined }, call: MarketplaceCall): Promise<ChunkStream<LlmCompletionChunk>> {
+    const upstream = await call.server.generateStream({ model: input.model ?? this.p.chatModel, prompt: input.prompt, system: input.system, options: input.options })
     return mapBatches(upstream, completionChunk)
   }
 }

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { agentDefinitions } from './agents.js'
 import { Marketplace } from './Marketplace.js'
-import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
 
 describe.each(dialects)('Marketplace.listAgents on %s', (dialect) => {
   let database: TestDatabase | undefined
@@ -15,7 +14,6 @@ describe.each(dialects)('Marketplace.listAgents on %s', (dialect) => {
     database = await createTestDatabase(dialect)
     const marketplace = new Marketplace({
       db: database.db,
-      modelServer: new ModelServerPool({ baseUrls: ['http://127.0.0.1:9'], timeoutMs: 100 }),
       chatModel: 'chat:latest',
       embedModel: 'embed:latest',
       now: () => 1_800_000_000,

@@ -23,10 +23,16 @@ export type McpToolPorts = {
   /** `GET /llm/v1/models`' answer (the model list, or the `Error` of an unreachable model server). */
   listModels: (signal: AbortSignal) => Promise<MeteredAnswer>
   /**
-   * One chat call metered like `POST /llm/chat`: the caller's quota, or the payment (the `PaymentPayload` as
-   * sent) when there is one, settled only once the call produced its answer; recorded in the usage ledger.
+   * One chat call metered like `POST /llm/chat`: the caller's quota (its wallet's and its network's), or the
+   * payment (the `PaymentPayload` as sent) when there is one, capped at what it pays for and settled only once
+   * the call produced its answer; recorded in the usage ledger.
    */
-  chat: (call: { caller: McpCaller; request: Record<string, unknown>; payment: unknown; signal: AbortSignal }) => Promise<MeteredAnswer>
+  chat: (call: { caller: McpCaller; request: Record<string, unknown>; payment: unknown; clientAddress: string | undefined; signal: AbortSignal }) => Promise<MeteredAnswer>
+  /**
+   * Lets one more tool call of this request through the per-address rate limit, or says when to retry: each
+   * tool call counts like a request of its HTTP twin (`undefined`: let through).
+   */
+  admit?: () => Promise<{ retryAfterS: number } | undefined>
   /** The catalogue's status and `Error` body of a thrown domain error; `undefined`: not catalogued (a fault). */
   describeError: (error: unknown) => { status: number; body?: unknown } | undefined
   /** Origin of the links a result gives (`SERVICE_PUBLIC_ORIGIN`). */
@@ -74,6 +80,10 @@ export class McpTools {
   }
 
   async call(call: ToolCall): Promise<CallToolResult> {
+    const limited = await this.#ports.admit?.()
+    if (limited) {
+      return errorResult({ error: 'rate_limited', message: `too many requests; retry after ${limited.retryAfterS} s`, details: { retry_after_s: limited.retryAfterS } })
+    }
     const problem = this.#specs.get(call.name)?.checkArguments(call.arguments)
     if (problem) return errorResult({ error: 'invalid_arguments', message: problem })
     try {
@@ -162,7 +172,7 @@ export class McpTools {
     }
     // a tool result is whole: no NDJSON stream
     const request = { ...call.arguments, stream: false }
-    const answer = await this.#ports.chat({ caller: call.caller, request, payment: call.meta?.[META_PAYMENT], signal: call.signal })
+    const answer = await this.#ports.chat({ caller: call.caller, request, payment: call.meta?.[META_PAYMENT], clientAddress: call.clientAddress, signal: call.signal })
     if (answer.status === 402) {
       const body = answer.body as Record<string, unknown>
       const extensions = { ...(body.extensions as Record<string, unknown> | undefined), ...this.#extensions.get('chat') }

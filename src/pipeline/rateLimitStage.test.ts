@@ -2,8 +2,8 @@ import express from 'express'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Listening, listen } from '../../tests/support/listen.js'
 import type { UnroutedResult } from '../shared/http/index.js'
-import type { RateLimitHit, RateLimitStore } from './MemoryRateLimitStore.js'
-import { rateLimitStage } from './rateLimitStage.js'
+import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from './MemoryRateLimitStore.js'
+import { createRateLimiter, rateLimitStage } from './rateLimitStage.js'
 
 async function serve(store?: RateLimitStore): Promise<{ server: Listening; sent: UnroutedResult[] }> {
   const sent: UnroutedResult[] = []
@@ -75,5 +75,23 @@ describe('rateLimitStage', () => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('createRateLimiter (what one request carries several of: the tool calls of one /mcp POST)', () => {
+  it('counts each take in the same windows as the stage, also when many are taken at once', async () => {
+    const store = new MemoryRateLimitStore()
+    const now = () => 1_000_000
+    store.hit('10.0.0.1', 60_000, now()) // the request itself, counted by the stage
+    const limiter = createRateLimiter({ windowS: 60, max: 3, store, now })
+    const verdicts = await Promise.all([1, 2, 3, 4].map(() => limiter.take('10.0.0.1')))
+    expect(verdicts.map((v) => v.allowed)).toEqual([true, true, false, false])
+    expect(verdicts[2]!.retryAfterS).toBe(60)
+    expect((await limiter.take('10.0.0.2')).allowed).toBe(true) // another address has its own count
+  })
+
+  it('lets the call through when a shared store fails (the limit is a guard, not a gate)', async () => {
+    const failing: RateLimitStore = { hit: () => Promise.reject(new Error('redis down')) }
+    expect(await createRateLimiter({ windowS: 60, max: 1, store: failing }).take('10.0.0.1')).toEqual({ allowed: true, retryAfterS: 0 })
   })
 })

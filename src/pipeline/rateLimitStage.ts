@@ -50,12 +50,39 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
   }
 
   return (req, res, next) => {
-    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown'
-    // Only an IPv6 address (it always has a colon) is masked to its /56; skip the library's IPv6 RegExp for IPv4.
-    const key = ip.includes(':') ? ipKeyGenerator(ip) : ip
-    const hit = store.hit(key, windowMs, now())
+    const hit = store.hit(keyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown'), windowMs, now())
     // A shared store that fails (database down) lets the request through: the limit is a guard, not a gate.
     if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), () => next())
     else apply(req, res, next, hit)
+  }
+}
+
+/** The key an address counts under: IPv6 by its /56 (skipping the library's IPv6 RegExp for IPv4). */
+function keyOf(ip: string): string {
+  return ip.includes(':') ? ipKeyGenerator(ip) : ip
+}
+
+/** Counts more requests of an address in the stage's windows: the same store, keys and limit. */
+export type RateLimiter = { take(address: string): Promise<{ allowed: boolean; retryAfterS: number }> }
+
+/**
+ * The stage's limit for what one HTTP request carries several of — each further tool call of one `/mcp`
+ * request counts like a request of its HTTP twin. A shared store that fails lets the call through (as the stage).
+ */
+export function createRateLimiter(p: Pick<RateLimitStageParameters, 'windowS' | 'max' | 'now'> & { store: RateLimitStore }): RateLimiter {
+  const now = p.now ?? Date.now
+  const verdict = (hit: RateLimitHit) => ({ allowed: hit.count <= p.max, retryAfterS: Math.max(1, Math.ceil((hit.resetAtMs - now()) / 1000)) })
+  return {
+    async take(address) {
+      let hit: RateLimitHit | Promise<RateLimitHit>
+      try {
+        hit = p.store.hit(keyOf(address), p.windowS * 1000, now())
+        // read at once: the memory store hands back its live counter, which the next hit moves on
+        if (!(hit instanceof Promise)) return verdict(hit)
+        return verdict(await hit)
+      } catch {
+        return { allowed: true, retryAfterS: 0 }
+      }
+    },
   }
 }

@@ -21,7 +21,7 @@ import { createIpHasher, loadOrCreateSalt } from '../gate/createIpHasher.js'
 import { PublicSet, publicSetFromDocument } from '../gate/PublicSet.js'
 import { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import { Marketplace } from '../marketplace/Marketplace.js'
-import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import { ModelServers } from '../cost/meter/index.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
 import { readBatchSettlementConfig } from '../x402/batch/config.js'
@@ -127,8 +127,9 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     leaseS: config.instance.leaseS,
     logger,
   })
-  // One model server or several (routed by model, least busy first, failing over before the first byte).
-  const modelServer = new ModelServerPool({
+  // One model server or several (routed by model, least busy first, failing over before the first byte); what
+  // makes them generate goes through the meter built from them below.
+  const modelServer = new ModelServers({
     baseUrls: config.modelServer.baseUrls,
     timeoutMs: config.modelServer.timeoutMs,
     refreshMs: config.modelServer.refreshMs,
@@ -188,6 +189,14 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     metricsAccess: new MetricsAccess(config.metricsToken),
     mcp,
   } as Services
+  services.meter = modelServer.meter({
+    quota: services.quota,
+    payments: services.costPayments,
+    usage: services.usage,
+    metrics: services.llmMetrics,
+    logger,
+    defaultModel: config.modelServer.chatModel,
+  })
   services.login = new LoginService({
     db: database.db,
     publicOrigin: config.publicOrigin,
@@ -204,7 +213,6 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   })
   services.marketplace = new Marketplace({
     db: database.db,
-    modelServer,
     chatModel: config.modelServer.chatModel,
     embedModel: config.modelServer.embedModel,
     now,
@@ -443,8 +451,8 @@ export const initLlm: DomainInit = (core) => {
   return {
     services: {
       llmKeys: new LlmKeys(db, now),
-      openAi: new OpenAiProxy({ modelServer, marketplace, now }),
-      coreAgent: new CoreAgent({ db, modelServer, marketplace, embedModel: config.modelServer.embedModel, now }),
+      openAi: new OpenAiProxy({ models: modelServer, marketplace, now }),
+      coreAgent: new CoreAgent({ db, marketplace, embedModel: config.modelServer.embedModel, now }),
     },
   }
 }

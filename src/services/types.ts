@@ -18,7 +18,7 @@ import type { DatabaseDialect } from '../db/createDatabase.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import type { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import type { Marketplace } from '../marketplace/Marketplace.js'
-import type { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import type { Meter, ModelServers } from '../cost/meter/index.js'
 import type { Logger } from '../shared/logger.js'
 import type { ShadowTier } from '../shadow/createShadowTier.js'
 import type { StorageService } from '../storage/StorageService.js'
@@ -78,8 +78,13 @@ export interface Services {
   /** Time to first token, tokens/s per model (`/metrics`). */
   llmMetrics: LlmMetrics
   gate: ArrivalGate
-  /** The model server(s): one, or several routed by model and load (`SERVICE_LLM__MODELSERVER__BASE_URL`). */
-  modelServer: ModelServerPool
+  /**
+   * The model server(s) — one, or several routed by model and load (`SERVICE_LLM__MODELSERVER__BASE_URL`) — to
+   * read: health, installed models. Everything that makes them generate or embed goes through `meter`.
+   */
+  modelServer: ModelServers
+  /** The one meter of every call that makes the model server work (quota, cap, count, ledger, settlement). */
+  meter: Meter
   marketplace: Marketplace
   inbound: InboundMetrics
   /** This instance among several on one database (identity, heartbeat). */
@@ -110,6 +115,11 @@ export interface Services {
   coreAgent: CoreAgent
   /** The MCP endpoint: its tools (from the document's `x-mcp-tools`, read at start) and settings. */
   mcp: { catalog: McpToolSpec[]; config: McpConfig }
+  /**
+   * Counts one more request of an address against the per-address rate limit (set by the app with its
+   * rate-limit stage): each further tool call of one `/mcp` request takes one.
+   */
+  rateLimit?: { take(address: string): Promise<{ allowed: boolean; retryAfterS: number }> } | undefined
 }
 
 /** The core services every domain receives (it takes what it needs). */

@@ -1,119 +1,45 @@
-import { randomBytes } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 /**
- * Issue 31 item 3 against real peers: a local Base chain (Anvil, the devnet USDC, Permit2 and x402's `upto` proxy
- * at their mainnet addresses), the devnet facilitator (@x402/evm's reference `upto` facilitator), a live model
- * server and the whole gateway. Past the quota a stock x402 client pays `upto`; the chain moves exactly the
- * tokens produced × the price (at least the minimum, never above the permit), and the ledger agrees. Every check
- * where money moves has a test that tries to get past it: replays, a maximum below the minimum, a permit for
- * another recipient, token or network, a model asked for more than the permit pays.
+ * Paying per token (x402 `upto`) against real peers (`uptoPeers.ts`: Anvil with the devnet USDC, Permit2 and
+ * x402's `upto` proxy, the devnet facilitator, a live model server, the whole gateway). Past the quota a stock
+ * x402 client pays `upto`; the chain moves exactly the tokens the model server generated × the price (at least
+ * the minimum, never above the permit), and the ledger agrees. Every check where money moves has a test that
+ * tries to get past it: replays, a maximum below the minimum, a permit for another recipient, token or
+ * network, a model asked for more than the permit pays.
  */
-import { x402Client, x402HTTPClient } from '@x402/core/client'
-import type { PaymentRequirements } from '@x402/core/types'
+import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { toClientEvmSigner } from '@x402/evm'
 import { UptoEvmScheme } from '@x402/evm/upto/client'
-import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
-import { createPublicClient, http } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilAccount, FACILITATOR_INDEX } from '../../devnet/accounts.js'
-import { type LocalChain, startChain, usdcArtifact } from '../../devnet/chains/startChain.js'
-import { type FacilitatorPeer, startFacilitator } from '../../devnet/facilitator/startFacilitator.js'
-import { createEngine } from '../../src/modelserver/engine/createEngine.js'
-import type { Engine } from '../../src/modelserver/engine/Engine.js'
-import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
-import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
+import { anvilAccount } from '../../devnet/accounts.js'
+import type { TestGateway } from '../support/startTestGateway.js'
+import { startUptoPeers, until, type UptoPeers, uptoKit } from './uptoPeers.js'
 
-const TOKEN = randomBytes(32).toString('hex')
-const PAY_TO = anvilAccount(8).address
 /** Atomic units per completion token, the least and the most per call (cap: 2000 tokens). */
 const PER_TOKEN = 7n
 const MIN = 10n
 const MAX = 14_000n
 
-let chain: LocalChain
-let facilitator: FacilitatorPeer
-let engine: Engine
-let ms: TestModelServer
+let peers: UptoPeers
 let gw: TestGateway
+let PAY_TO: `0x${string}`
 
 beforeAll(async () => {
-  chain = await startChain({ chainId: 8453 })
-  facilitator = await startFacilitator({ token: TOKEN, chains: [{ chainId: 8453, rpcUrl: chain.url }], signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey })
-  engine = await createEngine({ threads: 1 })
-  ms = await startTestModelServer({ engine })
-  gw = await startTestGateway({
-    modelServerUrl: ms.url,
-    env: {
-      SERVICE_X402__FACILITATOR_URL: facilitator.url,
-      FACILITATOR_TOKEN: TOKEN,
-      SERVICE_X402__PAY_TO_EVM: PAY_TO,
-      SERVICE_X402__UPTO_FACILITATOR_ADDRESS: facilitator.signer,
-      SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC: '1500',
-      SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC: PER_TOKEN.toString(),
-      SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC: MIN.toString(),
-      SERVICE_QUOTA__UPTO_MAX_PER_CALL_ATOMIC: MAX.toString(),
-      SERVICE_QUOTA__COST_CALLS_PER_DAY: '1',
-      SERVICE_LLM__MODELSERVER__TIMEOUT_MS: '30000',
-    },
-  })
+  peers = await startUptoPeers({ perToken: PER_TOKEN, min: MIN, max: MAX })
+  gw = peers.gw
+  PAY_TO = peers.payTo
 }, 180_000)
 
-afterAll(async () => {
-  await gw?.close()
-  await ms?.close()
-  await engine?.dispose()
-  await facilitator?.close()
-  await chain?.close()
-})
+afterAll(async () => peers?.close())
 
-const pub = () => createPublicClient({ chain: chain.chain, transport: http(chain.url) })
-const balanceOf = (who: `0x${string}`) =>
-  pub().readContract({ address: chain.tokenAddress, abi: usdcArtifact().abi, functionName: 'balanceOf', args: [who] }) as Promise<bigint>
-
-const post = (path: string, token: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-  fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-session-token': token, ...headers }, body: JSON.stringify(body), signal })
-const chatBody = (numPredict: number, extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content: 'Tell me a long story' }], options: { num_predict: numPredict, seed: 3 }, ...extra })
-
-/** A stock x402 client that pays `upto` only (payer: Anvil account `payer`), with the devnet USDC allowed. */
-function uptoClient(payer: number, allowedAsset: string = chain.tokenAddress): x402HTTPClient {
-  const signer = toClientEvmSigner(privateKeyToAccount(anvilAccount(payer).privateKey), pub())
-  const client = new x402Client((_v, accepts) => accepts.find((a) => a.scheme === 'upto')!)
-    .register('eip155:*', new UptoEvmScheme(signer))
-    .setSpendControls({ allowedAssets: ['eip155:8453', 'eip155:1'].map((network) => ({ network: network as `${string}:${string}`, asset: allowedAsset })) })
-  return new x402HTTPClient(client)
-}
-
-/** The `upto` payment header for the 402 `res`, its requirement optionally altered before signing (what an attacker signs). */
-async function uptoPayment(res: Response, payer: number, alter?: (r: PaymentRequirements) => PaymentRequirements, allowedAsset?: string): Promise<Record<string, string>> {
-  expect(res.status).toBe(402)
-  const client = uptoClient(payer, allowedAsset)
-  const required = client.getPaymentRequiredResponse((n) => res.headers.get(n), await res.json())
-  if (alter) required.accepts = required.accepts.map((a) => (a.scheme === 'upto' ? alter(a) : a))
-  return client.encodePaymentSignatureHeader(await client.createPaymentPayload(required))
-}
+const { post, chatBody, balanceOf, pub, uptoPayment, usageOf, walletPastQuota, expectedFor, generatedTokens } = uptoKit(() => peers)
 
 /** The same signed payload with its `accepted` block rewritten (the signature does not cover it). */
 function relabel(header: Record<string, string>, accepted: Record<string, unknown>): Record<string, string> {
   const decoded = JSON.parse(Buffer.from(header['PAYMENT-SIGNATURE']!, 'base64').toString()) as { accepted: Record<string, unknown> }
   decoded.accepted = { ...decoded.accepted, ...accepted }
   return { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(decoded)).toString('base64') }
-}
-
-/** A wallet whose one quota unit is used: its next cost call gets the 402. */
-async function walletPastQuota(): Promise<string> {
-  const token = await gw.login(privateKeyToAccount(generatePrivateKey()))
-  expect((await post('/llm/chat', token, chatBody(2))).status).toBe(200)
-  return token
-}
-
-type Usage = { totals: { calls: number; paid_calls: number; spend_atomic: string; completion_tokens: number }; upto: unknown }
-const usageOf = async (token: string) => (await (await fetch(`${gw.url}/llm/usage?days=1`, { headers: { 'x-session-token': token } })).json()) as Usage
-
-const expectedFor = (tokens: number, cap = MAX) => {
-  const cost = BigInt(tokens) * PER_TOKEN
-  const atLeast = cost < MIN ? MIN : cost
-  return atLeast > cap ? cap : atLeast
 }
 
 type SseEvent = { type: string; delta?: { type?: string; text?: string; thinking?: string; partial_json?: string } }
@@ -124,7 +50,7 @@ const sseEvents = (text: string): SseEvent[] =>
     .slice(0, -1)
     .flatMap((frame) => frame.split('\n').filter((l) => l.startsWith('data: ')))
     .map((l) => JSON.parse(l.slice(6)) as SseEvent)
-/** An Anthropic event that carries generated content (text, thinking or tool input): what a cut stream pays for. */
+/** An Anthropic event that carries generated content (text, thinking or tool input). */
 const isContent = (e: SseEvent) => e.type === 'content_block_delta' && Boolean(e.delta?.text || e.delta?.thinking || e.delta?.partial_json)
 
 /**
@@ -156,16 +82,6 @@ function hangUp(path: string, headers: Record<string, string>, body: unknown, go
   })
 }
 
-/** Waits until `check` holds (a stream settles after its last byte, asynchronously). */
-async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await read()
-    if (check(v) || Date.now() > deadline) return v
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 describe('paying per token past the quota with x402 upto', () => {
   it('the 402 offers upto beside exact; stock @x402/fetch pays it and the chain moves exactly tokens × price, as the ledger says', async () => {
     const token = await walletPastQuota()
@@ -178,7 +94,7 @@ describe('paying per token past the quota with x402 upto', () => {
       ['upto', 'eip155:8453', MAX.toString()],
       ['upto', 'eip155:1', MAX.toString()],
     ])
-    expect(body.accepts[2]!.extra).toMatchObject({ assetTransferMethod: 'permit2', facilitatorAddress: facilitator.signer })
+    expect(body.accepts[2]!.extra).toMatchObject({ assetTransferMethod: 'permit2', facilitatorAddress: peers.facilitator.signer })
 
     const payer = privateKeyToAccount(anvilAccount(2).privateKey)
     const paidFetch = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:8453', client: new UptoEvmScheme(toClientEvmSigner(payer, pub())) }] })
@@ -194,7 +110,7 @@ describe('paying per token past the quota with x402 upto', () => {
     // the transaction is a Permit2 transfer through the proxy, sent by the facilitator
     const receipt = await pub().getTransactionReceipt({ hash: settlement.transaction as `0x${string}` })
     expect(receipt.to?.toLowerCase()).toBe('0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002')
-    expect(receipt.from.toLowerCase()).toBe(facilitator.signer.toLowerCase())
+    expect(receipt.from.toLowerCase()).toBe(peers.facilitator.signer.toLowerCase())
 
     const usage = await usageOf(token)
     expect(usage.totals).toMatchObject({ calls: 2, paid_calls: 1, spend_atomic: expected.toString() })
@@ -204,7 +120,7 @@ describe('paying per token past the quota with x402 upto', () => {
     expect(gw.validationErrors).toEqual([])
   })
 
-  it('a stream settles after its last byte for the tokens it reported; one cut short pays only for what was sent', async () => {
+  it("a stream settles after its last byte for the tokens it reported; one the client leaves is read to the model server's count and pays what was generated", async () => {
     const token = await walletPastQuota()
     const payToBefore = await balanceOf(PAY_TO)
     const whole = await post('/llm/chat', token, chatBody(12, { stream: true }), await uptoPayment(await post('/llm/chat', token, chatBody(12)), 3))
@@ -217,49 +133,51 @@ describe('paying per token past the quota with x402 upto', () => {
     expect((await balanceOf(PAY_TO)) - payToBefore).toBe(first)
     expect((await until(() => usageOf(token), (u) => u.totals.paid_calls === 1)).totals.spend_atomic).toBe(first.toString())
 
-    // Asked for 1,500 tokens (the permit pays for 2,000); the client reads the first chunk and goes away.
+    // Asked for 1,500 tokens (the permit pays for 2,000); the client reads the first chunk and goes away. The
+    // gateway reads the rest (the model server's count is in its last line) and settles what was generated.
     const controller = new AbortController()
     const long = { prompt: 'Once upon a time', stream: true, options: { temperature: 0.8, seed: 11, num_predict: 1500 } }
-    const cut = await post('/llm/completion', token, long, await uptoPayment(await post('/llm/chat', token, chatBody(1)), 3), controller.signal)
+    const payment = await uptoPayment(await post('/llm/chat', token, chatBody(1)), 3)
+    const generatedBefore = await generatedTokens()
+    const cut = await post('/llm/completion', token, long, payment, controller.signal)
     expect(cut.status).toBe(200)
     await cut.body!.getReader().read()
     controller.abort()
-    const usage = await until(() => usageOf(token), (u) => u.totals.paid_calls === 2)
+    const usage = await until(() => usageOf(token), (u) => u.totals.paid_calls === 2, 60_000)
     const second = BigInt(usage.totals.spend_atomic) - first
-    expect(second).toBeGreaterThanOrEqual(MIN)
-    expect(second).toBeLessThan(1500n * PER_TOKEN)
+    const generated = (await generatedTokens()) - generatedBefore
+    expect(generated).toBeGreaterThan(0)
+    expect(generated).toBeLessThanOrEqual(1500)
+    expect(second).toBe(expectedFor(generated))
     expect((await until(() => balanceOf(PAY_TO), (b) => b - payToBefore === first + second)) - payToBefore).toBe(first + second)
     const row = await gw.gateway.services.db.selectFrom('llm_usage').selectAll().where('amount_atomic', '=', second.toString()).executeTakeFirstOrThrow()
-    expect(row.outcome).toBe('cancelled')
-    expect(row.completion_tokens).toBeLessThan(1500)
-    expect(BigInt(row.amount_atomic!)).toBe(expectedFor(row.completion_tokens))
+    expect([row.outcome, row.completion_tokens]).toEqual(['cancelled', generated])
     expect(gw.validationErrors).toEqual([])
   })
 
-  it('/llm/v1/messages cut by the client mid-stream settles its content events × price, never its framing', async () => {
+  it("/llm/v1/messages left by the client mid-stream settles the model server's count (output_tokens), not the events the client got", async () => {
     const token = await walletPastQuota()
     const payer = privateKeyToAccount(anvilAccount(3).privateKey).address
     const [payerBefore, payToBefore] = [await balanceOf(payer), await balanceOf(PAY_TO)]
     const spentBefore = BigInt((await usageOf(token)).totals.spend_atomic)
-    // (the tiny model writes 189 text deltas for this prompt and seed before it stops)
     const body = { model: 'svc-tiny-chat:latest', max_tokens: 1500, temperature: 1, seed: 5, stream: true, messages: [{ role: 'user', content: 'Write 500 words' }] }
     const payment = await uptoPayment(await post('/llm/v1/messages', token, { ...body, stream: false }), 3)
+    const generatedBefore = await generatedTokens()
     // The client goes away after its third text delta; every byte the gateway still wrote is read (see hangUp).
     const received = await hangUp('/llm/v1/messages', { 'x-session-token': token, ...payment }, body, (text) => sseEvents(text).filter(isContent).length >= 3)
     const events = sseEvents(received)
-    const content = events.filter(isContent).length
     expect(events[0]?.type).toBe('message_start')
-    expect(events.map((e) => e.type)).not.toContain('message_delta') // cut before the usage: counted, not reported
-    expect(content).toBeGreaterThanOrEqual(3)
-    expect(events.length - content, 'framing events were sent').toBeGreaterThanOrEqual(3) // message_start, ping, content_block_start
+    expect(events.map((e) => e.type)).not.toContain('message_delta') // nothing more was sent once the client left
 
-    const usage = await until(() => usageOf(token), (u) => u.totals.paid_calls === 1)
+    const usage = await until(() => usageOf(token), (u) => u.totals.paid_calls === 1, 60_000)
     const settled = BigInt(usage.totals.spend_atomic) - spentBefore
-    expect(settled).toBe(expectedFor(content))
+    const generated = (await generatedTokens()) - generatedBefore
+    expect(generated).toBeGreaterThan(events.filter(isContent).length)
+    expect(settled).toBe(expectedFor(generated))
     expect(await until(() => balanceOf(PAY_TO), (b) => b - payToBefore === settled)).toBe(payToBefore + settled)
     expect(payerBefore - (await balanceOf(payer))).toBe(settled)
     const row = await gw.gateway.services.db.selectFrom('llm_usage').selectAll().where('route', '=', 'anthropicMessages').where('amount_atomic', '=', settled.toString()).orderBy('created_at', 'desc').executeTakeFirstOrThrow()
-    expect([row.outcome, row.completion_tokens]).toEqual(['cancelled', content])
+    expect([row.outcome, row.completion_tokens]).toEqual(['cancelled', generated])
     expect(gw.validationErrors).toEqual([])
   })
 

@@ -1,5 +1,4 @@
-import { capGeneration, type GenerationLimitField } from '../../cost/capGeneration.js'
-import { meterCostCall } from '../../cost/meterCostCall.js'
+import type { MeteredModelServer } from '../../cost/meter/index.js'
 import { addressRange } from '../../shared/addressRange.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { errorToResult } from '../errorCatalogue.js'
@@ -8,38 +7,35 @@ import { callerOf } from './session.js'
 
 /** Cost endpoints: a session and one unit of the wallet's daily quota, or an x402 payment past it. */
 export const cost =
-  (run: (ctx: HandlerContext) => Promise<unknown>): Handler =>
-  costResult(async (ctx) => ({ status: 200, body: await run(ctx) }))
+  (run: (ctx: HandlerContext, server: MeteredModelServer) => Promise<unknown>): Handler =>
+  costResult(async (ctx, server) => ({ status: 200, body: await run(ctx, server) }))
+
+export type CostOptions = {
+  /**
+   * The handler does nothing but ask the model server (no write, no other effect), so its call may start while
+   * the quota unit is taken — the gateway's time to first token.
+   */
+  startBeforeQuota?: boolean
+  /** A check that costs no quota and takes no payment (`POST /llm/test`): still metered and recorded. */
+  free?: boolean
+  /** The most completion tokens one call of the route may generate, whoever pays. */
+  maxTokens?: number
+}
 
 /**
- * `cost` for handlers that shape their own result (streams). Metering — quota, payment, settlement, the
- * usage ledger and the LLM metrics — is `src/cost/meterCostCall.ts`. The shadow overlord has no quota
- * (seed 000 §4.2). `run` gets the signal to give the model server (the client's, or one that also stops a call
- * its quota refused). `startBeforeQuota`: the handler does nothing but ask the model server (no write, no
- * other effect), so its call may start while the quota unit is taken — the gateway's time to first token.
- * `generationLimit`: the body field that limits its completion tokens; an x402 `upto` payment caps it at the
- * tokens its maximum pays for (a route without one is still never charged more than that maximum).
+ * `cost` for handlers that shape their own result (streams). Every route that makes the model server generate
+ * or embed is one of these: the meter (`src/cost/meter/`) takes the quota or the payment, hands `run` the
+ * call's model server — capped at what the payment pays for, counted, ended when the client goes or the
+ * payment's time is up — and settles and records the call. The shadow overlord has no quota (seed 000 §4.2).
  */
 export const costResult =
-  (
-    run: (ctx: HandlerContext, signal: AbortSignal) => Promise<HttpResult>,
-    options: { startBeforeQuota?: boolean; generationLimit?: GenerationLimitField } = {},
-  ): Handler =>
+  (run: (ctx: HandlerContext, server: MeteredModelServer) => Promise<HttpResult>, options: CostOptions = {}): Handler =>
   async (ctx) => {
     const caller = callerOf(ctx)
     if ('status' in caller) return caller
-    const { quota, costPayments, usage, llmMetrics, logger, config } = ctx.services
+    const { meter, config } = ctx.services
     const model = (ctx.body as { model?: unknown } | undefined)?.model
-    return meterCostCall(
-      {
-        quota,
-        payments: costPayments,
-        usage,
-        metrics: llmMetrics,
-        logger,
-        statusOf: (error) => errorToResult(error)?.status ?? 500,
-        defaultModel: config.modelServer.chatModel,
-      },
+    return meter.call(
       {
         wallet: caller.wallet,
         network: addressRange(ctx.ip, config.quota.networkWidth),
@@ -50,11 +46,14 @@ export const costResult =
         path: ctx.path,
         model: typeof model === 'string' ? model : undefined,
         signal: ctx.signal,
+        statusOf,
         startBeforeQuota: options.startBeforeQuota,
+        free: options.free,
+        maxTokens: options.maxTokens,
       },
-      (signal, limits) => {
-        if (limits && options.generationLimit) ctx.body = capGeneration(ctx.body, options.generationLimit, limits.maxTokens)
-        return run(ctx, signal ?? ctx.signal)
-      },
+      (server) => run(ctx, server),
     )
   }
+
+/** HTTP status of an error a call threw (the error catalogue's), for the usage record. */
+export const statusOf = (error: unknown): number => errorToResult(error)?.status ?? 500

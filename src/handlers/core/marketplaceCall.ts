@@ -1,10 +1,11 @@
+import type { MeteredModelServer } from '../../cost/meter/index.js'
 import type { HandlerContext } from '../types.js'
 import { callerOf } from './session.js'
 
-/** The caller's wallet (none for an anonymous request) and the signal a marketplace or model call runs under. */
-export const call = (ctx: HandlerContext, signal: AbortSignal = ctx.signal) => {
+/** The caller's wallet (none for an anonymous request) and the call's metered model server. */
+export const call = (ctx: HandlerContext, server: MeteredModelServer) => {
   const caller = callerOf(ctx)
-  return { wallet: 'status' in caller ? undefined : caller.wallet, signal }
+  return { wallet: 'status' in caller ? undefined : caller.wallet, server }
 }
 
 /** Logs a stream that ended with an error after its 200 went out. */

@@ -6,7 +6,6 @@ import { loginPage } from '../../pages/loginPage.js'
 import { swaggerPage, swaggerPageCsp } from '../../pages/swaggerPage.js'
 import type { Handler } from '../types.js'
 import { findRepoRoot } from '../../config/findRepoRoot.js'
-import { chatCapableModels } from '../../llm/chatCapableModels.js'
 import { boardroomPage } from '../../pages/session/boardroomPage.js'
 import { bookPage } from '../../pages/session/bookPage.js'
 import { coretermPage } from '../../pages/session/coretermPage.js'
@@ -56,7 +55,7 @@ export const getJournalPage: Handler = (ctx) => html(journalPage(wallet(ctx)))
  * read per page load (a handful of local calls). Unknown (model server down) → `null`: the page then offers every model.
  */
 export const getDojoPage: Handler = async (ctx) => {
-  const chatModels = await chatCapableModels(ctx.services.modelServer, ctx.signal).catch(() => null)
+  const chatModels = await ctx.services.modelServer.chatCapableModels(ctx.signal).catch(() => null)
   return html(dojoPage(wallet(ctx), chatModels))
 }
 /**

@@ -6,6 +6,7 @@ import type {
   LlmKeyCreateRequest,
   LlmTestRequest,
 } from '../../../generated/gateway/types.gen.js'
+import type { MeteredModelServer } from '../../cost/meter/index.js'
 import { clampKeepAlive } from '../../llm/clampKeepAlive.js'
 import type { OpenAiPath, OpenAiProxyResult } from '../../llm/OpenAiProxy.js'
 import type { HttpResult } from '../../shared/http/index.js'
@@ -61,33 +62,38 @@ export const getLlmUsage = withCaller(async (ctx, caller) => {
 
 // ── /llm test and generate ──
 
-export const testLlm = withCaller(async (ctx) => {
-  const model = (ctx.body as LlmTestRequest | undefined)?.model ?? ctx.services.config.modelServer.chatModel
-  const started = performance.now()
-  const { result: reply, baseUrl } = await ctx.services.modelServer.withServer(model, (server) =>
-    server.generate({ model, prompt: 'Say OK.', options: { num_predict: 8, temperature: 0 } }, ctx.signal),
-  )
-  return {
-    status: 200,
-    body: {
-      ok: true,
-      model: reply.model,
-      modelserver: baseUrl,
-      response: reply.response,
-      eval_count: reply.eval_count ?? 0,
-      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    },
-  }
-})
+/** Tokens a `POST /llm/test` may generate: a check, not a cost call. */
+const TEST_TOKENS = 8
+
+/** A check, metered but free: no quota, no payment, at most `TEST_TOKENS` tokens, recorded in the usage ledger. */
+export const testLlm = costResult(
+  async (ctx, server) => {
+    const model = (ctx.body as LlmTestRequest | undefined)?.model ?? ctx.services.config.modelServer.chatModel
+    const started = performance.now()
+    const { result: reply, baseUrl } = await server.generateOn({ model, prompt: 'Say OK.', options: { num_predict: TEST_TOKENS, temperature: 0 } })
+    return {
+      status: 200,
+      body: {
+        ok: true,
+        model: reply.model,
+        modelserver: baseUrl,
+        response: reply.response,
+        eval_count: reply.eval_count ?? 0,
+        latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      },
+    }
+  },
+  { free: true, maxTokens: TEST_TOKENS },
+)
 
 /**
  * Ollama's own `/api/generate`, passed through (its body, its chunks) with the caller's quota. It only asks the
  * model server (the agent lookup reads), so the call starts while the quota unit is taken.
  */
 export const llmGenerate = costResult(
-  async (ctx, signal) => {
+  async (ctx, server) => {
     const body = ctx.body as LlmGenerateRequest
-    const { marketplace, modelServer, config } = ctx.services
+    const { marketplace, config } = ctx.services
     let request: Record<string, unknown> = { ...body, model: body.model ?? config.modelServer.chatModel, stream: body.stream ?? true }
     // The models are shared: a user neither unloads them for everyone (0) nor pins one (-1).
     if ((callerOf(ctx) as Caller).tier !== 'overlord') request.keep_alive = clampKeepAlive(body.keep_alive, config.keepAlive)
@@ -95,11 +101,10 @@ export const llmGenerate = costResult(
       const agent = await marketplace.agentContext(request.model as string)
       request = { ...request, model: agent.model, system: body.system ?? agent.instructions }
     }
-    if (!request.stream) return { status: 200, body: await modelServer.generate(request as never, signal) }
-    const upstream = await modelServer.generateStreamRaw(request, signal)
-    return { status: 200, contentType: 'application/x-ndjson', headers: { 'Cache-Control': 'no-store' }, stream: upstream.bytes }
+    if (!request.stream) return { status: 200, body: await server.generate(request as never) }
+    return { status: 200, contentType: 'application/x-ndjson', headers: { 'Cache-Control': 'no-store' }, stream: await server.generateStreamRaw(request) }
   },
-  { startBeforeQuota: true, generationLimit: 'num_predict' },
+  { startBeforeQuota: true },
 )
 
 // ── /llm/v1 (OpenAI-compatible) ──
@@ -112,11 +117,7 @@ function proxied(result: OpenAiProxyResult): HttpResult {
 
 /** A proxied model call and nothing else: it starts while the quota unit is taken. */
 const openAiCost = (path: OpenAiPath) =>
-  costResult(async (ctx, signal) => proxied(await ctx.services.openAi.forward(path, ctx.body as Record<string, unknown>, signal)), {
-    startBeforeQuota: true,
-    // embeddings produce no completion tokens: nothing to cap (an `upto` call of them costs the minimum)
-    ...(path === '/v1/embeddings' ? {} : { generationLimit: path === '/v1/responses' ? ('max_output_tokens' as const) : ('max_tokens' as const) }),
-  })
+  costResult(async (ctx, server) => proxied(await ctx.services.openAi.forward(path, ctx.body as Record<string, unknown>, server)), { startBeforeQuota: true })
 
 export const openAiChatCompletions = openAiCost('/v1/chat/completions')
 export const openAiCompletions = openAiCost('/v1/completions')
@@ -127,18 +128,18 @@ export const openAiModels = withCaller(async (ctx) => proxied(await ctx.services
 
 // ── /coreagent ──
 
-export const coreAgentInteract = costResult(async (ctx) => {
-  const caller = callerOf(ctx) as Caller
-  return { status: 200, body: await ctx.services.coreAgent.interact(ctx.body as CoreAgentInteractRequest, { wallet: caller.wallet, signal: ctx.signal }) }
-})
+const coreAgentCall = (ctx: HandlerContext, server: MeteredModelServer) => ({ wallet: (callerOf(ctx) as Caller).wallet, server })
 
-export const logCoreAgentMemory = withCaller(async (ctx, caller) => ({
+export const coreAgentInteract = costResult(async (ctx, server) => ({ status: 200, body: await ctx.services.coreAgent.interact(ctx.body as CoreAgentInteractRequest, coreAgentCall(ctx, server)) }))
+
+/** Cost calls: a memory is logged and searched by its embedding (the model server's work). */
+export const logCoreAgentMemory = costResult(async (ctx, server) => ({
   status: 201,
-  body: await ctx.services.coreAgent.remember(ctx.body as CoreAgentMemoryRequest, { wallet: caller.wallet, signal: ctx.signal }),
+  body: await ctx.services.coreAgent.remember(ctx.body as CoreAgentMemoryRequest, coreAgentCall(ctx, server)),
 }))
 
-export const searchCoreAgentMemories = withCaller(async (ctx, caller) => ({
+export const searchCoreAgentMemories = costResult(async (ctx, server) => ({
   status: 200,
-  body: { memories: await ctx.services.coreAgent.search(ctx.body as CoreAgentSearchRequest, { wallet: caller.wallet, signal: ctx.signal }) },
+  body: { memories: await ctx.services.coreAgent.search(ctx.body as CoreAgentSearchRequest, coreAgentCall(ctx, server)) },
 }))
 

@@ -1,11 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { meterCostCall } from '../../cost/meterCostCall.js'
 import { createMcpServer } from '../../mcp/createMcpServer.js'
 import { type McpCaller, McpTools, type McpToolPorts, MCP_PATH } from '../../mcp/McpTools.js'
+import { addressRange } from '../../shared/addressRange.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { encodeBase64Json, HEADER_PAYMENT_SIGNATURE } from '../../x402/index.js'
 import { callerOf } from '../core/session.js'
+import { statusOf } from '../core/cost.js'
 import { errorToResult } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
 
@@ -54,15 +55,16 @@ function portsOf(ctx: HandlerContext): McpToolPorts {
       const answer = await services.openAi.models(signal)
       return answer.kind === 'json' ? { status: answer.status, body: answer.body } : { status: 502, body: { error: 'modelserver_unavailable', message: 'the model list could not be read' } }
     },
-    // `POST /llm/chat` through the cost meter: quota, or the payment (claimed before the call, settled once the
-    // answer exists), the usage ledger and the LLM metrics — with the payment from `_meta` as its header.
-    chat: ({ caller, request, payment, signal }) => {
-      const { quota, costPayments, usage, llmMetrics, logger, config, marketplace } = services
+    // `POST /llm/chat` through the meter, as one call: the wallet's and its network's quota, or the payment
+    // (claimed before the call, capped at what it pays for, settled once the answer exists), the usage ledger
+    // and the LLM metrics — with the payment from `_meta` as its header.
+    chat: ({ caller, request, payment, clientAddress, signal }) => {
+      const { meter, config, marketplace } = services
       const model = request.model
-      return meterCostCall(
-        { quota, payments: costPayments, usage, metrics: llmMetrics, logger, statusOf: (error) => errorToResult(error)?.status ?? 500, defaultModel: config.modelServer.chatModel },
+      return meter.call(
         {
           wallet: caller.wallet,
+          network: addressRange(clientAddress ?? ctx.ip, config.quota.networkWidth),
           overlord: caller.tier === 'overlord',
           headers: payment === undefined ? {} : { [HEADER_PAYMENT_SIGNATURE.toLowerCase()]: encodeBase64Json(payment) },
           route: 'mcpCall',
@@ -70,13 +72,31 @@ function portsOf(ctx: HandlerContext): McpToolPorts {
           path: MCP_PATH,
           model: typeof model === 'string' ? model : undefined,
           signal,
+          statusOf,
           startBeforeQuota: true,
         },
-        async (runSignal) => ({ status: 200, body: await marketplace.chat(request as never, { wallet: caller.wallet, signal: runSignal ?? signal }) }),
+        async (server) => ({ status: 200, body: await marketplace.chat(request as never, { wallet: caller.wallet, server }) }),
       ) as Promise<{ status: number; body?: unknown; headers?: Record<string, unknown> }>
     },
+    admit: admitToolCalls(ctx),
     describeError: (error) => errorToResult(error),
     publicOrigin: services.config.publicOrigin,
     config: services.mcp.config,
+  }
+}
+
+/**
+ * Each tool call of one `/mcp` request counts against the per-address rate limit like a request of its HTTP
+ * twin: the first rides on the request's own count (the rate-limit stage took it), every further one takes
+ * another. Without a limiter (an app built without the pipeline's) every call is let through.
+ */
+function admitToolCalls(ctx: HandlerContext): () => Promise<{ retryAfterS: number } | undefined> {
+  let calls = 0
+  return async () => {
+    calls++
+    const limiter = ctx.services.rateLimit
+    if (calls === 1 || !limiter) return undefined
+    const verdict = await limiter.take(ctx.ip)
+    return verdict.allowed ? undefined : { retryAfterS: verdict.retryAfterS }
   }
 }

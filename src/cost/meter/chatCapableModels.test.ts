@@ -3,11 +3,11 @@
  * /dojo offers only these, so a user never picks the embedding model and gets "does not support chat".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createEngine } from '../modelserver/engine/createEngine.js'
-import type { Engine } from '../modelserver/engine/Engine.js'
-import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
+import { createEngine } from '../../modelserver/engine/createEngine.js'
+import type { Engine } from '../../modelserver/engine/Engine.js'
+import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 import { chatCapableModels } from './chatCapableModels.js'
-import { ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import { ModelServerPool } from '../../modelserverClient/ModelServerPool.js'
 
 let engine: Engine
 let ms: TestModelServer

@@ -1,5 +1,5 @@
-import { ModelServerClient } from '../modelserverClient/ModelServerClient.js'
-import { canonicalModelName, type ModelServerPool } from '../modelserverClient/ModelServerPool.js'
+import { ModelServerClient } from '../../modelserverClient/ModelServerClient.js'
+import { canonicalModelName, type ModelServerPool } from '../../modelserverClient/ModelServerPool.js'
 
 /** What `chatCapableModels` needs of the pool (so a test can hand it one server's answers). */
 export type ModelShowSource = Pick<ModelServerPool, 'listModels' | 'open'>

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
-import { CostQuota, QuotaExceededError } from '../auth/CostQuota.js'
-import { ModelServerClient } from '../modelserverClient/ModelServerClient.js'
-import type { HttpResult } from '../shared/http/index.js'
-import { createCapturingLogger } from '../../tests/support/createCapturingLogger.js'
-import { readX402Config } from '../x402/config.js'
-import { CostPayments } from './CostPayments.js'
-import { LlmMetrics } from './LlmMetrics.js'
-import { type CostCallRun, type CostMeterDeps, meterCostCall } from './meterCostCall.js'
-import { UsageLedger } from './UsageLedger.js'
+import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
+import { CostQuota, QuotaExceededError } from '../../auth/CostQuota.js'
+import { ModelServerPool } from '../../modelserverClient/ModelServerPool.js'
+import type { HttpResult } from '../../shared/http/index.js'
+import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
+import { readX402Config } from '../../x402/config.js'
+import { CostPayments } from '../CostPayments.js'
+import { LlmMetrics } from '../LlmMetrics.js'
+import { UsageLedger } from '../UsageLedger.js'
+import { Meter, type MeteredCallRequest, type MeteredRun } from './Meter.js'
 
 // A cost call that only asks the model server starts while its quota unit is taken (issue 14: the gateway's
 // time to first token). What users rely on: no output before the unit is secured, a refused call stops the
@@ -56,7 +56,7 @@ type ServerEvent = { type: 'request'; at: number } | { type: 'closed'; sent: num
 
 let db: TestDatabase
 let worker: Worker
-let client: ModelServerClient
+let pool: ModelServerPool
 const serverEvents: ServerEvent[] = []
 const nextEvent = (type: ServerEvent['type'], after: number) =>
   new Promise<ServerEvent>((resolve, reject) => {
@@ -78,38 +78,36 @@ beforeAll(async () => {
   worker = new Worker(serverCode, { eval: true })
   worker.on('message', (e: ServerEvent) => serverEvents.push(e))
   const listening = (await nextEvent('listening', 0)) as { port: number }
-  client = new ModelServerClient({ baseUrl: `http://127.0.0.1:${listening.port}`, timeoutMs: 5000 })
+  pool = new ModelServerPool({ baseUrls: [`http://127.0.0.1:${listening.port}`], timeoutMs: 5000 })
 })
 afterAll(async () => {
   await worker?.terminate()
   await db?.close()
 })
 
-const depsWith = (quota: CostQuota, payments = false): CostMeterDeps => ({
-  quota,
-  payments: new CostPayments({
-    db: db.db,
-    x402: readX402Config(payments ? { SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't' } : {}),
-    priceAtomic: 1_000n,
-    publicOrigin: 'http://gw.test',
-    facilitator: { verify: async () => ({ isValid: false }), settle: async () => ({ success: false, transaction: '', network: '' }) },
-  }),
-  usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
-  metrics: new LlmMetrics(['m']),
-  logger: createCapturingLogger().logger,
-  statusOf: () => 502,
-  defaultModel: 'm',
-})
+const meterWith = (quota: CostQuota, payments = false): Meter =>
+  new Meter({
+    pool,
+    quota,
+    payments: new CostPayments({
+      db: db.db,
+      x402: readX402Config(payments ? { SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't' } : {}),
+      priceAtomic: 1_000n,
+      publicOrigin: 'http://gw.test',
+      facilitator: { verify: async () => ({ isValid: false }), settle: async () => ({ success: false, transaction: '', network: '' }) },
+    }),
+    usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
+    metrics: new LlmMetrics(['m']),
+    logger: createCapturingLogger().logger,
+    defaultModel: 'm',
+  })
 
-const request = (w: string) => ({ wallet: w, overlord: false, headers: {}, route: 'llmGenerate', method: 'POST', path: '/llm/generate', model: 'm', startBeforeQuota: true })
+const request = (w: string): MeteredCallRequest => ({ wallet: w, overlord: false, headers: {}, route: 'llmGenerate', method: 'POST', path: '/llm/generate', model: 'm', startBeforeQuota: true, statusOf: () => 502 })
 
-/** The call as `/llm/generate` makes it: the model server's stream through the real client. */
+/** The call as `/llm/generate` makes it: the model server's stream through the meter. */
 const generateWith =
-  (prompt: string): CostCallRun =>
-  async (signal) => {
-    const upstream = await client.generateStreamRaw({ model: 'm', prompt }, signal)
-    return { status: 200, contentType: 'application/x-ndjson', stream: upstream.bytes }
-  }
+  (prompt: string): MeteredRun =>
+  async (server) => ({ status: 200, contentType: 'application/x-ndjson', stream: await server.generateStreamRaw({ model: 'm', prompt }) })
 const generate = generateWith('a long story')
 
 /** A quota whose `consume` takes as long as the test says (a slow store), logging when it starts and ends. */
@@ -135,9 +133,9 @@ describe('a model call started while its quota unit is taken', () => {
     const events: string[] = []
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
-    const deps = depsWith(new SlowQuota(events, () => gate))
+    const meter = meterWith(new SlowQuota(events, () => gate))
     let answered = false
-    const answer = meterCostCall(deps, request(wallet()), async () => {
+    const answer = meter.call(request(wallet()), async () => {
       events.push('call: started')
       // node:http writes a request on a kept-alive connection in a nextTick: that write must come before the commit.
       process.nextTick(() => events.push('call: request written'))
@@ -172,7 +170,7 @@ describe('a model call started while its quota unit is taken', () => {
 
   it('reaches the model server while a blocking commit (SQLite fsync) holds the event loop', async () => {
     // A kept-alive connection first, as on a gateway that has served a call (a new one connects asynchronously).
-    const warm = await meterCostCall(depsWith(new CostQuota(db.db, 100)), request(wallet()), generateWith('short'))
+    const warm = await meterWith(new CostQuota(db.db, 100)).call(request(wallet()), generateWith('short'))
     for await (const _ of warm.stream!) void _
     const from = serverEvents.length
     let commit = { start: 0, end: 0 }
@@ -181,7 +179,7 @@ describe('a model call started while its quota unit is taken', () => {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300) // the event loop is blocked, as by an fsync
       commit.end = Date.now()
     })
-    const result = await meterCostCall(depsWith(blocking), request(wallet()), generate)
+    const result = await meterWith(blocking).call(request(wallet()), generate)
     const arrived = (await nextEvent('request', from)) as { at: number }
     for await (const _ of result.stream!) break
     await nextEvent('closed', from) // the client left after one chunk: the model server's request is closed
@@ -197,7 +195,7 @@ describe('a model call started while its quota unit is taken', () => {
     await new CostQuota(db.db, 1).consume(w) // the other instance
     expect(here.likelyAvailable(w)).toBe(true)
     const from = serverEvents.length
-    const result = (await meterCostCall(depsWith(here, true), request(w), generate)) as HttpResult
+    const result = (await meterWith(here, true).call(request(w), generate)) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ x402Version: 2, error: 'quota_exceeded' })
     expect(result.stream).toBeUndefined()
@@ -211,23 +209,22 @@ describe('a model call started while its quota unit is taken', () => {
     const w = wallet()
     const here = new CostQuota(db.db, 1)
     await new CostQuota(db.db, 1).consume(w)
-    let signal: AbortSignal | undefined
-    await expect(
-      meterCostCall(depsWith(here), request(w), async (s) => {
-        signal = s
-        return { status: 200, body: { response: 'not paid for' } }
-      }),
-    ).rejects.toBeInstanceOf(QuotaExceededError)
-    expect(signal?.aborted).toBe(true)
+    const from = serverEvents.length
+    await expect(meterWith(here).call(request(w), generate)).rejects.toBeInstanceOf(QuotaExceededError)
+    // Cut before or just after it reached the model server: whatever reached it was closed at once.
+    await new Promise((r) => setTimeout(r, 200))
+    const seen = serverEvents.slice(from)
+    expect(seen.filter((e) => e.type === 'closed')).toHaveLength(seen.filter((e) => e.type === 'request').length)
+    for (const e of seen) if (e.type === 'closed') expect(e.sent).toBeLessThan(20)
   })
 
   it('a wallet this instance saw at its limit gets no head start: the model server is not asked', async () => {
     const w = wallet()
     const quota = new CostQuota(db.db, 1)
-    const first = await meterCostCall(depsWith(quota), request(w), async () => ({ status: 200, body: { eval_count: 1 } }))
+    const first = await meterWith(quota).call(request(w), async () => ({ status: 200, body: { eval_count: 1 } }))
     expect(first.status).toBe(200)
     let started = 0
-    const second = (await meterCostCall(depsWith(quota, true), request(w), async () => {
+    const second = (await meterWith(quota, true).call(request(w), async () => {
       started++
       return { status: 200, body: {} }
     })) as HttpResult
@@ -239,26 +236,28 @@ describe('a model call started while its quota unit is taken', () => {
     const w = wallet()
     const quota = new CostQuota(db.db, 5)
     await expect(
-      meterCostCall(depsWith(quota), request(w), async () => {
+      meterWith(quota).call(request(w), async () => {
         throw new Error('model server down')
       }),
     ).rejects.toThrow('model server down')
     expect((await quota.state(w)).used).toBe(0)
-    const refused = await meterCostCall(depsWith(quota), request(w), async () => ({ status: 502, body: { error: 'modelserver_unavailable', message: 'down' } }))
+    const refused = await meterWith(quota).call(request(w), async () => ({ status: 502, body: { error: 'modelserver_unavailable', message: 'down' } }))
     expect(refused.status).toBe(502)
     expect((await quota.state(w)).used).toBe(0)
   })
 
   it('follows the client: a client gone before the quota answered aborts the call too', async () => {
     const client = new AbortController()
-    let signal: AbortSignal | undefined
-    const pending = meterCostCall(depsWith(new SlowQuota([], () => new Promise((r) => setTimeout(r, 20)))), { ...request(wallet()), signal: client.signal }, async (s) => {
-      signal = s
-      return { status: 200, body: {} }
-    })
-    await new Promise((r) => setTimeout(r, 5))
+    const from = serverEvents.length
+    const pending = meterWith(new SlowQuota([], () => new Promise((r) => setTimeout(r, 20)))).call({ ...request(wallet()), signal: client.signal }, generate)
+    await nextEvent('request', from)
     client.abort()
-    expect(signal?.aborted).toBe(true)
-    await pending
+    expect(((await nextEvent('closed', from)) as { sent: number }).sent).toBeLessThan(20)
+    // the call fails (its model-server request was cut), whether before its answer or in its stream
+    await expect(
+      pending.then(async (result) => {
+        for await (const _ of result.stream!) void _
+      }),
+    ).rejects.toBeDefined()
   })
 })

@@ -1,21 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
-import { CostQuota } from '../auth/CostQuota.js'
-import type { HttpResult } from '../shared/http/index.js'
-import { createCapturingLogger } from '../../tests/support/createCapturingLogger.js'
-import { readX402Config } from '../x402/config.js'
-import { FacilitatorUnavailableError } from '../x402/errors.js'
-import type { FacilitatorSettleResponse } from '../x402/FacilitatorClient.js'
-import type { Facilitator } from '../x402/FacilitatorPool.js'
-import { CostPayments } from './CostPayments.js'
-import { LlmMetrics } from './LlmMetrics.js'
-import { type CostMeterDeps, meterCostCall } from './meterCostCall.js'
-import { UsageLedger } from './UsageLedger.js'
+import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
+import { testMeter } from '../../../tests/support/testMeter.js'
+import { ollamaChatFrames, type ScriptedModelServer, startScriptedModelServer } from '../../../tests/support/scriptedModelServer.js'
+import type { HttpResult } from '../../shared/http/index.js'
+import { readX402Config } from '../../x402/config.js'
+import { FacilitatorUnavailableError } from '../../x402/errors.js'
+import type { FacilitatorSettleResponse } from '../../x402/FacilitatorClient.js'
+import type { Facilitator } from '../../x402/FacilitatorPool.js'
+import { CostPayments } from '../CostPayments.js'
+import { Meter, type MeteredCallRequest, type MeteredRun } from './Meter.js'
 
 // The settlement rules of paid cost calls, with a facilitator whose verdicts the test chooses (the happy
-// path against the real facilitator and chain is tests/llm/paidCostCalls.integration.test.ts).
+// path against the real facilitator and chain is tests/llm/paidCostCalls.integration.test.ts). Calls that only
+// shape an answer run without the model server; those whose tokens count go to a scripted one.
 const PAY_TO = '0x52908400098527886E0F7030069857D2E4169EE7'
 const PAYER = '0xCC6Ea14Df3d24fEbEAf620cD8D6ae0e680447f93'
 const WALLET = '0x1111111111111111111111111111111111111111'
@@ -23,7 +22,8 @@ const WALLET = '0x1111111111111111111111111111111111111111'
 let db: TestDatabase
 let settle: () => Promise<FacilitatorSettleResponse>
 let events: string[]
-let deps: CostMeterDeps
+let meter: Meter
+let ms: ScriptedModelServer
 const facilitator: Facilitator = {
   verify: async () => ({ isValid: true, payer: PAYER }),
   settle: async () => {
@@ -36,17 +36,15 @@ const settled = async (): Promise<FacilitatorSettleResponse> => ({ success: true
 beforeAll(async () => {
   db = await createTestDatabase('sqlite')
   const x402 = readX402Config({ SERVICE_X402__PAY_TO_EVM: PAY_TO, FACILITATOR_TOKEN: 't' })
-  deps = {
-    quota: new CostQuota(db.db, 0),
-    payments: new CostPayments({ db: db.db, x402, priceAtomic: 1_000n, publicOrigin: 'http://gw.test', facilitator }),
-    usage: new UsageLedger(db.db, () => Math.floor(Date.now() / 1000)),
-    metrics: new LlmMetrics(['svc-tiny-chat:latest']),
-    logger: createCapturingLogger().logger,
-    statusOf: () => 502,
-    defaultModel: 'svc-tiny-chat:latest',
-  }
+  ms = await startScriptedModelServer(() => ({ frames: ollamaChatFrames(3) }))
+  meter = testMeter({ db: db.db, modelServerUrl: ms.url, payments: new CostPayments({ db: db.db, x402, priceAtomic: 1_000n, publicOrigin: 'http://gw.test', facilitator }) })
 })
-afterAll(async () => db?.close())
+afterAll(async () => {
+  await ms?.close()
+  await db?.close()
+})
+
+const meterCall = (req: MeteredCallRequest, run: MeteredRun) => meter.call(req, run)
 
 /** A fresh, well-formed EVM payment header (the fake facilitator accepts any signature); `id`: its payment identifier. */
 function payment(id?: string): Record<string, string> {
@@ -62,7 +60,7 @@ function payment(id?: string): Record<string, string> {
   return { 'payment-signature': Buffer.from(JSON.stringify(payload)).toString('base64') }
 }
 
-const request = (headers: Record<string, string>) => ({ wallet: WALLET, overlord: false, headers, route: 'llmChat', method: 'POST', path: '/llm/chat', model: undefined })
+const request = (headers: Record<string, string>): MeteredCallRequest => ({ wallet: WALLET, overlord: false, headers, route: 'llmChat', method: 'POST', path: '/llm/chat', model: undefined, statusOf: () => 502 })
 
 async function* ndjson(lines: unknown[], onClose?: () => void) {
   try {
@@ -96,22 +94,22 @@ describe('paid cost calls: payment-identifier (issue 26 item 4)', () => {
     const id = 'retry_' + randomBytes(12).toString('hex')
     const ok = async () => ({ status: 200, body: { model: 'm', message: 'out' } })
     events = []
-    const first = (await meterCostCall(deps, request(payment(id)), ok)) as HttpResult
+    const first = (await meterCall(request(payment(id)), ok)) as HttpResult
     expect(first.status).toBe(200)
     expect(events.filter((e) => e === 'settle')).toHaveLength(1)
-    const declared = (await meterCostCall(deps, request({}), ok)) as HttpResult
+    const declared = (await meterCall(request({}), ok)) as HttpResult
     // the 402 past the quota declares the extension
     expect(declared.status).toBe(402)
     expect((declared.body as { extensions: Record<string, unknown> }).extensions['payment-identifier']).toMatchObject({ info: { required: false } })
     events = []
-    await expect(meterCostCall(deps, request(payment(id)), ok)).rejects.toMatchObject({ code: 'payment_replayed' })
+    await expect(meterCall(request(payment(id)), ok)).rejects.toMatchObject({ code: 'payment_replayed' })
     expect(events).not.toContain('settle')
     // a call that fails before output releases its claim and its identifier: the retry runs (and pays once)
     const other = 'failed_' + randomBytes(12).toString('hex')
-    const failed = (await meterCostCall(deps, request(payment(other)), async () => ({ status: 502, body: { error: 'x', message: 'y' } }))) as HttpResult
+    const failed = (await meterCall(request(payment(other)), async () => ({ status: 502, body: { error: 'x', message: 'y' } }))) as HttpResult
     expect(failed.status).toBe(502)
     events = []
-    expect(((await meterCostCall(deps, request(payment(other)), ok)) as HttpResult).status).toBe(200)
+    expect(((await meterCall(request(payment(other)), ok)) as HttpResult).status).toBe(200)
     expect(events.filter((e) => e === 'settle')).toHaveLength(1)
   })
 })
@@ -120,7 +118,7 @@ describe('paid cost calls: when they settle', () => {
   it('a stream settles after the model produced its first chunk and before the client gets it', async () => {
     events = []
     settle = settled
-    const result = await meterCostCall(deps, request(payment()), async () => ({
+    const result = await meterCall(request(payment()), async () => ({
       status: 200,
       contentType: 'application/x-ndjson',
       stream: ndjson([
@@ -133,16 +131,31 @@ describe('paid cost calls: when they settle', () => {
     for await (const _ of result.stream!) events.push('chunk delivered')
     expect(events).toEqual(['chunk produced', 'settle', 'chunk delivered', 'chunk produced', 'chunk delivered'])
     const usage = await lastUsage()
-    expect(usage).toMatchObject({ outcome: 'ok', paid_by: 'payment', streamed: 1, prompt_tokens: 4, completion_tokens: 2, amount_atomic: '1000' })
+    expect(usage).toMatchObject({ outcome: 'ok', paid_by: 'payment', streamed: 1, amount_atomic: '1000' })
     expect(usage.payment_id).toMatch(/^pay_/)
     expect(usage.ttft_ms).not.toBeNull()
+  })
+
+  it("records the model server's own counts of the call (not the answer's), summed over its generations", async () => {
+    settle = settled
+    const result = await meterCall(request(payment()), async (server) => {
+      const first = await server.chat({ model: 'm', messages: [{ role: 'user', content: 'a' }] })
+      const streamed = await server.chatStream({ model: 'm', messages: [{ role: 'user', content: 'b' }] })
+      async function* lines() {
+        for await (const batch of streamed) for (const chunk of batch) yield `${JSON.stringify({ ...chunk, eval_count: 999 })}\n`
+      }
+      return { status: 200, contentType: 'application/x-ndjson', stream: lines(), headers: { 'x-first': String(first.eval_count) } }
+    })
+    for await (const _ of result.stream!) void _
+    // each generation of the scripted model server reports prompt_eval_count 3 and eval_count 3
+    expect(await lastUsage()).toMatchObject({ outcome: 'ok', prompt_tokens: 6, completion_tokens: 6, streamed: 1 })
   })
 
   it('a refused settlement answers 402 with the requirements instead of the output, and frees the payload', async () => {
     events = []
     settle = async () => ({ success: false, errorReason: 'insufficient_funds', transaction: '', network: 'eip155:8453' })
     const before = (await claims()).length
-    const result = (await meterCostCall(deps, request(payment()), async () => ({ status: 200, body: { model: 'm', message: 'the output' } }))) as HttpResult
+    const result = (await meterCall(request(payment()), async () => ({ status: 200, body: { model: 'm', message: 'the output' } }))) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ x402Version: 2, error: 'invalid_payment', message: 'settlement failed: insufficient_funds' })
     expect(JSON.stringify(result.body)).not.toContain('the output')
@@ -155,18 +168,18 @@ describe('paid cost calls: when they settle', () => {
       throw new FacilitatorUnavailableError('settle', new Error('socket hang up'))
     }
     const header = payment()
-    await expect(meterCostCall(deps, request(header), async () => ({ status: 200, body: {} }))).rejects.toBeInstanceOf(FacilitatorUnavailableError)
+    await expect(meterCall(request(header), async () => ({ status: 200, body: {} }))).rejects.toBeInstanceOf(FacilitatorUnavailableError)
     expect((await claims()).filter((c) => c.status === 'settle_unknown')).toHaveLength(1)
-    await expect(meterCostCall(deps, request(header), async () => ({ status: 200, body: {} }))).rejects.toMatchObject({ code: 'payment_replayed' })
+    await expect(meterCall(request(header), async () => ({ status: 200, body: {} }))).rejects.toMatchObject({ code: 'payment_replayed' })
   })
 
   it('a call that fails before output (thrown, an error status, or an error as the first line) settles nothing and frees the payload', async () => {
     settle = settled
     events = []
     const header = payment()
-    await expect(meterCostCall(deps, request(header), async () => Promise.reject(new Error('model server down')))).rejects.toThrow('model server down')
-    expect((await meterCostCall(deps, request(header), async () => ({ status: 404, body: { error: { message: 'no model' } } }))).status).toBe(404)
-    const failed = await meterCostCall(deps, request(header), async () => ({ status: 200, stream: ndjson([{ error: 'modelserver_unavailable', message: 'gone' }]) }))
+    await expect(meterCall(request(header), async () => Promise.reject(new Error('model server down')))).rejects.toThrow('model server down')
+    expect((await meterCall(request(header), async () => ({ status: 404, body: { error: { message: 'no model' } } }))).status).toBe(404)
+    const failed = await meterCall(request(header), async () => ({ status: 200, stream: ndjson([{ error: 'modelserver_unavailable', message: 'gone' }]) }))
     expect(failed.headers?.['PAYMENT-RESPONSE']).toBeUndefined()
     for await (const _ of failed.stream!) {
       // drain
@@ -175,7 +188,7 @@ describe('paid cost calls: when they settle', () => {
     await new Promise((r) => setTimeout(r, 50))
     expect((await lastUsage()).outcome).toBe('error')
     // Still unclaimed: the same payload pays a call that works.
-    const ok = await meterCostCall(deps, request(header), async () => ({ status: 200, body: { model: 'm' } }))
+    const ok = await meterCall(request(header), async () => ({ status: 200, body: { model: 'm' } }))
     expect(ok.status).toBe(200)
     expect(events).toEqual(['chunk produced', 'settle'])
     expect(await lastUsage()).toMatchObject({ outcome: 'ok', amount_atomic: '1000' })
@@ -185,7 +198,7 @@ describe('paid cost calls: when they settle', () => {
     settle = settled
     events = []
     let upstreamClosed = false
-    const result = await meterCostCall(deps, request(payment()), async () => ({
+    const result = await meterCall(request(payment()), async () => ({
       status: 200,
       stream: ndjson(Array.from({ length: 5 }, () => ({ model: 'svc-tiny-chat:latest', done: false })), () => {
         upstreamClosed = true
@@ -196,15 +209,6 @@ describe('paid cost calls: when they settle', () => {
     expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', amount_atomic: '1000' })
   })
 
-  it('a chunk handed to the client is counted though the client leaves before the next one (it is read after it is passed on)', async () => {
-    settle = settled
-    events = []
-    const chunk = { model: 'svc-tiny-chat:latest', message: { content: 'a' }, done: false }
-    const result = await meterCostCall(deps, request(payment()), async () => ({ status: 200, stream: ndjson([chunk, chunk, chunk, chunk]) }))
-    let received = 0
-    for await (const _ of result.stream!) if (++received === 2) break
-    expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', completion_tokens: 2 })
-  })
 
   it('a client that leaves while the upstream is awaited is recorded as cancelled, though its aborted request fails the stream', async () => {
     settle = settled
@@ -216,18 +220,18 @@ describe('paid cost calls: when they settle', () => {
       yield `${JSON.stringify({ model: 'svc-tiny-chat:latest', message: { content: 'a' }, done: false })}\n`
       await new Promise((_, reject) => client.signal.addEventListener('abort', () => reject(client.signal.reason), { once: true }))
     }
-    const result = await meterCostCall(deps, { ...request(payment()), signal: client.signal }, async () => ({ status: 200, stream: upstream() }))
+    const result = await meterCall({ ...request(payment()), signal: client.signal }, async () => ({ status: 200, stream: upstream() }))
     const iterator = result.stream![Symbol.asyncIterator]()
     await iterator.next()
     const waiting = iterator.next()
     client.abort()
     await expect(waiting).rejects.toBeDefined()
-    expect(await lastUsage()).toMatchObject({ outcome: 'cancelled', completion_tokens: 1 })
+    expect(await lastUsage()).toMatchObject({ outcome: 'cancelled' })
   })
 
   it('the overlord never pays, even when it sends a payment', async () => {
     events = []
-    const result = await meterCostCall(deps, { ...request(payment()), overlord: true }, async () => ({ status: 200, body: { model: 'm' } }))
+    const result = await meterCall({ ...request(payment()), overlord: true }, async () => ({ status: 200, body: { model: 'm' } }))
     expect(result.status).toBe(200)
     expect(result.headers?.['PAYMENT-RESPONSE']).toBeUndefined()
     expect(events).toEqual([])

@@ -4744,7 +4744,15 @@ export const McpJsonRpcMessageSchema = {
             additionalProperties: true,
             properties: {
                 arguments: {
-                    $ref: '#/components/schemas/McpToolArguments'
+                    description: 'The tool\'s arguments: one of `McpToolArguments` (the `input` schema of the tool in `x-mcp-tools`),\nchecked by the MCP server, not here — arguments that fit no tool\'s schema are let through to it and\nanswered with a tool result `isError: true` whose `structuredContent` is the `Error` body\n`invalid_arguments` (the model can correct itself), never an HTTP 400.\n',
+                    anyOf: [
+                        {
+                            $ref: '#/components/schemas/McpToolArguments'
+                        },
+                        {
+                            type: 'object'
+                        }
+                    ]
                 }
             }
         },

@@ -1589,14 +1589,32 @@ export const getReceipt = <ThrowOnError extends boolean = false>(options: Option
 /**
  * MCP endpoint (Streamable HTTP) whose storage and model tools are paid with x402
  *
- * Designed. A Model Context Protocol server over the Streamable HTTP transport, stateless
- * (no `Mcp-Session-Id`; every POST carries one JSON-RPC message or a batch and is answered with JSON;
- * `GET` and `DELETE` are not offered, 405). Clients send `Accept: application/json, text/event-stream`
- * (406 otherwise) and `MCP-Protocol-Version` after `initialize`.
+ * Designed. A Model Context Protocol server over Streamable HTTP, stateless, serving both protocol revisions
+ * in use from one definition (the MCP SDK's 2.x `createMcpHandler`):
+ * - **2026-07-28**: no `initialize` and no `Mcp-Session-Id`; every request carries its protocol version,
+ * client info and capabilities in `params._meta` (`io.modelcontextprotocol/protocolVersion`, …), the
+ * `MCP-Protocol-Version` header and its method in `Mcp-Method` (a tool call its tool in `Mcp-Name`; a
+ * header that disagrees with the body is the JSON-RPC error `-32020`, HTTP 400); `server/discover` answers the versions, capabilities and server info;
+ * `tools/list` and `server/discover` results carry cache hints (`ttlMs` 300000, `cacheScope` `public`: the
+ * tool list is this deployment's document); every result carries `resultType` (`complete`). The
+ * gateway never asks the client anything mid-call (no elicitation, no `input_required`).
+ * - **2025-11-25**: the `initialize` handshake and then one JSON-RPC message (or batch) per POST, each
+ * answered by a fresh server (no `Mcp-Session-Id`); clients send `Accept: application/json,
+ * text/event-stream` (406 otherwise) and `MCP-Protocol-Version` after `initialize`.
+ * Every POST is answered with JSON; `GET` and `DELETE` are not offered (405).
+ *
+ * A tool's arguments are checked against its input schema by the MCP server: arguments that do not fit (a
+ * wrong name, a wrong type) are a tool result with `isError: true` and `structuredContent` = the `Error` body
+ * `invalid_arguments` saying what is wrong, so the model can correct itself; an unknown tool is the JSON-RPC
+ * error `-32602`.
  *
  * Public like `/store`: the payment is the authentication. A tool that needs an identity (`chat`)
  * takes the caller from `X-Session-Token` or `Authorization: Bearer` with a session token or an `/llm`
- * API key (`sk-p2s-…`); without one it answers an error result `auth_required`.
+ * API key (`sk-p2s-…`), or a `sign-in-with-x` proof — the `SIGN-IN-WITH-X` header, or (designed, for
+ * clients that cannot set headers) `params._meta["sign-in-with-x"]` of the call: the same base64 payload or
+ * the payload object, checked as the header is; without one it answers an error result `auth_required`.
+ * Paid tools also take x402 `batch-settlement` vouchers where the gateway offers them (`chat`: the
+ * `BatchPaymentRequirement` of its 402; the settlement's `extra` carries the channel's running total).
  *
  * **Tools** are listed in `x-mcp-tools`: their input and output schemas are the components named there
  * (the server loads them from this document at start). Paid tools follow x402's MCP transport

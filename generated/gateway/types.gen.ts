@@ -1837,7 +1837,16 @@ export type McpJsonRpcMessage = {
     id?: string | number | null;
     method?: string;
     params?: {
-        arguments?: McpToolArguments;
+        /**
+         * The tool's arguments: one of `McpToolArguments` (the `input` schema of the tool in `x-mcp-tools`),
+         * checked by the MCP server, not here — arguments that fit no tool's schema are let through to it and
+         * answered with a tool result `isError: true` whose `structuredContent` is the `Error` body
+         * `invalid_arguments` (the model can correct itself), never an HTTP 400.
+         *
+         */
+        arguments?: McpToolArguments | {
+            [key: string]: unknown;
+        };
         [key: string]: unknown;
     };
     result?: {

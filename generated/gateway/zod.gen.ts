@@ -2017,7 +2017,10 @@ export const zMcpJsonRpcMessage = z.object({
     ]).nullish(),
     method: z.string().max(128).optional(),
     params: z.object({
-        arguments: zMcpToolArguments.optional()
+        arguments: z.union([
+            zMcpToolArguments,
+            z.record(z.string(), z.unknown())
+        ]).optional()
     }).optional(),
     result: z.object({
         structuredContent: zMcpToolOutput.optional()

@@ -1,6 +1,7 @@
-import { createSIWxMessage, createSIWxPayload, encodeSIWxHeader, type CompleteSIWxInfo, type SIWxPayload } from '@x402/extensions/sign-in-with-x'
+import { createSIWxMessage, encodeSIWxHeader, type CompleteSIWxInfo, type SIWxPayload } from '@x402/extensions/sign-in-with-x'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { siwxProof } from '../../tests/support/siwxProof.js'
 import { createTestDatabase, type TestDatabase } from '../../tests/support/testDatabase.js'
 import { SignInWithX } from './SignInWithX.js'
 
@@ -15,23 +16,8 @@ beforeAll(async () => {
 })
 afterAll(async () => db?.close())
 
-/** A proof as the stock client makes it (@x402/extensions' createSIWxPayload), from `info` changed by `alter`. */
-async function proof(alter: Partial<CompleteSIWxInfo> = {}, signer = wallet, requestUrl = `${ORIGIN}/llm/chat`) {
-  const now = new Date()
-  const info: CompleteSIWxInfo = {
-    domain: 'gw.example',
-    uri: `${ORIGIN}/llm/chat`,
-    version: '1',
-    nonce: crypto.randomUUID().replaceAll('-', ''),
-    issuedAt: now.toISOString(),
-    expirationTime: new Date(now.getTime() + 300_000).toISOString(),
-    chainId: 'eip155:8453',
-    type: 'eip191',
-    statement: 'Sign in to pay2store',
-    ...alter,
-  }
-  return createSIWxPayload(info, signer, requestUrl)
-}
+/** A proof as the stock client makes it, from `info` changed by `alter`. */
+const proof = (alter: Partial<CompleteSIWxInfo> = {}, signer = wallet) => siwxProof(signer, `${ORIGIN}/llm/chat`, { statement: 'Sign in to pay2store', ...alter })
 
 /** A proof signed without the client's own origin check (what an attacker or another site's client sends). */
 async function rawProof(alter: Partial<CompleteSIWxInfo>): Promise<SIWxPayload> {

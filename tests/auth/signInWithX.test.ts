@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { createSIWxPayload, encodeSIWxHeader, type CompleteSIWxInfo } from '@x402/extensions/sign-in-with-x'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { siwxProof } from '../support/siwxProof.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 
 let gw: TestGateway
@@ -28,19 +29,7 @@ afterAll(async () => gw?.close())
 const ORIGIN = 'http://gw.test' // startTestGateway's SERVICE_PUBLIC_ORIGIN
 
 async function proofHeader(account: PrivateKeyAccount, path: string, alter: Partial<CompleteSIWxInfo> = {}): Promise<Record<string, string>> {
-  const now = new Date()
-  const info: CompleteSIWxInfo = {
-    domain: 'gw.test',
-    uri: `${ORIGIN}${path}`,
-    version: '1',
-    nonce: crypto.randomUUID().replaceAll('-', ''),
-    issuedAt: now.toISOString(),
-    expirationTime: new Date(now.getTime() + 300_000).toISOString(),
-    chainId: 'eip155:8453',
-    type: 'eip191',
-    ...alter,
-  }
-  return { 'SIGN-IN-WITH-X': encodeSIWxHeader(await createSIWxPayload(info, account, `${ORIGIN}${path}`)) }
+  return { 'SIGN-IN-WITH-X': encodeSIWxHeader(await siwxProof(account, `${ORIGIN}${path}`, alter)) }
 }
 
 const get = (path: string, headers: Record<string, string>) => fetch(`${gw.url}${path}`, { headers: { accept: 'application/json', ...headers } })

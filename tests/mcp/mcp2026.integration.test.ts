@@ -10,7 +10,7 @@ import { x402Client } from '@x402/core/client'
 import type { PaymentRequired } from '@x402/core/types'
 import { toClientEvmSigner } from '@x402/evm'
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client'
-import { createSIWxPayload, encodeSIWxHeader } from '@x402/extensions/sign-in-with-x'
+import { encodeSIWxHeader } from '@x402/extensions/sign-in-with-x'
 import { randomBytes } from 'node:crypto'
 import { createPublicClient, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -20,6 +20,7 @@ import { type LocalChain, usdcArtifact } from '../../devnet/chains/startChain.js
 import { createEngine } from '../../src/modelserver/engine/createEngine.js'
 import type { Engine } from '../../src/modelserver/engine/Engine.js'
 import { evmEnv, type EvmPeers, payingClient, startEvmPeers } from '../storage/harness.js'
+import { siwxProof } from '../support/siwxProof.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
 import { startTestModelServer, type TestModelServer } from '../support/startTestModelServer.js'
 import { callTool, mcpAgent, requirementOf, structured } from './mcpAgent.js'
@@ -150,16 +151,7 @@ describe('agents of both revisions on chat', () => {
   it('a sign-in-with-x proof in _meta identifies the caller; its chat is paid with a batch-settlement voucher', async () => {
     const wallet = privateKeyToAccount(generatePrivateKey())
     const client = await modernAgent()
-    const proof = async () => {
-      const now = new Date()
-      return encodeSIWxHeader(
-        await createSIWxPayload(
-          { domain: 'gw.test', uri: 'http://gw.test/mcp', version: '1', nonce: randomBytes(16).toString('hex'), issuedAt: now.toISOString(), chainId: 'eip155:8453', type: 'eip191' },
-          wallet,
-          'http://gw.test/mcp',
-        ),
-      )
-    }
+    const proof = async () => encodeSIWxHeader(await siwxProof(wallet, 'http://gw.test/mcp'))
     const chat = (meta: Record<string, unknown>) =>
       client.callTool({ name: 'chat', arguments: { messages: [{ role: 'user', content: 'Hi' }], options: { num_predict: 2 } }, _meta: meta }) as Promise<AnyResult>
     expect((await chat({})).structuredContent).toMatchObject({ error: 'auth_required' })

@@ -35,6 +35,15 @@ describe('x402 pending settlement retry', () => {
     expect(f.sent).toHaveLength(2)
   })
 
+  it('a retry that is refused or not answered leaves the settlement pending (the broadcast may land)', async () => {
+    expect(await settleWithPendingRetry(facilitator([pending, refused]), payload, {})).toEqual(pending)
+    const unreachable = { ...facilitator([pending]), settle: (() => {
+      let calls = 0
+      return () => (calls++ === 0 ? Promise.resolve(pending) : Promise.reject(new Error('connection reset')))
+    })() }
+    expect(await settleWithPendingRetry(unreachable, payload, {})).toEqual(pending)
+  })
+
   it('does not retry a settlement or a refusal', async () => {
     for (const answer of [settled, refused]) {
       const f = facilitator([answer, settled])

@@ -126,7 +126,7 @@ async function batchRequirement(token: string): Promise<PaymentRequirements> {
 }
 
 /** A voucher payload built by hand (what an attacker sends): `maxClaimableAmount` chosen, signed by `signerKey`. */
-async function voucherHeader(requirement: PaymentRequirements, payerKey: `0x${string}`, maxClaimable: bigint, opts: { signerKey?: `0x${string}`; receiverAuthorizer?: `0x${string}` } = {}) {
+async function voucherHeader(requirement: PaymentRequirements, payerKey: `0x${string}`, maxClaimable: bigint, opts: { signerKey?: `0x${string}`; receiverAuthorizer?: `0x${string}`; type?: 'voucher' | 'refund' } = {}) {
   const payer = privateKeyToAccount(payerKey).address
   const channelConfig = {
     payer,
@@ -139,7 +139,7 @@ async function voucherHeader(requirement: PaymentRequirements, payerKey: `0x${st
   }
   const channelId = computeChannelId(channelConfig, requirement.network)
   const voucher = await signVoucher(signerOf(opts.signerKey ?? payerKey), channelId, maxClaimable.toString(), requirement.network)
-  const payload = { x402Version: 2, accepted: requirement, payload: { type: 'voucher', channelConfig, voucher } }
+  const payload = { x402Version: 2, accepted: requirement, payload: { type: opts.type ?? 'voucher', channelConfig, voucher } }
   return { header: { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(payload)).toString('base64') }, channelId }
 }
 
@@ -273,6 +273,17 @@ describe('x402 batch-settlement on cost calls', () => {
       expect(res.status).toBe(402)
       expect(((await res.json()) as { message: string }).message).toContain('voucher_signature')
       expect(await charged()).toBe(before)
+    })
+
+    it("only the payer takes its deposit back: a refund signed by another key is refused, nothing moves", async () => {
+      const payer = anvilAccount(4).address
+      const [before, held] = [await balanceOf(payer), await onChainChannel(channel)]
+      const forged = await voucherHeader(requirement, payerKey, await charged(), { signerKey: generatePrivateKey(), type: 'refund' })
+      const res = await fetch(`${gw.url}/x402/batch-settlement/refund`, { headers: forged.header })
+      expect(res.status).toBe(402)
+      expect(((await res.json()) as { message: string }).message).toContain('voucher_signature')
+      expect(await balanceOf(payer)).toBe(before)
+      expect(await onChainChannel(channel)).toEqual(held)
     })
 
     it('a channel naming another receiver authorizer is refused before anything else', async () => {

@@ -91,7 +91,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'src/llm/',
   'src/modelserverClient/',
   'src/handlers/',
-  'src/mcp/',
   'scripts/bench/',
   'tests/llm/',
   'tests/mcp/',
@@ -113,7 +112,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'devnet/',
   'contracts/',
   'docs/conformance.md',
-  'docs/partners.md',
 ]
 
 type Hit = { file: string; line: number; text: string; what: string }

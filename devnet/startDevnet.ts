@@ -68,6 +68,8 @@ interface ServiceKeys {
   overlord: { address: `0x${string}`; privateKey: `0x${string}` }
   /** `SHADOW_JWT_SECRET`: 32 random bytes, hex. */
   shadowJwtSecret: string
+  /** `SERVICE_X402__BATCH__AUTHORIZER_KEY`: signs the gateway's batch-settlement claims and refunds. */
+  batchAuthorizer: { address: `0x${string}`; privateKey: `0x${string}` }
 }
 
 export interface DevnetInfo {
@@ -164,6 +166,7 @@ export function loadOrCreateServiceKeys(path: string): ServiceKeys {
     adminToken: randomBytes(16).toString('hex'),
     overlord: newEvmKey(),
     shadowJwtSecret: randomBytes(32).toString('hex'),
+    batchAuthorizer: newEvmKey(),
   }
   const keys = { ...fresh, ...stored } as ServiceKeys
   if (Object.keys(fresh).some((k) => !(k in stored))) writeJsonAtomic(path, keys, 0o600)
@@ -359,6 +362,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
               SERVICE_X402__FACILITATOR_URL: facilitator.url,
               // x402 `upto` permits name the facilitator that may settle them: its settlement signer
               SERVICE_X402__UPTO_FACILITATOR_ADDRESS: facilitator.signer,
+              // x402 `batch-settlement` (x402's escrow on both chains): the key that signs the gateway's claims and refunds
+              SERVICE_X402__BATCH__AUTHORIZER_KEY: keys.batchAuthorizer.privateKey,
               SERVICE_X402__PAY_TO_EVM: keys.evm.address,
               SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
               SERVICE_X402__ASSET__EIP155_1: mainnet.tokenAddress,

@@ -11,6 +11,7 @@
  * requirements, validation, handler call, response validation), shared with the model server. The services
  * every stage and handler uses are built apart, in `src/services/createServiceGraph.ts`.
  */
+import { lookupSession } from './handlers/core/session.js'
 import { join } from 'node:path'
 import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { Express } from 'express'
@@ -97,7 +98,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   })
   const { services, metrics } = graph
 
-  const gate = gateStage({ gate: services.gate, validateSession: (token) => services.login.validate(token), onAuthRequired: () => metrics.gateAuthRequired() })
+  const gate = gateStage({ gate: services.gate, validateSession: (request) => lookupSession(services, request) ?? Promise.resolve(undefined), onAuthRequired: () => metrics.gateAuthRequired() })
   const security = securityStage({ services, gate: services.gate, gateStage: gate, setups: graph.setups })
   const mapError = errorStage(logger)
   // The OpenAPI document's stages (route, security, validation, handler) and what answers every response

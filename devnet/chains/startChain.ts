@@ -9,13 +9,15 @@
  * code), and the runtime code and the storage it wrote are set at the canonical address with
  * `anvil_setCode` / `anvil_setStorageAt`. Account 0 is the owner (the only minter). A chain id without a
  * canonical USDC gets the token at the address account 0 would deploy it to at nonce 0. Permit2 and x402's
- * `upto` proxy are placed the same way, and the payers approve Permit2 (placePermit2.ts).
+ * `upto` proxy are placed the same way, and the payers approve Permit2 (placePermit2.ts); so are x402's
+ * `batch-settlement` escrow, its deposit collector and Multicall3 (placeBatchSettlement.ts).
  */
 import { getDefaultAsset } from '@x402/evm'
 import { createPublicClient, createWalletClient, defineChain, getAddress, getContractAddress, http, type Chain, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadArtifact } from '../../contracts/compile.js'
 import { anvilAccount, DEPLOYER_INDEX, payerAccounts } from '../accounts.js'
+import { placeBatchSettlement } from './placeBatchSettlement.js'
 import { approvePermit2ForPayers, placePermit2 } from './placePermit2.js'
 import { rpc, startAnvil, type AnvilInstance } from './startAnvil.js'
 
@@ -101,6 +103,8 @@ export async function startChain(opts: ChainOptions): Promise<LocalChain> {
     await placeContract(anvil.url, deployer.address, artifact.bytecode, tokenAddress)
     // x402 `upto` (Permit2 witness transfers through x402's proxy): placed at their mainnet addresses.
     await placePermit2(anvil.url, deployer.address)
+    // x402 `batch-settlement` (one deposit, many vouchers, claims in batches): the escrow and its collector.
+    await placeBatchSettlement(anvil.url, deployer.address)
 
     const amount = opts.payerUsdc ?? DEFAULT_PAYER_USDC
     const mints = [...payerAccounts().map((p) => ({ address: p.address, amount })), ...(opts.fund ?? [])]

@@ -7,9 +7,11 @@
  *   POST /verify {x402Version, paymentPayload, paymentRequirements} → VerifyResponse
  *   POST /settle {x402Version, paymentPayload, paymentRequirements} → SettleResponse
  *
- * Schemes: `exact` (EIP-3009) and `upto` (Permit2, @x402/evm's reference facilitator code: verify simulates the
+ * Schemes: `exact` (EIP-3009), `upto` (Permit2, @x402/evm's reference facilitator code: verify simulates the
  * proxy's `settle`, settle transfers `paymentRequirements.amount` ≤ the permitted amount; `/supported` lists
- * the signer as `extra.facilitatorAddress`, which an `upto` permit must name).
+ * the signer as `extra.facilitatorAddress`, which an `upto` permit must name) and `batch-settlement` (the
+ * reference code on the devnet's escrow: `/verify` checks a deposit or voucher against the channel on chain,
+ * `/settle` deposits, claims a batch, sweeps to the receiver or refunds).
  * x402 v1 payloads are accepted too, on the v1 network names (`base` for 8453, `ethereum` for 1).
  * Every route requires `Authorization: Bearer <token>` (401 otherwise). Invalid payments answer 200 with
  * `isValid: false` / `success: false` like the reference facilitator; malformed bodies answer 400.
@@ -22,9 +24,10 @@
  * that fails before broadcasting uses no nonce, so the sequence never has a gap.
  */
 import { timingSafeEqual } from 'node:crypto'
-import { x402Facilitator } from '@x402/core/facilitator'
+import { InMemoryPendingSettlementStore, x402Facilitator } from '@x402/core/facilitator'
 import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { toFacilitatorEvmSigner } from '@x402/evm'
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator'
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator'
 import { UptoEvmScheme } from '@x402/evm/upto/facilitator'
@@ -107,6 +110,11 @@ function authorizationKey(p: PaymentPayload, r: PaymentRequirements): string | u
 export async function startFacilitator(opts: FacilitatorOptions): Promise<FacilitatorPeer> {
   const account = privateKeyToAccount(opts.signerPrivateKey)
   const facilitator = new x402Facilitator()
+  // x402 pending settlements: a settle whose broadcast was not confirmed in time answers `settlement_pending`
+  // with its transaction; the retry of the same payload reconciles against that broadcast (one store for the
+  // `exact`, `upto` and `batch-settlement` deposits of every chain: keys are the payloads' signatures).
+  const pendingSettlements = new InMemoryPendingSettlementStore()
+  let pendingWaits = 0
   for (const c of opts.chains) {
     const client = createWalletClient({
       account,
@@ -121,13 +129,26 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
         address: account.address,
         writeContract: ((args: never) => submit(() => client.writeContract(args))) as typeof client.writeContract,
         sendTransaction: ((args: never) => submit(() => client.sendTransaction(args))) as typeof client.sendTransaction,
+        // the test hook `POST /__devnet/pending`: a broadcast whose confirmation does not come in time
+        waitForTransactionReceipt: ((args: never) => {
+          if (pendingWaits > 0) {
+            pendingWaits--
+            return Promise.reject(new Error('devnet: the receipt did not come in time (POST /__devnet/pending)'))
+          }
+          return client.waitForTransactionReceipt(args)
+        }) as typeof client.waitForTransactionReceipt,
       } as never,
       { confirmationTimeoutMs: 30_000 },
     )
-    facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer))
+    facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer, { pendingSettlementStore: pendingSettlements }))
     // `upto` (Permit2 witness transfer through x402's proxy, placed by devnet/chains/placePermit2.ts): settles
     // any amount up to the permitted one, once; the permit names this signer as the only settler.
-    facilitator.register(`eip155:${c.chainId}`, new UptoEvmScheme(signer))
+    facilitator.register(`eip155:${c.chainId}`, new UptoEvmScheme(signer, { pendingSettlementStore: pendingSettlements }))
+    // `batch-settlement` (x402's escrow, placed by devnet/chains/placeBatchSettlement.ts): deposits, batched
+    // voucher claims, the sweep to the receiver and refunds, each relayed with the signatures the resource server
+    // sends. No receiver authorizer of its own is advertised: a server signs its own claims and refunds, so this
+    // facilitator can neither claim nor refund for anyone.
+    facilitator.register(`eip155:${c.chainId}`, new BatchSettlementEvmScheme(signer, undefined, { pendingSettlementStore: pendingSettlements }))
     // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
     const v1Name = V1_NETWORK_NAMES[c.chainId]
     if (v1Name) facilitator.registerV1(v1Name as Network, new ExactEvmSchemeV1(signer))
@@ -146,6 +167,14 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
     }
   }
   router.get('/supported', (_req, res) => sendJson(res, 200, facilitator.getSupported()))
+  // Test hook: the next `times` waits for a settlement's receipt fail as a confirmation that does not come in
+  // time does, so the reference schemes answer `settlement_pending` (the transaction is broadcast and lands).
+  router.post('/__devnet/pending', async (req, res) => {
+    const body = JSON.parse((await req.body(1 << 10)).toString('utf8') || '{}') as { times?: unknown }
+    const times = typeof body.times === 'number' && Number.isSafeInteger(body.times) && body.times >= 0 ? body.times : 1
+    pendingWaits = times
+    sendJson(res, 200, { pending: times })
+  })
   router.post('/verify', async (req, res) => {
     const { paymentPayload, paymentRequirements } = parseBody(await req.body(1 << 20))
     const key = authorizationKey(paymentPayload, paymentRequirements)

@@ -4,6 +4,7 @@
 export const operationIds = [
   'anthropicMessages',
   'callMarketplaceAgent',
+  'claimBatchVouchers',
   'clearCabinet',
   'conveneBoardroom',
   'coreAgentInteract',
@@ -67,6 +68,7 @@ export const operationIds = [
   'openAiResponses',
   'provisionCabinet',
   'quoteStore',
+  'refundBatchChannel',
   'registerWithSignature',
   'releaseKey',
   'reunlockVault',

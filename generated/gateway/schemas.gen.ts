@@ -112,7 +112,7 @@ export const QuotaExceededSchema = {
 export const CostPaymentRequiredSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`\nfields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails\nmust stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed\nprice per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`\n(`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each.\n',
+    description: 'Designed. The 402 of a cost call past the quota, payable with x402 v2: the `X402PaymentRequired`\nfields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails\nmust stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed\nprice per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`\n(`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each, then\n`batch-settlement` (`BatchPaymentRequirement`: a voucher from one deposit, charged what the call cost) on\neach where it is configured.\n',
     required: [
         'x402Version',
         'accepts',
@@ -138,7 +138,7 @@ export const CostPaymentRequiredSchema = {
         accepts: {
             type: 'array',
             minItems: 1,
-            maxItems: 4,
+            maxItems: 6,
             items: {
                 oneOf: [
                     {
@@ -146,6 +146,9 @@ export const CostPaymentRequiredSchema = {
                     },
                     {
                         $ref: '#/components/schemas/UptoPaymentRequirement'
+                    },
+                    {
+                        $ref: '#/components/schemas/BatchPaymentRequirement'
                     }
                 ]
             }
@@ -288,7 +291,7 @@ export const SettlementOwedDetailsSchema = {
 export const CostSettleResponseSchema = {
     type: 'object',
     'x-designed': true,
-    description: 'Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the\nauthorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least\n`SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit\'s (and the route\'s) maximum.\n',
+    description: 'Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the\nauthorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least\n`SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit\'s (and the route\'s) maximum;\n`batch-settlement`: what the call was charged (the price per call, or metered like `upto` when a price\nper token is set), added to the channel\'s running total — `transaction` is the deposit\'s when the\npayment carried one, else \'\' (the vouchers are claimed later, in batches).\n',
     required: [
         'success',
         'transaction',
@@ -315,7 +318,8 @@ export const CostSettleResponseSchema = {
             type: 'string',
             enum: [
                 'exact',
-                'upto'
+                'upto',
+                'batch-settlement'
             ]
         },
         network: {
@@ -330,6 +334,20 @@ export const CostSettleResponseSchema = {
         payment_id: {
             type: 'string',
             pattern: '^pay_[0-9A-HJKMNP-TV-Z]{26}$'
+        },
+        extra: {
+            type: 'object',
+            'x-designed': true,
+            description: 'Designed. `batch-settlement` only: `chargedAmount` (what this call was charged, = `amount`) and\n`channelState` (the channel after the call: its running total `chargedCumulativeAmount`, the on-chain\nbalance last seen). The payer\'s client checks them before it signs the next voucher.\n',
+            additionalProperties: false,
+            properties: {
+                chargedAmount: {
+                    $ref: '#/components/schemas/AtomicAmount'
+                },
+                channelState: {
+                    $ref: '#/components/schemas/BatchChannelState'
+                }
+            }
         }
     }
 } as const;
@@ -4181,6 +4199,290 @@ export const UptoPaymentRequirementSchema = {
     }
 } as const;
 
+export const BatchPaymentRequirementSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. x402\'s `batch-settlement` scheme (EVM): the payer deposits into x402\'s escrow\n(`0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003`; EIP-3009 `ReceiveWithAuthorization` to its collector\n`0x4020806089470a89826cB9fB1f4059150b550004`) a channel whose terms are `payTo` (receiver), `asset`\n(token), `extra.receiverAuthorizer` and `extra.withdrawDelay`, then pays each call with an EIP-712\n`Voucher(channelId, maxClaimableAmount)` whose running total is exactly the channel\'s charged total +\n`amount`. A call is charged what it cost (at most `amount`: the price per call, or its tokens × the price\nper token); nothing moves on chain per call. The gateway claims vouchers in batches and sweeps the claimed\nfunds to `payTo`; `GET /x402/batch-settlement/refund` returns the unused deposit. `extra.minDeposit`: the\ndeposit suggested (`amount` × `SERVICE_X402__BATCH__MIN_DEPOSIT_CALLS`). On a corrective 402\n(`invalid_batch_settlement_evm_cumulative_amount_mismatch`) `extra` also carries the channel\'s state\n(`channelState`) and the latest voucher the gateway holds (`voucherState`): the client checks that\nsignature against its own key and continues from `chargedCumulativeAmount`.\n',
+    required: [
+        'scheme',
+        'network',
+        'maxAmountRequired',
+        'amount',
+        'resource',
+        'description',
+        'mimeType',
+        'payTo',
+        'maxTimeoutSeconds',
+        'asset',
+        'extra'
+    ],
+    additionalProperties: false,
+    properties: {
+        scheme: {
+            type: 'string',
+            const: 'batch-settlement'
+        },
+        network: {
+            $ref: '#/components/schemas/Network'
+        },
+        maxAmountRequired: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        amount: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        resource: {
+            type: 'string',
+            format: 'uri'
+        },
+        description: {
+            type: 'string'
+        },
+        mimeType: {
+            type: 'string'
+        },
+        payTo: {
+            type: 'string',
+            pattern: '^0x[0-9a-fA-F]{40}$'
+        },
+        maxTimeoutSeconds: {
+            type: 'integer',
+            minimum: 1
+        },
+        asset: {
+            type: 'string',
+            pattern: '^0x[0-9a-fA-F]{40}$'
+        },
+        extra: {
+            type: 'object',
+            required: [
+                'name',
+                'version',
+                'assetTransferMethod',
+                'receiverAuthorizer',
+                'withdrawDelay',
+                'minDeposit'
+            ],
+            additionalProperties: false,
+            properties: {
+                name: {
+                    type: 'string',
+                    examples: [
+                        'USD Coin'
+                    ]
+                },
+                version: {
+                    type: 'string',
+                    examples: [
+                        '2'
+                    ]
+                },
+                assetTransferMethod: {
+                    type: 'string',
+                    const: 'eip3009'
+                },
+                receiverAuthorizer: {
+                    type: 'string',
+                    pattern: '^0x[0-9a-fA-F]{40}$',
+                    description: 'The gateway\'s key that signs its claims and refunds (no one else can claim or refund its channels).'
+                },
+                withdrawDelay: {
+                    type: 'integer',
+                    minimum: 900,
+                    maximum: 2592000,
+                    description: 'Seconds a payer\'s timed withdrawal waits (`SERVICE_X402__BATCH__WITHDRAW_DELAY_S`).'
+                },
+                minDeposit: {
+                    $ref: '#/components/schemas/AtomicAmount'
+                },
+                channelState: {
+                    $ref: '#/components/schemas/BatchChannelState'
+                },
+                voucherState: {
+                    type: 'object',
+                    additionalProperties: false,
+                    properties: {
+                        signedMaxClaimable: {
+                            $ref: '#/components/schemas/AtomicAmount'
+                        },
+                        signature: {
+                            type: 'string',
+                            pattern: '^0x[0-9a-fA-F]+$'
+                        }
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
+export const BatchChannelStateSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A `batch-settlement` channel as the gateway holds it: its id, the on-chain `balance` and\n`totalClaimed` last seen, a pending timed withdrawal\'s start (`withdrawRequestedAt`, 0: none), the next\nrefund nonce, and the running total charged (`chargedCumulativeAmount`).\n',
+    required: [
+        'channelId'
+    ],
+    additionalProperties: false,
+    properties: {
+        channelId: {
+            type: 'string',
+            pattern: '^0x[0-9a-fA-F]{64}$'
+        },
+        balance: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        totalClaimed: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        withdrawRequestedAt: {
+            type: 'integer',
+            minimum: 0
+        },
+        refundNonce: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        chargedCumulativeAmount: {
+            $ref: '#/components/schemas/AtomicAmount'
+        }
+    }
+} as const;
+
+export const BatchRefundResultSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. A cooperative refund done (atomic units of the token, decimal strings).',
+    required: [
+        'channel_id',
+        'network',
+        'payer',
+        'refunded_atomic',
+        'transaction',
+        'charged_atomic'
+    ],
+    additionalProperties: false,
+    properties: {
+        channel_id: {
+            type: 'string',
+            pattern: '^0x[0-9a-f]{64}$'
+        },
+        network: {
+            type: 'string',
+            examples: [
+                'eip155:8453'
+            ]
+        },
+        payer: {
+            type: 'string',
+            pattern: '^0x[0-9a-f]{40}$'
+        },
+        refunded_atomic: {
+            $ref: '#/components/schemas/AtomicAmount'
+        },
+        transaction: {
+            type: 'string',
+            description: 'The refund transaction (the claim of what was charged is in the same one).'
+        },
+        charged_atomic: {
+            $ref: '#/components/schemas/AtomicAmount',
+            description: 'The running total the gateway charged this channel (claimed before the refund).'
+        }
+    }
+} as const;
+
+export const BatchClaimRunSchema = {
+    type: 'object',
+    'x-designed': true,
+    description: 'Designed. What the claim job did on each chain.',
+    required: [
+        'chains'
+    ],
+    additionalProperties: false,
+    properties: {
+        chains: {
+            type: 'array',
+            items: {
+                type: 'object',
+                required: [
+                    'network',
+                    'outcome',
+                    'claims',
+                    'refunds'
+                ],
+                additionalProperties: false,
+                properties: {
+                    network: {
+                        type: 'string'
+                    },
+                    outcome: {
+                        type: 'string',
+                        enum: [
+                            'ran',
+                            'busy',
+                            'failed'
+                        ],
+                        description: '`busy`: another instance is running this chain\'s job right now; `failed`: the facilitator or\nthe chain refused (`error`), and the next run claims what this one did not.\n'
+                    },
+                    error: {
+                        type: 'string'
+                    },
+                    claims: {
+                        type: 'array',
+                        items: {
+                            type: 'object',
+                            required: [
+                                'vouchers',
+                                'transaction'
+                            ],
+                            additionalProperties: false,
+                            properties: {
+                                vouchers: {
+                                    type: 'integer',
+                                    minimum: 1
+                                },
+                                transaction: {
+                                    type: 'string'
+                                }
+                            }
+                        }
+                    },
+                    settle: {
+                        type: 'object',
+                        required: [
+                            'transaction'
+                        ],
+                        additionalProperties: false,
+                        properties: {
+                            transaction: {
+                                type: 'string'
+                            }
+                        }
+                    },
+                    refunds: {
+                        type: 'array',
+                        items: {
+                            type: 'object',
+                            required: [
+                                'channel',
+                                'transaction'
+                            ],
+                            additionalProperties: false,
+                            properties: {
+                                channel: {
+                                    type: 'string'
+                                },
+                                transaction: {
+                                    type: 'string'
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+} as const;
+
 export const EvmAssetDomainSchema = {
     type: 'object',
     required: [
@@ -4442,7 +4744,15 @@ export const McpJsonRpcMessageSchema = {
             additionalProperties: true,
             properties: {
                 arguments: {
-                    $ref: '#/components/schemas/McpToolArguments'
+                    description: 'The tool\'s arguments: one of `McpToolArguments` (the `input` schema of the tool in `x-mcp-tools`),\nchecked by the MCP server, not here — arguments that fit no tool\'s schema are let through to it and\nanswered with a tool result `isError: true` whose `structuredContent` is the `Error` body\n`invalid_arguments` (the model can correct itself), never an HTTP 400.\n',
+                    anyOf: [
+                        {
+                            $ref: '#/components/schemas/McpToolArguments'
+                        },
+                        {
+                            type: 'object'
+                        }
+                    ]
                 }
             }
         },

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type ClientMeta, formDataBodySerializer, type Options as Options2, type RequestResult, type TDataShape } from './client/index.js';
-import type { AnthropicMessagesData, AnthropicMessagesErrors, AnthropicMessagesResponses, CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthLiveData, GetHealthLiveErrors, GetHealthLiveResponses, GetHealthReadyData, GetHealthReadyErrors, GetHealthReadyResponses, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetMyJournalData, GetMyJournalErrors, GetMyJournalResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, ListMyUploadsData, ListMyUploadsErrors, ListMyUploadsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, McpCallData, McpCallErrors, McpCallResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, OpenAiResponsesData, OpenAiResponsesErrors, OpenAiResponsesResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, SubmitFeedbackData, SubmitFeedbackErrors, SubmitFeedbackResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
+import type { AnthropicMessagesData, AnthropicMessagesErrors, AnthropicMessagesResponses, CallMarketplaceAgentData, CallMarketplaceAgentErrors, CallMarketplaceAgentResponses, ClaimBatchVouchersData, ClaimBatchVouchersErrors, ClaimBatchVouchersResponses, ClearCabinetData, ClearCabinetErrors, ClearCabinetResponses, ConveneBoardroomData, ConveneBoardroomErrors, ConveneBoardroomResponses, CoreAgentInteractData, CoreAgentInteractErrors, CoreAgentInteractResponses, CreateCoordinatorTaskData, CreateCoordinatorTaskErrors, CreateCoordinatorTaskResponses, CreateLlmKeyData, CreateLlmKeyErrors, CreateLlmKeyResponses, CreateLoginChallengeData, CreateLoginChallengeErrors, CreateLoginChallengeResponses, CreateShadowChallengeData, CreateShadowChallengeErrors, CreateShadowChallengeResponses, EvolveAgentData, EvolveAgentErrors, EvolveAgentResponses, GetAgentData, GetAgentErrors, GetAgentResponses, GetAutocorePageData, GetAutocorePageErrors, GetAutocorePageResponses, GetBoardroomPageData, GetBoardroomPageErrors, GetBoardroomPageResponses, GetBookPageData, GetBookPageErrors, GetBookPageResponses, GetCabinetHtmlData, GetCabinetHtmlErrors, GetCabinetHtmlResponses, GetCabinetPageData, GetCabinetPageErrors, GetCabinetPageResponses, GetCabinetPreflightData, GetCabinetPreflightErrors, GetCabinetPreflightResponses, GetCabinetRosterData, GetCabinetRosterErrors, GetCabinetRosterResponses, GetCeoStatusData, GetCeoStatusErrors, GetCeoStatusResponses, GetCoretermPageData, GetCoretermPageErrors, GetCoretermPageResponses, GetDocIndexData, GetDocIndexErrors, GetDocIndexResponses, GetDocsData, GetDocsErrors, GetDocsHtmlData, GetDocsHtmlErrors, GetDocsHtmlResponses, GetDocsResponses, GetDojoPageData, GetDojoPageErrors, GetDojoPageResponses, GetFeedbackPageData, GetFeedbackPageErrors, GetFeedbackPageResponses, GetFeedbackTextData, GetFeedbackTextErrors, GetFeedbackTextResponses, GetHealthData, GetHealthDetailedData, GetHealthDetailedErrors, GetHealthDetailedResponses, GetHealthErrors, GetHealthLiveData, GetHealthLiveErrors, GetHealthLiveResponses, GetHealthReadyData, GetHealthReadyErrors, GetHealthReadyResponses, GetHealthResponses, GetInboundMetricsData, GetInboundMetricsErrors, GetInboundMetricsResponses, GetInsightPageData, GetInsightPageErrors, GetInsightPageResponses, GetJournalPageData, GetJournalPageErrors, GetJournalPageResponses, GetLlmUsageData, GetLlmUsageErrors, GetLlmUsageResponses, GetLoginPageData, GetLoginPageErrors, GetLoginPageResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetMyJournalData, GetMyJournalErrors, GetMyJournalResponses, GetPublicPageData, GetPublicPageErrors, GetPublicPageResponses, GetReceiptData, GetReceiptErrors, GetReceiptResponses, GetRecentCatalogueEventsData, GetRecentCatalogueEventsErrors, GetRecentCatalogueEventsResponses, GetRegistryPageData, GetRegistryPageErrors, GetRegistryPageResponses, GetRootPageData, GetRootPageErrors, GetRootPageResponses, GetShadowOverlordPageData, GetShadowOverlordPageErrors, GetShadowOverlordPageResponses, GetStoragePageData, GetStoragePageErrors, GetStoragePageResponses, GetUploadData, GetUploadErrors, GetUploadResponses, GetWalletPermissionsData, GetWalletPermissionsErrors, GetWalletPermissionsResponses, GetX402DiscoveryData, GetX402DiscoveryErrors, GetX402DiscoveryResponses, IngestModelServerPromptData, IngestModelServerPromptErrors, IngestModelServerPromptResponses, ListAgentsData, ListAgentsErrors, ListAgentsResponses, ListLlmKeysData, ListLlmKeysErrors, ListLlmKeysResponses, ListModelServerModelsData, ListModelServerModelsErrors, ListModelServerModelsResponses, ListMyUploadsData, ListMyUploadsErrors, ListMyUploadsResponses, LlmChatData, LlmChatErrors, LlmChatResponses, LlmCompletionData, LlmCompletionErrors, LlmCompletionResponses, LlmGenerateData, LlmGenerateErrors, LlmGenerateResponses, LogCoreAgentMemoryData, LogCoreAgentMemoryErrors, LogCoreAgentMemoryResponses, LogoutData, LogoutErrors, LogoutResponses, McpCallData, McpCallErrors, McpCallResponses, OpenAiChatCompletionsData, OpenAiChatCompletionsErrors, OpenAiChatCompletionsResponses, OpenAiCompletionsData, OpenAiCompletionsErrors, OpenAiCompletionsResponses, OpenAiEmbeddingsData, OpenAiEmbeddingsErrors, OpenAiEmbeddingsResponses, OpenAiModelsData, OpenAiModelsErrors, OpenAiModelsResponses, OpenAiResponsesData, OpenAiResponsesErrors, OpenAiResponsesResponses, ProvisionCabinetData, ProvisionCabinetErrors, ProvisionCabinetResponses, QuoteStoreData, QuoteStoreErrors, QuoteStoreResponses, RefundBatchChannelData, RefundBatchChannelErrors, RefundBatchChannelResponses, RegisterWithSignatureData, RegisterWithSignatureErrors, RegisterWithSignatureResponses, ReleaseKeyData, ReleaseKeyErrors, ReleaseKeyResponses, ReunlockVaultData, ReunlockVaultErrors, ReunlockVaultResponses, RevokeLlmKeyData, RevokeLlmKeyErrors, RevokeLlmKeyResponses, SearchCoreAgentMemoriesData, SearchCoreAgentMemoriesErrors, SearchCoreAgentMemoriesResponses, StoreFileData, StoreFileErrors, StoreFileResponses, SubmitFeedbackData, SubmitFeedbackErrors, SubmitFeedbackResponses, TestLlmData, TestLlmErrors, TestLlmResponses, ValidateSessionData, ValidateSessionErrors, ValidateSessionResponses, VaultSignData, VaultSignErrors, VaultSignResponses, VerifyShadowChallengeData, VerifyShadowChallengeErrors, VerifyShadowChallengeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1079,6 +1079,45 @@ export const llmGenerate = <ThrowOnError extends boolean = false>(options: Optio
 });
 
 /**
+ * Give the payer's unused batch-settlement deposit back
+ *
+ * Designed. A cooperative refund of x402 `batch-settlement` (what @x402/evm's `refundChannel` asks for).
+ * Without a payment header: 402 with the `batch-settlement` requirements (`PAYMENT-REQUIRED`), the terms a
+ * client builds its channel from. With `PAYMENT-SIGNATURE` carrying a `refund` payload — a voucher at the
+ * channel's charged running total (it charges nothing) and optionally `amount` — the gateway claims what its
+ * calls charged and returns the rest of the deposit (or `amount` of it) to the payer in one facilitator
+ * call, then answers 200 with `PAYMENT-RESPONSE` (`amount`: what went back). A voucher whose running total
+ * is not the channel's is 402 `invalid_batch_settlement_evm_cumulative_amount_mismatch` with the channel's
+ * state in `accepts[].extra.channelState` / `voucherState`; a channel with nothing left, or any other
+ * refused refund, is 402 `invalid_payment` with the scheme's reason in `message` (e.g.
+ * `invalid_batch_settlement_evm_refund_no_balance`). 503 `batch_settlement_not_offered` where the scheme
+ * is not configured.
+ *
+ */
+export const refundBatchChannel = <ThrowOnError extends boolean = false>(options?: Options<RefundBatchChannelData, ThrowOnError>): RequestResult<RefundBatchChannelResponses, RefundBatchChannelErrors, ThrowOnError> => (options?.client ?? client).get<RefundBatchChannelResponses, RefundBatchChannelErrors, ThrowOnError>({ url: '/x402/batch-settlement/refund', ...options });
+
+/**
+ * Claim the batch-settlement vouchers now
+ *
+ * Designed. Runs the claim job now instead of at its next scheduled time
+ * (`SERVICE_X402__BATCH__CLAIM_INTERVAL_S`): on each chain, the latest voucher of every channel charged
+ * above what was claimed goes into one `claimWithSignature` transaction (up to 100 channels each), then one
+ * `settle` sends the claimed funds to the pay-to address; channels idle for
+ * `SERVICE_X402__BATCH__REFUND_IDLE_S` get their unused deposit back. One instance runs a chain's job at a
+ * time: where another instance is running it, that chain reports `busy` (it claims the same vouchers).
+ *
+ */
+export const claimBatchVouchers = <ThrowOnError extends boolean = false>(options?: Options<ClaimBatchVouchersData, ThrowOnError>): RequestResult<ClaimBatchVouchersResponses, ClaimBatchVouchersErrors, ThrowOnError> => (options?.client ?? client).post<ClaimBatchVouchersResponses, ClaimBatchVouchersErrors, ThrowOnError>({
+    security: [{
+            key: 'overlordBearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/x402/batch-settlement/claims',
+    ...options
+});
+
+/**
  * The wallet's usage and spend of cost calls, by day
  *
  * Designed. Every cost call (the `Cost` operations and `/llm/v1` chat, completions and embeddings) is
@@ -1552,14 +1591,32 @@ export const getReceipt = <ThrowOnError extends boolean = false>(options: Option
 /**
  * MCP endpoint (Streamable HTTP) whose storage and model tools are paid with x402
  *
- * Designed. A Model Context Protocol server over the Streamable HTTP transport, stateless
- * (no `Mcp-Session-Id`; every POST carries one JSON-RPC message or a batch and is answered with JSON;
- * `GET` and `DELETE` are not offered, 405). Clients send `Accept: application/json, text/event-stream`
- * (406 otherwise) and `MCP-Protocol-Version` after `initialize`.
+ * Designed. A Model Context Protocol server over Streamable HTTP, stateless, serving both protocol revisions
+ * in use from one definition (the MCP SDK's 2.x `createMcpHandler`):
+ * - **2026-07-28**: no `initialize` and no `Mcp-Session-Id`; every request carries its protocol version,
+ * client info and capabilities in `params._meta` (`io.modelcontextprotocol/protocolVersion`, …), the
+ * `MCP-Protocol-Version` header and its method in `Mcp-Method` (a tool call its tool in `Mcp-Name`; a
+ * header that disagrees with the body is the JSON-RPC error `-32020`, HTTP 400); `server/discover` answers the versions, capabilities and server info;
+ * `tools/list` and `server/discover` results carry cache hints (`ttlMs` 300000, `cacheScope` `public`: the
+ * tool list is this deployment's document); every result carries `resultType` (`complete`). The
+ * gateway never asks the client anything mid-call (no elicitation, no `input_required`).
+ * - **2025-11-25**: the `initialize` handshake and then one JSON-RPC message (or batch) per POST, each
+ * answered by a fresh server (no `Mcp-Session-Id`); clients send `Accept: application/json,
+ * text/event-stream` (406 otherwise) and `MCP-Protocol-Version` after `initialize`.
+ * Every POST is answered with JSON; `GET` and `DELETE` are not offered (405).
+ *
+ * A tool's arguments are checked against its input schema by the MCP server: arguments that do not fit (a
+ * wrong name, a wrong type) are a tool result with `isError: true` and `structuredContent` = the `Error` body
+ * `invalid_arguments` saying what is wrong, so the model can correct itself; an unknown tool is the JSON-RPC
+ * error `-32602`.
  *
  * Public like `/store`: the payment is the authentication. A tool that needs an identity (`chat`)
  * takes the caller from `X-Session-Token` or `Authorization: Bearer` with a session token or an `/llm`
- * API key (`sk-p2s-…`); without one it answers an error result `auth_required`.
+ * API key (`sk-p2s-…`), or a `sign-in-with-x` proof — the `SIGN-IN-WITH-X` header, or (designed, for
+ * clients that cannot set headers) `params._meta["sign-in-with-x"]` of the call: the same base64 payload or
+ * the payload object, checked as the header is; without one it answers an error result `auth_required`.
+ * Paid tools also take x402 `batch-settlement` vouchers where the gateway offers them (`chat`: the
+ * `BatchPaymentRequirement` of its 402; the settlement's `extra` carries the channel's running total).
  *
  * **Tools** are listed in `x-mcp-tools`: their input and output schemas are the components named there
  * (the server loads them from this document at start). Paid tools follow x402's MCP transport

@@ -57,7 +57,9 @@ export type QuotaExceeded = {
  * fields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails
  * must stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed
  * price per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`
- * (`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each.
+ * (`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each, then
+ * `batch-settlement` (`BatchPaymentRequirement`: a voucher from one deposit, charged what the call cost) on
+ * each where it is configured.
  *
  */
 export type CostPaymentRequired = {
@@ -68,7 +70,7 @@ export type CostPaymentRequired = {
     error: string;
     message?: string;
     resource: PaymentResource;
-    accepts: Array<PaymentRequirement | UptoPaymentRequirement>;
+    accepts: Array<PaymentRequirement | UptoPaymentRequirement | BatchPaymentRequirement>;
     extensions?: {
         [key: string]: unknown;
     };
@@ -131,7 +133,10 @@ export type SettlementOwedDetails = {
 /**
  * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the
  * authorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least
- * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum.
+ * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum;
+ * `batch-settlement`: what the call was charged (the price per call, or metered like `upto` when a price
+ * per token is set), added to the channel's running total — `transaction` is the deposit's when the
+ * payment carried one, else '' (the vouchers are claimed later, in batches).
  *
  */
 export type CostSettleResponse = {
@@ -141,10 +146,20 @@ export type CostSettleResponse = {
      */
     transaction: string;
     amount: AtomicAmount;
-    scheme: 'exact' | 'upto';
+    scheme: 'exact' | 'upto' | 'batch-settlement';
     network: string;
     payer: string;
     payment_id: string;
+    /**
+     * Designed. `batch-settlement` only: `chargedAmount` (what this call was charged, = `amount`) and
+     * `channelState` (the channel after the call: its running total `chargedCumulativeAmount`, the on-chain
+     * balance last seen). The payer's client checks them before it signs the next voucher.
+     *
+     */
+    extra?: {
+        chargedAmount?: AtomicAmount;
+        channelState?: BatchChannelState;
+    };
 };
 
 /**
@@ -1593,6 +1608,113 @@ export type UptoPaymentRequirement = {
     };
 };
 
+/**
+ * Designed. x402's `batch-settlement` scheme (EVM): the payer deposits into x402's escrow
+ * (`0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003`; EIP-3009 `ReceiveWithAuthorization` to its collector
+ * `0x4020806089470a89826cB9fB1f4059150b550004`) a channel whose terms are `payTo` (receiver), `asset`
+ * (token), `extra.receiverAuthorizer` and `extra.withdrawDelay`, then pays each call with an EIP-712
+ * `Voucher(channelId, maxClaimableAmount)` whose running total is exactly the channel's charged total +
+ * `amount`. A call is charged what it cost (at most `amount`: the price per call, or its tokens × the price
+ * per token); nothing moves on chain per call. The gateway claims vouchers in batches and sweeps the claimed
+ * funds to `payTo`; `GET /x402/batch-settlement/refund` returns the unused deposit. `extra.minDeposit`: the
+ * deposit suggested (`amount` × `SERVICE_X402__BATCH__MIN_DEPOSIT_CALLS`). On a corrective 402
+ * (`invalid_batch_settlement_evm_cumulative_amount_mismatch`) `extra` also carries the channel's state
+ * (`channelState`) and the latest voucher the gateway holds (`voucherState`): the client checks that
+ * signature against its own key and continues from `chargedCumulativeAmount`.
+ *
+ */
+export type BatchPaymentRequirement = {
+    scheme: 'batch-settlement';
+    network: Network;
+    maxAmountRequired: AtomicAmount;
+    amount: AtomicAmount;
+    resource: string;
+    description: string;
+    mimeType: string;
+    payTo: string;
+    maxTimeoutSeconds: number;
+    asset: string;
+    extra: {
+        name: string;
+        version: string;
+        assetTransferMethod: 'eip3009';
+        /**
+         * The gateway's key that signs its claims and refunds (no one else can claim or refund its channels).
+         */
+        receiverAuthorizer: string;
+        /**
+         * Seconds a payer's timed withdrawal waits (`SERVICE_X402__BATCH__WITHDRAW_DELAY_S`).
+         */
+        withdrawDelay: number;
+        minDeposit: AtomicAmount;
+        channelState?: BatchChannelState;
+        voucherState?: {
+            signedMaxClaimable?: AtomicAmount;
+            signature?: string;
+        };
+    };
+};
+
+/**
+ * Designed. A `batch-settlement` channel as the gateway holds it: its id, the on-chain `balance` and
+ * `totalClaimed` last seen, a pending timed withdrawal's start (`withdrawRequestedAt`, 0: none), the next
+ * refund nonce, and the running total charged (`chargedCumulativeAmount`).
+ *
+ */
+export type BatchChannelState = {
+    channelId: string;
+    balance?: AtomicAmount;
+    totalClaimed?: AtomicAmount;
+    withdrawRequestedAt?: number;
+    refundNonce?: AtomicAmount;
+    chargedCumulativeAmount?: AtomicAmount;
+};
+
+/**
+ * Designed. A cooperative refund done (atomic units of the token, decimal strings).
+ */
+export type BatchRefundResult = {
+    channel_id: string;
+    network: string;
+    payer: string;
+    refunded_atomic: AtomicAmount;
+    /**
+     * The refund transaction (the claim of what was charged is in the same one).
+     */
+    transaction: string;
+    /**
+     * The running total the gateway charged this channel (claimed before the refund).
+     */
+    charged_atomic: AtomicAmount;
+};
+
+/**
+ * Designed. What the claim job did on each chain.
+ */
+export type BatchClaimRun = {
+    chains: Array<{
+        network: string;
+        /**
+         * `busy`: another instance is running this chain's job right now; `failed`: the facilitator or
+         * the chain refused (`error`), and the next run claims what this one did not.
+         *
+         */
+        outcome: 'ran' | 'busy' | 'failed';
+        error?: string;
+        claims: Array<{
+            vouchers: number;
+            transaction: string;
+        }>;
+        settle?: {
+            transaction: string;
+        };
+        refunds: Array<{
+            channel: string;
+            transaction: string;
+        }>;
+    }>;
+};
+
 export type EvmAssetDomain = {
     name: string;
     version: string;
@@ -1715,7 +1837,16 @@ export type McpJsonRpcMessage = {
     id?: string | number | null;
     method?: string;
     params?: {
-        arguments?: McpToolArguments;
+        /**
+         * The tool's arguments: one of `McpToolArguments` (the `input` schema of the tool in `x-mcp-tools`),
+         * checked by the MCP server, not here — arguments that fit no tool's schema are let through to it and
+         * answered with a tool result `isError: true` whose `structuredContent` is the `Error` body
+         * `invalid_arguments` (the model can correct itself), never an HTTP 400.
+         *
+         */
+        arguments?: McpToolArguments | {
+            [key: string]: unknown;
+        };
         [key: string]: unknown;
     };
     result?: {
@@ -3673,7 +3804,10 @@ export type EvolveAgentErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -3742,7 +3876,10 @@ export type ListModelServerModelsErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -3844,7 +3981,10 @@ export type CallMarketplaceAgentErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -3942,7 +4082,10 @@ export type IngestModelServerPromptErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4461,7 +4604,10 @@ export type CreateCoordinatorTaskErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4563,7 +4709,10 @@ export type ConveneBoardroomErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4661,7 +4810,10 @@ export type LlmChatErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4759,7 +4911,10 @@ export type LlmCompletionErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4819,7 +4974,10 @@ export type TestLlmErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4917,7 +5075,10 @@ export type LlmGenerateErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -4933,6 +5094,108 @@ export type LlmGenerateResponses = {
 };
 
 export type LlmGenerateResponse = LlmGenerateResponses[keyof LlmGenerateResponses];
+
+export type RefundBatchChannelData = {
+    body?: never;
+    headers?: {
+        /**
+         * Designed. An x402 v2 payment for this one call, past the daily quota: base64 of a `PaymentPayload`
+         * paying one of the requirements of this operation's 402 (EVM `exact` on `eip155:8453` or `eip155:1`).
+         * When sent, the call is paid by it instead of the quota. A malformed value is 400
+         * `invalid_payment_header`, a refused payment 402 with the requirements again, a payload already used
+         * for a call or an upload 409 `payment_replayed` (one claim per payment across every paid route, before
+         * the facilitator or the model server hear of it). The 402 declares x402's `payment-identifier` extension: a payment
+         * carrying an identifier already used on this route — by a call that ran or runs, even re-signed with a
+         * fresh nonce — is 409 `payment_replayed` and is never settled (a call pays once); a call that failed
+         * before any output gives its identifier back. The model's output is not kept, so the first call's answer
+         * is not replayed.
+         *
+         */
+        'PAYMENT-SIGNATURE'?: PaymentSignatureHeader;
+        /**
+         * Designed. Alias of `PAYMENT-SIGNATURE`; ignored when `PAYMENT-SIGNATURE` is present.
+         */
+        'X-PAYMENT'?: PaymentSignatureHeader;
+    };
+    path?: never;
+    query?: never;
+    url: '/x402/batch-settlement/refund';
+};
+
+export type RefundBatchChannelErrors = {
+    /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
+     * Designed. The x402 `batch-settlement` terms (`PAYMENT-REQUIRED` carries the same JSON), or a refused
+     * refund with its code in `error`.
+     *
+     */
+    402: CostPaymentRequired;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The x402 facilitator could not be reached or answered no verdict (`facilitator_unavailable`).
+     */
+    502: Error;
+    /**
+     * Designed. The gateway does not offer x402 `batch-settlement` (`SERVICE_X402__BATCH__AUTHORIZER_KEY` unset).
+     */
+    503: Error;
+};
+
+export type RefundBatchChannelError = RefundBatchChannelErrors[keyof RefundBatchChannelErrors];
+
+export type RefundBatchChannelResponses = {
+    /**
+     * Refunded. `PAYMENT-RESPONSE` carries the same settlement base64-encoded.
+     */
+    200: BatchRefundResult;
+};
+
+export type RefundBatchChannelResponse = RefundBatchChannelResponses[keyof RefundBatchChannelResponses];
+
+export type ClaimBatchVouchersData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/x402/batch-settlement/claims';
+};
+
+export type ClaimBatchVouchersErrors = {
+    /**
+     * Shadow tier without a usable bearer token: none sent (`bearer_required`), invalid, expired or of a
+     * wrong algorithm (`bearer_invalid`), or a session token instead of a bearer (`insufficient_privilege`).
+     *
+     */
+    401: Error;
+    /**
+     * Global per-address rate limit exceeded.
+     */
+    429: Error;
+    /**
+     * Designed. The x402 facilitator could not be reached or answered no verdict (`facilitator_unavailable`).
+     */
+    502: Error;
+    /**
+     * Designed. The gateway does not offer x402 `batch-settlement` (`SERVICE_X402__BATCH__AUTHORIZER_KEY` unset).
+     */
+    503: Error;
+};
+
+export type ClaimBatchVouchersError = ClaimBatchVouchersErrors[keyof ClaimBatchVouchersErrors];
+
+export type ClaimBatchVouchersResponses = {
+    /**
+     * What each chain's job did.
+     */
+    200: BatchClaimRun;
+};
+
+export type ClaimBatchVouchersResponse = ClaimBatchVouchersResponses[keyof ClaimBatchVouchersResponses];
 
 export type GetLlmUsageData = {
     body?: never;
@@ -5708,7 +5971,10 @@ export type CoreAgentInteractErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -5810,7 +6076,10 @@ export type LogCoreAgentMemoryErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -5908,7 +6177,10 @@ export type SearchCoreAgentMemoriesErrors = {
      * `SERVICE_LLM__MODELSERVER__TIMEOUT_MS` (the wait for its answer and for each next chunk), answered 5xx, or answered something that is not what its
      * document says. A refused call (unknown model, invalid option) is a 400 instead (`ModelBadRequest`).
      * Designed: on a call paid with x402, the payment facilitator failed (`facilitator_unavailable`). Nothing
-     * is charged for any of these (a paid call settles only after it produced output).
+     * is charged for any of these (a paid call settles only after it produced output). Designed: x402's pending
+     * settlement — the settlement was broadcast and its confirmation not seen, even after the one retry with the
+     * same payload that the facilitator reconciles (`settlement_pending`): the call is not served, and the
+     * payment stays claimed (it may land; it can never pay for another call) until the chain decides.
      *
      */
     502: Error;
@@ -6027,7 +6299,9 @@ export type StoreFileErrors = {
     /**
      * The upstream storage failed after settlement and no queue is configured
      * (`storage_upstream_failed`). Designed: the payment facilitator (`facilitator_unavailable`) or the
-     * Algorand node (`ledger_node_unavailable`) could not be reached; nothing was settled.
+     * Algorand node (`ledger_node_unavailable`) could not be reached; nothing was settled. Designed: x402's
+     * pending settlement (`settlement_pending`): the settlement was broadcast and not confirmed even after one
+     * retry; the payment and the spooled file are kept, and the upload completes once the chain shows it paid.
      *
      */
     502: Error;

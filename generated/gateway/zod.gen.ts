@@ -1263,22 +1263,6 @@ export const zSettlementOwedDetails = z.object({
 });
 
 /**
- * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the
- * authorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least
- * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum.
- *
- */
-export const zCostSettleResponse = z.object({
-    success: z.literal(true),
-    transaction: z.string(),
-    amount: zAtomicAmount,
-    scheme: z.enum(['exact', 'upto']),
-    network: z.string(),
-    payer: z.string(),
-    payment_id: z.string().regex(/^pay_[0-9A-HJKMNP-TV-Z]{26}$/)
-});
-
-/**
  * Designed. The calling wallet's cost calls per UTC day (idle days left out), their totals over the
  * window, and today's quota. `spend_atomic`: what x402 payments settled for calls past the quota (atomic
  * units of the 6-decimal USDC, a decimal string) — for an `upto` payment the amount settled (tokens ×
@@ -1368,6 +1352,127 @@ export const zUptoPaymentRequirement = z.object({
         assetTransferMethod: z.literal('permit2'),
         facilitatorAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/)
     })
+});
+
+/**
+ * Designed. A `batch-settlement` channel as the gateway holds it: its id, the on-chain `balance` and
+ * `totalClaimed` last seen, a pending timed withdrawal's start (`withdrawRequestedAt`, 0: none), the next
+ * refund nonce, and the running total charged (`chargedCumulativeAmount`).
+ *
+ */
+export const zBatchChannelState = z.object({
+    channelId: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+    balance: zAtomicAmount.optional(),
+    totalClaimed: zAtomicAmount.optional(),
+    withdrawRequestedAt: z.int().gte(0).optional(),
+    refundNonce: zAtomicAmount.optional(),
+    chargedCumulativeAmount: zAtomicAmount.optional()
+});
+
+/**
+ * Designed. `PAYMENT-RESPONSE` of a paid cost call (decoded). `amount`: what was settled — `exact`: the
+ * authorised value; `upto`: ⌈completion tokens × `SERVICE_QUOTA__PRICE_PER_TOKEN_ATOMIC`⌉, at least
+ * `SERVICE_QUOTA__UPTO_MIN_PER_CALL_ATOMIC`, at most the permit's (and the route's) maximum;
+ * `batch-settlement`: what the call was charged (the price per call, or metered like `upto` when a price
+ * per token is set), added to the channel's running total — `transaction` is the deposit's when the
+ * payment carried one, else '' (the vouchers are claimed later, in batches).
+ *
+ */
+export const zCostSettleResponse = z.object({
+    success: z.literal(true),
+    transaction: z.string(),
+    amount: zAtomicAmount,
+    scheme: z.enum([
+        'exact',
+        'upto',
+        'batch-settlement'
+    ]),
+    network: z.string(),
+    payer: z.string(),
+    payment_id: z.string().regex(/^pay_[0-9A-HJKMNP-TV-Z]{26}$/),
+    extra: z.object({
+        chargedAmount: zAtomicAmount.optional(),
+        channelState: zBatchChannelState.optional()
+    }).optional()
+});
+
+/**
+ * Designed. x402's `batch-settlement` scheme (EVM): the payer deposits into x402's escrow
+ * (`0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003`; EIP-3009 `ReceiveWithAuthorization` to its collector
+ * `0x4020806089470a89826cB9fB1f4059150b550004`) a channel whose terms are `payTo` (receiver), `asset`
+ * (token), `extra.receiverAuthorizer` and `extra.withdrawDelay`, then pays each call with an EIP-712
+ * `Voucher(channelId, maxClaimableAmount)` whose running total is exactly the channel's charged total +
+ * `amount`. A call is charged what it cost (at most `amount`: the price per call, or its tokens × the price
+ * per token); nothing moves on chain per call. The gateway claims vouchers in batches and sweeps the claimed
+ * funds to `payTo`; `GET /x402/batch-settlement/refund` returns the unused deposit. `extra.minDeposit`: the
+ * deposit suggested (`amount` × `SERVICE_X402__BATCH__MIN_DEPOSIT_CALLS`). On a corrective 402
+ * (`invalid_batch_settlement_evm_cumulative_amount_mismatch`) `extra` also carries the channel's state
+ * (`channelState`) and the latest voucher the gateway holds (`voucherState`): the client checks that
+ * signature against its own key and continues from `chargedCumulativeAmount`.
+ *
+ */
+export const zBatchPaymentRequirement = z.object({
+    scheme: z.literal('batch-settlement'),
+    network: zNetwork,
+    maxAmountRequired: zAtomicAmount,
+    amount: zAtomicAmount,
+    resource: z.url(),
+    description: z.string(),
+    mimeType: z.string(),
+    payTo: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    maxTimeoutSeconds: z.int().gte(1),
+    asset: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    extra: z.object({
+        name: z.string(),
+        version: z.string(),
+        assetTransferMethod: z.literal('eip3009'),
+        receiverAuthorizer: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+        withdrawDelay: z.int().gte(900).lte(2592000),
+        minDeposit: zAtomicAmount,
+        channelState: zBatchChannelState.optional(),
+        voucherState: z.object({
+            signedMaxClaimable: zAtomicAmount.optional(),
+            signature: z.string().regex(/^0x[0-9a-fA-F]+$/).optional()
+        }).optional()
+    })
+});
+
+/**
+ * Designed. A cooperative refund done (atomic units of the token, decimal strings).
+ */
+export const zBatchRefundResult = z.object({
+    channel_id: z.string().regex(/^0x[0-9a-f]{64}$/),
+    network: z.string(),
+    payer: z.string().regex(/^0x[0-9a-f]{40}$/),
+    refunded_atomic: zAtomicAmount,
+    transaction: z.string(),
+    charged_atomic: zAtomicAmount
+});
+
+/**
+ * Designed. What the claim job did on each chain.
+ */
+export const zBatchClaimRun = z.object({
+    chains: z.array(z.object({
+        network: z.string(),
+        outcome: z.enum([
+            'ran',
+            'busy',
+            'failed'
+        ]),
+        error: z.string().optional(),
+        claims: z.array(z.object({
+            vouchers: z.int().gte(1),
+            transaction: z.string()
+        })),
+        settle: z.object({
+            transaction: z.string()
+        }).optional(),
+        refunds: z.array(z.object({
+            channel: z.string(),
+            transaction: z.string()
+        }))
+    }))
 });
 
 export const zEvmAssetDomain = z.object({
@@ -1538,7 +1643,9 @@ export const zPaymentResource = z.object({
  * fields (version 2 only, EVM rails only — an Algorand payment is final when sent, and a call that fails
  * must stay unsettled) plus `details`, the quota (on `quota_exceeded`). `accepts` lists `exact` (a fixed
  * price per call, `SERVICE_QUOTA__PRICE_PER_CALL_ATOMIC`) on each EVM network, then `upto`
- * (`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each.
+ * (`UptoPaymentRequirement`: at most `amount`, settled for the tokens the call produced) on each, then
+ * `batch-settlement` (`BatchPaymentRequirement`: a voucher from one deposit, charged what the call cost) on
+ * each where it is configured.
  *
  */
 export const zCostPaymentRequired = z.object({
@@ -1546,7 +1653,11 @@ export const zCostPaymentRequired = z.object({
     error: z.string(),
     message: z.string().optional(),
     resource: zPaymentResource,
-    accepts: z.array(z.union([zPaymentRequirement, zUptoPaymentRequirement])).min(1).max(4),
+    accepts: z.array(z.union([
+        zPaymentRequirement,
+        zUptoPaymentRequirement,
+        zBatchPaymentRequirement
+    ])).min(1).max(6),
     extensions: z.record(z.string(), z.unknown()).optional(),
     details: z.union([
         zQuotaDetails,
@@ -1906,7 +2017,10 @@ export const zMcpJsonRpcMessage = z.object({
     ]).nullish(),
     method: z.string().max(128).optional(),
     params: z.object({
-        arguments: zMcpToolArguments.optional()
+        arguments: z.union([
+            zMcpToolArguments,
+            z.record(z.string(), z.unknown())
+        ]).optional()
     }).optional(),
     result: z.object({
         structuredContent: zMcpToolOutput.optional()
@@ -2401,6 +2515,21 @@ export const zLlmGenerateHeaders = z.object({
  * Ollama's generate reply (`stream` false) or its NDJSON stream.
  */
 export const zLlmGenerateResponse = zLlmGenerateResult;
+
+export const zRefundBatchChannelHeaders = z.object({
+    'PAYMENT-SIGNATURE': zPaymentSignatureHeader.optional(),
+    'X-PAYMENT': zPaymentSignatureHeader.optional()
+});
+
+/**
+ * Refunded. `PAYMENT-RESPONSE` carries the same settlement base64-encoded.
+ */
+export const zRefundBatchChannelResponse = zBatchRefundResult;
+
+/**
+ * What each chain's job did.
+ */
+export const zClaimBatchVouchersResponse = zBatchClaimRun;
 
 export const zGetLlmUsageQuery = z.object({
     days: z.int().gte(1).lte(366).optional().default(30)

@@ -112,6 +112,9 @@ export const gatewayUngatedOperations: readonly string[] = [
   'GET /.well-known/x402',
   'GET /store/uploads/{upload_id}',
   'GET /store/receipts/{ar_tx_id}',
+  // designed: x402 batch-settlement — the refund's payment is its authentication; claiming now takes the overlord bearer
+  'GET /x402/batch-settlement/refund',
+  'POST /x402/batch-settlement/claims',
   // designed: Prometheus scraping
   'GET /metrics',
   // designed: liveness probe of load balancers (liveness only, no data); /health/detailed stays gated
@@ -140,6 +143,8 @@ export const gatewayDesignOperationIds: readonly string[] = [
   'coreAgentInteract', 'logCoreAgentMemory', 'searchCoreAgentMemories', 'storeFile', 'quoteStore', 'getX402Discovery', 'getUpload', 'getReceipt', 'getAutocorePage', 'getMetrics',
   // designed: the session pages' own reads and the feedback form
   'listMyUploads', 'getMyJournal', 'submitFeedback',
+  // designed: x402 batch-settlement's refund and claim-now
+  'refundBatchChannel', 'claimBatchVouchers',
 ]
 
 /** Seed 001 — model server (Ollama API). */

@@ -4,6 +4,8 @@ import type { EventSink } from '../catalogue/EventSink.js'
 import type { Database } from '../db/Database.js'
 import type { Logger } from '../shared/logger.js'
 import { ulid } from '../storage/ids.js'
+import { BatchCumulativeMismatchError, type BatchCorrection, type BatchSettlement, BatchSettlementNotOfferedError } from '../x402/batch/BatchSettlement.js'
+import { BATCH_SCHEME, checkBatchPayment } from '../x402/batch/batchRequirement.js'
 import type { X402Config } from '../x402/config.js'
 import {
   createAlgodClient,
@@ -28,6 +30,11 @@ import {
   type RailRegistry,
   UnsupportedNetworkError,
   type DecodedPaymentHeader,
+  BATCH_CUMULATIVE_MISMATCH,
+  isSettlementPending,
+  settleWithPendingRetry,
+  SettlementPendingError,
+  assertCoversWindow,
   paymentWindow,
   type PaymentWindow,
   settleDeadlineMs,
@@ -48,7 +55,17 @@ export type CostPaymentAnswer = { status: 402; body: CostPaymentRequired; header
  * A v2 `SettleResponse` (what `PAYMENT-RESPONSE` carries on a paid cost call). `amount`: what was settled
  * (atomic units; `upto`: the tokens produced × the price; `transaction` is '' when nothing was due).
  */
-export type CostSettlement = { success: true; transaction: string; network: string; payer: string; payment_id: string; amount: string; scheme: 'exact' | 'upto' }
+export type CostSettlement = {
+  success: true
+  transaction: string
+  network: string
+  payer: string
+  payment_id: string
+  amount: string
+  scheme: 'exact' | 'upto' | 'batch-settlement'
+  /** `batch-settlement`: the scheme's `chargedAmount` and `channelState` (what the payer's client checks and continues from). */
+  extra?: Record<string, unknown>
+}
 
 export type CostPaymentsOptions = {
   db: Kysely<Database>
@@ -64,6 +81,10 @@ export type CostPaymentsOptions = {
   rails?: RailRegistry
   /** Replaces the facilitator pool built from `x402` (tests). */
   facilitator?: Facilitator
+  /** x402 `batch-settlement` (deposit once, a voucher per call, claims in batches); absent: not offered. */
+  batch?: BatchSettlement
+  /** x402 `sign-in-with-x`: its declaration (a fresh challenge) goes into every 402. */
+  signIn?: { declaration(resourceUrl: string): Record<string, unknown> }
   /** Epoch seconds. */
   now?: () => number
   /**
@@ -103,6 +124,10 @@ export class CostPayments {
   readonly #events: EventSink | undefined
   readonly #logger: Logger | undefined
   readonly #now: () => number
+  readonly #batch: BatchSettlement | undefined
+  readonly #signIn: CostPaymentsOptions['signIn']
+  /** Corrections of refused batch vouchers, by the refusal's message, until the 402 built from it takes them. */
+  readonly #corrections = new Map<string, { network: string; correction: BatchCorrection; at: number }>()
   readonly #window: PaymentWindow
   readonly #debts: SettlementDebts
   readonly #reconciler: SettlementReconciler
@@ -119,6 +144,8 @@ export class CostPayments {
     this.#identifiers = new PaymentIdentifiers(o.db)
     this.#events = o.events
     this.#logger = o.logger
+    this.#batch = o.batch
+    this.#signIn = o.signIn
     this.#facilitator =
       o.facilitator ??
       new FacilitatorPool({
@@ -214,11 +241,24 @@ export class CostPayments {
     return { resourceUrl: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json', priceAtomic, maxTimeoutSeconds }
   }
 
-  /** `exact` (a fixed price per call), then `upto` (at most the maximum per call; the call settles its tokens × price). */
+  /**
+   * `exact` (a fixed price per call), then `upto` (at most the maximum per call; the call settles its tokens ×
+   * price), then `batch-settlement` (a voucher of at most that per call, from one deposit).
+   */
   #railRequirements(info: Pick<CostCallInfo, 'method' | 'path'>) {
     const exact = this.priceAtomic > 0n ? this.#exactRequirements(info) : []
     const upto = this.uptoEnabled ? this.#rails.metered.map((rail) => ({ rail, requirement: rail.requirementOf(this.#offer(info, this.tokenPricing.maxAtomic)) })) : []
-    return [...exact, ...upto]
+    const batch = this.#batchEnabled ? (this.#batch as BatchSettlement).requirements(this.#offer(info, this.#batchPrice)).map((requirement) => ({ rail: undefined, requirement })) : []
+    return [...exact, ...upto, ...batch]
+  }
+
+  /** A batch voucher's step: the most a call costs (metered by its tokens when a price per token is set, else the price per call). */
+  get #batchPrice(): bigint {
+    return this.tokenPricing.perTokenMicro > 0n ? this.tokenPricing.maxAtomic : this.priceAtomic
+  }
+
+  get #batchEnabled(): boolean {
+    return this.#batch !== undefined && this.#batchPrice > 0n
   }
 
   #exactRequirements(info: Pick<CostCallInfo, 'method' | 'path'>) {
@@ -231,14 +271,32 @@ export class CostPayments {
     const answer = paymentRequiredAnswer({
       version: 2,
       resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
-      accepts: this.requirements(info),
-      extensions: paymentIdentifierExtensions,
+      accepts: this.#corrected(this.requirements(info), why),
+      extensions: { ...paymentIdentifierExtensions, ...this.#signIn?.declaration(`${this.#origin}${info.path}`) },
       error: why.code,
       message: why.message,
     })
     if (!why.details) return answer
     const body: CostPaymentRequired = { ...answer.body, details: why.details }
     return { status: 402, body, headers: { [HEADER_PAYMENT_REQUIRED]: encodeBase64Json(body) } }
+  }
+
+  /**
+   * A batch voucher refused for its running total: the batch requirement of its chain carries the channel's state
+   * and the latest voucher the server holds (x402's corrective 402), so the payer's client resynchronises.
+   */
+  #corrected(accepts: PaymentRequirement[], why: { code: string; message: string }): PaymentRequirement[] {
+    if (why.code !== BATCH_CUMULATIVE_MISMATCH) return accepts
+    const found = this.#corrections.get(why.message)
+    if (!found) return accepts
+    this.#corrections.delete(why.message)
+    return accepts.map((a) => (a.scheme === BATCH_SCHEME && a.network === found.network ? { ...a, extra: { ...a.extra, ...found.correction } } : a))
+  }
+
+  #keepCorrection(error: BatchCumulativeMismatchError): void {
+    const t = Date.now()
+    for (const [key, kept] of this.#corrections) if (t - kept.at > 60_000) this.#corrections.delete(key)
+    if (error.correction) this.#corrections.set(error.shortMessage, { network: error.network, correction: error.correction, at: t })
   }
 
   /**
@@ -264,6 +322,7 @@ export class CostPayments {
     const decoded = decodePaymentHeader(headers)
     if (!decoded) throw new InvalidPaymentError(InvalidPaymentReasons.facilitatorRejected, 'no payment header')
     if (decoded.payload.accepted.scheme === 'upto') return this.#beginUpto(decoded, info)
+    if (decoded.payload.accepted.scheme === BATCH_SCHEME) return this.#beginBatch(decoded, info)
     if (this.priceAtomic <= 0n) throw new InvalidPaymentError(InvalidPaymentReasons.schemeMismatch, 'scheme exact is not offered here; use upto')
     const chosen = this.#exactRequirements(info).find((r) => r.requirement.network === decoded.network)
     if (!chosen) throw new UnsupportedNetworkError(decoded.network)
@@ -314,7 +373,8 @@ export class CostPayments {
       settle: async () => {
         let settled
         try {
-          settled = await this.#facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
+          // x402's pending settlement: a broadcast not confirmed yet is retried once, reconciled by the facilitator
+          settled = await settleWithPendingRetry(this.#facilitator, request.paymentPayload, request.paymentRequirements, request.x402Version)
         } catch (error) {
           // Refused before it was sent anywhere: nothing settled. Otherwise the outcome is unknown: keep the claim.
           if (error instanceof FacilitatorUnavailableError && error.beforeSend) {
@@ -322,6 +382,12 @@ export class CostPayments {
             await releaseIdentifier()
           } else await this.#ledger.markSettleUnknown(paymentId, String(error))
           throw error
+        }
+        if (isSettlementPending(settled)) {
+          // Still on its way after the retry: it may land, so the payment stays claimed (never reused) and the
+          // call is not served; the chain decides (the ledger's settle_unknown rows are what recovery reads).
+          await this.#ledger.markSettleUnknown(paymentId, `settlement_pending ${settled.transaction}`)
+          throw new SettlementPendingError(settled.transaction)
         }
         if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
           await this.#ledger.release(paymentId)
@@ -485,6 +551,157 @@ export class CostPayments {
   }
 
   /**
+   * An x402 `batch-settlement` payment: a voucher (with a deposit, the first time or when the channel runs low)
+   * whose running total must be exactly the channel's charged total + the requirement's amount. Same order as the
+   * other schemes — local checks → payment-identifier → claim (network, payer, `batch:<channel>:<running total>`:
+   * a voucher pays one call, on any route or instance) → the scheme's verification (which reserves the channel
+   * for this call) — and the call is charged once it ended, for what it cost (the price per call, or its tokens ×
+   * the price per token), never more than the voucher allows. Nothing moves on chain per call (a deposit does):
+   * the claim jobs claim the vouchers in batches (src/x402/batch/BatchClaims.ts).
+   */
+  async #beginBatch(decoded: DecodedPaymentHeader, info: CostCallInfo): Promise<PaidCall> {
+    const batch = this.#batch
+    if (!batch || !this.#batchEnabled) throw new InvalidPaymentError(InvalidPaymentReasons.schemeMismatch, 'scheme batch-settlement is not offered here')
+    const price = this.#batchPrice
+    const requirement = batch.requirement(decoded.network, this.#offer(info, price))
+    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    const voucher = checkBatchPayment(decoded, requirement)
+    // A deposit carries an EIP-3009 authorization that must outlive the longest call (it settles after it);
+    // a voucher has no deadline (it is good while the deposit is there).
+    const validBefore = depositValidBefore(decoded.payload.payload)
+    if (validBefore !== undefined) assertCoversWindow(validBefore, this.#window, Math.floor(Date.now() / 1000), 'deposit.authorization.erc3009Authorization.validBefore')
+    await this.#assertNoDebt(voucher.payer, info.wallet)
+    const paymentId = `pay_${ulid()}`
+    const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|batch|${voucher.payer}|${info.wallet.toLowerCase()}`)
+    const claimed = await this.#ledger.claim({
+      paymentId,
+      payer: voucher.payer,
+      nonce: `batch:${voucher.channelId}:${voucher.maxClaimable}`,
+      wallet: info.wallet,
+      route: info.route,
+      network: requirement.network,
+      asset: requirement.asset,
+      payTo: requirement.payTo,
+      amountAtomic: price,
+      priceAtomic: price,
+      paymentPayload: decoded.payload,
+    })
+    if (!claimed) {
+      await releaseIdentifier()
+      throw new PaymentReplayedError('this voucher already paid for a call: sign the next running total')
+    }
+    const release = async () => {
+      await this.#ledger.release(paymentId)
+      await releaseIdentifier()
+    }
+    let hold
+    try {
+      hold = await batch.hold(decoded, requirement)
+    } catch (error) {
+      await release()
+      if (error instanceof BatchCumulativeMismatchError) this.#keepCorrection(error)
+      throw error
+    }
+    const pricing = this.tokenPricing
+    const metered = pricing.perTokenMicro > 0n ? { capAtomic: price, maxTokens: maxTokensFor(pricing, price) } : undefined
+    const settle = async (tokens: number): Promise<CostSettlement> => {
+      const charge = metered ? meteredAmount(pricing, tokens, price) : price
+      let settled
+      try {
+        settled = await hold.settle(charge)
+      } catch (error) {
+        // The voucher stays claimed (it is never used again). A deposit still pending after x402's retry may
+        // land: the call's charge is then not on the channel (the server forgoes it, as on a lost channel
+        // record); the payer's client keeps its running total, so its next voucher matches the server's.
+        await this.#ledger.markSettleUnknown(paymentId, String(error))
+        this.#logger?.warn({ err: error, payment_id: paymentId, channel: voucher.channelId }, 'batch-settlement charge not committed')
+        throw error
+      }
+      const settlement: CostSettlement = {
+        success: true,
+        transaction: settled.transaction ?? '',
+        network: requirement.network,
+        payer: voucher.payer,
+        payment_id: paymentId,
+        amount: charge.toString(),
+        scheme: 'batch-settlement',
+        ...(settled.extra ? { extra: settled.extra } : {}),
+      }
+      // Nothing charged: the voucher bought nothing and its running total is the next call's again.
+      if (charge === 0n) await release()
+      else await this.#ledger.markSettled(paymentId, settled.transaction || null, settled)
+      await this.#paidEvent(info, settlement, charge, price).catch((error: unknown) =>
+        this.#logger?.error({ err: error, payment_id: paymentId }, 'llm.call.paid event could not be written'),
+      )
+      return settlement
+    }
+    return new PaidCall({
+      paymentId,
+      payer: voucher.payer,
+      amountAtomic: price,
+      info,
+      metered,
+      settleDeadlineMs: validBefore === undefined ? undefined : settleDeadlineMs(validBefore, this.#window),
+      settle,
+      release: async () => {
+        await hold.cancel()
+        await release()
+      },
+    })
+  }
+
+  /** Whether `batch-settlement` is offered (configured, and a call has a price to step the vouchers by). */
+  get batchOffered(): boolean {
+    return this.#batchEnabled
+  }
+
+  /**
+   * A payer's cooperative refund of its `batch-settlement` channel (`GET /x402/batch-settlement/refund`):
+   * without a payment, the 402 with the scheme's terms; with a `refund` payload, the gateway claims what the
+   * channel was charged and returns the rest of the deposit. A refused refund is the 402 again, with its code
+   * (and the channel's state when the voucher's running total was not the server's).
+   */
+  async refundBatch(headers: HeaderBag, info: Pick<CostCallInfo, 'method' | 'path'>): Promise<BatchRefundAnswer> {
+    const batch = this.#batch
+    if (!batch || !this.#batchEnabled) throw new BatchSettlementNotOfferedError()
+    const offer = { ...this.#offer(info, this.#batchPrice), description: 'A refund of the unused batch-settlement deposit' }
+    const answer = (why: { code: string; message: string }) => {
+      const body = paymentRequiredAnswer({
+        version: 2,
+        resource: { url: offer.resourceUrl, description: offer.description, mimeType: 'application/json' },
+        accepts: this.#corrected(batch.requirements(offer), why),
+        error: why.code,
+        message: why.message,
+      })
+      return { ...body, body: body.body as CostPaymentRequired }
+    }
+    const decoded = decodePaymentHeader(headers)
+    if (!decoded) return answer({ code: 'payment_required', message: 'send a batch-settlement refund payload in PAYMENT-SIGNATURE' })
+    const requirement = batch.requirement(decoded.network, offer)
+    if (!requirement) throw new UnsupportedNetworkError(decoded.network)
+    try {
+      const refunded = await batch.refund(decoded, requirement)
+      const state = (refunded.extra?.channelState ?? {}) as Record<string, unknown>
+      return {
+        status: 200,
+        body: {
+          channel_id: refunded.channelId,
+          network: requirement.network,
+          payer: refunded.payer,
+          refunded_atomic: refunded.amount ?? '0',
+          transaction: refunded.transaction,
+          charged_atomic: String(state.chargedCumulativeAmount ?? state.totalClaimed ?? '0'),
+        },
+        headers: { [HEADER_PAYMENT_RESPONSE]: encodeBase64Json(refunded) },
+      }
+    } catch (error) {
+      if (error instanceof BatchCumulativeMismatchError) this.#keepCorrection(error)
+      if (error instanceof InvalidPaymentError) return answer({ code: error.code, message: error.shortMessage })
+      throw error
+    }
+  }
+
+  /**
    * A payer — or a session wallet — with a settlement owed (a served call whose settlement failed and is not
    * reconciled, or one the payer defaulted on) pays for no further call: 402 `settlement_owed`.
    */
@@ -516,6 +733,22 @@ export class CostPayments {
 
 function describeCall(info: Pick<CostCallInfo, 'method' | 'path'>): string {
   return `One cost call of ${info.method} ${info.path} past the daily quota`
+}
+
+/** What `GET /x402/batch-settlement/refund` answers: the refund done, or the 402. */
+export type BatchRefundAnswer =
+  | CostPaymentAnswer
+  | {
+      status: 200
+      body: { channel_id: string; network: string; payer: string; refunded_atomic: string; transaction: string; charged_atomic: string }
+      headers: Record<string, string>
+    }
+
+/** The `validBefore` of a batch-settlement deposit's EIP-3009 authorization (undefined: not a deposit). */
+function depositValidBefore(payload: Record<string, unknown>): bigint | undefined {
+  if (payload.type !== 'deposit') return undefined
+  const auth = (payload.deposit as { authorization?: { erc3009Authorization?: { validBefore?: unknown } } } | undefined)?.authorization?.erc3009Authorization
+  return typeof auth?.validBefore === 'string' && /^\d{1,20}$/.test(auth.validBefore) ? BigInt(auth.validBefore) : undefined
 }
 
 /** `PAYMENT-RESPONSE` of a paid call: base64 of the v2 SettleResponse. */

@@ -1,7 +1,7 @@
 import type { EventSink } from '../catalogue/EventSink.js'
 import type { Logger } from '../shared/logger.js'
 import type { Facilitator, FacilitatorSettleResponse, PaymentPayload, RailRegistry, UptoRecoveryVerdict } from '../x402/index.js'
-import { FacilitatorUnavailableError, InvalidPaymentError, InvalidPaymentReasons } from '../x402/index.js'
+import { FacilitatorUnavailableError, InvalidPaymentError, InvalidPaymentReasons, settleWithPendingRetry } from '../x402/index.js'
 import type { CostPaymentLedger } from './CostPaymentLedger.js'
 import type { DebtRow, SettlementDebts } from './SettlementDebts.js'
 
@@ -40,7 +40,8 @@ export type SettleAttempt =
 export async function attemptSettle(facilitator: Facilitator, request: { x402Version: 1 | 2; paymentPayload: PaymentPayload; paymentRequirements: unknown }): Promise<SettleAttempt> {
   let settled: FacilitatorSettleResponse
   try {
-    settled = await facilitator.settle(request.paymentPayload, request.paymentRequirements, request.x402Version)
+    // x402 2.24: a `settlement_pending` answer is retried once with the same payload (the facilitator reconciles)
+    settled = await settleWithPendingRetry(facilitator, request.paymentPayload, request.paymentRequirements, request.x402Version)
   } catch (error) {
     if (error instanceof FacilitatorUnavailableError && error.beforeSend) return { kind: 'refused', reason: undefined, error: String(error), failure: error }
     return { kind: 'pending', txHash: null, error: String(error), failure: error }

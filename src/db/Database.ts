@@ -20,6 +20,8 @@ import type { ClusterTables } from './migrations/0011_cluster.js'
 import type { AdminTierTables } from './migrations/0015_admin_tier.js'
 import type { SpoolChunkTables } from './migrations/0016_spool_chunks.js'
 import type { SettlementDebtTables } from './migrations/0017_settlement_debts.js'
+import type { BatchSettlementTables } from './migrations/0018_batch_settlement.js'
+import type { SiwxNonceTables } from './migrations/0019_siwx_nonces.js'
 
 export interface Database
   extends CatalogueTables,
@@ -35,4 +37,6 @@ export interface Database
     PaymentClaimTables,
     AdminTierTables,
     SpoolChunkTables,
-    SettlementDebtTables {}
+    SettlementDebtTables,
+    BatchSettlementTables,
+    SiwxNonceTables {}

@@ -54,6 +54,7 @@ export const storageErrorRows: Rows = {
   payload_too_large: { status: 413 },
   storage_upstream_failed: { status: 502 },
   facilitator_unavailable: { status: 502 },
+  settlement_pending: { status: 502 },
   ledger_node_unavailable: { status: 502 },
   storage_not_configured: { status: 503 },
   upstream_credit_insufficient: { status: 503 },
@@ -100,6 +101,9 @@ export const errorCatalogue: Rows = {
   session_invalid: { status: 401 },
   // cost endpoints
   quota_exceeded: { status: 402 },
+  // x402 batch-settlement (src/x402/batch): the voucher's running total is not the server's; the 402 carries the channel's state
+  invalid_batch_settlement_evm_cumulative_amount_mismatch: { status: 402 },
+  batch_settlement_not_offered: { status: 503 },
   // marketplace / model server (src/marketplace, src/modelserverClient; agent_not_found, cabinet_not_found: shadow rows)
   modelserver_unavailable: { status: 502 },
   model_not_found: { status: 400 },

@@ -2,7 +2,7 @@
  * The gateway's handler map: every operationId of `openapi/gateway.yaml` → its handler. The `satisfies`
  * below turns a missing handler into a compile error.
  *
- * HOW TO PLUG IN: each domain owns its folder here (./shadow, ./storage, ./batch, ./llm, ./core).
+ * HOW TO PLUG IN: each domain owns its folder here (./shadow, ./storage, ./batch, ./llm, ./core, ./mcp, ./x402).
  * - Handlers are `(ctx: HandlerContext) => {status, body?, headers?, contentType?, stream?}` (./types.ts);
  *   they translate the validated request into a call of a service. `ctx.body` is the parsed and validated
  *   JSON; non-JSON bodies (multipart) are left unread on `ctx.raw`. `ctx.services` is the one service graph
@@ -20,6 +20,7 @@ import { mcpHandlers } from './mcp/index.js'
 import { initShadow, shadowHandlers } from './shadow/index.js'
 import { initStorage, storageHandlers } from './storage/index.js'
 import type { DomainInit, Handler } from './types.js'
+import { x402Handlers } from './x402/index.js'
 
 export const handlers = {
   ...coreHandlers,
@@ -28,6 +29,7 @@ export const handlers = {
   ...batchHandlers,
   ...llmHandlers,
   ...mcpHandlers,
+  ...x402Handlers,
 } satisfies Record<OperationId, Handler>
 
 /** The service graph's domains with the security schemes they answer, built in this order by `createApp`. */

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { StorageService, StoreOutcome } from '../storage/StorageService.js'
 import { paymentResponse } from '../storage/StorageService.js'
 import { decodeBase64Json, HEADER_PAYMENT_RESPONSE, paymentIdentifierExtensions } from '../x402/index.js'
@@ -168,7 +168,7 @@ export class McpTools {
 
   async #chat(call: ToolCall): Promise<CallToolResult> {
     if (!call.caller) {
-      return errorResult({ error: 'auth_required', message: 'chat needs an identity: send X-Session-Token, or Authorization: Bearer with a session token or an /llm API key' })
+      return errorResult({ error: 'auth_required', message: 'chat needs an identity: send X-Session-Token, Authorization: Bearer with a session token or an /llm API key, or a sign-in-with-x proof (the SIGN-IN-WITH-X header or _meta["sign-in-with-x"])' })
     }
     // a tool result is whole: no NDJSON stream
     const request = { ...call.arguments, stream: false }

@@ -1,5 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server'
 import type { McpCaller, McpTools } from './McpTools.js'
 
 export type McpRequestInfo = {
@@ -7,21 +6,42 @@ export type McpRequestInfo = {
   clientAddress: string | undefined
   /** Aborted when the HTTP client goes away. */
   signal: AbortSignal
+  /**
+   * A `sign-in-with-x` proof sent in a call's `_meta["sign-in-with-x"]` (for clients that cannot set the HTTP
+   * header): the caller it proves, or undefined. Used only when the request named no caller.
+   */
+  signIn?: (proof: unknown) => Promise<McpCaller | undefined>
 }
 
+/** `_meta` key of a sign-in-with-x proof in a tool call (the header's base64 payload, or the payload object). */
+export const META_SIGN_IN_WITH_X = 'sign-in-with-x'
+
 /**
- * The MCP server of one request (the endpoint is stateless: a server and a transport per POST, as the SDK's
- * stateless mode wants): `tools/list` from the document's catalogue, `tools/call` to `McpTools`.
+ * How long a client may reuse the tool list and the discovery answer (MCP 2026-07-28 cache hints): the list is
+ * this deployment's document, the same for every caller, until the gateway is redeployed.
+ */
+const LIST_CACHE = { ttlMs: 300_000, cacheScope: 'public' as const }
+
+/**
+ * The MCP server of one request (the endpoint is stateless: a server per POST, for either protocol era — the
+ * SDK's 2026-07-28 per-request envelope or a 2025-11-25 client's stateless fallback): `tools/list` from the
+ * document's catalogue, `tools/call` to `McpTools`. The SDK answers `server/discover`, stamps `resultType`, and
+ * fills the list results' `ttlMs`/`cacheScope` from the hints below on the 2026 revision.
  */
 export function createMcpServer(tools: McpTools, info: McpRequestInfo, version: string): Server {
-  const server = new Server({ name: 'pay2store-gateway', version }, { capabilities: { tools: {} } })
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  const server = new Server({ name: 'pay2store-gateway', version }, { capabilities: { tools: {} }, cacheHints: { 'tools/list': LIST_CACHE, 'server/discover': LIST_CACHE } })
+  const outputSchemas = new Map(tools.catalog.map((t) => [t.name, t.outputSchema as Record<string, unknown>]))
+  server.setRequestHandler('tools/list', () => ({
     tools: tools.catalog.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
   }))
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler('tools/call', async (request) => {
     const { name, arguments: args, _meta: meta } = request.params
-    if (!tools.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
-    return tools.call({ name, arguments: args ?? {}, meta: meta as Record<string, unknown> | undefined, caller: info.caller, clientAddress: info.clientAddress, signal: info.signal })
+    // an unknown tool is a protocol error; arguments that do not fit the tool's schema are a tool result (isError)
+    if (!tools.has(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    const proof = (meta as Record<string, unknown> | undefined)?.[META_SIGN_IN_WITH_X]
+    const caller = info.caller ?? (proof !== undefined && info.signIn ? await info.signIn(proof) : undefined)
+    const result = await tools.call({ name, arguments: args ?? {}, meta: meta as Record<string, unknown> | undefined, caller, clientAddress: info.clientAddress, signal: info.signal })
+    return server.projectCallToolResult(result, outputSchemas.get(name))
   })
   return server
 }

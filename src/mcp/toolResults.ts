@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 
 /** `_meta` key of the payment a client sends (x402 `specs/transports-v2/mcp.md`). */
 export const META_PAYMENT = 'x402/payment'

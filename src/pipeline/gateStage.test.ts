@@ -1,3 +1,4 @@
+import { sessionTokenOf } from '../handlers/core/session.js'
 import { describe, expect, it } from 'vitest'
 import { CollectingEventSink } from '../../tests/support/shadowFixtures.js'
 import { ArrivalGate } from '../gate/ArrivalGate.js'
@@ -19,7 +20,7 @@ function setup() {
   })
   const stage = gateStage({
     gate,
-    validateSession: async (token) => (token === 'good' ? session : undefined),
+    validateSession: async (request) => (sessionTokenOf(request) === 'good' ? session : undefined),
     onAuthRequired: () => authRequired++,
   })
   return { stage, events, authRequired: () => authRequired }

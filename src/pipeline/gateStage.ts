@@ -13,8 +13,8 @@ export type GateLocals = {
 
 export type GateStageParameters = {
   gate: ArrivalGate
-  /** The live session of a token (`undefined`: none, expired or revoked). */
-  validateSession: (token: string | undefined) => Promise<ValidSession | undefined>
+  /** The live session of a request: its token's or its sign-in-with-x proof's (`undefined`: none, or not valid). */
+  validateSession: (request: Pick<UnroutedRequest, 'headers' | 'method'>) => Promise<ValidSession | undefined>
   /** Counts the JSON 401s (the redirects are counted by the gate itself). */
   onAuthRequired?: () => void
 }
@@ -64,7 +64,7 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
     deny,
     noRoute,
     unrouted: async (request) => {
-      const open = gate.isOpen(request.path, undefined) || (await validateSession(sessionTokenOf(request))) !== undefined
+      const open = gate.isOpen(request.path, undefined) || (await validateSession(request)) !== undefined
       return open ? noRoute(request) : deny(request)
     },
     stage: (routeOf) => (exchange) => {
@@ -77,7 +77,7 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
       // The same for `x-api-key` on the operations that take it (`llmApiKey`, the Anthropic SDKs' header).
       if (operation && req.headers['x-api-key'] !== undefined && operation.security.some((r) => LLM_API_KEY_SCHEME in r)) return undefined
       const locals = exchange.locals
-      return (locals.sessionLookup ??= validateSession(sessionTokenOf(req))).then((session) => {
+      return (locals.sessionLookup ??= validateSession({ headers: req.headers, method: req.method })).then((session) => {
         if (session) {
           locals.session = session
           return undefined

@@ -1,3 +1,4 @@
+import { sessionTokenOf } from '../handlers/core/session.js'
 import { describe, expect, it } from 'vitest'
 import { CollectingEventSink } from '../../tests/support/shadowFixtures.js'
 import { ArrivalGate } from '../gate/ArrivalGate.js'
@@ -30,7 +31,7 @@ function setup(hardGate = true) {
   const stage = securityStage({
     services,
     gate,
-    gateStage: gateStage({ gate, validateSession: (t) => services.login.validate(t) }),
+    gateStage: gateStage({ gate, validateSession: (request) => services.login.validate(sessionTokenOf(request)) }),
     setups: [{ securityHandlers: { apiKey: (ctx) => ctx.headers['x-key'] === 'k' && ctx.services === services } }],
   })
   return { stage, lookups: () => lookups }

@@ -1,6 +1,6 @@
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import { requiresSession } from '../gate/PublicSet.js'
-import { sessionTokenOf } from '../handlers/core/session.js'
+import { lookupSession, sessionTokenOf } from '../handlers/core/session.js'
 import type { DomainSetup, GatewayLocals, HandlerContext, Services } from '../handlers/types.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
 import type { GateStage } from './gateStage.js'
@@ -43,9 +43,10 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
   const sessionSecurity = (ctx: RequestContext<GatewayLocals>) => {
     let lookup = ctx.locals.sessionLookup
     if (lookup === undefined) {
-      const token = sessionTokenOf(ctx)
-      if (token === undefined) return openWithoutSession(ctx)
-      lookup = ctx.locals.sessionLookup = services.login.validate(token)
+      // a session token, or a sign-in-with-x proof (one lookup: the proof's nonce is used once)
+      lookup = lookupSession(services, ctx)
+      if (lookup === undefined) return openWithoutSession(ctx)
+      ctx.locals.sessionLookup = lookup
     }
     return lookup.then((session) => {
       if (!session) return openWithoutSession(ctx)

@@ -1,3 +1,4 @@
+import { SignInWithX } from '../auth/SignInWithX.js'
 import { chainSignatureVerifier } from '../auth/chainSignatureVerifier.js'
 import { join } from 'node:path'
 import { Counter, Gauge, Registry } from 'prom-client'
@@ -23,6 +24,8 @@ import { Marketplace } from '../marketplace/Marketplace.js'
 import { ModelServers } from '../cost/meter/index.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import type { Logger } from '../shared/logger.js'
+import { readBatchSettlementConfig } from '../x402/batch/config.js'
+import { createBatchSettlement } from '../x402/batch/createBatchSettlement.js'
 import { readX402Config } from '../x402/config.js'
 import { readTokenPricing } from '../cost/config.js'
 import { readMaxCallS } from '../cost/paymentWindow.js'
@@ -98,6 +101,7 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const { config, logger, now } = p
   const x402 = readX402Config(p.env) // before the database opens: a bad setting leaks nothing
+  const batchConfig = readBatchSettlementConfig(p.env)
   // the MCP tools' schemas are the document's components, inlined once here
   const mcp = { catalog: loadMcpToolCatalog(p.document), config: readMcpConfig(p.env) }
   const tokenPricing = readTokenPricing(p.env)
@@ -135,6 +139,18 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   metrics.adopt(modelServer.registry)
   // Sessions and the agent registry are cached while the database reports every change to them.
   const changeFeed = config.cache.enabled ? database.changeFeed : undefined
+  // x402 `batch-settlement`: channels in the database, claims in batches by whichever instance holds the lease
+  const batchSettlement = createBatchSettlement({ db: database.db, x402, config: batchConfig, holder: instance.id, logger, now })
+  const loginVerifier = config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined
+  // x402 sign-in-with-x beside Sign-In with Ethereum: the same chain, statement and signature verifier
+  const siwx = new SignInWithX({
+    db: database.db,
+    publicOrigin: config.publicOrigin,
+    chains: [`eip155:${config.login.chainId}`],
+    statement: config.login.statement,
+    verifySignature: loginVerifier,
+    now,
+  })
   const services = {
     config,
     db: database.db,
@@ -162,7 +178,11 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       now,
       maxCallS: readMaxCallS(p.env),
       instanceId: instance.id,
+      batch: batchSettlement,
+      signIn: siwx,
     }),
+    siwx,
+    batchSettlement,
     usage: new UsageLedger(database.db, now, database.backgroundCommit),
     llmMetrics: new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel]),
     metricsText: () => metrics.text(),
@@ -187,7 +207,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     events: catalogue,
     now,
     overlordAddress: () => services.overlordAddress?.(),
-    verifySignature: config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined,
+    verifySignature: loginVerifier,
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('session'),
   })
@@ -270,6 +290,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       services.costPayments.startReconciling()
       for (const setup of setups) await setup.start?.()
       capabilities.start()
+      batchSettlement?.claims.start()
       services.readiness.started()
     },
     drain: async () => {
@@ -287,6 +308,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
       capabilities.stop()
       modelServer.stop()
       services.costPayments.stopReconciling()
+      await batchSettlement?.claims.stop().catch((error: unknown) => logger.error({ err: error }, 'batch-settlement claim job stop failed'))
       for (const setup of [...setups].reverse()) {
         try {
           await setup.close?.()

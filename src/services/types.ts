@@ -1,3 +1,5 @@
+import type { SignInWithX } from '../auth/SignInWithX.js'
+import type { BatchSettlement } from '../x402/batch/BatchSettlement.js'
 import type { Kysely } from 'kysely'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import type { Registry } from 'prom-client'
@@ -62,11 +64,15 @@ export interface Services {
   now: () => number
   catalogue: Catalogue
   login: LoginService
+  /** x402 sign-in-with-x: a wallet's proof in the request itself, accepted wherever a session is. */
+  siwx: SignInWithX
   quota: CostQuota
   /** The payment rails, registered once at start (src/x402/RailRegistry.ts). */
   rails: RailRegistry
   /** x402 payments of cost calls past the quota. */
   costPayments: CostPayments
+  /** x402 `batch-settlement` (undefined: not configured). */
+  batchSettlement: BatchSettlement | undefined
   /** The usage ledger of cost calls (`llm_usage`). */
   usage: UsageLedger
   /** Time to first token, tokens/s per model (`/metrics`). */

@@ -9,6 +9,7 @@ import {
   PaymentReplayedError,
   type Price,
   requestBindingNotes,
+  SettlementPendingError,
 } from '../x402/index.js'
 import { newDepositId } from './ids.js'
 import type { Ledger, NewUpload } from './Ledger.js'
@@ -74,9 +75,10 @@ async function settleEvm(rail: EvmExactRail, { price, resourceUrl, requirement, 
     await ledger.activateUpload(upload.uploadId)
     return { depositId, payerTag: payment.authorization.from, settlement }
   } catch (error) {
-    if (settling && error instanceof FacilitatorUnavailableError) {
-      // The settlement may or may not have happened: keep the claim (the payload can never be reused)
-      // and the spooled bytes, for reconciliation.
+    if (settling && (error instanceof FacilitatorUnavailableError || error instanceof SettlementPendingError)) {
+      // The settlement may or may not have happened (unreachable facilitator, or x402's `settlement_pending`
+      // after its one retry): keep the claim (the payload can never be reused) and the spooled bytes, for
+      // reconciliation from the chain.
       await ledger.markSettleUnknown(depositId, String(error))
     } else {
       await ledger.dropUnpaid(depositId, upload.uploadId)

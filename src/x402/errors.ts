@@ -17,7 +17,13 @@ export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
   }
 }
 
-export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | 'payment_expires_too_soon' | 'settlement_owed'
+export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | 'payment_expires_too_soon' | 'settlement_owed' | typeof BATCH_CUMULATIVE_MISMATCH
+
+/**
+ * x402 `batch-settlement`: the voucher's running total is not the server's. The 402 carries this code itself (the
+ * scheme's clients resynchronise from the channel state it carries, and they recognise it by this code).
+ */
+export const BATCH_CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch'
 
 /**
  * The 402 code for a reason: the designed `wrong_asset`, `insufficient_amount`, `wrong_receiver`,
@@ -38,6 +44,8 @@ export function rejectionCode(reason: string): PaymentRejectionCode {
     case InvalidPaymentReasons.receiverMismatch:
     case InvalidPaymentReasons.payToMismatch:
       return 'wrong_receiver'
+    case BATCH_CUMULATIVE_MISMATCH:
+      return BATCH_CUMULATIVE_MISMATCH
     default:
       return 'invalid_payment'
   }
@@ -101,5 +109,16 @@ export class LedgerNodeUnavailableError extends BaseError<'ledger_node_unavailab
   override name = 'LedgerNodeUnavailableError'
   constructor(cause?: unknown) {
     super(ErrorCodes.ledgerNodeUnavailable, 'Algorand node unavailable', { cause })
+  }
+}
+
+/**
+ * 502 (designed): the settlement was broadcast and is still unconfirmed after x402's one retry
+ * (`settlement_pending`). The payment stays claimed (never usable again) and its recovery decides from the chain.
+ */
+export class SettlementPendingError extends BaseError<'settlement_pending'> {
+  override name = 'SettlementPendingError'
+  constructor(readonly transaction: string) {
+    super('settlement_pending', `the settlement ${transaction || '(no transaction yet)'} is broadcast and not confirmed yet; the payment is kept for reconciliation and cannot be used again`)
   }
 }

@@ -1,4 +1,5 @@
-import { InvalidPaymentError, PaymentHeaderInvalidError } from './errors.js'
+import { isSettlementPending, settleWithPendingRetry } from './settleWithPendingRetry.js'
+import { InvalidPaymentError, PaymentHeaderInvalidError, SettlementPendingError } from './errors.js'
 import type { FacilitatorSettleResponse } from './FacilitatorClient.js'
 import type { Facilitator } from './FacilitatorPool.js'
 import type { DecodedPaymentHeader, PaymentPayload } from './headers.js'
@@ -142,7 +143,8 @@ export async function verifyAndSettleEvm(
     )
   }
   await beforeSettle?.()
-  const settled = await facilitator.settle(paymentPayload, paymentRequirements, x402Version)
+  const settled = await settleWithPendingRetry(facilitator, paymentPayload, paymentRequirements, x402Version)
+  if (isSettlementPending(settled)) throw new SettlementPendingError(settled.transaction)
   if (settled.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
     throw new InvalidPaymentError(
       settled.errorReason ?? InvalidPaymentReasons.settlementFailed,

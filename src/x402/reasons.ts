@@ -54,6 +54,10 @@ export const InvalidPaymentReasons = {
   insufficientFunds: 'insufficient_funds',
   /** EIP-3009: the authorization's nonce is already used (or cancelled) on chain. */
   authorizationUsed: 'authorization_used',
+  /** `batch-settlement`: the channel names another receiver authorizer than the gateway's key. */
+  authorizerMismatch: 'receiver_authorizer_mismatch',
+  /** `batch-settlement`: the channel's withdraw delay is not the one the requirement states. */
+  withdrawDelayMismatch: 'withdraw_delay_mismatch',
 } as const
 export type InvalidPaymentReason = (typeof InvalidPaymentReasons)[keyof typeof InvalidPaymentReasons]
 

@@ -7,7 +7,7 @@ import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
 export type PaymentRequirement = {
-  scheme: 'exact' | 'upto'
+  scheme: 'exact' | 'upto' | 'batch-settlement'
   network: string
   amount: string
   maxAmountRequired: string

@@ -88,7 +88,6 @@ function* textFiles(path: string): Generator<string> {
 const NOT_YET_SCRUBBED: string[] = [
   // Model calls, metering and the marketplace
   'src/handlers/',
-  'src/mcp/',
   'tests/mcp/',
   // Payment rails and paid storage
   'src/x402/',
@@ -100,7 +99,6 @@ const NOT_YET_SCRUBBED: string[] = [
   'conformance/',
   'devnet/',
   'contracts/',
-  'docs/partners.md',
 ]
 
 type Hit = { file: string; line: number; text: string; what: string }

@@ -94,8 +94,10 @@ describe('tools', () => {
     expect(structured(quote).quote).toMatchObject({ size_bytes: 1024 })
     const models = await call(client, 'list_models', {})
     expect(structured(models).object).toBe('list')
-    // arguments no tool takes: refused at the edge like any request that breaks the document (400 invalid_request)
-    await expect(call(client, 'quote_storage', { bytes: -1 })).rejects.toThrow(/invalid_request/)
+    // arguments that break the tool's schema: a tool result the model can read (isError), never a transport error
+    const negative = await call(client, 'quote_storage', { bytes: -1 })
+    expect(negative.isError).toBe(true)
+    expect(structured(negative)).toMatchObject({ error: 'invalid_arguments', message: expect.stringContaining('bytes') })
     // arguments of another tool: refused by the tool against its own input schema
     const bad = await call(client, 'quote_storage', { upload_id: 'upl_01JD7ZK4W1Q9X3M2N5P6R8S0TV' })
     expect(bad.isError).toBe(true)

@@ -16,6 +16,8 @@ import { migration as m0014 } from './0014_payment_claims.js'
 import { migration as m0015 } from './0015_admin_tier.js'
 import { migration as m0016 } from './0016_spool_chunks.js'
 import { migration as m0017 } from './0017_settlement_debts.js'
+import { migration as m0018 } from './0018_batch_settlement.js'
+import { migration as m0019 } from './0019_siwx_nonces.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +38,6 @@ export const migrations: Record<string, Migration> = {
   '0015_admin_tier': m0015,
   '0016_spool_chunks': m0016,
   '0017_settlement_debts': m0017,
+  '0018_batch_settlement': m0018,
+  '0019_siwx_nonces': m0019,
 }

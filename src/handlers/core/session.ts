@@ -1,5 +1,6 @@
+import type { ValidSession } from '../../auth/LoginService.js'
 import type { HttpResult } from '../../shared/http/index.js'
-import type { HandlerContext } from '../types.js'
+import type { HandlerContext, Services } from '../types.js'
 
 /** Cookie carrying the session token for browser page navigations (GET/HEAD only; see docs/gateway-core.md). */
 export const SESSION_COOKIE = 'svc_session'
@@ -27,6 +28,19 @@ export function sessionTokenOf(ctx: Pick<HandlerContext, 'headers' | 'method'>):
   const token = header(ctx, 'x-session-token')
   if (token) return token
   if (ctx.method === 'GET' || ctx.method === 'HEAD') return readCookie(header(ctx, 'cookie'), SESSION_COOKIE)
+  return undefined
+}
+
+/**
+ * The wallet session of a request: its session token's (Sign-In with Ethereum), or — without a token — its
+ * `SIGN-IN-WITH-X` proof's (x402 sign-in-with-x: a wallet proves itself in the request itself). Undefined when
+ * it has neither or they are not valid; a proof is good for one request.
+ */
+export function lookupSession(services: Pick<Services, 'login' | 'siwx'>, req: Pick<HandlerContext, 'headers' | 'method'>): Promise<ValidSession | undefined> | undefined {
+  const token = sessionTokenOf(req)
+  if (token !== undefined) return services.login.validate(token)
+  const proof = header(req, 'sign-in-with-x')
+  if (proof !== undefined) return services.siwx.authenticate(proof)
   return undefined
 }
 

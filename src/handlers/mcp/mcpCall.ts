@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
 import { createMcpServer } from '../../mcp/createMcpServer.js'
 import { type McpCaller, McpTools, type McpToolPorts, MCP_PATH } from '../../mcp/McpTools.js'
 import { addressRange } from '../../shared/addressRange.js'
@@ -13,24 +13,54 @@ import type { Handler, HandlerContext } from '../types.js'
 const SERVER_VERSION = '1.0.0'
 
 /**
- * `POST /mcp`: the thin adapter between the pipeline and the MCP SDK's Streamable HTTP transport (its
- * web-standard variant: a `Request` in, a `Response` out, so the answer goes back through the pipeline's
- * response validation like any other). Stateless: one server and one transport per request, JSON answers.
- * The tools (src/mcp/) call the services the HTTP routes call; the ports below hand them over.
+ * `POST /mcp`: the thin adapter between the pipeline and the MCP SDK's HTTP entry (a `Request` in, a `Response`
+ * out, so the answer goes back through the pipeline's response validation like any other). It serves both
+ * protocol eras from one server definition: 2026-07-28 clients (stateless per-request envelope, `server/discover`,
+ * cache hints on lists, results stamped with `resultType`) and 2025-11-25 clients (the SDK's stateless fallback:
+ * `initialize` and every later POST answered by a fresh server). JSON answers only. The tools (src/mcp/) call the
+ * services the HTTP routes call; the ports below hand them over.
  */
 export const mcpCall: Handler = async (ctx) => {
   const caller = callerOf(ctx)
   const tools = new McpTools(ctx.services.mcp.catalog, portsOf(ctx))
-  const server = createMcpServer(tools, { caller: 'status' in caller ? undefined : (caller as McpCaller), clientAddress: ctx.ip, signal: ctx.signal }, SERVER_VERSION)
+  const info: ServerInfo = {
+    tools,
+    caller: 'status' in caller ? undefined : (caller as McpCaller),
+    clientAddress: ctx.ip,
+    signal: ctx.signal,
+    signIn: async (proof: unknown): Promise<McpCaller | undefined> => {
+      const header = typeof proof === 'string' ? proof : Buffer.from(JSON.stringify(proof)).toString('base64')
+      const session = await ctx.services.siwx.authenticate(header)
+      return session ? { wallet: session.wallet, tier: 'session' } : undefined
+    },
+  }
+  const request = new Request(`http://gateway${ctx.url}`, { method: ctx.method, headers: webHeaders(ctx.headers), signal: ctx.signal })
+  const response = (await isLegacyRequest(request, ctx.body)) ? await serveLegacy(request, ctx.body, info) : await serveModern(request, ctx.body, info)
+  const text = await response.text()
+  const result: HttpResult = { status: response.status, headers: { 'Cache-Control': 'no-store' } }
+  if (text !== '') result.body = JSON.parse(text)
+  return result
+}
+
+type ServerInfo = Parameters<typeof createMcpServer>[1] & { tools: McpTools }
+
+/** 2026-07-28: the SDK's per-request entry, strict (it answers the envelope's errors); the result as one JSON body. */
+async function serveModern(request: Request, parsedBody: unknown, { tools, ...info }: ServerInfo): Promise<Response> {
+  const handler = createMcpHandler(() => createMcpServer(tools, info, SERVER_VERSION), { legacy: 'reject' })
+  try {
+    return await handler.fetch(request, { parsedBody })
+  } finally {
+    await handler.close()
+  }
+}
+
+/** 2025-11-25: one server and one stateless Streamable HTTP transport for this POST, answering with JSON. */
+async function serveLegacy(request: Request, parsedBody: unknown, { tools, ...info }: ServerInfo): Promise<Response> {
+  const server = createMcpServer(tools, info, SERVER_VERSION)
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {
-    const request = new Request(`http://gateway${ctx.url}`, { method: ctx.method, headers: webHeaders(ctx.headers), signal: ctx.signal })
-    const response = await transport.handleRequest(request, { parsedBody: ctx.body })
-    const text = await response.text()
-    const result: HttpResult = { status: response.status, headers: { 'Cache-Control': 'no-store' } }
-    if (text !== '') result.body = JSON.parse(text)
-    return result
+    return await transport.handleRequest(request, { parsedBody })
   } finally {
     await server.close()
   }

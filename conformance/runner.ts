@@ -16,8 +16,8 @@ import type { Machine, Row, RowResult, Target } from './types.js'
 export { repoRoot }
 
 /**
- * The nine machines of the seeds, by name, in replay order (the model server's residency before its pull), and
- * the model server's LLM surfaces.
+ * The nine machines of the seeds, by name, in replay order (the model server's residency before its pull), the
+ * model server's LLM surfaces, and the agents' protocols (MCP 2026-07-28, batch settlement, sign-in-with-x).
  */
 export const MACHINES: Record<string, string> = {
   'arrival-gate': 'gateway/arrivalGate.yaml',
@@ -31,6 +31,9 @@ export const MACHINES: Record<string, string> = {
   'model-residency': 'modelserver/residency.yaml',
   'pull-progress': 'modelserver/pullProgress.yaml',
   'model-surfaces': 'modelserver/surfaces.yaml',
+  'mcp-2026': 'agents/mcp2026.yaml',
+  'batch-settlement': 'agents/batchSettlement.yaml',
+  'sign-in-with-x': 'agents/signInWithX.yaml',
 }
 
 /** A machine by name (`shadow-nonce`) or by file path. */

@@ -1,5 +1,5 @@
 /**
- * Conformance of the deployed contracts on a real Anvil (issue 7 item 5), deployed by contracts/deploy.ts:
+ * Conformance of the deployed contracts on a real Anvil, deployed by contracts/deploy.ts:
  * commit → attestLeaf → `claimed`; StorageAttest with viem's EIP-712 signer and with a wrong signer;
  * treasury config / harvest / threshold / pause paths; events and their argument names and types as the
  * seed (§6.2) lists them, and as asyncapi/events.yaml documents them.

@@ -1,5 +1,5 @@
 /**
- * Permit2 and x402's `upto` proxy on a devnet chain (issue 31 item 3): what @x402/evm's `upto` scheme calls
+ * Permit2 and x402's `upto` proxy on a devnet chain: what @x402/evm's `upto` scheme calls
  * (the client signs a Permit2 witness transfer whose spender is the proxy; the facilitator calls the proxy's
  * `settle`). @x402/evm ships their addresses and ABIs but no bytecode, so the devnet compiles its own
  * stand-ins (contracts/src/devnet/Permit2.sol, UptoPermit2Proxy.sol) and places them where mainnet has the

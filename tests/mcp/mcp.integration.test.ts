@@ -1,5 +1,5 @@
 /**
- * The MCP endpoint as agents use it (issue 32): the MCP SDK's own client over Streamable HTTP against the whole
+ * The MCP endpoint as agents use it: the MCP SDK's own client over Streamable HTTP against the whole
  * gateway (`createApp`, response validation `error`) and the devnet peers (two Anvil chains with the EIP-3009
  * USDC, the x402 facilitator, the storage upstream and the Arweave gateway, a live model server). Payments are
  * made by the stock `@x402/core` client with `@x402/evm`'s exact scheme and sent per x402's MCP transport

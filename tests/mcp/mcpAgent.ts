@@ -1,5 +1,5 @@
 /**
- * An agent as issue 32 tests it: the MCP SDK's own client over Streamable HTTP, and x402's MCP transport read from
+ * An agent as the MCP tests play it: the MCP SDK's own client over Streamable HTTP, and x402's MCP transport read from
  * its results (a payment requirement is an `isError` result carrying `PaymentRequired` in `structuredContent` and
  * in the `x402/error` wrapper; the payment goes in `_meta["x402/payment"]`). Shared by the in-process test
  * (tests/mcp/mcp.integration.test.ts) and the one against `npm start` (tests/system/).

@@ -1,8 +1,8 @@
 /**
- * "Bounded everything" on paid storage (issue 19), through the real gateway app with response validation on:
+ * "Bounded everything" on paid storage, through the real gateway app with response validation on:
  * beyond `SERVICE_STORAGE__MAX_CONCURRENT_UPLOADS` paid uploads at once an instance answers 503 `too_many_uploads`
  * with `Retry-After` in the document's error shape, before reading the body; once a slot frees up the next
- * upload is served. Since issue 26 only an upload whose payment header passed its rail's pre-check takes a
+ * upload is served. Only an upload whose payment header passed its rail's pre-check takes a
  * slot: a request without payment is still quoted while the slots are full.
  */
 import { request } from 'node:http'

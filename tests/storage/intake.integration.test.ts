@@ -1,5 +1,5 @@
 /**
- * Issue 26, findings 4 and 5, played as an attacker against the real gateway (`createApp`, response validation
+ * Slow and unpaid senders on `/store`, played as an attacker against the real gateway (`createApp`, response validation
  * on) and the devnet peers (local Base + facilitator, the Turbo-like upstream, the Arweave gateway, algod):
  *
  * - slow unpaid uploads (two, twenty) do not hold the upload slots an honest paid upload needs;
@@ -11,9 +11,9 @@
  *   not read to its end.
  *
  * Attackers come from other loopback addresses (127.0.0.x: Linux routes all of 127/8 to `lo`), the honest
- * client from 127.0.0.1, so the per-address bound does not decide the slot tests. Each test fails on the code
- * before issue 26 (there: 503 too_many_uploads, 402 instead of the refusals, no answer to the slow sender, the
- * refused body read to its end).
+ * client from 127.0.0.1, so the per-address bound does not decide the slot tests. Each test fails without its
+ * bound (then: 503 too_many_uploads, 402 instead of the refusals, no answer to the slow sender, the refused body
+ * read to its end).
  */
 import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
@@ -112,7 +112,7 @@ function parseRaw(text: string): { status: number; headers: string; body: unknow
 
 const garbagePayment = { 'PAYMENT-SIGNATURE': 'not-a-payment!' }
 
-describe('slow unpaid uploads hold no upload slot (finding 4)', () => {
+describe('slow unpaid uploads hold no upload slot', () => {
   for (const attackers of [2, 20]) {
     it(`${attackers} trickling unpaid uploads with 2 slots: an honest paid upload still succeeds, no 503`, async () => {
       const held = Array.from({ length: attackers }, (_, i) => trickle(gw.url, `127.0.0.${10 + i}`))
@@ -154,7 +154,7 @@ describe('slow unpaid uploads hold no upload slot (finding 4)', () => {
   })
 })
 
-describe('a made-up Algorand txId (finding 4)', () => {
+describe('a made-up Algorand txId', () => {
   it('holds no upload slot and is answered 402 expired_payment after SERVICE_STORAGE__ALGORAND_UNKNOWN_TX_MS, not 30 s', async () => {
     const quote = (await (await fetch(`${gw.url}/store/quote?bytes=4`)).json()) as { accepts: { network: string }[] }
     const network = quote.accepts[2]!.network
@@ -164,7 +164,7 @@ describe('a made-up Algorand txId (finding 4)', () => {
     const started = Date.now()
     const fakes = [0, 1].map(() => postFrom(gw.url, '127.0.0.70', Buffer.from('algo'), { 'PAYMENT-SIGNATURE': header }).then((r) => ({ ...r, ms: Date.now() - started })))
     await new Promise((r) => setTimeout(r, 300))
-    // while the node is asked about them they hold no upload slot (before issue 26: one each, for 30 s)
+    // while the node is asked about them they hold no upload slot (a slot each, for 30 s, would let them starve paid uploads)
     expect(gw.service.uploadSlots.inUse).toBe(0)
     const stored = await payAndStoreOk(gw.url, peers.base, 4, randomBytes(1024))
     expect(stored.arTxId).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -177,7 +177,7 @@ describe('a made-up Algorand txId (finding 4)', () => {
   }, 60_000)
 })
 
-describe('the rest of a multipart body is bounded (finding 4)', () => {
+describe('the rest of a multipart body is bounded', () => {
   it('refuses a non-file field above SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES with 413 multipart_field_too_large', async () => {
     const form = multipart(Buffer.from('hello'))
     form.append('note', 'n'.repeat(100_000))
@@ -198,7 +198,7 @@ describe('the rest of a multipart body is bounded (finding 4)', () => {
   })
 })
 
-describe('a sender below the minimum rate is answered and cut (finding 4)', () => {
+describe('a sender below the minimum rate is answered and cut', () => {
   it('answers 408 upload_too_slow with Connection: close, then closes the connection', async () => {
     const { port } = new URL(slowGw.url)
     const x = rawExchange(
@@ -222,13 +222,11 @@ describe('a sender below the minimum rate is answered and cut (finding 4)', () =
   })
 })
 
-describe('a large body refused early gets its answer (finding 5)', () => {
-  // This test failed its first try in every CI run of 2026-11-27 (always fetch 1 of 5, `read ECONNRESET` 7.1–9.0 s
-  // in) and passed its retry: the gateway ran on Express's default server, whose 5 s keep-alive idle timeout Node arms
-  // as soon as the early answer is sent; with this process's event loop held for 5–14 s (measured, tests/support/
-  // stallWatch.ts) it reset the connection mid-drain and the reset took the unread answer. The tests now run the
-  // gateway's own server (65 s; the last test of this group pauses 6 s mid-drain), and the retry is gone. A failure
-  // prints its cause and its time.
+describe('a large body refused early gets its answer', () => {
+  // The gateway runs on its own server (keep-alive 65 s), not Express's default one: there Node arms the 5 s idle
+  // timeout as soon as the early answer is sent, and with this process's event loop held for seconds (see
+  // tests/support/stallWatch.ts) it reset the connection mid-drain (`read ECONNRESET`) and took the unread answer
+  // with it. The last test of this group pauses 6 s mid-drain to keep that true. A failure prints its cause and time.
   it('undici fetch sending 64 MiB with a malformed payment header reads 400 invalid_payment_header', { timeout: 180_000 }, async () => {
     for (let i = 0; i < 5; i++) {
       const form = new FormData()
@@ -236,7 +234,7 @@ describe('a large body refused early gets its answer (finding 5)', () => {
       const t0 = Date.now()
       const r = await fetch(`${gw.url}/store`, { method: 'POST', body: form, headers: garbagePayment }).catch((error: unknown) => {
         const cause = (error as { cause?: { code?: string; message?: string } }).cause
-        console.error(`[finding 5] fetch ${i + 1} of 5 failed after ${Date.now() - t0} ms: ${String(error)}; cause ${cause?.code ?? ''} ${cause?.message ?? String(cause)}`)
+        console.error(`[early answer] fetch ${i + 1} of 5 failed after ${Date.now() - t0} ms: ${String(error)}; cause ${cause?.code ?? ''} ${cause?.message ?? String(cause)}`)
         throw error
       })
       expect(r.status).toBe(400)

@@ -1,5 +1,5 @@
 /**
- * x402 `payment-identifier` on `/store` (issue 26 item 4), against the devnet peers: the 402 declares it; a
+ * x402 `payment-identifier` on `/store`, against the devnet peers: the 402 declares it; a
  * client that retries a paid upload with the first request's identifier — the natural retry after a lost
  * answer, re-signed with a fresh nonce — gets the first result, the file is stored once and the payer is charged
  * once; the same identifier for another file is refused.

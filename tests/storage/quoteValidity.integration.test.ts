@@ -1,5 +1,5 @@
 /**
- * A quote used past its validity (issue 26, docs/security.md "Money paths"), played by a payer against the
+ * A quote used past its validity (docs/security.md "Money paths"), played by a payer against the
  * devnet peers (Anvil with the EIP-3009 USDC, the facilitator, the storage upstream whose price rises) through
  * the real gateway app (OpenAPI routing, response validation `error`). `GET /store/quote` holds its price for
  * `SERVICE_STORAGE__QUOTE_VALIDITY_S` (8 s here: quote, price rise and a paid upload took 2.4 s on a loaded

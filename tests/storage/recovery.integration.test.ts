@@ -1,5 +1,5 @@
 /**
- * Recovery of a payment claimed by an instance that died before recording its settlement (issue 26, finding 2),
+ * Recovery of a payment claimed by an instance that died before recording its settlement,
  * played by an attacker against the devnet chain (Anvil with the EIP-3009 USDC): the payer's authorization is
  * claimed by an instance that then dies; while it is dead the payer spends the nonce without paying the service —
  * `cancelAuthorization`, or a second transfer signed with the same nonce to themselves. Recovery must record only

@@ -1,5 +1,5 @@
 /**
- * One contract for every `SpoolStore` (issue 28): the local directory, PostgreSQL (chunked rows) and an
+ * One contract for every `SpoolStore`: the local directory, PostgreSQL (chunked rows) and an
  * S3-compatible object store (a real `s3rver` over HTTP). Each suite opens two stores on one backend — two
  * replicas — and checks: what one puts the other reads byte for byte; missing bytes are an error, not an empty
  * stream; delete is idempotent; a put replaces; a failed put leaves nothing; ids cannot leave the store; a

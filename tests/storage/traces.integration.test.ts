@@ -1,5 +1,5 @@
 /**
- * Issue 28 item 6: a paid `/store` is one trace — the gateway's server span, and as its children the calls to
+ * A paid `/store` is one trace — the gateway's server span, and as its children the calls to
  * the facilitator (verify, settle) or the Algorand node, and to the storage upstream (the data item's upload),
  * each of which was sent the request's `traceparent`. The devnet peers are the real ones (they do not trace);
  * the gateway writes its spans to an in-memory exporter.

@@ -1,5 +1,5 @@
 /**
- * Machine `mcp-payment` (issue 32) through the conformance runner (driver `mcp-payment`) against the live
+ * Machine `mcp-payment` through the conformance runner (driver `mcp-payment`) against the live
  * gateway app on the devnet (local Base, local chain 1) with the `chain` hook (an x402 reference payer per
  * EVM network), and without it: the paying rows are skipped with the reason, never passed.
  */

@@ -17,9 +17,9 @@ const SettleResponseSchema = z.object({
   transaction: z.string(),
   network: z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,64}$/, 'a CAIP-2 network id'),
   amount: z.string().regex(/^\d+$/).optional(),
-  extensions: z.record(z.unknown()).optional(),
-  extensionResponses: z.record(z.unknown()).optional(),
-  extra: z.record(z.unknown()).optional(),
+  extensions: z.record(z.string(), z.unknown()).optional(),
+  extensionResponses: z.record(z.string(), z.unknown()).optional(),
+  extra: z.record(z.string(), z.unknown()).optional(),
 })
 
 function decode(value: string): { value?: unknown; problem?: string } {

@@ -988,7 +988,8 @@ export const createCoordinatorTask = <ThrowOnError extends boolean = false>(opti
  * Designed. Every cabinet member votes on `motion`; votes are weighted by `boardroom_weight` (chief
  * executive 30, each soldier 10) and the motion carries with more than 50 weight for. The eight votes
  * are one metered call: under x402 `upto` the tokens the permit pays for are shared evenly among the
- * members still to vote, and a member left without a token abstains, saying so in `reason`.
+ * members still to vote, and a member left without a token abstains, saying so in `reason`. Each vote is
+ * a vote and one reason: at most 96 tokens per member.
  *
  */
 export const conveneBoardroom = <ThrowOnError extends boolean = false>(options: Options<ConveneBoardroomData, ThrowOnError>): RequestResult<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError> => (options.client ?? client).post<ConveneBoardroomResponses, ConveneBoardroomErrors, ThrowOnError>({

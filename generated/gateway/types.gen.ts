@@ -5167,6 +5167,10 @@ export type ClaimBatchVouchersData = {
 
 export type ClaimBatchVouchersErrors = {
     /**
+     * The request does not match this document.
+     */
+    400: Error;
+    /**
      * Shadow tier without a usable bearer token: none sent (`bearer_required`), invalid, expired or of a
      * wrong algorithm (`bearer_invalid`), or a session token instead of a bearer (`insufficient_privilege`).
      *

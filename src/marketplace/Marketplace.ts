@@ -44,6 +44,9 @@ export type MarketplaceCall = { wallet?: string | undefined; server: MeteredMode
 /** Longest wait of an evolve for every instance to confirm it (`ChangeFeed.barrier`). */
 const BARRIER_TIMEOUT_MS = 1_000
 
+/** The most tokens one member's vote in `convene` may take (its vote and one reason; the reason is cut at 500 characters). */
+const VOTE_MAX_TOKENS = 96
+
 /** Inserts of one evolve before a run of concurrent evolves of the same agent makes it give up. */
 const EVOLVE_ATTEMPTS = 8
 
@@ -326,7 +329,8 @@ export class Marketplace {
             model,
             system: `You are the ${member.label} of ${input.company}. Vote FOR, AGAINST or ABSTAIN, then give one reason.`,
             prompt: `Motion: ${input.motion}\nYour vote:`,
-            options: { temperature: 0 } satisfies ModelOptions,
+            // a vote and one reason: eight members answering at length would keep the caller waiting for minutes
+            options: { temperature: 0, num_predict: VOTE_MAX_TOKENS } satisfies ModelOptions,
           },
           { of: roster.length - i },
         )

@@ -29,11 +29,11 @@ const DB = 'db:'
 
 /**
  * Paid-but-not-yet-stored bytes, kept where any instance on the same database can finish the upload
- * (issues 19, 28): small items as one `storage_spool` row, larger ones in the configured `SpoolStore` —
+ *: small items as one `storage_spool` row, larger ones in the configured `SpoolStore` —
  * PostgreSQL chunked rows (the default on PostgreSQL), an S3-compatible bucket, or the spool directory (one
  * instance, or a directory every instance mounts). A reference (`storage_uploads.spool_path`) is `db:<id>`,
  * `<store kind>:<id>` (`pg:`, `s3:`, `shared:` — the directory resolved against each instance's own
- * `SHARED_SPOOL_DIR`) or, for rows written before issue 19, a plain file path.
+ * `SHARED_SPOOL_DIR`) or, for rows written by older releases, a plain file path.
  */
 export class Spool {
   readonly #db: Kysely<Database>

@@ -79,7 +79,7 @@ export class StorageWorker {
   }
 
   /**
-   * A clean stop (issue 28, rolling restarts): the uploads this instance still holds (being sent when the
+   * A clean stop (rolling restarts): the uploads this instance still holds (being sent when the
    * shutdown deadline cut them, or paid and not yet activated) go back to the queue now, so a live peer takes
    * them on its next pass instead of after `leaseS`. Call after `stop()`, once this process's requests are done.
    */

@@ -15,7 +15,7 @@ import type { S3SpoolConfig } from './spool/S3SpoolStore.js'
  * - `SERVICE_STORAGE__SPOOL_DIR` (default `<SERVICE_DATA_DIR>/storage`): temp files of uploads being received;
  * - paid-but-unstored bytes (docs/reliability.md), where every replica reads them so any of them can finish an
  *   upload another was sending when it died: up to `SERVICE_STORAGE__DB_SPOOL_MAX_BYTES` (4 MiB; 0 = never)
- *   as one database row (`storage_spool`), larger ones in `SERVICE_STORAGE__SPOOL_STORE` (issue 28):
+ *   as one database row (`storage_spool`), larger ones in `SERVICE_STORAGE__SPOOL_STORE`:
  *   `postgres` (chunked rows, the default when the database is PostgreSQL), `s3` (an S3-compatible bucket:
  *   `SERVICE_STORAGE__S3_BUCKET` (required), `…_S3_ENDPOINT` (unset = AWS), `…_S3_REGION` (`us-east-1`),
  *   `…_S3_PREFIX` (`spool/`), `…_S3_FORCE_PATH_STYLE` (default on with an endpoint), `…_S3_ACCESS_KEY_ID` +

@@ -57,7 +57,7 @@ export async function receiveUpload(req: IncomingLike, options: ReceiveUploadOpt
 
 /**
  * The same reading as `receiveUpload`, but the bytes are only counted and hashed, never written: what a
- * request without a (pre-checked) payment costs — no disk, no upload slot (issue 26).
+ * request without a (pre-checked) payment costs — no disk, no upload slot.
  */
 export function measureUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions, 'tmpDir'>): Promise<MeasuredUpload> {
   return readUpload(req, options, undefined)

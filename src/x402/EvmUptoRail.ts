@@ -113,7 +113,7 @@ export function parseUptoPermit(payload: PaymentPayload): UptoPermit {
 }
 
 /**
- * x402's `upto` scheme on one EVM network (issue 31 item 3): the payer signs a Permit2 witness transfer of at
+ * x402's `upto` scheme on one EVM network: the payer signs a Permit2 witness transfer of at
  * most the requirement's `amount`; the facilitator later settles what the call actually cost, any amount up to
  * it, once (Permit2's nonce), through x402's `upto` proxy. Offered only by metered routes (cost calls, priced
  * by the tokens they produce), never by fixed-price ones (`/store`). Verification and settlement go through

@@ -33,7 +33,7 @@ describe('Algorand payment checks on a confirmed transaction', () => {
     expect(checkConfirmed(axfer(), check, 31566704n)).toMatchObject({ payer, amount: 5000n, asset: '31566704' })
   })
   const pay = (amount: bigint) => confirmed(algosdk.makePaymentTxnWithSuggestedParamsFromObject({ sender: payer, receiver: service, amount, note, suggestedParams: params }))
-  it('refuses native ALGO at face value (issue 26, finding 1): without a rate not at all, with one only the converted amount', () => {
+  it('refuses native ALGO at face value: without a rate not at all, with one only the converted amount', () => {
     // no rate configured: micro-ALGO are never micro-USD
     expect(code(() => checkConfirmed(pay(6000n), check, 31566704n))).toBe('wrong_asset')
     expect(() => checkConfirmed(pay(6000n), check, 31566704n)).toThrow(expect.objectContaining({ reason: 'native_algo_not_accepted' }))

@@ -75,7 +75,7 @@ describe('EVM precheck', () => {
     const sent = facilitatorRequest({ version: 1, payload: p, raw }, requirement, parseEvmPayment(p))
     expect(sent).toMatchObject({ x402Version: 1, paymentPayload: raw, paymentRequirements: { network: 'base', maxAmountRequired: '7000' } })
   })
-  it('sends the v1 facilitator the network the pre-check passed, whatever else the payload names (issue 26, finding 3)', () => {
+  it('sends the v1 facilitator the network the pre-check passed, whatever else the payload names', () => {
     const p = make()
     // pre-checked on eip155:8453; the raw payload names ethereum at the top level
     const raw = { x402Version: 1, scheme: 'exact', network: 'ethereum', accepted: { network: 'base' }, payload: p.payload }

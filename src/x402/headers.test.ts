@@ -19,7 +19,7 @@ describe('decodePaymentHeader', () => {
     expect(d?.network).toBe('eip155:8453')
     expect(d?.header).toBe('X-PAYMENT')
   })
-  it('refuses a v1 payload whose top-level network differs from accepted.network (issue 26, finding 3)', () => {
+  it('refuses a v1 payload whose top-level network differs from accepted.network', () => {
     const confused = { x402Version: 1, scheme: 'exact', network: 'ethereum', accepted: { scheme: 'exact', network: 'base' }, payload: {} }
     expect(() => decodePaymentHeader({ 'x-payment': b64(confused) })).toThrow(/differs from accepted.network/)
     expect(() => decodePaymentHeader({ 'x-payment': b64({ ...confused, network: 'eip155:1' }) })).toThrow(PaymentHeaderInvalidError)

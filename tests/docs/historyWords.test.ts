@@ -79,22 +79,6 @@ function* textFiles(path: string): Generator<string> {
   }
 }
 
-/**
- * NOT YET SCRUBBED — a temporary list, to be emptied. These paths belong to work that was in flight on other
- * branches while the rest of the tree was scrubbed (each of those branches removes history words from what it
- * touches). Once merged, run this file: every remaining hit under an entry is printed; scrub them and delete the
- * entry. An entry with no hit left fails the test below, so the list can only shrink. Path prefixes, from the root.
- */
-const NOT_YET_SCRUBBED: string[] = [
-  'src/handlers/',
-  'src/x402/',
-  'src/storage/',
-  // Model calls, metering and the marketplace
-  // Payment rails and paid storage
-  // Operators: health, configuration, the gateway's entry point
-  // Node lines, install and deployment
-  // The contract harness, the devnet peers and the contracts
-]
 
 type Hit = { file: string; line: number; text: string; what: string }
 
@@ -114,22 +98,13 @@ function scan(): Hit[] {
   return hits
 }
 
-const excepted = (file: string) => NOT_YET_SCRUBBED.find((prefix) => file === prefix || file.startsWith(prefix))
 const show = (hits: Hit[]) => hits.map((h) => `${h.file}:${h.line}: ${h.what} — ${h.text.slice(0, 160)}`).join('\n')
 
 describe('no development history in the repository', () => {
   const hits = scan()
 
   it('README, docs, code, tests, scripts and CI speak of the product, not of how it was built', () => {
-    const found = hits.filter((h) => !excepted(h.file))
-    expect(found.length, `development history (git log keeps it; say what is true now):\n${show(found)}`).toBe(0)
-  })
-
-  it('every path on the not-yet-scrubbed list exists and still has a hit (delete the entry once it has none)', () => {
-    const stale = NOT_YET_SCRUBBED.filter((prefix) => !existsSync(join(root, prefix)) || !hits.some((h) => excepted(h.file) === prefix))
-    expect(stale, `remove from NOT_YET_SCRUBBED: ${stale.join(', ')}`).toEqual([])
-    const left = hits.filter((h) => excepted(h.file))
-    if (left.length > 0) console.info(`${left.length} lines not yet scrubbed (NOT_YET_SCRUBBED):\n${show(left)}`)
+    expect(hits.length, `development history (git log keeps it; say what is true now):\n${show(hits)}`).toBe(0)
   })
 
   it('tells history from the product\'s own words', () => {

@@ -1,5 +1,5 @@
 /**
- * Receipt-batch handlers (issue 7): `GET /store/receipts/{ar_tx_id}`, plus the daily batch schedule
+ * Receipt-batch handlers: `GET /store/receipts/{ar_tx_id}`, plus the daily batch schedule
  * started by `initBatch` (built in src/services/createServiceGraph.ts). Error rows: `batchErrorRows` in `../errorCatalogue.ts`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'

@@ -1,5 +1,5 @@
 /**
- * The session pages' own reads (issue 15): `GET /store/uploads` (the wallet's paid uploads for `/storage/`),
+ * The session pages' own reads: `GET /store/uploads` (the wallet's paid uploads for `/storage/`),
  * `GET /users/me/journal` (`/journal`) and `POST /feedback` (`/feedback.html`), through the whole gateway with
  * response validation in `error` mode. Uploads are written into the storage ledger as a settled payment
  * would leave them (the paid path itself is tested in tests/storage and the browser test of `/storage/`).

@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 
-/** Finding 6 of issue 27: login is free, so "any logged-in wallet" is anyone; the audit trail is not theirs. */
+/** Login is free, so "any logged-in wallet" is anyone; the audit trail is not theirs. */
 let gw: TestGateway
 const overlord = privateKeyToAccount(generatePrivateKey())
 

@@ -5,7 +5,7 @@ import * as login from './login.js'
 import * as marketplace from './marketplace.js'
 import * as pages from './pages.js'
 
-/** Handlers of the gateway core (issue 3). */
+/** Handlers of the gateway core. */
 export const coreHandlers = {
   ...login,
   ...pages,

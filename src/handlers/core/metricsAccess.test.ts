@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 
-// Issue 27 finding 6: `/metrics` was public to the world. A scraper on the gateway's machine still reads it; a
+// `/metrics` must not be public to the world. A scraper on the gateway's machine still reads it; a
 // client elsewhere (here: behind one trusted proxy hop, its address in X-Forwarded-For) needs the metrics token.
 
 const token = randomBytes(32).toString('hex')

@@ -6,7 +6,7 @@ import { startTestModelServer, type TestModelServer } from '../../../tests/suppo
 import { createEngine } from '../../modelserver/engine/createEngine.js'
 import type { Engine } from '../../modelserver/engine/Engine.js'
 
-// Issue 27 finding 7, "one user can make everyone wait": a session user neither unloads the shared models for
+// "One user can make everyone wait" must not hold: a session user neither unloads the shared models for
 // every other caller (keep_alive 0) nor pins one for good (keep_alive -1), and new wallets on one network do not
 // buy new quota.
 

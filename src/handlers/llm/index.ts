@@ -1,5 +1,5 @@
 /**
- * `/llm` keys, test and generate, the OpenAI-compatible `/llm/v1/*` and `/coreagent` (issue 14; seed 000
+ * `/llm` keys, test and generate, the OpenAI-compatible `/llm/v1/*` and `/coreagent` (seed 000
  * §4.5). Error rows: `llmErrorRows` in `../errorCatalogue.ts`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'

@@ -8,7 +8,7 @@ import { createEngine } from '../../modelserver/engine/createEngine.js'
 import type { Engine } from '../../modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 
-// Issue 14 items 2, 5 and 6 against a live model server: the stock OpenAI clients through /llm/v1 with a
+// Against a live model server: the stock OpenAI clients through /llm/v1 with a
 // session token or an /llm API key, the overlord bearer on session and cost routes, /coreagent recall.
 
 const overlord = privateKeyToAccount(generatePrivateKey())
@@ -154,7 +154,7 @@ describe('/llm API keys', () => {
   })
 })
 
-describe('tier matrix: the shadow-overlord bearer reads, it does not write, spend or mint (seed 000 §4.2 with §5.2, issue 27)', () => {
+describe('tier matrix: the shadow-overlord bearer reads, it does not write, spend or mint (seed 000 §4.2 with §5.2)', () => {
   it('reads session pages; every writing, spending or minting session route is 401 with the bearer alone; a bad bearer is the gate 401', async () => {
     const small = await startTestGateway({
       modelServerUrl: ms.url,
@@ -169,7 +169,7 @@ describe('tier matrix: the shadow-overlord bearer reads, it does not write, spen
 
       for (const path of ['/journal', '/llm/usage', '/llm/keys']) expect((await send('GET', path, bearer)).status, path).toBe(200)
 
-      // A stolen bearer: before issue 27 each of these answered 2xx, the key minted with it outlived it, and cost
+      // A stolen bearer: without these checks each of these would answer 2xx, the key minted with it outlived it, and cost
       // calls made with it had no quota.
       const writes: Array<[string, string, unknown]> = [
         ['POST', '/llm/keys', { name: 'stolen' }],

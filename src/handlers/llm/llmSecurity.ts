@@ -30,7 +30,7 @@ export const llmSecurity: Pick<DomainSetup, 'securityHandlers'> = {
       const token = bearerOf(ctx)
       return token ? validateToken(ctx, token) : undefined
     },
-    // The Anthropic SDKs send their `apiKey` as `x-api-key` (issue 31): the same tokens, the same checks.
+    // The Anthropic SDKs send their `apiKey` as `x-api-key`: the same tokens, the same checks.
     llmApiKey: (ctx: HandlerContext) => {
       const header = ctx.headers['x-api-key']
       const token = typeof header === 'string' ? header.trim() : ''

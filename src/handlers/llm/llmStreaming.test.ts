@@ -5,7 +5,7 @@ import type { Engine } from '../../modelserver/engine/Engine.js'
 import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
 import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 
-// Item 1 of issue 14 against a live model server: NDJSON streams through /llm/chat, /llm/completion and
+// Against a live model server: NDJSON streams through /llm/chat, /llm/completion and
 // /marketplace/agent/call arrive chunk by chunk, end with usage, and a client that goes away stops generation.
 
 let engine: Engine

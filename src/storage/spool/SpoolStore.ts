@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 
 /**
- * Where paid-but-not-yet-stored bytes wait (issue 28): one seam, three engines — a local directory
+ * Where paid-but-not-yet-stored bytes wait: one seam, three engines — a local directory
  * (`LocalDirSpoolStore`, one instance, or several that mount one directory), PostgreSQL (`PostgresSpoolStore`,
  * chunked rows, the default on PostgreSQL) and an S3-compatible object store (`S3SpoolStore`). Every replica on
  * the same database and configuration reads what any of them put, so a survivor can finish a dead replica's

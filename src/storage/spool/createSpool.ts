@@ -11,7 +11,7 @@ import type { SpoolStore } from './SpoolStore.js'
 
 /**
  * The spool of this instance (`SERVICE_STORAGE__SPOOL_STORE`): on PostgreSQL the database itself by default,
- * so replicas need no shared mount (issue 28); on SQLite (one instance) the spool directory. Every store this
+ * so replicas need no shared mount; on SQLite (one instance) the spool directory. Every store this
  * instance can reach also reads, so references recorded under an earlier setting are still finished.
  */
 export function createSpool(db: Kysely<Database>, storage: StorageConfig): Spool {

@@ -222,6 +222,7 @@ export async function conformanceCli(argv: string[], io: ConformanceIo): Promise
   }
   const { target, machines, seed, reports, failures, replay, chains, algorand, hooks } = parsed
   const payers: Record<string, Payer> = {}
+  const rpcs: Record<string, string> = {}
   for (const rpc of chains) {
     let network: string
     try {
@@ -231,9 +232,10 @@ export async function conformanceCli(argv: string[], io: ConformanceIo): Promise
       return 2
     }
     payers[network] = evmPayer(rpc, network, target.keys.payer!)
+    rpcs[network] = rpc
   }
   if (algorand) payers['algorand:*'] = algorandPayer(algorand)
-  if (Object.keys(payers).length) target.hooks.chain = { payers }
+  if (Object.keys(payers).length) target.hooks.chain = { payers, rpcs }
   if (hooks) {
     try {
       Object.assign(target.hooks, await new HooksClient(hooks.url, hooks.token).hooks())

@@ -83,8 +83,11 @@ export type Hooks = {
   }
   /** The gateway serves wallet login (a live session token can be obtained). */
   login?: boolean
-  /** Pays x402 requirements, by network pattern (`eip155:8453`, `algorand:*`). */
-  chain?: { payers: Record<string, Payer> }
+  /**
+   * Pays x402 requirements, by network pattern (`eip155:8453`, `algorand:*`); `rpcs`: the JSON-RPC of each EVM
+   * network the payer pays on (`eip155:8453` → URL), for the rows whose client reads the chain (batch settlement).
+   */
+  chain?: { payers: Record<string, Payer>; rpcs?: Record<string, string> }
 }
 
 export type Target = {

@@ -2,21 +2,27 @@
  * Driver `http`: each row is one request and its expected response, replayed in order; the machine's state
  * must be the row's `from` (an earlier failed row leaves it behind, and later rows report it).
  * - `request`: method, path, headers, JSON body; `{{var}}` is filled from the run's variables (`wallet`,
- *   `other_wallet`, `origin`, `<key>_address`, the machine's `vars`, `--var`, and values captured earlier).
+ *   `other_wallet`, `origin`, `<key>_address` (`<key>_lower`: lower case), the machine's `vars`, `--var`, and values captured earlier).
  * - `sign`: before the request, sign `message` (EIP-191) with the key `key` (`wallet`, `other`, or a target
  *   key) and store the signature as the variable `as`.
  * - `expect`: `status`, `body` subset, `headers` (exact value or /regex/), `bodyContains`, `bodyNotContains`.
- * - `capture`: variables read from the response (`body.a.b`, `header.name`).
+ * - `siwx`: before the request, make a `sign-in-with-x` proof (CAIP-122, conformance/siwxProof.ts) with the key
+ *   `key` for `resource` on `origin` and chain `chainId`, and store its header value as the variable `as`.
+ *   A row whose `sign`/`siwx` key the target lacks is skipped with the reason.
+ * - `capture`: variables read from the response (`body.a.b`, `header.name`; `… =~ /re/`: the regex's first group
+ *   of that value, e.g. the origin a sign-in message names).
  * - `poll`: `{ within, every }` — resend until `expect` holds, bounded (an expiry observed by the next request).
  */
 import type { PrivateKeyAccount } from 'viem/accounts'
 import type { Reply } from '../DocumentClient.js'
 import type { Driver } from '../runner.js'
+import { siwxProofHeader } from '../siwxProof.js'
 import type { Expect, Row } from '../types.js'
 
 type HttpRow = Row & {
   request: { method: string; path: string; headers?: Record<string, string>; body?: unknown }
   sign?: { key: string; message: string; as: string }
+  siwx?: { key: string; as: string; origin: string; resource: string; chainId: string }
   capture?: Record<string, string>
   /**
    * For an event that is a time (an expiry): the request is sent again every `every` ms (default 50) until
@@ -44,7 +50,14 @@ export function subsetProblems(actual: unknown, expected: Record<string, unknown
   return problems
 }
 
-function pick(reply: Reply, pathExpr: string): string | undefined {
+function pick(reply: Reply, expr: string): string | undefined {
+  const [pathExpr, pattern] = expr.split(/\s+=~\s+/) as [string, string | undefined]
+  const value = pickPath(reply, pathExpr)
+  if (pattern === undefined || value === undefined) return value
+  return new RegExp(pattern.replace(/^\/|\/$/g, '')).exec(value)?.[1]
+}
+
+function pickPath(reply: Reply, pathExpr: string): string | undefined {
   const [root, ...rest] = pathExpr.split('.')
   if (root === 'header') return reply.headers.get(rest.join('.')) ?? undefined
   let value: unknown = reply.body
@@ -87,10 +100,17 @@ export const httpDriver: Driver = ({ machine, target, client, random, vars }) =>
     other_wallet: accounts.get('other')!.address,
     ...(base ? { origin: new URL(base).origin, host: new URL(base).host } : {}),
     ...Object.fromEntries([...accounts].map(([n, a]) => [`${n}_address`, a.address])),
+    // how the gateway writes a wallet in its answers (lower case)
+    ...Object.fromEntries([...accounts].map(([n, a]) => [`${n}_lower`, a.address.toLowerCase()])),
     ...target.vars,
   })
   let state = machine.initial ?? machine.rows[0]?.from
   return {
+    missing(original) {
+      const row = original as HttpRow
+      const keys = [row.sign?.key, row.siwx?.key].filter((k): k is string => k !== undefined && !accounts.has(k))
+      return keys.length ? `no key ${keys.map((k) => `${k} (--key ${k}=0x…)`).join(', ')}` : undefined
+    },
     async run(original, _variant, problems) {
       const row = original as HttpRow
       if (!target.mock && row.from !== state) problems.push(`table out of order: machine is in ${state}, row starts in ${row.from}`)
@@ -98,6 +118,10 @@ export const httpDriver: Driver = ({ machine, target, client, random, vars }) =>
         const account = accounts.get(row.sign.key)
         if (!account) throw new Error(`no key named ${row.sign.key}`)
         vars[row.sign.as] = await account.signMessage({ message: fill(row.sign.message, vars) as string })
+      }
+      if (row.siwx) {
+        const { key, as, origin, resource, chainId } = fill(row.siwx, vars) as NonNullable<HttpRow['siwx']>
+        vars[as] = await siwxProofHeader(accounts.get(key)!, origin, resource, chainId)
       }
       const request = fill(row.request, vars) as HttpRow['request']
       const mockHeaders = typeof row.mock === 'object' && target.mock ? row.mock.headers : undefined

@@ -1,5 +1,6 @@
 /** The drivers (row vocabularies) of the conformance runner, by the name a machine file gives in `driver`. */
 import type { Driver } from '../runner.js'
+import { batchSettlementDriver } from './batchSettlement.js'
 import { httpDriver } from './http.js'
 import { mcpPaymentDriver } from './mcpPayment.js'
 import { paidStorageDriver } from './paidStorage.js'
@@ -12,4 +13,5 @@ export const drivers: Record<string, Driver> = Object.assign(Object.create(null)
   'paid-storage': paidStorageDriver,
   'pull-progress': pullProgressDriver,
   'mcp-payment': mcpPaymentDriver,
+  'batch-settlement': batchSettlementDriver,
 })

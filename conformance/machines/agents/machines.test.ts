@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { anvilAccount, PAYER_INDEXES } from '../../../devnet/accounts.js'
 import { type FakeModelServer, startFakeModelServer } from '../../../tests/support/fakeModelServer.js'
-import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers } from '../../../tests/storage/harness.js'
+import { evmEnv, type EvmPeers, startEvmPeers } from '../../../tests/storage/harness.js'
+import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 import { formatText } from '../../report.js'
 import { loadMachine, runMachine } from '../../runner.js'
 import type { Target } from '../../types.js'
@@ -19,25 +20,25 @@ import { fileURLToPath } from 'node:url'
 
 let peers: EvmPeers
 let models: FakeModelServer
-let gw: Awaited<ReturnType<typeof startAppGateway>>
+let gw: TestGateway
 const here = path.dirname(fileURLToPath(import.meta.url))
 const overlord = privateKeyToAccount(generatePrivateKey())
 
 beforeAll(async () => {
   peers = await startEvmPeers()
   models = await startFakeModelServer()
-  gw = await startAppGateway(
-    {
+  // every domain, as a deployment has them (the claim-now row signs in as the overlord)
+  gw = await startTestGateway({
+    modelServerUrl: models.url,
+    env: {
       ...evmEnv(peers),
       SERVICE_X402__BATCH__AUTHORIZER_KEY: generatePrivateKey(),
       SERVICE_X402__BATCH__CLAIM_INTERVAL_S: '0',
       SERVICE_LOGIN__CHAIN_ID: '8453',
-      SERVICE_LLM__MODELSERVER__BASE_URL: models.url,
       SHADOW_OVERLORD_ADDRESS: overlord.address,
       SHADOW_JWT_SECRET: randomBytes(32).toString('hex'),
     },
-    peers.dir,
-  )
+  })
 }, 120_000)
 afterAll(async () => {
   await gw?.close()

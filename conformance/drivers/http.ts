@@ -2,13 +2,14 @@
  * Driver `http`: each row is one request and its expected response, replayed in order; the machine's state
  * must be the row's `from` (an earlier failed row leaves it behind, and later rows report it).
  * - `request`: method, path, headers, JSON body; `{{var}}` is filled from the run's variables (`wallet`,
- *   `other_wallet`, `origin`, `<key>_address` (`<key>_lower`: lower case), the machine's `vars`, `--var`, and values captured earlier).
+ *   `other_wallet`, `origin`, `<key>_address` and `<key>_lower` (the address in lower case), the machine's
+ *   `vars`, `--var`, and values captured earlier).
  * - `sign`: before the request, sign `message` (EIP-191) with the key `key` (`wallet`, `other`, or a target
  *   key) and store the signature as the variable `as`.
- * - `expect`: `status`, `body` subset, `headers` (exact value or /regex/), `bodyContains`, `bodyNotContains`.
  * - `siwx`: before the request, make a `sign-in-with-x` proof (CAIP-122, conformance/siwxProof.ts) with the key
  *   `key` for `resource` on `origin` and chain `chainId`, and store its header value as the variable `as`.
  *   A row whose `sign`/`siwx` key the target lacks is skipped with the reason.
+ * - `expect`: `status`, `body` subset, `headers` (exact value or /regex/), `bodyContains`, `bodyNotContains`.
  * - `capture`: variables read from the response (`body.a.b`, `header.name`; `… =~ /re/`: the regex's first group
  *   of that value, e.g. the origin a sign-in message names).
  * - `poll`: `{ within, every }` — resend until `expect` holds, bounded (an expiry observed by the next request).

@@ -8,7 +8,7 @@
  *   key) and store the signature as the variable `as`.
  * - `siwx`: before the request, make a `sign-in-with-x` proof (CAIP-122, conformance/siwxProof.ts) with the key
  *   `key` for `resource` on `origin` and chain `chainId`, and store its header value as the variable `as`.
- *   A row whose `sign`/`siwx` key the target lacks is skipped with the reason.
+ *   A row whose `sign`/`siwx` key, or a key of its `keys`, the target lacks is skipped with the reason.
  * - `expect`: `status`, `body` subset, `headers` (exact value or /regex/), `bodyContains`, `bodyNotContains`.
  * - `capture`: variables read from the response (`body.a.b`, `header.name`; `… =~ /re/`: the regex's first group
  *   of that value, e.g. the origin a sign-in message names).
@@ -24,6 +24,8 @@ type HttpRow = Row & {
   request: { method: string; path: string; headers?: Record<string, string>; body?: unknown }
   sign?: { key: string; message: string; as: string }
   siwx?: { key: string; as: string; origin: string; resource: string; chainId: string }
+  /** Keys the row needs besides its own `sign`/`siwx` one (a row that continues a signed one). */
+  keys?: string[]
   capture?: Record<string, string>
   /**
    * For an event that is a time (an expiry): the request is sent again every `every` ms (default 50) until
@@ -109,7 +111,7 @@ export const httpDriver: Driver = ({ machine, target, client, random, vars }) =>
   return {
     missing(original) {
       const row = original as HttpRow
-      const keys = [row.sign?.key, row.siwx?.key].filter((k): k is string => k !== undefined && !accounts.has(k))
+      const keys = [...new Set([...(row.keys ?? []), row.sign?.key, row.siwx?.key])].filter((k): k is string => k !== undefined && !accounts.has(k))
       return keys.length ? `no key ${keys.map((k) => `${k} (--key ${k}=0x…)`).join(', ')}` : undefined
     },
     async run(original, _variant, problems) {

@@ -6,7 +6,7 @@ export type SettledReceipt = {
   arTxId: string
   uploadId: string
   depositId: string
-  /** A CAIP-2 network of evmNetworks.ts or `algorand:<genesis_hash>`. */
+  /** A CAIP-2 network of networks.ts or `algorand:<genesis_hash>`. */
   network: string
   /** Asset as the rail recorded it (token address, `31566704` or `ALGO`). */
   asset: string

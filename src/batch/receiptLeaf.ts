@@ -3,22 +3,22 @@
  * (docs/design.md "Paid storage"): currency codes, the payer address of each rail, and the storage id as
  * bytes32.
  */
-import algosdk from 'algosdk'
-import { type Address, type Hex, bytesToHex, getAddress, hexToBytes, isAddress, keccak256 } from 'viem'
+import { type Address, type Hex, bytesToHex, hexToBytes } from 'viem'
 import { BaseError } from '../shared/errors/BaseError.js'
-import { evmNetwork, isEvmNetwork } from '../x402/evmNetworks.js'
+import { ALGORAND_NETWORK, EVM_NETWORKS, knownNetwork, receiptPayerOf } from '../x402/networks.js'
 
 /** StandardMerkleTree leaf encoding: (payer, arTxid, sizeBytes, paidAtomics, currency). */
 export const LEAF_ENCODING = ['address', 'bytes32', 'uint256', 'uint256', 'uint16'] as const
 
+/** The codes of the network table (src/x402/networks.ts), by name. */
 export const CURRENCY = {
-  USDC_BASE: 1,
-  USDC_ETHEREUM: 2,
-  USDC_ALGORAND: 3,
-  ALGO: 4,
+  USDC_BASE: EVM_NETWORKS.find((n) => n.name === 'base')!.currency,
+  USDC_ETHEREUM: EVM_NETWORKS.find((n) => n.name === 'ethereum')!.currency,
+  USDC_ALGORAND: ALGORAND_NETWORK.currency.usdc,
+  ALGO: ALGORAND_NETWORK.currency.algo,
 } as const
 
-export const ALGORAND_USDC_ASA = '31566704'
+export const ALGORAND_USDC_ASA = ALGORAND_NETWORK.usdcAssetId.toString()
 
 export type ReceiptLeaf = {
   payer: Address
@@ -56,38 +56,27 @@ export function bytes32ToArTxId(hex: Hex): string {
   return Buffer.from(bytes).toString('base64url')
 }
 
-/** Currency code of a deposit: network plus the asset recorded by the rail. */
+/** Currency code of a deposit: network plus the asset recorded by the rail (the network table says). */
 export function currencyCode(network: string, asset: string): number {
-  const evm = evmNetwork(network)
-  if (evm) return evm.currency
-  if (network.startsWith('algorand:')) {
-    if (asset === ALGORAND_USDC_ASA) return CURRENCY.USDC_ALGORAND
-    if (asset === 'ALGO' || asset === '0') return CURRENCY.ALGO
-    throw new ReceiptMappingError(`unknown Algorand asset ${asset}`)
-  }
-  throw new ReceiptMappingError(`no currency code for network ${network}`)
+  const known = knownNetwork(network)
+  if (!known) throw new ReceiptMappingError(`no currency code for network ${network}`)
+  const code = known.currency(asset)
+  if (code === undefined) throw new ReceiptMappingError(`unknown ${known.name} asset ${asset}`)
+  return code
 }
 
 /**
  * The payer as an EVM address: the address itself on eip155 rails; for Algorand, the last 20 bytes of
- * keccak256 of the account's 32-byte public key.
+ * keccak256 of the account's 32-byte public key (the network table maps it).
  */
 export function payerAddress(network: string, payer: string): Address {
-  if (isEvmNetwork(network)) {
-    if (!isAddress(payer, { strict: false })) throw new ReceiptMappingError(`not an EVM address: ${payer}`)
-    return getAddress(payer)
+  const receiptPayer = receiptPayerOf(network)
+  if (!receiptPayer) throw new ReceiptMappingError(`no payer mapping for network ${network}`)
+  try {
+    return receiptPayer(payer)
+  } catch (error) {
+    throw new ReceiptMappingError(error instanceof Error ? error.message : String(error))
   }
-  if (network.startsWith('algorand:')) {
-    let publicKey: Uint8Array
-    try {
-      // base32 is case-insensitive; ledgers written before the fix hold Algorand payers lower-cased
-      publicKey = algosdk.decodeAddress(payer.toUpperCase()).publicKey
-    } catch {
-      throw new ReceiptMappingError(`not an Algorand address: ${payer}`)
-    }
-    return getAddress(`0x${keccak256(publicKey).slice(-40)}`)
-  }
-  throw new ReceiptMappingError(`no payer mapping for network ${network}`)
 }
 
 export function toLeafTuple(leaf: ReceiptLeaf): LeafTuple {

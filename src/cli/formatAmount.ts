@@ -1,25 +1,15 @@
-import { EVM_NETWORKS } from '../x402/evmNetworks.js'
+import { type AssetUnit, knownNetwork, NETWORKS } from '../x402/networks.js'
 
 /**
  * One human form for an amount everywhere the CLI prints one: `0.008492 USDC`. Exact (bigint, never a float),
  * trailing zeros dropped. The unit comes from what the gateway says was paid: a receipt's `currency` code, or a
- * requirement's network and asset. An asset the CLI does not know prints as what it is: atomic units of that asset.
+ * requirement's network and asset (the network table says which). An asset the CLI does not know prints as what
+ * it is: atomic units of that asset.
  */
-export type AssetUnit = { symbol: string; decimals: number }
-
-const USDC: AssetUnit = { symbol: 'USDC', decimals: 6 }
-const ALGO: AssetUnit = { symbol: 'ALGO', decimals: 6 }
+export type { AssetUnit }
 
 /** The receipt's `currency` (openapi/gateway.yaml Receipt): 1 USDC on Base, 2 USDC on Ethereum, 3 USDC ASA, 4 ALGO. */
-const BY_CURRENCY = new Map<number, AssetUnit>([
-  [1, USDC],
-  [2, USDC],
-  [3, USDC],
-  [4, ALGO],
-])
-
-/** The canonical USDC contracts, the only EVM assets a stock x402 client pays (lower-cased). */
-const EVM_USDC = new Map<string, string>(EVM_NETWORKS.map((n) => [n.network, n.usdc]))
+const BY_CURRENCY = new Map<number, AssetUnit>(NETWORKS.flatMap((n) => [...n.currencyUnits]))
 
 export function unitOfCurrency(currency: number): AssetUnit | undefined {
   return BY_CURRENCY.get(currency)
@@ -27,8 +17,7 @@ export function unitOfCurrency(currency: number): AssetUnit | undefined {
 
 /** EVM: the canonical USDC of the network; Algorand: the gateway prices its ASA requirement in micro-USD of USDC. */
 export function unitOfRequirement(network: string, asset: string): AssetUnit | undefined {
-  if (network.startsWith('algorand:')) return USDC
-  return EVM_USDC.get(network) === asset.toLowerCase() ? USDC : undefined
+  return knownNetwork(network)?.unit(asset)
 }
 
 export function formatAmount(atomic: string | number | bigint, unit: AssetUnit | undefined, asset = 'an unknown asset'): string {

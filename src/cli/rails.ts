@@ -1,12 +1,12 @@
 /**
- * The rails `pay2store store --rail` pays on, rail name → network: the EVM rails by CAIP-2 id; Algorand is
- * `algorand:<genesis hash>` of whatever node the gateway uses, so only its prefix is known here.
+ * The rails `pay2store store --rail` pays on, rail name → network, from the network table: the EVM rails by
+ * CAIP-2 id; Algorand is `algorand:<genesis hash>` of whatever node the gateway uses, so only its prefix is known here.
  */
-import { EVM_NETWORKS } from '../x402/evmNetworks.js'
+import { knownNetwork, NETWORKS } from '../x402/networks.js'
 
-export const RAILS: ReadonlyMap<string, string> = new Map([...EVM_NETWORKS.map((n) => [n.name, n.network] as const), ['algorand', 'algorand:']])
+export const RAILS: ReadonlyMap<string, string> = new Map(NETWORKS.map((n) => [n.name, n.caip2] as const))
 
 /** Whether `network` (a requirement's) is on `rail`. */
 export function onRail(rail: string, network: string): boolean {
-  return rail === 'algorand' ? network.startsWith(RAILS.get('algorand')!) : network === RAILS.get(rail)
+  return knownNetwork(network)?.name === rail
 }

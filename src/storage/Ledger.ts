@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
-import { EVM_NAMESPACE } from '../x402/evmNetworks.js'
+import { EVM_NAMESPACE } from '../x402/networks.js'
 import { PaymentClaims } from '../x402/PaymentClaims.js'
 import type { Database } from '../db/Database.js'
 import { insertedOnce } from '../db/insertedOnce.js'

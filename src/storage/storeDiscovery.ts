@@ -1,5 +1,5 @@
 import { bazaarExtensions } from '../x402/bazaar.js'
-import { EVM_NETWORKS } from '../x402/evmNetworks.js'
+import { EVM_NETWORKS } from '../x402/networks.js'
 import { paymentIdentifierExtensions } from '../x402/PaymentIdentifiers.js'
 
 /**

@@ -3,7 +3,7 @@ import { type AlgorandPaymentCheck, type AlgorandSettlement, parseAlgorandPaymen
 import type { DecodedPaymentHeader } from './headers.js'
 import { type AlgoUsdRate, nativeAlgoAmount } from './nativeAlgoAmount.js'
 import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
-import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
+import { ALGORAND_NETWORK } from './networks.js'
 import { algorandExtra, exactRequirement, type PaymentRequirement } from './requirements.js'
 
 export type AlgorandExactRailOptions = {
@@ -18,16 +18,12 @@ export type AlgorandExactRailOptions = {
   timeoutMs: number
 }
 
-/** Receipt currency codes of the Algorand rail (docs/design.md). */
-const CURRENCY_ASA = 3
-const CURRENCY_ALGO = 4
-
 /** USDC (ASA 31566704) or native ALGO at the operator's rate, on Algorand: paid once the transaction is confirmed. */
 export class AlgorandExactRail implements PaymentRailBase {
   readonly kind = 'algorand' as const
   readonly scheme = 'exact' as const
   readonly settlement = 'final' as const
-  readonly label = 'USDC on Algorand'
+  readonly label = ALGORAND_NETWORK.label
   readonly options: AlgorandExactRailOptions
 
   constructor(options: AlgorandExactRailOptions) {
@@ -39,7 +35,7 @@ export class AlgorandExactRail implements PaymentRailBase {
   }
 
   get assetId(): bigint {
-    return this.options.assetId ?? ALGORAND_USDC_ASSET_ID
+    return this.options.assetId ?? ALGORAND_NETWORK.usdcAssetId
   }
 
   missingSettings(): string[] {
@@ -52,8 +48,8 @@ export class AlgorandExactRail implements PaymentRailBase {
   }
 
   currencyCode(asset: string): number | undefined {
-    if (asset === this.assetId.toString()) return CURRENCY_ASA
-    if (asset === 'ALGO' || asset === '0') return CURRENCY_ALGO
+    if (asset === this.assetId.toString()) return ALGORAND_NETWORK.currency.usdc
+    if (asset === 'ALGO' || asset === '0') return ALGORAND_NETWORK.currency.algo
     return undefined
   }
 

@@ -2,7 +2,7 @@ import { createPublicClient, http, parseAbi, parseEventLogs, type PublicClient }
 import type { Facilitator } from './FacilitatorPool.js'
 import type { DecodedPaymentHeader } from './headers.js'
 import { type EvmAuthorization, type EvmPayment, type EvmSettlement, facilitatorRequest, parseEvmPayment, precheckEvmPayment, verifyAndSettleEvm } from './evmRail.js'
-import { envSuffix } from './evmNetworks.js'
+import { envSuffix } from './networks.js'
 import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
 import { exactRequirement, type PaymentRequirement } from './requirements.js'
 import { assertCoversWindow, type PaymentWindow } from './settlementWindow.js'

@@ -3,7 +3,7 @@ import { withDeadline } from '../shared/withDeadline.js'
 import { AlgorandExactRail } from './AlgorandExactRail.js'
 import type { X402Config } from './config.js'
 import { LedgerNodeUnavailableError } from './errors.js'
-import { EVM_NETWORKS } from './evmNetworks.js'
+import { EVM_NETWORKS } from './networks.js'
 import { EvmExactRail } from './EvmExactRail.js'
 import { EvmUptoRail } from './EvmUptoRail.js'
 import type { PaymentRail, RailOffer } from './PaymentRail.js'
@@ -63,16 +63,10 @@ export class RailRegistry {
   async requirements(offer: RailOffer, rails: readonly PaymentRail[] = this.#rails): Promise<RailRequirement[]> {
     return Promise.all(rails.map(async (rail) => ({ rail, requirement: await rail.requirement(offer) })))
   }
-
-  /** The receipt currency code of a payment recorded on `network` in `asset`. */
-  async currencyCode(network: string, asset: string): Promise<number | undefined> {
-    for (const rail of this.#rails) if ((await rail.network().catch(() => undefined)) === network) return rail.currencyCode(asset)
-    return undefined
-  }
 }
 
 /**
- * The rails of the configuration: one `exact` EVM rail per network of evmNetworks.ts, then Algorand; and one
+ * The rails of the configuration: one `exact` EVM rail per network of networks.ts, then Algorand; and one
  * `upto` rail per EVM network (metered cost calls), ready when the `upto` facilitator address is configured.
  * `algod`: the client the Algorand rail polls; its network id comes from `SERVICE_ALGOD__GENESIS_HASH` or,
  * unset, from the node (once, cached; retried after a failure).

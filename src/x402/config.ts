@@ -1,7 +1,7 @@
 import { getDefaultAsset } from '@x402/evm'
 import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
-import { envSuffix, EVM_NETWORKS } from './evmNetworks.js'
+import { envSuffix, EVM_NETWORKS } from './networks.js'
 import { type AlgoUsdRate, parseAlgoUsdRate } from './nativeAlgoAmount.js'
 
 /**
@@ -10,7 +10,7 @@ import { type AlgoUsdRate, parseAlgoUsdRate } from './nativeAlgoAmount.js'
  * - `SERVICE_X402__FACILITATOR_URL`, `FACILITATOR_TOKEN` (bearer on `/verify` and `/settle`);
  *   `SERVICE_X402__FALLBACK_FACILITATOR_URL`: fallback facilitators, comma-separated, tried in order when the
  *   one before fails for transport reasons (same token);
- * - `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__<NETWORK>` for each network of evmNetworks.ts
+ * - `SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__ASSET__<NETWORK>` for each network of networks.ts
  *   (`EIP155_8453`, `EIP155_1`; default: the network's canonical USDC, from @x402/evm's table of the assets stock clients pay by default);
  *   `SERVICE_X402__TOKEN_NAME` / `SERVICE_X402__TOKEN_VERSION`: the token's EIP-712 domain (`USD Coin` / `2`);
  * - `SERVICE_X402__PAY_TO_ALGORAND`, `SERVICE_ALGOD__URL`, `SERVICE_ALGOD__TOKEN`;
@@ -28,7 +28,7 @@ export type X402Config = {
   fallbackFacilitatorUrls: string[]
   facilitatorToken: string
   payToEvm: string
-  /** Token of each EVM network of evmNetworks.ts, by CAIP-2 id. */
+  /** Token of each EVM network of networks.ts, by CAIP-2 id. */
   assets: Record<string, string>
   tokenName: string
   tokenVersion: string

@@ -1,3 +1,5 @@
+import { ALGORAND_NETWORK } from './networks.js'
+
 /**
  * Wire reason codes of the x402 layer. `error` codes travel in the `{error, message}` body; `reason`
  * codes refine an `invalid_payment` in `details.reason` so a client can tell what to fix.
@@ -69,4 +71,4 @@ export const HEADER_PAYMENT_RESPONSE = 'PAYMENT-RESPONSE'
 /** The v1 name of PAYMENT-RESPONSE, sent to v1 payers. */
 export const HEADER_X_PAYMENT_RESPONSE = 'X-PAYMENT-RESPONSE'
 /** Algorand Standard Asset id of USDC accepted on the Algorand rail (seed 2.7). */
-export const ALGORAND_USDC_ASSET_ID = 31566704n
+export const ALGORAND_USDC_ASSET_ID = ALGORAND_NETWORK.usdcAssetId

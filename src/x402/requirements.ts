@@ -47,7 +47,7 @@ export type RequirementsInput = {
   mimeType: string
   priceAtomic: bigint
   priceUsd: string
-  /** In the order of evmNetworks.ts. */
+  /** In the order of networks.ts. */
   evm: EvmRailConfig[]
   algorand: AlgorandRailConfig
   maxTimeoutSeconds?: number

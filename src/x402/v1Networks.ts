@@ -1,8 +1,8 @@
-import { EVM_NETWORKS } from './evmNetworks.js'
+import { EVM_NETWORKS } from './networks.js'
 
 /**
  * x402 version 1 names networks by chain name; version 2 by CAIP-2 id. The v1 names are those of the
- * reference v1 packages, kept with each network in evmNetworks.ts; no v1 name exists for Algorand.
+ * reference v1 packages, kept with each network in networks.ts; no v1 name exists for Algorand.
  */
 const V1_NAMES: ReadonlyMap<string, { name: string; offered: boolean }> = new Map(EVM_NETWORKS.map((n) => [n.network, { name: n.name, offered: n.v1Offered }]))
 

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { envSuffix, EVM_NETWORKS } from '../../src/x402/evmNetworks.js'
+import { envSuffix, EVM_NETWORKS } from '../../src/x402/networks.js'
 
 const root = join(import.meta.dirname, '..', '..')
 /** A setting's name as code reads it: in quotes or backticks, or as `env.NAME` (not a constant's identifier; `NAME*` in a comment is a family). */

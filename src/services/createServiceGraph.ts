@@ -45,7 +45,7 @@ import { StorageService } from '../storage/StorageService.js'
 import { StorageWorker } from '../storage/StorageWorker.js'
 import { createBatchService } from './createBatchService.js'
 import type { CoreServices, DomainInit, DomainSetup, Services } from './types.js'
-import { createAlgodClient } from '../x402/createAlgodClient.js'
+import { createAlgodClient } from '../x402/rails/algorand/createAlgodClient.js'
 import { createRailRegistry } from '../x402/RailRegistry.js'
 import { MetricsAccess } from './MetricsAccess.js'
 

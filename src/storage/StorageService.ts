@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
-import { createAlgodClient } from '../x402/createAlgodClient.js'
+import { createAlgodClient } from '../x402/rails/algorand/createAlgodClient.js'
 import {
   BriefCache,
   createRailRegistry,

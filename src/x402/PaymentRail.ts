@@ -1,5 +1,5 @@
-import type { AlgorandExactRail } from './AlgorandExactRail.js'
-import type { EvmExactRail } from './EvmExactRail.js'
+import type { AlgorandExactRail } from './rails/algorand/AlgorandExactRail.js'
+import type { EvmExactRail } from './rails/evm/EvmExactRail.js'
 import type { PaymentRequirement } from './requirements.js'
 
 /**

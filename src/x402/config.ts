@@ -2,7 +2,7 @@ import { getDefaultAsset } from '@x402/evm'
 import { ConfigError } from '../config/ConfigError.js'
 import { type Env, envInt, envOptionalString, envString } from '../config/env.js'
 import { envSuffix, EVM_NETWORKS } from './networks.js'
-import { type AlgoUsdRate, parseAlgoUsdRate } from './nativeAlgoAmount.js'
+import { type AlgoUsdRate, parseAlgoUsdRate } from './rails/algorand/nativeAlgoAmount.js'
 
 /**
  * Configuration of the payment rails (seed 4.6 step 4), from `SERVICE_X402__*`, `SERVICE_ALGOD__*` and

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { parseAlgoUsdRate } from './nativeAlgoAmount.js'
+import { parseAlgoUsdRate } from './rails/algorand/nativeAlgoAmount.js'
 import { buildRequirements, requestBindingNote, requestBindingNotes, requestBindingText, resourceInfo } from './requirements.js'
 
 const input = {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { formatPriceUsd } from './price.js'
 import type { ResourceInfo } from './paymentRequired.js'
 import type { RailOffer } from './PaymentRail.js'
-import { type AlgoUsdRate, nativeAlgoAmount } from './nativeAlgoAmount.js'
+import { type AlgoUsdRate, nativeAlgoAmount } from './rails/algorand/nativeAlgoAmount.js'
 import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */

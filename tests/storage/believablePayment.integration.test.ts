@@ -23,7 +23,7 @@ import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../d
 import { OTHER_ASA_ID, USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
 import { type AlgodPeer, startAlgod } from '../../devnet/algod/startAlgod.js'
 import { canonicalUsdc, usdcArtifact } from '../../devnet/chains/startChain.js'
-import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
+import { createAlgodClient } from '../../src/x402/rails/algorand/createAlgodClient.js'
 import { evmEnv, type EvmPeers, PAY_TO_EVM, payAndStoreOk, startAppGateway, startEvmPeers } from './harness.js'
 import { postFrom as post, trickle } from './support/trickleUpload.js'
 

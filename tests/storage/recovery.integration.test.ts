@@ -21,7 +21,7 @@ import { recoverOrphanedClaims } from '../../src/storage/recoverClaims.js'
 import { Spool } from '../../src/storage/Spool.js'
 import { LocalDirSpoolStore } from '../../src/storage/spool/LocalDirSpoolStore.js'
 import { readX402Config } from '../../src/x402/config.js'
-import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
+import { createAlgodClient } from '../../src/x402/rails/algorand/createAlgodClient.js'
 import { createRailRegistry } from '../../src/x402/RailRegistry.js'
 
 const PAY_TO = anvilAccount(7).address

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount, FACILITATOR_INDEX } from '../../devnet/accounts.js'
 import { startChain, type LocalChain } from '../../devnet/chains/startChain.js'
 import { startFacilitator, type FacilitatorPeer } from '../../devnet/facilitator/startFacilitator.js'
-import { EvmExactRail } from '../../src/x402/EvmExactRail.js'
+import { EvmExactRail } from '../../src/x402/rails/evm/EvmExactRail.js'
 import { evmEnv, FACILITATOR_TOKEN, type EvmPeers, multipart, PAY_TO_EVM, payAndStoreOk, startEvmPeers, startAppGateway, type TestGateway } from './harness.js'
 
 const THIRD = 84532

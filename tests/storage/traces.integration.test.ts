@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALGO_PAYER_MICROALGOS, ALGO_PAYER_USDC, algoTestAccount } from '../../devnet/algod/algoAccounts.js'
 import { USDC_ASA_ID } from '../../devnet/algod/AlgoLedger.js'
 import { startAlgod, type AlgodPeer } from '../../devnet/algod/startAlgod.js'
-import { createAlgodClient } from '../../src/x402/createAlgodClient.js'
+import { createAlgodClient } from '../../src/x402/rails/algorand/createAlgodClient.js'
 import { evmEnv, type EvmPeers, multipart, payAndStoreOk, startAppGateway, startEvmPeers } from './harness.js'
 
 const ALGOD_TOKEN = 'd'.repeat(64)

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../tests/support/te
 import { testMeter } from '../../../tests/support/testMeter.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { readX402Config } from '../../x402/config.js'
-import { UPTO_PERMIT2_PROXY } from '../../x402/EvmUptoRail.js'
+import { UPTO_PERMIT2_PROXY } from '../../x402/rails/evm/EvmUptoRail.js'
 import type { Facilitator } from '../../x402/FacilitatorPool.js'
 import { CostPayments } from '../CostPayments.js'
 import { GenerationBudgetSpentError } from './errors.js'

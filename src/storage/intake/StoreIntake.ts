@@ -11,7 +11,7 @@ import type { SlotPool, UploadSlots } from '../UploadSlots.js'
 import { AddressPermits, clientAddressKey } from './AddressPermits.js'
 import { boundUnreadBody } from '../../shared/http/boundUnreadBody.js'
 import { TooManyPaymentChecksError, TooManyUnpaidRequestsError, UnpaidBodyTooLargeError, UploadTooSlowError } from './errors.js'
-import { type AlgorandBelief, type AlgorandPrecheck, precheckAlgorandPayment } from './precheckAlgorandPayment.js'
+import { type AlgorandBelief, type AlgorandPrecheck, precheckAlgorandPayment } from '../../x402/rails/algorand/precheckAlgorandPayment.js'
 
 export type IntakeRequest = Readable & {
   headers: Record<string, string | string[] | undefined>

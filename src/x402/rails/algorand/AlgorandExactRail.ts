@@ -1,10 +1,10 @@
 import type algosdk from 'algosdk'
 import { type AlgorandPaymentCheck, type AlgorandSettlement, parseAlgorandPayment, verifyAlgorandPayment } from './algorandRail.js'
-import type { DecodedPaymentHeader } from './headers.js'
+import type { DecodedPaymentHeader } from '../../headers.js'
 import { type AlgoUsdRate, nativeAlgoAmount } from './nativeAlgoAmount.js'
-import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
-import { ALGORAND_NETWORK } from './networks.js'
-import { algorandExtra, exactRequirement, type PaymentRequirement } from './requirements.js'
+import type { PaymentRailBase, RailOffer } from '../../PaymentRail.js'
+import { ALGORAND_NETWORK } from '../../networks.js'
+import { algorandExtra, exactRequirement, type PaymentRequirement } from '../../requirements.js'
 
 export type AlgorandExactRailOptions = {
   algod: algosdk.Algodv2

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError } from '../config/ConfigError.js'
+import { ConfigError } from '../../../config/ConfigError.js'
 import { nativeAlgoAmount, parseAlgoUsdRate } from './nativeAlgoAmount.js'
 
 describe('native ALGO at the operator-set rate', () => {

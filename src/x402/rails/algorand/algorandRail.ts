@@ -1,8 +1,8 @@
 import algosdk from 'algosdk'
-import { withDeadline } from '../shared/withDeadline.js'
-import { ExpiredPaymentError, InvalidPaymentError, LedgerNodeUnavailableError, PaymentHeaderInvalidError, RequestHashMismatchError } from './errors.js'
-import type { PaymentPayload } from './headers.js'
-import { ALGORAND_USDC_ASSET_ID, InvalidPaymentReasons } from './reasons.js'
+import { withDeadline } from '../../../shared/withDeadline.js'
+import { ExpiredPaymentError, InvalidPaymentError, LedgerNodeUnavailableError, PaymentHeaderInvalidError, RequestHashMismatchError } from '../../errors.js'
+import type { PaymentPayload } from '../../headers.js'
+import { ALGORAND_USDC_ASSET_ID, InvalidPaymentReasons } from '../../reasons.js'
 
 export type AlgorandPaymentCheck = {
   txId: string

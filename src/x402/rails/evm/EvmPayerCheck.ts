@@ -1,10 +1,10 @@
 import { authorizationTypes } from '@x402/evm'
 import { createPublicClient, http, isAddressEqual, parseAbi, type PublicClient, recoverTypedDataAddress } from 'viem'
-import { BriefCache } from './BriefCache.js'
-import { InvalidPaymentError } from './errors.js'
+import { BriefCache } from '../../BriefCache.js'
+import { InvalidPaymentError } from '../../errors.js'
 import type { EvmPayment } from './evmRail.js'
 import type { EvmExactRail } from './EvmExactRail.js'
-import { InvalidPaymentReasons } from './reasons.js'
+import { InvalidPaymentReasons } from '../../reasons.js'
 
 /**
  * Whether a payment is believable before anything is spent on it: `verified` (signed by its payer, nonce

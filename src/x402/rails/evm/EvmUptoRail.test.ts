@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { readX402Config } from './config.js'
-import { createAlgodClient } from './createAlgodClient.js'
+import { readX402Config } from '../../config.js'
+import { createAlgodClient } from '../algorand/createAlgodClient.js'
 import { EvmUptoRail, UPTO_PERMIT2_PROXY } from './EvmUptoRail.js'
-import type { PaymentPayload } from './headers.js'
-import { createRailRegistry } from './RailRegistry.js'
+import type { PaymentPayload } from '../../headers.js'
+import { createRailRegistry } from '../../RailRegistry.js'
 
 const PAY_TO = '0x52908400098527886E0F7030069857D2E4169EE7'
 const PAYER = '0xCC6Ea14Df3d24fEbEAf620cD8D6ae0e680447f93'

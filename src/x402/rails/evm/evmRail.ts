@@ -1,11 +1,11 @@
-import { isSettlementPending, settleWithPendingRetry } from './settleWithPendingRetry.js'
-import { InvalidPaymentError, PaymentHeaderInvalidError, SettlementPendingError } from './errors.js'
-import type { FacilitatorSettleResponse } from './FacilitatorClient.js'
-import type { Facilitator } from './FacilitatorPool.js'
-import type { DecodedPaymentHeader, PaymentPayload } from './headers.js'
-import { InvalidPaymentReasons } from './reasons.js'
-import type { PaymentRequirement } from './requirements.js'
-import { v1NetworkName } from './v1Networks.js'
+import { isSettlementPending, settleWithPendingRetry } from '../../settleWithPendingRetry.js'
+import { InvalidPaymentError, PaymentHeaderInvalidError, SettlementPendingError } from '../../errors.js'
+import type { FacilitatorSettleResponse } from '../../FacilitatorClient.js'
+import type { Facilitator } from '../../FacilitatorPool.js'
+import type { DecodedPaymentHeader, PaymentPayload } from '../../headers.js'
+import { InvalidPaymentReasons } from '../../reasons.js'
+import type { PaymentRequirement } from '../../requirements.js'
+import { v1NetworkName } from '../../v1Networks.js'
 
 export type EvmAuthorization = {
   from: string

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidPaymentError, PaymentHeaderInvalidError } from './errors.js'
+import { InvalidPaymentError, PaymentHeaderInvalidError } from '../../errors.js'
 import { facilitatorRequest, parseEvmPayment, precheckEvmPayment } from './evmRail.js'
-import type { PaymentPayload } from './headers.js'
-import type { PaymentRequirement } from './requirements.js'
+import type { PaymentPayload } from '../../headers.js'
+import type { PaymentRequirement } from '../../requirements.js'
 
 const PAY_TO = '0x' + '2'.repeat(40)
 const ASSET = '0x' + '1'.repeat(40)

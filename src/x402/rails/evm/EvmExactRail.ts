@@ -1,11 +1,11 @@
 import { createPublicClient, http, parseAbi, parseEventLogs, type PublicClient } from 'viem'
-import type { Facilitator } from './FacilitatorPool.js'
-import type { DecodedPaymentHeader } from './headers.js'
+import type { Facilitator } from '../../FacilitatorPool.js'
+import type { DecodedPaymentHeader } from '../../headers.js'
 import { type EvmAuthorization, type EvmPayment, type EvmSettlement, facilitatorRequest, parseEvmPayment, precheckEvmPayment, verifyAndSettleEvm } from './evmRail.js'
-import { envSuffix } from './networks.js'
-import type { PaymentRailBase, RailOffer } from './PaymentRail.js'
-import { exactRequirement, type PaymentRequirement } from './requirements.js'
-import { assertCoversWindow, type PaymentWindow } from './settlementWindow.js'
+import { envSuffix } from '../../networks.js'
+import type { PaymentRailBase, RailOffer } from '../../PaymentRail.js'
+import { exactRequirement, type PaymentRequirement } from '../../requirements.js'
+import { assertCoversWindow, type PaymentWindow } from '../../settlementWindow.js'
 
 export type EvmExactRailOptions = {
   network: `eip155:${number}`

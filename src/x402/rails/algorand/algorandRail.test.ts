@@ -1,7 +1,7 @@
 import algosdk from 'algosdk'
 import { describe, expect, it } from 'vitest'
 import { checkConfirmed, parseAlgorandPayment } from './algorandRail.js'
-import { InvalidPaymentError, PaymentHeaderInvalidError, RequestHashMismatchError } from './errors.js'
+import { InvalidPaymentError, PaymentHeaderInvalidError, RequestHashMismatchError } from '../../errors.js'
 import { nativeAlgoAmount, parseAlgoUsdRate } from './nativeAlgoAmount.js'
 
 const service = algosdk.generateAccount().addr.toString()

@@ -1,9 +1,9 @@
 import algosdk from 'algosdk'
-import { withDeadline } from '../../shared/withDeadline.js'
-import { algorandSignatureVerdict } from '../../x402/algorandSignature.js'
-import type { BriefCache } from '../../x402/BriefCache.js'
-import { ExpiredPaymentError, InvalidPaymentError, LedgerNodeUnavailableError } from '../../x402/errors.js'
-import { InvalidPaymentReasons } from '../../x402/reasons.js'
+import { withDeadline } from '../../../shared/withDeadline.js'
+import { algorandSignatureVerdict } from './algorandSignature.js'
+import type { BriefCache } from '../../BriefCache.js'
+import { ExpiredPaymentError, InvalidPaymentError, LedgerNodeUnavailableError } from '../../errors.js'
+import { InvalidPaymentReasons } from '../../reasons.js'
 
 export type AlgorandPrecheck = {
   txId: string

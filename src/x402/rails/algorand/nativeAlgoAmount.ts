@@ -1,4 +1,4 @@
-import { ConfigError } from '../config/ConfigError.js'
+import { ConfigError } from '../../../config/ConfigError.js'
 
 /**
  * Native ALGO on the Algorand rail (seed 4.6: "an asset transfer of asset 31566704 or a native payment"). Prices

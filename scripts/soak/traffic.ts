@@ -9,6 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { algoTestAccount } from '../../devnet/algod/algoAccounts.js'
 import type { LocalChain } from '../../devnet/chains/startChain.js'
 import { multipart, payingClient } from '../../tests/storage/harness.js'
+import { knownNetwork } from '../../src/x402/networks.js'
 
 export type StoreRecord = { at: number; rail: string; bytes: number; status: number; replay?: boolean }
 /** One cost call: when it was answered and its status (0: connection reset or timeout). */
@@ -91,7 +92,7 @@ async function algorandUpload(o: TrafficOptions, out: Outcomes, algod: algosdk.A
   const first = await post(`${o.url}/store`, { method: 'POST', body: multipart(data) })
   out.store.push({ at: Date.now(), rail: 'algorand (quote)', bytes: data.length, status: first.status })
   if (first.status !== 402) return
-  const req = (first.body.accepts as { network: string; amount: string; payTo: string; resource: string }[]).find((a) => a.network.startsWith('algorand:'))!
+  const req = (first.body.accepts as { network: string; amount: string; payTo: string; resource: string }[]).find((a) => knownNetwork(a.network)?.name === 'algorand')!
   const sha = createHash('sha256').update(data).digest('hex')
   const note = new Uint8Array(createHash('sha256').update(`${req.resource}|${sha}|${data.length}|${priceUsd(req.amount)}`).digest())
   const payer = algoTestAccount(o.algoPayerIndex)

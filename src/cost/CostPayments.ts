@@ -327,21 +327,21 @@ export class CostPayments {
     const chosen = this.#exactRequirements(info).find((r) => r.requirement.network === decoded.network)
     if (!chosen) throw new UnsupportedNetworkError(decoded.network)
     const { rail, requirement } = chosen
-    const payment = rail.check(decoded, requirement, Math.floor(Date.now() / 1000), this.#window)
-    await this.#assertNoDebt(payment.authorization.from, info.wallet)
+    const payment = rail.authorize(decoded, requirement, Math.floor(Date.now() / 1000), this.#window)
+    await this.#assertNoDebt(payment.payer, info.wallet)
     const paymentId = `pay_${ulid()}`
-    const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|${payment.authorization.from.toLowerCase()}|${info.wallet.toLowerCase()}`)
+    const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|${payment.payer.toLowerCase()}|${info.wallet.toLowerCase()}`)
     // Claim the payment before the facilitator hears of it: concurrent replays, on this route or any other, find it taken.
     const claimed = await this.#ledger.claim({
       paymentId,
-      payer: payment.authorization.from,
-      nonce: payment.authorization.nonce,
+      payer: payment.payer,
+      nonce: payment.nonce,
       wallet: info.wallet,
       route: info.route,
       network: requirement.network,
       asset: requirement.asset,
       payTo: requirement.payTo,
-      amountAtomic: payment.authorization.value,
+      amountAtomic: payment.amount,
       priceAtomic: this.priceAtomic,
       paymentPayload: decoded.payload,
     })
@@ -349,10 +349,8 @@ export class CostPayments {
       await releaseIdentifier()
       throw new PaymentReplayedError()
     }
-    // one requirement object from the pre-check to the facilitator
-    const request = rail.facilitatorRequest(decoded, requirement, payment)
     try {
-      const verdict = await this.#facilitator.verify(request.paymentPayload, request.paymentRequirements, request.x402Version)
+      const verdict = await rail.verifyHeld(this.#facilitator, decoded, requirement, payment)
       if (verdict.isValid !== true) {
         throw new InvalidPaymentError(
           verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
@@ -366,15 +364,15 @@ export class CostPayments {
     }
     return new PaidCall({
       paymentId,
-      payer: payment.authorization.from.toLowerCase(),
-      amountAtomic: payment.authorization.value,
+      payer: payment.payer.toLowerCase(),
+      amountAtomic: payment.amount,
       info,
-      settleDeadlineMs: settleDeadlineMs(payment.authorization.validBefore, this.#window),
+      settleDeadlineMs: settleDeadlineMs(payment.validBefore, this.#window),
       settle: async () => {
         let settled
         try {
           // x402's pending settlement: a broadcast not confirmed yet is retried once, reconciled by the facilitator
-          settled = await settleWithPendingRetry(this.#facilitator, request.paymentPayload, request.paymentRequirements, request.x402Version)
+          settled = await rail.settleHeld(this.#facilitator, decoded, requirement, payment)
         } catch (error) {
           // Refused before it was sent anywhere: nothing settled. Otherwise the outcome is unknown: keep the claim.
           if (error instanceof FacilitatorUnavailableError && error.beforeSend) {
@@ -401,13 +399,13 @@ export class CostPayments {
           success: true,
           transaction: settled.transaction,
           network: requirement.network,
-          payer: settled.payer ?? payment.authorization.from,
+          payer: settled.payer ?? payment.payer,
           payment_id: paymentId,
-          amount: payment.authorization.value.toString(),
+          amount: payment.amount.toString(),
           scheme: 'exact',
         }
         await this.#ledger.markSettled(paymentId, settled.transaction, settled)
-        await this.#paidEvent(info, settlement, payment.authorization.value, this.priceAtomic).catch((error: unknown) =>
+        await this.#paidEvent(info, settlement, payment.amount, this.priceAtomic).catch((error: unknown) =>
           this.#logger?.error({ err: error, payment_id: paymentId }, 'llm.call.paid event could not be written'),
         )
         return settlement

@@ -2,30 +2,24 @@ import { createHash } from 'node:crypto'
 import { randomUUID } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import algosdk from 'algosdk'
 import type { DataItemSigner } from './dataItem/ArweaveSigner.js'
 import type { Logger } from 'pino'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { withDeadline } from '../shared/withDeadline.js'
 import type { EventSink } from '../catalogue/EventSink.js'
-import { createAlgodClient } from '../x402/rails/algorand/createAlgodClient.js'
 import {
-  BriefCache,
   createRailRegistry,
   type DecodedPaymentHeader,
   decodePaymentHeader,
   encodeBase64Json,
-  EvmPayerCheck,
   FacilitatorClient,
   FacilitatorPool,
   formatPriceUsd,
   HEADER_PAYMENT_RESPONSE,
   HEADER_X_PAYMENT_RESPONSE,
   LEAST_UPLOAD_PRICE_ATOMIC,
-  nativeAlgoAmount,
   PaymentClaims,
   type PaymentRequired,
-  parseAlgorandPayment,
   PaymentIdentifiers,
   paymentIdentifierOf,
   PaymentReplayedError,
@@ -57,7 +51,7 @@ import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
 /** Kept here for its callers; it lives with the rails now. */
-export { createAlgodClient }
+export { createAlgodClient } from '../x402/rails/algorand/createAlgodClient.js'
 
 export type StoreRequest = IntakeRequest
 
@@ -150,7 +144,6 @@ export class StorageService {
   readonly facilitator: FacilitatorPool
   readonly credit: UpstreamCredit
   readonly priceHold: PriceHold
-  readonly algod: algosdk.Algodv2
   readonly ledger: Ledger
   readonly config: StorageConfig
   readonly x402: X402Config
@@ -162,10 +155,6 @@ export class StorageService {
   /** The price of an upload, its requirements on every rail, the 402, the quote and discovery. */
   readonly pricing: StorePricing
   readonly identifiers: PaymentIdentifiers
-  /** Is an EIP-3009 payer believable before its upload gets a slot: signer, nonce, funds (see EvmPayerCheck). */
-  readonly payerCheck: EvmPayerCheck
-  /** Algorand account reads of the pre-check, kept briefly. */
-  readonly #holdings: BriefCache<bigint | undefined>
   readonly #unverifiedSaid = new Map<string, number>()
   readonly #logger: Logger | undefined
   #signer: Promise<DataItemSigner> | undefined
@@ -176,8 +165,6 @@ export class StorageService {
     this.ledger = ledger
     this.instanceId = instanceId ?? `process-${randomUUID()}`
     this.uploadSlots = new UploadSlots(storage.maxConcurrentUploads, storage.busyRetryAfterS, storage.intake.unverifiedUploads)
-    this.payerCheck = new EvmPayerCheck({ cacheMs: storage.intake.payerCheckCacheMs })
-    this.#holdings = new BriefCache(storage.intake.payerCheckCacheMs)
     this.intake = new StoreIntake({ limits: storage.intake, slots: this.uploadSlots, tmpDir: join(storage.spoolDir, 'tmp'), maxUploadBytes: storage.maxUploadBytes, retryAfterS: storage.busyRetryAfterS })
     this.spool = createSpool(ledger.db, storage)
     this.#logger = logger
@@ -201,8 +188,7 @@ export class StorageService {
       onBalance: onCreditBalance,
       onTopUp: () => onTopUp?.(),
     })
-    this.algod = createAlgodClient(x402.algodUrl, x402.algodToken)
-    this.rails = rails ?? createRailRegistry(x402, this.algod)
+    this.rails = rails ?? createRailRegistry(x402)
     this.identifiers = new PaymentIdentifiers(ledger.db)
     this.pricing = new StorePricing({ storage, x402, rails: this.rails, upstream: this.upstream, priceHold: this.priceHold, credit: this.credit })
   }
@@ -219,13 +205,6 @@ export class StorageService {
   async arweaveAddress(): Promise<string> {
     const signer = await this.signer()
     return createHash('sha256').update(signer.publicKey).digest('base64url')
-  }
-
-  /** `algorand:<genesis_hash>` (base64 genesis hash as algod reports it). */
-  async algorandNetwork(): Promise<string> {
-    const algorand = this.rails.rails.find((r) => r.kind === 'algorand')
-    if (!algorand) throw new UnsupportedNetworkError('algorand')
-    return algorand.network()
   }
 
   /**
@@ -282,32 +261,14 @@ export class StorageService {
     const tagHeader = headers['x-svc-tag-app']
     if (tagHeader !== undefined && !/^[\x20-\x7E]{1,128}$/.test(headerText(tagHeader))) throw new InvalidTagError()
     const network = chosen.requirement.network
-    if (chosen.rail.kind === 'evm') {
-      const payment = chosen.rail.check(decoded, { ...chosen.requirement, amount: least.toString(), maxAmountRequired: least.toString() })
-      await this.#assertUnclaimed(network, payment.authorization.from, payment.authorization.nonce)
-      const belief = await this.payerCheck.believe(chosen.rail, payment)
-      if (!belief.verified) this.#unverified(network, belief.why)
-      return belief
-    }
-    const rail = chosen.rail
-    const { txId } = parseAlgorandPayment(decoded.payload)
-    const rate = rail.options.algoUsdRate
-    const belief = await this.intake.precheckAlgorand(
-      this.algod,
-      {
-        txId,
-        payTo: chosen.requirement.payTo,
-        pollIntervalMs: this.x402.algodPollIntervalMs,
-        assetId: rail.assetId,
-        minAmount: least,
-        nativeMinAmount: rate ? nativeAlgoAmount(least, rate) : undefined,
-        holdings: this.#holdings,
-      },
-      clientKey,
-    )
-    await this.#assertUnclaimed(network, belief.sender, txId)
-    if (!belief.verified) this.#unverified(network, belief.why ?? '')
-    return { verified: belief.verified, release: () => {} }
+    const belief = await chosen.rail.precheck(decoded, { ...chosen.requirement, amount: least.toString(), maxAmountRequired: least.toString() }, {
+      assertUnclaimed: (payer, nonce) => this.#assertUnclaimed(network, payer, nonce),
+      bounded: (work) => this.intake.bounded(clientKey, work),
+      unknownPaymentMs: this.config.intake.algorandUnknownTxMs,
+      cacheMs: this.config.intake.payerCheckCacheMs,
+    })
+    if (!belief.verified) this.#unverified(network, belief.why)
+    return belief
   }
 
   /** A payer could not be verified (its chain or node silent): said once a minute per network, not per request. */
@@ -374,9 +335,7 @@ export class StorageService {
         if (down.length === results.length) throw new Error(`no facilitator answers (${down.join(', ')})`)
         if (down.length > 0) return { detail: `down: ${down.join(', ')}` }
       },
-      algod: async () => {
-        await withDeadline(this.algod.status().do(), timeoutMs, 'algod')
-      },
+      ...this.rails.healthChecks(timeoutMs),
       upstream_credit: async () => {
         const state = await this.credit.read()
         return {
@@ -421,13 +380,11 @@ export class StorageService {
     const requirement: PaymentRequirement = { ...chosen.requirement, amount: lowest.atomic.toString(), maxAmountRequired: lowest.atomic.toString() }
     // The amount, now that the size gives the price: an EVM authorization below it is refused before
     // anything is spooled (the rest was pre-checked before the body was read).
-    if (chosen.rail.kind === 'evm') {
-      try {
-        chosen.rail.check(decoded, requirement)
-      } catch (error) {
-        if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
-        throw error
-      }
+    try {
+      chosen.rail.checkAmount(decoded, requirement)
+    } catch (error) {
+      if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
+      throw error
     }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
     // a crash at any later point leaves the payment, the payload and the bytes together on record.

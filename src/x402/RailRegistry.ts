@@ -1,35 +1,37 @@
 import type algosdk from 'algosdk'
-import { withDeadline } from '../shared/withDeadline.js'
-import { AlgorandExactRail } from './rails/algorand/AlgorandExactRail.js'
 import type { X402Config } from './config.js'
-import { LedgerNodeUnavailableError } from './errors.js'
-import { EVM_NETWORKS } from './networks.js'
-import { EvmExactRail } from './rails/evm/EvmExactRail.js'
-import { EvmUptoRail } from './rails/evm/EvmUptoRail.js'
-import type { PaymentRail, RailOffer } from './PaymentRail.js'
 import type { PaymentRequirement } from './requirements.js'
+import { createAlgodClient } from './rails/algorand/createAlgodClient.js'
+import { registerAlgorandRail } from './rails/algorand/registerAlgorandRail.js'
+import type { EvmUptoRail } from './rails/evm/EvmUptoRail.js'
+import { registerEvmRails } from './rails/evm/registerEvmRails.js'
+import { type DeferrableRail, isDeferrable, type Rail, type RailOffer } from './rails/Rail.js'
 
 /** A rail and the requirement it built for one offer. */
-export type RailRequirement = { rail: PaymentRail; requirement: PaymentRequirement }
+export type RailRequirement = { rail: Rail; requirement: PaymentRequirement }
+
+/** A rail registered beside the configured ones (a deployment's own, or a test's): one call at start. */
+export type RailPlugin = (registry: RailRegistry, x402: X402Config) => void
 
 /**
  * The payment rails of this process, registered once at start (x402's `register(network, scheme)`), in the
- * order the 402 lists them. Every paid route, the 402 builder, discovery, the quote, the `/storage/` page, the
- * CLI's choices and the receipt leaf ask it; a new rail is one file plus its `register` call.
+ * order the 402 lists them. Every paid route, the 402 builder, discovery, the quote, the `/storage/` page and
+ * the readiness checks ask it; none asks which chain a rail is on. A new rail is one file plus its `register`
+ * call (a `RailPlugin` handed to the app).
  */
 export class RailRegistry {
-  readonly #rails: PaymentRail[] = []
+  readonly #rails: Rail[] = []
   readonly #metered: EvmUptoRail[] = []
 
   /** A fixed-price rail (`exact`) goes to `rails`; an `upto` rail to `metered` (only metered routes offer it). */
-  register(rail: PaymentRail | EvmUptoRail): this {
-    if (rail.kind === 'evm-upto') this.#metered.push(rail)
+  register(rail: Rail | EvmUptoRail): this {
+    if (rail.scheme === 'upto') this.#metered.push(rail)
     else this.#rails.push(rail)
     return this
   }
 
   /** The fixed-price rails (`exact`): what every paid route offers. */
-  get rails(): readonly PaymentRail[] {
+  get rails(): readonly Rail[] {
     return this.#rails
   }
 
@@ -46,12 +48,13 @@ export class RailRegistry {
   }
 
   /** The rails whose payments can be held and settled later (cost calls: `authorize-then-settle`). */
-  get deferrable(): EvmExactRail[] {
-    return this.#rails.filter((r): r is EvmExactRail => r.settlement === 'authorize-then-settle' && r.kind === 'evm')
+  get deferrable(): DeferrableRail[] {
+    return this.#rails.filter(isDeferrable)
   }
 
-  evm(network: string): EvmExactRail | undefined {
-    return this.#rails.find((r): r is EvmExactRail => r.kind === 'evm' && r.id === network)
+  /** The `exact` rail of a network known without asking a node. */
+  byId(network: string): Rail | undefined {
+    return this.#rails.find((r) => r.id === network)
   }
 
   /** Every rail's missing settings, once each. */
@@ -59,68 +62,29 @@ export class RailRegistry {
     return [...new Set(this.#rails.flatMap((r) => r.missingSettings()))]
   }
 
+  /** The rails' ledger-node checks for readiness, by name. */
+  healthChecks(timeoutMs: number): Record<string, () => Promise<void>> {
+    const checks: Record<string, () => Promise<void>> = {}
+    for (const rail of this.#rails) if (rail.health) checks[rail.health.name] = () => rail.health!.check(timeoutMs)
+    return checks
+  }
+
   /** The requirements of `offer` on `rails` (default: all), in registration order. */
-  async requirements(offer: RailOffer, rails: readonly PaymentRail[] = this.#rails): Promise<RailRequirement[]> {
+  async requirements(offer: RailOffer, rails: readonly Rail[] = this.#rails): Promise<RailRequirement[]> {
     return Promise.all(rails.map(async (rail) => ({ rail, requirement: await rail.requirement(offer) })))
   }
 }
 
 /**
- * The rails of the configuration: one `exact` EVM rail per network of networks.ts, then Algorand; and one
- * `upto` rail per EVM network (metered cost calls), ready when the `upto` facilitator address is configured.
- * `algod`: the client the Algorand rail polls; its network id comes from `SERVICE_ALGOD__GENESIS_HASH` or,
- * unset, from the node (once, cached; retried after a failure).
+ * The rails of the configuration — one `exact` EVM rail per EVM network of networks.ts, then Algorand, then one
+ * `upto` rail per EVM network (metered cost calls, ready when the `upto` facilitator address is configured) —
+ * and then `plugins`, each one call. `algod`: the client the Algorand rail polls (default: the configured node).
  */
-export function createRailRegistry(x402: X402Config, algod: algosdk.Algodv2): RailRegistry {
+export function createRailRegistry(x402: X402Config, algod?: algosdk.Algodv2, plugins: readonly RailPlugin[] = []): RailRegistry {
   const registry = new RailRegistry()
-  for (const n of EVM_NETWORKS) {
-    registry.register(
-      new EvmExactRail({
-        network: n.network,
-        label: n.label,
-        currency: n.currency,
-        asset: x402.assets[n.network] ?? '',
-        tokenName: x402.tokenName,
-        tokenVersion: x402.tokenVersion,
-        payTo: x402.payToEvm,
-        rpcUrl: x402.evmRpcUrls[n.network],
-      }),
-    )
-  }
-  for (const n of EVM_NETWORKS) {
-    registry.register(
-      new EvmUptoRail({
-        network: n.network,
-        label: n.label,
-        ...(n.currency === undefined ? {} : { currency: n.currency }),
-        asset: x402.assets[n.network] ?? '',
-        tokenName: x402.tokenName,
-        tokenVersion: x402.tokenVersion,
-        payTo: x402.payToEvm,
-        facilitatorAddress: x402.uptoFacilitatorAddress,
-        ...(x402.evmRpcUrls[n.network] ? { rpcUrl: x402.evmRpcUrls[n.network] } : {}),
-      }),
-    )
-  }
-  let genesis: Promise<string> | undefined = x402.algodGenesisHash ? Promise.resolve(x402.algodGenesisHash) : undefined
-  const network = async () => {
-    genesis ??= withDeadline(algod.getTransactionParams().do(), 10_000, 'algod')
-      .then((p) => Buffer.from(p.genesisHash ?? new Uint8Array()).toString('base64'))
-      .catch((error) => {
-        genesis = undefined
-        throw new LedgerNodeUnavailableError(error)
-      })
-    return `algorand:${await genesis}`
-  }
-  registry.register(
-    new AlgorandExactRail({
-      algod,
-      network,
-      payTo: x402.payToAlgorand,
-      algoUsdRate: x402.algoUsdRate,
-      pollIntervalMs: x402.algodPollIntervalMs,
-      timeoutMs: x402.algodTimeoutMs,
-    }),
-  )
+  registerEvmRails(registry, x402, 'exact')
+  registerAlgorandRail(registry, x402, algod ?? createAlgodClient(x402.algodUrl, x402.algodToken))
+  registerEvmRails(registry, x402, 'upto')
+  for (const plugin of plugins) plugin(registry, x402)
   return registry
 }

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Readable } from 'node:stream'
-import type algosdk from 'algosdk'
 import type { BaseError } from '../../shared/errors/BaseError.js'
 import { type DecodedPaymentHeader, decodePaymentHeader } from '../../x402/headers.js'
 import type { IntakeLimits } from '../config.js'
@@ -11,7 +10,6 @@ import type { SlotPool, UploadSlots } from '../UploadSlots.js'
 import { AddressPermits, clientAddressKey } from './AddressPermits.js'
 import { boundUnreadBody } from '../../shared/http/boundUnreadBody.js'
 import { TooManyPaymentChecksError, TooManyUnpaidRequestsError, UnpaidBodyTooLargeError, UploadTooSlowError } from './errors.js'
-import { type AlgorandBelief, type AlgorandPrecheck, precheckAlgorandPayment } from '../../x402/rails/algorand/precheckAlgorandPayment.js'
 
 export type IntakeRequest = Readable & {
   headers: Record<string, string | string[] | undefined>
@@ -141,13 +139,14 @@ export class StoreIntake {
     }
   }
 
-  /** The Algorand pre-check under this address's permit (`algorandChecksPerAddress`, 429 beyond). */
-  async precheckAlgorand(algod: algosdk.Algodv2, check: Omit<AlgorandPrecheck, 'unknownTxMs'>, clientKey: string): Promise<AlgorandBelief> {
+  /** A pre-check's ledger reads under this address's permit (`algorandChecksPerAddress`, 429 beyond). */
+  async bounded<T>(clientKey: string, work: () => Promise<T>): Promise<T> {
     const release = this.algorandChecks.acquire(clientKey)
     try {
-      return await precheckAlgorandPayment(algod, { ...check, unknownTxMs: this.#o.limits.algorandUnknownTxMs })
+      return await work()
     } finally {
       release()
     }
   }
+
 }

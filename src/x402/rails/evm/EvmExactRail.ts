@@ -3,7 +3,11 @@ import type { Facilitator } from '../../FacilitatorPool.js'
 import type { DecodedPaymentHeader } from '../../headers.js'
 import { type EvmAuthorization, type EvmPayment, type EvmSettlement, facilitatorRequest, parseEvmPayment, precheckEvmPayment, verifyAndSettleEvm } from './evmRail.js'
 import { envSuffix } from '../../networks.js'
-import type { PaymentRailBase, RailOffer } from '../../PaymentRail.js'
+import { FacilitatorUnavailableError, PaymentReplayedError, SettlementPendingError } from '../../errors.js'
+import { settleWithPendingRetry } from '../../settleWithPendingRetry.js'
+import { claimedAuthorization } from './claimedAuthorization.js'
+import type { ClaimVerdict, DepositBook, HeldPayment, HeldSettlement, PrecheckContext, Rail, RailBelief, RailOffer, RailSettled, RailSettleInput, SettleDeps } from '../Rail.js'
+import { EvmPayerCheck } from './EvmPayerCheck.js'
 import { exactRequirement, type PaymentRequirement } from '../../requirements.js'
 import { assertCoversWindow, type PaymentWindow } from '../../settlementWindow.js'
 
@@ -37,14 +41,14 @@ const abi = parseAbi([
 const LOG_WINDOW = 50_000n
 
 /** The `exact` scheme (EIP-3009 `transferWithAuthorization`) on one EVM network, settled by the facilitator. */
-export class EvmExactRail implements PaymentRailBase {
-  readonly kind = 'evm' as const
+export class EvmExactRail implements Rail {
   readonly scheme = 'exact' as const
   readonly settlement = 'authorize-then-settle' as const
   readonly id: `eip155:${number}`
   readonly label: string
   readonly options: EvmExactRailOptions
   #client: PublicClient | undefined
+  #payerCheck: EvmPayerCheck | undefined
 
   constructor(options: EvmExactRailOptions) {
     this.options = options
@@ -102,6 +106,83 @@ export class EvmExactRail implements PaymentRailBase {
     beforeSettle?: () => Promise<void>,
   ): Promise<EvmSettlement> {
     return verifyAndSettleEvm(facilitator, decoded, requirement, payment, beforeSettle)
+  }
+
+  normalisePayer(payer: string): string {
+    return payer.toLowerCase()
+  }
+
+  /**
+   * Before an upload slot: the local checks at the least any upload costs, the payment not used here already,
+   * then the signer recovered locally and the payer's nonce and funds read on chain (`EvmPayerCheck`).
+   */
+  async precheck(decoded: DecodedPaymentHeader, requirement: PaymentRequirement, ctx: PrecheckContext): Promise<RailBelief> {
+    const payment = this.check(decoded, requirement)
+    await ctx.assertUnclaimed(payment.authorization.from, payment.authorization.nonce)
+    this.#payerCheck ??= new EvmPayerCheck({ cacheMs: ctx.cacheMs })
+    return this.#payerCheck.believe(this, payment)
+  }
+
+  /** An authorization below the size's price is refused before anything is spooled. */
+  checkAmount(decoded: DecodedPaymentHeader, requirement: PaymentRequirement): void {
+    this.check(decoded, requirement)
+  }
+
+  /**
+   * The authorization is claimed before the facilitator hears of it (concurrent replays, on any paid route,
+   * find it taken), then verified and settled. A settlement whose outcome is unknown keeps the claim.
+   */
+  async settle({ decoded, requirement }: RailSettleInput, book: DepositBook, { facilitator, logger }: SettleDeps): Promise<RailSettled> {
+    const payment = this.check(decoded, requirement)
+    const from = payment.authorization.from
+    const depositId = await book.claim({ payer: from, nonce: payment.authorization.nonce, asset: requirement.asset, amountAtomic: payment.authorization.value, payerTag: from })
+    if (depositId === undefined) throw new PaymentReplayedError()
+    let settling = false
+    try {
+      const settled = await this.verifyAndSettle(facilitator, decoded, requirement, payment, async () => {
+        settling = true
+      })
+      const settlement = { ...settled.response, success: true, transaction: settled.transaction, network: settled.network, payer: settled.payer }
+      const fresh = await book.markSettled(depositId, settled.transaction, settled.response)
+      if (!fresh) logger?.warn({ deposit_id: depositId, tx_hash: settled.transaction }, 'settlement tx hash already recorded')
+      await book.activate()
+      return { depositId, payerTag: from, settlement }
+    } catch (error) {
+      if (settling && (error instanceof FacilitatorUnavailableError || error instanceof SettlementPendingError)) {
+        // The settlement may or may not have happened (unreachable facilitator, or x402's `settlement_pending`
+        // after its one retry): keep the claim (the payload can never be reused) and the spooled bytes, for
+        // reconciliation from the chain.
+        await book.markSettleUnknown(depositId, String(error))
+      } else {
+        await book.dropUnpaid(depositId)
+      }
+      throw error
+    }
+  }
+
+  /** A claimed upload payment: its authorization read from the stored payload, then `recover`. */
+  async recoverClaim(claim: { paymentPayloadJson: string; asset: string; payTo: string; amount: bigint }): Promise<ClaimVerdict | undefined> {
+    const authorization = claimedAuthorization(claim.paymentPayloadJson)
+    if (!authorization) return undefined
+    const verdict = await this.recover({ asset: claim.asset, payTo: claim.payTo, amount: claim.amount, authorization })
+    return verdict.outcome === 'paid' ? { ...verdict, payer: authorization.from } : verdict
+  }
+
+  /** A cost call's payment: the local checks, its `validBefore` leaving the call plus its settlement. */
+  authorize(decoded: DecodedPaymentHeader, requirement: PaymentRequirement, nowSeconds: number, callWindow?: PaymentWindow): HeldPayment {
+    const { authorization } = this.check(decoded, requirement, nowSeconds, callWindow)
+    return { payer: authorization.from, nonce: authorization.nonce, amount: authorization.value, validBefore: authorization.validBefore }
+  }
+
+  verifyHeld(facilitator: Facilitator, decoded: DecodedPaymentHeader, requirement: PaymentRequirement): Promise<{ isValid: boolean; invalidReason?: string; invalidMessage?: string }> {
+    const request = this.facilitatorRequest(decoded, requirement, parseEvmPayment(decoded.payload))
+    return facilitator.verify(request.paymentPayload, request.paymentRequirements, request.x402Version)
+  }
+
+  settleHeld(facilitator: Facilitator, decoded: DecodedPaymentHeader, requirement: PaymentRequirement): Promise<HeldSettlement> {
+    // one requirement object from the pre-check to the facilitator
+    const request = this.facilitatorRequest(decoded, requirement, parseEvmPayment(decoded.payload))
+    return settleWithPendingRetry(facilitator, request.paymentPayload, request.paymentRequirements, request.x402Version)
   }
 
   /** True when recovery can read this chain (`SERVICE_X402__RPC_URL__<NETWORK>`). */

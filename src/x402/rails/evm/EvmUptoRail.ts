@@ -3,7 +3,7 @@ import { createPublicClient, decodeFunctionData, http, parseAbi, parseEventLogs,
 import { InvalidPaymentError, PaymentHeaderInvalidError } from '../../errors.js'
 import type { DecodedPaymentHeader, PaymentPayload } from '../../headers.js'
 import { envSuffix } from '../../networks.js'
-import type { PaymentRailBase, RailOffer } from '../../PaymentRail.js'
+import type { RailOffer } from '../Rail.js'
 import { InvalidPaymentReasons } from '../../reasons.js'
 import { exactRequirement, type PaymentRequirement } from '../../requirements.js'
 import { assertCoversWindow, type PaymentWindow } from '../../settlementWindow.js'
@@ -119,8 +119,7 @@ export function parseUptoPermit(payload: PaymentPayload): UptoPermit {
  * by the tokens they produce), never by fixed-price ones (`/store`). Verification and settlement go through
  * the same facilitator pool as `exact`; the amount to settle is the caller's.
  */
-export class EvmUptoRail implements PaymentRailBase {
-  readonly kind = 'evm-upto' as const
+export class EvmUptoRail {
   readonly scheme = 'upto' as const
   readonly settlement = 'authorize-then-settle' as const
   readonly id: `eip155:${number}`

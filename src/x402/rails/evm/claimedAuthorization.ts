@@ -1,5 +1,5 @@
-import type { PaymentPayload } from '../x402/headers.js'
-import { type EvmAuthorization, parseEvmPayment } from '../x402/rails/evm/evmRail.js'
+import type { PaymentPayload } from '../../headers.js'
+import { type EvmAuthorization, parseEvmPayment } from './evmRail.js'
 
 /**
  * The EIP-3009 authorization of a claimed EVM deposit, from the x402 payment payload the ledger keeps with it

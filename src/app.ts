@@ -11,6 +11,7 @@
  * requirements, validation, handler call, response validation), shared with the model server. The services
  * every stage and handler uses are built apart, in `src/services/createServiceGraph.ts`.
  */
+import type { RailPlugin } from './x402/RailRegistry.js'
 import { lookupSession } from './handlers/core/session.js'
 import { join } from 'node:path'
 import type { SpanExporter } from '@opentelemetry/sdk-trace'
@@ -62,6 +63,8 @@ export type AppDeps = {
   handlers?: Partial<Record<string, Handler>>
   /** Replace services after they are built (tests). */
   services?: Partial<Services>
+  /** Payment rails registered after the configured ones, each one call (a deployment's own rail, a test's). */
+  railPlugins?: readonly RailPlugin[]
   /** With `config.tracing.enabled`: where spans go instead of the OTLP endpoint (tests: an in-memory exporter). */
   spanExporter?: SpanExporter
 }
@@ -95,6 +98,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     fetch: deps.fetch,
     domains: deps.domains ?? defaultDomainInits,
     overrides: deps.services,
+    railPlugins: deps.railPlugins,
   })
   const { services, metrics } = graph
 

@@ -45,12 +45,13 @@ import { StorageService } from '../storage/StorageService.js'
 import { StorageWorker } from '../storage/StorageWorker.js'
 import { createBatchService } from './createBatchService.js'
 import type { CoreServices, DomainInit, DomainSetup, Services } from './types.js'
-import { createAlgodClient } from '../x402/rails/algorand/createAlgodClient.js'
-import { createRailRegistry } from '../x402/RailRegistry.js'
+import { createRailRegistry, type RailPlugin } from '../x402/RailRegistry.js'
 import { MetricsAccess } from './MetricsAccess.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig
+  /** Payment rails registered after the configured ones (each one call; see src/x402/README.md). */
+  railPlugins?: readonly RailPlugin[] | undefined
   env: Env
   /** The gateway's OpenAPI document (the gate's public set is derived from it). */
   document: Record<string, unknown>
@@ -106,7 +107,7 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   const mcp = { catalog: loadMcpToolCatalog(p.document), config: readMcpConfig(p.env) }
   const tokenPricing = readTokenPricing(p.env)
   // the payment rails, registered once: paid storage, cost calls, discovery and the pages ask them
-  const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
+  const rails = createRailRegistry(x402, undefined, p.railPlugins)
   const ownsDatabase = !p.database
   const database = p.database ?? (await createDatabase({ url: config.databaseUrl, sqliteSynchronous: config.sqliteSynchronous }))
 

@@ -30,7 +30,7 @@ import type { ResponseValidationReport } from '../../src/shared/http/index.js'
 import type { Ledger } from '../../src/storage/Ledger.js'
 import type { StorageService } from '../../src/storage/StorageService.js'
 import { StorageWorker } from '../../src/storage/StorageWorker.js'
-import type { RailRegistry } from '../../src/x402/RailRegistry.js'
+import type { RailPlugin, RailRegistry } from '../../src/x402/RailRegistry.js'
 
 /** Random, as the gateway refuses a typed token at start. */
 export const FACILITATOR_TOKEN = randomBytes(32).toString('hex')
@@ -153,7 +153,7 @@ export type TestGateway = {
 export async function startAppGateway(
   env: Record<string, string>,
   dir: string,
-  options: { start?: boolean; withBatch?: boolean; spanExporter?: SpanExporter; rails?: (registry: RailRegistry) => void } = {},
+  options: { start?: boolean; withBatch?: boolean; spanExporter?: SpanExporter; rails?: (registry: RailRegistry) => void; railPlugins?: RailPlugin[] } = {},
 ): Promise<TestGateway> {
   const probe = createServer()
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
@@ -179,6 +179,7 @@ export async function startAppGateway(
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
     spanExporter: options.spanExporter,
+    ...(options.railPlugins ? { railPlugins: options.railPlugins } : {}),
   })
   options.rails?.(gateway.services.rails)
   if (options.start) await gateway.start()

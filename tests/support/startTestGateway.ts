@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { createApp, type GatewayApp } from '../../src/app.js'
+import type { RailPlugin } from '../../src/x402/RailRegistry.js'
 import { loadConfig } from '../../src/config/loadConfig.js'
 import { createGatewayServer } from '../../src/createGatewayServer.js'
 import { createDatabase, type DatabaseDialect, type DatabaseHandle } from '../../src/db/createDatabase.js'
@@ -41,6 +42,8 @@ export type StartTestGatewayParameters = {
   databaseUrl?: string
   /** With `SERVICE_TRACING__ENABLED=1` in `env`: where the spans go (an in-memory exporter). */
   spanExporter?: SpanExporter
+  /** Payment rails registered after the configured ones. */
+  railPlugins?: RailPlugin[]
 }
 
 /**
@@ -75,6 +78,7 @@ export async function startTestGateway(p: StartTestGatewayParameters = {}): Prom
     responseValidation: 'error',
     onResponseValidationError: (r) => validationErrors.push(r),
     spanExporter: p.spanExporter,
+    ...(p.railPlugins ? { railPlugins: p.railPlugins } : {}),
   })
   const server: Server = createGatewayServer(gateway.app, config.http).listen(0, '127.0.0.1')
   await once(server, 'listening')

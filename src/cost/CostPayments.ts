@@ -351,12 +351,7 @@ export class CostPayments {
     }
     try {
       const verdict = await rail.verifyHeld(this.#facilitator, decoded, requirement, payment)
-      if (verdict.isValid !== true) {
-        throw new InvalidPaymentError(
-          verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
-          `payment rejected by the facilitator${verdict.invalidReason ? `: ${verdict.invalidReason}` : ''}${verdict.invalidMessage ? ` (${verdict.invalidMessage})` : ''}`,
-        )
-      }
+      assertVerified(verdict)
     } catch (error) {
       await this.#ledger.release(paymentId)
       await releaseIdentifier()
@@ -435,6 +430,41 @@ export class CostPayments {
     }
   }
 
+  /** Served output whose `upto` settlement failed: a debt of the payer, retried and reconciled on the chain. */
+  async #recordUptoDebt(d: {
+    paymentId: string
+    payer: string
+    info: CostCallInfo
+    requirement: PaymentRequirement
+    amount: bigint
+    capAtomic: bigint
+    permit: { nonce: bigint; deadline: bigint }
+    request: Parameters<typeof attemptSettle>[1]
+    attempt: Exclude<Awaited<ReturnType<typeof attemptSettle>>, { kind: 'settled' }>
+  }): Promise<void> {
+    const { attempt } = d
+    await this.#debts.record({
+      paymentId: d.paymentId,
+      payer: d.payer,
+      wallet: d.info.wallet,
+      route: d.info.route,
+      network: d.requirement.network,
+      scheme: 'upto',
+      asset: d.requirement.asset,
+      payTo: d.requirement.payTo,
+      amountAtomic: d.amount,
+      capAtomic: d.capAtomic,
+      nonce: d.permit.nonce.toString(),
+      validUntil: d.permit.deadline,
+      settleRequest: d.request,
+      status: attempt.kind === 'pending' ? 'pending' : 'owed',
+      txHash: attempt.kind === 'pending' ? attempt.txHash : null,
+      payerFault: attempt.kind === 'refused' && isPayerFault(attempt.reason),
+      error: attempt.error,
+    })
+    this.#logger?.warn({ payment_id: d.paymentId, payer: d.payer, amount_atomic: d.amount.toString(), err: attempt.error }, 'settlement after a served call failed: recorded as a debt of the payer')
+  }
+
   /**
    * An x402 `upto` payment: a Permit2 permit of at most `permitted.amount`. Same order as
    * `exact` — precheck (a maximum below the least a call costs is refused here, before any generation) →
@@ -480,12 +510,7 @@ export class CostPayments {
     const toVerify = rail.facilitatorRequest(decoded, requirement, permit.amount)
     try {
       const verdict = await this.#facilitator.verify(toVerify.paymentPayload, toVerify.paymentRequirements, toVerify.x402Version)
-      if (verdict.isValid !== true) {
-        throw new InvalidPaymentError(
-          verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
-          `payment rejected by the facilitator${verdict.invalidReason ? `: ${verdict.invalidReason}` : ''}${verdict.invalidMessage ? ` (${verdict.invalidMessage})` : ''}`,
-        )
-      }
+      assertVerified(verdict)
     } catch (error) {
       await release()
       throw error
@@ -504,28 +529,7 @@ export class CostPayments {
         // The claim stays whatever happened (the permit is never used for another call). Served output is a
         // debt of the payer: retried and reconciled on the chain, and until then the payer pays no other call.
         await this.#ledger.markSettleUnknown(paymentId, attempt.error)
-        if (delivered) {
-          await this.#debts.record({
-            paymentId,
-            payer,
-            wallet: info.wallet,
-            route: info.route,
-            network: requirement.network,
-            scheme: 'upto',
-            asset: requirement.asset,
-            payTo: requirement.payTo,
-            amountAtomic: amount,
-            capAtomic,
-            nonce: permit.nonce.toString(),
-            validUntil: permit.deadline,
-            settleRequest: request,
-            status: attempt.kind === 'pending' ? 'pending' : 'owed',
-            txHash: attempt.kind === 'pending' ? attempt.txHash : null,
-            payerFault: attempt.kind === 'refused' && isPayerFault(attempt.reason),
-            error: attempt.error,
-          })
-          this.#logger?.warn({ payment_id: paymentId, payer, amount_atomic: amount.toString(), err: attempt.error }, 'settlement after a served call failed: recorded as a debt of the payer')
-        }
+        if (delivered) await this.#recordUptoDebt({ paymentId, payer, info, requirement, amount, capAtomic, permit, request, attempt })
         throw attempt.failure
       }
       const settled = attempt.response
@@ -839,5 +843,14 @@ function settlementOwed(debt: DebtRow): InvalidPaymentError {
     InvalidPaymentReasons.settlementOwed,
     `the settlement of an earlier call (${debt.payment_id}, ${debt.amount_atomic} atomic units on ${debt.network}) ${what}: no further paid call for this payer or wallet until then`,
     { payment_id: debt.payment_id, network: debt.network, amount_atomic: debt.amount_atomic, status: debt.status, since: debt.created_at },
+  )
+}
+
+/** A facilitator's `/verify` verdict: an invalid payment is refused (402) with its reason. */
+function assertVerified(verdict: { isValid: boolean; invalidReason?: string; invalidMessage?: string }): void {
+  if (verdict.isValid === true) return
+  throw new InvalidPaymentError(
+    verdict.invalidReason ?? InvalidPaymentReasons.facilitatorRejected,
+    `payment rejected by the facilitator${verdict.invalidReason ? `: ${verdict.invalidReason}` : ''}${verdict.invalidMessage ? ` (${verdict.invalidMessage})` : ''}`,
   )
 }

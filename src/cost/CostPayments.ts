@@ -16,11 +16,11 @@ import {
   type Facilitator,
   FacilitatorPool,
   FacilitatorUnavailableError,
-  HEADER_PAYMENT_REQUIRED,
   HEADER_PAYMENT_RESPONSE,
   InvalidPaymentError,
   InvalidPaymentReasons,
-  paymentRequiredAnswer,
+  PaymentRequiredError,
+  renderPaymentRequired,
   type PaymentRequired,
   type PaymentRequirement,
   paymentIdentifierExtensions,
@@ -268,17 +268,18 @@ export class CostPayments {
 
   /** The 402: requirements, why (`quota_exceeded` or a refused payment's code), the quota when known. */
   paymentRequired(info: Pick<CostCallInfo, 'method' | 'path'>, why: { code: string; message: string; details?: Record<string, unknown> }): CostPaymentAnswer {
-    const answer = paymentRequiredAnswer({
-      version: 2,
-      resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
-      accepts: this.#corrected(this.requirements(info), why),
-      extensions: { ...paymentIdentifierExtensions, ...this.#signIn?.declaration(`${this.#origin}${info.path}`) },
-      error: why.code,
-      message: why.message,
-    })
-    if (!why.details) return answer
-    const body: CostPaymentRequired = { ...answer.body, details: why.details }
-    return { status: 402, body, headers: { [HEADER_PAYMENT_REQUIRED]: encodeBase64Json(body) } }
+    const refusal = new PaymentRequiredError(
+      {
+        version: 2,
+        resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
+        accepts: this.#corrected(this.requirements(info), why),
+        extensions: { ...paymentIdentifierExtensions, ...this.#signIn?.declaration(`${this.#origin}${info.path}`) },
+        error: why.code,
+        message: why.message,
+      },
+      why.details,
+    )
+    return renderPaymentRequired(refusal.body as CostPaymentRequired)
   }
 
   /**
@@ -668,14 +669,14 @@ export class CostPayments {
     if (!batch || !this.#batchEnabled) throw new BatchSettlementNotOfferedError()
     const offer = { ...this.#offer(info, this.#batchPrice), description: 'A refund of the unused batch-settlement deposit' }
     const answer = (why: { code: string; message: string }) => {
-      const body = paymentRequiredAnswer({
+      const refusal = new PaymentRequiredError({
         version: 2,
         resource: { url: offer.resourceUrl, description: offer.description, mimeType: 'application/json' },
         accepts: this.#corrected(batch.requirements(offer), why),
         error: why.code,
         message: why.message,
       })
-      return { ...body, body: body.body as CostPaymentRequired }
+      return renderPaymentRequired(refusal.body as CostPaymentRequired)
     }
     const decoded = decodePaymentHeader(headers)
     if (!decoded) return answer({ code: 'payment_required', message: 'send a batch-settlement refund payload in PAYMENT-SIGNATURE' })

@@ -1,5 +1,6 @@
 import type { ShadowErrorCode } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { PaymentRequiredError, renderPaymentRequired } from '../x402/PaymentRequiredError.js'
 import type { HttpResult } from '../shared/http/index.js'
 
 /**
@@ -99,6 +100,8 @@ export const errorCatalogue: Rows = {
   challenge_expired: { status: 401 },
   signature_invalid: { status: 401 },
   session_invalid: { status: 401 },
+  // any paid route: the x402 body and PAYMENT-REQUIRED (PaymentRequiredError)
+  payment_required: { status: 402 },
   // cost endpoints
   quota_exceeded: { status: 402 },
   // x402 batch-settlement (src/x402/batch): the voucher's running total is not the server's; the 402 carries the channel's state
@@ -126,6 +129,7 @@ export function errorToResult(error: unknown): HttpResult | undefined {
   if (!(error instanceof BaseError)) return undefined
   if (!Object.hasOwn(errorCatalogue, error.code)) return undefined
   const entry = errorCatalogue[error.code]!
+  if (error instanceof PaymentRequiredError) return { ...renderPaymentRequired(error.body), status: entry.status }
   const details = detailsOf(error)
   // A refusal that says when to come back says it in the header clients and load balancers read, too.
   const retryAfter = details?.retry_after_s

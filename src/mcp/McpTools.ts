@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { StorageService, StoreOutcome } from '../storage/StorageService.js'
 import { paymentResponse } from '../storage/StorageService.js'
-import { decodeBase64Json, HEADER_PAYMENT_RESPONSE, paymentIdentifierExtensions } from '../x402/index.js'
+import { decodeBase64Json, HEADER_PAYMENT_RESPONSE, PaymentRequiredError, paymentIdentifierExtensions } from '../x402/index.js'
 import type { McpConfig } from './config.js'
 import { InvalidToolArgumentsError, ToolPayloadTooLargeError } from './errors.js'
 import { fetchAllowed } from './fetchAllowed.js'
@@ -138,17 +138,22 @@ export class McpTools {
       mimeType ??= fetched.mimeType
     }
     const payment = call.meta?.[META_PAYMENT]
-    const outcome = await this.#ports.storage.storeBytes(
-      { bytes, mimeType: mimeType ?? 'application/octet-stream', payment, appName: typeof appName === 'string' ? appName : undefined },
-      MCP_PATH,
-      { clientAddress: call.clientAddress, extensions: { ...paymentIdentifierExtensions, ...this.#extensions.get('store_file') } },
-    )
+    let outcome: StoreOutcome
+    try {
+      outcome = await this.#ports.storage.storeBytes(
+        { bytes, mimeType: mimeType ?? 'application/octet-stream', payment, appName: typeof appName === 'string' ? appName : undefined },
+        MCP_PATH,
+        { clientAddress: call.clientAddress, extensions: { ...paymentIdentifierExtensions, ...this.#extensions.get('store_file') } },
+      )
+    } catch (error) {
+      if (error instanceof PaymentRequiredError) return paymentRequiredResult(error.body as unknown as Record<string, unknown>)
+      throw error
+    }
     return this.#storeResult(outcome)
   }
 
   #storeResult(outcome: StoreOutcome): CallToolResult {
     const origin = this.#ports.publicOrigin
-    if (outcome.status === 402) return paymentRequiredResult(outcome.body as unknown as Record<string, unknown>)
     if (outcome.status === 202) {
       const { queue_id: uploadId, deposit } = outcome.body
       const settlement = { success: true, transaction: deposit.tx_hash, network: deposit.network, payer: deposit.payer }

@@ -75,8 +75,8 @@ export type DepositView = {
   status: 'settled'
 }
 
+/** A paid upload's answer; a 402 is thrown (`PaymentRequiredError`) and rendered by the error catalogue. */
 export type StoreOutcome =
-  | { status: 402; body: PaymentRequired; headers: Record<string, string> }
   | { status: 200; body: UploadResult; headers: Record<string, string>; uploadId: string }
   | { status: 202; body: { queue_id: string; status: 'queued'; status_url: string; deposit: DepositView }; headers: Record<string, string> }
 
@@ -364,7 +364,7 @@ export class StorageService {
     if (!decoded || refusal || !('path' in file)) {
       await this.credit.assertCanCover(file.sizeBytes)
       if (!refusal) this.priceHold.quoted(snapshot)
-      return this.pricing.paymentRequired(offer, accepts, version, refusal, options.extensions)
+      throw this.pricing.paymentRequired(offer, accepts, version, refusal, options.extensions)
     }
     // 4. rail by accepted.network (a v1 name is CAIP-2 by now)
     const chosen = accepts.find((a) => a.requirement.network === decoded.network)
@@ -383,7 +383,7 @@ export class StorageService {
     try {
       chosen.rail.checkAmount(decoded, requirement)
     } catch (error) {
-      if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) return this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
+      if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) throw this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
       throw error
     }
     // The paid bytes move to the durable spool and the upload row exists *before* anything is settled, so
@@ -420,7 +420,7 @@ export class StorageService {
       }
       // A refused payment (every 402 code) is answered with the requirements again, so the client can retry.
       if (error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code)) {
-        return this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
+        throw this.pricing.paymentRequired(offer, accepts, version, error, options.extensions)
       }
       throw error
     }

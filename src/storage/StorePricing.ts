@@ -1,5 +1,5 @@
 import type { BaseError } from '../shared/errors/BaseError.js'
-import { paymentRequiredAnswer, type Price, type RailOffer, type RailRegistry, type RailRequirement, uploadOffer } from '../x402/index.js'
+import { PaymentRequiredError, type Price, renderPaymentRequired, type RailOffer, type RailRegistry, type RailRequirement, uploadOffer } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
 import { storeDiscoveryDocument, type X402DiscoveryDocument } from './discoveryDocument.js'
@@ -50,9 +50,9 @@ export class StorePricing {
     return uploadOffer({ resourceUrl: `${this.#storage.publicOrigin}${path}`, sizeBytes, mimeType, priceAtomic: price.atomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds })
   }
 
-  /** Every 402 of the storage endpoint: the requirements at the current price, the reason, PAYMENT-REQUIRED. */
-  paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError, extensions: Record<string, unknown> = storeDiscoveryExtensions): StoreOutcome & { status: 402 } {
-    return paymentRequiredAnswer({
+  /** Every 402 of the storage endpoint, to throw: the requirements at the current price and the reason. */
+  paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError, extensions: Record<string, unknown> = storeDiscoveryExtensions): PaymentRequiredError {
+    return new PaymentRequiredError({
       version,
       resource: { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType },
       accepts: accepts.map((a) => a.requirement),
@@ -76,7 +76,7 @@ export class StorePricing {
     const price = priceOf(snapshot, sizeBytes)
     const validUntil = this.#priceHold.quoted(snapshot)
     const offer = this.offer(path, sizeBytes, mimeType, price)
-    const answer = this.paymentRequired(offer, await this.accepts(offer), version)
+    const answer = renderPaymentRequired(this.paymentRequired(offer, await this.accepts(offer), version).body)
     const body: StoreQuote = {
       ...answer.body,
       quote: {

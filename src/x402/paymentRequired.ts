@@ -65,11 +65,14 @@ export function buildPaymentRequired(input: PaymentRequiredInput): PaymentRequir
 export type PaymentRequiredAnswer = { status: 402; body: PaymentRequired; headers: Record<string, string> }
 
 /**
- * The one way this service answers 402: the body plus `PAYMENT-REQUIRED` carrying the same JSON, so a
- * client can retry from any 402 alone — a first quote or a refused payment alike. Any paid route (the
- * storage endpoint, a cost endpoint past its quota) builds its requirements and calls this.
+ * The 402 answer of `input`, as the error catalogue renders a thrown `PaymentRequiredError`: the body plus
+ * `PAYMENT-REQUIRED` carrying the same JSON, so a client can retry from any 402 alone.
  */
 export function paymentRequiredAnswer(input: PaymentRequiredInput): PaymentRequiredAnswer {
-  const body = buildPaymentRequired(input)
+  return renderPaymentRequired(buildPaymentRequired(input))
+}
+
+/** The one writer of a 402's wire form: the body plus `PAYMENT-REQUIRED` carrying the same JSON (base64). */
+export function renderPaymentRequired<B extends PaymentRequired>(body: B): { status: 402; body: B; headers: Record<string, string> } {
   return { status: 402, body, headers: { [HEADER_PAYMENT_REQUIRED]: encodeBase64Json(body) } }
 }

@@ -1,0 +1,21 @@
+import { BaseError } from '../shared/errors/BaseError.js'
+import { buildPaymentRequired, type PaymentRequired, type PaymentRequiredInput } from './paymentRequired.js'
+
+export { renderPaymentRequired } from './paymentRequired.js'
+
+/**
+ * Payment is required (402): a paid route's refusal, thrown like any coded error and rendered once by the error
+ * catalogue. It carries the x402 body for the version the client speaks — the requirements, why (`error`,
+ * `message`), `resource` and `extensions` — built by `buildPaymentRequired`.
+ */
+export class PaymentRequiredError extends BaseError<'payment_required'> {
+  override name = 'PaymentRequiredError'
+  readonly body: PaymentRequired & { details?: Record<string, unknown> }
+
+  /** `details`: what the client needs to fix the refusal (a cost call's quota, the minimum validity, a debt). */
+  constructor(input: PaymentRequiredInput, details?: Record<string, unknown>) {
+    const body = { ...buildPaymentRequired(input), ...(details ? { details } : {}) }
+    super('payment_required', body.message ?? 'payment required')
+    this.body = body
+  }
+}

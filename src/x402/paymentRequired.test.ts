@@ -3,7 +3,8 @@ import { validateAndExtract } from '@x402/extensions/bazaar'
 import { describe, expect, it } from 'vitest'
 import { bazaarExtensions } from './bazaar.js'
 import { buildPaymentRequired, paymentRequiredAnswer } from './paymentRequired.js'
-import { buildRequirements, resourceInfo } from './requirements.js'
+import { buildRequirements } from './rails/buildRequirements.js'
+import { resourceInfo } from './requirements.js'
 
 const input = {
   resourceUrl: 'http://localhost:8000/store',

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { parseAlgoUsdRate } from './rails/algorand/nativeAlgoAmount.js'
-import { buildRequirements, requestBindingNote, requestBindingNotes, requestBindingText, resourceInfo } from './requirements.js'
+import { buildRequirements } from './rails/buildRequirements.js'
+import { requestBindingNote, requestBindingNotes, requestBindingText, resourceInfo } from './requirements.js'
 
 const input = {
   resourceUrl: 'http://localhost:8000/store',

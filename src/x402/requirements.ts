@@ -2,8 +2,6 @@ import { createHash } from 'node:crypto'
 import { formatPriceUsd } from './price.js'
 import type { ResourceInfo } from './paymentRequired.js'
 import type { RailOffer } from './PaymentRail.js'
-import { type AlgoUsdRate, nativeAlgoAmount } from './rails/algorand/nativeAlgoAmount.js'
-import { ALGORAND_USDC_ASSET_ID } from './reasons.js'
 
 /** One element of `accepts` (seed 2.7), carrying both the v1 (`maxAmountRequired`) and v2 (`amount`) names. */
 export type PaymentRequirement = {
@@ -20,36 +18,14 @@ export type PaymentRequirement = {
   extra: Record<string, unknown> | null
 }
 
-export type EvmRailConfig = {
-  /** CAIP-2 network, `eip155:<chainId>`. */
-  network: string
-  /** Token contract (EIP-3009). */
-  asset: string
-  payTo: string
-  /** EIP-712 domain of the token. */
-  name: string
-  version: string
-}
-
-export type AlgorandRailConfig = {
-  /** `algorand:<genesis_hash>`. */
-  network: string
-  payTo: string
-  assetId?: bigint
-  /** Native ALGO counts only through this rate; undefined: refused (the requirement says so). */
-  algoUsdRate?: AlgoUsdRate
-}
-
-export type RequirementsInput = {
+/** An upload as its requirements describe it. */
+export type UploadInput = {
   resourceUrl: string
   sizeBytes: bigint
   sha256Hex: string
   mimeType: string
   priceAtomic: bigint
   priceUsd: string
-  /** In the order of networks.ts. */
-  evm: EvmRailConfig[]
-  algorand: AlgorandRailConfig
   maxTimeoutSeconds?: number
 }
 
@@ -103,7 +79,7 @@ export function exactRequirement(offer: RailOffer, on: { network: string; payTo:
 }
 
 /** The upload offer of `/store` for `sizeBytes` at `priceAtomic`. */
-export function uploadOffer(input: Pick<RequirementsInput, 'resourceUrl' | 'sizeBytes' | 'mimeType' | 'priceAtomic' | 'maxTimeoutSeconds'>): RailOffer {
+export function uploadOffer(input: Pick<UploadInput, 'resourceUrl' | 'sizeBytes' | 'mimeType' | 'priceAtomic' | 'maxTimeoutSeconds'>): RailOffer {
   return {
     resourceUrl: input.resourceUrl,
     description: describeUpload(input.sizeBytes),
@@ -113,25 +89,7 @@ export function uploadOffer(input: Pick<RequirementsInput, 'resourceUrl' | 'size
   }
 }
 
-/** The requirements of the rails described in `input` (EVM rails in order, then Algorand), without a registry. */
-export function buildRequirements(input: RequirementsInput): PaymentRequirement[] {
-  const offer = uploadOffer(input)
-  const evm = input.evm.map((rail) => exactRequirement(offer, { network: rail.network, payTo: rail.payTo, asset: rail.asset, extra: { name: rail.name, version: rail.version } }))
-  const algorand = exactRequirement(offer, {
-    network: input.algorand.network,
-    payTo: input.algorand.payTo,
-    asset: (input.algorand.assetId ?? ALGORAND_USDC_ASSET_ID).toString(),
-    extra: algorandExtra(input.priceAtomic, input.algorand.algoUsdRate),
-  })
-  return [...evm, algorand]
-}
-
-/** `extra` of the Algorand requirement: the ASA is accepted; native ALGO only at the operator's rate, in the micro-ALGO stated. */
-export function algorandExtra(priceAtomic: bigint, rate: AlgoUsdRate | undefined): Record<string, unknown> {
-  return { requestHashBinding: true, nativeAlgo: rate ? { amount: nativeAlgoAmount(priceAtomic, rate).toString(), algoUsdRate: rate.text } : null }
-}
-
 /** The top-level v2 `resource` of a quote: the same URL, description and media type as each requirement. */
-export function resourceInfo(input: Pick<RequirementsInput, 'resourceUrl' | 'sizeBytes' | 'mimeType'>): ResourceInfo {
+export function resourceInfo(input: Pick<UploadInput, 'resourceUrl' | 'sizeBytes' | 'mimeType'>): ResourceInfo {
   return { url: input.resourceUrl, description: describeUpload(input.sizeBytes), mimeType: input.mimeType || 'application/octet-stream' }
 }

@@ -8,7 +8,8 @@ import { PaymentReplayedError } from '../../errors.js'
 import type { DepositBook, PrecheckContext, Rail, RailBelief, RailOffer, RailSettled, RailSettleInput } from '../Rail.js'
 import { precheckAlgorandPayment } from './precheckAlgorandPayment.js'
 import { ALGORAND_NETWORK } from '../../networks.js'
-import { algorandExtra, exactRequirement, type PaymentRequirement, requestBindingNotes } from '../../requirements.js'
+import { exactRequirement, type PaymentRequirement, requestBindingNotes } from '../../requirements.js'
+import { algorandExtra } from './algorandExtra.js'
 
 export type AlgorandExactRailOptions = {
   algod: algosdk.Algodv2

@@ -266,9 +266,9 @@ export class CostPayments {
     return this.#rails.deferrable.map((rail) => ({ rail, requirement: rail.requirementOf(offer) }))
   }
 
-  /** The 402: requirements, why (`quota_exceeded` or a refused payment's code), the quota when known. */
-  paymentRequired(info: Pick<CostCallInfo, 'method' | 'path'>, why: { code: string; message: string; details?: Record<string, unknown> }): CostPaymentAnswer {
-    const refusal = new PaymentRequiredError(
+  /** The 402 to throw: requirements, why (`quota_exceeded` or a refused payment's code), the quota when known. */
+  refusal(info: Pick<CostCallInfo, 'method' | 'path'>, why: { code: string; message: string; details?: Record<string, unknown> }): PaymentRequiredError {
+    return new PaymentRequiredError(
       {
         version: 2,
         resource: { url: `${this.#origin}${info.path}`, description: describeCall(info), mimeType: 'application/json' },
@@ -279,7 +279,11 @@ export class CostPayments {
       },
       why.details,
     )
-    return renderPaymentRequired(refusal.body as CostPaymentRequired)
+  }
+
+  /** The same 402 as an answer, for a call whose refusal comes once it ran (its output withheld). */
+  paymentRequired(info: Pick<CostCallInfo, 'method' | 'path'>, why: { code: string; message: string; details?: Record<string, unknown> }): CostPaymentAnswer {
+    return renderPaymentRequired(this.refusal(info, why).body as CostPaymentRequired)
   }
 
   /**

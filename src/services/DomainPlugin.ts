@@ -1,0 +1,23 @@
+import type { DomainInit, DomainSetup } from './types.js'
+
+/**
+ * A domain as a plug-in: its name and what it builds from the core services (`create`: its services, metrics,
+ * start/drain/close, and — on the HTTP side — the security schemes it answers). The service graph builds the
+ * plug-ins of one list, in its order, once; the HTTP side adds each plug-in's handlers
+ * (`src/handlers/plugins.ts`), so a domain that is not built contributes no handler.
+ */
+export type DomainPlugin = {
+  /** Names the domain in logs and in the list (`shadow`, `storage`, …). */
+  readonly name: string
+  /** Builds the domain from the core services; throw a `ConfigError` for bad configuration. */
+  readonly create: DomainInit
+}
+
+/** A plug-in, or a bare start hook (tests): a bare hook becomes a plug-in named after its function. */
+export type DomainEntry = DomainPlugin | DomainInit
+
+export function toPlugin(entry: DomainEntry): DomainPlugin {
+  return typeof entry === 'function' ? { name: entry.name || 'domain', create: entry } : entry
+}
+
+export type { DomainInit, DomainSetup }

@@ -1,0 +1,14 @@
+import { ShadowError } from '../../overlord/ShadowError.js'
+import { shadowErrorRows } from '../errorCatalogue.js'
+import type { HttpPlugin } from '../HttpPlugin.js'
+import { initShadow } from './index.js'
+import { shadowHandlers } from './shadowHandlers.js'
+
+/** The shadow-overlord tier: challenges, bearer tokens, vault and cabinets, with its `overlordBearer` scheme. */
+export const shadowPlugin = {
+  name: 'shadow',
+  create: initShadow,
+  handlers: shadowHandlers,
+  errorRows: shadowErrorRows,
+  notBuilt: { status: 503, error: () => new ShadowError('overlord_not_configured', 'The shadow-overlord tier is not part of this gateway.') },
+} satisfies HttpPlugin

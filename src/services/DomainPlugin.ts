@@ -1,4 +1,4 @@
-import type { DomainInit, DomainSetup } from './types.js'
+import type { DomainInit, DomainSetup, EarlyDomainInit } from './types.js'
 
 /**
  * A domain as a plug-in: its name and what it builds from the core services (`create`: its services, metrics,
@@ -6,11 +6,29 @@ import type { DomainInit, DomainSetup } from './types.js'
  * plug-ins of one list, in its order, once; the HTTP side adds each plug-in's handlers
  * (`src/handlers/plugins.ts`), so a domain that is not built contributes no handler.
  */
-export type DomainPlugin = {
+export type DomainPlugin = EarlyDomainPlugin | LateDomainPlugin
+
+/**
+ * A domain whose services the sessions or the agent registry read (`overlordAddress`, `cabinetRoster`): built
+ * before them, so it receives the core without the marketplace, and they receive its services as built.
+ */
+export type EarlyDomainPlugin = {
   /** Names the domain in logs and in the list (`shadow`, `storage`, …). */
   readonly name: string
+  readonly beforeSessions: true
   /** Builds the domain from the core services; throw a `ConfigError` for bad configuration. */
+  readonly create: EarlyDomainInit
+}
+
+/** A domain built after the sessions and the agent registry (it may use the marketplace). */
+export type LateDomainPlugin = {
+  readonly name: string
+  readonly beforeSessions?: false | undefined
   readonly create: DomainInit
+}
+
+export function isEarly(plugin: DomainPlugin): plugin is EarlyDomainPlugin {
+  return plugin.beforeSessions === true
 }
 
 /** A plug-in, or a bare start hook (tests): a bare hook becomes a plug-in named after its function. */
@@ -20,4 +38,4 @@ export function toPlugin(entry: DomainEntry): DomainPlugin {
   return typeof entry === 'function' ? { name: entry.name || 'domain', create: entry } : entry
 }
 
-export type { DomainInit, DomainSetup }
+export type { DomainInit, DomainSetup, EarlyDomainInit }

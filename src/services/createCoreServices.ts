@@ -14,11 +14,9 @@ import { InboundMetrics } from '../marketplace/InboundMetrics.js'
 import { readMcpConfig } from '../mcp/config.js'
 import { loadMcpToolCatalog } from '../mcp/toolCatalog.js'
 import type { Logger } from '../shared/logger.js'
-import { readX402Config } from '../x402/config.js'
-import { createAlgodClient } from '../x402/createAlgodClient.js'
-import { createRailRegistry } from '../x402/RailRegistry.js'
 import { GatewayMetrics } from './GatewayMetrics.js'
 import { MetricsAccess } from './MetricsAccess.js'
+import { createPaymentRails } from './createPaymentRails.js'
 
 /** What the core services are built from. */
 export type CoreInputs = {
@@ -34,9 +32,7 @@ export type CoreInputs = {
 
 /** The settings read before the database opens: a bad one stops the start and leaks nothing. */
 export function readCoreSettings(p: Pick<CoreInputs, 'env' | 'document'>) {
-  const x402 = readX402Config(p.env)
-  // the payment rails, registered once: paid storage, cost calls, discovery and the pages ask them
-  const rails = createRailRegistry(x402, createAlgodClient(x402.algodUrl, x402.algodToken))
+  const { x402, rails } = createPaymentRails(p.env)
   // the MCP tools' schemas are the document's components, inlined once here
   const mcp = { catalog: loadMcpToolCatalog(p.document), config: readMcpConfig(p.env) }
   return { x402, rails, mcp }

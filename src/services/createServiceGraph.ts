@@ -3,17 +3,17 @@ import type { GatewayConfig } from '../config/loadConfig.js'
 import type { Logger } from '../shared/logger.js'
 import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
 import { CapabilityMonitor } from '../health/CapabilityMonitor.js'
-import { createCoreServices, readCoreSettings, type CoreInputs } from './createCoreServices.js'
+import { createCoreServices, readCoreSettings, type CoreGraph, type CoreInputs } from './createCoreServices.js'
 import { createCostServices, readCostSettings } from './createCostServices.js'
 import { createSessionServices } from './createSessionServices.js'
-import { toPlugin, type DomainEntry, type DomainPlugin } from './DomainPlugin.js'
+import { isEarly, toPlugin, type DomainEntry, type DomainPlugin } from './DomainPlugin.js'
 import { batchDomain } from './domains/batchDomain.js'
 import { llmDomain } from './domains/llmDomain.js'
 import { shadowDomain } from './domains/shadowDomain.js'
 import { storageDomain } from './domains/storageDomain.js'
 import type { GatewayMetrics } from './GatewayMetrics.js'
 import { readinessCapabilities } from './readinessCapabilities.js'
-import type { CoreServices, DomainSetup, Services } from './types.js'
+import type { CoreServices, DomainSetup, EarlyCoreServices, Services } from './types.js'
 
 export { initBatch } from './domains/batchDomain.js'
 export { initLlm } from './domains/llmDomain.js'
@@ -75,20 +75,25 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   const database = p.database ?? (await createDatabase({ url: p.config.databaseUrl, sqliteSynchronous: p.config.sqliteSynchronous }))
   const core = createCoreServices(p, settings, database)
   const cost = createCostServices(p, settings, database, core.services)
-  // the shadow domain's lookups, read per call: the session and registry services are built before the domains
-  const sessions = createSessionServices(p, database, core.metrics, core.services.catalogue, cost.loginVerifier, () => services)
-  await sessions.ready()
-  let setups: DomainSetup[]
-  try {
-    setups = await buildDomains(p.domains ?? defaultDomains, domainCore(p, core.services, sessions.services.marketplace, database))
-  } catch (error) {
-    sessions.close()
+  const plugins = (p.domains ?? defaultDomains).map(toPlugin)
+  const closeDatabase = async () => {
     if (ownsDatabase) await database.close()
-    throw error
   }
+  // Dependency order: the domains the sessions and the agent registry read (the shadow tier), then those two,
+  // then the domains that may use the marketplace. Each receives services already built; none is bound later.
+  const early = await buildDomains(plugins.filter(isEarly), earlyCore(p, core.services, database)).catch(rethrowAfter(closeDatabase))
+  const earlyServices = merged(early)
+  const sessions = createSessionServices(p, database, core.metrics, core.services.catalogue, cost.loginVerifier, earlyServices)
+  await sessions.ready()
+  const closeCore = async () => {
+    sessions.close()
+    await closeDatabase()
+  }
+  const late = await buildDomains(plugins.filter((plugin) => !isEarly(plugin)), { ...earlyCore(p, core.services, database), marketplace: sessions.services.marketplace }).catch(rethrowAfter(closeCore))
+  const setups = [...early, ...late]
   // Services not built (a domain left out of the list) are absent; so are their handlers (src/handlers/plugins.ts).
-  const built: Partial<Services> = Object.assign({}, ...setups.map((setup) => setup.services ?? {}))
-  const services: Services = { ...core.services, ...cost.services, ...sessions.services, ...(built as DomainServices), ...p.overrides }
+  const domainServices = { ...earlyServices, ...merged(late) } as DomainServices
+  const services: Services = { ...core.services, ...cost.services, ...sessions.services, ...domainServices, ...p.overrides }
   core.metrics.adopt(services.llmMetrics.registry)
   for (const setup of setups) if (setup.metrics) core.metrics.adopt(setup.metrics)
   // What `GET /health/ready` waits for besides the replica's own phase: each configured capability, checked in the background.
@@ -102,28 +107,37 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
     },
   })
   services.readiness.watch(capabilities)
-  const closeDatabase = async () => {
-    sessions.close()
-    if (ownsDatabase) await database.close()
-  }
-  return { services, metrics: core.metrics, setups, ...graphLifecycle(services, setups, capabilities, closeDatabase) }
+  return { services, metrics: core.metrics, setups, ...graphLifecycle(services, setups, capabilities, closeCore) }
 }
 
 /** The services of the domains, as handlers see them (a domain not built has no handler that reads them). */
 type DomainServices = Omit<Services, keyof CoreServices>
 
-/** What every domain plug-in receives. */
-function domainCore(p: CoreInputs, core: ReturnType<typeof createCoreServices>['services'], marketplace: Services['marketplace'], database: DatabaseHandle): CoreServices {
+/** What every domain plug-in receives (the later ones also the marketplace). */
+function earlyCore(p: CoreInputs, core: CoreGraph['services'], database: DatabaseHandle): EarlyCoreServices {
   const { config, db, dialect, logger, now, catalogue, instance, modelServer, rails } = core
   // the change feed is not gated by the cache setting: the admin tier's exported files and unlock propagation follow it
-  return { config, db, dialect, logger, now, catalogue, instance, modelServer, marketplace, rails, databaseUrl: config.databaseUrl, env: p.env, changeFeed: database.changeFeed }
+  return { config, db, dialect, logger, now, catalogue, instance, modelServer, rails, databaseUrl: config.databaseUrl, env: p.env, changeFeed: database.changeFeed }
 }
 
-/** Builds the plug-ins of the list, in order, each from the core services. */
-async function buildDomains(entries: readonly DomainEntry[], core: CoreServices): Promise<DomainSetup[]> {
+/** Builds plug-ins in the list's order, each from the core services. */
+async function buildDomains<Core>(plugins: readonly { create: (core: Core) => DomainSetup | Promise<DomainSetup> }[], core: Core): Promise<DomainSetup[]> {
   const setups: DomainSetup[] = []
-  for (const plugin of entries.map(toPlugin)) setups.push(await plugin.create(core))
+  for (const plugin of plugins) setups.push(await plugin.create(core))
   return setups
+}
+
+/** The services of several domains in one object (a later one's win). */
+function merged(setups: readonly DomainSetup[]): Partial<Services> {
+  return Object.assign({}, ...setups.map((setup) => setup.services ?? {}))
+}
+
+/** Runs `cleanup`, then throws `error` again (a domain that failed to build leaves no open database behind). */
+function rethrowAfter(cleanup: () => Promise<void>) {
+  return async (error: unknown): Promise<never> => {
+    await cleanup()
+    throw error
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { GatewayMetrics } from './GatewayMetrics.js'
 import type { CoreInputs } from './createCoreServices.js'
 import type { Services } from './types.js'
 
-/** What the session and agent-registry services read from the shadow domain, when it is built. */
+/** What the session and agent-registry services read from the shadow domain, when it is built (before them). */
 export type ShadowLookups = Pick<Services, 'overlordAddress' | 'cabinetRoster'>
 
 /**
@@ -18,7 +18,7 @@ export function createSessionServices(
   metrics: GatewayMetrics,
   events: Services['catalogue'],
   verifySignature: ConstructorParameters<typeof LoginService>[0]['verifySignature'],
-  shadow: () => ShadowLookups,
+  shadow: ShadowLookups,
 ) {
   const { config, logger, now } = p
   const changeFeed = config.cache.enabled ? database.changeFeed : undefined
@@ -31,7 +31,7 @@ export function createSessionServices(
     sessionTtlS: config.login.sessionTtlS,
     events,
     now,
-    overlordAddress: () => shadow().overlordAddress?.(),
+    overlordAddress: shadow.overlordAddress,
     verifySignature,
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('session'),
@@ -41,7 +41,7 @@ export function createSessionServices(
     chatModel: config.modelServer.chatModel,
     embedModel: config.modelServer.embedModel,
     now,
-    roster: (company) => shadow().cabinetRoster?.(company) ?? Promise.resolve(undefined),
+    roster: shadow.cabinetRoster ?? (() => Promise.resolve(undefined)),
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('agent_registry'),
   })

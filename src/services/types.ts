@@ -157,3 +157,9 @@ export type DomainSetup = {
 
 /** A domain's start hook, run in order by the service graph. Throw a `ConfigError` for bad configuration. */
 export type DomainInit = (core: CoreServices) => DomainSetup | Promise<DomainSetup>
+
+/** The core services of a domain built before sessions and the agent registry: all but the marketplace. */
+export type EarlyCoreServices = Omit<CoreServices, 'marketplace'>
+
+/** The start hook of a domain the sessions or the agent registry read (the shadow tier's overlord and rosters). */
+export type EarlyDomainInit = (core: EarlyCoreServices) => DomainSetup | Promise<DomainSetup>

@@ -7,6 +7,7 @@ import { shadowHandlers } from './shadowHandlers.js'
 /** The shadow-overlord tier: challenges, bearer tokens, vault and cabinets, with its `overlordBearer` scheme. */
 export const shadowPlugin = {
   name: 'shadow',
+  beforeSessions: true,
   create: initShadow,
   handlers: shadowHandlers,
   errorRows: shadowErrorRows,

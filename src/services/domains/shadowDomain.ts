@@ -2,14 +2,14 @@ import { ConfigError } from '../../config/ConfigError.js'
 import { ShadowError } from '../../overlord/ShadowError.js'
 import { readShadowConfig, ShadowConfigError } from '../../shadow/config.js'
 import { createShadowTier } from '../../shadow/createShadowTier.js'
-import type { DomainInit, DomainPlugin } from '../DomainPlugin.js'
+import type { DomainPlugin, EarlyDomainInit } from '../DomainPlugin.js'
 
 /**
  * The shadow tier: reads `SHADOW_*` (a weak `SHADOW_JWT_SECRET` with an overlord address set refuses start),
  * opens the nonce store (PostgreSQL main database, or the SQLite file of `SHADOW_NONCES_PATH`), creates the
  * vault — sealed — and the cabinet service. Its bearer scheme is answered by `src/handlers/shadow/shadowSecurity.ts`.
  */
-export const initShadow: DomainInit = async (core) => {
+export const initShadow: EarlyDomainInit = async (core) => {
   let config
   try {
     config = readShadowConfig({ ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin })
@@ -49,4 +49,5 @@ export const initShadow: DomainInit = async (core) => {
   }
 }
 
-export const shadowDomain: DomainPlugin = { name: 'shadow', create: initShadow }
+/** Built before sessions and the agent registry: they read its overlord address and rosters. */
+export const shadowDomain: DomainPlugin = { name: 'shadow', beforeSessions: true, create: initShadow }

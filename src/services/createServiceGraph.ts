@@ -15,10 +15,6 @@ import type { GatewayMetrics } from './GatewayMetrics.js'
 import { readinessCapabilities } from './readinessCapabilities.js'
 import type { CoreServices, DomainSetup, EarlyCoreServices, Services } from './types.js'
 
-export { initBatch } from './domains/batchDomain.js'
-export { initLlm } from './domains/llmDomain.js'
-export { initShadow } from './domains/shadowDomain.js'
-export { initStorage } from './domains/storageDomain.js'
 
 export type ServiceGraphParameters = {
   config: GatewayConfig

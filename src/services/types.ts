@@ -141,7 +141,7 @@ export type DomainSetup = {
   services?: Partial<Services>
   /**
    * Security handlers by scheme name (e.g. `overlordBearer`): truthy = satisfied. The graph's domains leave
-   * these to the HTTP side (`src/handlers/<domain>/<domain>Security.ts`, joined to the domain in `src/handlers/index.ts`).
+   * these to the HTTP side (`src/handlers/<domain>/<domain>Security.ts`, joined to the domain in its `plugin.ts`).
    */
   securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
   /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */

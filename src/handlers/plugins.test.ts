@@ -30,6 +30,9 @@ describe('domain plug-ins', () => {
     await expect(map.createShadowChallenge!({ params: {} } as never)).rejects.toMatchObject({ code: 'overlord_not_configured' })
     // the pages declare no 503: left to the router (501), never a handler reading a service that is not there
     expect(map.getShadowOverlordPage).toBeUndefined()
+    // the boardroom page reads the shadow tier's cabinets: it is the shadow plug-in's, absent with it
+    expect(map.getBoardroomPage).toBeUndefined()
+    expect(map.getStoragePage).toBe(storagePlugin.handlers.getStoragePage)
     expect(map['getReceipt' satisfies OperationId]).toBeUndefined()
   })
 })

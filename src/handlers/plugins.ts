@@ -16,8 +16,11 @@ import { x402Handlers } from './x402/index.js'
  */
 export const domainPlugins: readonly HttpPlugin[] = [shadowPlugin, storagePlugin, batchPlugin, llmPlugin]
 
+// the core's folder also holds pages and routes of domains: those are the domains' plug-ins' operations
+const { getBoardroomPage: _boardroom, getStoragePage: _storagePage, listMyUploads: _uploads, ...coreOnly } = coreHandlers
+
 /** The operations of the core services (sign-in, pages, marketplace, activity, MCP, batch-settlement): always built. */
-export const coreOperationHandlers = { ...coreHandlers, ...mcpHandlers, ...x402Handlers } satisfies Partial<Record<OperationId, Handler>>
+export const coreOperationHandlers = { ...coreOnly, ...mcpHandlers, ...x402Handlers } satisfies Partial<Record<OperationId, Handler>>
 
 /**
  * The plug-ins of an app's domain list: a plug-in as given; a bare start hook that is a listed plug-in's

@@ -1,5 +1,6 @@
 import { ShadowError } from '../../overlord/ShadowError.js'
 import { shadowErrorRows } from '../errorCatalogue.js'
+import { getBoardroomPage } from '../core/pages.js'
 import type { HttpPlugin } from '../HttpPlugin.js'
 import { initShadow } from './index.js'
 import { shadowHandlers } from './shadowHandlers.js'
@@ -9,7 +10,8 @@ export const shadowPlugin = {
   name: 'shadow',
   beforeSessions: true,
   create: initShadow,
-  handlers: shadowHandlers,
+  // the boardroom page lists the companies with a cabinet
+  handlers: { ...shadowHandlers, getBoardroomPage },
   errorRows: shadowErrorRows,
   notBuilt: { status: 503, error: () => new ShadowError('overlord_not_configured', 'The shadow-overlord tier is not part of this gateway.') },
 } satisfies HttpPlugin

@@ -3,9 +3,9 @@ import type { DomainPlugin } from '../services/DomainPlugin.js'
 import type { Handler, HandlerContext } from './types.js'
 
 /**
- * A domain plug-in as the HTTP side sees it: the service graph's plug-in (its `create` also returns the
- * security schemes the domain answers, see ./withSecurity.ts) plus the operations it handles and the rows it
- * adds to the error catalogue. A plug-in left out of the app's list contributes no handler: its operations
+ * A domain plug-in as the HTTP side sees it: the service graph's plug-in (`create`, and `security`: the
+ * schemes the domain answers, its …Security.ts) plus the operations it handles and the rows it adds to the
+ * error catalogue. A plug-in left out of the app's list contributes no handler: its operations
  * answer `notBuilt` (when the document declares that status for them) or the router's 501.
  */
 export type HttpPlugin = DomainPlugin & {

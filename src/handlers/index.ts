@@ -18,9 +18,13 @@
 import type { OperationId } from '../../generated/gateway/operationIds.js'
 import { batchPlugin } from './batch/plugin.js'
 import { llmPlugin } from './llm/plugin.js'
-import { coreOperationHandlers, domainPlugins } from './plugins.js'
+import { coreOperationHandlers } from './plugins.js'
 import { shadowPlugin } from './shadow/plugin.js'
 import { storagePlugin } from './storage/plugin.js'
+import { initBatch } from './batch/index.js'
+import { initLlm } from './llm/index.js'
+import { initShadow } from './shadow/index.js'
+import { initStorage } from './storage/index.js'
 import type { DomainInit, Handler } from './types.js'
 
 export const handlers = {
@@ -32,4 +36,4 @@ export const handlers = {
 } satisfies Record<OperationId, Handler>
 
 /** The plug-ins' start hooks, in the list's order (a domain list written before plug-ins; see ./plugins.ts). */
-export const domainInits: DomainInit[] = domainPlugins.map((plugin) => plugin.create)
+export const domainInits: DomainInit[] = [initShadow, initStorage, initBatch, initLlm]

@@ -1,6 +1,8 @@
 import type { OperationId } from '../../generated/gateway/operationIds.js'
 import { toPlugin, type DomainEntry } from '../services/DomainPlugin.js'
 import { batchPlugin } from './batch/plugin.js'
+import { initLlm } from './llm/index.js'
+import { initShadow } from './shadow/index.js'
 import { coreHandlers } from './core/index.js'
 import type { HttpPlugin } from './HttpPlugin.js'
 import { llmPlugin } from './llm/plugin.js'
@@ -27,9 +29,10 @@ export const coreOperationHandlers = { ...coreOnly, ...mcpHandlers, ...x402Handl
  * `create` (the `init…` exports) as that plug-in; any other hook as a plug-in without operations.
  */
 export function resolvePlugins(entries: readonly DomainEntry[]): HttpPlugin[] {
+  const byInit = new Map<DomainEntry, HttpPlugin>([...domainPlugins.map((plugin) => [plugin.create, plugin] as const), [initShadow, shadowPlugin], [initLlm, llmPlugin]])
   return entries.map((entry) => {
     if (typeof entry !== 'function') return 'handlers' in entry ? (entry as HttpPlugin) : { ...entry, handlers: {}, errorRows: {} }
-    return domainPlugins.find((plugin) => plugin.create === entry) ?? { ...toPlugin(entry), handlers: {}, errorRows: {} }
+    return byInit.get(entry) ?? { ...toPlugin(entry), handlers: {}, errorRows: {} }
   })
 }
 

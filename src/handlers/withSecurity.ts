@@ -1,8 +1,8 @@
 import type { DomainSetup } from './types.js'
 
 /**
- * A domain of the service graph with the HTTP security schemes it answers: the graph builds the domain's
- * services and knows nothing of requests; the schemes (handlers over `ctx.services`) are added here.
+ * A start hook with the security schemes its domain answers, for domain lists of bare hooks (the plug-ins carry
+ * theirs in `security`, ./HttpPlugin.ts): the graph builds the domain's services and knows nothing of requests.
  */
 export function withSecurity<Core>(
   init: (core: Core) => DomainSetup | Promise<DomainSetup>,

@@ -8,6 +8,9 @@ import type { DomainInit, DomainSetup, EarlyDomainInit } from './types.js'
  */
 export type DomainPlugin = EarlyDomainPlugin | LateDomainPlugin
 
+/** The security schemes a domain answers (added by the HTTP side's plug-in; the graph hands them on in its setup). */
+export type DomainSecurity = Pick<DomainSetup, 'securityHandlers' | 'unauthorized'>
+
 /**
  * A domain whose services the sessions or the agent registry read (`overlordAddress`, `cabinetRoster`): built
  * before them, so it receives the core without the marketplace, and they receive its services as built.
@@ -18,6 +21,7 @@ export type EarlyDomainPlugin = {
   readonly beforeSessions: true
   /** Builds the domain from the core services; throw a `ConfigError` for bad configuration. */
   readonly create: EarlyDomainInit
+  readonly security?: DomainSecurity | undefined
 }
 
 /** A domain built after the sessions and the agent registry (it may use the marketplace). */
@@ -25,6 +29,7 @@ export type LateDomainPlugin = {
   readonly name: string
   readonly beforeSessions?: false | undefined
   readonly create: DomainInit
+  readonly security?: DomainSecurity | undefined
 }
 
 export function isEarly(plugin: DomainPlugin): plugin is EarlyDomainPlugin {

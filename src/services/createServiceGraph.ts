@@ -6,7 +6,7 @@ import { CapabilityMonitor } from '../health/CapabilityMonitor.js'
 import { createCoreServices, readCoreSettings, type CoreGraph, type CoreInputs } from './createCoreServices.js'
 import { createCostServices, readCostSettings } from './createCostServices.js'
 import { createSessionServices } from './createSessionServices.js'
-import { isEarly, toPlugin, type DomainEntry, type DomainPlugin } from './DomainPlugin.js'
+import { isEarly, toPlugin, type DomainEntry, type DomainPlugin, type DomainSecurity } from './DomainPlugin.js'
 import { batchDomain } from './domains/batchDomain.js'
 import { llmDomain } from './domains/llmDomain.js'
 import { shadowDomain } from './domains/shadowDomain.js'
@@ -116,10 +116,10 @@ function earlyCore(p: CoreInputs, core: CoreGraph['services'], database: Databas
   return { config, db, dialect, logger, now, catalogue, instance, modelServer, rails, databaseUrl: config.databaseUrl, env: p.env, changeFeed: database.changeFeed }
 }
 
-/** Builds plug-ins in the list's order, each from the core services. */
-async function buildDomains<Core>(plugins: readonly { create: (core: Core) => DomainSetup | Promise<DomainSetup> }[], core: Core): Promise<DomainSetup[]> {
+/** Builds plug-ins in the list's order, each from the core services; a plug-in's security schemes join its setup. */
+async function buildDomains<Core>(plugins: readonly { create: (core: Core) => DomainSetup | Promise<DomainSetup>; security?: DomainSecurity | undefined }[], core: Core): Promise<DomainSetup[]> {
   const setups: DomainSetup[] = []
-  for (const plugin of plugins) setups.push(await plugin.create(core))
+  for (const plugin of plugins) setups.push({ ...(await plugin.create(core)), ...plugin.security })
   return setups
 }
 

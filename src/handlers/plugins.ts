@@ -1,5 +1,5 @@
 import type { OperationId } from '../../generated/gateway/operationIds.js'
-import { toPlugin, type DomainEntry } from '../services/DomainPlugin.js'
+import { toPlugin, type DomainEntry, type DomainPlugin } from '../services/DomainPlugin.js'
 import { batchPlugin } from './batch/plugin.js'
 import { initLlm } from './llm/index.js'
 import { initShadow } from './shadow/index.js'
@@ -31,9 +31,13 @@ export const coreOperationHandlers = { ...coreOnly, ...mcpHandlers, ...x402Handl
 export function resolvePlugins(entries: readonly DomainEntry[]): HttpPlugin[] {
   const byInit = new Map<DomainEntry, HttpPlugin>([...domainPlugins.map((plugin) => [plugin.create, plugin] as const), [initShadow, shadowPlugin], [initLlm, llmPlugin]])
   return entries.map((entry) => {
-    if (typeof entry !== 'function') return 'handlers' in entry ? (entry as HttpPlugin) : { ...entry, handlers: {}, errorRows: {} }
+    if (typeof entry !== 'function') return isHttpPlugin(entry) ? entry : { ...entry, handlers: {}, errorRows: {} }
     return byInit.get(entry) ?? { ...toPlugin(entry), handlers: {}, errorRows: {} }
   })
+}
+
+function isHttpPlugin(plugin: DomainPlugin): plugin is HttpPlugin {
+  return 'handlers' in plugin && 'errorRows' in plugin
 }
 
 /** Which statuses each operation declares (a refusal must be one of them, or response validation fails it). */

@@ -13,7 +13,7 @@ import { shadowDomain } from './domains/shadowDomain.js'
 import { storageDomain } from './domains/storageDomain.js'
 import type { GatewayMetrics } from './GatewayMetrics.js'
 import { readinessCapabilities } from './readinessCapabilities.js'
-import type { CoreServices, DomainSetup, EarlyCoreServices, Services } from './types.js'
+import type { DomainSetup, EarlyCoreServices, Services } from './types.js'
 
 
 export type ServiceGraphParameters = {
@@ -106,8 +106,15 @@ export async function createServiceGraph(p: ServiceGraphParameters): Promise<Ser
   return { services, metrics: core.metrics, setups, ...graphLifecycle(services, setups, capabilities, closeCore) }
 }
 
-/** The services of the domains, as handlers see them (a domain not built has no handler that reads them). */
-type DomainServices = Omit<Services, keyof CoreServices>
+/** What the core, cost calls and sessions build: every service of `Services` that is not a domain's. */
+type BuiltByCore = CoreGraph['services'] & ReturnType<typeof createCostServices>['services'] & ReturnType<typeof createSessionServices>['services']
+
+/**
+ * The services of the domain plug-ins, as handlers see them: the one narrowing of the graph. A list without some
+ * domain builds no services of it and installs none of its handlers (src/handlers/plugins.ts), so no handler
+ * reads what is absent.
+ */
+type DomainServices = Omit<Services, keyof BuiltByCore>
 
 /** What every domain plug-in receives (the later ones also the marketplace). */
 function earlyCore(p: CoreInputs, core: CoreGraph['services'], database: DatabaseHandle): EarlyCoreServices {

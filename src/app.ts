@@ -20,8 +20,9 @@ import type { Env } from './config/env.js'
 import { findRepoRoot } from './config/findRepoRoot.js'
 import type { GatewayConfig } from './config/loadConfig.js'
 import type { DatabaseHandle } from './db/createDatabase.js'
-import { domainInits as defaultDomainInits, handlers as defaultHandlers } from './handlers/index.js'
-import type { DomainInit, GatewayLocals, Handler, Services } from './handlers/types.js'
+import { declaredStatuses, domainPlugins, handlersOf, resolvePlugins } from './handlers/plugins.js'
+import type { GatewayLocals, Handler, Services } from './handlers/types.js'
+import type { DomainEntry } from './services/DomainPlugin.js'
 import { composeStages } from './pipeline/composeStages.js'
 import { corsStage } from './pipeline/corsStage.js'
 import { errorStage } from './pipeline/errorStage.js'
@@ -57,9 +58,9 @@ export type AppDeps = {
   /** Overrides `config.responseValidation` (tests use `error`). */
   responseValidation?: 'off' | 'warn' | 'error'
   onResponseValidationError?: (report: ResponseValidationReport) => void
-  /** Domain start hooks (default: `src/handlers/index.ts`). */
-  domains?: DomainInit[]
-  /** Handler map (default: `src/handlers/index.ts`). */
+  /** The domain plug-ins (or their `init…` start hooks) to build (default: all, `src/handlers/plugins.ts`). */
+  domains?: readonly DomainEntry[]
+  /** Handler map (default: the core's and the built plug-ins'; a plug-in not built answers its refusal). */
   handlers?: Partial<Record<string, Handler>>
   /** Replace services after they are built (tests). */
   services?: Partial<Services>
@@ -87,6 +88,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const logger = deps.logger ?? createLogger({ name: 'gateway', level: config.logLevel })
   const root = findRepoRoot()
   const document = loadOpenApiDocument(join(root, 'openapi', 'gateway.yaml'))
+  const plugins = resolvePlugins(deps.domains ?? domainPlugins)
   const graph = await createServiceGraph({
     config,
     env: deps.env ?? process.env,
@@ -96,7 +98,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     clockOverridden: deps.now !== undefined,
     database: deps.database,
     fetch: deps.fetch,
-    domains: deps.domains ?? defaultDomainInits,
+    domains: plugins,
     overrides: deps.services,
     railPlugins: deps.railPlugins,
   })
@@ -113,7 +115,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     unrouted: gate.noRoute,
     securityHandlers: security.handlers,
     unauthorized: security.unauthorized,
-    handlers: handlerStage(deps.handlers ?? defaultHandlers, services),
+    handlers: handlerStage(deps.handlers ?? handlersOf(plugins, declaredStatuses(document)), services),
     mapError,
     responseValidation: deps.responseValidation ?? config.responseValidation,
     onResponseValidationError: deps.onResponseValidationError,

@@ -1,9 +1,12 @@
-import type { DomainInit, DomainSetup } from './types.js'
+import type { DomainSetup } from './types.js'
 
 /**
- * A domain of the service graph with the HTTP security schemes it answers: the graph builds the domain's
- * services and knows nothing of requests; the schemes (handlers over `ctx.services`) are added here.
+ * A start hook with the security schemes its domain answers, for domain lists of bare hooks (the plug-ins carry
+ * theirs in `security`, ./HttpPlugin.ts): the graph builds the domain's services and knows nothing of requests.
  */
-export function withSecurity(init: DomainInit, security: Pick<DomainSetup, 'securityHandlers' | 'unauthorized'>): DomainInit {
+export function withSecurity<Core>(
+  init: (core: Core) => DomainSetup | Promise<DomainSetup>,
+  security: Pick<DomainSetup, 'securityHandlers' | 'unauthorized'>,
+): (core: Core) => Promise<DomainSetup> {
   return async (core) => ({ ...(await init(core)), ...security })
 }

@@ -3,7 +3,7 @@ import type { HttpResult, RequestContext } from '../shared/http/index.js'
 
 /**
  * Stage 7, handlers: each handler of the map sees the validated request plus `ctx.services`. Handlers are
- * thin (request → core call → result); the map is `src/handlers/index.ts`.
+ * thin (request → core call → result); the map is built from the plug-ins (`src/handlers/plugins.ts`).
  */
 export function handlerStage(
   handlers: Partial<Record<string, Handler>>,

@@ -141,7 +141,7 @@ export type DomainSetup = {
   services?: Partial<Services>
   /**
    * Security handlers by scheme name (e.g. `overlordBearer`): truthy = satisfied. The graph's domains leave
-   * these to the HTTP side (`src/handlers/<domain>/<domain>Security.ts`, joined to the domain in `src/handlers/index.ts`).
+   * these to the HTTP side (`src/handlers/<domain>/<domain>Security.ts`, joined to the domain in its `plugin.ts`).
    */
   securityHandlers?: Record<string, (ctx: HandlerContext) => unknown>
   /** Answer when a scheme of this domain is not satisfied (default for `overlordBearer`: 401 `bearer_required`/…). */
@@ -157,3 +157,9 @@ export type DomainSetup = {
 
 /** A domain's start hook, run in order by the service graph. Throw a `ConfigError` for bad configuration. */
 export type DomainInit = (core: CoreServices) => DomainSetup | Promise<DomainSetup>
+
+/** The core services of a domain built before sessions and the agent registry: all but the marketplace. */
+export type EarlyCoreServices = Omit<CoreServices, 'marketplace'>
+
+/** The start hook of a domain the sessions or the agent registry read (the shadow tier's overlord and rosters). */
+export type EarlyDomainInit = (core: EarlyCoreServices) => DomainSetup | Promise<DomainSetup>

@@ -1,12 +1,12 @@
 /**
  * Receipt-batch handlers: `GET /store/receipts/{ar_tx_id}`, plus the daily batch schedule
- * started by `initBatch` (built in src/services/createServiceGraph.ts). Error rows: `batchErrorRows` in `../errorCatalogue.ts`.
+ * started by `initBatch` (src/services/domains/batchDomain.ts; the plug-in is ./plugin.ts). Error rows: `batchErrorRows` in `../errorCatalogue.ts`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import { getReceipt } from './batchHandlers.js'
 
-export { initBatch } from '../../services/createServiceGraph.js'
+export { initBatch } from '../../services/domains/batchDomain.js'
 
 export const batchHandlers = {
   getReceipt,

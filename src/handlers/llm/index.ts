@@ -6,7 +6,7 @@ import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'
 import * as llm from './llmHandlers.js'
 import * as modelCall from './modelCall.js'
-import { initLlm as buildLlm } from '../../services/createServiceGraph.js'
+import { initLlm as buildLlm } from '../../services/domains/llmDomain.js'
 import { withSecurity } from '../withSecurity.js'
 import { llmSecurity } from './llmSecurity.js'
 

@@ -1,4 +1,4 @@
-import { initShadow as buildShadow } from '../../services/createServiceGraph.js'
+import { initShadow as buildShadow } from '../../services/domains/shadowDomain.js'
 import { withSecurity } from '../withSecurity.js'
 import { shadowSecurity } from './shadowSecurity.js'
 

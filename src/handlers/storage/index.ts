@@ -1,2 +1,2 @@
 export { storageHandlers } from './storageHandlers.js'
-export { initStorage } from '../../services/createServiceGraph.js'
+export { initStorage } from '../../services/domains/storageDomain.js'

@@ -1,0 +1,18 @@
+import type { OperationId } from '../../generated/gateway/operationIds.js'
+import type { DomainPlugin } from '../services/DomainPlugin.js'
+import type { Handler, HandlerContext } from './types.js'
+
+/**
+ * A domain plug-in as the HTTP side sees it: the service graph's plug-in (`create`, and `security`: the
+ * schemes the domain answers, its …Security.ts) plus the operations it handles and the rows it adds to the
+ * error catalogue. A plug-in left out of the app's list contributes no handler: its operations
+ * answer `notBuilt` (when the document declares that status for them) or the router's 501.
+ */
+export type HttpPlugin = DomainPlugin & {
+  /** operationId → handler, for the operations of `openapi/gateway.yaml` this domain answers. */
+  readonly handlers: Partial<Record<OperationId, Handler>>
+  /** The domain's rows of the error catalogue (./errorCatalogue.ts, where every row is listed once). */
+  readonly errorRows: Readonly<Record<string, { status: number }>>
+  /** The refusal of the domain's operations while it is not built (its status must be one the operation declares). */
+  readonly notBuilt?: { status: number; error: (ctx: HandlerContext) => Error }
+}

@@ -1,0 +1,13 @@
+import { ReceiptNotFoundError } from '../../batch/errors.js'
+import { batchErrorRows } from '../errorCatalogue.js'
+import type { HttpPlugin } from '../HttpPlugin.js'
+import { batchHandlers, initBatch } from './index.js'
+
+/** The receipt batch: `GET /store/receipts/{ar_tx_id}` and the daily batch schedule. */
+export const batchPlugin = {
+  name: 'batch',
+  create: initBatch,
+  handlers: batchHandlers,
+  errorRows: batchErrorRows,
+  notBuilt: { status: 404, error: (ctx) => new ReceiptNotFoundError(ctx.params.ar_tx_id ?? '') },
+} satisfies HttpPlugin

@@ -1,0 +1,17 @@
+import { StorageNotConfiguredError } from '../../storage/errors.js'
+import { storageErrorRows } from '../errorCatalogue.js'
+import { listMyUploads } from '../core/activity.js'
+import { getStoragePage } from '../core/pages.js'
+import type { HttpPlugin } from '../HttpPlugin.js'
+import { initStorage } from './index.js'
+import { storageHandlers } from './storageHandlers.js'
+
+/** Paid storage: `/store`, its quote, uploads and the x402 discovery document. */
+export const storagePlugin = {
+  name: 'storage',
+  create: initStorage,
+  // the /storage/ page and a wallet's uploads read paid storage's ledger
+  handlers: { ...storageHandlers, getStoragePage, listMyUploads },
+  errorRows: storageErrorRows,
+  notBuilt: { status: 503, error: () => new StorageNotConfiguredError(['SERVICE_STORAGE__*']) },
+} satisfies HttpPlugin

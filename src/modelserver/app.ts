@@ -103,42 +103,8 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   const { config, logger } = options
   const ownEngine = !options.engine
   const engine = options.engine ?? (await (await import('./engine/createEngine.js')).createEngine({ threads: config.threads }))
-  const store = new ModelStore(config.modelsDir)
-  await store.init()
-  if (config.installDefaults) {
-    const installed = await installDefaultModels(store)
-    if (installed.length > 0) logger?.info({ installed }, 'installed default models')
-  }
-  const metrics = new ModelServerMetrics({ processMetrics: options.processMetrics ?? true })
-  const residency = new ResidencyManager({
-    engine,
-    maxLoadedBytes: config.maxLoadedBytes,
-    maxQueue: config.maxQueue,
-    defaultNumCtx: config.defaultNumCtx,
-    events: {
-      onLoad: (model, ns) => {
-        metrics.loads.inc({ model })
-        metrics.loadSeconds.observe({ model }, ns / 1e9)
-        logger?.info({ model, loadMs: Math.round(ns / 1e6) }, 'model loaded')
-      },
-      onUnload: (model) => {
-        metrics.unloads.inc({ model })
-        logger?.info({ model }, 'model unloaded')
-      },
-      onChange: (residents) => metrics.setResidents(residents),
-    },
-  })
-  const ctx: ModelServerContext = {
-    config,
-    engine,
-    store,
-    residency,
-    metrics,
-    startedAt: new Date(),
-    inspect: createInspector(engine),
-    findModel: createFindModel(store),
-  }
-  const registryClient = new RegistryClient({ store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost })
+  const ctx = await createModelServerContext(options, engine)
+  const registryClient = new RegistryClient({ store: ctx.store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost })
   const registry = new RegistryServer(ctx)
   const document = loadOpenApiDocument(modelServerSpecPath)
   const errorShapeOf = errorShapesOf(document) // Ollama, OpenAI or OCI: what the document declares for the route
@@ -146,78 +112,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   const apiKeys = new ApiKeys({ keys: config.apiKeys, file: config.apiKeysFile, onWarning: (message) => logger?.warn(message) })
   const origins = createOriginMatcher(config.origins)
   if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
-
-  const handlers: Record<OperationId, Handler> = {
-    generate: (r) => generate(ctx, r),
-    chat: (r) => chat(ctx, r),
-    embed: (r) => embed(ctx, r),
-    embeddings: (r) => embeddings(ctx, r),
-    getRoot: () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: 'Ollama is running' }),
-    listRunningModels: () => listRunningModels(ctx),
-    getVersion: () => getVersion(ctx),
-    listModels: () => listModels(ctx),
-    showModel: (r) => showModel(ctx, r),
-    createModel: (r) => createModel(ctx, r),
-    copyModel: (r) => copyModel(ctx, r),
-    deleteModel: (r) => deleteModel(ctx, r),
-    pullModel: (r) => transfer('pull', ctx, registryClient, r),
-    pushModel: (r) => transfer('push', ctx, registryClient, r),
-    checkBlob: (r) => checkBlob(ctx, r),
-    pushBlob: (r) => pushBlob(ctx, r),
-    getMetrics: async () => ({ status: 200, contentType: metrics.registry.contentType, body: await metrics.text() }),
-    registryCheck: () => registry.check(),
-    registryGetManifest: (r) => (r.method === 'HEAD' ? registry.headManifest(r) : registry.getManifest(r)),
-    registryHeadManifest: (r) => registry.headManifest(r),
-    registryPutManifest: (r) => registry.putManifest(r),
-    registryGetBlob: (r) => (r.method === 'HEAD' ? registry.headBlob(r) : registry.getBlob(r)),
-    registryHeadBlob: (r) => registry.headBlob(r),
-    registryStartUpload: (r) => registry.startUpload(r),
-    registryPatchUpload: (r) => registry.patchUpload(r),
-    registryCompleteUpload: (r) => registry.completeUpload(r),
-    openaiChatCompletions: (r) => openai.chatCompletions(ctx, r),
-    openaiCompletions: (r) => openai.completions(ctx, r),
-    openaiEmbeddings: (r) => openai.embeddings(ctx, r),
-    openaiListModels: () => openai.listModels(ctx),
-    openaiRetrieveModel: (r) => openai.retrieveModel(ctx, r),
-    openaiResponses: (r) => openaiResponses(ctx, r),
-    anthropicMessages: (r) => anthropicMessages(ctx, r),
-    getStatus: () => getStatus(ctx),
-  }
-
-  const router = createOpenApiRouter({
-    document,
-    handlers,
-    logger,
-    responseValidation: options.responseValidation ?? 'warn',
-    onResponseValidationError: options.onResponseValidationError,
-    validateRequest: (r) => !unvalidatedOperations.has(r.operationId),
-    invalidRequest: (r, errors) => {
-      if (errorShapeOf(r.operationId) === 'oci') return ociValidationError(errors)
-      // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
-      if (errorShapeOf(r.operationId) === 'openai') return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
-      if (errorShapeOf(r.operationId) === 'anthropic') return { status: 400, body: anthropicErrorBody(400, ollamaValidationMessage(errors)) }
-      return { status: 400, body: { error: ollamaValidationMessage(errors) } }
-    },
-    mapError: (error, r) => mapError(error, r?.operationId),
-    unrouted: (r) => {
-      const shape = shapeOfUnroutedPath(r.path)
-      if (shape === 'oci') {
-        const result = r.reason === 'not_found' ? ociError('NAME_UNKNOWN', { path: r.path }) : ociError('UNSUPPORTED', { method: r.method })
-        return { ...result, component: 'RegistryError' }
-      }
-      const result =
-        r.reason === 'not_found'
-          ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
-          : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
-      return shape === 'openai' ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
-    },
-    onResponse: (info) => {
-      const operation = info.operationId ?? 'unrouted'
-      metrics.requests.inc({ operation, status: String(info.status) })
-      metrics.requestDuration.observe({ operation }, info.durationMs / 1000)
-    },
-    jsonLimit: '512mb',
-  })
+  const router = createModelServerRouter(options, { document, handlers: modelServerHandlers(ctx, registryClient, registry), errorShapeOf, mapError, metrics: ctx.metrics })
 
   // Traces (off by default): the request's span joins the caller's trace (the gateway sends `traceparent`).
   const tracing = await startTracing(config.tracing, { exporter: options.spanExporter, logger })
@@ -266,11 +161,135 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
     apiKeys,
     close: async () => {
       await registry.dispose()
-      await residency.dispose()
+      await ctx.residency.dispose()
       if (ownEngine) await engine.dispose()
       await tracing.close()
     },
   }
+}
+
+/** The model store (default models installed when configured), the residency manager and the metrics: what every handler reads. */
+async function createModelServerContext(options: ModelServerOptions, engine: Engine): Promise<ModelServerContext> {
+  const { config, logger } = options
+  const store = new ModelStore(config.modelsDir)
+  await store.init()
+  if (config.installDefaults) {
+    const installed = await installDefaultModels(store)
+    if (installed.length > 0) logger?.info({ installed }, 'installed default models')
+  }
+  const metrics = new ModelServerMetrics({ processMetrics: options.processMetrics ?? true })
+  const residency = new ResidencyManager({
+    engine,
+    maxLoadedBytes: config.maxLoadedBytes,
+    maxQueue: config.maxQueue,
+    defaultNumCtx: config.defaultNumCtx,
+    events: {
+      onLoad: (model, ns) => {
+        metrics.loads.inc({ model })
+        metrics.loadSeconds.observe({ model }, ns / 1e9)
+        logger?.info({ model, loadMs: Math.round(ns / 1e6) }, 'model loaded')
+      },
+      onUnload: (model) => {
+        metrics.unloads.inc({ model })
+        logger?.info({ model }, 'model unloaded')
+      },
+      onChange: (residents) => metrics.setResidents(residents),
+    },
+  })
+  return { config, engine, store, residency, metrics, startedAt: new Date(), inspect: createInspector(engine), findModel: createFindModel(store) }
+}
+
+/** The handler of every operation of `openapi/modelserver.yaml`, by operationId (the type checks none is missing). */
+function modelServerHandlers(ctx: ModelServerContext, registryClient: RegistryClient, registry: RegistryServer): Record<OperationId, Handler> {
+  const { metrics } = ctx
+  return {
+    generate: (r) => generate(ctx, r),
+    chat: (r) => chat(ctx, r),
+    embed: (r) => embed(ctx, r),
+    embeddings: (r) => embeddings(ctx, r),
+    getRoot: () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: 'Ollama is running' }),
+    listRunningModels: () => listRunningModels(ctx),
+    getVersion: () => getVersion(ctx),
+    listModels: () => listModels(ctx),
+    showModel: (r) => showModel(ctx, r),
+    createModel: (r) => createModel(ctx, r),
+    copyModel: (r) => copyModel(ctx, r),
+    deleteModel: (r) => deleteModel(ctx, r),
+    pullModel: (r) => transfer('pull', ctx, registryClient, r),
+    pushModel: (r) => transfer('push', ctx, registryClient, r),
+    checkBlob: (r) => checkBlob(ctx, r),
+    pushBlob: (r) => pushBlob(ctx, r),
+    getMetrics: async () => ({ status: 200, contentType: metrics.registry.contentType, body: await metrics.text() }),
+    registryCheck: () => registry.check(),
+    registryGetManifest: (r) => (r.method === 'HEAD' ? registry.headManifest(r) : registry.getManifest(r)),
+    registryHeadManifest: (r) => registry.headManifest(r),
+    registryPutManifest: (r) => registry.putManifest(r),
+    registryGetBlob: (r) => (r.method === 'HEAD' ? registry.headBlob(r) : registry.getBlob(r)),
+    registryHeadBlob: (r) => registry.headBlob(r),
+    registryStartUpload: (r) => registry.startUpload(r),
+    registryPatchUpload: (r) => registry.patchUpload(r),
+    registryCompleteUpload: (r) => registry.completeUpload(r),
+    openaiChatCompletions: (r) => openai.chatCompletions(ctx, r),
+    openaiCompletions: (r) => openai.completions(ctx, r),
+    openaiEmbeddings: (r) => openai.embeddings(ctx, r),
+    openaiListModels: () => openai.listModels(ctx),
+    openaiRetrieveModel: (r) => openai.retrieveModel(ctx, r),
+    openaiResponses: (r) => openaiResponses(ctx, r),
+    anthropicMessages: (r) => anthropicMessages(ctx, r),
+    getStatus: () => getStatus(ctx),
+  }
+}
+
+type RouterParts = {
+  document: Record<string, unknown>
+  handlers: Record<OperationId, Handler>
+  errorShapeOf: (operationId: string | undefined) => ErrorShape
+  mapError: ErrorMapper
+  metrics: ModelServerMetrics
+}
+
+/** The document's router: each refusal (invalid request, unknown route, thrown error) in the route's declared shape. */
+function createModelServerRouter(options: ModelServerOptions, { document, handlers, errorShapeOf, mapError, metrics }: RouterParts): OpenApiRouter {
+  return createOpenApiRouter({
+    document,
+    handlers,
+    logger: options.logger,
+    responseValidation: options.responseValidation ?? 'warn',
+    onResponseValidationError: options.onResponseValidationError,
+    validateRequest: (r) => !unvalidatedOperations.has(r.operationId),
+    invalidRequest: (r, errors) => invalidRequestAnswer(errorShapeOf(r.operationId), errors),
+    mapError: (error, r) => mapError(error, r?.operationId),
+    unrouted: (r) => unroutedAnswer(r),
+    onResponse: (info) => {
+      const operation = info.operationId ?? 'unrouted'
+      metrics.requests.inc({ operation, status: String(info.status) })
+      metrics.requestDuration.observe({ operation }, info.durationMs / 1000)
+    },
+    jsonLimit: '512mb',
+  })
+}
+
+/** A request the document refuses, in the route's shape: OCI's, OpenAI's (with the field at fault), Anthropic's or Ollama's. */
+function invalidRequestAnswer(shape: ErrorShape, errors: ReadonlyArray<RequestValidationIssue>): HttpResult {
+  if (shape === 'oci') return ociValidationError(errors)
+  // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
+  if (shape === 'openai') return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+  if (shape === 'anthropic') return { status: 400, body: anthropicErrorBody(400, ollamaValidationMessage(errors)) }
+  return { status: 400, body: { error: ollamaValidationMessage(errors) } }
+}
+
+/** No operation for the path (404) or the method (405), in the shape of the path's family. */
+function unroutedAnswer(r: { reason: string; method: string; path: string }): HttpResult & { component: string } {
+  const shape = shapeOfUnroutedPath(r.path)
+  if (shape === 'oci') {
+    const result = r.reason === 'not_found' ? ociError('NAME_UNKNOWN', { path: r.path }) : ociError('UNSUPPORTED', { method: r.method })
+    return { ...result, component: 'RegistryError' }
+  }
+  const result =
+    r.reason === 'not_found'
+      ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
+      : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
+  return shape === 'openai' ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
 }
 
 /** A body that cannot be read, in the route's error shape (registry: the distribution specification's). */
@@ -291,9 +310,6 @@ function shapeOfUnroutedPath(path: string): ErrorShape {
 
 type ErrorMapper = (error: unknown, operationId: string | undefined) => HttpResult
 
-function isRegistryOperation(operationId: string | undefined): boolean {
-  return operationId !== undefined && operationId.startsWith('registry')
-}
 
 /**
  * Maps a thrown error to the route's error body, once for every route: our own errors keep their status and short

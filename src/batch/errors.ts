@@ -1,29 +1,13 @@
-import { BaseError } from '../shared/errors/BaseError.js'
+import { defineError } from '../shared/errors/defineError.js'
 
-export class BatchCommitFailedError extends BaseError<'batch_commit_failed'> {
-  override name = 'BatchCommitFailedError'
-  constructor(message: string, cause?: unknown) {
-    super('batch_commit_failed', message, { cause })
-  }
-}
+export const BatchCommitFailedError = defineError('BatchCommitFailedError', 'batch_commit_failed', (message: string, cause?: unknown) => ({ message, cause }))
+export type BatchCommitFailedError = InstanceType<typeof BatchCommitFailedError>
 
-export class BatchTreeUploadFailedError extends BaseError<'batch_tree_upload_failed'> {
-  override name = 'BatchTreeUploadFailedError'
-  constructor(message: string, cause?: unknown) {
-    super('batch_tree_upload_failed', message, { cause })
-  }
-}
+export const BatchTreeUploadFailedError = defineError('BatchTreeUploadFailedError', 'batch_tree_upload_failed', (message: string, cause?: unknown) => ({ message, cause }))
+export type BatchTreeUploadFailedError = InstanceType<typeof BatchTreeUploadFailedError>
 
-export class ReceiptNotFoundError extends BaseError<'receipt_not_found'> {
-  override name = 'ReceiptNotFoundError'
-  constructor(arTxId: string) {
-    super('receipt_not_found', `no receipt for ${arTxId}`)
-  }
-}
+export const ReceiptNotFoundError = defineError('ReceiptNotFoundError', 'receipt_not_found', (arTxId: string) => `no receipt for ${arTxId}`)
+export type ReceiptNotFoundError = InstanceType<typeof ReceiptNotFoundError>
 
-export class BatchConfigError extends BaseError<'batch_config_invalid'> {
-  override name = 'BatchConfigError'
-  constructor(message: string) {
-    super('batch_config_invalid', message)
-  }
-}
+export const BatchConfigError = defineError('BatchConfigError', 'batch_config_invalid', (message: string) => message)
+export type BatchConfigError = InstanceType<typeof BatchConfigError>

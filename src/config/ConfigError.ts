@@ -1,11 +1,8 @@
-import { BaseError } from '../shared/errors/BaseError.js'
+import { defineError } from '../shared/errors/defineError.js'
 
 /** A configuration value is missing or malformed. The message names the variable. */
-export class ConfigError extends BaseError<'invalid_config'> {
-  override name = 'ConfigError'
-  readonly variable: string
-  constructor(variable: string, problem: string) {
-    super('invalid_config', `Invalid configuration: ${variable} ${problem}`)
-    this.variable = variable
-  }
-}
+export const ConfigError = defineError('ConfigError', 'invalid_config', (variable: string, problem: string) => ({
+  message: `Invalid configuration: ${variable} ${problem}`,
+  fields: { variable },
+}))
+export type ConfigError = InstanceType<typeof ConfigError>

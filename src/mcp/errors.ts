@@ -1,33 +1,20 @@
-import { BaseError } from '../shared/errors/BaseError.js'
+import { defineError } from '../shared/errors/defineError.js'
 
 /** 400: the tool's arguments are well-formed JSON but say something impossible (both `data_base64` and `url`…). */
-export class InvalidToolArgumentsError extends BaseError<'invalid_arguments'> {
-  override name = 'InvalidToolArgumentsError'
-  constructor(message: string) {
-    super('invalid_arguments', message)
-  }
-}
+export const InvalidToolArgumentsError = defineError('InvalidToolArgumentsError', 'invalid_arguments', (message: string) => message)
+export type InvalidToolArgumentsError = InstanceType<typeof InvalidToolArgumentsError>
 
 /** 400: `store_file`'s `url` is not on an origin of `SERVICE_MCP__FETCH_ORIGINS`. */
-export class UrlNotAllowedError extends BaseError<'url_not_allowed'> {
-  override name = 'UrlNotAllowedError'
-  constructor(origin: string) {
-    super('url_not_allowed', `the gateway fetches files only from its allowed origins; ${origin} is not one`)
-  }
-}
+export const UrlNotAllowedError = defineError('UrlNotAllowedError', 'url_not_allowed', (origin: string) => `the gateway fetches files only from its allowed origins; ${origin} is not one`)
+export type UrlNotAllowedError = InstanceType<typeof UrlNotAllowedError>
 
 /** 502: the allowed origin did not give the file (status, redirect, timeout, size). */
-export class UrlFetchFailedError extends BaseError<'url_fetch_failed'> {
-  override name = 'UrlFetchFailedError'
-  constructor(message: string, cause?: unknown) {
-    super('url_fetch_failed', message, { cause })
-  }
-}
+export const UrlFetchFailedError = defineError('UrlFetchFailedError', 'url_fetch_failed', (message: string, cause?: unknown) => ({ message, cause }))
+export type UrlFetchFailedError = InstanceType<typeof UrlFetchFailedError>
 
 /** 413: a file above what the tool takes inline or fetches (`SERVICE_MCP__MAX_INLINE_BYTES` / `…_MAX_FETCH_BYTES`). */
-export class ToolPayloadTooLargeError extends BaseError<'payload_too_large'> {
-  override name = 'ToolPayloadTooLargeError'
-  constructor(what: string, maxBytes: number) {
-    super('payload_too_large', `${what} larger than the maximum of ${maxBytes} bytes`, { meta: { max_bytes: String(maxBytes) } })
-  }
-}
+export const ToolPayloadTooLargeError = defineError('ToolPayloadTooLargeError', 'payload_too_large', (what: string, maxBytes: number) => ({
+  message: `${what} larger than the maximum of ${maxBytes} bytes`,
+  meta: { max_bytes: String(maxBytes) },
+}))
+export type ToolPayloadTooLargeError = InstanceType<typeof ToolPayloadTooLargeError>

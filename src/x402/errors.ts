@@ -1,21 +1,14 @@
 import { BaseError } from '../shared/errors/BaseError.js'
+import { defineError } from '../shared/errors/defineError.js'
 import { ErrorCodes, type InvalidPaymentReason, InvalidPaymentReasons } from './reasons.js'
 
 /** 400: the payment header could not be decoded (bad base64, bad JSON, missing or mistyped fields). */
-export class PaymentHeaderInvalidError extends BaseError<'invalid_payment_header'> {
-  override name = 'PaymentHeaderInvalidError'
-  constructor(what: string) {
-    super(ErrorCodes.invalidPaymentHeader, `malformed payment header: ${what}`)
-  }
-}
+export const PaymentHeaderInvalidError = defineError('PaymentHeaderInvalidError', ErrorCodes.invalidPaymentHeader, (what: string) => `malformed payment header: ${what}`)
+export type PaymentHeaderInvalidError = InstanceType<typeof PaymentHeaderInvalidError>
 
 /** 400 `unsupported network <network>` (seed 4.6 step 4). */
-export class UnsupportedNetworkError extends BaseError<'unsupported_network'> {
-  override name = 'UnsupportedNetworkError'
-  constructor(readonly network: string) {
-    super(ErrorCodes.unsupportedNetwork, `unsupported network ${network}`)
-  }
-}
+export const UnsupportedNetworkError = defineError('UnsupportedNetworkError', ErrorCodes.unsupportedNetwork, (network: string) => ({ message: `unsupported network ${network}`, fields: { network } }))
+export type UnsupportedNetworkError = InstanceType<typeof UnsupportedNetworkError>
 
 export type PaymentRejectionCode = 'invalid_payment' | 'wrong_asset' | 'insufficient_amount' | 'wrong_receiver' | 'payment_expires_too_soon' | 'settlement_owed' | typeof BATCH_CUMULATIVE_MISMATCH
 
@@ -67,58 +60,48 @@ export class InvalidPaymentError extends BaseError<PaymentRejectionCode> {
 }
 
 /** 409 (designed): this payment — (network, payer, nonce) or its settlement tx — was already used, on any paid route. */
-export class PaymentReplayedError extends BaseError<'payment_replayed'> {
-  override name = 'PaymentReplayedError'
-  constructor(message = 'this payment was already used: one payment buys one upload or one call') {
-    super(ErrorCodes.paymentReplayed, message)
-  }
-}
+export const PaymentReplayedError = defineError(
+  'PaymentReplayedError',
+  ErrorCodes.paymentReplayed,
+  (message: string = 'this payment was already used: one payment buys one upload or one call') => message,
+)
+export type PaymentReplayedError = InstanceType<typeof PaymentReplayedError>
 
 /** 402: the Algorand note is not the SHA-256 of the request binding. */
-export class RequestHashMismatchError extends BaseError<'request_hash_mismatch'> {
-  override name = 'RequestHashMismatchError'
-  constructor() {
-    super(
-      ErrorCodes.requestHashMismatch,
-      'transaction note is not SHA-256(<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>) of this request',
-    )
-  }
-}
+export const RequestHashMismatchError = defineError(
+  'RequestHashMismatchError',
+  ErrorCodes.requestHashMismatch,
+  () => 'transaction note is not SHA-256(<resource_url>|<sha256_hex>|<size_bytes>|<price_usd>) of this request',
+)
+export type RequestHashMismatchError = InstanceType<typeof RequestHashMismatchError>
 
 /** 402: the Algorand transaction was not confirmed within the polling window (or `why`: it never can be). */
-export class ExpiredPaymentError extends BaseError<'expired_payment'> {
-  override name = 'ExpiredPaymentError'
-  constructor(txId: string, seconds: number, why?: string) {
-    super(ErrorCodes.expiredPayment, `transaction ${txId} ${why ?? `was not confirmed within ${seconds} s`}`)
-  }
-}
+export const ExpiredPaymentError = defineError(
+  'ExpiredPaymentError',
+  ErrorCodes.expiredPayment,
+  (txId: string, seconds: number, why?: string) => `transaction ${txId} ${why ?? `was not confirmed within ${seconds} s`}`,
+)
+export type ExpiredPaymentError = InstanceType<typeof ExpiredPaymentError>
 
 /** 502: the facilitator could not be reached or answered garbage. Nothing was settled by us. */
-export class FacilitatorUnavailableError extends BaseError<'facilitator_unavailable'> {
-  override name = 'FacilitatorUnavailableError'
-  /** True when the request never left (connection refused, unknown host): it cannot have had an effect. */
-  readonly beforeSend: boolean
-  constructor(step: string, cause?: unknown, { beforeSend = false }: { beforeSend?: boolean } = {}) {
-    super(ErrorCodes.facilitatorUnavailable, `payment facilitator failed during ${step}`, { cause })
-    this.beforeSend = beforeSend
-  }
-}
+export const FacilitatorUnavailableError = defineError(
+  'FacilitatorUnavailableError',
+  ErrorCodes.facilitatorUnavailable,
+  // `beforeSend`: the request never left (connection refused, unknown host), so it cannot have had an effect
+  (step: string, cause?: unknown, { beforeSend = false }: { beforeSend?: boolean } = {}) => ({ message: `payment facilitator failed during ${step}`, cause, fields: { beforeSend } }),
+)
+export type FacilitatorUnavailableError = InstanceType<typeof FacilitatorUnavailableError>
 
 /** 502: the Algorand node could not be reached. */
-export class LedgerNodeUnavailableError extends BaseError<'ledger_node_unavailable'> {
-  override name = 'LedgerNodeUnavailableError'
-  constructor(cause?: unknown) {
-    super(ErrorCodes.ledgerNodeUnavailable, 'Algorand node unavailable', { cause })
-  }
-}
+export const LedgerNodeUnavailableError = defineError('LedgerNodeUnavailableError', ErrorCodes.ledgerNodeUnavailable, (cause?: unknown) => ({ message: 'Algorand node unavailable', cause }))
+export type LedgerNodeUnavailableError = InstanceType<typeof LedgerNodeUnavailableError>
 
 /**
  * 502 (designed): the settlement was broadcast and is still unconfirmed after x402's one retry
  * (`settlement_pending`). The payment stays claimed (never usable again) and its recovery decides from the chain.
  */
-export class SettlementPendingError extends BaseError<'settlement_pending'> {
-  override name = 'SettlementPendingError'
-  constructor(readonly transaction: string) {
-    super('settlement_pending', `the settlement ${transaction || '(no transaction yet)'} is broadcast and not confirmed yet; the payment is kept for reconciliation and cannot be used again`)
-  }
-}
+export const SettlementPendingError = defineError('SettlementPendingError', 'settlement_pending', (transaction: string) => ({
+  message: `the settlement ${transaction || '(no transaction yet)'} is broadcast and not confirmed yet; the payment is kept for reconciliation and cannot be used again`,
+  fields: { transaction },
+}))
+export type SettlementPendingError = InstanceType<typeof SettlementPendingError>

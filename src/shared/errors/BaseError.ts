@@ -9,6 +9,8 @@ export type BaseErrorParameters = {
   details?: string | undefined
   cause?: unknown
   meta?: Record<string, unknown> | undefined
+  /** The page of the docs that explains this error (`docs/security.md#…`); the message points at it. */
+  docsPath?: string | undefined
 }
 
 export class BaseError<code extends string = string> extends Error {
@@ -17,14 +19,34 @@ export class BaseError<code extends string = string> extends Error {
   readonly shortMessage: string
   readonly details: string | undefined
   readonly meta: Record<string, unknown> | undefined
+  readonly docsPath: string | undefined
 
   constructor(code: code, shortMessage: string, parameters: BaseErrorParameters = {}) {
-    super(parameters.details ? `${shortMessage}\n\nDetails: ${parameters.details}` : shortMessage, {
-      cause: parameters.cause,
-    })
+    const lines = [shortMessage]
+    if (parameters.docsPath) lines.push(`Docs: ${parameters.docsPath}`)
+    if (parameters.details) lines.push(`Details: ${parameters.details}`)
+    super(lines.join('\n\n'), { cause: parameters.cause })
     this.code = code
     this.shortMessage = shortMessage
     this.details = parameters.details
     this.meta = parameters.meta
+    this.docsPath = parameters.docsPath
+  }
+
+  /**
+   * This error and its causes, outermost first, until one matches `predicate` (viem's `walk`): the first match,
+   * or, without a predicate, the innermost cause. A cycle of causes ends the walk.
+   */
+  walk(predicate?: (error: unknown) => boolean): unknown {
+    const seen = new Set<unknown>()
+    let current: unknown = this
+    while (current !== undefined && current !== null && !seen.has(current)) {
+      if (predicate?.(current)) return current
+      seen.add(current)
+      const next: unknown = current instanceof Error ? current.cause : undefined
+      if (next === undefined || next === null) return predicate ? undefined : current
+      current = next
+    }
+    return predicate ? undefined : current
   }
 }

@@ -1,3 +1,4 @@
+import { defineError } from '../shared/errors/defineError.js'
 import type { ReadinessRequirement } from './Readiness.js'
 
 /**
@@ -13,3 +14,9 @@ export function parseReadinessRequirement(raw: string | undefined, known: readon
   const unknown = names.filter((n) => !known.includes(n))
   return unknown.length > 0 ? { unknown } : names
 }
+
+/** 400 `invalid_request`: `require` names a capability this gateway does not have. */
+export const UnknownCapabilityError = defineError('UnknownCapabilityError', 'invalid_request', (unknown: readonly string[], known: readonly string[]) =>
+  `require names no capability of this gateway: ${unknown.join(', ')} (known: ${known.join(', ')}, or all, none)`,
+)
+export type UnknownCapabilityError = InstanceType<typeof UnknownCapabilityError>

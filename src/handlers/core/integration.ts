@@ -1,7 +1,7 @@
 import { summarizeEvent } from '../../catalogue/Catalogue.js'
 import { eventVisibleTo } from '../../catalogue/eventVisibleTo.js'
 import { checkHealth } from '../../health/checkHealth.js'
-import { parseReadinessRequirement } from '../../health/parseReadinessRequirement.js'
+import { parseReadinessRequirement, UnknownCapabilityError } from '../../health/parseReadinessRequirement.js'
 import type { Handler } from '../types.js'
 import { callerOf } from './session.js'
 
@@ -23,7 +23,7 @@ export const getHealthReady: Handler = (ctx) => {
   const { readiness } = ctx.services
   const requirement = parseReadinessRequirement(ctx.query.require as string | undefined, readiness.capabilityNames)
   if (typeof requirement === 'object' && 'unknown' in requirement) {
-    return { status: 400, body: { error: 'invalid_request', message: `require names no capability of this gateway: ${requirement.unknown.join(', ')} (known: ${readiness.capabilityNames.join(', ')}, or all, none)` } }
+    throw new UnknownCapabilityError(requirement.unknown, readiness.capabilityNames)
   }
   const report = readiness.report(requirement)
   return { status: report.status === 'ready' ? 200 : 503, body: report, headers: { 'Cache-Control': 'no-store' } }

@@ -1,3 +1,4 @@
+import { LoginError } from '../../auth/LoginError.js'
 import type { LoginChallenge, LoginChallengeRequest, RegisterRequest, Session, SessionValidation, WalletPermissions } from '../../../generated/gateway/types.gen.js'
 import type { Handler } from '../types.js'
 import { clearedSessionCookie, sessionCookie, sessionTokenOf } from './session.js'
@@ -22,7 +23,7 @@ export const registerWithSignature: Handler = async (ctx) => {
 
 export const validateSession: Handler = async (ctx) => {
   const session = await ctx.services.login.validate(sessionTokenOf(ctx))
-  if (!session) return { status: 401, body: { error: 'session_invalid', message: 'session token unknown, expired or revoked' } }
+  if (!session) throw new LoginError('session_invalid', 'session token unknown, expired or revoked')
   return { status: 200, body: { valid: true, wallet: session.wallet, expires_at: session.expires_at } satisfies SessionValidation }
 }
 

@@ -12,9 +12,10 @@ export type GateRequest = {
   ip: string
 }
 
+/** Why the gate stops a request; the gate stage renders it (a redirect, or the `auth_required` refusal). */
 export type GateDenial =
-  | { kind: 'redirect'; status: 302; location: string }
-  | { kind: 'auth_required'; status: 401; body: { code: 'auth_required'; from: string } }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'auth_required'; body: { code: 'auth_required'; from: string } }
 
 export type ArrivalGateParameters = {
   publicSet: PublicSet
@@ -62,8 +63,8 @@ export class ArrivalGate {
         this.parameters.onEventError?.(error)
       }
       this.parameters.onRedirect?.()
-      return { kind: 'redirect', status: 302, location: `/login?from=${encodeURIComponent(from)}` }
+      return { kind: 'redirect', location: `/login?from=${encodeURIComponent(from)}` }
     }
-    return { kind: 'auth_required', status: 401, body: { code: 'auth_required', from } }
+    return { kind: 'auth_required', body: { code: 'auth_required', from } }
   }
 }

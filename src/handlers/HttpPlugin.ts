@@ -13,6 +13,6 @@ export type HttpPlugin = DomainPlugin & {
   readonly handlers: Partial<Record<OperationId, Handler>>
   /** The domain's rows of the error catalogue (./errorCatalogue.ts, where every row is listed once). */
   readonly errorRows: Readonly<Record<string, { status: number }>>
-  /** The refusal of the domain's operations while it is not built (its status must be one the operation declares). */
-  readonly notBuilt?: { status: number; error: (ctx: HandlerContext) => Error }
+  /** The refusal of the domain's operations while it is not built: its code (the catalogue gives the status, which an operation must declare) and the error. */
+  readonly notBuilt?: { code: string; error: (ctx: HandlerContext) => Error }
 }

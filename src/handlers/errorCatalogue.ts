@@ -124,6 +124,11 @@ export const errorCatalogue: Rows = {
 
 export type ErrorDetails = Record<string, unknown>
 
+/** The status the catalogue gives `code`, or `undefined` when it has no row (a 500). */
+export function statusOfCode(code: string): number | undefined {
+  return Object.hasOwn(errorCatalogue, code) ? errorCatalogue[code]!.status : undefined
+}
+
 /** Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`. */
 export function errorToResult(error: unknown): HttpResult | undefined {
   if (!(error instanceof BaseError)) return undefined

@@ -4,6 +4,7 @@ import { batchPlugin } from './batch/plugin.js'
 import { initLlm } from './llm/index.js'
 import { initShadow } from './shadow/index.js'
 import { coreHandlers } from './core/index.js'
+import { statusOfCode } from './errorCatalogue.js'
 import type { HttpPlugin } from './HttpPlugin.js'
 import { llmPlugin } from './llm/plugin.js'
 import { mcpHandlers } from './mcp/index.js'
@@ -52,9 +53,10 @@ export function handlersOf(built: readonly HttpPlugin[], declares: DeclaresStatu
   const map = new Map<string, Handler>(Object.entries(coreOperationHandlers))
   for (const plugin of domainPlugins) {
     if (built.includes(plugin) || !plugin.notBuilt) continue
-    const { status, error } = plugin.notBuilt
+    const { code, error } = plugin.notBuilt
+    const status = statusOfCode(code)
     for (const operationId of Object.keys(plugin.handlers)) {
-      if (declares(operationId, status)) map.set(operationId, (ctx) => Promise.reject(error(ctx)))
+      if (status !== undefined && declares(operationId, status)) map.set(operationId, (ctx) => Promise.reject(error(ctx)))
     }
   }
   for (const plugin of built) for (const [operationId, handler] of Object.entries(plugin.handlers)) if (handler) map.set(operationId, handler)

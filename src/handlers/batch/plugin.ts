@@ -9,5 +9,5 @@ export const batchPlugin = {
   create: initBatch,
   handlers: batchHandlers,
   errorRows: batchErrorRows,
-  notBuilt: { status: 404, error: (ctx) => new ReceiptNotFoundError(ctx.params.ar_tx_id ?? '') },
+  notBuilt: { code: 'receipt_not_found', error: (ctx) => new ReceiptNotFoundError(ctx.params.ar_tx_id ?? '') },
 } satisfies HttpPlugin

@@ -15,5 +15,5 @@ export const shadowPlugin = {
   // the boardroom page lists the companies with a cabinet
   handlers: { ...shadowHandlers, getBoardroomPage },
   errorRows: shadowErrorRows,
-  notBuilt: { status: 503, error: () => new ShadowError('overlord_not_configured', 'The shadow-overlord tier is not part of this gateway.') },
+  notBuilt: { code: 'overlord_not_configured', error: () => new ShadowError('overlord_not_configured', 'The shadow-overlord tier is not part of this gateway.') },
 } satisfies HttpPlugin

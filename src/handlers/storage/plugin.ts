@@ -13,5 +13,5 @@ export const storagePlugin = {
   // the /storage/ page and a wallet's uploads read paid storage's ledger
   handlers: { ...storageHandlers, getStoragePage, listMyUploads },
   errorRows: storageErrorRows,
-  notBuilt: { status: 503, error: () => new StorageNotConfiguredError(['SERVICE_STORAGE__*']) },
+  notBuilt: { code: 'storage_not_configured', error: () => new StorageNotConfiguredError(['SERVICE_STORAGE__*']) },
 } satisfies HttpPlugin

@@ -5,8 +5,3 @@ export type { CoreServices, DomainInit, DomainSetup, GatewayLocals, HandlerConte
 
 /** A handler: validated request → call of a core function → `{status, body, headers}`. */
 export type Handler = (ctx: HandlerContext) => HttpResult | Promise<HttpResult>
-
-export const notImplemented: Handler = (ctx) => ({
-  status: 501,
-  body: { error: 'not_implemented', message: `${ctx.operationId} is not implemented yet` },
-})

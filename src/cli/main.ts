@@ -41,7 +41,13 @@ export function buildProgram(): Command {
     .description('Store files permanently, paid with x402, and manage models on an Ollama-compatible model server.')
     .version('1.0.0')
     .showHelpAfterError('(add --help for usage)')
+  addStoreCommands(program)
+  addModelCommands(program.command('models').description('manage models on an Ollama-compatible model server (like the ollama CLI)'))
+  return program
+}
 
+/** `store`, `receipt`, `verify` and `login`: the gateway's paid storage and its sign-in. */
+function addStoreCommands(program: Command): void {
   keyOptions(
     program
       .command('store')
@@ -108,8 +114,10 @@ export function buildProgram(): Command {
     const { login } = await commands.login()
     out.result(await login(o.gateway, o), (v) => v.session_token)
   })
+}
 
-  const m = program.command('models').description('manage models on an Ollama-compatible model server (like the ollama CLI)')
+/** `models …`: the ollama CLI's commands against a model server. */
+function addModelCommands(m: Command): void {
   const host = (c: Command) => c.option('--host <url>', 'model server ($OLLAMA_HOST)', DEFAULT_HOST).addOption(jsonOption())
   host(m.command('list').alias('ls').description('list installed models')).action(async (o: { host: string } & Json) => (await commands.models()).list(o.host, createOutput(!!o.json)))
   host(m.command('ps').description('list loaded models')).action(async (o: { host: string } & Json) => (await commands.models()).ps(o.host, createOutput(!!o.json)))
@@ -139,7 +147,6 @@ export function buildProgram(): Command {
   ).action(async (model: string, prompt: string[], o: { host: string; seed?: number; numPredict?: number } & Json) =>
     (await commands.models()).run(o.host, model, prompt.join(' '), { seed: o.seed, numPredict: o.numPredict }, createOutput(!!o.json)),
   )
-  return program
 }
 
 /** Runs the CLI; returns the exit code (the caller exits). */

@@ -38,7 +38,6 @@ const NOT_YET_SPLIT = [
   'src/batch/runBatch.ts:advance',
   'src/storage/receiveUpload.ts:readUpload',
   'src/modelserver/gguf/buildTinyLlama.ts:buildTinyLlama',
-  'src/cli/main.ts:buildProgram',
   'conformance/cli.ts:parse',
   'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
   'conformance/fuzz/fuzz.ts:fuzz',

@@ -197,6 +197,18 @@ async function build(
   return row
 }
 
+/** What each step of a batch's advance shares: the run's parameters, the row as last read, and how a step fails. */
+type BatchStep = {
+  p: RunBatchParameters
+  log: BatchLogger
+  now: () => number
+  row: () => ReceiptBatchesTable
+  reload: () => Promise<ReceiptBatchesTable>
+  /** Records the error on the row, logs it and throws it. */
+  fail: (err: unknown) => Promise<never>
+}
+
+/** Takes a batch as far as it goes in one run: built → stored (tree uploaded) → committing (sent) → committed. */
 async function advance(
   p: RunBatchParameters,
   start: ReceiptBatchesTable,
@@ -204,122 +216,140 @@ async function advance(
   now: () => number,
 ): Promise<BatchSummary> {
   let row = start
-  const reload = async () =>
-    (row = await p.db.selectFrom('receipt_batches').selectAll().where('batch_id', '=', row.batch_id).executeTakeFirstOrThrow())
-  const fail = async (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err)
-    await p.db
-      .updateTable('receipt_batches')
-      .set({ last_error: message.slice(0, 2000), updated_at: now() })
-      .where('batch_id', '=', row.batch_id)
-      .execute()
-    log.error({ batch_id: row.batch_id, status: row.status, err: message }, 'receipt batch step failed')
-    throw err
-  }
-
-  if (row.status === 'built') {
-    let arTxId: string
-    try {
-      const tags = [
-        { name: 'Content-Type', value: 'application/json' },
-        { name: 'App-Name', value: p.appName ?? 'pay2store-gateway' },
-        { name: 'App-Version', value: '1.0' },
-        { name: 'SVC-Service', value: 'pay2store' },
-        { name: 'SVC-Type', value: 'receipt-batch-tree' },
-        { name: 'SVC-Batch-Root', value: row.root },
-        { name: 'SVC-Batch-Leaves', value: String(row.leaf_count) },
-      ]
-      ;({ arTxId } = await p.uploader.upload(new TextEncoder().encode(row.tree_json), tags))
-      arTxIdToBytes32(arTxId)
-    } catch (err) {
-      return fail(new BatchTreeUploadFailedError(`tree file upload failed: ${(err as Error).message}`, err))
-    }
-    await p.db
-      .updateTable('receipt_batches')
-      .set({ status: 'stored', tree_ar_tx_id: arTxId, last_error: null, updated_at: now() })
-      .where('batch_id', '=', row.batch_id)
-      .where('status', '=', 'built')
-      .execute()
-    await reload()
-  }
-
-  // `committing` without a hash: a run died between claiming and sending; nothing was sent.
-  if (row.status === 'stored' || (row.status === 'committing' && !row.commit_tx_hash)) {
-    const claimed = await p.db
-      .updateTable('receipt_batches')
-      .set({
-        status: 'committing',
-        chain_id: p.committer.chainId,
-        contract_address: p.committer.contract,
-        updated_at: now(),
-      })
-      .where('batch_id', '=', row.batch_id)
-      .where('status', '=', row.status)
-      .where('commit_tx_hash', 'is', null)
-      .executeTakeFirst()
-    if (claimed.numUpdatedRows === 0n) {
-      await reload()
-      return summary(row) // another run took it
-    }
-    let txHash: Hex
-    try {
-      txHash = await p.committer.send(row.root as Hex, row.leaf_count, arTxIdToBytes32(row.tree_ar_tx_id as string))
-    } catch (err) {
+  const step: BatchStep = {
+    p,
+    log,
+    now,
+    row: () => row,
+    reload: async () => (row = await p.db.selectFrom('receipt_batches').selectAll().where('batch_id', '=', row.batch_id).executeTakeFirstOrThrow()),
+    fail: async (err) => {
+      const message = err instanceof Error ? err.message : String(err)
       await p.db
         .updateTable('receipt_batches')
-        .set({ status: 'stored', updated_at: now() })
+        .set({ last_error: message.slice(0, 2000), updated_at: now() })
         .where('batch_id', '=', row.batch_id)
         .execute()
-      await reload()
-      return fail(err)
-    }
-    await p.db
-      .updateTable('receipt_batches')
-      .set({ commit_tx_hash: txHash, updated_at: now() })
-      .where('batch_id', '=', row.batch_id)
-      .execute()
-    await reload()
+      log.error({ batch_id: row.batch_id, status: row.status, err: message }, 'receipt batch step failed')
+      throw err
+    },
   }
-
-  if (row.status === 'committing' && row.commit_tx_hash) {
-    let epoch: number
-    try {
-      ;({ epoch } = await p.committer.wait(row.commit_tx_hash as Hex))
-    } catch (err) {
-      if (err instanceof BatchCommitFailedError) {
-        // mined and reverted (or no event): allow a fresh send next time
-        await p.db
-          .updateTable('receipt_batches')
-          .set({ status: 'stored', commit_tx_hash: null, updated_at: now() })
-          .where('batch_id', '=', row.batch_id)
-          .execute()
-      }
-      return fail(err)
-    }
-    const at = now()
-    await p.db
-      .updateTable('receipt_batches')
-      .set({ status: 'committed', epoch, committed_at: at, last_error: null, updated_at: at })
-      .where('batch_id', '=', row.batch_id)
-      .where('status', '=', 'committing')
-      .execute()
-    await reload()
-    log.info({ batch_id: row.batch_id, epoch, tx: row.commit_tx_hash }, 'receipt batch committed')
-    await p.events?.emit({
-      kind: 'storage.batch.committed',
-      payload: {
-        batch_id: row.batch_id,
-        epoch,
-        root: row.root,
-        leaf_count: row.leaf_count,
-        tree_ar_tx_id: row.tree_ar_tx_id,
-        chain_id: row.chain_id,
-        contract: row.contract_address,
-        commit_tx_hash: row.commit_tx_hash,
-      },
-    })
+  if (row.status === 'built') await uploadTree(step)
+  // `committing` without a hash: a run died between claiming and sending; nothing was sent.
+  if (row.status === 'stored' || (row.status === 'committing' && !row.commit_tx_hash)) {
+    const sent = await sendCommit(step)
+    if (!sent) return summary(row) // another run took it
   }
+  if (row.status === 'committing' && row.commit_tx_hash) await confirmCommit(step)
   return summary(row)
+}
+
+/** built → stored: the tree file goes to Arweave, tagged so anyone can find a batch by its root. */
+async function uploadTree({ p, now, row, reload, fail }: BatchStep): Promise<void> {
+  const batch = row()
+  let arTxId: string
+  try {
+    const tags = [
+      { name: 'Content-Type', value: 'application/json' },
+      { name: 'App-Name', value: p.appName ?? 'pay2store-gateway' },
+      { name: 'App-Version', value: '1.0' },
+      { name: 'SVC-Service', value: 'pay2store' },
+      { name: 'SVC-Type', value: 'receipt-batch-tree' },
+      { name: 'SVC-Batch-Root', value: batch.root },
+      { name: 'SVC-Batch-Leaves', value: String(batch.leaf_count) },
+    ]
+    ;({ arTxId } = await p.uploader.upload(new TextEncoder().encode(batch.tree_json), tags))
+    arTxIdToBytes32(arTxId)
+  } catch (err) {
+    return fail(new BatchTreeUploadFailedError(`tree file upload failed: ${(err as Error).message}`, err))
+  }
+  await p.db
+    .updateTable('receipt_batches')
+    .set({ status: 'stored', tree_ar_tx_id: arTxId, last_error: null, updated_at: now() })
+    .where('batch_id', '=', batch.batch_id)
+    .where('status', '=', 'built')
+    .execute()
+  await reload()
+}
+
+/** stored → committing: claims the batch (one run only), sends the commit and keeps its hash. False: another run has it. */
+async function sendCommit({ p, now, row, reload, fail }: BatchStep): Promise<boolean> {
+  const batch = row()
+  const claimed = await p.db
+    .updateTable('receipt_batches')
+    .set({
+      status: 'committing',
+      chain_id: p.committer.chainId,
+      contract_address: p.committer.contract,
+      updated_at: now(),
+    })
+    .where('batch_id', '=', batch.batch_id)
+    .where('status', '=', batch.status)
+    .where('commit_tx_hash', 'is', null)
+    .executeTakeFirst()
+  if (claimed.numUpdatedRows === 0n) {
+    await reload()
+    return false
+  }
+  let txHash: Hex
+  try {
+    txHash = await p.committer.send(batch.root as Hex, batch.leaf_count, arTxIdToBytes32(batch.tree_ar_tx_id as string))
+  } catch (err) {
+    await p.db
+      .updateTable('receipt_batches')
+      .set({ status: 'stored', updated_at: now() })
+      .where('batch_id', '=', batch.batch_id)
+      .execute()
+    await reload()
+    return fail(err)
+  }
+  await p.db
+    .updateTable('receipt_batches')
+    .set({ commit_tx_hash: txHash, updated_at: now() })
+    .where('batch_id', '=', batch.batch_id)
+    .execute()
+  await reload()
+  return true
+}
+
+/** committing → committed: waits for the commit's receipt, records its epoch and tells the event sink. */
+async function confirmCommit({ p, log, now, row, reload, fail }: BatchStep): Promise<void> {
+  const batch = row()
+  let epoch: number
+  try {
+    ;({ epoch } = await p.committer.wait(batch.commit_tx_hash as Hex))
+  } catch (err) {
+    if (err instanceof BatchCommitFailedError) {
+      // mined and reverted (or no event): allow a fresh send next time
+      await p.db
+        .updateTable('receipt_batches')
+        .set({ status: 'stored', commit_tx_hash: null, updated_at: now() })
+        .where('batch_id', '=', batch.batch_id)
+        .execute()
+    }
+    return fail(err)
+  }
+  const at = now()
+  await p.db
+    .updateTable('receipt_batches')
+    .set({ status: 'committed', epoch, committed_at: at, last_error: null, updated_at: at })
+    .where('batch_id', '=', batch.batch_id)
+    .where('status', '=', 'committing')
+    .execute()
+  const committed = await reload()
+  log.info({ batch_id: committed.batch_id, epoch, tx: committed.commit_tx_hash }, 'receipt batch committed')
+  await p.events?.emit({
+    kind: 'storage.batch.committed',
+    payload: {
+      batch_id: committed.batch_id,
+      epoch,
+      root: committed.root,
+      leaf_count: committed.leaf_count,
+      tree_ar_tx_id: committed.tree_ar_tx_id,
+      chain_id: committed.chain_id,
+      contract: committed.contract_address,
+      commit_tx_hash: committed.commit_tx_hash,
+    },
+  })
 }
 
 function summary(row: ReceiptBatchesTable): BatchSummary {

@@ -73,16 +73,10 @@ const discard = () =>
     },
   })
 
-async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions, 'tmpDir'>, sink: Sink | undefined): Promise<MeasuredUpload> {
-  const { maxBytes, field = 'file', limits, minRate } = options
-  const tooLarge = options.tooLarge ?? ((max: bigint) => new PayloadTooLargeError(max))
-  const declared = Number(req.headers['content-length'])
-  // Multipart framing adds a few hundred bytes; anything declared far above the limit is refused unread
-  // (the caller bounds the unread body: boundUnreadBody).
-  if (Number.isFinite(declared) && BigInt(Math.trunc(declared)) > maxBytes + FRAMING_ALLOWANCE) throw tooLarge(maxBytes)
-  let parser: busboy.Busboy
+/** busboy over the request, bounded to one file of at most `maxBytes` and, with `limits`, the other parts too. */
+function multipartParser(req: IncomingLike, maxBytes: bigint, limits: ReceiveUploadOptions['limits']): busboy.Busboy {
   try {
-    parser = busboy({
+    return busboy({
       headers: req.headers as busboy.BusboyConfig['headers'],
       limits: {
         files: 1,
@@ -94,6 +88,39 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
   } catch (cause) {
     throw new InvalidMultipartError('request must be multipart/form-data with a file field `file`', cause)
   }
+}
+
+/** The file part, hashed and counted on its way to the sink (or nowhere); refused once it passes `maxBytes`. */
+function measureFile(stream: Readable, info: busboy.FileInfo, maxBytes: bigint, tooLarge: (max: bigint) => Error, sink: Sink | undefined): Promise<MeasuredUpload> {
+  const hash = createHash('sha256')
+  let size = 0n
+  let over = false
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += BigInt(chunk.length)
+      if (size > maxBytes) {
+        over = true
+        cb(tooLarge(maxBytes))
+        return
+      }
+      hash.update(chunk)
+      cb(null, chunk)
+    },
+  })
+  return pipeline(stream, meter, sink ? sink.open() : discard()).then(() => {
+    if (over || (stream as Readable & { truncated?: boolean }).truncated) throw tooLarge(maxBytes)
+    return { sha256: hash.digest('hex'), sizeBytes: size, mimeType: info.mimeType || 'application/octet-stream', filename: info.filename }
+  })
+}
+
+async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions, 'tmpDir'>, sink: Sink | undefined): Promise<MeasuredUpload> {
+  const { maxBytes, field = 'file', limits, minRate } = options
+  const tooLarge = options.tooLarge ?? ((max: bigint) => new PayloadTooLargeError(max))
+  const declared = Number(req.headers['content-length'])
+  // Multipart framing adds a few hundred bytes; anything declared far above the limit is refused unread
+  // (the caller bounds the unread body: boundUnreadBody).
+  if (Number.isFinite(declared) && BigInt(Math.trunc(declared)) > maxBytes + FRAMING_ALLOWANCE) throw tooLarge(maxBytes)
+  const parser = multipartParser(req, maxBytes, limits)
 
   return new Promise<MeasuredUpload>((resolve, reject) => {
     let settled = false
@@ -135,25 +162,7 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
         return
       }
       fileSeen = true
-      const hash = createHash('sha256')
-      let size = 0n
-      let over = false
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          size += BigInt(chunk.length)
-          if (size > maxBytes) {
-            over = true
-            cb(tooLarge(maxBytes))
-            return
-          }
-          hash.update(chunk)
-          cb(null, chunk)
-        },
-      })
-      writing = pipeline(stream, meter, sink ? sink.open() : discard()).then(() => {
-        if (over || (stream as Readable & { truncated?: boolean }).truncated) throw tooLarge(maxBytes)
-        return { sha256: hash.digest('hex'), sizeBytes: size, mimeType: info.mimeType || 'application/octet-stream', filename: info.filename }
-      })
+      writing = measureFile(stream, info, maxBytes, tooLarge, sink)
       writing.catch(fail)
     })
     parser.on('field', (_name, _value, info) => {

@@ -35,7 +35,6 @@ const NOT_YET_SPLIT = [
   'devnet/facilitator/startFacilitator.ts:startFacilitator',
   'scripts/bench/storeUpload.ts:runBench',
   'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',
-  'src/modelserver/gguf/buildTinyLlama.ts:buildTinyLlama',
   'conformance/cli.ts:parse',
   'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
   'conformance/fuzz/fuzz.ts:fuzz',

@@ -102,6 +102,16 @@ export function buildTinyLlama(options: TinyLlamaOptions): TinyModel {
 
   const parameterCount = tensors.reduce((n, t) => n + t.data.length, 0)
 
+  const md = tinyLlamaMetadata(options, { nVocab, contextLength, nEmbd, nLayer, nFf, nHead, headDim }, vocab, parameterCount)
+  md.push(...(options.extraMetadata ?? []))
+
+  return { bytes: writeGguf({ metadata: md, tensors }), parameterCount, vocab }
+}
+
+type TinyDims = { nVocab: number; contextLength: number; nEmbd: number; nLayer: number; nFf: number; nHead: number; headDim: number }
+
+/** The GGUF metadata of a tiny model: llama's hyper-parameters, its tokenizer, the chat template and the nudges. */
+function tinyLlamaMetadata(options: TinyLlamaOptions, { nVocab, contextLength, nEmbd, nLayer, nFf, nHead, headDim }: TinyDims, vocab: TinyVocab, parameterCount: number): Array<readonly [string, GgufValue]> {
   const md: Array<readonly [string, GgufValue]> = [
     ['general.architecture', { kind: 'string', value: 'llama' }],
     ['general.type', { kind: 'string', value: 'model' }],
@@ -158,9 +168,7 @@ export function buildTinyLlama(options: TinyLlamaOptions): TinyModel {
     md.push(['svc.nudge.json_string_max_length', { kind: 'u32', value: options.maxJsonStringLength }])
   }
 
-  md.push(...(options.extraMetadata ?? []))
-
-  return { bytes: writeGguf({ metadata: md, tensors }), parameterCount, vocab }
+  return md
 }
 
 /** The value of output column 0 per token; multiplied by the normalised bias channel (~3.6). */

@@ -37,6 +37,64 @@ export type PostgresChangeFeed = ChangeFeed & {
   backendPid(): number | undefined
 }
 
+type Barriers = Map<string, { awaited: Set<number>; done: () => void }>
+
+/**
+ * Connects `next` and listens on its schema's channel, named after the schema so a barrier finds every listener
+ * of this schema in pg_stat_activity. Throws when the change triggers are missing (migration 0012_change_feed not
+ * applied to this schema): nothing would ever be reported, so the feed stays not live and looks again later.
+ */
+async function startListening(next: pg.Client, onPid: (pid: number) => void): Promise<{ channel: string; listenerName: string }> {
+  await next.connect()
+  const { rows } = await next.query<{ channel: string; hash: string; pid: number }>(
+    `select ${changeChannelSql('current_schema()')} as channel, md5(current_schema()) as hash, pg_backend_pid() as pid`,
+  )
+  const channel = rows[0]!.channel
+  onPid(rows[0]!.pid)
+  const listenerName = `${CHANGE_FEED_APPLICATION_NAME}:${rows[0]!.hash}`
+  await next.query(`SET application_name = '${listenerName}'`)
+  await next.query(`LISTEN "${channel}"`)
+  const triggers = await next.query<{ n: number }>(
+    `select count(*)::int as n from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where c.relnamespace = current_schema()::regnamespace and t.tgname = any($1)`,
+    [['sessions_notify_change', 'agent_revisions_notify_change']],
+  )
+  if (triggers.rows[0]!.n !== 2) throw new Error('change triggers missing (migration 0012_change_feed not applied)')
+  return { channel, listenerName }
+}
+
+/** Sends `!sync:<nonce>` and resolves true once every listener in `pids` acknowledged it, false after `timeoutMs`. */
+function syncBarrier(c: pg.Client, channel: string, nonce: string, pids: number[], barriers: Barriers, timeoutMs: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const finish = (ok: boolean) => {
+      clearTimeout(timer)
+      barriers.delete(nonce)
+      resolve(ok)
+    }
+    const timer = setTimeout(() => finish(false), timeoutMs)
+    barriers.set(nonce, { awaited: new Set(pids), done: () => finish(true) })
+    c.query('select pg_notify($1, $2)', [channel, `!sync:${nonce}`]).catch(() => finish(false))
+  })
+}
+
+/** One NOTIFY on the channel: a barrier's sync (answer it), an acknowledgement of ours (count it), or a changed row (report it). */
+function onNotification(payload: string, acknowledge: (nonce: string) => void, barriers: Barriers, listeners: ChangeListeners): void {
+  if (payload.startsWith('!sync:')) {
+    // Every change committed before this barrier has been reported to our listeners (one channel is
+    // delivered in commit order): say so to the instance waiting for it.
+    acknowledge(payload.slice('!sync:'.length))
+    return
+  }
+  if (payload.startsWith('!ack:')) {
+    const [, pid, nonce] = payload.split(':')
+    const barrier = barriers.get(nonce ?? '')
+    if (barrier && barrier.awaited.delete(Number(pid)) && barrier.awaited.size === 0) barrier.done()
+    return
+  }
+  const colon = payload.indexOf(':')
+  listeners.emit({ kind: 'row', table: payload.slice(0, colon), key: payload.slice(colon + 1) })
+}
+
 export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_000, heartbeatMs = 10_000 }: PostgresChangeFeedParameters): PostgresChangeFeed {
   const listeners = new ChangeListeners()
   let client: pg.Client | undefined
@@ -51,7 +109,7 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
   /** Backend PID of the connection `client` (asked with `pg_backend_pid()`: pg's own field for it is private). */
   let clientPid: number | undefined
   /** Barriers in flight: the listener PIDs whose acknowledgement is still awaited, by nonce. */
-  const barriers = new Map<string, { awaited: Set<number>; done: () => void }>()
+  const barriers: Barriers = new Map()
   let nonces = 0
 
   const lost = (which: pg.Client, reason: string) => {
@@ -79,41 +137,15 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
     next.on('end', () => lost(next, 'connection ended'))
     next.on('notification', (message) => {
       if (!listening || next !== client) return
-      const payload = message.payload ?? ''
-      if (payload.startsWith('!sync:')) {
-        // Every change committed before this barrier has been reported to our listeners (one channel is
-        // delivered in commit order): say so to the instance waiting for it.
-        next.query('select pg_notify($1, $2)', [channel, `!ack:${clientPid}:${payload.slice('!sync:'.length)}`]).catch(() => undefined)
-        return
-      }
-      if (payload.startsWith('!ack:')) {
-        const [, pid, nonce] = payload.split(':')
-        const barrier = barriers.get(nonce ?? '')
-        if (barrier && barrier.awaited.delete(Number(pid)) && barrier.awaited.size === 0) barrier.done()
-        return
-      }
-      const colon = payload.indexOf(':')
-      listeners.emit({ kind: 'row', table: payload.slice(0, colon), key: payload.slice(colon + 1) })
+      const acknowledge = (nonce: string) => void next.query('select pg_notify($1, $2)', [channel, `!ack:${clientPid}:${nonce}`]).catch(() => undefined)
+      onNotification(message.payload ?? '', acknowledge, barriers, listeners)
     })
     try {
-      await next.connect()
-      const { rows } = await next.query<{ channel: string; hash: string; pid: number }>(
-        `select ${changeChannelSql('current_schema()')} as channel, md5(current_schema()) as hash, pg_backend_pid() as pid`,
-      )
-      channel = rows[0]!.channel
-      if (next === client) clientPid = rows[0]!.pid
-      // Named after the schema, so a barrier finds every listener of this schema in pg_stat_activity.
-      listenerName = `${CHANGE_FEED_APPLICATION_NAME}:${rows[0]!.hash}`
-      await next.query(`SET application_name = '${listenerName}'`)
-      await next.query(`LISTEN "${channel}"`)
-      // Without the triggers (migration 0012_change_feed not applied to this schema) nothing would ever be
-      // reported: stay not live, and look again after the backoff.
-      const triggers = await next.query<{ n: number }>(
-        `select count(*)::int as n from pg_trigger t join pg_class c on c.oid = t.tgrelid
-          where c.relnamespace = current_schema()::regnamespace and t.tgname = any($1)`,
-        [['sessions_notify_change', 'agent_revisions_notify_change']],
-      )
-      if (triggers.rows[0]!.n !== 2) throw new Error('change triggers missing (migration 0012_change_feed not applied)')
+      const listener = await startListening(next, (pid) => {
+        if (next === client) clientPid = pid
+      })
+      channel = listener.channel
+      listenerName = listener.listenerName
       if (next !== client || closed) return
       listening = true
       backoffMs = minBackoffMs
@@ -141,17 +173,7 @@ export function postgresChangeFeed({ url, minBackoffMs = 500, maxBackoffMs = 5_0
       try {
         const { rows } = await c.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1 and datname = current_database()', [listenerName])
         if (rows.length === 0) return true
-        const nonce = `${clientPid}-${++nonces}`
-        return await new Promise<boolean>((resolve) => {
-          const finish = (ok: boolean) => {
-            clearTimeout(timer)
-            barriers.delete(nonce)
-            resolve(ok)
-          }
-          const timer = setTimeout(() => finish(false), timeoutMs)
-          barriers.set(nonce, { awaited: new Set(rows.map((r) => r.pid)), done: () => finish(true) })
-          c.query('select pg_notify($1, $2)', [channel, `!sync:${nonce}`]).catch(() => finish(false))
-        })
+        return await syncBarrier(c, channel, `${clientPid}-${++nonces}`, rows.map((r) => r.pid), barriers, timeoutMs)
       } catch {
         return false
       }

@@ -31,7 +31,6 @@ const NOT_YET_SPLIT = [
   'devnet/algod/startAlgod.ts:startAlgod',
   'src/modelserver/engine/LlamaEngine.ts:generate',
   'src/modelserver/responses/responsesReply.ts:responsesReply',
-  'src/cache/postgresChangeFeed.ts:postgresChangeFeed',
   'devnet/facilitator/startFacilitator.ts:startFacilitator',
   'scripts/bench/storeUpload.ts:runBench',
   'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',

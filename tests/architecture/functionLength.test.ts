@@ -30,7 +30,6 @@ const NOT_YET_SPLIT = [
   'devnet/upstream/startUpstream.ts:startUpstream',
   'devnet/algod/startAlgod.ts:startAlgod',
   'src/modelserver/engine/LlamaEngine.ts:generate',
-  'src/modelserver/responses/responsesReply.ts:responsesReply',
   'devnet/facilitator/startFacilitator.ts:startFacilitator',
   'scripts/bench/storeUpload.ts:runBench',
   'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',

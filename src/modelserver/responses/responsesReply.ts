@@ -24,42 +24,8 @@ export function responsesReply(body: ResponsesRequest): ReplyShape {
   const createdAt = unixNow()
   let sequence = 0
   const event = (type: string, fields: Record<string, unknown> = {}): Event => ({ type, sequence_number: sequence++, ...fields })
-  const response = (status: 'in_progress' | 'completed' | 'incomplete', output: OutputItem[], m?: FinalMetrics) => {
-    const text = output.flatMap((o) => (o.type === 'message' ? o.content.map((c) => c.text) : [])).join('')
-    return {
-      id,
-      object: 'response',
-      created_at: createdAt,
-      status,
-      model: body.model,
-      output,
-      ...(status !== 'in_progress' ? { output_text: text } : {}),
-      error: null,
-      incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
-      instructions: body.instructions ?? null,
-      tools: body.tools ?? [],
-      tool_choice: body.tool_choice ?? 'auto',
-      parallel_tool_calls: body.parallel_tool_calls ?? true,
-      temperature: body.temperature ?? null,
-      top_p: body.top_p ?? null,
-      max_output_tokens: body.max_output_tokens ?? null,
-      text: body.text ?? { format: { type: 'text' } },
-      reasoning: body.reasoning ?? null,
-      store: false,
-      previous_response_id: null,
-      metadata: body.metadata ?? {},
-      ...(m ? { usage: usageOf(m) } : {}),
-    }
-  }
+  const response = (status: ResponseStatus, output: OutputItem[], m?: FinalMetrics) => responseObject(body, { id, createdAt, status, output }, m)
   const statusOf = (result: GenerationResult) => (result.doneReason === 'length' && !(result.toolCalls && result.toolCalls.length > 0) ? 'incomplete' : 'completed')
-  const callItem = (call: ToolCall): OutputItem & { type: 'function_call' } => ({
-    type: 'function_call',
-    id: prefixedId('fc'),
-    call_id: toolCallId(),
-    name: call.function.name,
-    arguments: JSON.stringify(call.function.arguments ?? {}),
-    status: 'completed',
-  })
 
   // Streaming state: the items completed so far and the one being written.
   const output: OutputItem[] = []
@@ -136,16 +102,7 @@ export function responsesReply(body: ResponsesRequest): ReplyShape {
       }
       return frames.length > 0 ? frames : undefined
     },
-    final: (result, m) => {
-      const items: OutputItem[] = []
-      if (result.thinking) items.push({ type: 'reasoning', id: prefixedId('rs'), summary: [], content: [{ type: 'reasoning_text', text: result.thinking }] })
-      const calls = result.toolCalls ?? []
-      if (result.content || calls.length === 0) {
-        items.push({ type: 'message', id: prefixedId('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: result.content, annotations: [] }] })
-      }
-      for (const call of calls) items.push(callItem(call))
-      return response(statusOf(result), items, m)
-    },
+    final: (result, m) => response(statusOf(result), wholeOutput(result), m),
     finalFrames: (result, m) => {
       const frames = start()
       // A reply with no text and no call still has its (empty) message, as OpenAI sends one.
@@ -156,6 +113,62 @@ export function responsesReply(body: ResponsesRequest): ReplyShape {
       return frames
     },
   }
+}
+
+type ResponseStatus = 'in_progress' | 'completed' | 'incomplete'
+
+/** The `response` object: what was asked echoed back, the output so far, and the usage once it is known. */
+function responseObject(body: ResponsesRequest, r: { id: string; createdAt: number; status: ResponseStatus; output: OutputItem[] }, m?: FinalMetrics) {
+  const { id, createdAt, status, output } = r
+  const text = output.flatMap((o) => (o.type === 'message' ? o.content.map((c) => c.text) : [])).join('')
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status,
+    model: body.model,
+    output,
+    ...(status !== 'in_progress' ? { output_text: text } : {}),
+    error: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: body.instructions ?? null,
+    tools: body.tools ?? [],
+    tool_choice: body.tool_choice ?? 'auto',
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    temperature: body.temperature ?? null,
+    top_p: body.top_p ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    text: body.text ?? { format: { type: 'text' } },
+    reasoning: body.reasoning ?? null,
+    store: false,
+    previous_response_id: null,
+    metadata: body.metadata ?? {},
+    ...(m ? { usage: usageOf(m) } : {}),
+  }
+}
+
+/** A tool call as a `function_call` output item. */
+function callItem(call: ToolCall): OutputItem & { type: 'function_call' } {
+  return {
+    type: 'function_call',
+    id: prefixedId('fc'),
+    call_id: toolCallId(),
+    name: call.function.name,
+    arguments: JSON.stringify(call.function.arguments ?? {}),
+    status: 'completed',
+  }
+}
+
+/** A whole (not streamed) generation's output items: its reasoning, its message (also when empty without calls), its calls. */
+function wholeOutput(result: GenerationResult): OutputItem[] {
+  const items: OutputItem[] = []
+  if (result.thinking) items.push({ type: 'reasoning', id: prefixedId('rs'), summary: [], content: [{ type: 'reasoning_text', text: result.thinking }] })
+  const calls = result.toolCalls ?? []
+  if (result.content || calls.length === 0) {
+    items.push({ type: 'message', id: prefixedId('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: result.content, annotations: [] }] })
+  }
+  for (const call of calls) items.push(callItem(call))
+  return items
 }
 
 function usageOf(m: FinalMetrics) {

@@ -172,6 +172,44 @@ type Sampling = {
   seed: number | undefined
 }
 
+/** The sampler's settings as node-llama-cpp's evaluation takes them. */
+function samplingOf({ temperature, topK, topP, minP, seed }: Sampling): Sampling {
+  return { temperature, topK, topP, minP, seed }
+}
+
+/**
+ * What a generation sends through `onToken` and when: `onStart` once (before the first piece at the latest), then
+ * the decoded text's new characters with the logprobs gathered since the last piece.
+ */
+function tokenEmitter(run: GenerateRun) {
+  let startPending = run.onStart
+  let emitted = 0 // characters of the decoded text already sent through onToken
+  let pending: TokenLogprob[] = []
+  const tellStart = () => {
+    const told = startPending
+    startPending = undefined
+    told?.()
+  }
+  return {
+    startPending: () => startPending !== undefined,
+    tellStart,
+    logprob: (entry: TokenLogprob) => void pending.push(entry),
+    /** Sends `text` up to `upTo` (what cannot turn into a stop sequence any more). */
+    flush(text: string, upTo: number): void {
+      if (upTo <= emitted && pending.length === 0) return
+      tellStart()
+      const piece = text.slice(emitted, Math.max(emitted, upTo))
+      emitted = Math.max(emitted, upTo)
+      if (run.onToken && (piece !== '' || pending.length > 0)) {
+        const chunk: TokenChunk = { content: piece }
+        if (run.logprobs) chunk.logprobs = pending
+        run.onToken(chunk)
+      }
+      pending = []
+    },
+  }
+}
+
 type GenerateRun = {
   tokens: Token[]
   sampling: Sampling
@@ -447,16 +485,10 @@ export class LlamaEngineModel implements EngineModel {
   }
 
   /**
-   * Our own token loop on top of `evaluateWithMetadata`, used for completion, chat without tools, format
-   * grammars and fill-in-the-middle. The sequence is cleared first, so a request never depends on the
-   * previous one (same seed + options + prompt → same tokens).
+   * The prompt as it fits the context — too long, the start token and the most recent tokens (as Ollama truncates),
+   * or an error without `truncate` — and how many tokens may follow it.
    */
-  private async generate(run: GenerateRun, queuedAt: bigint, stopTriggers: readonly unknown[] = []): Promise<GenerationResult> {
-    const seq = this.sequence!
-    const model = this.model
-    await seq.clearHistory()
-
-    // Prompt too long for the context: keep the start token and the most recent tokens (as Ollama truncates).
+  private fitPrompt(run: GenerateRun): { tokens: Token[]; limit: number } {
     let tokens = run.tokens
     const maxPrompt = Math.max(1, this.ctxSize - 1)
     if (tokens.length > maxPrompt) {
@@ -468,7 +500,20 @@ export class LlamaEngineModel implements EngineModel {
     // With `shift` the sequence's context shift (node-llama-cpp erases the oldest tokens) makes room as it fills.
     const budget = run.shift ? Math.max(room, SHIFT_CONTEXTS * this.ctxSize) : room
     const limit = run.maxTokens === undefined ? budget : Math.min(run.maxTokens, run.shift ? run.maxTokens : room)
+    return { tokens, limit }
+  }
 
+  /**
+   * Our own token loop on top of `evaluateWithMetadata`, used for completion, chat without tools, format
+   * grammars and fill-in-the-middle. The sequence is cleared first, so a request never depends on the
+   * previous one (same seed + options + prompt → same tokens).
+   */
+  private async generate(run: GenerateRun, queuedAt: bigint, stopTriggers: readonly unknown[] = []): Promise<GenerationResult> {
+    const seq = this.sequence!
+    const model = this.model
+    await seq.clearHistory()
+
+    const { tokens, limit } = this.fitPrompt(run)
     const stops = [...run.stop]
     const stopTokens = new Set<Token>()
     for (const trigger of stopTriggers) addStopTrigger(trigger, model, stops, stopTokens)
@@ -480,53 +525,25 @@ export class LlamaEngineModel implements EngineModel {
     const start = process.hrtime.bigint()
     let firstTokenAt: bigint | undefined
     const generated: Token[] = []
-    let emitted = 0 // characters of the decoded text already sent through onToken
     let text = ''
-    let pendingLogprobs: TokenLogprob[] = []
+    const emit = tokenEmitter(run)
     const allLogprobs: TokenLogprob[] = []
     let doneReason: 'stop' | 'length' = 'stop'
     let aborted = false
     let stoppedAt: number | undefined
-
-    let startPending = run.onStart
-    const tellStart = () => {
-      const told = startPending
-      startPending = undefined
-      told?.()
-    }
-    const flush = (upTo: number): void => {
-      if (upTo <= emitted && pendingLogprobs.length === 0) return
-      tellStart()
-      const piece = text.slice(emitted, Math.max(emitted, upTo))
-      emitted = Math.max(emitted, upTo)
-      if (run.onToken && (piece !== '' || pendingLogprobs.length > 0)) {
-        const chunk: TokenChunk = { content: piece }
-        if (run.logprobs) chunk.logprobs = pendingLogprobs
-        run.onToken(chunk)
-      }
-      pendingLogprobs = []
-    }
 
     if (limit <= 0) doneReason = 'length' // num_predict 0, or no room left in the context
     if (limit > 0 && !run.signal?.aborted) {
       // Told one turn later, once node-llama-cpp has handed the prompt's batch to its thread (a lone sequence's
       // batch goes in the same turn): what the listener then does (a stream's headers) runs beside the
       // evaluation instead of holding its start back. Never after the first token (`flush` tells it first).
-      if (startPending) setImmediate(tellStart)
-      const iterator = seq.evaluateWithMetadata(
-        tokens,
-        { confidence: run.logprobs, probabilities: run.logprobs && run.topLogprobs > 0 },
-        {
-          temperature: run.sampling.temperature,
-          topK: run.sampling.topK,
-          topP: run.sampling.topP,
-          minP: run.sampling.minP,
-          seed: run.sampling.seed,
-          grammarEvaluationState: grammarState,
-          yieldEogToken: true,
-          repeatPenalty: run.penalties ? repeatPenaltyOf(run.penalties, tokens, generated, this.ctxSize) : undefined,
-        },
-      )
+      if (emit.startPending()) setImmediate(emit.tellStart)
+      const iterator = seq.evaluateWithMetadata(tokens, { confidence: run.logprobs, probabilities: run.logprobs && run.topLogprobs > 0 }, {
+        ...samplingOf(run.sampling),
+        grammarEvaluationState: grammarState,
+        yieldEogToken: true,
+        repeatPenalty: run.penalties ? repeatPenaltyOf(run.penalties, tokens, generated, this.ctxSize) : undefined,
+      })
       for await (const out of iterator) {
         firstTokenAt ??= process.hrtime.bigint()
         const token = out.token
@@ -537,7 +554,7 @@ export class LlamaEngineModel implements EngineModel {
         generated.push(token)
         if (run.logprobs) {
           const entry = tokenLogprob(model, token, out as { confidence?: number; probabilities?: Map<Token, number> }, run.topLogprobs)
-          pendingLogprobs.push(entry)
+          emit.logprob(entry)
           allLogprobs.push(entry)
         }
         // Incremental decoding: tokens that end inside a UTF-8 sequence wait for the rest (up to 4 bytes).
@@ -557,7 +574,7 @@ export class LlamaEngineModel implements EngineModel {
           // Hold back any tail that may still become a stop sequence (and trailing whitespace a grammar trims).
           let safe = text.length - partialStopLength(text, stops)
           if (run.trimEnd) safe = Math.min(safe, text.trimEnd().length)
-          flush(safe)
+          emit.flush(text, safe)
         }
         if (run.signal?.aborted) {
           aborted = true
@@ -574,10 +591,7 @@ export class LlamaEngineModel implements EngineModel {
     const end = process.hrtime.bigint()
     let content = stoppedAt !== undefined ? text.slice(0, stoppedAt) : text
     if (run.trimEnd) content = content.trimEnd()
-    if (!aborted) {
-      text = content
-      flush(content.length)
-    }
+    if (!aborted) emit.flush(content, content.length)
     return {
       content,
       doneReason,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { type PrecompiledQuery, precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
@@ -35,6 +36,13 @@ export class CostQuota {
     private readonly now: () => number = () => Math.floor(Date.now() / 1000),
     /** Calls per client network per UTC day; 0 = not counted. */
     private readonly networkLimit = 0,
+    /**
+     * How a unit is committed (the database handle's `backgroundCommit`). The unit is taken while the model
+     * server works on a call started ahead of it (`Meter`): a commit whose fsync holds the event loop holds
+     * back that call's first bytes too, one on libuv's threadpool does not. Either way `consume` resolves only
+     * once the unit is as durable as a commit of the configured level.
+     */
+    private readonly commit: BackgroundCommit = (write) => write(db),
   ) {
     const counter = (max: number) =>
       precompiledQuery(db, 2, (q, key, day) =>
@@ -81,14 +89,16 @@ export class CostQuota {
         new QuotaExceededError('quota_exceeded', `daily quota of ${this.networkLimit} cost calls of your network (${network}) used up; it resets at ${new Date(resetsAt * 1000).toISOString()}`, {
           meta: { limit: this.networkLimit, used: this.networkLimit, window_s: 86_400, resets_at: resetsAt, scope: 'network' },
         })
-      row = await this.db.transaction().execute(async (trx) => {
-        const counted = (await this.#count.on(trx)(key, day))[0]
-        if (!counted) throw walletUsedUp()
-        if ((await this.#countNetwork.on(trx)(NETWORK_KEY + network, day)).length === 0) throw networkUsedUp()
-        return counted
-      })
+      row = await this.commit((db) =>
+        db.transaction().execute(async (trx) => {
+          const counted = (await this.#count.on(trx)(key, day))[0]
+          if (!counted) throw walletUsedUp()
+          if ((await this.#countNetwork.on(trx)(NETWORK_KEY + network, day)).length === 0) throw networkUsedUp()
+          return counted
+        }),
+      )
     } else {
-      row = (await this.#count(key, day))[0]
+      row = (await this.commit((db) => this.#count.on(db)(key, day)))[0]
       if (!row) throw walletUsedUp()
     }
     const used = Number(row.calls)

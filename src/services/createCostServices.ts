@@ -31,7 +31,7 @@ export function createCostServices(p: CoreInputs, settings: CoreSettings & { cos
   const loginVerifier = config.login.rpcUrl ? chainSignatureVerifier(config.login.rpcUrl, config.login.chainId) : undefined
   // x402 sign-in-with-x beside Sign-In with Ethereum: the same chain, statement and signature verifier
   const siwx = new SignInWithX({ db, publicOrigin: config.publicOrigin, chains: [`eip155:${config.login.chainId}`], statement: config.login.statement, verifySignature: loginVerifier, now })
-  const quota = new CostQuota(db, config.quota.costCallsPerDay, now, config.quota.costCallsPerNetworkPerDay)
+  const quota = new CostQuota(db, config.quota.costCallsPerDay, now, config.quota.costCallsPerNetworkPerDay, database.backgroundCommit)
   // Paying past the quota uses the rails of paid storage (`SERVICE_X402__*`, `FACILITATOR_TOKEN`).
   const costPayments = new CostPayments({
     db,

@@ -16,7 +16,6 @@ import { readinessCapabilities } from './readinessCapabilities.js'
 import type { RailPlugin } from '../x402/RailRegistry.js'
 import type { DomainSetup, EarlyCoreServices, Services } from './types.js'
 
-
 export type ServiceGraphParameters = {
   config: GatewayConfig
   /** Payment rails registered after the configured ones (each one call; see src/x402/README.md). */

@@ -91,10 +91,10 @@ type Parsed = {
   hooks: { url: string; token: string } | undefined
 }
 
-function parse(argv: string[]): Parsed | 'help' {
-  let values
+/** The command line as `node:util`'s parseArgs reads it; an unknown or malformed option is a usage error. */
+function readOptions(argv: string[]) {
   try {
-    ;({ values } = parseArgs({
+    return parseArgs({
       args: argv,
       strict: true,
       allowPositionals: false,
@@ -118,10 +118,31 @@ function parse(argv: string[]): Parsed | 'help' {
         var: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
-    }))
+    })
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
+}
+
+/**
+ * The named signing keys: the devnet file's, then `--key name=0x…` (a later one replaces an earlier one). Named
+ * by the caller, so kept in an object without a prototype.
+ */
+function readKeys(fromDevnet: Record<string, string>, given: Map<string, string>): Record<string, PrivateKeyAccount> {
+  const keys = Object.create(null) as Record<string, PrivateKeyAccount>
+  for (const [name, hex] of [...Object.entries(fromDevnet), ...given]) {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) throw new UsageError(`--key ${name}= expects 0x and 64 hex digits`)
+    try {
+      keys[name] = privateKeyToAccount(hex as `0x${string}`)
+    } catch {
+      throw new UsageError(`--key ${name}= is not a valid secp256k1 private key`)
+    }
+  }
+  return keys
+}
+
+function parse(argv: string[]): Parsed | 'help' {
+  const { values } = readOptions(argv)
   if (values.help) return 'help'
   const mock = values.mock
   let replay: FailureCase | undefined
@@ -150,15 +171,7 @@ function parse(argv: string[]): Parsed | 'help' {
   const given = pairs(values.key, 'key')
   const algorandMnemonic = given.get('algorand')
   given.delete('algorand')
-  const keys: Record<string, PrivateKeyAccount> = {}
-  for (const [name, hex] of [...Object.entries(devnet?.keys ?? {}), ...given]) {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) throw new UsageError(`--key ${name}= expects 0x and 64 hex digits`)
-    try {
-      keys[name] = privateKeyToAccount(hex as `0x${string}`)
-    } catch {
-      throw new UsageError(`--key ${name}= is not a valid secp256k1 private key`)
-    }
-  }
+  const keys = readKeys(devnet?.keys ?? {}, given)
   const machines = values.machine?.map((m) => {
     try {
       loadMachine(m)

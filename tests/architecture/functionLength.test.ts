@@ -32,7 +32,6 @@ const NOT_YET_SPLIT = [
   'devnet/facilitator/startFacilitator.ts:startFacilitator',
   'scripts/bench/storeUpload.ts:runBench',
   'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',
-  'conformance/cli.ts:parse',
   'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
   'conformance/fuzz/fuzz.ts:fuzz',
 ]

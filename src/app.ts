@@ -20,7 +20,7 @@ import type { Env } from './config/env.js'
 import { findRepoRoot } from './config/findRepoRoot.js'
 import type { GatewayConfig } from './config/loadConfig.js'
 import type { DatabaseHandle } from './db/createDatabase.js'
-import { declaredStatuses, domainPlugins, handlersOf, resolvePlugins } from './handlers/plugins.js'
+import { catalogueOf, declaredStatuses, domainPlugins, handlersOf, resolvePlugins } from './handlers/plugins.js'
 import type { GatewayLocals, Handler, Services } from './handlers/types.js'
 import type { DomainEntry } from './services/DomainPlugin.js'
 import { composeStages } from './pipeline/composeStages.js'
@@ -106,7 +106,8 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
 
   const gate = gateStage({ gate: services.gate, validateSession: (request) => lookupSession(services, request) ?? Promise.resolve(undefined), onAuthRequired: () => metrics.gateAuthRequired() })
   const security = securityStage({ services, gate: services.gate, gateStage: gate, setups: graph.setups })
-  const mapError = errorStage(logger)
+  services.errors = catalogueOf(plugins)
+  const mapError = errorStage(logger, services.errors)
   // The OpenAPI document's stages (route, security, validation, handler) and what answers every response
   // (response validation against the document, errors through the catalogue).
   const router = createOpenApiRouter<GatewayLocals>({

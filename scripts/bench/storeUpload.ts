@@ -38,7 +38,7 @@ async function runGateway(): Promise<void> {
   const { readStorageConfig } = await import('../../src/storage/config.js')
   const { readX402Config } = await import('../../src/x402/config.js')
   const { BaseError } = await import('../../src/shared/errors/BaseError.js')
-  const { errorCatalogue } = await import('../../src/handlers/errorCatalogue.js')
+  const { gatewayCatalogue } = await import('../../src/handlers/plugins.js')
   const database = await createDatabase({ url: process.env.SERVICE_DATABASE_URL! })
   const service = new StorageService({ storage: readStorageConfig(), x402: readX402Config(), ledger: new Ledger(database.db) })
   let peak = 0
@@ -67,7 +67,7 @@ async function runGateway(): Promise<void> {
       } else send(404, { error: 'not_found' })
     } catch (error) {
       const code = error instanceof BaseError ? error.code : 'internal_error'
-      send(errorCatalogue[code]?.status ?? 500, { error: code, message: String(error) })
+      send(gatewayCatalogue.statusOfCode(code) ?? 500, { error: code, message: String(error) })
     }
   })
   server.listen(Number(process.env.SERVICE_PORT), '127.0.0.1', () => process.send?.('ready'))

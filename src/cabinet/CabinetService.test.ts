@@ -14,7 +14,7 @@ import { CabinetFiles } from './CabinetFiles.js'
 import { CabinetStore } from './CabinetStore.js'
 import { CabinetRollbackError, CabinetService, type FaultHook } from './CabinetService.js'
 import { CABINET_MEMBERS } from './members.js'
-import { errorToResult } from '../handlers/errorCatalogue.js'
+import { gatewayCatalogue } from '../handlers/plugins.js'
 
 const overlord = testOverlord()
 const message = unlockMessageFor('http://cabinet.test')
@@ -151,7 +151,7 @@ describe('CabinetService (machine 3.3)', () => {
 
   it('absent → absent: clear of a cabinet without a registry block is 404', async () => {
     const { cabinets } = await setup()
-    await expect(cabinets.clear('NOPE')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'cabinet_not_found' && errorToResult(e)?.status === 404)
+    await expect(cabinets.clear('NOPE')).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'cabinet_not_found' && gatewayCatalogue.toResult(e)?.status === 404)
   })
 
   it('preflight reports existence, vault lock and soldiers with an address', async () => {

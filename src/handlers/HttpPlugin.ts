@@ -11,7 +11,7 @@ import type { Handler, HandlerContext } from './types.js'
 export type HttpPlugin = DomainPlugin & {
   /** operationId → handler, for the operations of `openapi/gateway.yaml` this domain answers. */
   readonly handlers: Partial<Record<OperationId, Handler>>
-  /** The domain's rows of the error catalogue (./errorCatalogue.ts, where every row is listed once). */
+  /** The domain's rows of the error catalogue (its ./<domain>/errorRows.ts): the app's catalogue is the core's rows and its plug-ins' (`catalogueOf`), one status per code. */
   readonly errorRows: Readonly<Record<string, { status: number }>>
   /** The refusal of the domain's operations while it is not built: its code (the catalogue gives the status, which an operation must declare) and the error. */
   readonly notBuilt?: { code: string; error: (ctx: HandlerContext) => Error }

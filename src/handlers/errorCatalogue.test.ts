@@ -2,12 +2,17 @@ import { describe, expect, it } from 'vitest'
 import { SHADOW_ERROR_CODES, ShadowError } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { PAYMENT_REFUSAL_CODES } from '../storage/paymentRefusals.js'
-import { errorCatalogue, errorToResult, shadowErrorRows, storageErrorRows } from './errorCatalogue.js'
+import { coreErrorRows, ErrorCatalogue } from './errorCatalogue.js'
+import type { HttpPlugin } from './HttpPlugin.js'
+import { catalogueOf, domainPlugins, gatewayCatalogue } from './plugins.js'
+import { shadowErrorRows } from './shadow/errorRows.js'
+import { storagePlugin } from './storage/plugin.js'
+import { storageErrorRows } from './storage/errorRows.js'
 
 describe('paid-storage rows of the error catalogue', () => {
   it('lists every storage and x402 code with its status; client mistakes are never 5xx', () => {
     for (const [code, row] of Object.entries(storageErrorRows)) {
-      expect(errorCatalogue[code], code).toEqual(row)
+      expect(gatewayCatalogue.statusOfCode(code), code).toBe(row.status)
       if (!['storage_upstream_failed', 'facilitator_unavailable', 'settlement_pending', 'ledger_node_unavailable', 'storage_not_configured', 'upstream_credit_insufficient', 'too_many_uploads'].includes(code)) expect(row.status).toBeLessThan(500)
     }
   })
@@ -20,15 +25,47 @@ describe('paid-storage rows of the error catalogue', () => {
 
 describe('the gateway error table (one mapping for every domain)', () => {
   it('maps every shadow-tier code; the error itself carries no status', () => {
-    for (const code of SHADOW_ERROR_CODES) expect(errorCatalogue[code], code).toEqual(shadowErrorRows[code])
+    for (const code of SHADOW_ERROR_CODES) expect(gatewayCatalogue.statusOfCode(code), code).toBe(shadowErrorRows[code].status)
     const sealed = new ShadowError('vault_locked', 'The vault is sealed.')
     expect('status' in sealed).toBe(false)
-    expect(errorToResult(sealed)).toEqual({ status: 423, body: { error: 'vault_locked', message: 'The vault is sealed.' } })
+    expect(gatewayCatalogue.toResult(sealed)).toEqual({ status: 423, body: { error: 'vault_locked', message: 'The vault is sealed.' } })
   })
 
   it('leaves an unlisted code (even one named like an Object property) to the 500 path', () => {
     for (const code of ['no_such_code', 'constructor', 'toString', '__proto__', 'hasOwnProperty']) {
-      expect(errorToResult(new BaseError(code, 'x')), code).toBeUndefined()
+      expect(gatewayCatalogue.toResult(new BaseError(code, 'x')), code).toBeUndefined()
+      expect(gatewayCatalogue.statusOf(new BaseError(code, 'x')), code).toBe(500)
     }
+  })
+})
+
+describe('the catalogue composed from the plug-ins', () => {
+  it('is the union of the core rows and every listed plug-in rows, nothing else', () => {
+    const expected = new Map<string, number>(Object.entries(coreErrorRows).map(([code, row]) => [code, row.status]))
+    for (const plugin of domainPlugins) for (const [code, row] of Object.entries(plugin.errorRows)) expected.set(code, row.status)
+    for (const [code, status] of expected) expect(gatewayCatalogue.statusOfCode(code), code).toBe(status)
+    expect(gatewayCatalogue.statusOfCode('no_such_code')).toBeUndefined()
+  })
+
+  it('keeps a left-out plug-in rows: its notBuilt refusal still answers its status', () => {
+    const withoutStorage = catalogueOf(domainPlugins.filter((plugin) => plugin !== storagePlugin))
+    expect(withoutStorage.toResult(new BaseError('storage_not_configured', 'off'))?.status).toBe(503)
+  })
+
+  it('adds the rows of a plug-in given beside the list', () => {
+    const extra = { ...storagePlugin, name: 'extra', errorRows: { extra_refusal: { status: 409 } } } satisfies HttpPlugin
+    expect(catalogueOf([extra]).statusOfCode('extra_refusal')).toBe(409)
+    expect(gatewayCatalogue.statusOfCode('extra_refusal')).toBeUndefined()
+  })
+
+  it('refuses a code two sources give different statuses, naming both', () => {
+    const conflicting = { ...storagePlugin, name: 'rogue', errorRows: { payment_replayed: { status: 400 } } } satisfies HttpPlugin
+    expect(() => catalogueOf([conflicting])).toThrow(/payment_replayed is 409 in storage but 400 in rogue/)
+    expect(() => ErrorCatalogue.compose([{ name: 'core', errorRows: { invalid_json: { status: 400 } } }, { name: 'other', errorRows: { invalid_json: { status: 422 } } }])).toThrow(/invalid_json/)
+  })
+
+  it('accepts a code two sources give the same status', () => {
+    const agreeing = { ...storagePlugin, name: 'twin', errorRows: { payment_replayed: { status: 409 } } } satisfies HttpPlugin
+    expect(catalogueOf([agreeing]).statusOfCode('payment_replayed')).toBe(409)
   })
 })

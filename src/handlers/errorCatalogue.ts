@@ -1,96 +1,29 @@
-import type { ShadowErrorCode } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
 import { PaymentRequiredError, renderPaymentRequired } from '../x402/PaymentRequiredError.js'
 import type { HttpResult } from '../shared/http/index.js'
+import type { ErrorMapping, HandlerContext } from '../services/types.js'
 
 /**
  * The gateway's one error table: every error a handler lets escape that carries a `code` listed here becomes
  * `status` + `Error` body `{error: code, message, details?}` (the message is the error's `shortMessage`).
- * Domains throw codes and know no HTTP; each domain's rows are grouped below, in this file only. A code not
- * listed is a 500 `internal_error`.
+ * Domains throw codes and know no HTTP. The rows of the core are below; each domain plug-in brings its own
+ * (`errorRows` of its `plugin.ts`), and the app's catalogue is their union (`catalogueOf` in ./plugins.ts). A
+ * code not listed is a 500 `internal_error`.
  */
-type Rows = Record<string, { status: number }>
+export type ErrorRows = Readonly<Record<string, { readonly status: number }>>
 
-/** The shadow-overlord tier, vault and cabinets (src/overlord/ShadowError.ts): one row per code, checked by the type. */
-export const shadowErrorRows = {
-  bearer_required: { status: 401 },
-  bearer_invalid: { status: 401 },
-  insufficient_privilege: { status: 401 },
-  invalid_scope: { status: 400 },
-  invalid_params: { status: 400 },
-  confirm_mismatch: { status: 400 },
-  message_hash_mismatch: { status: 400 },
-  unlock_message_mismatch: { status: 400 },
-  unlock_proof_missing: { status: 400 },
-  nonce_not_found: { status: 404 },
-  nonce_expired: { status: 410 },
-  nonce_consumed: { status: 409 },
-  scope_mismatch: { status: 403 },
-  params_mismatch: { status: 403 },
-  bad_signature: { status: 403 },
-  vault_unlock_failed: { status: 403 },
-  vault_locked: { status: 423 },
-  cabinet_not_found: { status: 404 },
-  agent_not_found: { status: 404 },
-  overlord_not_configured: { status: 503 },
-  audit_unavailable: { status: 503 },
-} as const satisfies Record<ShadowErrorCode, { status: number }>
-
-/** Paid storage (src/storage) and its x402 rails (src/x402). Client mistakes are 4xx; only peers failing give 5xx. */
-export const storageErrorRows: Rows = {
-  empty_body: { status: 400 },
-  invalid_multipart: { status: 400 },
-  invalid_tag: { status: 400 },
-  invalid_payment_header: { status: 400 },
-  unsupported_network: { status: 400 },
-  // a refused payment (src/storage/paymentRefusals.ts): the client may pay again
-  invalid_payment: { status: 402 },
-  wrong_asset: { status: 402 },
-  insufficient_amount: { status: 402 },
-  wrong_receiver: { status: 402 },
-  request_hash_mismatch: { status: 402 },
-  expired_payment: { status: 402 },
-  upload_not_found: { status: 404 },
-  payment_replayed: { status: 409 },
-  payload_too_large: { status: 413 },
-  storage_upstream_failed: { status: 502 },
-  facilitator_unavailable: { status: 502 },
-  settlement_pending: { status: 502 },
-  ledger_node_unavailable: { status: 502 },
-  storage_not_configured: { status: 503 },
-  upstream_credit_insufficient: { status: 503 },
-  too_many_uploads: { status: 503 },
-  // the intake before payment (src/storage/intake/errors.ts): a client's excess is 4xx, never 5xx
-  too_many_unpaid_requests: { status: 429 },
-  too_many_payment_checks: { status: 429 },
-  upload_too_slow: { status: 408 },
-  unpaid_body_too_large: { status: 413 },
-  multipart_too_many_parts: { status: 413 },
-  multipart_field_too_large: { status: 413 },
-}
-
-/** The receipt batch (src/batch). */
-export const batchErrorRows: Rows = {
-  receipt_not_found: { status: 404 },
-  receipt_mapping_failed: { status: 500 },
-}
-
-/** `/llm` keys and `/coreagent` (src/llm). */
-export const llmErrorRows: Rows = {
-  llm_key_not_found: { status: 404 },
-  // the meter (src/cost/meter): a generation past what the call's payment pays for, or past its settlement time
-  generation_budget_spent: { status: 402 },
-  payment_expires_too_soon: { status: 402 },
-}
+/** What contributes rows: the core, or a plug-in (named, so a conflict says whose rows disagree). */
+export type ErrorRowSource = { readonly name: string; readonly errorRows: ErrorRows }
 
 /** The MCP tools (src/mcp): their refusals are tool results carrying these bodies; the status says which HTTP answer they mirror. */
-export const mcpErrorRows: Rows = {
+export const mcpErrorRows = {
   invalid_arguments: { status: 400 },
   url_not_allowed: { status: 400 },
   url_fetch_failed: { status: 502 },
-}
+} as const satisfies ErrorRows
 
-export const errorCatalogue: Rows = {
+/** The core's rows: what the always-built services throw. */
+export const coreErrorRows = {
   // request shape
   invalid_request: { status: 400 },
   invalid_json: { status: 400 },
@@ -115,37 +48,73 @@ export const errorCatalogue: Rows = {
   invalid_config: { status: 500 },
   // CabinetRollbackError: a server-side step failed and everything was restored (CabinetOperationFailed).
   cabinet_operation_failed: { status: 500 },
-  ...shadowErrorRows,
-  ...storageErrorRows,
-  ...batchErrorRows,
-  ...llmErrorRows,
   ...mcpErrorRows,
-}
+} as const satisfies ErrorRows
 
 export type ErrorDetails = Record<string, unknown>
 
-/** The status the catalogue gives `code`, or `undefined` when it has no row (a 500). */
-export function statusOfCode(code: string): number | undefined {
-  return Object.hasOwn(errorCatalogue, code) ? errorCatalogue[code]!.status : undefined
-}
+/**
+ * The union of the core's rows and the plug-ins' rows. One code means one answer: a code two sources list with
+ * different statuses is refused when the catalogue is composed (at start), never settled by list order.
+ */
+export class ErrorCatalogue {
+  readonly #statuses: ReadonlyMap<string, number>
 
-/** Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`. */
-export function errorToResult(error: unknown): HttpResult | undefined {
-  if (!(error instanceof BaseError)) return undefined
-  if (!Object.hasOwn(errorCatalogue, error.code)) return undefined
-  const entry = errorCatalogue[error.code]!
-  if (error instanceof PaymentRequiredError) return { ...renderPaymentRequired(error.body), status: entry.status }
-  const details = detailsOf(error)
-  // A refusal that says when to come back says it in the header clients and load balancers read, too.
-  const retryAfter = details?.retry_after_s
-  return {
-    status: entry.status,
-    body: details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage },
-    ...(typeof retryAfter === 'number' && Number.isInteger(retryAfter) && retryAfter >= 1 ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
+  private constructor(statuses: ReadonlyMap<string, number>) {
+    this.#statuses = statuses
+  }
+
+  static compose(sources: readonly ErrorRowSource[]): ErrorCatalogue {
+    const statuses = new Map<string, number>()
+    const owners = new Map<string, string>()
+    for (const { name, errorRows } of sources) {
+      for (const [code, { status }] of Object.entries(errorRows)) {
+        const known = statuses.get(code)
+        if (known !== undefined && known !== status) {
+          throw new Error(`error catalogue: ${code} is ${known} in ${owners.get(code)} but ${status} in ${name}`)
+        }
+        statuses.set(code, status)
+        if (!owners.has(code)) owners.set(code, name)
+      }
+    }
+    return new ErrorCatalogue(statuses)
+  }
+
+  /** The status the catalogue gives `code`, or `undefined` when it has no row (a 500). */
+  statusOfCode(code: string): number | undefined {
+    return this.#statuses.get(code)
+  }
+
+  /** HTTP status of an error a call threw, for a usage record: its row's, 500 when not catalogued. */
+  statusOf(error: unknown): number {
+    return error instanceof BaseError ? (this.statusOfCode(error.code) ?? 500) : 500
+  }
+
+  /** Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`. */
+  toResult(error: unknown): HttpResult | undefined {
+    if (!(error instanceof BaseError)) return undefined
+    const status = this.statusOfCode(error.code)
+    if (status === undefined) return undefined
+    if (error instanceof PaymentRequiredError) return { ...renderPaymentRequired(error.body), status }
+    const details = detailsOf(error)
+    // A refusal that says when to come back says it in the header clients and load balancers read, too.
+    const retryAfter = details?.retry_after_s
+    return {
+      status,
+      body: details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage },
+      ...(typeof retryAfter === 'number' && Number.isInteger(retryAfter) && retryAfter >= 1 ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
+    }
   }
 }
 
 function detailsOf(error: BaseError): ErrorDetails | undefined {
   if (error.meta && Object.keys(error.meta).length > 0) return error.meta
   return undefined
+}
+
+/** The catalogue of the app serving `ctx` (every app `createApp` builds has one). */
+export function errorsOf(ctx: Pick<HandlerContext, 'services'>): ErrorMapping {
+  const { errors } = ctx.services
+  if (!errors) throw new Error('no error catalogue: the app composes one (createApp)')
+  return errors
 }

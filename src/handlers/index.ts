@@ -10,7 +10,7 @@
  *   they translate the validated request into a call of a service. `ctx.body` is the parsed and validated
  *   JSON; non-JSON bodies (multipart) are left unread on `ctx.raw`. `ctx.services` is the one service graph
  *   (src/services/createServiceGraph.ts builds every service; src/services/types.ts lists them).
- * - Throw `BaseError`s with a `code`; add the code's status to ./errorCatalogue.ts (the one mapping).
+ * - Throw `BaseError`s with a `code`; add the code's status to the rows of its plug-in (./<domain>/errorRows.ts) or of the core (./errorCatalogue.ts).
  * - Security: a domain's scheme (`overlordBearer`, `llmBearer`) is answered in its folder's …Security.ts and
  *   joined to the domain's `create` with `withSecurity`; the session gate is the core's.
  * - Every response is validated against the document in tests: a mismatch turns into a 500.

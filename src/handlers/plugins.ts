@@ -4,7 +4,7 @@ import { batchPlugin } from './batch/plugin.js'
 import { initLlm } from './llm/index.js'
 import { initShadow } from './shadow/index.js'
 import { coreHandlers } from './core/index.js'
-import { statusOfCode } from './errorCatalogue.js'
+import { coreErrorRows, ErrorCatalogue } from './errorCatalogue.js'
 import type { HttpPlugin } from './HttpPlugin.js'
 import { llmPlugin } from './llm/plugin.js'
 import { mcpHandlers } from './mcp/index.js'
@@ -41,6 +41,19 @@ function isHttpPlugin(plugin: DomainPlugin): plugin is HttpPlugin {
   return 'handlers' in plugin && 'errorRows' in plugin
 }
 
+/**
+ * The error catalogue of an app built from `built`: the core's rows, every listed plug-in's (a plug-in left out
+ * still refuses with its own code, `notBuilt`, and a code another domain shares keeps its status) and each built
+ * plug-in's — a plug-in given in place of a listed one brings its rows too.
+ */
+export function catalogueOf(built: readonly HttpPlugin[]): ErrorCatalogue {
+  const plugins = [...new Set([...domainPlugins, ...built])]
+  return ErrorCatalogue.compose([{ name: 'core', errorRows: coreErrorRows }, ...plugins])
+}
+
+/** The catalogue of the listed plug-ins (an app built with the default list has this one). */
+export const gatewayCatalogue = catalogueOf([])
+
 /** Which statuses each operation declares (a refusal must be one of them, or response validation fails it). */
 export type DeclaresStatus = (operationId: string, status: number) => boolean
 
@@ -51,10 +64,11 @@ export type DeclaresStatus = (operationId: string, status: number) => boolean
  */
 export function handlersOf(built: readonly HttpPlugin[], declares: DeclaresStatus): Partial<Record<string, Handler>> {
   const map = new Map<string, Handler>(Object.entries(coreOperationHandlers))
+  const catalogue = catalogueOf(built)
   for (const plugin of domainPlugins) {
     if (built.includes(plugin) || !plugin.notBuilt) continue
     const { code, error } = plugin.notBuilt
-    const status = statusOfCode(code)
+    const status = catalogue.statusOfCode(code)
     for (const operationId of Object.keys(plugin.handlers)) {
       if (status !== undefined && declares(operationId, status)) map.set(operationId, (ctx) => Promise.reject(error(ctx)))
     }

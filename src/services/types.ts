@@ -120,6 +120,19 @@ export interface Services {
    * rate-limit stage): each further tool call of one `/mcp` request takes one.
    */
   rateLimit?: { take(address: string): Promise<{ allowed: boolean; retryAfterS: number }> } | undefined
+  /**
+   * The app's error catalogue (set by the app, composed from the core's and its plug-ins' rows): a thrown
+   * error's status and `Error` body, for what answers outside the error stage (tool results, stream ends, usage records).
+   */
+  errors?: ErrorMapping | undefined
+}
+
+/** What the error catalogue answers for a thrown error (`src/handlers/errorCatalogue.ts`). */
+export type ErrorMapping = {
+  /** The status and `Error` body, or `undefined` when the error is not catalogued (a fault). */
+  toResult(error: unknown): HttpResult | undefined
+  /** The status (500 when not catalogued). */
+  statusOf(error: unknown): number
 }
 
 /** The core services every domain receives (it takes what it needs). */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { BearerTokens } from './BearerTokens.js'
 import { ShadowError } from '../overlord/ShadowError.js'
 import { testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
-import { errorToResult } from '../handlers/errorCatalogue.js'
+import { gatewayCatalogue } from '../handlers/plugins.js'
 
 describe('BearerTokens (machine 3.2)', () => {
   const secret = randomBytes(32)
@@ -13,7 +13,7 @@ describe('BearerTokens (machine 3.2)', () => {
   const { account } = testOverlord()
 
   async function expectInvalid(promise: Promise<unknown>) {
-    await expect(promise).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'bearer_invalid' && errorToResult(e)?.status === 401)
+    await expect(promise).rejects.toSatisfy((e) => e instanceof ShadowError && e.code === 'bearer_invalid' && gatewayCatalogue.toResult(e)?.status === 401)
   }
 
   it('(none) → valid: HS256, sub = overlord, scope auth, 300 s', async () => {

@@ -8,12 +8,12 @@ import { createShadowTier, type ShadowTier } from './createShadowTier.js'
 import { sha256Hex } from './ShadowChallenges.js'
 import { ShadowError } from '../overlord/ShadowError.js'
 import { CollectingEventSink, shadowTestConfig, tempDir, testClock, testOverlord } from '../../tests/support/shadowFixtures.js'
-import { errorToResult } from '../handlers/errorCatalogue.js'
+import { gatewayCatalogue } from '../handlers/plugins.js'
 
 const overlord = testOverlord()
 const intruder = testOverlord().account
 
-const rejects = (code: string, status: number) => (e: unknown) => e instanceof ShadowError && e.code === code && errorToResult(e)?.status === status
+const rejects = (code: string, status: number) => (e: unknown) => e instanceof ShadowError && e.code === code && gatewayCatalogue.toResult(e)?.status === status
 
 describe('ShadowOverlord (seed 4.4, 7; machines 3.1-3.4)', () => {
   let tier: ShadowTier

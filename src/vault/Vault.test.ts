@@ -7,10 +7,10 @@ import { createDatabase, type DatabaseHandle } from '../db/createDatabase.js'
 import { ShadowError } from '../overlord/ShadowError.js'
 import { tempDir, testOverlord } from '../../tests/support/shadowFixtures.js'
 import { importVaultFile, readUnlockProof, unlockMessageFor, Vault, type VaultFile } from './Vault.js'
-import { errorToResult } from '../handlers/errorCatalogue.js'
+import { gatewayCatalogue } from '../handlers/plugins.js'
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
-const code = (c: string, status?: number) => (e: unknown) => e instanceof ShadowError && e.code === c && (status === undefined || errorToResult(e)?.status === status)
+const code = (c: string, status?: number) => (e: unknown) => e instanceof ShadowError && e.code === c && (status === undefined || gatewayCatalogue.toResult(e)?.status === status)
 
 describe('Vault (machine 3.4)', () => {
   const overlord = testOverlord()

@@ -12,7 +12,7 @@ const LITERAL_STATUS = /status: [45]\d{2}\b|\.status\([45]\d{2}\)|statusCode = [
 
 /** The catalogues (code → status) and the stages that render a coded error or a router refusal. */
 const CATALOGUES_AND_RENDERERS = [
-  'src/handlers/errorCatalogue.ts', // the gateway's catalogue
+  'src/handlers/errorCatalogue.ts', // the gateway's catalogue (the core's rows)
   'src/pipeline/errorStage.ts', // renders any thrown error through it
   'src/x402/paymentRequired.ts', // renders x402's 402 (PAYMENT-REQUIRED header and body)
   'src/modelserver/errors.ts', // the model server's catalogue
@@ -24,6 +24,9 @@ const CATALOGUES_AND_RENDERERS = [
   'src/shared/http/readJsonBody.ts',
   'src/shared/http/responseValidationStage.ts',
 ]
+
+/** The rows each domain plug-in adds to the gateway's catalogue (`errorRows` of its plugin.ts). */
+const PLUGIN_ROWS = /^src\/handlers\/[^/]+\/errorRows\.ts$/
 
 /**
  * Still writing a status of their own: the pipeline's stages that answer before the router (gate, security,
@@ -64,7 +67,7 @@ const hits = sourceFiles(join(ROOT, 'src')).flatMap((path) => literalStatuses(re
 
 describe('one error path: statuses live in the catalogues', () => {
   it('no source outside the catalogues and their renderers writes a literal error status', () => {
-    const stray = hits.filter((h) => !CATALOGUES_AND_RENDERERS.includes(h.file) && !NOT_YET_CONVERTED.includes(h.file))
+    const stray = hits.filter((h) => !CATALOGUES_AND_RENDERERS.includes(h.file) && !PLUGIN_ROWS.test(h.file) && !NOT_YET_CONVERTED.includes(h.file))
     expect(stray.map((h) => `${h.file}:${h.line}: ${h.text}`)).toEqual([])
   })
 

@@ -12,7 +12,7 @@ import { createDatabase } from '../../src/db/createDatabase.js'
 import { createCapturingLogger } from './createCapturingLogger.js'
 import { createOpenApiRouter, loadOpenApiDocument, type ResponseValidationReport } from '../../src/shared/http/index.js'
 import { CollectingEventSink } from './shadowFixtures.js'
-import { errorToResult } from '../../src/handlers/errorCatalogue.js'
+import { gatewayCatalogue } from '../../src/handlers/plugins.js'
 import type { CoreServices, Handler, HandlerContext, Services } from '../../src/handlers/types.js'
 import { shadowHandlers } from '../../src/handlers/shadow/shadowHandlers.js'
 import { initShadow as shadowInit } from '../../src/handlers/shadow/index.js'
@@ -49,7 +49,7 @@ export async function startShadowTestApp(p: { env: Record<string, string>; dataD
     await database.close()
     throw error
   })
-  const services = { ...core, ...setup.services } as unknown as Services
+  const services = { ...core, ...setup.services, errors: gatewayCatalogue } as unknown as Services
   const responses: ShadowTestApp['responses'] = []
   const validationErrors: ResponseValidationReport[] = []
   const withServices = (h: Handler) => (ctx: unknown) => h({ ...(ctx as HandlerContext), services })
@@ -65,7 +65,7 @@ export async function startShadowTestApp(p: { env: Record<string, string>; dataD
       return fn ? fn({ ...(ctx as HandlerContext), services }) : { status: 401, body: { error: 'unauthorized', message: 'unauthorized' } }
     },
     mapError: (error) => {
-      const mapped = errorToResult(error)
+      const mapped = gatewayCatalogue.toResult(error)
       if (mapped) return mapped
       logger.error({ err: error }, 'unhandled error')
       return { status: 500, body: { error: 'internal_error', message: 'Internal error.' } }

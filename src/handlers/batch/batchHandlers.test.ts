@@ -15,9 +15,9 @@ import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from '../.
 import { type DatabaseHandle, createDatabase } from '../../db/createDatabase.js'
 import { type ResponseValidationReport, createOpenApiRouter, loadOpenApiDocument } from '../../shared/http/index.js'
 import { createCapturingLogger } from '../../../tests/support/createCapturingLogger.js'
-import { errorToResult } from '../errorCatalogue.js'
+import { gatewayCatalogue } from '../plugins.js'
 import type { CoreServices, Handler, HandlerContext, Services } from '../types.js'
-import { batchErrorRows } from '../errorCatalogue.js'
+import { batchErrorRows } from './errorRows.js'
 import { batchHandlers, initBatch } from './index.js'
 
 const documentPath = fileURLToPath(new URL('../../../openapi/gateway.yaml', import.meta.url))
@@ -50,7 +50,7 @@ beforeAll(async () => {
     ),
     responseValidation: 'error',
     // thrown errors become responses through the error catalogue, as in the app
-    mapError: (error) => errorToResult(error) ?? { status: 500, body: { error: 'internal_error', message: 'internal error' } },
+    mapError: (error) => gatewayCatalogue.toResult(error) ?? { status: 500, body: { error: 'internal_error', message: 'internal error' } },
     onResponseValidationError: (r) => validationErrors.push(r),
     logger,
   })

@@ -1,5 +1,5 @@
 import { ReceiptNotFoundError } from '../../batch/errors.js'
-import { batchErrorRows } from '../errorCatalogue.js'
+import { batchErrorRows } from './errorRows.js'
 import type { HttpPlugin } from '../HttpPlugin.js'
 import { batchHandlers, initBatch } from './index.js'
 

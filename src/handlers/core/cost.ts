@@ -1,7 +1,7 @@
 import type { MeteredModelServer } from '../../cost/meter/index.js'
 import { addressRange } from '../../shared/addressRange.js'
 import type { HttpResult } from '../../shared/http/index.js'
-import { errorToResult } from '../errorCatalogue.js'
+import { errorsOf } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
 import { callerOf } from './session.js'
 
@@ -46,7 +46,7 @@ export const costResult =
         path: ctx.path,
         model: typeof model === 'string' ? model : undefined,
         signal: ctx.signal,
-        statusOf,
+        statusOf: (error) => errorsOf(ctx).statusOf(error),
         startBeforeQuota: options.startBeforeQuota,
         free: options.free,
         maxTokens: options.maxTokens,
@@ -54,6 +54,3 @@ export const costResult =
       (server) => run(ctx, server),
     )
   }
-
-/** HTTP status of an error a call threw (the error catalogue's), for the usage record. */
-export const statusOf = (error: unknown): number => errorToResult(error)?.status ?? 500

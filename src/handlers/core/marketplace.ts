@@ -1,3 +1,4 @@
+import { errorsOf } from '../errorCatalogue.js'
 import type {
   CeoStatus,
   ConveneRequest,
@@ -20,7 +21,7 @@ import { call, logStreamError } from './marketplaceCall.js'
 export const callMarketplaceAgent: Handler = costResult(
   async (ctx, server) => {
     const body = ctx.body as MarketplaceCallRequest
-    if (body.stream) return ndjsonResult(await ctx.services.marketplace.callAgentStream(body, call(ctx, server)), logStreamError(ctx))
+    if (body.stream) return ndjsonResult(await ctx.services.marketplace.callAgentStream(body, call(ctx, server)), errorsOf(ctx), logStreamError(ctx))
     return { status: 200, body: (await ctx.services.marketplace.callAgent(body, call(ctx, server))) satisfies MarketplaceCallResult }
   },
   { startBeforeQuota: true },

@@ -1,5 +1,5 @@
 import type { HttpResult } from '../../shared/http/index.js'
-import { errorToResult } from '../errorCatalogue.js'
+import type { ErrorMapping } from '../types.js'
 
 export const NDJSON = 'application/x-ndjson'
 
@@ -8,11 +8,11 @@ export const NDJSON = 'application/x-ndjson'
  * nothing buffered). A failure after the stream started cannot change the status any more: it ends the
  * stream with one `{error, message}` line in the document's `Error` shape (as Ollama ends a failed stream).
  */
-export function ndjsonResult(batches: AsyncGenerator<unknown[]>, onError?: (error: unknown) => void): HttpResult {
-  return { status: 200, contentType: NDJSON, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' }, stream: lines(batches, onError) }
+export function ndjsonResult(batches: AsyncGenerator<unknown[]>, errors: ErrorMapping, onError?: (error: unknown) => void): HttpResult {
+  return { status: 200, contentType: NDJSON, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' }, stream: lines(batches, errors, onError) }
 }
 
-async function* lines(batches: AsyncGenerator<unknown[]>, onError?: (error: unknown) => void): AsyncGenerator<string> {
+async function* lines(batches: AsyncGenerator<unknown[]>, errors: ErrorMapping, onError?: (error: unknown) => void): AsyncGenerator<string> {
   try {
     for await (const batch of batches) {
       let text = ''
@@ -21,7 +21,7 @@ async function* lines(batches: AsyncGenerator<unknown[]>, onError?: (error: unkn
     }
   } catch (error) {
     onError?.(error)
-    const body = (errorToResult(error)?.body as { error: string; message: string } | undefined) ?? { error: 'internal_error', message: 'internal error' }
+    const body = (errors.toResult(error)?.body as { error: string; message: string } | undefined) ?? { error: 'internal_error', message: 'internal error' }
     yield `${JSON.stringify({ error: body.error, message: body.message })}\n`
   } finally {
     await batches.return(undefined)

@@ -1,6 +1,6 @@
 /**
  * `/llm` keys, test and generate, the OpenAI-compatible `/llm/v1/*` and `/coreagent` (seed 000
- * §4.5). Error rows: `llmErrorRows` in `../errorCatalogue.ts`.
+ * §4.5). Error rows: `llmErrorRows` in `./errorRows.ts`.
  */
 import type { OperationId } from '../../../generated/gateway/operationIds.js'
 import type { Handler } from '../types.js'

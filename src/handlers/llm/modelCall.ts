@@ -1,3 +1,4 @@
+import { errorsOf } from '../errorCatalogue.js'
 import type { LlmChatRequest, LlmCompletionRequest } from '../../../generated/gateway/types.gen.js'
 import type { ChunkStream, Marketplace, MarketplaceCall } from '../../marketplace/Marketplace.js'
 import { costResult } from '../core/cost.js'
@@ -17,7 +18,7 @@ const modelCall = <B extends { stream?: boolean | undefined }>(
     async (ctx, server) => {
       const body = ctx.body as B
       const { marketplace } = ctx.services
-      if (body.stream) return ndjsonResult(await streamed(marketplace, body, call(ctx, server)), logStreamError(ctx))
+      if (body.stream) return ndjsonResult(await streamed(marketplace, body, call(ctx, server)), errorsOf(ctx), logStreamError(ctx))
       return { status: 200, body: await whole(marketplace, body, call(ctx, server)) }
     },
     { startBeforeQuota: true },

@@ -1,4 +1,4 @@
-import { llmErrorRows } from '../errorCatalogue.js'
+import { llmErrorRows } from './errorRows.js'
 import type { HttpPlugin } from '../HttpPlugin.js'
 import { initLlm } from '../../services/domains/llmDomain.js'
 import { llmHandlers } from './index.js'

@@ -6,8 +6,7 @@ import { addressRange } from '../../shared/addressRange.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { encodeBase64Json, HEADER_PAYMENT_SIGNATURE } from '../../x402/index.js'
 import { callerOf } from '../core/session.js'
-import { statusOf } from '../core/cost.js'
-import { errorToResult } from '../errorCatalogue.js'
+import { errorsOf } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
 
 const SERVER_VERSION = '1.0.0'
@@ -102,14 +101,14 @@ function portsOf(ctx: HandlerContext): McpToolPorts {
           path: MCP_PATH,
           model: typeof model === 'string' ? model : undefined,
           signal,
-          statusOf,
+          statusOf: (error) => errorsOf(ctx).statusOf(error),
           startBeforeQuota: true,
         },
         async (server) => ({ status: 200, body: await marketplace.chat(request as never, { wallet: caller.wallet, server }) }),
       ) as Promise<{ status: number; body?: unknown; headers?: Record<string, unknown> }>
     },
     admit: admitToolCalls(ctx),
-    describeError: (error) => errorToResult(error),
+    describeError: (error) => errorsOf(ctx).toResult(error),
     publicOrigin: services.config.publicOrigin,
     config: services.mcp.config,
   }

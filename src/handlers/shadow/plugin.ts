@@ -1,5 +1,5 @@
 import { ShadowError } from '../../overlord/ShadowError.js'
-import { shadowErrorRows } from '../errorCatalogue.js'
+import { shadowErrorRows } from './errorRows.js'
 import { getBoardroomPage } from '../core/pages.js'
 import type { HttpPlugin } from '../HttpPlugin.js'
 import { initShadow } from '../../services/domains/shadowDomain.js'

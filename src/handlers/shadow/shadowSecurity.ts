@@ -1,6 +1,6 @@
 import type { DomainSetup, HandlerContext } from '../types.js'
 import { callerOf, verifiedCallerOf } from './shadowHandlers.js'
-import { errorToResult } from '../errorCatalogue.js'
+import { errorsOf } from '../errorCatalogue.js'
 
 /**
  * The `overlordBearer` scheme of the shadow tier, over the tier the service graph built (`ctx.services.shadow`):
@@ -12,8 +12,8 @@ export const shadowSecurity: Pick<DomainSetup, 'securityHandlers' | 'unauthorize
     overlordBearer: async (ctx: HandlerContext) => {
       const target = ctx.params.co ?? ctx.params.agent_id ?? ''
       const error = await ctx.services.shadow.overlord.rejectUnauthenticated(await verifiedCallerOf(ctx), ctx.operationId, target)
-      // every shadow code has its row in the one table (checked by its type)
-      return errorToResult(error)!
+      // every shadow code has its row in the shadow plug-in's rows (checked by their type)
+      return errorsOf(ctx).toResult(error)!
     },
   },
 }

@@ -1,5 +1,5 @@
 import { StorageNotConfiguredError } from '../../storage/errors.js'
-import { storageErrorRows } from '../errorCatalogue.js'
+import { storageErrorRows } from './errorRows.js'
 import { listMyUploads } from '../core/activity.js'
 import { getStoragePage } from '../core/pages.js'
 import type { HttpPlugin } from '../HttpPlugin.js'

@@ -6,7 +6,7 @@ const version = (v: unknown): 1 | 2 | undefined => (v === 1 || v === 2 ? v : und
 
 /**
  * Thin handlers of paid storage. `storeFile` hands the untouched request stream (multipart is not parsed
- * by the router) to `StorageService.store`; errors are catalogued codes (`storageErrorRows` in ../errorCatalogue.ts).
+ * by the router) to `StorageService.store`; errors are catalogued codes (`storageErrorRows` in ./errorRows.ts).
  */
 export const storageHandlers = {
   storeFile: async (ctx) => {

@@ -1,4 +1,5 @@
 import type { OperationId } from '../../generated/gateway/operationIds.js'
+import type { McpTool } from '../mcp/McpTools.js'
 import type { DomainPlugin } from '../services/DomainPlugin.js'
 import type { Handler, HandlerContext } from './types.js'
 
@@ -13,6 +14,11 @@ export type HttpPlugin = DomainPlugin & {
   readonly handlers: Partial<Record<OperationId, Handler>>
   /** The domain's rows of the error catalogue (its ./<domain>/errorRows.ts): the app's catalogue is the core's rows and its plug-ins' (`catalogueOf`), one status per code. */
   readonly errorRows: Readonly<Record<string, { status: number }>>
+  /**
+   * The MCP tools the domain serves on `POST /mcp`, over one request's services (their schemas are the document's
+   * `x-mcp-tools`): a domain left out of the app's list leaves its tools out of `tools/list`.
+   */
+  readonly mcpTools?: (ctx: HandlerContext) => readonly McpTool[]
   /** The refusal of the domain's operations while it is not built: its code (the catalogue gives the status, which an operation must declare) and the error. */
   readonly notBuilt?: { code: string; error: (ctx: HandlerContext) => Error }
 }

@@ -7,7 +7,7 @@ import { coreHandlers } from './core/index.js'
 import { coreErrorRows, ErrorCatalogue } from './errorCatalogue.js'
 import type { HttpPlugin } from './HttpPlugin.js'
 import { llmPlugin } from './llm/plugin.js'
-import { mcpHandlers } from './mcp/index.js'
+import { mcpCallOf, type McpToolContributor } from './mcp/index.js'
 import { shadowPlugin } from './shadow/plugin.js'
 import { storagePlugin } from './storage/plugin.js'
 import type { Handler } from './types.js'
@@ -22,8 +22,16 @@ export const domainPlugins: readonly HttpPlugin[] = [shadowPlugin, storagePlugin
 // the core's folder also holds pages and routes of domains: those are the domains' plug-ins' operations
 const { getBoardroomPage: _boardroom, getStoragePage: _storagePage, listMyUploads: _uploads, ...coreOnly } = coreHandlers
 
-/** The operations of the core services (sign-in, pages, marketplace, activity, MCP, batch-settlement): always built. */
-export const coreOperationHandlers = { ...coreOnly, ...mcpHandlers, ...x402Handlers } satisfies Partial<Record<OperationId, Handler>>
+/** The MCP tools of `plugins`, each plug-in's over the request (the MCP endpoint serves those of the built ones). */
+function mcpToolsOf(plugins: readonly HttpPlugin[]): McpToolContributor[] {
+  return plugins.flatMap((plugin) => (plugin.mcpTools ? [plugin.mcpTools] : []))
+}
+
+/**
+ * The operations of the core services (sign-in, pages, marketplace, activity, MCP, batch-settlement): always
+ * built. `POST /mcp` here serves every listed plug-in's tools; an app's map (`handlersOf`) serves its built ones'.
+ */
+export const coreOperationHandlers = { ...coreOnly, mcpCall: mcpCallOf(mcpToolsOf(domainPlugins)), ...x402Handlers } satisfies Partial<Record<OperationId, Handler>>
 
 /**
  * The plug-ins of an app's domain list: a plug-in as given; a bare start hook that is a listed plug-in's
@@ -65,6 +73,7 @@ export type DeclaresStatus = (operationId: string, status: number) => boolean
 export function handlersOf(built: readonly HttpPlugin[], declares: DeclaresStatus): Partial<Record<string, Handler>> {
   const map = new Map<string, Handler>(Object.entries(coreOperationHandlers))
   const catalogue = catalogueOf(built)
+  map.set('mcpCall', mcpCallOf(mcpToolsOf(built)))
   for (const plugin of domainPlugins) {
     if (built.includes(plugin) || !plugin.notBuilt) continue
     const { code, error } = plugin.notBuilt

@@ -39,7 +39,6 @@ const NOT_YET_CONVERTED = [
   'src/pipeline/securityStage.ts',
   'src/pipeline/rateLimitStage.ts',
   'src/handlers/core/session.ts',
-  'src/handlers/mcp/mcpCall.ts',
   'src/llm/OpenAiProxy.ts',
   'src/cost/CostPayments.ts',
   'src/modelserver/app.ts',

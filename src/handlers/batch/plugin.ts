@@ -1,5 +1,6 @@
 import { ReceiptNotFoundError } from '../../batch/errors.js'
 import { batchErrorRows } from './errorRows.js'
+import { receiptTools } from '../../mcp/tools/receiptTools.js'
 import type { HttpPlugin } from '../HttpPlugin.js'
 import { batchHandlers, initBatch } from './index.js'
 
@@ -9,5 +10,6 @@ export const batchPlugin = {
   create: initBatch,
   handlers: batchHandlers,
   errorRows: batchErrorRows,
+  mcpTools: (ctx) => receiptTools((arTxId) => ctx.services.batch.receipt(arTxId)),
   notBuilt: { code: 'receipt_not_found', error: (ctx) => new ReceiptNotFoundError(ctx.params.ar_tx_id ?? '') },
 } satisfies HttpPlugin

@@ -1,5 +1,2 @@
-import type { OperationId } from '../../../generated/gateway/operationIds.js'
-import type { Handler } from '../types.js'
-import { mcpCall } from './mcpCall.js'
-
-export const mcpHandlers = { mcpCall } satisfies Partial<Record<OperationId, Handler>>
+/** `POST /mcp`: its handler serves the MCP tools the app's built plug-ins contribute (`mcpCallOf`, composed in ../plugins.ts). */
+export { mcpCallOf, type McpToolContributor } from './mcpCall.js'

@@ -1,10 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
 import { createMcpServer } from '../../mcp/createMcpServer.js'
-import { type McpCaller, McpTools, type McpToolPorts, MCP_PATH } from '../../mcp/McpTools.js'
-import { addressRange } from '../../shared/addressRange.js'
+import { type McpCaller, type McpTool, McpTools, type McpToolPorts } from '../../mcp/McpTools.js'
 import type { HttpResult } from '../../shared/http/index.js'
-import { encodeBase64Json, HEADER_PAYMENT_SIGNATURE } from '../../x402/index.js'
 import { callerOf } from '../core/session.js'
 import { errorsOf } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
@@ -17,11 +15,18 @@ const SERVER_VERSION = '1.0.0'
  * protocol eras from one server definition: 2026-07-28 clients (stateless per-request envelope, `server/discover`,
  * cache hints on lists, results stamped with `resultType`) and 2025-11-25 clients (the SDK's stateless fallback:
  * `initialize` and every later POST answered by a fresh server). JSON answers only. The tools (src/mcp/) call the
- * services the HTTP routes call; the ports below hand them over.
+ * services the HTTP routes call; each built domain plug-in contributes its tools (`mcpTools`), so the tools of
+ * a domain left out are not listed.
  */
-export const mcpCall: Handler = async (ctx) => {
+export function mcpCallOf(contributors: readonly McpToolContributor[]): Handler {
+  return (ctx) => serveMcp(ctx, new McpTools(ctx.services.mcp.catalog, contributors.flatMap((toolsOf) => toolsOf(ctx)), portsOf(ctx)))
+}
+
+/** A domain's MCP tools over one request's context (`mcpTools` of its plug-in). */
+export type McpToolContributor = (ctx: HandlerContext) => readonly McpTool[]
+
+async function serveMcp(ctx: HandlerContext, tools: McpTools): Promise<HttpResult> {
   const caller = callerOf(ctx)
-  const tools = new McpTools(ctx.services.mcp.catalog, portsOf(ctx))
   const info: ServerInfo = {
     tools,
     caller: 'status' in caller ? undefined : (caller as McpCaller),
@@ -74,44 +79,9 @@ function webHeaders(headers: IncomingHttpHeaders): Headers {
   return out
 }
 
-/** What the MCP tools call, from the one service graph: the same services and metering as the HTTP routes. */
+/** What every tool call goes through: the rate limit and the app's error catalogue. */
 function portsOf(ctx: HandlerContext): McpToolPorts {
-  const { services } = ctx
-  return {
-    storage: services.storage,
-    receipt: (arTxId) => services.batch.receipt(arTxId),
-    listModels: async (signal) => {
-      const answer = await services.openAi.models(signal)
-      return answer.kind === 'json' ? { status: answer.status, body: answer.body } : { status: 502, body: { error: 'modelserver_unavailable', message: 'the model list could not be read' } }
-    },
-    // `POST /llm/chat` through the meter, as one call: the wallet's and its network's quota, or the payment
-    // (claimed before the call, capped at what it pays for, settled once the answer exists), the usage ledger
-    // and the LLM metrics — with the payment from `_meta` as its header.
-    chat: ({ caller, request, payment, clientAddress, signal }) => {
-      const { meter, config, marketplace } = services
-      const model = request.model
-      return meter.call(
-        {
-          wallet: caller.wallet,
-          network: addressRange(clientAddress ?? ctx.ip, config.quota.networkWidth),
-          overlord: caller.tier === 'overlord',
-          headers: payment === undefined ? {} : { [HEADER_PAYMENT_SIGNATURE.toLowerCase()]: encodeBase64Json(payment) },
-          route: 'mcpCall',
-          method: 'POST',
-          path: MCP_PATH,
-          model: typeof model === 'string' ? model : undefined,
-          signal,
-          statusOf: (error) => errorsOf(ctx).statusOf(error),
-          startBeforeQuota: true,
-        },
-        async (server) => ({ status: 200, body: await marketplace.chat(request as never, { wallet: caller.wallet, server }) }),
-      ) as Promise<{ status: number; body?: unknown; headers?: Record<string, unknown> }>
-    },
-    admit: admitToolCalls(ctx),
-    describeError: (error) => errorsOf(ctx).toResult(error),
-    publicOrigin: services.config.publicOrigin,
-    config: services.mcp.config,
-  }
+  return { admit: admitToolCalls(ctx), describeError: (error) => errorsOf(ctx).toResult(error) }
 }
 
 /**

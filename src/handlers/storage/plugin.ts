@@ -4,6 +4,7 @@ import { listMyUploads } from '../core/activity.js'
 import { getStoragePage } from '../core/pages.js'
 import type { HttpPlugin } from '../HttpPlugin.js'
 import { initStorage } from './index.js'
+import { storageMcpTools } from './mcpTools.js'
 import { storageHandlers } from './storageHandlers.js'
 
 /** Paid storage: `/store`, its quote, uploads and the x402 discovery document. */
@@ -13,5 +14,6 @@ export const storagePlugin = {
   // the /storage/ page and a wallet's uploads read paid storage's ledger
   handlers: { ...storageHandlers, getStoragePage, listMyUploads },
   errorRows: storageErrorRows,
+  mcpTools: storageMcpTools,
   notBuilt: { code: 'storage_not_configured', error: () => new StorageNotConfiguredError(['SERVICE_STORAGE__*']) },
 } satisfies HttpPlugin

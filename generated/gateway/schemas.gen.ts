@@ -4018,8 +4018,8 @@ export const StoreUploadSchema = {
 
 export const NetworkSchema = {
     type: 'string',
-    pattern: '^(eip155:[0-9]+|algorand:[A-Za-z0-9+/=_-]+|base|ethereum)$',
-    description: 'CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.\nIn x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).\n',
+    pattern: '^([-a-z0-9]{3,8}:[-_a-zA-Z0-9+/=]{1,64}|base|ethereum)$',
+    description: 'CAIP-2 network id, `<namespace>:<reference>`: whichever networks the registered rails pay on (this\nservice\'s table: `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`), so a new rail\'s network needs\nno change here. The reference admits base64\'s `+/=` and up to 64 characters because an Algorand network\nis named by its whole genesis hash (44 characters), beyond CAIP-2\'s strict `[-_a-zA-Z0-9]{1,32}`.\nIn x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).\n',
     examples: [
         'eip155:8453'
     ]

@@ -1528,7 +1528,10 @@ export type StoreUpload = {
 };
 
 /**
- * CAIP-2 style network id; the service accepts `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`.
+ * CAIP-2 network id, `<namespace>:<reference>`: whichever networks the registered rails pay on (this
+ * service's table: `eip155:8453`, `eip155:1` and `algorand:<genesis_hash>`), so a new rail's network needs
+ * no change here. The reference admits base64's `+/=` and up to 64 characters because an Algorand network
+ * is named by its whole genesis hash (44 characters), beyond CAIP-2's strict `[-_a-zA-Z0-9]{1,32}`.
  * In x402 version 1 answers (designed) the v1 names `base` (8453) and `ethereum` (1).
  *
  */

@@ -326,7 +326,7 @@ export class CostPayments {
   async begin(headers: HeaderBag, info: CostCallInfo): Promise<PaidCall> {
     const decoded = decodePaymentHeader(headers)
     if (!decoded) throw new InvalidPaymentError(InvalidPaymentReasons.facilitatorRejected, 'no payment header')
-    if (decoded.payload.accepted.scheme === 'upto') return this.#beginUpto(decoded, info)
+    if (this.#rails.isMeteredScheme(decoded.payload.accepted.scheme)) return this.#beginUpto(decoded, info)
     if (decoded.payload.accepted.scheme === BATCH_SCHEME) return this.#beginBatch(decoded, info)
     if (this.priceAtomic <= 0n) throw new InvalidPaymentError(InvalidPaymentReasons.schemeMismatch, 'scheme exact is not offered here; use upto')
     const chosen = this.#exactRequirements(info).find((r) => r.requirement.network === decoded.network)
@@ -480,7 +480,7 @@ export class CostPayments {
    */
   async #beginUpto(decoded: DecodedPaymentHeader, info: CostCallInfo): Promise<PaidCall> {
     if (!this.uptoEnabled) throw new InvalidPaymentError(InvalidPaymentReasons.schemeMismatch, 'scheme upto is not offered here; use exact')
-    const rail = this.#rails.uptoRail(decoded.network)
+    const rail = this.#rails.meteredRail(decoded.payload.accepted.scheme, decoded.network)
     if (!rail) throw new UnsupportedNetworkError(decoded.network)
     const pricing = this.tokenPricing
     const requirement = rail.requirementOf(this.#offer(info, pricing.maxAtomic))

@@ -121,9 +121,10 @@ export class SettlementReconciler {
   }
 
   async #decide(debt: DebtRow): Promise<void> {
-    const rail = this.#o.rails.uptoRail(debt.network)
+    // the metered rail that recorded the debt (same scheme, same network) reads its chain
+    const rail = this.#o.rails.meteredRail(debt.scheme, debt.network)
     const now = this.#o.now()
-    if (rail?.canRecover && debt.scheme === 'upto') {
+    if (rail?.canRecover) {
       const verdict = await rail.recover(
         { payer: debt.payer, payTo: debt.pay_to, asset: debt.asset, amount: BigInt(debt.amount_atomic), nonce: BigInt(debt.nonce), deadline: BigInt(debt.valid_until), txHash: debt.tx_hash },
         now,

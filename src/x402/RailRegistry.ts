@@ -23,11 +23,26 @@ export class RailRegistry {
   readonly #rails: Rail[] = []
   readonly #metered: EvmUptoRail[] = []
 
-  /** A fixed-price rail (`exact`) goes to `rails`; an `upto` rail to `metered` (only metered routes offer it). */
-  register(rail: Rail | EvmUptoRail): this {
-    if (rail.scheme === 'upto') this.#metered.push(rail)
-    else this.#rails.push(rail)
+  /** A fixed-price rail: every paid route offers it. */
+  register(rail: Rail): this {
+    this.#rails.push(rail)
     return this
+  }
+
+  /** A rail that settles what a call turned out to cost, up to what was authorised: only metered routes offer it. */
+  registerMetered(rail: EvmUptoRail): this {
+    this.#metered.push(rail)
+    return this
+  }
+
+  /** Whether a payment of `scheme` is for a metered rail (one registered, ready or not). */
+  isMeteredScheme(scheme: string | undefined): boolean {
+    return this.#metered.some((r) => r.scheme === scheme)
+  }
+
+  /** The ready metered rail of `scheme` on `network` (a payment's or a recorded debt's). */
+  meteredRail(scheme: string | undefined, network: string): EvmUptoRail | undefined {
+    return this.metered.find((r) => r.scheme === scheme && r.id === network)
   }
 
   /** The fixed-price rails (`exact`): what every paid route offers. */
@@ -41,10 +56,6 @@ export class RailRegistry {
    */
   get metered(): EvmUptoRail[] {
     return this.#metered.filter((r) => r.missingSettings().length === 0)
-  }
-
-  uptoRail(network: string): EvmUptoRail | undefined {
-    return this.metered.find((r) => r.id === network)
   }
 
   /** The rails whose payments can be held and settled later (cost calls: `authorize-then-settle`). */

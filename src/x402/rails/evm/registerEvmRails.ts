@@ -13,6 +13,6 @@ export function registerEvmRails(registry: RailRegistry, x402: X402Config, schem
     const common = { network: n.network, label: n.label, currency: n.currency, asset: x402.assets[n.network] ?? '', tokenName: x402.tokenName, tokenVersion: x402.tokenVersion, payTo: x402.payToEvm }
     const rpcUrl = x402.evmRpcUrls[n.network]
     if (scheme === 'exact') registry.register(new EvmExactRail({ ...common, rpcUrl }))
-    else registry.register(new EvmUptoRail({ ...common, facilitatorAddress: x402.uptoFacilitatorAddress, ...(rpcUrl ? { rpcUrl } : {}) }))
+    else registry.registerMetered(new EvmUptoRail({ ...common, facilitatorAddress: x402.uptoFacilitatorAddress, ...(rpcUrl ? { rpcUrl } : {}) }))
   }
 }

@@ -43,13 +43,12 @@ export function oneLine(message: string): string {
 }
 
 /** What the CLI talks to, so a connection failure can say what to start. */
-export type Service = 'gateway' | 'modelserver' | 'arweave' | 'algod'
+export type Service = 'gateway' | 'modelserver' | 'arweave'
 
 const HINTS: Record<Service, string> = {
   gateway: 'is the gateway running? start it with `npm start` (or pass --gateway)',
   modelserver: 'is the model server running? start it with `npm start` or `npm run modelserver` (or pass --host)',
   arweave: 'is the Arweave gateway running? `npm start` starts a local one (or pass --arweave)',
-  algod: 'is the Algorand node running? `npm start` starts a local one (or pass --algod)',
 }
 
 const REASONS = new Map([
@@ -64,11 +63,12 @@ const REASONS = new Map([
  * Turns a fetch failure into `unreachable`, naming the URL and the reason (undici hides it in `cause`), and
  * saying what to do about it.
  */
-export function unreachable(url: string, error: unknown, service?: Service): CliError {
+export function unreachable(url: string, error: unknown, service?: Service, hint?: string): CliError {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause
   const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error))
   const reason = REASONS.get(why) ?? why
-  return new CliError('server_unreachable', `cannot reach ${url} (${reason})${service ? ` — ${HINTS[service]}` : ''}`, EXIT.unreachable)
+  const advice = hint ?? (service ? HINTS[service] : undefined)
+  return new CliError('server_unreachable', `cannot reach ${url} (${reason})${advice ? ` — ${advice}` : ''}`, EXIT.unreachable)
 }
 
 /** Reads a spec `Error` body (`{error, message}`) or text from a failed response. */

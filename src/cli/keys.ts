@@ -1,19 +1,19 @@
 /**
- * Where the CLI's keys come from: an environment variable (`--key-env`, default `PAY2STORE_PRIVATE_KEY`,
- * for EVM; `--algorand-key-env`, default `PAY2STORE_ALGORAND_MNEMONIC`, a 25-word Algorand mnemonic), or
- * with `--devnet [file]` the first funded payer of a devnet.json (`npm start` writes `data/devnet.json`),
- * which also names the devnet's Algorand node. The key itself is never printed.
+ * Where the CLI's keys come from: each rail's client side reads its own (src/x402/rails/clientRails.ts: its key
+ * options, or with `--devnet [file]` its first funded payer of a devnet.json — `npm start` writes
+ * `data/devnet.json`). This file reads the devnet file and hands the rail what it reads from; a rail's failure
+ * to find a key becomes the CLI's exit code here. The key itself is never printed.
  */
 import { readFileSync } from 'node:fs'
-import algosdk from 'algosdk'
-import { CliError, EXIT } from './CliError.js'
+import { type ClientPayer, ClientPaymentError, type ClientRail } from '../x402/rails/clientRails.js'
+import { CliError, EXIT, type ExitCode, unreachable } from './CliError.js'
 
 export type DevnetFile = {
   gateway?: { url?: string }
   storage?: { gatewayUrl?: string; arweaveUrl?: string }
   arweave?: { url?: string }
-  algorand?: { url?: string; token?: string }
-  accounts?: { evm?: { role: string; privateKey: `0x${string}` }[]; algorand?: { role: string; mnemonic: string }[] }
+  /** The rails' accounts and nodes, each rail reading its own. */
+  [key: string]: unknown
 }
 
 const devnetPath = (devnet: string | boolean) => (typeof devnet === 'string' ? devnet : 'data/devnet.json')
@@ -26,46 +26,21 @@ export function readDevnet(path: string): DevnetFile {
   }
 }
 
-export function evmKey(options: { keyEnv: string; devnet?: string | boolean }, env: NodeJS.ProcessEnv = process.env): `0x${string}` {
-  if (options.devnet) {
-    const file = devnetPath(options.devnet)
-    const payer = readDevnet(file).accounts?.evm?.find((a) => a.role === 'payer')
-    if (!payer) throw new CliError('no_key', `${file} lists no EVM payer account`, EXIT.notPayable)
-    return payer.privateKey
+/** The payer of `rail`, its key read from the command's options (or the devnet file). */
+export async function payerOf(rail: ClientRail, options: Record<string, unknown> & { devnet?: string | boolean }, env: NodeJS.ProcessEnv = process.env): Promise<ClientPayer> {
+  const devnet = options.devnet ? { path: devnetPath(options.devnet), file: readDevnet(devnetPath(options.devnet)) } : undefined
+  try {
+    return await rail.payer({ options, devnet, env })
+  } catch (error) {
+    throw toCliError(error)
   }
-  const raw = env[options.keyEnv]?.trim()
-  if (!raw) throw new CliError('no_key', `no private key: set ${options.keyEnv} (0x + 64 hex digits) or pass --devnet`, EXIT.notPayable)
-  const key = raw.startsWith('0x') ? raw : `0x${raw}`
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new CliError('bad_key', `${options.keyEnv} is not a private key (0x + 64 hex digits)`, EXIT.usage)
-  return key as `0x${string}`
 }
 
-export type AlgorandKeyOptions = { algorandKeyEnv: string; devnet?: string | boolean; algod?: string; algodTokenEnv: string }
+const EXIT_OF = { no_key: EXIT.notPayable, bad_key: EXIT.usage, not_payable: EXIT.notPayable, insufficient_funds: EXIT.insufficientFunds, node_error: EXIT.server, unreachable: EXIT.unreachable } satisfies Record<ClientPaymentError['failure'], ExitCode>
 
-/**
- * The Algorand payer and its node: `--algorand-key-env` (a mnemonic) with `--algod` and the token in
- * `--algod-token-env`, or the devnet file's first Algorand payer and node (explicit `--algod` wins).
- */
-export function algorandKey(options: AlgorandKeyOptions, env: NodeJS.ProcessEnv = process.env): { account: algosdk.Account; algodUrl: string; algodToken: string } {
-  let mnemonic: string | undefined
-  let algodUrl = options.algod
-  let algodToken = env[options.algodTokenEnv]?.trim() ?? ''
-  if (options.devnet) {
-    const file = devnetPath(options.devnet)
-    const devnet = readDevnet(file)
-    mnemonic = devnet.accounts?.algorand?.find((a) => a.role === 'payer')?.mnemonic
-    if (!mnemonic) throw new CliError('no_key', `${file} lists no Algorand payer account`, EXIT.notPayable)
-    algodUrl ??= devnet.algorand?.url
-    algodToken = algodToken || (devnet.algorand?.token ?? '')
-  } else {
-    mnemonic = env[options.algorandKeyEnv]?.trim()
-    if (!mnemonic) throw new CliError('no_key', `no Algorand key: set ${options.algorandKeyEnv} (25-word mnemonic) or pass --devnet`, EXIT.notPayable)
-  }
-  let account: algosdk.Account
-  try {
-    account = algosdk.mnemonicToSecretKey(mnemonic.split(/\s+/).join(' '))
-  } catch {
-    throw new CliError('bad_key', `${options.devnet ? 'the devnet file' : options.algorandKeyEnv} does not hold a valid Algorand mnemonic`, EXIT.usage)
-  }
-  return { account, algodUrl: algodUrl ?? 'http://127.0.0.1:8405', algodToken }
+/** A rail's client failure as the CLI's error (its code and exit code); anything else as it is. */
+export function toCliError(error: unknown): unknown {
+  if (!(error instanceof ClientPaymentError)) return error
+  if (error.failure === 'unreachable' && error.url !== undefined) return unreachable(error.url, error.cause, undefined, error.hint)
+  return new CliError(error.code, error.message, EXIT_OF[error.failure])
 }

@@ -3,16 +3,21 @@
  * key's address, sign the EIP-4361 message (`personal_sign`), `POST /users/register-with-signature`;
  * prints the session token (`X-Session-Token`).
  */
-import { privateKeyToAccount } from 'viem/accounts'
 import { createClient } from '../../generated/gateway/client/index.js'
 import { createLoginChallenge, registerWithSignature } from '../../generated/gateway/sdk.gen.js'
 import { CliError, EXIT, unreachable } from './CliError.js'
-import { evmKey } from './keys.js'
+import { clientRailFor } from '../x402/rails/clientRails.js'
+import { payerOf } from './keys.js'
+import { RAILS, SIGN_IN_RAIL } from './rails.js'
 
 export type LoginResult = { wallet: string; session_token: string; expires_at: number }
 
-export async function login(gateway: string, options: { keyEnv: string; devnet?: string | boolean }): Promise<LoginResult> {
-  const account = privateKeyToAccount(evmKey(options))
+export async function login(gateway: string, options: Record<string, unknown> & { devnet?: string | boolean }): Promise<LoginResult> {
+  // the key of the default rail's payer: its accounts are the gateway's wallets (EIP-4361)
+  const rail = clientRailFor(RAILS.get(SIGN_IN_RAIL) ?? '')
+  const payer = rail ? await payerOf(rail, options) : undefined
+  if (!payer?.signMessage) throw new CliError('not_payable', `the ${SIGN_IN_RAIL} rail's accounts cannot sign in`, EXIT.usage)
+  const account = { address: payer.address, signMessage: ({ message }: { message: string }) => payer.signMessage!(message) }
   const client = createClient({ baseUrl: gateway.replace(/\/$/, '') })
   const fail = (what: string, status: number | undefined, body: unknown) => {
     const b = body as { error?: string; message?: string } | undefined

@@ -11,7 +11,8 @@ import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { createOutput } from './output.js'
 import { closeAllBars } from './progress.js'
 import { protectStorageIds } from './protectStorageIds.js'
-import { RAILS } from './rails.js'
+import { clientRailFor, clientRailOptions } from '../x402/rails/clientRails.js'
+import { RAILS, SIGN_IN_RAIL } from './rails.js'
 import type { StoreOptions } from './store.js'
 
 // Each command's module is loaded when that command runs, so `--help` or `receipt` does not load the payment
@@ -31,10 +32,12 @@ const DEFAULT_HOST = env.OLLAMA_HOST?.trim() ? (/^https?:\/\//.test(env.OLLAMA_H
 type Json = { json?: boolean }
 const STORAGE_ID_HELP = 'the storage id `store` printed (43 base64url characters)'
 const jsonOption = () => new Option('--json', 'print one JSON document (for scripts)')
-const keyOptions = (c: Command) =>
-  c
-    .option('--key-env <name>', 'environment variable holding the EVM private key', 'PAY2STORE_PRIVATE_KEY')
-    .option('--devnet [file]', "use the first funded payer of a devnet.json (npm start writes data/devnet.json)")
+/** The key options of the rails the command may pay on (each rail's client side names its own), and `--devnet`. */
+const keyOptions = (c: Command, rails: 'every' | 'sign-in' = 'every') => {
+  const signIn = clientRailFor(RAILS.get(SIGN_IN_RAIL) ?? '')
+  for (const option of rails === 'every' ? clientRailOptions() : (signIn?.options ?? [])) c.option(option.flags, option.description, option.default?.(env))
+  return c.option('--devnet [file]', 'use the first funded payer of a devnet.json (npm start writes data/devnet.json)')
+}
 
 export function buildProgram(): Command {
   const program = new Command('pay2store')
@@ -54,13 +57,10 @@ function addStoreCommands(program: Command): void {
       .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print its storage id, the receipt and the Arweave link')
       .argument('<file>', 'file to store')
       .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
-      .addOption(new Option('--rail <rail>', 'payment rail').choices([...RAILS.keys()]).default('base'))
+      .addOption(new Option('--rail <rail>', 'payment rail').choices([...RAILS.keys()]).default(SIGN_IN_RAIL))
       .option('--arweave <url>', 'Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
       .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
-      .option('--algorand-key-env <name>', 'environment variable holding the Algorand payer mnemonic (--rail algorand)', 'PAY2STORE_ALGORAND_MNEMONIC')
-      .option('--algod <url>', 'Algorand node the payment is sent to (--rail algorand; $PAY2STORE_ALGOD_URL, else the devnet file, else http://127.0.0.1:8405)', env.PAY2STORE_ALGOD_URL?.trim() || undefined)
-      .option('--algod-token-env <name>', 'environment variable holding the Algorand node token (--rail algorand)', 'PAY2STORE_ALGOD_TOKEN')
       .addOption(jsonOption()),
   ).action(async (file: string, o: StoreOptions & Json) => {
     const out = createOutput(!!o.json)
@@ -109,7 +109,8 @@ function addStoreCommands(program: Command): void {
       .description('sign in with the wallet key (EIP-4361) and print a session token for X-Session-Token')
       .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
       .addOption(jsonOption()),
-  ).action(async (o: { gateway: string; keyEnv: string; devnet?: string | boolean } & Json) => {
+    'sign-in',
+  ).action(async (o: { gateway: string; devnet?: string | boolean } & Json) => {
     const out = createOutput(!!o.json)
     const { login } = await commands.login()
     out.result(await login(o.gateway, o), (v) => v.session_token)

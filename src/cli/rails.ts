@@ -6,6 +6,9 @@ import { knownNetwork, NETWORKS } from '../x402/networks.js'
 
 export const RAILS: ReadonlyMap<string, string> = new Map(NETWORKS.map((n) => [n.name, n.caip2] as const))
 
+/** The default `--rail`, whose accounts sign in (`pay2store login`). */
+export const SIGN_IN_RAIL = 'base'
+
 /** Whether `network` (a requirement's) is on `rail`. */
 export function onRail(rail: string, network: string): boolean {
   return knownNetwork(network)?.name === rail

@@ -1,33 +1,28 @@
 /**
  * `pay2store store <file>`: sends the file, reads the 402 quote, pays the requirement of the chosen rail
- * with a stock x402 client (`@x402/core` + `@x402/evm`, default spend controls: the canonical USDC, at
- * most $1 per payment unless `--max-usd` says more), sends the file again with the payment, and prints
- * the receipt and the Arweave link. Both sends show an upload bar. On the Algorand rail, which no x402
- * client pays, the CLI sends the ASA payment itself (payAlgorand.ts) and names its transaction.
+ * through that rail's client side (src/x402/rails/clientRails.ts, picked by the requirement's network: a stock
+ * x402 client signs, or the client pays on the rail's ledger itself and names its transaction; `--max-usd`
+ * caps what it pays), sends the file again with the payment, and prints the receipt and the Arweave link.
+ * Both sends show an upload bar.
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
-import { toClientEvmSigner } from '@x402/evm'
-import { ExactEvmScheme } from '@x402/evm/exact/client'
-import { privateKeyToAccount } from 'viem/accounts'
+import { type ClientPayer, clientRailFor } from '../x402/rails/clientRails.js'
+import type { ClientPayInput, ClientPayment } from '../x402/rails/ClientRail.js'
 import { CliError, EXIT } from './CliError.js'
-import { algorandKey, evmKey } from './keys.js'
+import { payerOf, toCliError } from './keys.js'
 import type { Output } from './output.js'
 import { formatAmount, unitOfRequirement } from './formatAmount.js'
-import { payAlgorand, type AlgorandRequirement } from './payAlgorand.js'
 import { postFile } from './postFile.js'
 import { createBars } from './progress.js'
 import { onRail, RAILS } from './rails.js'
 
-export type StoreOptions = {
+/** The command's options; each rail's client side reads its own key options among them. */
+export type StoreOptions = Record<string, unknown> & {
   gateway: string
   rail: string
-  keyEnv: string
-  algorandKeyEnv: string
-  algod?: string
-  algodTokenEnv: string
   devnet?: string | boolean
   arweave: string
   tagApp?: string
@@ -70,6 +65,15 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex')
 }
 
+/** The rail's payment for the quote; its failures as the CLI's errors. */
+async function pay(payer: ClientPayer, input: ClientPayInput): Promise<ClientPayment> {
+  try {
+    return await payer.pay(input)
+  } catch (error) {
+    throw toCliError(error)
+  }
+}
+
 export async function store(file: string, options: StoreOptions, out: Output): Promise<StoreResult> {
   const network = RAILS.get(options.rail)
   if (network === undefined) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${[...RAILS.keys()].join(' or ')}`, EXIT.usage)
@@ -83,8 +87,9 @@ export async function store(file: string, options: StoreOptions, out: Output): P
   }
   if (size === 0) throw new CliError('bad_file', `${file} is empty; there is nothing to store`, EXIT.usage)
   // keys before any upload: no key, no point sending the file
-  const algorand = options.rail === 'algorand' ? algorandKey(options) : undefined
-  const account = algorand ? undefined : privateKeyToAccount(evmKey(options))
+  const rail = clientRailFor(network)
+  if (!rail) throw new CliError('bad_rail', `no client pays on ${options.rail} (${network})`, EXIT.usage)
+  const payer = await payerOf(rail, options)
   const url = `${options.gateway.replace(/\/$/, '')}/store`
   const tag: Record<string, string> = options.tagApp ? { 'X-SVC-Tag-App': options.tagApp } : {}
   const bars = createBars(!out.json)
@@ -96,42 +101,22 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     }
     const quoteBody = parseJson(quote.body)
     if (quote.status !== 402) throw failure(quote.status, quoteBody, 'POST /store')
-    const caps = options.maxUsd === undefined ? {} : { maxAmountPerPayment: `$${options.maxUsd}` }
-    const client = new x402Client()
-    if (account) client.register(network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(account))).setSpendControls(caps as never)
-    const http402 = new x402HTTPClient(client)
+    const http402 = new x402HTTPClient(new x402Client())
     const required = http402.getPaymentRequiredResponse((n) => (quote.headers[n.toLowerCase()] as string | undefined) ?? null, quoteBody)
     const offered = required.accepts.find((a) => onRail(options.rail, a.network))
     if (!offered) {
       throw new CliError('not_payable', `the gateway offers no payment on ${options.rail} (${network}…); it offers ${required.accepts.map((a) => a.network).join(', ')}`, EXIT.notPayable)
     }
-    let payload
-    let payer: string
-    if (algorand) {
-      const requirement = offered as unknown as AlgorandRequirement
-      if (options.maxUsd !== undefined && Number(requirement.amount) / 1e6 > Number(options.maxUsd)) {
-        throw new CliError('not_payable', `cannot pay this quote: ${formatAmount(requirement.amount, unitOfRequirement(requirement.network, String(requirement.asset)), String(requirement.asset))} is above --max-usd ${options.maxUsd}`, EXIT.notPayable)
-      }
-      say(`paying ${formatAmount(requirement.amount, unitOfRequirement(requirement.network, String(requirement.asset)), String(requirement.asset))} (ASA ${requirement.asset}) on algorand from ${algorand.account.addr}`)
-      const paid = await payAlgorand({
-        ...algorand,
-        requirement,
-        resourceUrl: required.resource?.url ?? requirement.resource ?? url,
-        sha256Hex: await sha256Of(file),
-        sizeBytes: size,
-      })
-      payer = paid.payer
-      payload = { x402Version: 2, resource: required.resource, accepted: offered, payload: { txId: paid.txId } }
-    } else {
-      try {
-        payload = await http402.createPaymentPayload(required)
-      } catch (error) {
-        throw new CliError('not_payable', `cannot pay this quote: ${(error as Error).message}`, EXIT.notPayable)
-      }
-      payer = account!.address
-      const accepted = payload.accepted as { amount: string; asset: string }
-      say(`paying ${formatAmount(accepted.amount, unitOfRequirement(network, accepted.asset), accepted.asset)} on ${options.rail} from ${payer}`)
-    }
+    const { payload, payer: paidBy } = await pay(payer, {
+      required: required as unknown as ClientPayInput['required'],
+      offered: offered as unknown as ClientPayInput['offered'],
+      railName: options.rail,
+      describeAmount: (amount, asset) => formatAmount(amount, unitOfRequirement(offered.network, asset), asset),
+      resourceUrl: url,
+      file: { sha256Hex: () => sha256Of(file), sizeBytes: size },
+      maxUsd: options.maxUsd,
+      say,
+    })
     const accepted = payload.accepted as { amount: string; asset: string; network: string }
     const paid = await postFile({
       url,
@@ -152,7 +137,7 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       network: accepted.network,
       amountAtomic: accepted.amount,
       asset: accepted.asset,
-      payer,
+      payer: paidBy,
       arweaveUrl: `${options.arweave.replace(/\/$/, '')}/${arTxId}`,
       receipt: body,
     }

@@ -18,12 +18,20 @@ const ALLOWED = [/^src\/x402\/rails\//, /^src\/x402\/networks\.ts$/]
 const IS_TEST = /\.test\.ts$/
 const CHAIN_FAMILY = /kind === '(evm|algorand|evm-upto)'|startsWith\('eip155:'\)|'algorand:/
 
+/**
+ * The CLI pays through the rails' client sides (src/x402/rails/clientRails.ts, picked by the requirement's
+ * network): it imports no chain's SDK or signer, branches on no rail's name and declares no chain's key option.
+ */
+const CLI = /^src\/cli\//
+const CLI_CHAIN = /from '(algosdk|@x402\/evm[^']*|viem[^']*)'|=== 'algorand'|--algod|--algorand|--key-env/
+
 type Hit = { file: string; line: number; text: string }
 
 /** The lines of `text` (the file `file`, relative to the repository) that name a chain family where none may. */
 function chainFamilyHits(file: string, text: string): Hit[] {
   if (ALLOWED.some((a) => a.test(file)) || IS_TEST.test(file)) return []
-  return text.split('\n').flatMap((line, i) => (CHAIN_FAMILY.test(line) ? [{ file, line: i + 1, text: line.trim() }] : []))
+  const named = (line: string) => CHAIN_FAMILY.test(line) || (CLI.test(file) && CLI_CHAIN.test(line))
+  return text.split('\n').flatMap((line, i) => (named(line) ? [{ file, line: i + 1, text: line.trim() }] : []))
 }
 
 function sourceFiles(dir: string): string[] {
@@ -46,5 +54,12 @@ describe('chain families stay inside the rails', () => {
     expect(chainFamilyHits('src/storage/planted.ts', "if (rail.kind === 'algorand') return\n")).toHaveLength(1)
     expect(chainFamilyHits('src/cli/planted.ts', "const prefix = 'algorand:'\n")).toHaveLength(1)
     expect(chainFamilyHits('src/x402/rails/evm/planted.ts', planted)).toEqual([])
+  })
+
+  it('finds a rail branch, a chain SDK and a chain key option planted in the CLI, and none in a rail client side', () => {
+    for (const line of ["const algorand = options.rail === 'algorand' ? algorandKey(options) : undefined", "import algosdk from 'algosdk'", "import { ExactEvmScheme } from '@x402/evm/exact/client'", "import { privateKeyToAccount } from 'viem/accounts'", ".option('--algod <url>', 'Algorand node')", ".option('--key-env <name>', 'EVM key')"]) {
+      expect(chainFamilyHits('src/cli/store.ts', `${line}\n`), line).toHaveLength(1)
+      expect(chainFamilyHits('src/x402/rails/algorand/algorandClientRail.ts', `${line}\n`), line).toEqual([])
+    }
   })
 })

@@ -25,6 +25,7 @@ import { loadConfig } from '../../src/config/loadConfig.js'
 import { createGatewayServer } from '../../src/createGatewayServer.js'
 import { initBatch } from '../../src/handlers/batch/index.js'
 import { initStorage } from '../../src/handlers/storage/index.js'
+import type { DomainEntry } from '../../src/services/DomainPlugin.js'
 import type { Services } from '../../src/handlers/types.js'
 import type { ResponseValidationReport } from '../../src/shared/http/index.js'
 import type { Ledger } from '../../src/storage/Ledger.js'
@@ -153,7 +154,8 @@ export type TestGateway = {
 export async function startAppGateway(
   env: Record<string, string>,
   dir: string,
-  options: { start?: boolean; withBatch?: boolean; spanExporter?: SpanExporter; rails?: (registry: RailRegistry) => void; railPlugins?: RailPlugin[] } = {},
+  /** `domains`: the app's domain list (default: storage, with `withBatch` the receipt batch too). */
+  options: { start?: boolean; withBatch?: boolean; domains?: readonly DomainEntry[]; spanExporter?: SpanExporter; rails?: (registry: RailRegistry) => void; railPlugins?: RailPlugin[] } = {},
 ): Promise<TestGateway> {
   const probe = createServer()
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
@@ -175,7 +177,7 @@ export async function startAppGateway(
   const gateway = await createApp({
     config,
     env: fullEnv,
-    domains: options.withBatch ? [initStorage, initBatch] : [initStorage],
+    domains: options.domains ?? (options.withBatch ? [initStorage, initBatch] : [initStorage]),
     responseValidation: 'error',
     onResponseValidationError: (report) => validationErrors.push(report),
     spanExporter: options.spanExporter,

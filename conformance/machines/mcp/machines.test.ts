@@ -11,6 +11,9 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccount } from '../../../devnet/accounts.js'
 import type { LocalChain } from '../../../devnet/chains/startChain.js'
+import { batchPlugin } from '../../../src/handlers/batch/plugin.js'
+import { llmPlugin } from '../../../src/handlers/llm/plugin.js'
+import { storagePlugin } from '../../../src/handlers/storage/plugin.js'
 import { evmEnv, type EvmPeers, startAppGateway, startEvmPeers } from '../../../tests/storage/harness.js'
 import { formatText } from '../../report.js'
 import { loadMachine, runMachine } from '../../runner.js'
@@ -21,7 +24,8 @@ let gw: Awaited<ReturnType<typeof startAppGateway>>
 
 beforeAll(async () => {
   peers = await startEvmPeers()
-  gw = await startAppGateway(evmEnv(peers), peers.dir, { start: true })
+  // the domains whose MCP tools the machine lists: storage, the receipt batch and /llm
+  gw = await startAppGateway(evmEnv(peers), peers.dir, { start: true, domains: [storagePlugin, batchPlugin, llmPlugin] })
 }, 120_000)
 afterAll(async () => {
   await gw?.close()

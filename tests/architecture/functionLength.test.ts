@@ -29,7 +29,6 @@ const NOT_YET_SPLIT = [
   'devnet/startDevnet.ts:startDevnet',
   'devnet/upstream/startUpstream.ts:startUpstream',
   'devnet/algod/startAlgod.ts:startAlgod',
-  'devnet/facilitator/startFacilitator.ts:startFacilitator',
   'scripts/bench/storeUpload.ts:runBench',
   'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',
   'conformance/drivers/batchSettlement.ts:batchSettlementDriver',

@@ -30,7 +30,6 @@ const NOT_YET_SPLIT = [
   'devnet/upstream/startUpstream.ts:startUpstream',
   'devnet/algod/startAlgod.ts:startAlgod',
   'scripts/bench/storeUpload.ts:runBench',
-  'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',
   'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
   'conformance/fuzz/fuzz.ts:fuzz',
 ]

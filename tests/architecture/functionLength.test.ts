@@ -31,7 +31,6 @@ const NOT_YET_SPLIT = [
   'devnet/algod/startAlgod.ts:startAlgod',
   'scripts/bench/storeUpload.ts:runBench',
   'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
-  'conformance/fuzz/fuzz.ts:fuzz',
 ]
 const EXCEPTIONS = new Set([...SPLIT_ELSEWHERE, ...NOT_YET_SPLIT])
 

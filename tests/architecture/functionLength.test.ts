@@ -29,7 +29,6 @@ const NOT_YET_SPLIT = [
   'devnet/startDevnet.ts:startDevnet',
   'devnet/upstream/startUpstream.ts:startUpstream',
   'devnet/algod/startAlgod.ts:startAlgod',
-  'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
 ]
 const EXCEPTIONS = new Set([...SPLIT_ELSEWHERE, ...NOT_YET_SPLIT])
 

@@ -28,7 +28,6 @@ const NOT_YET_SPLIT = [
   'scripts/soak/runSoak.ts:runSoak',
   'devnet/startDevnet.ts:startDevnet',
   'devnet/upstream/startUpstream.ts:startUpstream',
-  'devnet/algod/startAlgod.ts:startAlgod',
 ]
 const EXCEPTIONS = new Set([...SPLIT_ELSEWHERE, ...NOT_YET_SPLIT])
 

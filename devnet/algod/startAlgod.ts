@@ -54,7 +54,6 @@ export interface AlgodPeer {
   close(): Promise<void>
 }
 
-
 function wantsMsgpack(req: Request): boolean {
   return req.query.get('format') === 'msgpack'
 }

@@ -27,7 +27,6 @@ const SPLIT_ELSEWHERE = [
 const NOT_YET_SPLIT = [
   'scripts/soak/runSoak.ts:runSoak',
   'devnet/startDevnet.ts:startDevnet',
-  'devnet/upstream/startUpstream.ts:startUpstream',
 ]
 const EXCEPTIONS = new Set([...SPLIT_ELSEWHERE, ...NOT_YET_SPLIT])
 

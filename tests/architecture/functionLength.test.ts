@@ -26,7 +26,6 @@ const SPLIT_ELSEWHERE = [
  */
 const NOT_YET_SPLIT = [
   'scripts/soak/runSoak.ts:runSoak',
-  'devnet/startDevnet.ts:startDevnet',
 ]
 const EXCEPTIONS = new Set([...SPLIT_ELSEWHERE, ...NOT_YET_SPLIT])
 

@@ -195,196 +195,19 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     const keys = loadOrCreateServiceKeys(join(devDir, 'service-keys.json'))
     const jwkPath = join(devDir, 'arweave-jwk.json')
     const jwkP = loadOrCreateArweaveJwk(jwkPath)
-
-    const anvil = opts.anvil ?? foundryBinary('anvil')
-    const evm = anvil.path !== undefined
-    if (!evm) log(`${anvil.reason}; the EVM chains and the x402 facilitator are not started, the other peers are`)
-    const facilitatorSigner = anvilAccount(FACILITATOR_INDEX)
-    let base: LocalChain | undefined
-    let mainnet: LocalChain | undefined
-    let facilitator: FacilitatorPeer | undefined
-    if (evm) {
-      const start = Date.now()
-      // The service key also holds 1,000 USDC on each chain: its own funds for topping up the upstream credit.
-      const chainP = (chainId: number, port: number | undefined) =>
-        startChain({ chainId, port, fund: [{ address: keys.evm.address, amount: SERVICE_TOP_UP_USDC }] }).then((c) => {
-          closers.push(() => c.close())
-          return c
-        })
-      ;[base, mainnet] = (await Promise.all([chainP(8453, ports.base), chainP(1, ports.mainnet)])) as [LocalChain, LocalChain]
-      log(`chains up in ${Date.now() - start} ms`)
-      // Gas money for the service's EVM key (batch commits, attestations).
-      await Promise.all([base, mainnet].map((c) => rpc(c.url, 'anvil_setBalance', [keys.evm.address, '0x3635C9ADC5DEA00000'])))
-
-      const f = await startFacilitator({
-        port: ports.facilitator,
-        token: keys.facilitatorToken,
-        signerPrivateKey: facilitatorSigner.privateKey,
-        chains: [
-          { chainId: 8453, rpcUrl: base.url },
-          { chainId: 1, rpcUrl: mainnet.url },
-        ],
-      })
-      facilitator = f
-      closers.push(() => f.close())
-    }
-
-    const algoCreator = algoTestAccount(ALGO_CREATOR_INDEX)
-    const algoPayers = ALGO_PAYER_INDEXES.map((i) => algoTestAccount(i))
-    const algod = await startAlgod({
-      port: ports.algod,
-      token: keys.algodToken,
-      roundIntervalMs,
-      assetCreator: algoCreator.address,
-      accounts: [
-        // payers also hold the second ASA, and the service is opted in to it, so a payment in the wrong
-        // asset confirms on the devnet and reaches the gateway's `wrong_asset` check
-        ...algoPayers.map((a) => ({ address: a.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC, otherAsa: ALGO_PAYER_USDC })),
-        { address: keys.algorand.address, microAlgos: 10_000_000n, usdc: 0n, otherAsa: 0n },
-      ],
-    })
-    closers.push(() => algod.close())
-
+    const { base, mainnet, facilitator } = await startEvmPeers(opts.anvil ?? foundryBinary('anvil'), keys, ports, closers, log)
+    const algorand = await startAlgorandPeer(keys, ports, roundIntervalMs, closers)
     const { jwk, created } = await jwkP
     if (created) log(`made the service Arweave key ${jwkPath}`)
-    const serviceArweave = arweaveAddress(jwk)
-    const storageDir = join(devDir, 'storage')
-    const depositAddress = anvilAccount(9).address
-    const gateway = await startArweaveGateway({ port: ports.arweave, dataDir: storageDir, blockIntervalMs })
-    closers.push(() => gateway.close())
-    const upstreamOpts: UpstreamOptions = {
-      port: ports.upstream,
-      dataDir: storageDir,
-      blockIntervalMs,
-      adminToken: keys.adminToken,
-      gatewayUrl: gateway.url,
-      prefund: { [serviceArweave]: opts.serviceWinc ?? 10n ** 15n },
-      funding: {
-        depositAddress,
-        currencies:
-          base && mainnet
-            ? {
-                'base-usdc': { chainId: 8453, rpcUrl: base.url, tokenAddress: base.tokenAddress },
-                usdc: { chainId: 1, rpcUrl: mainnet.url, tokenAddress: mainnet.tokenAddress },
-              }
-            : {},
-      },
-    }
-    let upstream = await startUpstream(upstreamOpts)
-    upstreamOpts.port = upstream.port
+    const storage = await startStoragePeers({ keys, ports, blockIntervalMs, dataDir: join(devDir, 'storage'), serviceArweave: arweaveAddress(jwk), serviceWinc: opts.serviceWinc, base, mainnet }, closers)
+    // the upstream may be stopped and started again (`stopUpstream`, `startUpstream`): close whichever runs
+    let upstream = storage.upstream
     closers.push(() => upstream.close())
     const registry = await startRegistry({ port: ports.registry })
     closers.push(() => registry.close())
 
-    const chainInfo = (c: LocalChain) => ({
-      chainId: c.chainId,
-      rpcUrl: c.url,
-      usdc: c.tokenAddress,
-      usdcDecimals: 6 as const,
-      eip712: { name: 'USD Coin' as const, version: '2' as const },
-    })
-    const info: DevnetInfo = {
-      version: 1,
-      startedAt: Math.floor(Date.now() / 1000),
-      dataDir,
-      evm,
-      // Without Anvil these stay empty/absent (`evm: false`); the type keeps them required for the callers
-      // (tests, npm start) that run where Anvil exists.
-      chains: (base && mainnet ? { 'eip155:8453': chainInfo(base), 'eip155:1': chainInfo(mainnet) } : {}) as DevnetInfo['chains'],
-      facilitator: (facilitator ? { url: facilitator.url, token: keys.facilitatorToken, signer: facilitator.signer } : undefined) as DevnetInfo['facilitator'],
-      storage: {
-        paymentUrl: upstream.url,
-        uploadUrl: upstream.url,
-        gatewayUrl: gateway.url,
-        adminToken: keys.adminToken,
-        depositAddress,
-        topUpCurrencies: evm ? { 'base-usdc': 'eip155:8453', usdc: 'eip155:1' } : {},
-        pricing: {
-          wincPerGiB: upstream.pricing.wincPerGiB.toString(),
-          fiat: upstream.pricing.fiat,
-          freeBytes: upstream.pricing.freeBytes ?? DEFAULT_PRICING.freeBytes,
-        },
-        blockIntervalMs,
-      },
-      algorand: {
-        url: algod.url,
-        token: keys.algodToken,
-        genesisId: algod.genesisId,
-        genesisHash: algod.genesisHash,
-        network: `algorand:${algod.genesisHash}`,
-        usdcAsaId: Number(USDC_ASA_ID),
-        otherAsaId: Number(OTHER_ASA_ID),
-        roundIntervalMs,
-      },
-      registry: { url: registry.url, host: registry.host, models: registry.models },
-      service: {
-        payToEvm: keys.evm.address,
-        evmPrivateKey: keys.evm.privateKey,
-        payToAlgorand: keys.algorand.address,
-        algorandMnemonic: keys.algorand.mnemonic,
-        arweaveAddress: serviceArweave,
-        arweaveJwkPath: jwkPath,
-      },
-      accounts: {
-        evmMnemonic: ANVIL_MNEMONIC,
-        evm: [
-          { role: 'token-owner', ...pick(anvilAccount(0)), usdc: '0' },
-          { role: 'facilitator', ...pick(facilitatorSigner), usdc: '0' },
-          ...payerAccounts().map((a) => ({ role: 'payer', ...pick(a), usdc: DEFAULT_PAYER_USDC.toString() })),
-        ],
-        algorand: [
-          { role: 'usdc-reserve', address: algoCreator.address, mnemonic: algoCreator.mnemonic, microAlgos: (10n ** 15n).toString(), usdc: 'rest' },
-          ...algoPayers.map((a) => ({ role: 'payer', address: a.address, mnemonic: a.mnemonic, microAlgos: ALGO_PAYER_MICROALGOS.toString(), usdc: ALGO_PAYER_USDC.toString() })),
-        ],
-      },
-      shadow: {
-        overlord: { address: keys.overlord.address, privateKey: keys.overlord.privateKey, testKey: true },
-        jwtSecret: keys.shadowJwtSecret,
-      },
-      env: {
-        SERVICE_DATA_DIR: dataDir,
-        SERVICE_X402__PAY_TO_ALGORAND: keys.algorand.address,
-        SERVICE_ALGOD__URL: algod.url,
-        SERVICE_ALGOD__TOKEN: keys.algodToken,
-        SERVICE_ALGOD__GENESIS_HASH: algod.genesisHash,
-        SERVICE_STORAGE__PAYMENT_URL: upstream.url,
-        SERVICE_STORAGE__UPLOAD_URL: upstream.url,
-        SERVICE_STORAGE__GATEWAY_URL: gateway.url,
-        SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
-        // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
-        SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
-        SHADOW_JWT_SECRET: keys.shadowJwtSecret,
-        // The model server may pull from the devnet registry besides Ollama's (names on Ollama's host still go there).
-        MODELSERVER_REGISTRIES: `registry.ollama.ai,${registry.host}`,
-        ...(base && mainnet && facilitator
-          ? {
-              FACILITATOR_TOKEN: keys.facilitatorToken,
-              SERVICE_X402__FACILITATOR_URL: facilitator.url,
-              // x402 `upto` permits name the facilitator that may settle them: its settlement signer
-              SERVICE_X402__UPTO_FACILITATOR_ADDRESS: facilitator.signer,
-              // x402 `batch-settlement` (x402's escrow on both chains): the key that signs the gateway's claims and refunds
-              SERVICE_X402__BATCH__AUTHORIZER_KEY: keys.batchAuthorizer.privateKey,
-              SERVICE_X402__PAY_TO_EVM: keys.evm.address,
-              SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
-              SERVICE_X402__ASSET__EIP155_1: mainnet.tokenAddress,
-              // The daily receipt batch and the verifier's StorageAttest on local Base; the contract addresses are
-              // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
-              SERVICE_BATCH__RPC_URL: base.url,
-              // Automatic top-up of the upstream credit from the service's own USDC on local Base (`base-usdc`).
-              SERVICE_STORAGE__TOPUP_KEY: keys.evm.privateKey,
-              SERVICE_STORAGE__TOPUP_RPC_URL: base.url,
-              SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
-              // Login on local Base: smart-contract wallets (EIP-1271 / EIP-6492) are verified through its RPC.
-              SERVICE_LOGIN__CHAIN_ID: String(base.chainId),
-              SERVICE_LOGIN__RPC_URL: base.url,
-              // Payments an instance died settling are checked on each EVM rail's chain (docs/reliability.md).
-              SERVICE_X402__RPC_URL__EIP155_8453: base.url,
-              SERVICE_X402__RPC_URL__EIP155_1: mainnet.url,
-              ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey, SERVICE_STORAGE__ATTESTOR_KEY: keys.evm.privateKey } : {}),
-            }
-          : {}),
-      },
-    }
+    const started: StartedPeers = { dataDir, keys, jwkPath, blockIntervalMs, roundIntervalMs, base, mainnet, facilitator, ...algorand, ...storage, registry, deployContracts: opts.deployContracts }
+    const info = devnetInfo(started)
     const file = join(dataDir, 'devnet.json')
     writeJsonAtomic(file, info, 0o600)
     const contractsReady = opts.deployContracts && base
@@ -398,7 +221,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
         })
       : Promise.resolve(undefined)
     // Without Anvil, base/mainnet/facilitator are absent (info.evm false); the type serves the callers that have them.
-    const peers = { base, mainnet, facilitator, algod, upstream, arweave: gateway, registry } as DevnetPeers
+    const peers = { base, mainnet, facilitator, algod: algorand.algod, upstream: storage.upstream, arweave: storage.gateway, registry } as DevnetPeers
     return {
       info,
       file,
@@ -406,7 +229,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       contractsReady,
       stopUpstream: () => upstream.close(),
       startUpstream: async () => {
-        upstream = await startUpstream(upstreamOpts)
+        upstream = await startUpstream(storage.upstreamOpts)
         peers.upstream = upstream
       },
       close: closeAll,
@@ -414,6 +237,251 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
   } catch (e) {
     await closeAll()
     throw e
+  }
+}
+
+type Closers = (() => Promise<void>)[]
+
+/** Everything the devnet started, from which devnet.json is written. */
+type StartedPeers = {
+  dataDir: string
+  keys: ServiceKeys
+  jwkPath: string
+  blockIntervalMs: number
+  roundIntervalMs: number
+  base: LocalChain | undefined
+  mainnet: LocalChain | undefined
+  facilitator: FacilitatorPeer | undefined
+  algod: Awaited<ReturnType<typeof startAlgod>>
+  algoCreator: ReturnType<typeof algoTestAccount>
+  algoPayers: ReturnType<typeof algoTestAccount>[]
+  gateway: Awaited<ReturnType<typeof startArweaveGateway>>
+  upstream: Awaited<ReturnType<typeof startUpstream>>
+  upstreamOpts: UpstreamOptions
+  serviceArweave: string
+  depositAddress: `0x${string}`
+  registry: Awaited<ReturnType<typeof startRegistry>>
+  deployContracts: boolean | undefined
+}
+
+/** Local Base and Ethereum (Anvil) and the x402 facilitator over them; none of them without Anvil. */
+async function startEvmPeers(anvil: ReturnType<typeof foundryBinary>, keys: ServiceKeys, ports: Partial<DevnetPorts>, closers: Closers, log: (line: string) => void): Promise<Pick<StartedPeers, 'base' | 'mainnet' | 'facilitator'>> {
+  if (anvil.path === undefined) {
+    log(`${anvil.reason}; the EVM chains and the x402 facilitator are not started, the other peers are`)
+    return { base: undefined, mainnet: undefined, facilitator: undefined }
+  }
+  const start = Date.now()
+  // The service key also holds 1,000 USDC on each chain: its own funds for topping up the upstream credit.
+  const chainP = (chainId: number, port: number | undefined) =>
+    startChain({ chainId, port, fund: [{ address: keys.evm.address, amount: SERVICE_TOP_UP_USDC }] }).then((c) => {
+      closers.push(() => c.close())
+      return c
+    })
+  const [base, mainnet] = (await Promise.all([chainP(8453, ports.base), chainP(1, ports.mainnet)])) as [LocalChain, LocalChain]
+  log(`chains up in ${Date.now() - start} ms`)
+  // Gas money for the service's EVM key (batch commits, attestations).
+  await Promise.all([base, mainnet].map((c) => rpc(c.url, 'anvil_setBalance', [keys.evm.address, '0x3635C9ADC5DEA00000'])))
+  const facilitator = await startFacilitator({
+    port: ports.facilitator,
+    token: keys.facilitatorToken,
+    signerPrivateKey: anvilAccount(FACILITATOR_INDEX).privateKey,
+    chains: [
+      { chainId: 8453, rpcUrl: base.url },
+      { chainId: 1, rpcUrl: mainnet.url },
+    ],
+  })
+  closers.push(() => facilitator.close())
+  return { base, mainnet, facilitator }
+}
+
+/** The algod node with the USDC reserve, the funded payers and the service's account. */
+async function startAlgorandPeer(keys: ServiceKeys, ports: Partial<DevnetPorts>, roundIntervalMs: number, closers: Closers): Promise<Pick<StartedPeers, 'algod' | 'algoCreator' | 'algoPayers'>> {
+  const algoCreator = algoTestAccount(ALGO_CREATOR_INDEX)
+  const algoPayers = ALGO_PAYER_INDEXES.map((i) => algoTestAccount(i))
+  const algod = await startAlgod({
+    port: ports.algod,
+    token: keys.algodToken,
+    roundIntervalMs,
+    assetCreator: algoCreator.address,
+    accounts: [
+      // payers also hold the second ASA, and the service is opted in to it, so a payment in the wrong
+      // asset confirms on the devnet and reaches the gateway's `wrong_asset` check
+      ...algoPayers.map((a) => ({ address: a.address, microAlgos: ALGO_PAYER_MICROALGOS, usdc: ALGO_PAYER_USDC, otherAsa: ALGO_PAYER_USDC })),
+      { address: keys.algorand.address, microAlgos: 10_000_000n, usdc: 0n, otherAsa: 0n },
+    ],
+  })
+  closers.push(() => algod.close())
+  return { algod, algoCreator, algoPayers }
+}
+
+type StorageSetup = {
+  keys: ServiceKeys
+  ports: Partial<DevnetPorts>
+  blockIntervalMs: number
+  dataDir: string
+  serviceArweave: string
+  serviceWinc: bigint | undefined
+  base: LocalChain | undefined
+  mainnet: LocalChain | undefined
+}
+
+/** The Arweave gateway and the Turbo-like upstream on one item store; top-ups paid on the local chains. */
+async function startStoragePeers(setup: StorageSetup, closers: Closers): Promise<Pick<StartedPeers, 'gateway' | 'upstream' | 'upstreamOpts' | 'serviceArweave' | 'depositAddress'>> {
+  const { keys, ports, blockIntervalMs, base, mainnet, serviceArweave } = setup
+  const depositAddress = anvilAccount(9).address
+  const gateway = await startArweaveGateway({ port: ports.arweave, dataDir: setup.dataDir, blockIntervalMs })
+  closers.push(() => gateway.close())
+  const upstreamOpts: UpstreamOptions = {
+    port: ports.upstream,
+    dataDir: setup.dataDir,
+    blockIntervalMs,
+    adminToken: keys.adminToken,
+    gatewayUrl: gateway.url,
+    prefund: { [serviceArweave]: setup.serviceWinc ?? 10n ** 15n },
+    funding: {
+      depositAddress,
+      currencies:
+        base && mainnet
+          ? {
+              'base-usdc': { chainId: 8453, rpcUrl: base.url, tokenAddress: base.tokenAddress },
+              usdc: { chainId: 1, rpcUrl: mainnet.url, tokenAddress: mainnet.tokenAddress },
+            }
+          : {},
+    },
+  }
+  const upstream = await startUpstream(upstreamOpts)
+  // a restart of the upstream (the devnet's `startUpstream()`) takes the same port
+  upstreamOpts.port = upstream.port
+  return { gateway, upstream, upstreamOpts, serviceArweave, depositAddress }
+}
+
+function chainInfo(c: LocalChain) {
+  return {
+  chainId: c.chainId,
+  rpcUrl: c.url,
+  usdc: c.tokenAddress,
+  usdcDecimals: 6 as const,
+  eip712: { name: 'USD Coin' as const, version: '2' as const },
+  }
+}
+
+/** devnet.json: every peer's URL, the test accounts and keys, and the environment the gateway reads. */
+function devnetInfo(p: StartedPeers): DevnetInfo {
+  const { dataDir, keys, jwkPath, blockIntervalMs, roundIntervalMs, base, mainnet, facilitator, algod, upstream, gateway, registry, serviceArweave, depositAddress } = p
+  const evm = base !== undefined
+  return {
+    version: 1,
+    startedAt: Math.floor(Date.now() / 1000),
+    dataDir,
+    evm,
+    // Without Anvil these stay empty/absent (`evm: false`); the type keeps them required for the callers
+    // (tests, npm start) that run where Anvil exists.
+    chains: (base && mainnet ? { 'eip155:8453': chainInfo(base), 'eip155:1': chainInfo(mainnet) } : {}) as DevnetInfo['chains'],
+    facilitator: (facilitator ? { url: facilitator.url, token: keys.facilitatorToken, signer: facilitator.signer } : undefined) as DevnetInfo['facilitator'],
+    storage: {
+      paymentUrl: upstream.url,
+      uploadUrl: upstream.url,
+      gatewayUrl: gateway.url,
+      adminToken: keys.adminToken,
+      depositAddress,
+      topUpCurrencies: evm ? { 'base-usdc': 'eip155:8453', usdc: 'eip155:1' } : {},
+      pricing: {
+        wincPerGiB: upstream.pricing.wincPerGiB.toString(),
+        fiat: upstream.pricing.fiat,
+        freeBytes: upstream.pricing.freeBytes ?? DEFAULT_PRICING.freeBytes,
+      },
+      blockIntervalMs,
+    },
+    algorand: {
+      url: algod.url,
+      token: keys.algodToken,
+      genesisId: algod.genesisId,
+      genesisHash: algod.genesisHash,
+      network: `algorand:${algod.genesisHash}`,
+      usdcAsaId: Number(USDC_ASA_ID),
+      otherAsaId: Number(OTHER_ASA_ID),
+      roundIntervalMs,
+    },
+    registry: { url: registry.url, host: registry.host, models: registry.models },
+    service: {
+      payToEvm: keys.evm.address,
+      evmPrivateKey: keys.evm.privateKey,
+      payToAlgorand: keys.algorand.address,
+      algorandMnemonic: keys.algorand.mnemonic,
+      arweaveAddress: serviceArweave,
+      arweaveJwkPath: jwkPath,
+    },
+    accounts: devnetAccounts(p),
+    shadow: {
+      overlord: { address: keys.overlord.address, privateKey: keys.overlord.privateKey, testKey: true },
+      jwtSecret: keys.shadowJwtSecret,
+    },
+    env: gatewayEnv(p),
+  }
+}
+
+/** The test accounts of both families, with their roles and funds. */
+function devnetAccounts({ algoCreator, algoPayers }: StartedPeers): DevnetInfo['accounts'] {
+  return {
+    evmMnemonic: ANVIL_MNEMONIC,
+    evm: [
+      { role: 'token-owner', ...pick(anvilAccount(0)), usdc: '0' },
+      { role: 'facilitator', ...pick(anvilAccount(FACILITATOR_INDEX)), usdc: '0' },
+      ...payerAccounts().map((a) => ({ role: 'payer', ...pick(a), usdc: DEFAULT_PAYER_USDC.toString() })),
+    ],
+    algorand: [
+      { role: 'usdc-reserve', address: algoCreator.address, mnemonic: algoCreator.mnemonic, microAlgos: (10n ** 15n).toString(), usdc: 'rest' },
+      ...algoPayers.map((a) => ({ role: 'payer', address: a.address, mnemonic: a.mnemonic, microAlgos: ALGO_PAYER_MICROALGOS.toString(), usdc: ALGO_PAYER_USDC.toString() })),
+    ],
+  }
+}
+
+/** The environment that points the gateway at the devnet (`npm start` passes it on). */
+function gatewayEnv(p: StartedPeers): DevnetInfo['env'] {
+  const { dataDir, keys, jwkPath, base, mainnet, facilitator, algod, upstream, gateway, registry } = p
+  const opts = { deployContracts: p.deployContracts }
+  return {
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_X402__PAY_TO_ALGORAND: keys.algorand.address,
+    SERVICE_ALGOD__URL: algod.url,
+    SERVICE_ALGOD__TOKEN: keys.algodToken,
+    SERVICE_ALGOD__GENESIS_HASH: algod.genesisHash,
+    SERVICE_STORAGE__PAYMENT_URL: upstream.url,
+    SERVICE_STORAGE__UPLOAD_URL: upstream.url,
+    SERVICE_STORAGE__GATEWAY_URL: gateway.url,
+    SERVICE_STORAGE__ARWEAVE_JWK_PATH: jwkPath,
+    // The shadow-overlord tier (admin): the devnet overlord TEST key's address and the bearer secret.
+    SHADOW_OVERLORD_ADDRESS: keys.overlord.address,
+    SHADOW_JWT_SECRET: keys.shadowJwtSecret,
+    // The model server may pull from the devnet registry besides Ollama's (names on Ollama's host still go there).
+    MODELSERVER_REGISTRIES: `registry.ollama.ai,${registry.host}`,
+    ...(base && mainnet && facilitator
+      ? {
+          FACILITATOR_TOKEN: keys.facilitatorToken,
+          SERVICE_X402__FACILITATOR_URL: facilitator.url,
+          // x402 `upto` permits name the facilitator that may settle them: its settlement signer
+          SERVICE_X402__UPTO_FACILITATOR_ADDRESS: facilitator.signer,
+          // x402 `batch-settlement` (x402's escrow on both chains): the key that signs the gateway's claims and refunds
+          SERVICE_X402__BATCH__AUTHORIZER_KEY: keys.batchAuthorizer.privateKey,
+          SERVICE_X402__PAY_TO_EVM: keys.evm.address,
+          SERVICE_X402__ASSET__EIP155_8453: base.tokenAddress,
+          SERVICE_X402__ASSET__EIP155_1: mainnet.tokenAddress,
+          // The daily receipt batch and the verifier's StorageAttest on local Base; the contract addresses are
+          // read from <data dir>/contracts-8453.json once contracts/deploy.ts (in the background) wrote it.
+          SERVICE_BATCH__RPC_URL: base.url,
+          // Automatic top-up of the upstream credit from the service's own USDC on local Base (`base-usdc`).
+          SERVICE_STORAGE__TOPUP_KEY: keys.evm.privateKey,
+          SERVICE_STORAGE__TOPUP_RPC_URL: base.url,
+          SERVICE_STORAGE__ATTEST_RPC_URL: base.url,
+          // Login on local Base: smart-contract wallets (EIP-1271 / EIP-6492) are verified through its RPC.
+          SERVICE_LOGIN__CHAIN_ID: String(base.chainId),
+          SERVICE_LOGIN__RPC_URL: base.url,
+          // Payments an instance died settling are checked on each EVM rail's chain (docs/reliability.md).
+          SERVICE_X402__RPC_URL__EIP155_8453: base.url,
+          SERVICE_X402__RPC_URL__EIP155_1: mainnet.url,
+          ...(opts.deployContracts ? { SERVICE_BATCH__ATTESTOR_KEY: keys.evm.privateKey, SERVICE_STORAGE__ATTESTOR_KEY: keys.evm.privateKey } : {}),
+        }
+      : {}),
   }
 }
 

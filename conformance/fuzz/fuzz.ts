@@ -100,6 +100,48 @@ async function mcpSession(gateway: string | undefined, mcp: Operation | undefine
 }
 
 export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
+  const setup = await prepareRun(options)
+  const started = Date.now()
+  const { run, cut } = setup
+  if (options.only === undefined) await sendProbes(run, setup.operations, options.seed)
+  // the stateful chains run on a deployment the drawn requests have not disturbed yet (the installed models
+  // there, upload sessions free)
+  const chainStats = options.only === undefined && (options.chainsPerRoot ?? 2) > 0 ? await runChains(run, setup.operations, options) : {}
+  await sendDrawn(setup, options, cut)
+  await checkServersAnswer(run, setup.servers, options.urls)
+  return {
+    seed: options.seed,
+    requests: run.requests,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    operations: setup.operations.length,
+    byServer: run.byServer,
+    byStatus: run.byStatus,
+    byOperation: run.byOperation,
+    checks: run.counts,
+    violations: run.violations,
+    known: run.known,
+    cutOff: run.cutOff,
+    retried: run.retried,
+    coverage: run.coverage.report(),
+    chains: chainStats,
+  }
+}
+
+/** What a run draws from and sends through, built before its first request. */
+type RunSetup = {
+  servers: Server[]
+  operations: Operation[]
+  /** The operations in the seed's order: request `i` is of `order[i % order.length]`. */
+  order: Operation[]
+  arbitraries: Map<Operation, fc.Arbitrary<FuzzRequest>>
+  mcp: Operation | undefined
+  mcpArbitrary: fc.Arbitrary<FuzzRequest> | undefined
+  run: FuzzRun
+  /** Aborted a grace after the drawn requests' deadline: requests still in flight are cut off. */
+  cut: AbortController
+}
+
+async function prepareRun(options: FuzzOptions): Promise<RunSetup> {
   const servers = (['gateway', 'modelserver'] as const).filter((s) => options.urls[s])
   const operations: Operation[] = []
   for (const server of servers) operations.push(...(await loadOperations(server)))
@@ -113,12 +155,10 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   const mcpTools = mcpToolsOf(mcp)
   const mcpHeaders = await mcpSession(options.urls.gateway, mcp)
   const mcpArbitrary = mcp ? mcpRequestArbitrary(mcp, mcpTools, mcpHeaders) : undefined
-  const credentials = new Credentials(options.urls.gateway, options.overlord, options.seed)
-  const started = Date.now()
   const cut = new AbortController()
   const run = new FuzzRun({
     urls: options.urls,
-    credentials,
+    credentials: new Credentials(options.urls.gateway, options.overlord, options.seed),
     operations,
     links: documentedLinks(operations),
     mcpTools,
@@ -132,44 +172,42 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     const listed = await sendRequest(options.urls.gateway, { operation: mcp.id, mutation: 'valid', method: 'POST', path: mcp.path, headers: {}, body: { text: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' } }, { ...mcpHeaders, 'content-type': 'application/json' }, { timeoutMs: 30_000 })
     if (isAnswer(listed) && listed.status === 200) addListedTools(mcpTools, JSON.parse(listed.text))
   }
+  return { servers: [...servers], operations, order, arbitraries, mcp, mcpArbitrary, run, cut }
+}
 
-  // 1. probes
-  if (options.only === undefined) {
-    for (const [i, probe] of probes(operations, options.seed).entries()) {
-      const x = await run.send(probe.op, probe.request, probe.tier)
-      run.check(x, 'probe', i, [replayStep(x, probe.request, { probe: { check: probe.check, allowed: probe.allowed, header: probe.header } })], isAnswer(x.answer) ? [probeCheck(probe, x.answer.status, x.answer.headers)] : [], { judge: probe.check !== 'unsupported_method' })
+/** Phase 1: each path with the methods it does not document, each required header left out. */
+async function sendProbes(run: FuzzRun, operations: Operation[], seed: number): Promise<void> {
+  for (const [i, probe] of probes(operations, seed).entries()) {
+    const x = await run.send(probe.op, probe.request, probe.tier)
+    run.check(x, 'probe', i, [replayStep(x, probe.request, { probe: { check: probe.check, allowed: probe.allowed, header: probe.header } })], isAnswer(x.answer) ? [probeCheck(probe, x.answer.status, x.answer.headers)] : [], { judge: probe.check !== 'unsupported_method' })
+  }
+}
+
+/** Phase 2: stateful chains along the documents' links, `chainsPerRoot` rounds from every root. */
+async function runChains(run: FuzzRun, operations: Operation[], options: FuzzOptions): Promise<ChainStats> {
+  const seeds = chainSeeds(operations, run, { overlord: options.overlord, payers: options.payers, registry: options.registry, seed: options.seed, wallets: options.wallets })
+  const chains = new Chains({ run, operations, seed: options.seed, completers: seeds.completers })
+  for (let round = 0; round < (options.chainsPerRoot ?? 2); round++) {
+    for (const root of seeds.roots) {
+      const start = await root()
+      if (start) await chains.run(start)
     }
   }
+  return chains.stats
+}
 
-  // 2. stateful chains along the links, on a deployment the drawn requests have not disturbed yet (the
-  // installed models there, upload sessions free)
-  let chainStats: ChainStats = {}
-  if (options.only === undefined && (options.chainsPerRoot ?? 2) > 0) {
-    const seeds = chainSeeds(operations, run, { overlord: options.overlord, payers: options.payers, registry: options.registry, seed: options.seed, wallets: options.wallets })
-    const chains = new Chains({ run, operations, seed: options.seed, completers: seeds.completers })
-    chainStats = chains.stats
-    for (let round = 0; round < (options.chainsPerRoot ?? 2); round++) {
-      for (const root of seeds.roots) {
-        const start = await root()
-        if (start) await chains.run(start)
-      }
-    }
-  }
-
-  // 3. drawn requests, bounded in time: no request starts after the deadline, and one still in flight a grace
-  // later (an inference queued behind others) is cut off, so `--seconds` bounds their wall time, not only their start.
+/**
+ * Phase 3: drawn requests, bounded in time: no request starts after the deadline, and one still in flight a
+ * grace later (an inference queued behind others) is cut off, so `--seconds` bounds their wall time, not only
+ * their start. One pool of workers per server, so a slow one (inference) does not starve the other; each pool
+ * takes the next index whose operation is on its server. Index i's request depends on the seed and i only.
+ */
+async function sendDrawn(setup: RunSetup, options: FuzzOptions, cut: AbortController): Promise<void> {
+  const { order, servers, run } = setup
   const deadline = Date.now() + options.seconds * 1000
   const grace = Math.min(15, Math.max(2, options.seconds / 10)) * 1000
   const cutTimer = options.only === undefined ? setTimeout(() => cut.abort(), deadline + grace - Date.now()) : undefined
-  const draw = (index: number) => {
-    const op = order[index % order.length]!
-    const tier = TIERS[Math.floor(index / order.length) % TIERS.length]!
-    const arbitrary = op === mcp && mcpArbitrary && index % 2 === 0 ? mcpArbitrary : arbitraries.get(op)!
-    return { op, tier, request: fc.sample(arbitrary, { seed: mix(options.seed, index), numRuns: 1 })[0]! }
-  }
   const last = options.only !== undefined ? options.only + 1 : Number.MAX_SAFE_INTEGER
-  // One pool of workers per server, so a slow one (inference) does not starve the other; each pool takes
-  // the next index whose operation is on its server. Index i's request depends on the seed and i only.
   const cursor = new Map(servers.map((s) => [s, options.only ?? 0]))
   const nextFor = (server: Server): number | undefined => {
     for (let i = cursor.get(server)!; i < last; i++) {
@@ -188,7 +226,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
       const index = nextFor(server)
       if (index === undefined) return
       sent++
-      const { op, tier, request } = draw(index)
+      const { op, tier, request } = drawRequest(setup, options.seed, index)
       const x = await run.send(op, request, tier)
       run.check(x, 'drawn', index, [replayStep(x, request)])
     }
@@ -197,29 +235,23 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   const perServer: Record<Server, number> = { gateway: concurrency, modelserver: Math.max(2, Math.ceil(concurrency / 3)) }
   await Promise.all(servers.flatMap((s) => Array.from({ length: perServer[s] }, () => worker(s))))
   clearTimeout(cutTimer)
+}
 
-  // both servers still answer
+/** Request `index`: operation and tier round-robin, the request by fast-check from seed ⊕ index. */
+function drawRequest({ order, mcp, mcpArbitrary, arbitraries }: RunSetup, seed: number, index: number): { op: Operation; tier: Tier; request: FuzzRequest } {
+  const op = order[index % order.length]!
+  const tier = TIERS[Math.floor(index / order.length) % TIERS.length]!
+  const arbitrary = op === mcp && mcpArbitrary && index % 2 === 0 ? mcpArbitrary : arbitraries.get(op)!
+  return { op, tier, request: fc.sample(arbitrary, { seed: mix(seed, index), numRuns: 1 })[0]! }
+}
+
+/** After the run, both servers must still answer. */
+async function checkServersAnswer(run: FuzzRun, servers: Server[], urls: FuzzOptions['urls']): Promise<void> {
   for (const server of servers) {
-    const answer = await sendRequest(options.urls[server]!, { operation: '-', mutation: 'valid', method: 'GET', path: '/', headers: {} }, {}, { timeoutMs: 10_000 })
+    const answer = await sendRequest(urls[server]!, { operation: '-', mutation: 'valid', method: 'GET', path: '/', headers: {} }, {}, { timeoutMs: 10_000 })
     const results = isAnswer(answer) ? [{ check: 'server_answers' as const }] : [{ check: 'server_answers' as const, problem: `the ${server} no longer answers after the run: ${answer.error}` }]
     const op = { server, id: '-', method: 'GET', path: '/', parameters: [], body: new Map(), bodyRequired: false, security: [], statuses: [], links: new Map() } satisfies Operation
     run.record({ op, tier: 'none', request: { operation: '-', mutation: 'valid', method: 'GET', path: '/', headers: {} }, answer }, results, 'after', 0, [])
-  }
-  return {
-    seed: options.seed,
-    requests: run.requests,
-    seconds: Math.round((Date.now() - started) / 100) / 10,
-    operations: operations.length,
-    byServer: run.byServer,
-    byStatus: run.byStatus,
-    byOperation: run.byOperation,
-    checks: run.counts,
-    violations: run.violations,
-    known: run.known,
-    cutOff: run.cutOff,
-    retried: run.retried,
-    coverage: run.coverage.report(),
-    chains: chainStats,
   }
 }
 

@@ -13,7 +13,8 @@ import algosdk from 'algosdk'
 import type { ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { HttpError, Router, sendBytes, sendJson, serve, type Request } from '../http.js'
-import { AlgoLedger, CONSENSUS_VERSION, DEVNET_ASA_IDS, devnetGenesis, MIN_FEE, OTHER_ASA_ID, TxnRejected, USDC_ASA_ID, type PooledTxn } from './AlgoLedger.js'
+import { AlgoLedger, CONSENSUS_VERSION, DEVNET_ASA_IDS, devnetGenesis, MIN_FEE, OTHER_ASA_ID, TxnRejected } from './AlgoLedger.js'
+import { assetParams, nodeStatus, pendingTransaction, USDC_TOTAL } from './algodModels.js'
 
 const { modelsv2 } = algosdk
 
@@ -53,8 +54,6 @@ export interface AlgodPeer {
   close(): Promise<void>
 }
 
-export const USDC_TOTAL = 10n ** 16n // 10 billion USDC at 6 decimals
-
 function wantsMsgpack(req: Request): boolean {
   return req.query.get('format') === 'msgpack'
 }
@@ -79,51 +78,9 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
     if (a.usdc !== undefined) ledger.allocateAsset(a.address, a.usdc)
     if (a.otherAsa !== undefined) ledger.allocateAsset(a.address, a.otherAsa, OTHER_ASA_ID)
   }
-  const confirmRounds = BigInt(opts.confirmRounds ?? 1)
-  const maxWaitMs = opts.maxWaitMs ?? 60_000
-  const waiters = new Set<() => void>()
-  const advance = (): bigint => {
-    const r = ledger.nextRound()
-    for (const w of [...waiters]) w()
-    return r
-  }
-  const timer = setInterval(advance, opts.roundIntervalMs ?? 1000)
+  const rounds = new Rounds(ledger, opts.maxWaitMs ?? 60_000)
+  const timer = setInterval(() => rounds.advance(), opts.roundIntervalMs ?? 1000)
   timer.unref()
-
-  const status = () => {
-    const last = ledger.round
-    const since = BigInt(Date.now() - (ledger.roundTimes.get(last) ?? Date.now())) * 1_000_000n
-    return new modelsv2.NodeStatusResponse({
-      catchupTime: 0,
-      lastRound: last,
-      lastVersion: CONSENSUS_VERSION,
-      nextVersion: CONSENSUS_VERSION,
-      nextVersionRound: last + 1n,
-      nextVersionSupported: true,
-      stoppedAtUnsupportedRound: false,
-      timeSinceLastRound: since,
-    })
-  }
-
-  const pendingModel = (p: PooledTxn) => {
-    const t = p.stxn.txn
-    return new modelsv2.PendingTransactionResponse({
-      poolError: p.poolError ?? '',
-      txn: p.stxn,
-      confirmedRound: p.confirmedRound,
-      assetIndex: undefined,
-      closingAmount: p.confirmedRound !== undefined && t.type === algosdk.TransactionType.pay ? 0 : undefined,
-      assetClosingAmount: p.confirmedRound !== undefined && t.type === algosdk.TransactionType.axfer ? 0 : undefined,
-      senderRewards: p.confirmedRound !== undefined ? 0 : undefined,
-      receiverRewards: p.confirmedRound !== undefined ? 0 : undefined,
-      closeRewards: p.confirmedRound !== undefined ? 0 : undefined,
-    })
-  }
-
-  const parseAddress = (s: string): string => {
-    if (!algosdk.isValidAddress(s)) throw algodError(400, `failed to parse the address: ${s}`)
-    return s
-  }
 
   const router = new Router()
   router.before = (req) => {
@@ -134,6 +91,72 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
     const b = Buffer.from(opts.token)
     if (a.length !== b.length || !timingSafeEqual(a, b)) throw algodError(401, 'Invalid API Token')
   }
+  nodeRoutes(router, genesis)
+  statusRoutes(router, ledger, rounds)
+  transactionRoutes(router, ledger, genesis, BigInt(opts.confirmRounds ?? 1))
+  accountRoutes(router, ledger)
+
+  const listening = await serve(router, { port: opts.port, name: 'algod' })
+  return {
+    url: listening.url,
+    port: listening.port,
+    token: opts.token,
+    genesisId: genesis.id,
+    genesisHash: genesis.hashB64,
+    ledger,
+    advance: () => rounds.advance(),
+    close: async () => {
+      clearInterval(timer)
+      rounds.wakeAll()
+      await listening.close()
+    },
+  }
+}
+
+type Genesis = ReturnType<typeof devnetGenesis>
+
+/** The ledger's rounds and the requests holding for the next one (`wait-for-block-after`). */
+class Rounds {
+  private readonly waiters = new Set<() => void>()
+
+  constructor(
+    private readonly ledger: AlgoLedger,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  /** Produces a round now and wakes every waiter. */
+  advance(): bigint {
+    const r = this.ledger.nextRound()
+    this.wakeAll()
+    return r
+  }
+
+  wakeAll(): void {
+    for (const w of [...this.waiters]) w()
+  }
+
+  /** Resolves once a round after `round` exists, after `maxWaitMs`, or when the client goes away. */
+  waitAfter(round: bigint, req: Request): Promise<void> {
+    const { ledger, waiters } = this
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        if (ledger.round > round) finish()
+      }
+      const finish = () => {
+        waiters.delete(done)
+        clearTimeout(t)
+        req.raw.off('close', finish)
+        resolve()
+      }
+      const t = setTimeout(finish, this.maxWaitMs)
+      waiters.add(done)
+      req.raw.once('close', finish)
+    })
+  }
+}
+
+/** What algod answers without a token: health, readiness, the genesis and the versions. */
+function nodeRoutes(router: Router, genesis: Genesis): void {
   router.get('/health', (_req, res) => {
     res.writeHead(200).end()
   })
@@ -151,30 +174,22 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
       build: { major: 4, minor: 0, build_number: 0, commit_hash: 'devnet', branch: 'devnet', channel: 'devnet' },
     }),
   )
-  router.get('/v2/status', (req, res) => reply(req, res, status()))
+}
+
+function statusRoutes(router: Router, ledger: AlgoLedger, rounds: Rounds): void {
+  router.get('/v2/status', (req, res) => reply(req, res, nodeStatus(ledger)))
   router.get('/v2/status/wait-for-block-after/{round}', async (req, res) => {
     const r = req.params.round as string
     if (!/^\d+$/.test(r)) throw algodError(400, `invalid round: ${r}`)
     const round = BigInt(r)
-    if (ledger.round <= round && round <= ledger.round + 1000n) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          if (ledger.round > round) finish()
-        }
-        const finish = () => {
-          waiters.delete(done)
-          clearTimeout(t)
-          req.raw.off('close', finish)
-          resolve()
-        }
-        const t = setTimeout(finish, maxWaitMs)
-        waiters.add(done)
-        req.raw.once('close', finish)
-      })
-    }
+    if (ledger.round <= round && round <= ledger.round + 1000n) await rounds.waitAfter(round, req)
     if (res.destroyed) return
-    reply(req, res, status())
+    reply(req, res, nodeStatus(ledger))
   })
+}
+
+/** Suggested parameters, submission (confirmed `confirmRounds` rounds later) and the pending pool. */
+function transactionRoutes(router: Router, ledger: AlgoLedger, genesis: Genesis, confirmRounds: bigint): void {
   router.get('/v2/transactions/params', (req, res) =>
     reply(
       req,
@@ -208,8 +223,16 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
   router.get('/v2/transactions/pending/{txid}', (req, res) => {
     const p = ledger.lookup(req.params.txid as string)
     if (!p) throw algodError(404, 'txn does not exist')
-    reply(req, res, pendingModel(p))
+    reply(req, res, pendingTransaction(p))
   })
+}
+
+/** Accounts, their asset holdings and the devnet's assets. */
+function accountRoutes(router: Router, ledger: AlgoLedger): void {
+  const parseAddress = (s: string): string => {
+    if (!algosdk.isValidAddress(s)) throw algodError(400, `failed to parse the address: ${s}`)
+    return s
+  }
   router.get('/v2/accounts/{addr}', (req, res) => {
     const address = parseAddress(req.params.addr as string)
     const a = ledger.peek(address) ?? { amount: 0n, assets: new Map<bigint, bigint>() }
@@ -236,18 +259,6 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
       }),
     )
   })
-  const assetParams = (id: bigint) =>
-    new modelsv2.AssetParams({
-      creator: ledger.assetCreator,
-      decimals: 6,
-      total: USDC_TOTAL,
-      defaultFrozen: false,
-      ...(id === USDC_ASA_ID
-        ? { name: 'USDC', unitName: 'USDC', url: 'https://www.centre.io/usdc' }
-        : { name: 'Devnet Other Token', unitName: 'OTHER', url: 'https://example.invalid/devnet-other' }),
-      manager: ledger.assetCreator,
-      reserve: ledger.assetCreator,
-    })
   const assetId = (text: string) => BigInt(/^\d+$/.test(text) ? text : '0')
   router.get('/v2/accounts/{addr}/assets/{id}', (req, res) => {
     const address = parseAddress(req.params.addr as string)
@@ -260,29 +271,14 @@ export async function startAlgod(opts: AlgodOptions): Promise<AlgodPeer> {
       new modelsv2.AccountAssetResponse({
         round: ledger.round,
         assetHolding: new modelsv2.AssetHolding({ amount: held, assetId: id, isFrozen: false }),
-        createdAsset: address === ledger.assetCreator ? assetParams(id) : undefined,
+        createdAsset: address === ledger.assetCreator ? assetParams(ledger, id) : undefined,
       }),
     )
   })
   router.get('/v2/assets/{id}', (req, res) => {
     const id = assetId(req.params.id as string)
     if (!DEVNET_ASA_IDS.includes(id)) throw algodError(404, 'asset does not exist')
-    reply(req, res, new modelsv2.Asset({ index: id, params: assetParams(id) }))
+    reply(req, res, new modelsv2.Asset({ index: id, params: assetParams(ledger, id) }))
   })
 
-  const listening = await serve(router, { port: opts.port, name: 'algod' })
-  return {
-    url: listening.url,
-    port: listening.port,
-    token: opts.token,
-    genesisId: genesis.id,
-    genesisHash: genesis.hashB64,
-    ledger,
-    advance,
-    close: async () => {
-      clearInterval(timer)
-      for (const w of [...waiters]) w()
-      await listening.close()
-    },
-  }
 }

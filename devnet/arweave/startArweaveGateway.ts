@@ -12,6 +12,7 @@
  * Blocks are produced every `blockIntervalMs` (default 2000) while a peer holds the store open.
  */
 import { createReadStream } from 'node:fs'
+import type { ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { HttpError, Router, sendJson, sendText, serve, type Request } from '../http.js'
 import { runGraphql } from './graphqlSchema.js'
@@ -35,8 +36,29 @@ const ID_RE = /^[A-Za-z0-9_-]{43}$/
 
 export async function startArweaveGateway(opts: ArweaveGatewayOptions): Promise<ArweaveGatewayPeer> {
   const store = openItemStore(opts.dataDir, { blockIntervalMs: opts.blockIntervalMs })
-  const router = new Router()
+  const router = gatewayRoutes(store)
+  const listening = await serve(router, {
+    port: opts.port,
+    name: 'arweave',
+    onError: (res, err) => sendText(res, err.status, err.message),
+  })
+  let closed = false
+  return {
+    url: listening.url,
+    port: listening.port,
+    store,
+    mine: () => store.mineBlock().height,
+    close: async () => {
+      await listening.close()
+      if (!closed) store.release()
+      closed = true
+    },
+  }
+}
 
+/** The gateway's routes over the item store. */
+function gatewayRoutes(store: ItemStore): Router {
+  const router = new Router()
   router.get('/info', (_req, res) =>
     sendJson(res, 200, {
       network: 'arweave.devnet',
@@ -67,8 +89,21 @@ export async function startArweaveGateway(opts: ArweaveGatewayOptions): Promise<
       number_of_confirmations: store.height - m.blockHeight + 1,
     })
   })
-  // Streams the data (never the whole item in memory); honours a single `Range: bytes=a-b`.
-  const data = async (req: Request, id: string, res: import('node:http').ServerResponse) => {
+  const data = itemData(store)
+  const graphqlHandler = graphqlRoute(store)
+  router.post('/graphql', graphqlHandler)
+  router.get('/graphql', graphqlHandler)
+  router.get('/tx/{id}', (_req, res) => sendText(res, 404, 'Not Found'))
+  router.get('/raw/{id}', (req, res) => data(req, req.params.id as string, res))
+  router.get('/{id}', (req, res) => data(req, req.params.id as string, res))
+  router.post('/__devnet/mine', (_req, res) => sendJson(res, 200, store.mineBlock()))
+
+  return router
+}
+
+/** Streams an item's data (never the whole item in memory); honours a single `Range: bytes=a-b`. */
+function itemData(store: ItemStore): (req: Request, id: string, res: ServerResponse) => Promise<void> {
+  return async (req: Request, id: string, res: ServerResponse) => {
     if (!ID_RE.test(id)) throw new HttpError(400, 'Invalid ID')
     const m = store.get(id)
     if (!m) {
@@ -108,7 +143,11 @@ export async function startArweaveGateway(opts: ArweaveGatewayOptions): Promise<
     }
     await pipeline(createReadStream(store.itemPath(id), { start: m.dataOffset + start, end: m.dataOffset + end }), res)
   }
-  const graphqlHandler = async (req: Request, res: import('node:http').ServerResponse) => {
+}
+
+/** The GraphQL route, by POST body or GET query string. */
+function graphqlRoute(store: ItemStore): (req: Request, res: ServerResponse) => Promise<void> {
+  return async (req: Request, res: ServerResponse) => {
     let query: string | undefined
     let variables: Record<string, unknown> | undefined
     let operationName: string | undefined
@@ -132,29 +171,5 @@ export async function startArweaveGateway(opts: ArweaveGatewayOptions): Promise<
     }
     const result = await runGraphql(store, query, variables, operationName)
     sendJson(res, result.errors && !result.data ? 400 : 200, result)
-  }
-  router.post('/graphql', graphqlHandler)
-  router.get('/graphql', graphqlHandler)
-  router.get('/tx/{id}', (_req, res) => sendText(res, 404, 'Not Found'))
-  router.get('/raw/{id}', (req, res) => data(req, req.params.id as string, res))
-  router.get('/{id}', (req, res) => data(req, req.params.id as string, res))
-  router.post('/__devnet/mine', (_req, res) => sendJson(res, 200, store.mineBlock()))
-
-  const listening = await serve(router, {
-    port: opts.port,
-    name: 'arweave',
-    onError: (res, err) => sendText(res, err.status, err.message),
-  })
-  let closed = false
-  return {
-    url: listening.url,
-    port: listening.port,
-    store,
-    mine: () => store.mineBlock().height,
-    close: async () => {
-      await listening.close()
-      if (!closed) store.release()
-      closed = true
-    },
   }
 }

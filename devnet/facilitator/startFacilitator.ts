@@ -114,52 +114,66 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
   // with its transaction; the retry of the same payload reconciles against that broadcast (one store for the
   // `exact`, `upto` and `batch-settlement` deposits of every chain: keys are the payloads' signatures).
   const pendingSettlements = new InMemoryPendingSettlementStore()
-  let pendingWaits = 0
-  for (const c of opts.chains) {
-    const client = createWalletClient({
-      account,
-      chain: localChain(c.chainId, c.rpcUrl),
-      transport: http(c.rpcUrl, { retryCount: 0 }),
-      pollingInterval: 100,
-    }).extend(publicActions)
-    const submit = serialQueue()
-    const signer = toFacilitatorEvmSigner(
-      {
-        ...client,
-        address: account.address,
-        writeContract: ((args: never) => submit(() => client.writeContract(args))) as typeof client.writeContract,
-        sendTransaction: ((args: never) => submit(() => client.sendTransaction(args))) as typeof client.sendTransaction,
-        // the test hook `POST /__devnet/pending`: a broadcast whose confirmation does not come in time
-        waitForTransactionReceipt: ((args: never) => {
-          if (pendingWaits > 0) {
-            pendingWaits--
-            return Promise.reject(new Error('devnet: the receipt did not come in time (POST /__devnet/pending)'))
-          }
-          return client.waitForTransactionReceipt(args)
-        }) as typeof client.waitForTransactionReceipt,
-      } as never,
-      { confirmationTimeoutMs: 30_000 },
-    )
-    facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer, { pendingSettlementStore: pendingSettlements }))
-    // `upto` (Permit2 witness transfer through x402's proxy, placed by devnet/chains/placePermit2.ts): settles
-    // any amount up to the permitted one, once; the permit names this signer as the only settler.
-    facilitator.register(`eip155:${c.chainId}`, new UptoEvmScheme(signer, { pendingSettlementStore: pendingSettlements }))
-    // `batch-settlement` (x402's escrow, placed by devnet/chains/placeBatchSettlement.ts): deposits, batched
-    // voucher claims, the sweep to the receiver and refunds, each relayed with the signatures the resource server
-    // sends. No receiver authorizer of its own is advertised: a server signs its own claims and refunds, so this
-    // facilitator can neither claim nor refund for anyone.
-    facilitator.register(`eip155:${c.chainId}`, new BatchSettlementEvmScheme(signer, undefined, { pendingSettlementStore: pendingSettlements }))
-    // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
-    const v1Name = V1_NETWORK_NAMES[c.chainId]
-    if (v1Name) facilitator.registerV1(v1Name as Network, new ExactEvmSchemeV1(signer))
-  }
+  const pendingWaits = { remaining: 0 }
+  for (const chain of opts.chains) registerChain(facilitator, chain, { account, pendingSettlements, pendingWaits })
+  const router = facilitatorRoutes(facilitator, opts.token, pendingWaits)
+  const listening = await serve(router, { port: opts.port, name: 'facilitator' })
+  return { url: listening.url, port: listening.port, signer: account.address, close: listening.close }
+}
 
+type ChainSetup = {
+  account: ReturnType<typeof privateKeyToAccount>
+  pendingSettlements: InMemoryPendingSettlementStore
+  /** How many of the next receipt waits fail as a confirmation that does not come in time (`POST /__devnet/pending`). */
+  pendingWaits: { remaining: number }
+}
+
+/** One chain's signer (its transactions through one queue) and the schemes registered on its network. */
+function registerChain(facilitator: x402Facilitator, c: FacilitatorChain, { account, pendingSettlements, pendingWaits }: ChainSetup): void {
+  const client = createWalletClient({
+    account,
+    chain: localChain(c.chainId, c.rpcUrl),
+    transport: http(c.rpcUrl, { retryCount: 0 }),
+    pollingInterval: 100,
+  }).extend(publicActions)
+  const submit = serialQueue()
+  const signer = toFacilitatorEvmSigner(
+    {
+      ...client,
+      address: account.address,
+      writeContract: ((args: never) => submit(() => client.writeContract(args))) as typeof client.writeContract,
+      sendTransaction: ((args: never) => submit(() => client.sendTransaction(args))) as typeof client.sendTransaction,
+      // the test hook `POST /__devnet/pending`: a broadcast whose confirmation does not come in time
+      waitForTransactionReceipt: ((args: never) => {
+        if (pendingWaits.remaining > 0) {
+          pendingWaits.remaining--
+          return Promise.reject(new Error('devnet: the receipt did not come in time (POST /__devnet/pending)'))
+        }
+        return client.waitForTransactionReceipt(args)
+      }) as typeof client.waitForTransactionReceipt,
+    } as never,
+    { confirmationTimeoutMs: 30_000 },
+  )
+  facilitator.register(`eip155:${c.chainId}`, new ExactEvmScheme(signer, { pendingSettlementStore: pendingSettlements }))
+  // `upto` (Permit2 witness transfer through x402's proxy, placed by devnet/chains/placePermit2.ts): settles
+  // any amount up to the permitted one, once; the permit names this signer as the only settler.
+  facilitator.register(`eip155:${c.chainId}`, new UptoEvmScheme(signer, { pendingSettlementStore: pendingSettlements }))
+  // `batch-settlement` (x402's escrow, placed by devnet/chains/placeBatchSettlement.ts): deposits, batched
+  // voucher claims, the sweep to the receiver and refunds, each relayed with the signatures the resource server
+  // sends. No receiver authorizer of its own is advertised: a server signs its own claims and refunds, so this
+  // facilitator can neither claim nor refund for anyone.
+  facilitator.register(`eip155:${c.chainId}`, new BatchSettlementEvmScheme(signer, undefined, { pendingSettlementStore: pendingSettlements }))
+  // x402 v1 names the networks (`base`, `ethereum`); stock v1 clients pay with those.
+  const v1Name = V1_NETWORK_NAMES[c.chainId]
+  if (v1Name) facilitator.registerV1(v1Name as Network, new ExactEvmSchemeV1(signer))
+}
+
+/** The facilitator's HTTP routes, every one behind the bearer token. */
+function facilitatorRoutes(facilitator: x402Facilitator, token: string, pendingWaits: { remaining: number }): Router {
   const settled = new Map<string, string>() // authorization key → settlement tx hash
-  const inflight = new Map<string, Promise<unknown>>()
-
   const router = new Router()
   router.before = (req) => {
-    if (!bearerOk(req.headers.authorization, opts.token)) {
+    if (!bearerOk(req.headers.authorization, token)) {
       throw new HttpError(401, 'missing or invalid bearer token', {
         error: 'unauthorized',
         message: 'Authorization: Bearer <FACILITATOR_TOKEN> required',
@@ -172,7 +186,7 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
   router.post('/__devnet/pending', async (req, res) => {
     const body = JSON.parse((await req.body(1 << 10)).toString('utf8') || '{}') as { times?: unknown }
     const times = typeof body.times === 'number' && Number.isSafeInteger(body.times) && body.times >= 0 ? body.times : 1
-    pendingWaits = times
+    pendingWaits.remaining = times
     sendJson(res, 200, { pending: times })
   })
   router.post('/verify', async (req, res) => {
@@ -189,53 +203,50 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
       sendJson(res, 400, { isValid: false, invalidReason: 'invalid_payload', invalidMessage: (e as Error).message })
     }
   })
+  const settleOnce = serialSettles(facilitator, settled)
   router.post('/settle', async (req, res) => {
-    const { paymentPayload, paymentRequirements } = parseBody(await req.body(1 << 20))
+    const { status, body } = await settleOnce(parseBody(await req.body(1 << 20)))
+    sendJson(res, status, body)
+  })
+  return router
+}
+
+type SettleAnswer = { status: number; body: unknown }
+
+/**
+ * Settles a payload at most once per authorization: settles of the same authorization are serialised so
+ * concurrent duplicates cannot both broadcast, and one already settled is refused as a used nonce.
+ */
+function serialSettles(facilitator: x402Facilitator, settled: Map<string, string>): (body: Body) => Promise<SettleAnswer> {
+  const inflight = new Map<string, Promise<SettleAnswer>>()
+  return async ({ paymentPayload, paymentRequirements }) => {
     const key = authorizationKey(paymentPayload, paymentRequirements)
     const payer = (paymentPayload.payload as { authorization?: { from?: string } })?.authorization?.from ?? ''
-    const run = async (): Promise<{ status: number; body: unknown }> => {
-      if (key && settled.has(key)) {
-        return {
-          status: 200,
-          body: {
-            success: false,
-            errorReason: 'invalid_exact_evm_nonce_already_used',
-            payer,
-            transaction: '',
-            network: paymentRequirements.network,
-          },
-        }
-      }
+    const refusal = (errorReason: string, errorMessage?: string) => ({
+      success: false,
+      errorReason,
+      ...(errorMessage === undefined ? {} : { errorMessage }),
+      payer,
+      transaction: '',
+      network: paymentRequirements.network,
+    })
+    const run = async (): Promise<SettleAnswer> => {
+      if (key && settled.has(key)) return { status: 200, body: refusal('invalid_exact_evm_nonce_already_used') }
       try {
         const result = await facilitator.settle(paymentPayload, paymentRequirements)
         if (key && result.success && result.transaction) settled.set(key, result.transaction)
         return { status: 200, body: result }
       } catch (e) {
-        return {
-          status: 400,
-          body: {
-            success: false,
-            errorReason: 'invalid_payload',
-            errorMessage: (e as Error).message,
-            payer,
-            transaction: '',
-            network: paymentRequirements.network,
-          },
-        }
+        return { status: 400, body: refusal('invalid_payload', (e as Error).message) }
       }
     }
-    // Serialise settles of the same authorization so concurrent duplicates cannot both broadcast.
     const prev = key ? inflight.get(key) : undefined
     const p = (prev ?? Promise.resolve()).catch(() => undefined).then(run)
     if (key) inflight.set(key, p)
     try {
-      const { status, body } = await p
-      sendJson(res, status, body)
+      return await p
     } finally {
       if (key && inflight.get(key) === p) inflight.delete(key)
     }
-  })
-
-  const listening = await serve(router, { port: opts.port, name: 'facilitator' })
-  return { url: listening.url, port: listening.port, signer: account.address, close: listening.close }
+  }
 }

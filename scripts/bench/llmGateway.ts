@@ -232,6 +232,43 @@ await bench()
 
 async function bench(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-llm-'))
+  const { server, gateway, proxy, traceFiles, profileDir } = await startProcesses(dataDir)
+  try {
+    const token = await login(gateway.url)
+    const prompt = 'Once upon a time'
+    const seed = await seedOfFullLength(server.url, prompt)
+    const short = { seed, temperature: 0.8, num_predict: 8 }
+    const long = { seed, temperature: 0.8, num_predict: tokens }
+    const pairs = await streamPairs({ server: server.url, gateway: gateway.url, proxy: proxy.url, token, prompt, seed })
+    for (let i = 0; i < Number(values.warmup); i++)
+      for (const pair of pairs(short, 8)) for (const which of ['direct', 'gateway', 'proxy'] as const) await pair[which]()
+    const measured = await measureFirstTokens(pairs(short, 8))
+    const rate = await measureTokenRates(pairs(long, tokens))
+    const messages = printFigures(measured, rate, seed)
+    if (traceFiles && messages) {
+      // The processes write their times as they exit.
+      await gateway.stop()
+      await proxy.stop()
+      await server.stop()
+      printTrace(traceFiles, measured)
+    }
+    if (profileDir) {
+      await gateway.stop()
+      printProfile(profileDir, measured.measuredFromUs)
+    }
+  } finally {
+    agent.destroy()
+    await proxy.stop()
+    await gateway.stop()
+    await server.stop()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+type TraceFiles = { gateway: string; proxy: string; modelServer: string }
+
+/** The model server (unless `--modelserver`), the gateway and the bare proxy, pinned to CPUs with `--pin`. */
+async function startProcesses(dataDir: string) {
   const traceFiles = values.trace
     ? { gateway: path.join(dataDir, 'trace-gateway.json'), proxy: path.join(dataDir, 'trace-proxy.json'), modelServer: path.join(dataDir, 'trace-modelserver.json') }
     : undefined
@@ -251,225 +288,242 @@ async function bench(): Promise<void> {
     for (const pid of [server.pid, process.pid]) pinToCpu(pid, 1)
     for (const pid of [gateway.pid, proxy.pid]) pinToCpu(pid, 0)
   }
-  try {
-    const token = await login(gateway.url)
-    const auth = { 'x-session-token': token }
-    const prompt = 'Once upon a time'
+  return { server, gateway, proxy, traceFiles: traceFiles as TraceFiles | undefined, profileDir }
+}
 
-    // A seed whose generation runs to `tokens` (the random tiny model may stop early).
-    let seed = -1
-    for (let s = 1; s <= 200 && seed < 0; s++) {
-      const r = await post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: false, options: { seed: s, temperature: 0.8, num_predict: tokens } })
-      if (lastJsonLine(r.tail).eval_count === tokens) seed = s
-    }
-    if (seed < 0) throw new Error(`no seed in 1..200 generates ${tokens} tokens; use fewer --tokens`)
-    const short = { seed, temperature: 0.8, num_predict: 8 }
-    const long = { seed, temperature: 0.8, num_predict: tokens }
-    const hasOpenAi = (await fetch(`${server.url}/v1/models`)).status === 200
-    // A model server without the Messages API answers 404 to /v1/messages (with no body worth sending: a bad request is 400).
-    const hasMessages = (await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status === 400
+/** A seed whose generation runs to `tokens` (the random tiny model may stop early). */
+async function seedOfFullLength(modelServer: string, prompt: string): Promise<number> {
+  let seed = -1
+  for (let s = 1; s <= 200 && seed < 0; s++) {
+    const r = await post(`${modelServer}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: false, options: { seed: s, temperature: 0.8, num_predict: tokens } })
+    if (lastJsonLine(r.tail).eval_count === tokens) seed = s
+  }
+  if (seed < 0) throw new Error(`no seed in 1..200 generates ${tokens} tokens; use fewer --tokens`)
+  return seed
+}
 
-    type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; proxy: () => Promise<Reply>; tokensOf: (r: Reply) => number }
-    const ndjsonTokens = (r: Reply) => Number(lastJsonLine(r.tail).eval_count)
-    const pairs = (options: object, maxTokens: number): Pair[] => [
-      {
-        name: 'NDJSON /api/generate vs /llm/completion',
-        direct: () => post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
-        proxy: () => post(`${proxy.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
-        gateway: () => post(`${gateway.url}/llm/completion`, { prompt, stream: true, options }, auth),
-        tokensOf: ndjsonTokens,
-      },
-      ...(hasOpenAi
-        ? [
-            {
-              name: 'SSE /v1/chat/completions vs /llm/v1/…',
-              direct: () => post(`${server.url}/v1/chat/completions`, openAiBody(maxTokens)),
-              proxy: () => post(`${proxy.url}/v1/chat/completions`, openAiBody(maxTokens)),
-              gateway: () => post(`${gateway.url}/llm/v1/chat/completions`, openAiBody(maxTokens), { authorization: `Bearer ${token}` }),
-              tokensOf: (r: Reply) => sseUsage(r.tail)?.completion_tokens ?? Number.NaN,
-            },
-          ]
-        : []),
-      ...(hasMessages
-        ? [
-            {
-              // The Anthropic Messages stream, the gateway reached with the SDK's header (`x-api-key`).
-              name: 'SSE /v1/messages vs /llm/v1/messages',
-              direct: () => post(`${server.url}/v1/messages`, messagesBody(maxTokens)),
-              proxy: () => post(`${proxy.url}/v1/messages`, messagesBody(maxTokens)),
-              gateway: () => post(`${gateway.url}/llm/v1/messages`, messagesBody(maxTokens), { 'x-api-key': token }),
-              tokensOf: (r: Reply) => messagesUsage(r.tail) ?? Number.NaN,
-            },
-          ]
-        : []),
-    ]
-    const messagesBody = (maxTokens: number) => ({
-      model: 'svc-tiny-chat:latest',
-      messages: [{ role: 'user', content: prompt }],
-      stream: true,
-      seed,
-      temperature: 0.8,
-      max_tokens: maxTokens,
-    })
-    const openAiBody = (maxTokens: number) => ({
-      model: 'svc-tiny-chat:latest',
-      messages: [{ role: 'user', content: prompt }],
-      stream: true,
-      stream_options: { include_usage: true },
-      seed,
-      temperature: 0.8,
-      max_tokens: maxTokens,
-    })
+type Pair = { name: string; direct: () => Promise<Reply>; gateway: () => Promise<Reply>; proxy: () => Promise<Reply>; tokensOf: (r: Reply) => number }
 
-    for (let i = 0; i < Number(values.warmup); i++)
-      for (const pair of pairs(short, 8)) for (const which of ['direct', 'gateway', 'proxy'] as const) await pair[which]()
-    let measuredFromUs = 0
-    /** `--trace`: the measured TTFT rounds, in epoch ms (the preload's clock). */
-    const traceWindow = { from: 0, to: 0 }
-    /** `--trace`: the path of each `/v1/messages` call of the measured TTFT rounds, in order. */
-    const messagesPaths: string[] = []
-    /** The 1-minute load average when the measured rounds began (printed beside the one at the end). */
-    let loadAtStart = 0
-    const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
-    // Every order of the three calls in turn (TTFT rounds); direct/gateway alternate (ABBA) for tokens/s.
-    const orders = [
-      ['direct', 'gateway', 'proxy'],
-      ['gateway', 'proxy', 'direct'],
-      ['proxy', 'direct', 'gateway'],
-      ['gateway', 'direct', 'proxy'],
-      ['direct', 'proxy', 'gateway'],
-      ['proxy', 'gateway', 'direct'],
-    ] as const
-    const rate = new Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>()
-    const run = async (pair: Pair, which: 'direct' | 'gateway' | 'proxy') => {
-      const r = await pair[which]()
-      if (r.status !== 200) throw new Error(`${pair.name} ${which}: status ${r.status}: ${r.tail.slice(0, 200)}`)
-      return r
-    }
-    // All TTFT rounds first, then all tokens/s rounds. Mixed in one round, a short call right after a long
-    // generation met the model server (and the gateway) still finishing that generation's work: whichever
-    // pair came first in the round measured ~0.3 ms more added time, on every path, than the second.
-    for (let round = -1; round < ttftRounds; round++) {
-      if (round === 0) {
-        measuredFromUs = Number(process.hrtime.bigint() / 1000n)
-        traceWindow.from = performance.timeOrigin + performance.now()
-        loadAtStart = os.loadavg()[0]!
-      }
-      for (const pair of pairs(short, 8)) {
-        const got = new Map<string, Reply>()
-        for (const which of orders[(round + orders.length) % orders.length]!) {
-          if (round >= 0 && pair.name.startsWith('SSE /v1/messages')) messagesPaths.push(which)
-          got.set(which, await run(pair, which))
-        }
-        if (round < 0) continue
-        const [d, g, p] = [got.get('direct')!, got.get('gateway')!, got.get('proxy')!]
-        const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [], hop: [], beyond: [] }
-        t.direct.push(d.ttftMs)
-        t.gateway.push(g.ttftMs)
-        t.added.push(g.ttftMs - d.ttftMs)
-        t.hop.push(p.ttftMs - d.ttftMs)
-        t.beyond.push(g.ttftMs - p.ttftMs)
-        ttft.set(pair.name, t)
-      }
-    }
-    traceWindow.to = performance.timeOrigin + performance.now()
-    for (let round = -1; round < rounds; round++) {
-      const gatewayFirst = round % 2 === 1
-      for (const pair of pairs(long, tokens)) {
-        const [a, b] = gatewayFirst ? [await run(pair, 'gateway'), await run(pair, 'direct')] : [await run(pair, 'direct'), await run(pair, 'gateway')]
-        const [d, g] = gatewayFirst ? [b, a] : [a, b]
-        if (round < 0) continue
-        const [dt, gt] = [pair.tokensOf(d), pair.tokensOf(g)]
-        if (dt !== tokens || gt !== tokens) throw new Error(`${pair.name}: ${dt} / ${gt} tokens, not ${tokens}`)
-        const t = rate.get(pair.name) ?? { direct: [], gateway: [], ratio: [] }
-        const [dr, gr] = [dt / (d.totalMs / 1000), gt / (g.totalMs / 1000)]
-        t.direct.push(dr)
-        t.gateway.push(gr)
-        t.ratio.push(gr / dr)
-        rate.set(pair.name, t)
-      }
-    }
+/** The streams measured, each called directly, through the bare proxy and through the gateway. */
+async function streamPairs({ server: modelServer, gateway: gatewayUrl, proxy: proxyUrl, token, prompt, seed }: { server: string; gateway: string; proxy: string; token: string; prompt: string; seed: number }): Promise<(options: object, maxTokens: number) => Pair[]> {
+  const server = { url: modelServer }
+  const gateway = { url: gatewayUrl }
+  const proxy = { url: proxyUrl }
+  const auth = { 'x-session-token': token }
+  const hasOpenAi = (await fetch(`${server.url}/v1/models`)).status === 200
+  // A model server without the Messages API answers 404 to /v1/messages (with no body worth sending: a bad request is 400).
+  const hasMessages = (await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status === 400
+  if (!hasOpenAi) console.log('(the model server has no /v1: the SSE pair is skipped)')
+  if (!hasMessages) console.log('(the model server has no /v1/messages: that pair is skipped)')
+  const ndjsonTokens = (r: Reply) => Number(lastJsonLine(r.tail).eval_count)
+  const pairs = (options: object, maxTokens: number): Pair[] => [
+    {
+      name: 'NDJSON /api/generate vs /llm/completion',
+      direct: () => post(`${server.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
+      proxy: () => post(`${proxy.url}/api/generate`, { model: 'svc-tiny-chat:latest', prompt, stream: true, options }),
+      gateway: () => post(`${gateway.url}/llm/completion`, { prompt, stream: true, options }, auth),
+      tokensOf: ndjsonTokens,
+    },
+    ...(hasOpenAi
+      ? [
+          {
+            name: 'SSE /v1/chat/completions vs /llm/v1/…',
+            direct: () => post(`${server.url}/v1/chat/completions`, openAiBody(maxTokens)),
+            proxy: () => post(`${proxy.url}/v1/chat/completions`, openAiBody(maxTokens)),
+            gateway: () => post(`${gateway.url}/llm/v1/chat/completions`, openAiBody(maxTokens), { authorization: `Bearer ${token}` }),
+            tokensOf: (r: Reply) => sseUsage(r.tail)?.completion_tokens ?? Number.NaN,
+          },
+        ]
+      : []),
+    ...(hasMessages
+      ? [
+          {
+            // The Anthropic Messages stream, the gateway reached with the SDK's header (`x-api-key`).
+            name: 'SSE /v1/messages vs /llm/v1/messages',
+            direct: () => post(`${server.url}/v1/messages`, messagesBody(maxTokens)),
+            proxy: () => post(`${proxy.url}/v1/messages`, messagesBody(maxTokens)),
+            gateway: () => post(`${gateway.url}/llm/v1/messages`, messagesBody(maxTokens), { 'x-api-key': token }),
+            tokensOf: (r: Reply) => messagesUsage(r.tail) ?? Number.NaN,
+          },
+        ]
+      : []),
+  ]
+  const messagesBody = (maxTokens: number) => ({
+    model: 'svc-tiny-chat:latest',
+    messages: [{ role: 'user', content: prompt }],
+    stream: true,
+    seed,
+    temperature: 0.8,
+    max_tokens: maxTokens,
+  })
+  const openAiBody = (maxTokens: number) => ({
+    model: 'svc-tiny-chat:latest',
+    messages: [{ role: 'user', content: prompt }],
+    stream: true,
+    stream_options: { include_usage: true },
+    seed,
+    temperature: 0.8,
+    max_tokens: maxTokens,
+  })
 
-    const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
-    const spread = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${quantile(xs, 0.25).toFixed(digits)}–${quantile(xs, 0.75).toFixed(digits)})`
-    const layout = values.pin ? 'pinned: gateway and bare proxy on CPU 0, client and model server on CPU 1' : `${os.availableParallelism()} cores shared`
-    console.log(`${ttftRounds} TTFT rounds, ${rounds} tokens/s rounds + ${values.warmup} warm-up calls per path + 1 warm-up round each, alternating order; ${tokens}-token streams (seed ${seed}); ${layout}; load ${loadAtStart.toFixed(2)} at the first round, ${load} (1/5/15 min) at the end`)
-    console.log(`gateway node flags: ${gatewayNodeFlags.join(' ') || '(none)'}`)
-    console.log('')
-    console.log('TTFT (ms): medians; added = per-round differences, median (p25–p75) and p90')
-    console.log('')
-    console.log('| Stream | direct | gateway | bare proxy | gateway added | gateway added p90 | bare proxy added (the hop) | gateway beyond the hop |')
-    console.log('|---|---|---|---|---|---|---|---|')
-    for (const [name, t] of ttft)
-      console.log(`| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.direct.map((d, i) => d + t.hop[i]!)).toFixed(2)} | ${spread(t.added, 2)} | ${quantile(t.added, 0.9).toFixed(2)} | ${spread(t.hop, 2)} | ${spread(t.beyond, 2)} |`)
-    console.log('')
-    console.log('| Stream | TTFT direct (ms) | TTFT gateway (ms) | added, median (p25–p75) | tokens/s direct | tokens/s gateway | ratio, median (p25–p75) |')
-    console.log('|---|---|---|---|---|---|---|')
-    for (const name of ttft.keys()) {
-      const t = ttft.get(name)!
-      const r = rate.get(name)!
-      console.log(
-        `| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.added).toFixed(2)} (${quantile(t.added, 0.25).toFixed(2)}–${quantile(t.added, 0.75).toFixed(2)}) | ` +
-          `${median(r.direct).toFixed(0)} | ${median(r.gateway).toFixed(0)} | ${median(r.ratio).toFixed(3)} (${quantile(r.ratio, 0.25).toFixed(3)}–${quantile(r.ratio, 0.75).toFixed(3)}) |`,
-      )
+  return pairs
+}
+
+/** Calls one path of a pair; anything but a 200 ends the benchmark. */
+async function run(pair: Pair, which: 'direct' | 'gateway' | 'proxy'): Promise<Reply> {
+  const r = await pair[which]()
+  if (r.status !== 200) throw new Error(`${pair.name} ${which}: status ${r.status}: ${r.tail.slice(0, 200)}`)
+  return r
+}
+
+type FirstTokens = Awaited<ReturnType<typeof measureFirstTokens>>
+
+/**
+ * The TTFT rounds: every order of the three calls in turn. All TTFT rounds first, then all tokens/s rounds.
+ * Mixed in one round, a short call right after a long generation met the model server (and the gateway) still
+ * finishing that generation's work: whichever pair came first in the round measured ~0.3 ms more added time, on
+ * every path, than the second.
+ */
+async function measureFirstTokens(shortPairs: Pair[]) {
+  let measuredFromUs = 0
+  /** `--trace`: the measured TTFT rounds, in epoch ms (the preload's clock). */
+  const traceWindow = { from: 0, to: 0 }
+  /** `--trace`: the path of each `/v1/messages` call of the measured TTFT rounds, in order. */
+  const messagesPaths: string[] = []
+  /** The 1-minute load average when the measured rounds began (printed beside the one at the end). */
+  let loadAtStart = 0
+  const ttft = new Map<string, { direct: number[]; gateway: number[]; added: number[]; hop: number[]; beyond: number[] }>()
+  const orders = [
+    ['direct', 'gateway', 'proxy'],
+    ['gateway', 'proxy', 'direct'],
+    ['proxy', 'direct', 'gateway'],
+    ['gateway', 'direct', 'proxy'],
+    ['direct', 'proxy', 'gateway'],
+    ['proxy', 'gateway', 'direct'],
+  ] as const
+  for (let round = -1; round < ttftRounds; round++) {
+    if (round === 0) {
+      measuredFromUs = Number(process.hrtime.bigint() / 1000n)
+      traceWindow.from = performance.timeOrigin + performance.now()
+      loadAtStart = os.loadavg()[0]!
     }
-    // The gateway's added first-token time beside the bare proxy's (one more process on the path, nothing else),
-    // from the same rounds: the gateway's own work (metering included) may cost at most as much again as the hop.
-    console.log('')
-    for (const [name, t] of ttft) {
-      const [gatewayAdded, hop] = [median(t.added), median(t.hop)]
-      console.log(
-        `${name}: first token added — gateway ${gatewayAdded.toFixed(2)} ms, bare proxy ${hop.toFixed(2)} ms (${hop > 0 ? (gatewayAdded / hop).toFixed(2) : '∞'}×): within 2× ${gatewayAdded <= 2 * hop ? 'met' : 'NOT met'}`,
-      )
-    }
-    if (!hasOpenAi) console.log('(the model server has no /v1: the SSE pair was skipped)')
-    if (!hasMessages) console.log('(the model server has no /v1/messages: that pair was skipped)')
-    // What the gateway adds to the first token of a streamed `/v1/messages` call, from the per-round differences
-    // with the direct call of the same round (the order rotating every round).
-    const messages = [...ttft.entries()].find(([name]) => name.startsWith('SSE /v1/messages'))?.[1]
-    if (messages) {
-      const added = median(messages.added)
-      console.log('')
-      console.log(
-        `/v1/messages first token, gateway − direct over ${messages.added.length} rounds: median ${added.toFixed(2)} ms, p90 ${quantile(messages.added, 0.9).toFixed(2)} ms ` +
-          `(beyond the bare proxy's hop: median ${median(messages.beyond).toFixed(2)} ms) — the ≤ 1 ms median ${added <= 1 ? 'met' : 'NOT met'} at load ${loadAtStart.toFixed(2)} → ${os.loadavg()[0]!.toFixed(2)}`,
-      )
-    }
-    if (traceFiles && messages) {
-      // The processes write their times as they exit.
-      await gateway.stop()
-      await proxy.stop()
-      await server.stop()
-      console.log('')
-      console.log(`Traced /v1/messages calls of the measured TTFT rounds (ms, median (p25–p75); tracing adds a little of its own):`)
-      console.log('')
-      console.log(
-        `| process | arrival → request to the model server written | written → model server's first bytes read | those bytes → first bytes written to the client | written → on the wire | calls |`,
-      )
-      console.log('|---|---|---|---|---|---|')
-      console.log(`| gateway | ${traceSummary(traceFiles.gateway, traceWindow.from, traceWindow.to).join(' | ')} |`)
-      console.log(`| bare proxy | ${traceSummary(traceFiles.proxy, traceWindow.from, traceWindow.to).join(' | ')} |`)
-      // The same model server answers all three paths: its own time differing by path is the other processes'
-      // work competing with it for the machine's cores (the gateway's quota commit while the model evaluates).
-      if (!values.modelserver)
-        console.log(`\nThe model server's own time (its arrival → its first write), by path: ${modelServerTimes(traceFiles.modelServer, traceWindow.from, traceWindow.to, messagesPaths)}`)
-    }
-    if (profileDir) {
-      await gateway.stop()
-      for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
-        const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')), 40, measuredFromUs)
-        const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
-        console.log(`\ngateway profile — busy ${busy.toFixed(0)} ms of ${totalMs.toFixed(0)} ms; self time by area:`)
-        for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
-        console.log('  top functions:')
-        for (const [f, ms] of functions.slice(0, 40)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
+    for (const pair of shortPairs) {
+      const got = new Map<string, Reply>()
+      for (const which of orders[(round + orders.length) % orders.length]!) {
+        if (round >= 0 && pair.name.startsWith('SSE /v1/messages')) messagesPaths.push(which)
+        got.set(which, await run(pair, which))
       }
+      if (round < 0) continue
+      const [d, g, p] = [got.get('direct')!, got.get('gateway')!, got.get('proxy')!]
+      const t = ttft.get(pair.name) ?? { direct: [], gateway: [], added: [], hop: [], beyond: [] }
+      t.direct.push(d.ttftMs)
+      t.gateway.push(g.ttftMs)
+      t.added.push(g.ttftMs - d.ttftMs)
+      t.hop.push(p.ttftMs - d.ttftMs)
+      t.beyond.push(g.ttftMs - p.ttftMs)
+      ttft.set(pair.name, t)
     }
-  } finally {
-    agent.destroy()
-    await proxy.stop()
-    await gateway.stop()
-    await server.stop()
-    await rm(dataDir, { recursive: true, force: true })
+  }
+  traceWindow.to = performance.timeOrigin + performance.now()
+  return { ttft, traceWindow, messagesPaths, loadAtStart, measuredFromUs }
+}
+
+/** The tokens/s rounds: direct and gateway alternate (ABBA). */
+async function measureTokenRates(longPairs: Pair[]): Promise<Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>> {
+  const rate = new Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>()
+  for (let round = -1; round < rounds; round++) {
+    const gatewayFirst = round % 2 === 1
+    for (const pair of longPairs) {
+      const [a, b] = gatewayFirst ? [await run(pair, 'gateway'), await run(pair, 'direct')] : [await run(pair, 'direct'), await run(pair, 'gateway')]
+      const [d, g] = gatewayFirst ? [b, a] : [a, b]
+      if (round < 0) continue
+      const [dt, gt] = [pair.tokensOf(d), pair.tokensOf(g)]
+      if (dt !== tokens || gt !== tokens) throw new Error(`${pair.name}: ${dt} / ${gt} tokens, not ${tokens}`)
+      const t = rate.get(pair.name) ?? { direct: [], gateway: [], ratio: [] }
+      const [dr, gr] = [dt / (d.totalMs / 1000), gt / (g.totalMs / 1000)]
+      t.direct.push(dr)
+      t.gateway.push(gr)
+      t.ratio.push(gr / dr)
+      rate.set(pair.name, t)
+    }
+  }
+
+  return rate
+}
+
+/** Prints the tables and the target lines; returns the `/v1/messages` figures (for the trace), if measured. */
+function printFigures({ ttft, loadAtStart }: FirstTokens, rate: Map<string, { direct: number[]; gateway: number[]; ratio: number[] }>, seed: number) {
+  const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
+  const spread = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} (${quantile(xs, 0.25).toFixed(digits)}–${quantile(xs, 0.75).toFixed(digits)})`
+  const layout = values.pin ? 'pinned: gateway and bare proxy on CPU 0, client and model server on CPU 1' : `${os.availableParallelism()} cores shared`
+  console.log(`${ttftRounds} TTFT rounds, ${rounds} tokens/s rounds + ${values.warmup} warm-up calls per path + 1 warm-up round each, alternating order; ${tokens}-token streams (seed ${seed}); ${layout}; load ${loadAtStart.toFixed(2)} at the first round, ${load} (1/5/15 min) at the end`)
+  console.log(`gateway node flags: ${gatewayNodeFlags.join(' ') || '(none)'}`)
+  console.log('')
+  console.log('TTFT (ms): medians; added = per-round differences, median (p25–p75) and p90')
+  console.log('')
+  console.log('| Stream | direct | gateway | bare proxy | gateway added | gateway added p90 | bare proxy added (the hop) | gateway beyond the hop |')
+  console.log('|---|---|---|---|---|---|---|---|')
+  for (const [name, t] of ttft)
+    console.log(`| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.direct.map((d, i) => d + t.hop[i]!)).toFixed(2)} | ${spread(t.added, 2)} | ${quantile(t.added, 0.9).toFixed(2)} | ${spread(t.hop, 2)} | ${spread(t.beyond, 2)} |`)
+  console.log('')
+  console.log('| Stream | TTFT direct (ms) | TTFT gateway (ms) | added, median (p25–p75) | tokens/s direct | tokens/s gateway | ratio, median (p25–p75) |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const name of ttft.keys()) {
+    const t = ttft.get(name)!
+    const r = rate.get(name)!
+    console.log(
+      `| ${name} | ${median(t.direct).toFixed(2)} | ${median(t.gateway).toFixed(2)} | ${median(t.added).toFixed(2)} (${quantile(t.added, 0.25).toFixed(2)}–${quantile(t.added, 0.75).toFixed(2)}) | ` +
+        `${median(r.direct).toFixed(0)} | ${median(r.gateway).toFixed(0)} | ${median(r.ratio).toFixed(3)} (${quantile(r.ratio, 0.25).toFixed(3)}–${quantile(r.ratio, 0.75).toFixed(3)}) |`,
+    )
+  }
+  // The gateway's added first-token time beside the bare proxy's (one more process on the path, nothing else),
+  // from the same rounds: the gateway's own work (metering included) may cost at most as much again as the hop.
+  console.log('')
+  for (const [name, t] of ttft) {
+    const [gatewayAdded, hop] = [median(t.added), median(t.hop)]
+    console.log(
+      `${name}: first token added — gateway ${gatewayAdded.toFixed(2)} ms, bare proxy ${hop.toFixed(2)} ms (${hop > 0 ? (gatewayAdded / hop).toFixed(2) : '∞'}×): within 2× ${gatewayAdded <= 2 * hop ? 'met' : 'NOT met'}`,
+    )
+  }
+  // What the gateway adds to the first token of a streamed `/v1/messages` call, from the per-round differences
+  // with the direct call of the same round (the order rotating every round).
+  const messages = [...ttft.entries()].find(([name]) => name.startsWith('SSE /v1/messages'))?.[1]
+  if (messages) {
+    const added = median(messages.added)
+    console.log('')
+    console.log(
+      `/v1/messages first token, gateway − direct over ${messages.added.length} rounds: median ${added.toFixed(2)} ms, p90 ${quantile(messages.added, 0.9).toFixed(2)} ms ` +
+        `(beyond the bare proxy's hop: median ${median(messages.beyond).toFixed(2)} ms) — the ≤ 1 ms median ${added <= 1 ? 'met' : 'NOT met'} at load ${loadAtStart.toFixed(2)} → ${os.loadavg()[0]!.toFixed(2)}`,
+    )
+  }
+  return messages
+}
+
+/** `--trace`: each process's times for the measured `/v1/messages` calls. */
+function printTrace(traceFiles: TraceFiles, { traceWindow, messagesPaths }: FirstTokens): void {
+  console.log('')
+  console.log(`Traced /v1/messages calls of the measured TTFT rounds (ms, median (p25–p75); tracing adds a little of its own):`)
+  console.log('')
+  console.log(
+    `| process | arrival → request to the model server written | written → model server's first bytes read | those bytes → first bytes written to the client | written → on the wire | calls |`,
+  )
+  console.log('|---|---|---|---|---|---|')
+  console.log(`| gateway | ${traceSummary(traceFiles.gateway, traceWindow.from, traceWindow.to).join(' | ')} |`)
+  console.log(`| bare proxy | ${traceSummary(traceFiles.proxy, traceWindow.from, traceWindow.to).join(' | ')} |`)
+  // The same model server answers all three paths: its own time differing by path is the other processes'
+  // work competing with it for the machine's cores (the gateway's quota commit while the model evaluates).
+  if (!values.modelserver)
+    console.log(`\nThe model server's own time (its arrival → its first write), by path: ${modelServerTimes(traceFiles.modelServer, traceWindow.from, traceWindow.to, messagesPaths)}`)
+}
+
+/** `--profile`: the gateway's self time by area and by function, over the measured rounds. */
+function printProfile(profileDir: string, measuredFromUs: number): void {
+  for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const { areas, functions, totalMs } = summarise(JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')), 40, measuredFromUs)
+    const busy = totalMs - (areas.find(([a]) => a === '((idle))')?.[1] ?? 0)
+    console.log(`\ngateway profile — busy ${busy.toFixed(0)} ms of ${totalMs.toFixed(0)} ms; self time by area:`)
+    for (const [a, ms] of areas) if (a !== '((idle))') console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${a}`)
+    console.log('  top functions:')
+    for (const [f, ms] of functions.slice(0, 40)) if (!f.startsWith('(idle)')) console.log(`  ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${f}`)
   }
 }

@@ -37,7 +37,6 @@ async function runGateway(): Promise<void> {
   const { StorageService } = await import('../../src/storage/StorageService.js')
   const { readStorageConfig } = await import('../../src/storage/config.js')
   const { readX402Config } = await import('../../src/x402/config.js')
-  const { BaseError } = await import('../../src/shared/errors/BaseError.js')
   const { gatewayCatalogue } = await import('../../src/handlers/plugins.js')
   const database = await createDatabase({ url: process.env.SERVICE_DATABASE_URL! })
   const service = new StorageService({ storage: readStorageConfig(), x402: readX402Config(), ledger: new Ledger(database.db) })
@@ -66,8 +65,10 @@ async function runGateway(): Promise<void> {
         send(outcome.status, outcome.body, outcome.headers)
       } else send(404, { error: 'not_found' })
     } catch (error) {
-      const code = error instanceof BaseError ? error.code : 'internal_error'
-      send(gatewayCatalogue.statusOfCode(code) ?? 500, { error: code, message: String(error) })
+      // the gateway's own rendering: a 402 carries its PAYMENT-REQUIRED header, a refusal its status and code
+      const result = gatewayCatalogue.toResult(error)
+      if (result) send(result.status, result.body, result.headers as Record<string, string> | undefined)
+      else send(500, { error: 'internal_error', message: String(error) })
     }
   })
   server.listen(Number(process.env.SERVICE_PORT), '127.0.0.1', () => process.send?.('ready'))
@@ -108,61 +109,13 @@ async function runBench(): Promise<void> {
   const mbIndex = process.argv.indexOf('--mb')
   const mb = mbIndex > 0 ? Number(process.argv[mbIndex + 1]) : 200
   const size = mb * 1_000_000
-  const { anvilAccount } = await import('../../devnet/accounts.js')
   const { base, env, cleanup, dir } = await startStoreBenchPeers('bench-store-')
   const spoolIndex = process.argv.indexOf('--spool')
   const spool = spoolIndex > 0 ? process.argv[spoolIndex + 1] : undefined
-  if (spool !== undefined) {
-    if (spool !== 'local' && spool !== 'postgres') throw new Error('--spool local|postgres')
-    const pg = (await import('pg')).default
-    const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-    const schema = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
-    const admin = new pg.Client({ connectionString: server })
-    await admin.connect()
-    await admin.query(`CREATE SCHEMA "${schema}"`)
-    await admin.end()
-    cleanup.push(async () => {
-      const drop = new pg.Client({ connectionString: server })
-      await drop.connect()
-      await drop.query(`DROP SCHEMA "${schema}" CASCADE`)
-      await drop.end()
-    })
-    env.SERVICE_DATABASE_URL = `${server}?options=${encodeURIComponent(`-c search_path=${schema}`)}`
-    env.SERVICE_STORAGE__SPOOL_STORE = spool
-  }
+  if (spool !== undefined) await onPostgresSpool(spool, env, cleanup)
   try {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', here, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    cleanup.unshift(async () => {
-      child.kill('SIGTERM')
-      await new Promise((r) => child.once('exit', r))
-    })
-    await new Promise<void>((resolve, reject) => {
-      child.once('message', () => resolve())
-      child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
-    })
-    const gw = env.SERVICE_PUBLIC_ORIGIN as string
-
-    const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
-    const client = new x402HTTPClient(
-      new x402Client((_v, accepts) => accepts[0]!)
-        .register('eip155:*', new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(anvilAccount(2).privateKey), pub)))
-        .setSpendControls({ allowedAssets: [{ network: 'eip155:8453', asset: base.tokenAddress, maxAmountPerPayment: '1000000000' }] }),
-    )
-    const payAndStore = async (path: string, bytes: number) => {
-      const quote = await postMultipart(gw, path, bytes, {})
-      if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${JSON.stringify(quote.body)}`)
-      const required = client.getPaymentRequiredResponse((n) => quote.headers[n.toLowerCase()], quote.body)
-      const payload = await client.createPaymentPayload(required)
-      const paid = await postMultipart(gw, path, bytes, client.encodePaymentSignatureHeader(payload))
-      if (paid.status !== 200) {
-        // the queued upload's recorded cause (the bench gateway has no logger)
-        const { createDatabase } = await import('../../src/db/createDatabase.js')
-        const db = await createDatabase({ url: env.SERVICE_DATABASE_URL!, migrate: false })
-        const rows = await db.db.selectFrom('storage_uploads').select(['upload_id', 'status', 'last_error']).execute().finally(() => db.close())
-        throw new Error(`paid upload answered ${paid.status}: ${JSON.stringify(paid.body)} ${JSON.stringify(rows)}`)
-      }
-      return { result: paid.body as { arTxId: string; sha256: string; sizeBytes: number }, amount: required.accepts[0]!.amount }
-    }
+    const gw = await startGatewayChild(env, cleanup)
+    const payAndStore = await paidStoreClient(base, gw, env)
 
     // warm-up: load every module on the path with a small paid upload
     const small = join(dir, 'small.bin')
@@ -171,29 +124,7 @@ async function runBench(): Promise<void> {
 
     const big = join(dir, 'big.bin')
     process.stdout.write(`writing ${mb} MB test file… `)
-    const hash = createHash('sha256')
-    await new Promise<void>((resolve, reject) => {
-      const out = createWriteStream(big)
-      out.on('error', reject)
-      let written = 0
-      const chunk = randomBytes(1 << 20)
-      const pump = () => {
-        while (written < size) {
-          const n = Math.min(chunk.length, size - written)
-          const part = chunk.subarray(0, n)
-          chunk[0] = (chunk[0]! + 1) & 255
-          hash.update(part)
-          written += n
-          if (!out.write(Buffer.from(part))) {
-            out.once('drain', pump)
-            return
-          }
-        }
-        out.end(resolve)
-      }
-      pump()
-    })
-    const sha = hash.digest('hex')
+    const sha = await writeTestFile(big, size)
     console.log('done')
 
     const { base: rssBase } = (await (await fetch(`${gw}/__bench/start`)).json()) as { base: number }
@@ -201,16 +132,7 @@ async function runBench(): Promise<void> {
     const { result, amount } = await payAndStore(big, (await stat(big)).size)
     const seconds = (Date.now() - started) / 1000
     const { peak } = (await (await fetch(`${gw}/__bench/stop`)).json()) as { peak: number }
-
-    const back = await fetch(`${env.SERVICE_STORAGE__GATEWAY_URL}/${result.arTxId}`)
-    const readHash = createHash('sha256')
-    const reader = back.body!.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      readHash.update(value)
-    }
-    const readBack = readHash.digest('hex')
+    const readBack = await sha256Of(`${env.SERVICE_STORAGE__GATEWAY_URL}/${result.arTxId}`)
     const growthMb = (peak - rssBase) / 1_048_576
     console.log(JSON.stringify({
       bench: 'storeUpload',
@@ -231,4 +153,109 @@ async function runBench(): Promise<void> {
   } finally {
     for (const fn of cleanup) await fn().catch(() => undefined)
   }
+}
+
+type Cleanup = (() => Promise<unknown>)[]
+
+/** `--spool local|postgres`: the gateway on a PostgreSQL schema of its own (dropped at the end) with that spool store. */
+async function onPostgresSpool(spool: string, env: NodeJS.ProcessEnv, cleanup: Cleanup): Promise<void> {
+  if (spool !== 'local' && spool !== 'postgres') throw new Error('--spool local|postgres')
+  const pg = (await import('pg')).default
+  const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  const schema = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
+  const admin = new pg.Client({ connectionString: server })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA "${schema}"`)
+  await admin.end()
+  cleanup.push(async () => {
+    const drop = new pg.Client({ connectionString: server })
+    await drop.connect()
+    await drop.query(`DROP SCHEMA "${schema}" CASCADE`)
+    await drop.end()
+  })
+  env.SERVICE_DATABASE_URL = `${server}?options=${encodeURIComponent(`-c search_path=${schema}`)}`
+  env.SERVICE_STORAGE__SPOOL_STORE = spool
+}
+
+/** The gateway's storage path in a child process (`--gateway`), stopped first at cleanup; its origin. */
+async function startGatewayChild(env: NodeJS.ProcessEnv, cleanup: Cleanup): Promise<string> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', here, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  cleanup.unshift(async () => {
+    child.kill('SIGTERM')
+    await new Promise((r) => child.once('exit', r))
+  })
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve())
+    child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
+  })
+  return env.SERVICE_PUBLIC_ORIGIN as string
+}
+
+type StoreBenchPeers = Awaited<ReturnType<typeof startStoreBenchPeers>>
+type Stored = { result: { arTxId: string; sha256: string; sizeBytes: number }; amount: string }
+
+/** Quote, then pay with the x402 reference client (an Anvil payer on the local Base) and store a file. */
+async function paidStoreClient(base: StoreBenchPeers['base'], gw: string, env: NodeJS.ProcessEnv): Promise<(path: string, bytes: number) => Promise<Stored>> {
+  const { anvilAccount } = await import('../../devnet/accounts.js')
+  const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
+  const client = new x402HTTPClient(
+    new x402Client((_v, accepts) => accepts[0]!)
+      .register('eip155:*', new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(anvilAccount(2).privateKey), pub)))
+      .setSpendControls({ allowedAssets: [{ network: 'eip155:8453', asset: base.tokenAddress, maxAmountPerPayment: '1000000000' }] }),
+  )
+  return async (path, bytes) => {
+    const quote = await postMultipart(gw, path, bytes, {})
+    if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${JSON.stringify(quote.body)}`)
+    const required = client.getPaymentRequiredResponse((n) => quote.headers[n.toLowerCase()], quote.body)
+    const payload = await client.createPaymentPayload(required)
+    const paid = await postMultipart(gw, path, bytes, client.encodePaymentSignatureHeader(payload))
+    if (paid.status !== 200) {
+      // the queued upload's recorded cause (the bench gateway has no logger)
+      const { createDatabase } = await import('../../src/db/createDatabase.js')
+      const db = await createDatabase({ url: env.SERVICE_DATABASE_URL!, migrate: false })
+      const rows = await db.db.selectFrom('storage_uploads').select(['upload_id', 'status', 'last_error']).execute().finally(() => db.close())
+      throw new Error(`paid upload answered ${paid.status}: ${JSON.stringify(paid.body)} ${JSON.stringify(rows)}`)
+    }
+    return { result: paid.body as Stored['result'], amount: required.accepts[0]!.amount }
+  }
+}
+
+/** Writes `size` bytes of random data to `path` (a 1 MiB block, varied each time) and returns their SHA-256. */
+async function writeTestFile(path: string, size: number): Promise<string> {
+  const hash = createHash('sha256')
+  await new Promise<void>((resolve, reject) => {
+    const out = createWriteStream(path)
+    out.on('error', reject)
+    let written = 0
+    const chunk = randomBytes(1 << 20)
+    const pump = () => {
+      while (written < size) {
+        const n = Math.min(chunk.length, size - written)
+        const part = chunk.subarray(0, n)
+        chunk[0] = (chunk[0]! + 1) & 255
+        hash.update(part)
+        written += n
+        if (!out.write(Buffer.from(part))) {
+          out.once('drain', pump)
+          return
+        }
+      }
+      out.end(resolve)
+    }
+    pump()
+  })
+  return hash.digest('hex')
+}
+
+/** The SHA-256 of what a URL serves, read as a stream. */
+async function sha256Of(url: string): Promise<string> {
+  const back = await fetch(url)
+  const readHash = createHash('sha256')
+  const reader = back.body!.getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    readHash.update(value)
+  }
+  return readHash.digest('hex')
 }

@@ -14,29 +14,6 @@ const MAX_LINES = 100
 /** Page templates are long by nature (one function renders one page) and are exempt. */
 const EXEMPT = [/^src\/pages\//, /\.test\.ts$/, /\.d\.ts$/]
 
-/**
- * Functions being split in other branches right now; each entry goes away when that work lands. The list can
- * only shrink: a test below fails once an entry is no longer long.
- */
-const SPLIT_ELSEWHERE = [
-  'scripts/bench/llmGateway.ts:bench',
-]
-/**
- * Functions still waiting for their split. Same rule as above: it may only shrink, and nothing may be added.
- */
-const NOT_YET_SPLIT = [
-  'scripts/soak/runSoak.ts:runSoak',
-  'devnet/startDevnet.ts:startDevnet',
-  'devnet/upstream/startUpstream.ts:startUpstream',
-  'devnet/algod/startAlgod.ts:startAlgod',
-  'devnet/facilitator/startFacilitator.ts:startFacilitator',
-  'scripts/bench/storeUpload.ts:runBench',
-  'devnet/arweave/startArweaveGateway.ts:startArweaveGateway',
-  'conformance/drivers/batchSettlement.ts:batchSettlementDriver',
-  'conformance/fuzz/fuzz.ts:fuzz',
-]
-const EXCEPTIONS = new Set([...SPLIT_ELSEWHERE, ...NOT_YET_SPLIT])
-
 type LongFunction = { file: string; line: number; name: string; length: number }
 
 /** The name a reader would search for: the declared name, else the variable or property it is assigned to. */
@@ -81,19 +58,13 @@ function scan(): LongFunction[] {
     .flatMap((file) => longFunctions(file, readFileSync(join(ROOT, file), 'utf8')))
 }
 
-const key = (f: LongFunction) => `${f.file}:${f.name}`
 const describeLong = (f: LongFunction) => `${f.file}:${f.line} ${f.name} ${f.length} lines`
 
 describe('function length', () => {
   const found = scan()
 
   it(`no function outside the page templates is over ${MAX_LINES} lines`, () => {
-    expect(found.filter((f) => !EXCEPTIONS.has(key(f))).map(describeLong)).toEqual([])
-  })
-
-  it('every function on an exception list is still long (the lists only shrink)', () => {
-    const stillLong = new Set(found.map(key))
-    expect([...EXCEPTIONS].filter((k) => !stillLong.has(k))).toEqual([])
+    expect(found.map(describeLong)).toEqual([])
   })
 
   it('finds a planted 101-line function and passes one of 100 lines', () => {

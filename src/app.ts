@@ -34,6 +34,7 @@ import { FallbackRateLimitStore } from './pipeline/FallbackRateLimitStore.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './pipeline/MemoryRateLimitStore.js'
 import { RedisRateLimitStore } from './pipeline/RedisRateLimitStore.js'
 import { createRateLimiter, rateLimitStage } from './pipeline/rateLimitStage.js'
+import { NoRouteError } from './pipeline/refusals.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
 import { createPipelineApp } from './shared/http/createPipelineApp.js'
@@ -113,7 +114,6 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const router = createOpenApiRouter<GatewayLocals>({
     document,
     logger,
-    unrouted: gate.noRoute,
     securityHandlers: security.handlers,
     unauthorized: security.unauthorized,
     handlers: handlerStage(deps.handlers ?? handlersOf(plugins, declaredStatuses(document)), services),
@@ -140,7 +140,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     composeStages(
       ...tracingStages, //                           0. tracing (when on): the request's span, in the caller's trace
       corsStage({ origins: config.corsOrigins }), // 1. CORS (a preflight ends here)
-      rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, send: router.send, matchOperation: router.matchOperation }), // 2. rate limit
+      rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, refuse: (req, res, error, operation) => router.send(req, res, mapError(error, undefined), operation), matchOperation: router.matchOperation }), // 2. rate limit
       publicAssets(root), //                         public static prefixes (x-public-prefixes): no gate, files only
       router.pipeline(
         gate.stage(router.routeOf), //               3. gate: a closed path needs a live session
@@ -158,7 +158,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       // A stage that failed (the rate limit's shared store, say): the catalogue's answer, never Express's HTML page.
       fallback: (req, res, error) => {
         if (res.headersSent) return void res.destroy()
-        void router.send(req, res, error === undefined ? { status: 404, body: { error: 'not_found', message: `No route for ${req.method} ${req.path}.` } } : mapError(error, undefined))
+        void router.send(req, res, mapError(error ?? new NoRouteError(req.method, req.path), undefined))
       },
     },
   )

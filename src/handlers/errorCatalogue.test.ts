@@ -1,3 +1,5 @@
+import { AuthRequiredError } from '../gate/AuthRequiredError.js'
+import { MetricsTokenRequiredError, RateLimitedError } from '../pipeline/refusals.js'
 import { describe, expect, it } from 'vitest'
 import { SHADOW_ERROR_CODES, ShadowError } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
@@ -28,7 +30,22 @@ describe('the gateway error table (one mapping for every domain)', () => {
     for (const code of SHADOW_ERROR_CODES) expect(gatewayCatalogue.statusOfCode(code), code).toBe(shadowErrorRows[code].status)
     const sealed = new ShadowError('vault_locked', 'The vault is sealed.')
     expect('status' in sealed).toBe(false)
-    expect(gatewayCatalogue.toResult(sealed)).toEqual({ status: 423, body: { error: 'vault_locked', message: 'The vault is sealed.' } })
+    // the plain body is the document's `Error` (what a refusal outside any operation is checked against)
+    expect(gatewayCatalogue.toResult(sealed)).toEqual({ status: 423, body: { error: 'vault_locked', message: 'The vault is sealed.' }, component: 'Error' })
+  })
+
+  it("renders an error's own answer: its route's body and its headers, with the catalogue's status", () => {
+    const denied = new AuthRequiredError({ body: { code: 'auth_required', from: '/agents' }, component: 'AuthRequired' })
+    expect(gatewayCatalogue.toResult(denied)).toEqual({ status: 401, body: { code: 'auth_required', from: '/agents' }, component: 'AuthRequired' })
+    const metrics = gatewayCatalogue.toResult(new MetricsTokenRequiredError('send the token'))
+    expect(metrics).toMatchObject({ status: 401, body: { error: 'metrics_token_required', message: 'send the token' }, component: 'Error' })
+    expect(metrics?.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="metrics"' })
+    expect(gatewayCatalogue.toResult(new RateLimitedError(7))).toEqual({
+      status: 429,
+      body: { error: 'rate_limited', message: 'too many requests; retry after 7 s', details: { retry_after_s: 7 } },
+      component: 'Error',
+      headers: { 'Retry-After': '7' },
+    })
   })
 
   it('leaves an unlisted code (even one named like an Object property) to the 500 path', () => {

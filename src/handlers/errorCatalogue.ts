@@ -1,6 +1,6 @@
 import { BaseError } from '../shared/errors/BaseError.js'
 import { PaymentRequiredError, renderPaymentRequired } from '../x402/PaymentRequiredError.js'
-import type { HttpResult } from '../shared/http/index.js'
+import type { UnroutedResult } from '../shared/http/index.js'
 import type { ErrorMapping, HandlerContext } from '../services/types.js'
 
 /**
@@ -24,6 +24,18 @@ export const mcpErrorRows = {
 
 /** The core's rows: what the always-built services throw. */
 export const coreErrorRows = {
+  // the pipeline's own refusals (src/pipeline/refusals.ts): the router, the gate, the security stage, the rate limit
+  not_found: { status: 404 },
+  method_not_allowed: { status: 405 },
+  auth_required: { status: 401 },
+  unauthorized: { status: 401 },
+  metrics_token_required: { status: 401 },
+  metrics_token_invalid: { status: 401 },
+  rate_limited: { status: 429 },
+  // the overlord's bearer scheme, refused by the security stage whether the shadow plug-in is built or not
+  bearer_required: { status: 401 },
+  bearer_invalid: { status: 401 },
+  insufficient_privilege: { status: 401 },
   // request shape
   invalid_request: { status: 400 },
   invalid_json: { status: 400 },
@@ -90,8 +102,11 @@ export class ErrorCatalogue {
     return error instanceof BaseError ? (this.statusOfCode(error.code) ?? 500) : 500
   }
 
-  /** Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`. */
-  toResult(error: unknown): HttpResult | undefined {
+  /**
+   * Maps a thrown error to a response, or `undefined` when it is not a catalogued `BaseError`: its row's status and
+   * the plain `Error` body, or what the error's `answer` says instead (its route's body, its headers).
+   */
+  toResult(error: unknown): UnroutedResult | undefined {
     if (!(error instanceof BaseError)) return undefined
     const status = this.statusOfCode(error.code)
     if (status === undefined) return undefined
@@ -99,10 +114,18 @@ export class ErrorCatalogue {
     const details = detailsOf(error)
     // A refusal that says when to come back says it in the header clients and load balancers read, too.
     const retryAfter = details?.retry_after_s
+    const headers = {
+      ...(typeof retryAfter === 'number' && Number.isInteger(retryAfter) && retryAfter >= 1 ? { 'Retry-After': String(retryAfter) } : {}),
+      ...error.answer?.headers,
+    }
+    const answer = error.answer
+    const plain = details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage }
     return {
       status,
-      body: details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage },
-      ...(typeof retryAfter === 'number' && Number.isInteger(retryAfter) && retryAfter >= 1 ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
+      body: answer?.body ?? plain,
+      // outside any operation the body is checked against this schema (the plain body is an `Error`)
+      component: answer?.body === undefined ? 'Error' : answer.component,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
     }
   }
 }

@@ -3,6 +3,7 @@ import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import { LLM_API_KEY_SCHEME } from '../gate/PublicSet.js'
 import type { OperationInfo, OperationStage, RequestExchange, UnroutedRequest, UnroutedResult } from '../shared/http/index.js'
 import { sessionTokenOf } from '../handlers/core/session.js'
+import { AuthRequiredError } from '../gate/AuthRequiredError.js'
 import { errorShapeOf, shapedAuthRequired } from './shapedAuthRequired.js'
 
 /** What the gate keeps of a request's session in its locals (the security stage reads the same lookup). */
@@ -21,17 +22,11 @@ export type GateStageParameters = {
 
 export type GateStage = {
   /**
-   * The gate's answer to a request without a valid session on a closed path: 302 to /login or 401 — in the shape
-   * `operation` declares for its 401 when it is another API family's (an OpenAI-compatible route: OpenAI's error).
+   * The gate's answer to a request without a valid session on a closed path: 302 to /login, or a thrown
+   * `AuthRequiredError` (401) — in the shape `operation` declares for its 401 when it is another API family's (an
+   * OpenAI-compatible route: OpenAI's error).
    */
   deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo) => Promise<UnroutedResult>
-  /**
-   * Requests the document has no operation for, gated and answered in one call: closed paths are denied,
-   * open ones get 404/405. (In the pipeline, `stage` gates and the route stage answers with `noRoute`.)
-   */
-  unrouted: (request: UnroutedRequest) => Promise<UnroutedResult>
-  /** The 404/405 of a request the document has no operation for (once the gate has let it through). */
-  noRoute: (request: UnroutedRequest) => UnroutedResult
   /**
    * The pipeline stage, before the route: a request on a closed path proceeds only with a live session
    * (looked up once; kept in `locals` for the security stage) or, on an operation, a bearer credential
@@ -52,21 +47,12 @@ export function gateStage({ gate, validateSession, onAuthRequired }: GateStagePa
     if (denial.kind === 'redirect') return { status: 302, headers: { Location: denial.location, 'Cache-Control': 'no-store' } }
     onAuthRequired?.()
     const shape = errorShapeOf(operation?.definition)
-    if (shape === undefined) return { status: 401, body: denial.body, component: 'AuthRequired' }
+    if (shape === undefined) throw new AuthRequiredError({ body: denial.body, component: 'AuthRequired' })
     const sent = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined
-    return { status: 401, body: shapedAuthRequired(shape, denial.body, sent) }
+    throw new AuthRequiredError({ body: shapedAuthRequired(shape, denial.body, sent) })
   }
-  const noRoute = (request: UnroutedRequest): UnroutedResult =>
-    request.reason === 'not_found'
-      ? { status: 404, body: { error: 'not_found', message: `no route for ${request.method} ${request.path}` }, component: 'Error' }
-      : { status: 405, body: { error: 'method_not_allowed', message: `${request.method} is not allowed on ${request.path}` }, component: 'Error' }
   return {
     deny,
-    noRoute,
-    unrouted: async (request) => {
-      const open = gate.isOpen(request.path, undefined) || (await validateSession(request)) !== undefined
-      return open ? noRoute(request) : deny(request)
-    },
     stage: (routeOf) => (exchange) => {
       const operation = routeOf(exchange)
       if (gate.isOpen(exchange.path, operation?.security)) return undefined

@@ -1,6 +1,7 @@
 import express from 'express'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Listening, listen } from '../../tests/support/listen.js'
+import { gatewayCatalogue } from '../handlers/plugins.js'
 import type { UnroutedResult } from '../shared/http/index.js'
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from './MemoryRateLimitStore.js'
 import { createRateLimiter, rateLimitStage } from './rateLimitStage.js'
@@ -14,7 +15,9 @@ async function serve(store?: RateLimitStore): Promise<{ server: Listening; sent:
       max: 2,
       store,
       matchOperation: () => undefined,
-      send: async (_req, res, result) => {
+      // rendered as the app does: through the gateway's catalogue
+      refuse: async (_req, res, error) => {
+        const result = gatewayCatalogue.toResult(error)!
         sent.push(result)
         res.statusCode = result.status
         for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v as string)

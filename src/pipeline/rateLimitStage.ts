@@ -1,15 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { ipKeyGenerator } from 'express-rate-limit'
-import type { OperationInfo, UnroutedResult } from '../shared/http/index.js'
+import type { OperationInfo } from '../shared/http/index.js'
+import { RateLimitedError } from './refusals.js'
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from './MemoryRateLimitStore.js'
 
 export type RateLimitStageParameters = {
   windowS: number
   /** Requests per address per window. */
   max: number
-  /** Sends the 429 through the router (validated against the document like every response). */
-  send: (req: IncomingMessage, res: ServerResponse, result: UnroutedResult, operation?: OperationInfo) => Promise<void>
+  /** Answers the 429 (a `RateLimitedError`) through the catalogue and the router's response validation, like every refusal. */
+  refuse: (req: IncomingMessage, res: ServerResponse, error: InstanceType<typeof RateLimitedError>, operation?: OperationInfo) => Promise<void>
   /** The operation a request routes to (so the 429 is checked against that operation's responses). */
   matchOperation: (method: string, path: string) => OperationInfo | undefined
   /** Where the counters live (default: this process's memory). */
@@ -19,9 +20,8 @@ export type RateLimitStageParameters = {
 }
 
 /**
- * Stage 2 (seed 000 §8): a global per-address limit before the gate, 429 + `Retry-After` in the document's
- * `Error` shape, and the IETF draft-7 `RateLimit` / `RateLimit-Policy` headers on every response. IPv6 clients
- * are keyed by their /56 (one host holds a whole prefix). Counting is O(1) per request with no timer per key
+ * Stage 2 (seed 000 §8): a global per-address limit before the gate, 429 `rate_limited` + `Retry-After`, and
+ * the IETF draft-7 `RateLimit` / `RateLimit-Policy` headers on every response. IPv6 clients are keyed by their /56 (one host holds a whole prefix). Counting is O(1) per request with no timer per key
  * (`MemoryRateLimitStore`); a shared store plugs in through `store`.
  */
 export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
@@ -36,17 +36,7 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
     res.setHeader('RateLimit', `limit=${p.max}, remaining=${Math.max(0, p.max - hit.count)}, reset=${resetS}`)
     if (hit.count <= p.max) return next()
     const retryAfter = Math.max(1, resetS)
-    void p.send(
-      req,
-      res,
-      {
-        status: 429,
-        headers: { 'Retry-After': String(retryAfter) },
-        body: { error: 'rate_limited', message: `too many requests; retry after ${retryAfter} s`, details: { retry_after_s: retryAfter } },
-        component: 'Error',
-      },
-      p.matchOperation(req.method, req.path),
-    )
+    void p.refuse(req, res, new RateLimitedError(retryAfter), p.matchOperation(req.method, req.path))
   }
 
   return (req, res, next) => {

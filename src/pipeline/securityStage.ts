@@ -3,7 +3,9 @@ import { requiresSession } from '../gate/PublicSet.js'
 import { lookupSession, sessionTokenOf } from '../handlers/core/session.js'
 import type { DomainSetup, GatewayLocals, HandlerContext, Services } from '../handlers/types.js'
 import type { HttpResult, RequestContext } from '../shared/http/index.js'
+import { ShadowError } from '../overlord/ShadowError.js'
 import type { GateStage } from './gateStage.js'
+import { MetricsTokenInvalidError, MetricsTokenRequiredError, UnauthorizedError } from './refusals.js'
 
 export type SecurityStageParameters = {
   services: Services
@@ -74,28 +76,27 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
         if (custom) return custom(withServices(ctx))
       }
       if (schemes.includes(BEARER_SCHEME)) return bearerUnauthorized(ctx, services)
-      return { status: 401, body: { error: 'unauthorized', message: 'authentication required' } }
+      throw new UnauthorizedError()
     },
   }
 }
 
 /** 401 of `/metrics` off loopback: what to send, or that the token sent is wrong (never which part). */
-function metricsUnauthorized(ctx: RequestContext<GatewayLocals>, services: Services): HttpResult {
+function metricsUnauthorized(ctx: RequestContext<GatewayLocals>, services: Services): never {
   const refusal = services.metricsAccess.check(ctx.ip, ctx.headers.authorization)
-  if (refusal === 'metrics_token_invalid') return { status: 401, body: { error: refusal, message: 'metrics token invalid' } }
-  const message = services.metricsAccess.tokenConfigured
-    ? '/metrics off this machine needs Authorization: Bearer <SERVICE_METRICS__TOKEN>'
-    : '/metrics is served on loopback only; the operator sets SERVICE_METRICS__TOKEN to scrape it from elsewhere'
-  return { status: 401, body: { error: 'metrics_token_required', message }, headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } }
+  if (refusal === 'metrics_token_invalid') throw new MetricsTokenInvalidError()
+  throw new MetricsTokenRequiredError(
+    services.metricsAccess.tokenConfigured
+      ? '/metrics off this machine needs Authorization: Bearer <SERVICE_METRICS__TOKEN>'
+      : '/metrics is served on loopback only; the operator sets SERVICE_METRICS__TOKEN to scrape it from elsewhere',
+  )
 }
 
 /** Default 401 of the shadow tier's bearer scheme (`BearerUnauthorized` of the document). */
-async function bearerUnauthorized(ctx: RequestContext<GatewayLocals>, services: Services): Promise<HttpResult> {
+async function bearerUnauthorized(ctx: RequestContext<GatewayLocals>, services: Services): Promise<never> {
   const authorization = ctx.headers.authorization
-  if (authorization && /^bearer\s+\S/i.test(authorization))
-    return { status: 401, body: { error: 'bearer_invalid', message: 'bearer token invalid or expired' } }
+  if (authorization && /^bearer\s+\S/i.test(authorization)) throw new ShadowError('bearer_invalid', 'bearer token invalid or expired')
   const session = await services.login.validate(sessionTokenOf(ctx))
-  if (session)
-    return { status: 401, body: { error: 'insufficient_privilege', message: 'a session token does not authorise shadow-overlord operations' } }
-  return { status: 401, body: { error: 'bearer_required', message: 'Authorization: Bearer <jwt> required' } }
+  if (session) throw new ShadowError('insufficient_privilege', 'a session token does not authorise shadow-overlord operations')
+  throw new ShadowError('bearer_required', 'Authorization: Bearer <jwt> required')
 }

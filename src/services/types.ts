@@ -28,7 +28,7 @@ import type { McpToolSpec } from '../mcp/toolCatalog.js'
 import type { CoreAgent } from '../llm/CoreAgent.js'
 import type { OpenAiProxy } from '../llm/OpenAiProxy.js'
 import type { BatchService } from './createBatchService.js'
-import type { HttpResult, RequestContext } from '../shared/http/index.js'
+import type { HttpResult, RequestContext, UnroutedResult } from '../shared/http/index.js'
 import type { RailRegistry } from '../x402/RailRegistry.js'
 import type { MetricsAccess } from './MetricsAccess.js'
 
@@ -130,7 +130,7 @@ export interface Services {
 /** What the error catalogue answers for a thrown error (`src/handlers/errorCatalogue.ts`). */
 export type ErrorMapping = {
   /** The status and `Error` body, or `undefined` when the error is not catalogued (a fault). */
-  toResult(error: unknown): HttpResult | undefined
+  toResult(error: unknown): UnroutedResult | undefined
   /** The status (500 when not catalogued). */
   statusOf(error: unknown): number
 }

@@ -3,7 +3,7 @@ import { addressRange } from '../../shared/addressRange.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { errorsOf } from '../errorCatalogue.js'
 import type { Handler, HandlerContext } from '../types.js'
-import { callerOf } from './session.js'
+import { requireCaller } from './session.js'
 
 /** Cost endpoints: a session and one unit of the wallet's daily quota, or an x402 payment past it. */
 export const cost =
@@ -31,8 +31,7 @@ export type CostOptions = {
 export const costResult =
   (run: (ctx: HandlerContext, server: MeteredModelServer) => Promise<HttpResult>, options: CostOptions = {}): Handler =>
   async (ctx) => {
-    const caller = callerOf(ctx)
-    if ('status' in caller) return caller
+    const caller = requireCaller(ctx)
     const { meter, config } = ctx.services
     const model = (ctx.body as { model?: unknown } | undefined)?.model
     return meter.call(

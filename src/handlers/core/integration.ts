@@ -3,7 +3,7 @@ import { eventVisibleTo } from '../../catalogue/eventVisibleTo.js'
 import { checkHealth } from '../../health/checkHealth.js'
 import { parseReadinessRequirement, UnknownCapabilityError } from '../../health/parseReadinessRequirement.js'
 import type { Handler } from '../types.js'
-import { callerOf } from './session.js'
+import { requireCaller } from './session.js'
 
 const started = Date.now()
 
@@ -41,8 +41,7 @@ export const getRecentCatalogueEvents: Handler = async (ctx) => {
   const kind = ctx.query.kind as string | undefined
   const limit = (ctx.query.limit as number | undefined) ?? 50
   const human = ctx.query.h === true
-  const caller = callerOf(ctx)
-  if ('status' in caller) return caller
+  const caller = requireCaller(ctx)
   // The overlord bearer reads every event; a wallet reads those about itself and those that name no one.
   const events =
     caller.tier === 'overlord'

@@ -4,8 +4,7 @@ import { callerOf } from './session.js'
 
 /** The caller's wallet (none for an anonymous request) and the call's metered model server. */
 export const call = (ctx: HandlerContext, server: MeteredModelServer) => {
-  const caller = callerOf(ctx)
-  return { wallet: 'status' in caller ? undefined : caller.wallet, server }
+  return { wallet: callerOf(ctx)?.wallet, server }
 }
 
 /** Logs a stream that ended with an error after its 200 went out. */

@@ -1,5 +1,5 @@
 import type { ValidSession } from '../../auth/LoginService.js'
-import type { HttpResult } from '../../shared/http/index.js'
+import { AuthRequiredError } from '../../gate/AuthRequiredError.js'
 import type { HandlerContext, Services } from '../types.js'
 
 /** Cookie carrying the session token for browser page navigations (GET/HEAD only; see docs/gateway-core.md). */
@@ -58,19 +58,25 @@ export function clearedSessionCookie(secure: boolean): string {
  */
 export type Caller = { wallet: string; tier: 'overlord' | 'session' | 'api_key' }
 
-/** The caller of a session operation, or the gate's 401 when the request got in anonymously. */
-export function callerOf(ctx: HandlerContext): Caller | HttpResult {
+/** The caller of a session operation, or `undefined` when the request got in anonymously (an open operation). */
+export function callerOf(ctx: HandlerContext): Caller | undefined {
   const overlord = ctx.security.overlordBearer
   if (typeof overlord === 'string') return { wallet: overlord, tier: 'overlord' }
   const wallet = ctx.locals.session?.wallet
   if (wallet) return { wallet, tier: 'session' }
   const key = ctx.locals.apiKey
   if (key) return { wallet: key.wallet, tier: 'api_key' }
-  return { status: 401, body: { code: 'auth_required', from: ctx.path } }
+  return undefined
 }
 
-/** For handlers of session operations: the caller's wallet, or the gate's 401 when the request got in anonymously. */
-export function requireWallet(ctx: HandlerContext): string | HttpResult {
+/** For handlers of session operations: the caller, or the gate's refusal (401) when the request got in anonymously. */
+export function requireCaller(ctx: HandlerContext): Caller {
   const caller = callerOf(ctx)
-  return 'status' in caller ? caller : caller.wallet
+  if (!caller) throw new AuthRequiredError({ body: { code: 'auth_required', from: ctx.path } })
+  return caller
+}
+
+/** For handlers of session operations: the caller's wallet, or the gate's refusal (401) when the request got in anonymously. */
+export function requireWallet(ctx: HandlerContext): string {
+  return requireCaller(ctx).wallet
 }

@@ -11,15 +11,14 @@ import { clampKeepAlive } from '../../llm/clampKeepAlive.js'
 import type { OpenAiPath, OpenAiProxyResult } from '../../llm/OpenAiProxy.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { costResult } from '../core/cost.js'
-import { type Caller, callerOf } from '../core/session.js'
+import { type Caller, requireCaller } from '../core/session.js'
 import type { Handler, HandlerContext } from '../types.js'
 
 /** A session operation's handler that needs the caller (401 `auth_required` when the request got in anonymously). */
 const withCaller =
   (run: (ctx: HandlerContext, caller: Caller) => Promise<HttpResult>): Handler =>
   async (ctx) => {
-    const caller = callerOf(ctx)
-    return 'status' in caller ? caller : run(ctx, caller)
+    return run(ctx, requireCaller(ctx))
   }
 
 // ── /llm keys ──
@@ -96,7 +95,7 @@ export const llmGenerate = costResult(
     const { marketplace, config } = ctx.services
     let request: Record<string, unknown> = { ...body, model: body.model ?? config.modelServer.chatModel, stream: body.stream ?? true }
     // The models are shared: a user neither unloads them for everyone (0) nor pins one (-1).
-    if ((callerOf(ctx) as Caller).tier !== 'overlord') request.keep_alive = clampKeepAlive(body.keep_alive, config.keepAlive)
+    if (requireCaller(ctx).tier !== 'overlord') request.keep_alive = clampKeepAlive(body.keep_alive, config.keepAlive)
     if (marketplace.isAgent(request.model as string)) {
       const agent = await marketplace.agentContext(request.model as string)
       request = { ...request, model: agent.model, system: body.system ?? agent.instructions }
@@ -128,7 +127,7 @@ export const openAiModels = withCaller(async (ctx) => proxied(await ctx.services
 
 // ── /coreagent ──
 
-const coreAgentCall = (ctx: HandlerContext, server: MeteredModelServer) => ({ wallet: (callerOf(ctx) as Caller).wallet, server })
+const coreAgentCall = (ctx: HandlerContext, server: MeteredModelServer) => ({ wallet: requireCaller(ctx).wallet, server })
 
 export const coreAgentInteract = costResult(async (ctx, server) => ({ status: 200, body: await ctx.services.coreAgent.interact(ctx.body as CoreAgentInteractRequest, coreAgentCall(ctx, server)) }))
 

@@ -29,7 +29,7 @@ async function serveMcp(ctx: HandlerContext, tools: McpTools): Promise<HttpResul
   const caller = callerOf(ctx)
   const info: ServerInfo = {
     tools,
-    caller: 'status' in caller ? undefined : (caller as McpCaller),
+    caller: caller as McpCaller | undefined,
     clientAddress: ctx.ip,
     signal: ctx.signal,
     signIn: async (proof: unknown): Promise<McpCaller | undefined> => {

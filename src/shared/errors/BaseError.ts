@@ -5,7 +5,21 @@
  * (never secrets: no private key, token or signature material), and the underlying cause.
  * `code` is a stable snake_case string that the HTTP layer maps to a status and body in one place.
  */
+/**
+ * How an error is answered when not as its API's plain error body — the body its route documents instead (the
+ * gate's `AuthRequired`, an OpenAI-shaped 401), headers it carries (`WWW-Authenticate`), and the schema a body
+ * answered outside any operation is checked against. The status is never here: it is the catalogue's.
+ */
+export type ErrorAnswer = {
+  body?: unknown
+  headers?: Readonly<Record<string, string>> | undefined
+  /** `components.schemas` name the body must match when the request matched no operation. */
+  component?: string | undefined
+}
+
 export type BaseErrorParameters = {
+  /** How the HTTP layer answers it, when not with the plain error body (see `ErrorAnswer`). */
+  answer?: ErrorAnswer | undefined
   details?: string | undefined
   cause?: unknown
   meta?: Record<string, unknown> | undefined
@@ -20,6 +34,7 @@ export class BaseError<code extends string = string> extends Error {
   readonly details: string | undefined
   readonly meta: Record<string, unknown> | undefined
   readonly docsPath: string | undefined
+  readonly answer: ErrorAnswer | undefined
 
   constructor(code: code, shortMessage: string, parameters: BaseErrorParameters = {}) {
     const lines = [shortMessage]
@@ -31,6 +46,7 @@ export class BaseError<code extends string = string> extends Error {
     this.details = parameters.details
     this.meta = parameters.meta
     this.docsPath = parameters.docsPath
+    this.answer = parameters.answer
   }
 
   /**

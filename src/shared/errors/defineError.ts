@@ -1,4 +1,4 @@
-import { BaseError, type BaseErrorParameters } from './BaseError.js'
+import { BaseError, type BaseErrorParameters, type ErrorAnswer } from './BaseError.js'
 
 /** What a defined error's arguments become: its short message and, optionally, details, cause, meta and fields. */
 export type ErrorParts<fields extends object = object> = {
@@ -6,6 +6,8 @@ export type ErrorParts<fields extends object = object> = {
   details?: string | undefined
   cause?: unknown
   meta?: Record<string, unknown> | undefined
+  /** How the HTTP layer answers it, when not with the plain error body. */
+  answer?: ErrorAnswer | undefined
   /** Values kept on the error for the code that catches it (`error.maxBytes`), never rendered. */
   fields?: fields
 }

@@ -38,8 +38,6 @@ const NOT_YET_CONVERTED = [
   'src/cost/CostPayments.ts',
   'src/modelserver/app.ts',
   'src/modelserver/http/createApiKeyGuard.ts',
-  'src/modelserver/handlers/blobs.ts',
-  'src/modelserver/handlers/registryServer.ts',
 ]
 
 type Hit = { file: string; line: number; text: string }

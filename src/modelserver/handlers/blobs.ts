@@ -1,4 +1,5 @@
 import type { ModelServerContext } from '../ModelServerContext.js'
+import { ModelServerError } from '../errors.js'
 import { boundedBody } from './boundedBody.js'
 import { assertDigest, blobTooLarge, digestPattern } from '../store/BlobStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
@@ -6,8 +7,8 @@ import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 export async function checkBlob(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const digest = req.params.digest ?? ''
   // A malformed digest names no blob: 404 (HEAD has no body to explain a 400).
-  if (!digestPattern.test(digest)) return { status: 404 }
-  return { status: (await ctx.store.blobs.has(digest)) ? 200 : 404 }
+  if (!digestPattern.test(digest) || !(await ctx.store.blobs.has(digest))) throw new ModelServerError('blob_not_found', `blob ${digest} not found`)
+  return { status: 200 }
 }
 
 /**

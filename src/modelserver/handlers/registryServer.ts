@@ -54,7 +54,8 @@ export class RegistryServer {
 
   async headManifest(req: RequestContext): Promise<HttpResult> {
     const entry = await this.ctx.store.get(this.nameOf(req))
-    if (!entry) return { status: 404 }
+    // the GET's refusal (a HEAD answer carries no body)
+    if (!entry) return ociError('MANIFEST_UNKNOWN', { name: this.repoOf(req), reference: req.params.reference })
     return { status: 200, headers: { 'docker-content-digest': entry.digest, 'content-type': MANIFEST_MEDIA_TYPE } }
   }
 
@@ -100,7 +101,7 @@ export class RegistryServer {
   async headBlob(req: RequestContext): Promise<HttpResult> {
     const digest = req.params.digest!
     const size = await this.ctx.store.blobs.size(digest)
-    if (size === undefined) return { status: 404 }
+    if (size === undefined) return ociError('BLOB_UNKNOWN', { digest })
     return { status: 200, headers: { 'content-length': size, 'docker-content-digest': digest } }
   }
 

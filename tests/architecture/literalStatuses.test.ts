@@ -37,7 +37,6 @@ const NOT_YET_CONVERTED = [
   'src/llm/OpenAiProxy.ts',
   'src/cost/CostPayments.ts',
   'src/modelserver/app.ts',
-  'src/modelserver/http/createApiKeyGuard.ts',
 ]
 
 type Hit = { file: string; line: number; text: string }

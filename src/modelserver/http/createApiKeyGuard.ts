@@ -4,6 +4,7 @@ import type { HttpResult } from '../../shared/http/index.js'
 import type { ErrorShape } from '../errorShapes.js'
 import { openaiErrorBody } from '../openai/openaiError.js'
 import { ociError } from '../registry/ociErrors.js'
+import { modelServerErrorStatus } from '../errors.js'
 import type { ApiKeys } from './ApiKeys.js'
 
 /**
@@ -34,8 +35,9 @@ function presentedKey(req: Request): string | undefined {
 /** The 401 in the route's error shape (what the document declares for it): Ollama's `{error}`, OpenAI's, the OCI one. */
 export function unauthorizedAnswer(shape: ErrorShape): HttpResult & { component: string } {
   const message = 'unauthorized: an API key is required (Authorization: Bearer <key> or x-api-key)'
-  if (shape === 'openai') return { status: 401, body: openaiErrorBody(401, message, 'invalid_api_key'), component: 'OpenAIError' }
+  const status = modelServerErrorStatus.unauthorized
+  if (shape === 'openai') return { status, body: openaiErrorBody(status, message, 'invalid_api_key'), component: 'OpenAIError' }
   if (shape === 'oci') return { ...ociError('UNAUTHORIZED', {}), component: 'RegistryError' }
-  if (shape === 'anthropic') return { status: 401, body: anthropicErrorBody(401, message), component: 'AnthropicError' }
-  return { status: 401, body: { error: message }, component: 'Error' }
+  if (shape === 'anthropic') return { status, body: anthropicErrorBody(status, message), component: 'AnthropicError' }
+  return { status, body: { error: message }, component: 'Error' }
 }

@@ -281,11 +281,6 @@ export class CostPayments {
     )
   }
 
-  /** The same 402 as an answer, for a call whose refusal comes once it ran (its output withheld). */
-  paymentRequired(info: Pick<CostCallInfo, 'method' | 'path'>, why: { code: string; message: string; details?: Record<string, unknown> }): CostPaymentAnswer {
-    return renderPaymentRequired(this.refusal(info, why).body as CostPaymentRequired)
-  }
-
   /**
    * A batch voucher refused for its running total: the batch requirement of its chain carries the channel's state
    * and the latest voucher the server holds (x402's corrective 402), so the payer's client resynchronises.
@@ -308,9 +303,9 @@ export class CostPayments {
    * The 402 of a refused payment: its code and words, and — for `payment_expires_too_soon` (the minimum
    * validity) and `settlement_owed` (the payment owed) — what the client needs to fix it in `details`.
    */
-  refused(info: Pick<CostCallInfo, 'method' | 'path'>, error: InvalidPaymentError): CostPaymentAnswer {
+  refused(info: Pick<CostCallInfo, 'method' | 'path'>, error: InvalidPaymentError): PaymentRequiredError {
     const details = DETAILED_REFUSALS.has(error.code) ? error.meta : undefined
-    return this.paymentRequired(info, { code: error.code, message: error.shortMessage, ...(details ? { details } : {}) })
+    return this.refusal(info, { code: error.code, message: error.shortMessage, ...(details ? { details } : {}) })
   }
 
   /** True when the request carries `PAYMENT-SIGNATURE` or `X-PAYMENT`. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { answered } from '../../../tests/support/answered.js'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
@@ -44,7 +45,7 @@ afterAll(async () => {
   await db?.close()
 })
 
-const meterCall = (req: MeteredCallRequest, run: MeteredRun) => meter.call(req, run)
+const meterCall = (req: MeteredCallRequest, run: MeteredRun) => answered(meter.call(req, run))
 
 /** A fresh, well-formed EVM payment header (the fake facilitator accepts any signature); `id`: its payment identifier. */
 function payment(id?: string): Record<string, string> {

@@ -94,7 +94,7 @@ export class Meter {
       try {
         paid = await deps.payments.begin(req.headers, info)
       } catch (error) {
-        if (error instanceof InvalidPaymentError) return deps.payments.refused(info, error)
+        if (error instanceof InvalidPaymentError) throw deps.payments.refused(info, error)
         throw error
       }
       return this.#run(new MeteredCall(deps, req, { paidBy: 'payment', paid }), run)
@@ -112,9 +112,11 @@ export class Meter {
     if (result.status >= 400) {
       call.endDeadline()
       await call.giveBack()
-      const answer = call.cut ? (call.refusalOf(undefined) ?? result) : result
-      call.record({ status: answer.status, outcome: 'error', usage: call.budget.totals.usage, streamed: false, ttftMs: null, settled: false, generationS: null })
-      return answer
+      // ended at its payment's deadline: the 402 saying so (thrown, rendered by the catalogue), not what the cut left
+      const refusal = call.cut ? call.refusalOf(undefined) : undefined
+      call.record({ status: refusal ? call.req.statusOf(refusal) : result.status, outcome: 'error', usage: call.budget.totals.usage, streamed: false, ttftMs: null, settled: false, generationS: null })
+      if (refusal) throw refusal
+      return result
     }
     return result.stream ? finishStream(call, result) : finishWhole(call, result)
   }
@@ -139,7 +141,7 @@ export class Meter {
     } catch (error) {
       if (running) call.abandon(running)
       if (error instanceof QuotaExceededError && deps.payments.enabled) {
-        return deps.payments.paymentRequired(call.info, { code: error.code, message: error.shortMessage, details: error.meta })
+        throw deps.payments.refusal(call.info, { code: error.code, message: error.shortMessage, details: error.meta })
       }
       throw error
     }

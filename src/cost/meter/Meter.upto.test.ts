@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { answered } from '../../../tests/support/answered.js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ollamaChatFrames, ollamaGenerateFrames, type ScriptedAnswer, type ScriptedModelServer, startScriptedModelServer } from '../../../tests/support/scriptedModelServer.js'
 import { chatCompletionsStream, messagesStream, ollamaChatStream, ollamaGenerateStream, responsesStream, type StreamedEvent } from '../../../tests/support/streamedAnswers.js'
@@ -85,7 +86,7 @@ const paymentOptions = (perTokenMicro = 3_000_000n) => ({
 })
 
 const request = (headers: Record<string, string>): MeteredCallRequest => ({ wallet: WALLET, overlord: false, headers, route: 'llmChat', method: 'POST', path: '/llm/chat', model: undefined, statusOf: () => 502 })
-const call = (headers: Record<string, string>, run: MeteredRun) => meter.call(request(headers), run)
+const call = (headers: Record<string, string>, run: MeteredRun) => answered(meter.call(request(headers), run))
 const chat = (server: MeteredModelServer, numPredict?: number) => server.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], ...(numPredict ? { options: { num_predict: numPredict } } : {}) })
 const sent = (path: string) => ms.requests.filter((r) => r.path === path).map((r) => r.body)
 
@@ -154,7 +155,7 @@ describe('x402 upto: what the meter settles', () => {
     const header = permit('5')
     // 6 per token: the least a call costs (5) pays for no token
     const refusingMeter = testMeter({ db: db.db, modelServerUrl: ms.url, payments: new CostPayments(paymentOptions(6_000_000n)) })
-    const result = (await refusingMeter.call(request(header), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
+    const result = (await answered(refusingMeter.call(request(header), async (server) => ({ status: 200, body: await chat(server) })))) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ error: 'insufficient_amount' })
     expect(sent('/api/chat')).toEqual([])
@@ -265,7 +266,7 @@ describe("x402 upto: the meter ends a call before its payment's deadline", () =>
 
   it('a payment valid for a year is served like any other (its deadline is beyond the longest timer)', async () => {
     answer = () => ({ frames: ollamaChatFrames(4) })
-    const result = (await meterSettlingIn(365 * 86_400_000).call(request(permit()), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
+    const result = (await answered(meterSettlingIn(365 * 86_400_000).call(request(permit()), async (server) => ({ status: 200, body: await chat(server) })))) as HttpResult
     expect(result.status).toBe(200)
     expect(settledAmounts).toEqual(['12'])
   })
@@ -273,7 +274,7 @@ describe("x402 upto: the meter ends a call before its payment's deadline", () =>
   it('a payment that must be settled before the call could run is refused 402 payment_expires_too_soon; nothing is generated', async () => {
     answer = () => ({ frames: ollamaChatFrames(3) })
     const header = permit()
-    const result = (await meterSettlingIn(1_000).call(request(header), async (server) => ({ status: 200, body: await chat(server) }))) as HttpResult
+    const result = (await answered(meterSettlingIn(1_000).call(request(header), async (server) => ({ status: 200, body: await chat(server) })))) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ error: 'payment_expires_too_soon' })
     expect(ms.requests).toEqual([])

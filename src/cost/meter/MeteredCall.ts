@@ -1,5 +1,5 @@
 import type { HttpResult } from '../../shared/http/index.js'
-import { InvalidPaymentError } from '../../x402/index.js'
+import { InvalidPaymentError, type PaymentRequiredError } from '../../x402/index.js'
 import type { CostCallInfo, PaidCall } from '../CostPayments.js'
 import { paymentResponseHeader } from '../CostPayments.js'
 import type { PaidBy } from '../UsageLedger.js'
@@ -143,31 +143,30 @@ export class MeteredCall {
     })
   }
 
-  /** A refused settlement answers the requirements again (the output is withheld); anything else is thrown. */
-  async settleOrAnswer(tokens: number, delivered: boolean): Promise<{ headers: Record<string, string> } | HttpResult> {
+  /** Settles; a refused settlement throws the 402 with the requirements again (the output is withheld). */
+  async settle(tokens: number, delivered: boolean): Promise<{ headers: Record<string, string> }> {
     try {
       return { headers: paymentResponseHeader(await (this.paid as PaidCall).settle(tokens, { delivered })) }
     } catch (error) {
-      if (error instanceof InvalidPaymentError) return this.deps.payments.paymentRequired(this.info, { code: error.code, message: error.shortMessage })
+      if (error instanceof InvalidPaymentError) throw this.deps.payments.refusal(this.info, { code: error.code, message: error.shortMessage })
       throw error
     }
   }
 
   /** The 402 of a call the meter ended before it produced anything: its deadline, or a payment for no token. */
-  refusalOf(error: unknown): HttpResult | undefined {
+  refusalOf(error: unknown): PaymentRequiredError | undefined {
     if (!this.paid) return undefined
-    if (this.#cut) return this.deps.payments.paymentRequired(this.info, { code: this.#cut.code, message: this.#cut.shortMessage })
-    if (error instanceof GenerationBudgetSpentError) return this.deps.payments.paymentRequired(this.info, { code: 'insufficient_amount', message: error.shortMessage })
+    if (this.#cut) return this.deps.payments.refusal(this.info, { code: this.#cut.code, message: this.#cut.shortMessage })
+    if (error instanceof GenerationBudgetSpentError) return this.deps.payments.refusal(this.info, { code: 'insufficient_amount', message: error.shortMessage })
     return undefined
   }
 
-  /** A call that failed before any output: nothing is paid, and the meter's own refusals answer 402. */
-  async failed(error: unknown): Promise<HttpResult> {
+  /** A call that failed before any output: nothing is paid, and the meter's own refusals are thrown as 402s. */
+  async failed(error: unknown): Promise<never> {
     this.endDeadline()
     await this.giveBack()
-    const answer = this.refusalOf(error)
-    this.record({ status: answer?.status ?? this.req.statusOf(error), outcome: 'error', usage: this.budget.totals.usage, streamed: false, ttftMs: null, settled: false, generationS: null })
-    if (answer) return answer
-    throw error
+    const refusal = this.refusalOf(error)
+    this.record({ status: this.req.statusOf(refusal ?? error), outcome: 'error', usage: this.budget.totals.usage, streamed: false, ttftMs: null, settled: false, generationS: null })
+    throw refusal ?? error
   }
 }

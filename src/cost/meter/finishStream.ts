@@ -33,7 +33,6 @@ export async function finishStream(call: MeteredCall, result: HttpResult): Promi
       await call.giveBack()
     } else if (!call.paid.metered) {
       const answer = await settleFirst(call, iterator)
-      if ('status' in answer) return answer
       settled = true
       headers = { ...(headers ?? {}), ...answer.headers }
     }
@@ -51,22 +50,16 @@ function errorFirst(first: Chunk): boolean {
   return scanner.errored
 }
 
-/** `exact`: settled before the first chunk is sent. */
-async function settleFirst(call: MeteredCall, iterator: AsyncIterator<string | Uint8Array>): Promise<{ headers: Record<string, string> } | HttpResult> {
+/** `exact`: settled before the first chunk is sent; refused (a thrown 402), the stream is closed unsent. */
+async function settleFirst(call: MeteredCall, iterator: AsyncIterator<string | Uint8Array>): Promise<{ headers: Record<string, string> }> {
   call.endDeadline()
-  let answer: Awaited<ReturnType<MeteredCall['settleOrAnswer']>>
   try {
-    answer = await call.settleOrAnswer(0, false)
+    return await call.settle(0, false)
   } catch (error) {
     await iterator.return?.(undefined)
     call.record({ status: call.req.statusOf(error), outcome: 'error', usage: call.budget.totals.usage, streamed: true, ttftMs: null, settled: false, generationS: null })
     throw error
   }
-  if ('status' in answer) {
-    await iterator.return?.(undefined)
-    call.record({ status: answer.status, outcome: 'error', usage: call.budget.totals.usage, streamed: true, ttftMs: null, settled: false, generationS: null })
-  }
-  return answer
 }
 
 /**

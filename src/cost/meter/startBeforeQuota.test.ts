@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { answered } from '../../../tests/support/answered.js'
 import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
@@ -195,7 +196,7 @@ describe('a model call started while its quota unit is taken', () => {
     await new CostQuota(db.db, 1).consume(w) // the other instance
     expect(here.likelyAvailable(w)).toBe(true)
     const from = serverEvents.length
-    const result = (await meterWith(here, true).call(request(w), generate)) as HttpResult
+    const result = (await answered(meterWith(here, true).call(request(w), generate))) as HttpResult
     expect(result.status).toBe(402)
     expect(result.body).toMatchObject({ x402Version: 2, error: 'quota_exceeded' })
     expect(result.stream).toBeUndefined()
@@ -224,10 +225,12 @@ describe('a model call started while its quota unit is taken', () => {
     const first = await meterWith(quota).call(request(w), async () => ({ status: 200, body: { eval_count: 1 } }))
     expect(first.status).toBe(200)
     let started = 0
-    const second = (await meterWith(quota, true).call(request(w), async () => {
-      started++
-      return { status: 200, body: {} }
-    })) as HttpResult
+    const second = (await answered(
+      meterWith(quota, true).call(request(w), async () => {
+        started++
+        return { status: 200, body: {} }
+      }),
+    )) as HttpResult
     expect(second.status).toBe(402)
     expect(started).toBe(0)
   })

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server'
-import { decodeBase64Json, HEADER_PAYMENT_RESPONSE } from '../../x402/index.js'
+import { decodeBase64Json, HEADER_PAYMENT_RESPONSE, PaymentRequiredError, renderPaymentRequired } from '../../x402/index.js'
 import type { McpCaller, McpTool, MeteredAnswer, ToolCall, ToolContext } from '../McpTool.js'
 import { errorResult, META_PAYMENT, okResult, paymentRequiredResult } from '../toolResults.js'
 
@@ -35,9 +35,13 @@ async function chat(ports: ModelToolPorts, call: ToolCall, context: ToolContext)
   }
   // a tool result is whole: no NDJSON stream
   const request = { ...call.arguments, stream: false }
-  const answer = await ports.chat({ caller: call.caller, request, payment: call.meta?.[META_PAYMENT], clientAddress: call.clientAddress, signal: call.signal })
-  if (answer.status === 402) {
-    const body = answer.body as Record<string, unknown>
+  let answer: MeteredAnswer
+  try {
+    answer = await ports.chat({ caller: call.caller, request, payment: call.meta?.[META_PAYMENT], clientAddress: call.clientAddress, signal: call.signal })
+  } catch (error) {
+    // the meter's 402 (past the quota, a refused payment or settlement): the tool's x402 result, the same body
+    if (!(error instanceof PaymentRequiredError)) throw error
+    const body = renderPaymentRequired(error.body).body as Record<string, unknown>
     const extensions = { ...(body.extensions as Record<string, unknown> | undefined), ...context.extensions }
     return paymentRequiredResult({ ...body, extensions })
   }

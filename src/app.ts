@@ -1,7 +1,7 @@
 /**
  * The gateway's HTTP pipeline, in the seed's order (000 §4.1–4.2), listed once in `createApp`:
  *
- *   CORS → rate limit → gate → route → security → validation → handler → response validation → error mapping
+ *   CORS → rate limit → gate → route → security → validation → handler → respond, on-error, on-response
  *
  * With traces on (`SERVICE_TRACING__ENABLED`), a tracing stage comes first: the request's span, in which every
  * stage runs and every outgoing call is a child (`src/shared/tracing/`).
@@ -38,7 +38,16 @@ import { NoRouteError } from './pipeline/refusals.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
 import { createPipelineApp } from './shared/http/createPipelineApp.js'
-import { createOpenApiRouter, loadOpenApiDocument, type OpenApiRouter, type ResponseValidationReport } from './shared/http/index.js'
+import {
+  createOpenApiRouter,
+  loadOpenApiDocument,
+  onError,
+  onResponse,
+  type OpenApiRouter,
+  type ResponseInfo,
+  type ResponseValidationReport,
+  step,
+} from './shared/http/index.js'
 import { createLogger, type Logger } from './shared/logger.js'
 import { serverSpanStage } from './shared/tracing/serverSpanStage.js'
 import { startTracing } from './shared/tracing/startTracing.js'
@@ -117,15 +126,14 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     securityHandlers: security.handlers,
     unauthorized: security.unauthorized,
     handlers: handlerStage(deps.handlers ?? handlersOf(plugins, declaredStatuses(document)), services),
-    mapError,
     responseValidation: deps.responseValidation ?? config.responseValidation,
     onResponseValidationError: deps.onResponseValidationError,
-    onResponse: (info) => {
-      services.inbound.record({ durationMs: info.durationMs, bytesIn: info.requestBytes, bytesOut: info.responseBytes })
-      metrics.recordResponse(info)
-      logger.debug({ operation: info.operationId ?? 'unrouted', method: info.method, status: info.status, ms: Math.round(info.durationMs) }, 'request')
-    },
   })
+  const recordResponse = (info: ResponseInfo) => {
+    services.inbound.record({ durationMs: info.durationMs, bytesIn: info.requestBytes, bytesOut: info.responseBytes })
+    metrics.recordResponse(info)
+    logger.debug({ operation: info.operationId ?? 'unrouted', method: info.method, status: info.status, ms: Math.round(info.durationMs) }, 'request')
+  }
   // Rate limit counters in this process, or shared by every replica: in Redis (the database when Redis cannot
   // count a hit) or in the database.
   const { store: sharedRateLimitStore, close: closeRateLimitStore } = await createRateLimitStore(config, services.db, logger)
@@ -143,12 +151,15 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, refuse: (req, res, error, operation) => router.send(req, res, mapError(error, undefined), operation), matchOperation: router.matchOperation }), // 2. rate limit
       publicAssets(root), //                         public static prefixes (x-public-prefixes): no gate, files only
       router.pipeline(
-        gate.stage(router.routeOf), //               3. gate: a closed path needs a live session
-        router.stages.route, //                      4. route: the operation, its parameters, the context (404/405)
-        router.stages.security, //                   5. security: the operation's requirements (securityStage)
-        router.stages.validation, //                 6. validation: the body read, the request against the document
-        router.stages.handler, //                    7. handler (handlerStage)
-      ), //                                          8. response validation, 9. error mapping (errorStage): every answer
+        step('gate', gate.stage(router.routeOf)), //        3. a closed path needs a live session
+        step('route', router.stages.route), //              4. the operation, its parameters, the context (404/405)
+        step('security', router.stages.security), //        5. the operation's requirements (securityStage)
+        step('validation', router.stages.validation), //    6. the body read, the request against the document
+        step('handler', router.stages.handler), //          7. the operation's handler (handlerStage)
+        router.stages.respond, //                           8. respond: every answer validated against the document, sent
+        onError('on-error', mapError), //                   9. on-error: a thrown error through the catalogue (errorStage)
+        onResponse('on-response', recordResponse), //       10. on-response: inbound traffic, metrics, access log
+      ),
     ),
     {
       configure: (settings) => {

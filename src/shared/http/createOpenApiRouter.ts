@@ -11,6 +11,7 @@ import { type ResponseValidationMode, responseValidationStage } from './response
 import { routeStage } from './routeStage.js'
 import { type ResponseInfo, runOperationStages } from './runOperationStages.js'
 import { securityRequirementsStage } from './securityRequirementsStage.js'
+import { splitStages, type Stage } from './Stage.js'
 import type {
   HttpResult,
   OperationHandler,
@@ -71,6 +72,8 @@ export type OpenApiStages<Locals extends Record<string, unknown>> = {
   validation: OperationStage<Locals>
   /** The operation's handler. */
   handler: OperationStage<Locals>
+  /** `respond`: every answer validated against the document and sent (the list's respond entry). */
+  respond: Stage<Locals>
 }
 
 export type OpenApiRouter<Locals extends Record<string, unknown> = Record<string, unknown>> = {
@@ -78,8 +81,11 @@ export type OpenApiRouter<Locals extends Record<string, unknown> = Record<string
   handler: RequestHandler
   /** The stages `handler` runs, for an app that lists its own (with a gate before the route, say). */
   stages: OpenApiStages<Locals>
-  /** Runs the given stages in order, then response validation; errors go to `mapError` (see `runOperationStages`). */
-  pipeline(...stages: OperationStage<Locals>[]): RequestHandler
+  /**
+   * Runs the list's steps in order, answers through its `respond` entry and maps errors with its `on-error` entry
+   * (see `Stage`); a list without one of these uses the router's options (`mapError`, `onResponse`).
+   */
+  pipeline(...stages: (Stage<Locals> | OperationStage<Locals>)[]): RequestHandler
   /** The operation an exchange's request routes to (matched once per request, whichever stage asks first). */
   routeOf(exchange: RequestExchange<Locals>): OperationInfo | undefined
   /** openapi-backend as loaded (public API: `getOperations`, `router.parseRequest`, `validator.*`). */
@@ -130,16 +136,19 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       jsonMaxDepth: options.jsonMaxDepth,
     }),
     handler: operationHandlerStage<Locals>(handlersById),
+    respond: { kind: 'respond', name: 'respond', run: respond },
   }
-  const pipeline = (...list: OperationStage<Locals>[]) =>
-    runOperationStages<Locals>({
-      stages: list,
-      respond,
-      mapError: options.mapError,
-      onResponse: options.onResponse,
+  const pipeline = (...list: (Stage<Locals> | OperationStage<Locals>)[]) => {
+    const split = splitStages(list)
+    return runOperationStages<Locals>({
+      stages: split.steps,
+      respond: split.respond ?? respond,
+      mapError: split.onError ?? options.mapError,
+      onResponse: split.onResponse ?? options.onResponse,
       createLocals: options.createLocals,
       logger: options.logger,
     })
+  }
   const infoOf = (match: ReturnType<typeof compiled.match>) => (typeof match === 'string' ? undefined : match.info)
 
   return {

@@ -1,0 +1,54 @@
+import type { OperationStage } from './RequestExchange.js'
+import type { Responder } from './responseValidationStage.js'
+import type { ResponseInfo } from './runOperationStages.js'
+import type { HttpResult, RequestContext } from './types.js'
+
+/**
+ * One named entry of a request's stage list (`router.pipeline`), as Fastify names its hooks: a request's whole
+ * path — the steps, then how every answer is sent, how an error becomes an answer and what runs once the
+ * response is finished — reads as one list in each app (src/app.ts, src/modelserver/app.ts).
+ *
+ * - `step`: answers (the rest is skipped) or passes (`undefined`);
+ * - `respond`: sends every answer, the steps' and the on-error's (response validation);
+ * - `on-error`: what a step that threw or rejected answers;
+ * - `on-response`: called once the response is finished (metrics, access log).
+ */
+export type Stage<Locals extends Record<string, unknown> = Record<string, unknown>> =
+  | { readonly kind: 'step'; readonly name: string; readonly run: OperationStage<Locals> }
+  | { readonly kind: 'respond'; readonly name: string; readonly run: Responder }
+  | { readonly kind: 'on-error'; readonly name: string; readonly run: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult }
+  | { readonly kind: 'on-response'; readonly name: string; readonly run: (info: ResponseInfo) => void }
+
+/** A step of the list: `step('gate', gate.stage(routeOf))`. */
+export function step<Locals extends Record<string, unknown>>(name: string, run: OperationStage<Locals>): Stage<Locals> {
+  return { kind: 'step', name, run }
+}
+
+/** The list's `on-error` entry: a thrown error → its answer. */
+export function onError<Locals extends Record<string, unknown>>(
+  name: string,
+  run: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult,
+): Stage<Locals> {
+  return { kind: 'on-error', name, run }
+}
+
+/** The list's `on-response` entry, run once the response is finished. */
+export function onResponse<Locals extends Record<string, unknown>>(name: string, run: (info: ResponseInfo) => void): Stage<Locals> {
+  return { kind: 'on-response', name, run }
+}
+
+/** The stage list split by kind; a bare `OperationStage` is an unnamed step. */
+export function splitStages<Locals extends Record<string, unknown>>(list: readonly (Stage<Locals> | OperationStage<Locals>)[]) {
+  const steps: OperationStage<Locals>[] = []
+  let respond: Responder | undefined
+  let error: ((error: unknown, context: RequestContext<Locals> | undefined) => HttpResult) | undefined
+  let response: ((info: ResponseInfo) => void) | undefined
+  for (const entry of list) {
+    if (typeof entry === 'function') steps.push(entry)
+    else if (entry.kind === 'step') steps.push(entry.run)
+    else if (entry.kind === 'respond') respond = entry.run
+    else if (entry.kind === 'on-error') error = entry.run
+    else response = entry.run
+  }
+  return { steps, respond, onError: error, onResponse: response }
+}

@@ -9,11 +9,15 @@ import {
   createOpenApiRouter,
   loadOpenApiDocument,
   type HttpResult,
+  onError,
+  onResponse,
   type OpenApiRouter,
   type RequestContext,
+  type ResponseInfo,
   type RequestValidationIssue,
   type ResponseValidationMode,
   type ResponseValidationReport,
+  step,
 } from '../shared/http/index.js'
 import type { OperationId } from '../../generated/modelserver/operationIds.js'
 import { serverSpanStage } from '../shared/tracing/serverSpanStage.js'
@@ -112,7 +116,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   const apiKeys = new ApiKeys({ keys: config.apiKeys, file: config.apiKeysFile, onWarning: (message) => logger?.warn(message) })
   const origins = createOriginMatcher(config.origins)
   if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
-  const router = createModelServerRouter(options, { document, handlers: modelServerHandlers(ctx, registryClient, registry), errorShapeOf, mapError, metrics: ctx.metrics })
+  const router = createModelServerRouter(options, { document, handlers: modelServerHandlers(ctx, registryClient, registry), errorShapeOf })
 
   // Traces (off by default): the request's span joins the caller's trace (the gateway sends `traceparent`).
   const tracing = await startTracing(config.tracing, { exporter: options.spanExporter, logger })
@@ -140,12 +144,15 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   )
   app.use(
     router.pipeline(
-      router.stages.route, //                       4. route (HEAD: the document's HEAD operation, else the GET one)
-      router.stages.security, //                    5. security (the document requires none)
-      ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: (req, status, e) => unreadableBody(errorShapeOf(router.matchOperation(req.method, req.path)?.operationId), status, e) }), // 6a. the body, read as Ollama reads it
-      router.stages.validation, //                  6. validation against the document
-      router.stages.handler, //                     7. handler
-    ), //                                           8. response validation, 9. error mapping (createErrorMapper): every answer
+      step('route', router.stages.route), //        4. route (HEAD: the document's HEAD operation, else the GET one)
+      step('security', router.stages.security), //  5. security (the document requires none)
+      step('body', ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: (req, status, e) => unreadableBody(errorShapeOf(router.matchOperation(req.method, req.path)?.operationId), status, e) })), // 6a. the body, read as Ollama reads it
+      step('validation', router.stages.validation), // 6. validation against the document
+      step('handler', router.stages.handler), //    7. handler
+      router.stages.respond, //                     8. respond: every answer validated against the document, sent
+      onError('on-error', (error, r) => mapError(error, r?.operationId)), // 9. on-error: in the route's declared shape (createErrorMapper)
+      onResponse('on-response', recordResponse(ctx.metrics)), // 10. on-response: request metrics
+    ),
   )
   // Anything that escapes the pipeline still answers the route's error shape.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -244,12 +251,19 @@ type RouterParts = {
   document: Record<string, unknown>
   handlers: Record<OperationId, Handler>
   errorShapeOf: (operationId: string | undefined) => ErrorShape
-  mapError: ErrorMapper
-  metrics: ModelServerMetrics
+}
+
+/** The request metrics, once a response is finished. */
+function recordResponse(metrics: ModelServerMetrics) {
+  return (info: ResponseInfo) => {
+    const operation = info.operationId ?? 'unrouted'
+    metrics.requests.inc({ operation, status: String(info.status) })
+    metrics.requestDuration.observe({ operation }, info.durationMs / 1000)
+  }
 }
 
 /** The document's router: each refusal (invalid request, unknown route, thrown error) in the route's declared shape. */
-function createModelServerRouter(options: ModelServerOptions, { document, handlers, errorShapeOf, mapError, metrics }: RouterParts): OpenApiRouter {
+function createModelServerRouter(options: ModelServerOptions, { document, handlers, errorShapeOf }: RouterParts): OpenApiRouter {
   return createOpenApiRouter({
     document,
     handlers,
@@ -258,13 +272,7 @@ function createModelServerRouter(options: ModelServerOptions, { document, handle
     onResponseValidationError: options.onResponseValidationError,
     validateRequest: (r) => !unvalidatedOperations.has(r.operationId),
     invalidRequest: (r, errors) => invalidRequestAnswer(errorShapeOf(r.operationId), errors),
-    mapError: (error, r) => mapError(error, r?.operationId),
     unrouted: (r) => unroutedAnswer(r),
-    onResponse: (info) => {
-      const operation = info.operationId ?? 'unrouted'
-      metrics.requests.inc({ operation, status: String(info.status) })
-      metrics.requestDuration.observe({ operation }, info.durationMs / 1000)
-    },
     jsonLimit: '512mb',
   })
 }

@@ -25,7 +25,7 @@ import { startTracing } from '../shared/tracing/startTracing.js'
 import type { ModelServerConfig } from './config.js'
 import type { Engine } from './engine/Engine.js'
 import { EngineError, engineErrorStatus } from './engine/errors.js'
-import { createPathRedactor, INTERNAL_ERROR_MESSAGE, ModelServerError } from './errors.js'
+import { createPathRedactor, INTERNAL_ERROR_MESSAGE, ModelServerError, modelServerErrorStatus } from './errors.js'
 import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
 import { chat, embed, embeddings, generate } from './handlers/generation.js'
@@ -131,7 +131,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       origins,
       listenHost: config.host,
       allowedHosts: config.allowedHosts,
-      forbid: (req, res) => void router.send(req, res, { status: 403 }, router.matchOperation(req.method, req.path)),
+      forbid: (req, res) => void router.send(req, res, { status: modelServerErrorStatus.forbidden }, router.matchOperation(req.method, req.path)),
     }), //                                          1. CORS: refused origins and foreign Host names get 403
   )
   // 2. authentication: with API keys configured every route needs one (401 in the route's error shape); before
@@ -281,9 +281,10 @@ function createModelServerRouter(options: ModelServerOptions, { document, handle
 function invalidRequestAnswer(shape: ErrorShape, errors: ReadonlyArray<RequestValidationIssue>): HttpResult {
   if (shape === 'oci') return ociValidationError(errors)
   // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
-  if (shape === 'openai') return { status: 400, body: openaiErrorBody(400, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
-  if (shape === 'anthropic') return { status: 400, body: anthropicErrorBody(400, ollamaValidationMessage(errors)) }
-  return { status: 400, body: { error: ollamaValidationMessage(errors) } }
+  const status = modelServerErrorStatus.invalid_request
+  if (shape === 'openai') return { status, body: openaiErrorBody(status, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
+  if (shape === 'anthropic') return { status, body: anthropicErrorBody(status, ollamaValidationMessage(errors)) }
+  return { status, body: { error: ollamaValidationMessage(errors) } }
 }
 
 /** No operation for the path (404) or the method (405), in the shape of the path's family. */
@@ -295,8 +296,8 @@ function unroutedAnswer(r: { reason: string; method: string; path: string }): Ht
   }
   const result =
     r.reason === 'not_found'
-      ? { status: 404, body: { error: `404 page not found: ${r.method} ${r.path}` } }
-      : { status: 405, body: { error: `method ${r.method} not allowed on ${r.path}` } }
+      ? { status: modelServerErrorStatus.not_found, body: { error: `404 page not found: ${r.method} ${r.path}` } }
+      : { status: modelServerErrorStatus.method_not_allowed, body: { error: `method ${r.method} not allowed on ${r.path}` } }
   return shape === 'openai' ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
 }
 

@@ -20,7 +20,10 @@ export const modelServerErrorStatus = {
   model_load_failed: 500,
   model_unloaded: 500,
   generation_failed: 500,
-  // requests
+  // requests: the router's and the guards' refusals (app.ts), then the handlers'
+  forbidden: 403, // a browser origin or Host name the server does not answer (createBrowserGuard)
+  not_found: 404, // no operation at the path
+  method_not_allowed: 405, // the path exists, the method does not
   bad_request: 400,
   invalid_request: 400,
   invalid_model_name: 400,

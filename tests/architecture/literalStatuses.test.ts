@@ -36,7 +36,6 @@ const PLUGIN_ROWS = /^src\/handlers\/[^/]+\/errorRows\.ts$/
 const NOT_YET_CONVERTED = [
   'src/llm/OpenAiProxy.ts',
   'src/cost/CostPayments.ts',
-  'src/modelserver/app.ts',
 ]
 
 type Hit = { file: string; line: number; text: string }

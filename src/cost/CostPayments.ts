@@ -20,7 +20,6 @@ import {
   InvalidPaymentError,
   InvalidPaymentReasons,
   PaymentRequiredError,
-  renderPaymentRequired,
   type PaymentRequired,
   type PaymentRequirement,
   paymentIdentifierExtensions,
@@ -49,7 +48,6 @@ type HeaderBag = Record<string, string | string[] | undefined>
 
 /** The 402 of a cost call past the quota: the x402 v2 body (two EVM rails) plus the quota in `details`. */
 export type CostPaymentRequired = PaymentRequired & { details?: Record<string, unknown> }
-export type CostPaymentAnswer = { status: 402; body: CostPaymentRequired; headers: Record<string, string> }
 
 /**
  * A v2 `SettleResponse` (what `PAYMENT-RESPONSE` carries on a paid cost call). `amount`: what was settled
@@ -667,18 +665,21 @@ export class CostPayments {
     const batch = this.#batch
     if (!batch || !this.#batchEnabled) throw new BatchSettlementNotOfferedError()
     const offer = { ...this.#offer(info, this.#batchPrice), description: 'A refund of the unused batch-settlement deposit' }
-    const answer = (why: { code: string; message: string }) => {
-      const refusal = new PaymentRequiredError({
-        version: 2,
-        resource: { url: offer.resourceUrl, description: offer.description, mimeType: 'application/json' },
-        accepts: this.#corrected(batch.requirements(offer), why),
-        error: why.code,
-        message: why.message,
-      })
-      return renderPaymentRequired(refusal.body as CostPaymentRequired)
-    }
+    // the 402 with the scheme's terms (and the channel's state after a running-total mismatch), never cached
+    const refusal = (why: { code: string; message: string }) =>
+      new PaymentRequiredError(
+        {
+          version: 2,
+          resource: { url: offer.resourceUrl, description: offer.description, mimeType: 'application/json' },
+          accepts: this.#corrected(batch.requirements(offer), why),
+          error: why.code,
+          message: why.message,
+        },
+        undefined,
+        { 'Cache-Control': 'no-store' },
+      )
     const decoded = decodePaymentHeader(headers)
-    if (!decoded) return answer({ code: 'payment_required', message: 'send a batch-settlement refund payload in PAYMENT-SIGNATURE' })
+    if (!decoded) throw refusal({ code: 'payment_required', message: 'send a batch-settlement refund payload in PAYMENT-SIGNATURE' })
     const requirement = batch.requirement(decoded.network, offer)
     if (!requirement) throw new UnsupportedNetworkError(decoded.network)
     try {
@@ -698,7 +699,7 @@ export class CostPayments {
       }
     } catch (error) {
       if (error instanceof BatchCumulativeMismatchError) this.#keepCorrection(error)
-      if (error instanceof InvalidPaymentError) return answer({ code: error.code, message: error.shortMessage })
+      if (error instanceof InvalidPaymentError) throw refusal({ code: error.code, message: error.shortMessage })
       throw error
     }
   }
@@ -737,14 +738,12 @@ function describeCall(info: Pick<CostCallInfo, 'method' | 'path'>): string {
   return `One cost call of ${info.method} ${info.path} past the daily quota`
 }
 
-/** What `GET /x402/batch-settlement/refund` answers: the refund done, or the 402. */
-export type BatchRefundAnswer =
-  | CostPaymentAnswer
-  | {
-      status: 200
-      body: { channel_id: string; network: string; payer: string; refunded_atomic: string; transaction: string; charged_atomic: string }
-      headers: Record<string, string>
-    }
+/** What `GET /x402/batch-settlement/refund` answers when the refund is done (refused, it throws the 402). */
+export type BatchRefundAnswer = {
+  status: 200
+  body: { channel_id: string; network: string; payer: string; refunded_atomic: string; transaction: string; charged_atomic: string }
+  headers: Record<string, string>
+}
 
 /** The `validBefore` of a batch-settlement deposit's EIP-3009 authorization (undefined: not a deposit). */
 function depositValidBefore(payload: Record<string, unknown>): bigint | undefined {

@@ -1,5 +1,6 @@
 import { AuthRequiredError } from '../gate/AuthRequiredError.js'
 import { MetricsTokenRequiredError, RateLimitedError } from '../pipeline/refusals.js'
+import { PaymentRequiredError } from '../x402/PaymentRequiredError.js'
 import { describe, expect, it } from 'vitest'
 import { SHADOW_ERROR_CODES, ShadowError } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
@@ -40,6 +41,12 @@ describe('the gateway error table (one mapping for every domain)', () => {
     const metrics = gatewayCatalogue.toResult(new MetricsTokenRequiredError('send the token'))
     expect(metrics).toMatchObject({ status: 401, body: { error: 'metrics_token_required', message: 'send the token' }, component: 'Error' })
     expect(metrics?.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="metrics"' })
+    // a 402 keeps its PAYMENT-REQUIRED and adds what it carries (a refund's refusal is never cached)
+    const refund = new PaymentRequiredError({ version: 2, resource: { url: 'http://gw.test/x402/batch-settlement/refund', description: 'a refund', mimeType: 'application/json' }, accepts: [], error: 'payment_required' }, undefined, { 'Cache-Control': 'no-store' })
+    const rendered = gatewayCatalogue.toResult(refund)
+    expect(rendered?.status).toBe(402)
+    expect(Object.keys(rendered?.headers ?? {}).sort()).toEqual(['Cache-Control', 'PAYMENT-REQUIRED'])
+    expect(rendered?.headers?.['Cache-Control']).toBe('no-store')
     expect(gatewayCatalogue.toResult(new RateLimitedError(7))).toEqual({
       status: 429,
       body: { error: 'rate_limited', message: 'too many requests; retry after 7 s', details: { retry_after_s: 7 } },

@@ -110,7 +110,10 @@ export class ErrorCatalogue {
     if (!(error instanceof BaseError)) return undefined
     const status = this.statusOfCode(error.code)
     if (status === undefined) return undefined
-    if (error instanceof PaymentRequiredError) return { ...renderPaymentRequired(error.body), status }
+    if (error instanceof PaymentRequiredError) {
+      const rendered = renderPaymentRequired(error.body)
+      return { ...rendered, status, headers: { ...rendered.headers, ...error.answer?.headers } }
+    }
     const details = detailsOf(error)
     // A refusal that says when to come back says it in the header clients and load balancers read, too.
     const retryAfter = details?.retry_after_s

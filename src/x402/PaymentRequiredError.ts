@@ -12,10 +12,13 @@ export class PaymentRequiredError extends BaseError<'payment_required'> {
   override name = 'PaymentRequiredError'
   readonly body: PaymentRequired & { details?: Record<string, unknown> }
 
-  /** `details`: what the client needs to fix the refusal (a cost call's quota, the minimum validity, a debt). */
-  constructor(input: PaymentRequiredInput, details?: Record<string, unknown>) {
+  /**
+   * `details`: what the client needs to fix the refusal (a cost call's quota, the minimum validity, a debt);
+   * `headers`: headers its answer carries besides PAYMENT-REQUIRED (a refund's `Cache-Control: no-store`).
+   */
+  constructor(input: PaymentRequiredInput, details?: Record<string, unknown>, headers?: Readonly<Record<string, string>>) {
     const body = { ...buildPaymentRequired(input), ...(details ? { details } : {}) }
-    super('payment_required', body.message ?? 'payment required')
+    super('payment_required', body.message ?? 'payment required', headers ? { answer: { headers } } : {})
     this.body = body
   }
 }

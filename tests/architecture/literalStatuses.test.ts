@@ -35,7 +35,6 @@ const PLUGIN_ROWS = /^src\/handlers\/[^/]+\/errorRows\.ts$/
  */
 const NOT_YET_CONVERTED = [
   'src/llm/OpenAiProxy.ts',
-  'src/cost/CostPayments.ts',
 ]
 
 type Hit = { file: string; line: number; text: string }

@@ -13,6 +13,8 @@ export type AnthropicErrorBody = { type: 'error'; error: { type: string; message
 export type OpenAiProxyResult =
   | { kind: 'json'; status: number; body: unknown }
   | { kind: 'stream'; status: number; contentType: string; bytes: AsyncGenerator<Uint8Array> }
+  /** No answer to pass on: the coded error to throw (its status the catalogue's, its body in the path's shape). */
+  | { kind: 'refused'; error: ModelServerUnavailableError }
 
 export function openAiError(message: string, type: string, code: string | null, param: string | null = null): OpenAiErrorBody {
   return { error: { message, type, param, code } }
@@ -113,5 +115,6 @@ export class OpenAiProxy {
 
 function unavailable(error: unknown, path?: OpenAiPath): OpenAiProxyResult {
   if (!(error instanceof ModelServerUnavailableError)) throw error
-  return { kind: 'json', status: 502, body: errorFor(path, error.shortMessage, 'server_error', 'modelserver_unavailable') }
+  const body = errorFor(path, error.shortMessage, 'server_error', 'modelserver_unavailable')
+  return { kind: 'refused', error: new ModelServerUnavailableError('modelserver_unavailable', error.shortMessage, { cause: error, answer: { body } }) }
 }

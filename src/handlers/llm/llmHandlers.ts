@@ -109,6 +109,7 @@ export const llmGenerate = costResult(
 // ── /llm/v1 (OpenAI-compatible) ──
 
 function proxied(result: OpenAiProxyResult): HttpResult {
+  if (result.kind === 'refused') throw result.error
   if (result.kind === 'stream')
     return { status: result.status, contentType: result.contentType, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' }, stream: result.bytes }
   return { status: result.status, body: result.body }

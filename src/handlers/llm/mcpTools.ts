@@ -13,7 +13,8 @@ export function llmMcpTools(ctx: HandlerContext): McpTool[] {
     listModels: async (signal) => {
       const answer = await services.openAi.models(signal)
       // no model list (an answer not JSON): the catalogue's `modelserver_unavailable` as the tool's refusal
-      if (answer.kind !== 'json') throw new ModelServerUnavailableError('modelserver_unavailable', 'the model list could not be read')
+      // (the tool's refusal is the plain `{error, message}`, not the OpenAI-shaped body of the HTTP route)
+      if (answer.kind !== 'json') throw new ModelServerUnavailableError('modelserver_unavailable', answer.kind === 'refused' ? answer.error.shortMessage : 'the model list could not be read')
       return { status: answer.status, body: answer.body }
     },
     // `POST /llm/chat` through the meter, as one call: the wallet's and its network's quota, or the payment

@@ -12,19 +12,17 @@
  * minimum rate, so they are never cut and would hold a slot each for the whole run if an unpaid upload took one.
  * Prints the median, min and max of each series and whether the attacked median lies within the spread alone.
  */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { startStoreBenchPeers } from './support/startStoreBenchPeers.js'
+import { startStoreGateway } from './support/startStoreGateway.js'
 
-const gatewayScript = fileURLToPath(new URL('./storeUpload.ts', import.meta.url))
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`)
   return i > 0 ? Number(process.argv[i + 1]) : fallback
@@ -37,16 +35,7 @@ const { anvilAccount } = await import('../../devnet/accounts.js')
 const { base, env, cleanup, dir } = await startStoreBenchPeers('bench-slow-')
 try {
   // the gateway child of storeUpload.ts: StorageService behind a bare HTTP server
-  const child = spawn(process.execPath, ['--import', 'tsx', gatewayScript, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  cleanup.unshift(async () => {
-    child.kill('SIGTERM')
-    await new Promise((r) => child.once('exit', r))
-  })
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve())
-    child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
-  })
-  const gw = env.SERVICE_PUBLIC_ORIGIN as string
+  const gw = await startStoreGateway(env, cleanup)
 
   const pub = createPublicClient({ chain: base.chain, transport: http(base.url) })
   const client = new x402HTTPClient(

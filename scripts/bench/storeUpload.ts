@@ -12,21 +12,18 @@
  * its own RSS every 20 ms. The client streams the multipart body from disk (quote, then a paid request with
  * the x402 reference client), then the bytes are read back from the Arweave gateway and hashed.
  */
-import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { stat, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { startStoreBenchPeers } from './support/startStoreBenchPeers.js'
-
-const here = fileURLToPath(import.meta.url)
+import { startStoreGateway } from './support/startStoreGateway.js'
 
 if (process.argv.includes('--gateway')) await runGateway()
 else await runBench()
@@ -114,7 +111,7 @@ async function runBench(): Promise<void> {
   const spool = spoolIndex > 0 ? process.argv[spoolIndex + 1] : undefined
   if (spool !== undefined) await onPostgresSpool(spool, env, cleanup)
   try {
-    const gw = await startGatewayChild(env, cleanup)
+    const gw = await startStoreGateway(env, cleanup, ['--expose-gc'])
     const payAndStore = await paidStoreClient(base, gw, env)
 
     // warm-up: load every module on the path with a small paid upload
@@ -175,20 +172,6 @@ async function onPostgresSpool(spool: string, env: NodeJS.ProcessEnv, cleanup: C
   })
   env.SERVICE_DATABASE_URL = `${server}?options=${encodeURIComponent(`-c search_path=${schema}`)}`
   env.SERVICE_STORAGE__SPOOL_STORE = spool
-}
-
-/** The gateway's storage path in a child process (`--gateway`), stopped first at cleanup; its origin. */
-async function startGatewayChild(env: NodeJS.ProcessEnv, cleanup: Cleanup): Promise<string> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', here, '--gateway'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  cleanup.unshift(async () => {
-    child.kill('SIGTERM')
-    await new Promise((r) => child.once('exit', r))
-  })
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve())
-    child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
-  })
-  return env.SERVICE_PUBLIC_ORIGIN as string
 }
 
 type StoreBenchPeers = Awaited<ReturnType<typeof startStoreBenchPeers>>

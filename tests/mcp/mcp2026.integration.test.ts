@@ -5,6 +5,7 @@
  * store the file; a wrong argument is a tool result the model can read (`isError`), never a transport error; paid
  * `chat` takes a batch-settlement voucher; a sign-in-with-x proof in a call's `_meta` identifies the caller.
  */
+import { mcpRawPost } from '../support/mcpRawPost.js'
 import { Client as Client2026, StreamableHTTPClientTransport as Transport2026 } from '@modelcontextprotocol/client'
 import { x402Client } from '@x402/core/client'
 import type { PaymentRequired } from '@x402/core/types'
@@ -97,13 +98,7 @@ describe('the MCP 2.x client on 2026-07-28', () => {
   })
 
   it('answers handshake-free requests: server/discover, cache hints on the tool list, resultType on every result, no session', async () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} }
-    const post = (method: string, params: Record<string, unknown> = {}) =>
-      fetch(`${gw.url}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}) },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } }),
-      })
+    const post = mcpRawPost(gw.url)
     const discover = await post('server/discover')
     expect(discover.headers.get('mcp-session-id')).toBeNull()
     const found = (await discover.json()) as { result: Record<string, unknown> }

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { mcpRawPost } from '../support/mcpRawPost.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -46,13 +47,7 @@ describe('a gateway built without some domains', () => {
   })
 
   it('lists on /mcp the tools of the domains it was built with only: no receipt, model or chat tool', async () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} }
-    const post = (method: string, params: Record<string, unknown> = {}) =>
-      fetch(`${gw.url}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}) },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } }),
-      })
+    const post = mcpRawPost(gw.url)
     const listed = (await (await post('tools/list')).json()) as { result: { tools: { name: string }[] } }
     expect(listed.result.tools.map((tool) => tool.name)).toEqual(['quote_storage', 'store_file', 'verify_upload'])
     // a left-out domain's tool is unknown, not a tool that fails

@@ -1,5 +1,4 @@
 import { BaseError } from '../shared/errors/BaseError.js'
-import { PaymentRequiredError, renderPaymentRequired } from '../x402/PaymentRequiredError.js'
 import type { UnroutedResult } from '../shared/http/index.js'
 import type { ErrorMapping, HandlerContext } from '../services/types.js'
 
@@ -24,9 +23,8 @@ export const mcpErrorRows = {
 
 /** The core's rows: what the always-built services throw. */
 export const coreErrorRows = {
-  // the pipeline's own refusals (src/pipeline/refusals.ts): the router, the gate, the security stage, the rate limit
+  // the pipeline's own refusals (src/pipeline/refusals.ts): the fallback's 404, the gate, the security stage, the rate limit
   not_found: { status: 404 },
-  method_not_allowed: { status: 405 },
   auth_required: { status: 401 },
   unauthorized: { status: 401 },
   metrics_token_required: { status: 401 },
@@ -110,10 +108,6 @@ export class ErrorCatalogue {
     if (!(error instanceof BaseError)) return undefined
     const status = this.statusOfCode(error.code)
     if (status === undefined) return undefined
-    if (error instanceof PaymentRequiredError) {
-      const rendered = renderPaymentRequired(error.body)
-      return { ...rendered, status, headers: { ...rendered.headers, ...error.answer?.headers } }
-    }
     const details = detailsOf(error)
     // A refusal that says when to come back says it in the header clients and load balancers read, too.
     const retryAfter = details?.retry_after_s

@@ -1,16 +1,13 @@
 /**
- * The pipeline's own refusals, before any handler runs: the router's (no such route, no such method), the gate's,
- * the security stage's and the rate limit's. Coded errors like every other refusal: their statuses are rows of
+ * The pipeline's own refusals, before any handler runs: the fallback's (a request no stage answered), the
+ * security stage's and the rate limit's (the router's 404/405 are its own, `routeStage`). Coded errors like every other refusal: their statuses are rows of
  * the gateway's catalogue (`coreErrorRows`), and one stage renders them (`errorStage`). The gate's own refusal is
  * its domain's: src/gate/AuthRequiredError.ts.
  */
 import { defineError } from '../shared/errors/defineError.js'
 
-/** The document has no operation at this path. */
+/** A request no stage answered (the app's fallback): the document has no operation at this path. */
 export const NoRouteError = defineError('NoRouteError', 'not_found', (method: string, path: string) => `no route for ${method} ${path}`)
-
-/** The path exists, the method does not. */
-export const MethodNotAllowedError = defineError('MethodNotAllowedError', 'method_not_allowed', (method: string, path: string) => `${method} is not allowed on ${path}`)
 
 /** An operation none of whose security requirements is met, with no answer of its own. */
 export const UnauthorizedError = defineError('UnauthorizedError', 'unauthorized', () => 'authentication required')

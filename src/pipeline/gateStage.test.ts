@@ -4,8 +4,8 @@ import { CollectingEventSink } from '../../tests/support/shadowFixtures.js'
 import { ArrivalGate } from '../gate/ArrivalGate.js'
 import { PublicSet } from '../gate/PublicSet.js'
 import { exchangeFor } from '../../tests/support/pipelineFixtures.js'
-import { gatewayCatalogue } from '../handlers/plugins.js'
-import type { OperationInfo, RequestExchange, UnroutedResult } from '../shared/http/index.js'
+import { answeredByCatalogue } from '../../tests/support/answered.js'
+import type { OperationInfo, RequestExchange } from '../shared/http/index.js'
 import { gateStage } from './gateStage.js'
 
 const session = { wallet: '0x0000000000000000000000000000000000000001', expires_at: 2_000_000_000 }
@@ -27,17 +27,10 @@ function setup() {
   return { stage, events, authRequired: () => authRequired }
 }
 
-/** What the gate answers, as the app renders it: a result as is, a thrown refusal through the gateway's catalogue. */
-const answered = (pending: Promise<UnroutedResult | undefined> | UnroutedResult | undefined) =>
-  Promise.resolve(pending).then(
-    (result) => result,
-    (error: unknown) => gatewayCatalogue.toResult(error) ?? Promise.reject(error),
-  )
-
 describe('gateStage', () => {
   it('gates an unknown closed path before revealing whether it exists: JSON 401 auth_required', async () => {
     const { stage, authRequired } = setup()
-    expect(await answered(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing')))).toEqual({
+    expect(await answeredByCatalogue(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing')))).toEqual({
       status: 401,
       body: { code: 'auth_required', from: '/secret-thing' },
       component: 'AuthRequired',
@@ -47,16 +40,16 @@ describe('gateStage', () => {
 
   it('redirects a browser to /login (no-store) and records the redirect event', async () => {
     const { stage, events } = setup()
-    const result = await answered(stage.stage(routedTo(undefined))(exchangeOf('/journal/x', { accept: 'text/html' })))
+    const result = await answeredByCatalogue(stage.stage(routedTo(undefined))(exchangeOf('/journal/x', { accept: 'text/html' })))
     expect(result).toEqual({ status: 302, headers: { Location: '/login?from=%2Fjournal%2Fx', 'Cache-Control': 'no-store' } })
     expect(events.events.map((e) => e.kind)).toEqual(['auth.gate.redirect'])
   })
 
   it('lets public paths and callers with a live session on to the route (its 404/405), and denies a dead session', async () => {
     const { stage } = setup()
-    expect(await answered(stage.stage(routedTo(undefined))(exchangeOf('/doc/nothing')))).toBeUndefined()
-    expect(await answered(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing', { 'x-session-token': 'good' })))).toBeUndefined()
-    expect((await answered(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing', { 'x-session-token': 'bad' }))))?.status).toBe(401)
+    expect(await answeredByCatalogue(stage.stage(routedTo(undefined))(exchangeOf('/doc/nothing')))).toBeUndefined()
+    expect(await answeredByCatalogue(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing', { 'x-session-token': 'good' })))).toBeUndefined()
+    expect((await answeredByCatalogue(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing', { 'x-session-token': 'bad' }))))?.status).toBe(401)
   })
 })
 
@@ -73,7 +66,7 @@ describe('gateStage: the stage before the route', () => {
   const run = async (security: OperationInfo['security'] | undefined, path: string, headers: Record<string, string> = {}) => {
     const { stage } = setup()
     const exchange = exchangeFor('GET', path, headers) as RequestExchange<Record<string, unknown>>
-    return { result: await answered(stage.stage(routedTo(security))(exchange)), locals: exchange.locals }
+    return { result: await answeredByCatalogue(stage.stage(routedTo(security))(exchange)), locals: exchange.locals }
   }
 
   it('denies a session operation without a session before anything of the route runs', async () => {

@@ -7,12 +7,7 @@ import type { GatewayLocals, Services } from '../handlers/types.js'
 import type { RequestContext, SecurityRequirements } from '../shared/http/index.js'
 import { gateStage } from './gateStage.js'
 import { securityStage } from './securityStage.js'
-import { gatewayCatalogue } from '../handlers/plugins.js'
-import type { UnroutedResult } from '../shared/http/index.js'
-
-/** What the stage answers, as the app renders it: a result as is, a thrown refusal through the gateway's catalogue. */
-const answered = (pending: Promise<UnroutedResult>): Promise<UnroutedResult> =>
-  pending.catch((error: unknown) => gatewayCatalogue.toResult(error) ?? Promise.reject(error))
+import { answeredByCatalogue } from '../../tests/support/answered.js'
 
 const session = { wallet: '0x0000000000000000000000000000000000000001', expires_at: 2_000_000_000 }
 const SESSION: SecurityRequirements = [{ sessionToken: [] }, { sessionCookie: [] }]
@@ -85,14 +80,14 @@ describe('securityStage', () => {
 
   it('a session operation left unsatisfied is answered by the gate', async () => {
     const { stage } = setup()
-    expect(await answered(stage.unauthorized(context('/agents', SESSION)))).toMatchObject({ status: 401, body: { code: 'auth_required', from: '/agents' } })
+    expect(await answeredByCatalogue(stage.unauthorized(context('/agents', SESSION)))).toMatchObject({ status: 401, body: { code: 'auth_required', from: '/agents' } })
   })
 
   it('the bearer scheme gets its own 401s: invalid bearer, a session is not a bearer, none at all', async () => {
     const { stage } = setup()
-    expect((await answered(stage.unauthorized(context('/vault', BEARER, { authorization: 'Bearer x' })))).body).toMatchObject({ error: 'bearer_invalid' })
-    expect((await answered(stage.unauthorized(context('/vault', BEARER, { 'x-session-token': 'good' })))).body).toMatchObject({ error: 'insufficient_privilege' })
-    expect((await answered(stage.unauthorized(context('/vault', BEARER)))).body).toMatchObject({ error: 'bearer_required' })
+    expect((await answeredByCatalogue(stage.unauthorized(context('/vault', BEARER, { authorization: 'Bearer x' })))).body).toMatchObject({ error: 'bearer_invalid' })
+    expect((await answeredByCatalogue(stage.unauthorized(context('/vault', BEARER, { 'x-session-token': 'good' })))).body).toMatchObject({ error: 'insufficient_privilege' })
+    expect((await answeredByCatalogue(stage.unauthorized(context('/vault', BEARER)))).body).toMatchObject({ error: 'bearer_required' })
   })
 
   it("domain schemes see the request with the services", async () => {

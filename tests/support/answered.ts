@@ -1,5 +1,5 @@
 import { gatewayCatalogue } from '../../src/handlers/plugins.js'
-import type { HttpResult } from '../../src/shared/http/index.js'
+import type { HttpResult, UnroutedResult } from '../../src/shared/http/index.js'
 import { PaymentRequiredError } from '../../src/x402/index.js'
 
 /**
@@ -8,4 +8,9 @@ import { PaymentRequiredError } from '../../src/x402/index.js'
  */
 export function answered(pending: Promise<HttpResult>): Promise<HttpResult> {
   return pending.catch((error: unknown) => (error instanceof PaymentRequiredError ? gatewayCatalogue.toResult(error)! : Promise.reject(error)))
+}
+
+/** What a stage answers, as the app renders it: a result as is, any catalogued refusal it threw through the gateway's catalogue. */
+export function answeredByCatalogue<R extends UnroutedResult | undefined>(pending: Promise<R> | R): Promise<R | UnroutedResult> {
+  return Promise.resolve(pending).catch((error: unknown) => gatewayCatalogue.toResult(error) ?? Promise.reject(error))
 }

@@ -9,7 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { algoTestAccount } from '../../devnet/algod/algoAccounts.js'
 import type { LocalChain } from '../../devnet/chains/startChain.js'
 import { multipart, payingClient } from '../../tests/storage/harness.js'
-import { knownNetwork } from '../../src/x402/networks.js'
+import { type ClientPaymentRequired, clientRailFor } from '../../src/x402/rails/clientRails.js'
 
 export type StoreRecord = { at: number; rail: string; bytes: number; status: number; replay?: boolean }
 /** One cost call: when it was answered and its status (0: connection reset or timeout). */
@@ -84,35 +84,44 @@ async function evmUpload(o: TrafficOptions, out: Outcomes, chain: LocalChain, pa
   out.store.push({ at: Date.now(), rail, bytes: data.length, status: paid.status })
 }
 
-function priceUsd(atomic: string): string {
-  return `${BigInt(atomic) / 1_000_000n}.${(BigInt(atomic) % 1_000_000n).toString().padStart(6, '0')}`
-}
-
-async function algorandUpload(o: TrafficOptions, out: Outcomes, algod: algosdk.Algodv2, data: Buffer): Promise<void> {
+/**
+ * An upload paid through a rail's own client side (src/x402/rails/clientRails.ts, as the CLI pays), on the
+ * requirement that is on neither EVM chain of the soak: the rail picks itself by the network, so this lane
+ * knows no chain family. Its payer is `algoPayerIndex` of the devnet's funded accounts, its node the soak's.
+ */
+async function railUpload(o: TrafficOptions, out: Outcomes, data: Buffer): Promise<void> {
   const first = await post(`${o.url}/store`, { method: 'POST', body: multipart(data) })
-  out.store.push({ at: Date.now(), rail: 'algorand (quote)', bytes: data.length, status: first.status })
+  out.store.push({ at: Date.now(), rail: 'third rail (quote)', bytes: data.length, status: first.status })
   if (first.status !== 402) return
-  const req = (first.body.accepts as { network: string; amount: string; payTo: string; resource: string }[]).find((a) => knownNetwork(a.network)?.name === 'algorand')!
+  const required = first.body as ClientPaymentRequired
+  const offered = required.accepts.find((a) => a.network !== o.base.network && a.network !== o.mainnet.network)
+  const rail = offered && clientRailFor(offered.network)
+  if (!offered || !rail) throw new Error(`no third rail offered: ${required.accepts.map((a) => a.network).join(', ')}`)
+  const env = { SOAK_PAYER_MNEMONIC: algosdk.secretKeyToMnemonic(algoTestAccount(o.algoPayerIndex).sk), SOAK_NODE_TOKEN: o.algodToken }
+  const payer = await rail.payer({ options: { algod: o.algodUrl, algorandKeyEnv: 'SOAK_PAYER_MNEMONIC', algodTokenEnv: 'SOAK_NODE_TOKEN' }, devnet: undefined, env })
   const sha = createHash('sha256').update(data).digest('hex')
-  const note = new Uint8Array(createHash('sha256').update(`${req.resource}|${sha}|${data.length}|${priceUsd(req.amount)}`).digest())
-  const payer = algoTestAccount(o.algoPayerIndex)
-  const params = await algod.getTransactionParams().do()
-  const txn = algosdk.makeAssetTransferTxnWithSuggestedParamsFromObject({ sender: payer.address, receiver: req.payTo, assetIndex: 31566704n, amount: BigInt(req.amount), note, suggestedParams: params })
-  const { txid } = await algod.sendRawTransaction(txn.signTxn(payer.sk)).do()
-  const header = Buffer.from(JSON.stringify({ x402Version: 2, scheme: 'exact', network: req.network, accepted: req, payload: { txId: txid } })).toString('base64')
+  const { payload } = await payer.pay({
+    required,
+    offered,
+    railName: offered.network,
+    describeAmount: (amount, asset) => `${amount} of ${asset}`,
+    resourceUrl: `${o.url}/store`,
+    file: { sha256Hex: async () => sha, sizeBytes: data.length },
+    say: () => undefined,
+  })
+  const header = Buffer.from(JSON.stringify(payload)).toString('base64')
   const paid = await post(`${o.url}/store`, { method: 'POST', body: multipart(data), headers: { 'PAYMENT-SIGNATURE': header } })
-  out.store.push({ at: Date.now(), rail: 'algorand', bytes: data.length, status: paid.status })
+  out.store.push({ at: Date.now(), rail: offered.network, bytes: data.length, status: paid.status })
 }
 
 export async function uploader(o: TrafficOptions, out: Outcomes, worker: number): Promise<void> {
-  const algod = new algosdk.Algodv2(o.algodToken, o.algodUrl.replace(/:(\d+)$/, ''), Number(/:(\d+)$/.exec(o.algodUrl)?.[1]))
   for (let i = 0; !o.stop(); i++) {
     const data = randomBytes(pickSize(i * o.uploaders + worker, o.maxUploadBytes))
     const rail = (i + worker) % 3
     try {
       if (rail === 0) await evmUpload(o, out, o.base, 2 + (worker % 2), data, 'eip155:8453')
       else if (rail === 1) await evmUpload(o, out, o.mainnet, 4 + (worker % 2), data, 'eip155:1')
-      else if (worker === 0) await algorandUpload(o, out, algod, data) // one Algorand sender: its transactions stay in order
+      else if (worker === 0) await railUpload(o, out, data) // one sender on the third rail: its transactions stay in order
       else await evmUpload(o, out, o.base, 2 + (worker % 2), data, 'eip155:8453')
     } catch (error) {
       out.store.push({ at: Date.now(), rail: `client error: ${String(error).slice(0, 80)}`, bytes: data.length, status: -1 })

@@ -20,4 +20,4 @@ export function clientRailOptions(): ClientOption[] {
   return [...byFlags.values()]
 }
 
-export { type ClientPayer, ClientPaymentError, type ClientRail } from './ClientRail.js'
+export { type ClientPayer, type ClientPaymentRequired, ClientPaymentError, type ClientRail } from './ClientRail.js'

@@ -20,10 +20,9 @@ import type { Env } from './config/env.js'
 import { findRepoRoot } from './config/findRepoRoot.js'
 import type { GatewayConfig } from './config/loadConfig.js'
 import type { DatabaseHandle } from './db/createDatabase.js'
-import { catalogueOf, declaredStatuses, domainPlugins, handlersOf, resolvePlugins } from './handlers/plugins.js'
+import { catalogueOf, declaredStatuses, domainPlugins, handlersOf, mcpToolsOf, resolvePlugins } from './handlers/plugins.js'
 import type { GatewayLocals, Handler, Services } from './handlers/types.js'
 import type { DomainEntry } from './services/DomainPlugin.js'
-import { composeStages } from './pipeline/composeStages.js'
 import { corsStage } from './pipeline/corsStage.js'
 import { errorStage } from './pipeline/errorStage.js'
 import { gateStage } from './pipeline/gateStage.js'
@@ -41,6 +40,7 @@ import { createPipelineApp } from './shared/http/createPipelineApp.js'
 import {
   createOpenApiRouter,
   loadOpenApiDocument,
+  middleware,
   onError,
   onResponse,
   type OpenApiRouter,
@@ -117,6 +117,9 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const gate = gateStage({ gate: services.gate, validateSession: (request) => lookupSession(services, request) ?? Promise.resolve(undefined), onAuthRequired: () => metrics.gateAuthRequired() })
   const security = securityStage({ services, gate: services.gate, gateStage: gate, setups: graph.setups })
   services.errors = catalogueOf(plugins)
+  // what `/mcp` serves and `/.well-known/x402` announces: the built plug-ins' tools
+  const toolContributors = mcpToolsOf(plugins)
+  services.mcp = { ...services.mcp, served: (ctx) => toolContributors.flatMap((toolsOf) => toolsOf(ctx)) }
   const mapError = errorStage(logger, services.errors)
   // The OpenAPI document's stages (route, security, validation, handler) and what answers every response
   // (response validation against the document, errors through the catalogue).
@@ -142,31 +145,29 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   services.rateLimit = createRateLimiter({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore })
   // Traces (off by default): one span per request, named by the route it took; off, no stage at all.
   const tracing = await startTracing(config.tracing, { exporter: deps.spanExporter, logger })
-  const tracingStages = tracing.enabled ? [serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation })] : []
+  const tracingStages = tracing.enabled ? [middleware<GatewayLocals>('tracing', serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation }))] : []
 
   const app = createPipelineApp(
-    composeStages(
-      ...tracingStages, //                           0. tracing (when on): the request's span, in the caller's trace
-      corsStage({ origins: config.corsOrigins }), // 1. CORS (a preflight ends here)
-      rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, refuse: (req, res, error, operation) => router.send(req, res, mapError(error, undefined), operation), matchOperation: router.matchOperation }), // 2. rate limit
-      publicAssets(root), //                         public static prefixes (x-public-prefixes): no gate, files only
-      router.pipeline(
-        step('gate', gate.stage(router.routeOf)), //        3. a closed path needs a live session
-        step('route', router.stages.route), //              4. the operation, its parameters, the context (404/405)
-        step('security', router.stages.security), //        5. the operation's requirements (securityStage)
-        step('validation', router.stages.validation), //    6. the body read, the request against the document
-        step('handler', router.stages.handler), //          7. the operation's handler (handlerStage)
-        router.stages.respond, //                           8. respond: every answer validated against the document, sent
-        onError('on-error', mapError), //                   9. on-error: a thrown error through the catalogue (errorStage)
-        onResponse('on-response', recordResponse), //       10. on-response: inbound traffic, metrics, access log
-      ),
+    router.pipeline(
+      ...tracingStages, //                                  0. tracing (when on): the request's span, in the caller's trace
+      middleware('cors', corsStage({ origins: config.corsOrigins })), // 1. CORS (a preflight ends here)
+      middleware('rate limit', rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, refuse: (req, res, error, operation) => router.send(req, res, mapError(error, undefined), operation), matchOperation: router.matchOperation })), // 2. rate limit
+      middleware('public assets', publicAssets(root)), //   public static prefixes (x-public-prefixes): no gate, files only
+      step('gate', gate.stage(router.routeOf)), //          3. a closed path needs a live session
+      step('route', router.stages.route), //                4. the operation, its parameters, the context (404/405)
+      step('security', router.stages.security), //          5. the operation's requirements (securityStage)
+      step('validation', router.stages.validation), //      6. the body read, the request against the document
+      step('handler', router.stages.handler), //            7. the operation's handler (handlerStage)
+      router.stages.respond, //                             8. respond: every answer validated against the document, sent
+      onError('on-error', mapError), //                     9. on-error: a thrown error through the catalogue (errorStage)
+      onResponse('on-response', recordResponse), //         10. on-response: inbound traffic, metrics, access log
     ),
     {
       configure: (settings) => {
         settings.disable('x-powered-by')
         settings.set('trust proxy', config.trustProxy)
       },
-      // A stage that failed (the rate limit's shared store, say): the catalogue's answer, never Express's HTML page.
+      // What the list itself could not answer (its respond failed): the catalogue's answer, never Express's HTML page.
       fallback: (req, res, error) => {
         if (res.headersSent) return void res.destroy()
         void router.send(req, res, mapError(error ?? new NoRouteError(req.method, req.path), undefined))

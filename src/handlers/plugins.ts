@@ -23,7 +23,7 @@ export const domainPlugins: readonly HttpPlugin[] = [shadowPlugin, storagePlugin
 const { getBoardroomPage: _boardroom, getStoragePage: _storagePage, listMyUploads: _uploads, ...coreOnly } = coreHandlers
 
 /** The MCP tools of `plugins`, each plug-in's over the request (the MCP endpoint serves those of the built ones). */
-function mcpToolsOf(plugins: readonly HttpPlugin[]): McpToolContributor[] {
+export function mcpToolsOf(plugins: readonly HttpPlugin[]): McpToolContributor[] {
   return plugins.flatMap((plugin) => (plugin.mcpTools ? [plugin.mcpTools] : []))
 }
 

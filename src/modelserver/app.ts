@@ -9,6 +9,7 @@ import {
   createOpenApiRouter,
   loadOpenApiDocument,
   type HttpResult,
+  middleware,
   onError,
   onResponse,
   type OpenApiRouter,
@@ -125,25 +126,27 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   // answers whoever reaches it, as Ollama does); then the document's stages.
   const app = express()
   app.disable('x-powered-by')
-  if (tracing.enabled) app.use(serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation })) // 0. tracing (when on)
-  app.use(
-    createBrowserGuard({
-      origins,
-      listenHost: config.host,
-      allowedHosts: config.allowedHosts,
-      forbid: (req, res) => void router.send(req, res, { status: modelServerErrorStatus.forbidden }, router.matchOperation(req.method, req.path)),
-    }), //                                          1. CORS: refused origins and foreign Host names get 403
-  )
-  // 2. authentication: with API keys configured every route needs one (401 in the route's error shape); before
-  // the route, so an unrouted path tells nothing to a caller without a key.
-  app.use(
-    createApiKeyGuard(apiKeys, (req, res) => {
-      const operation = router.matchOperation(req.method, req.path)
-      void router.send(req, res, unauthorizedAnswer(operation ? errorShapeOf(operation.operationId) : shapeOfUnroutedPath(req.path)), operation)
-    }),
-  )
   app.use(
     router.pipeline(
+      ...(tracing.enabled ? [middleware('tracing', serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation }))] : []), // 0. tracing (when on)
+      middleware(
+        'browser guard',
+        createBrowserGuard({
+          origins,
+          listenHost: config.host,
+          allowedHosts: config.allowedHosts,
+          forbid: (req, res) => void router.send(req, res, { status: modelServerErrorStatus.forbidden }, router.matchOperation(req.method, req.path)),
+        }),
+      ), //                                         1. CORS: refused origins and foreign Host names get 403
+      // 2. authentication: with API keys configured every route needs one (401 in the route's error shape); before
+      // the route, so an unrouted path tells nothing to a caller without a key.
+      middleware(
+        'api key',
+        createApiKeyGuard(apiKeys, (req, res) => {
+          const operation = router.matchOperation(req.method, req.path)
+          void router.send(req, res, unauthorizedAnswer(operation ? errorShapeOf(operation.operationId) : shapeOfUnroutedPath(req.path)), operation)
+        }),
+      ),
       step('route', router.stages.route), //        4. route (HEAD: the document's HEAD operation, else the GET one)
       step('security', router.stages.security), //  5. security (the document requires none)
       step('body', ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: (req, status, e) => unreadableBody(errorShapeOf(router.matchOperation(req.method, req.path)?.operationId), status, e) })), // 6a. the body, read as Ollama reads it

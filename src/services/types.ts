@@ -25,6 +25,7 @@ import type { StorageService } from '../storage/StorageService.js'
 import type { LlmKeys } from '../llm/LlmKeys.js'
 import type { McpConfig } from '../mcp/config.js'
 import type { McpToolSpec } from '../mcp/toolCatalog.js'
+import type { McpTool } from '../mcp/McpTools.js'
 import type { CoreAgent } from '../llm/CoreAgent.js'
 import type { OpenAiProxy } from '../llm/OpenAiProxy.js'
 import type { BatchService } from './createBatchService.js'
@@ -113,8 +114,11 @@ export interface Services {
   openAi: OpenAiProxy
   /** `/coreagent`: the wallet's agent with memories. */
   coreAgent: CoreAgent
-  /** The MCP endpoint: its tools (from the document's `x-mcp-tools`, read at start) and settings. */
-  mcp: { catalog: McpToolSpec[]; config: McpConfig }
+  /**
+   * The MCP endpoint: its tools (from the document's `x-mcp-tools`, read at start), its settings and — set by
+   * the app from its built plug-ins — the tools it serves to a request (a left-out domain's are not among them).
+   */
+  mcp: { catalog: McpToolSpec[]; config: McpConfig; served?: ((ctx: HandlerContext) => readonly McpTool[]) | undefined }
   /**
    * Counts one more request of an address against the per-address rate limit (set by the app with its
    * rate-limit stage): each further tool call of one `/mcp` request takes one.

@@ -3,6 +3,7 @@
  * `error`) against devnet peers on free ports: quotes, failure 402s, the v2 body, discovery, a stock v1
  * client, the upstream credit and facilitator failover.
  */
+import { mcpRawPost } from '../support/mcpRawPost.js'
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -131,6 +132,14 @@ describe('every 402 is actionable', () => {
 })
 
 describe('discovery', () => {
+  it('announces the MCP tools this gateway serves: a storage-only gateway lists none of the receipt, model or chat tools', async () => {
+    const doc = (await (await fetch(`${gw.url}/.well-known/x402`)).json()) as { mcp: { tools: { name: string }[] } }
+    const listed = (await (await mcpRawPost(gw.url)('tools/list')).json()) as { result: { tools: { name: string }[] } }
+    expect(doc.mcp.tools.map((tool) => tool.name)).toEqual(['quote_storage', 'store_file', 'verify_upload'])
+    expect(doc.mcp.tools.map((tool) => tool.name)).toEqual(listed.result.tools.map((tool) => tool.name))
+    expect(gw.validationErrors).toEqual([])
+  })
+
   it('GET /.well-known/x402 (public) lists /store with its rails and price rule', async () => {
     const r = await fetch(`${gw.url}/.well-known/x402`)
     const doc = await r.json()

@@ -26,9 +26,11 @@ export const storageHandlers = {
     const document = await storage.discovery()
     // the MCP tools beside /store: per-byte storage (the same rails and price), per-call model time past the quota
     const item = document.items[0]!
+    // the tools `/mcp` serves here (a left-out domain's are neither served nor announced)
+    const served = mcp.served && new Set(mcp.served(ctx).map((tool) => tool.name))
     const tools = mcpDiscovery({
       origin: config.publicOrigin,
-      catalog: mcp.catalog,
+      catalog: served ? mcp.catalog.filter((tool) => served.has(tool.name)) : mcp.catalog,
       storageNetworks: item.accepts.map((a) => a.network),
       costNetworks: costPayments.enabled ? costPayments.requirements({ method: 'POST', path: '/mcp' }).map((r) => r.network) : [],
       mibAmount: item.price.example.amount,

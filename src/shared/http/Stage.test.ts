@@ -1,10 +1,11 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AddressInfo } from 'node:net'
 import express from 'express'
 import { describe, expect, it } from 'vitest'
 import { createOpenApiRouter } from './createOpenApiRouter.js'
 import type { OperationStage } from './RequestExchange.js'
 import type { ResponseInfo } from './runOperationStages.js'
-import { onError, onResponse, splitStages, type Stage, step } from './Stage.js'
+import { middleware, onError, onResponse, splitStages, type Stage, step } from './Stage.js'
 
 describe('splitStages', () => {
   it('keeps the steps in list order, bare or named, and takes respond, on-error and on-response from their entries', () => {
@@ -65,5 +66,75 @@ describe('a router pipeline listed as named stages', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
+  })
+})
+
+describe('middleware entries of the list', () => {
+  it('must come before every step: a list that puts one after a step is refused when it is built', () => {
+    const pass: OperationStage = () => undefined
+    expect(() => splitStages([step('route', pass), middleware('cors', (_req, _res, next) => next())])).toThrow(/"cors" comes after a step/)
+  })
+
+  /** A one-route app whose list starts with `entries`; `GET /ok` answers the handler's body. */
+  async function serve(entries: Stage[], run: (url: string) => Promise<void>) {
+    const errorResponse = { description: 'error', content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } } }
+    const okResponse = { description: 'ok', content: { 'application/json': { schema: { type: 'object', required: ['seen'], properties: { seen: { type: 'string' } } } } } }
+    const router = createOpenApiRouter({
+      document: { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/ok': { get: { operationId: 'ok', security: [], responses: { '200': okResponse, '503': errorResponse } } } } },
+      handlers: { ok: (ctx) => ({ status: 200, body: { seen: `${String(ctx.headers['x-seen'] ?? '')}|${trail.getStore() ?? 'none'}` } }) },
+    })
+    const app = express().use(
+      router.pipeline(
+        ...entries,
+        step('route', router.stages.route),
+        step('handler', router.stages.handler),
+        router.stages.respond,
+        onError('on-error', (error) => ({ status: 503, body: { error: error instanceof Error ? error.message : 'unknown' } })),
+      ),
+    )
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    try {
+      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}/ok`)
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+  const trail = new AsyncLocalStorage<string>()
+
+  it('runs the steps after every middleware passed, inside the last one’s next() (a context it set covers them)', async () => {
+    const marks = middleware('marks', (req, _res, next) => {
+      req.headers['x-seen'] = 'marked'
+      next()
+    })
+    const context = middleware('context', (_req, _res, next) => trail.run('in-span', next))
+    await serve([marks, context], async (url) => {
+      const res = await fetch(url)
+      expect([res.status, await res.json()]).toEqual([200, { seen: 'marked|in-span' }])
+    })
+  })
+
+  it('stops at a middleware that answers by itself: no step runs', async () => {
+    const preflight = middleware('preflight', (_req, res) => void res.status(204).end())
+    await serve([preflight], async (url) => {
+      const res = await fetch(url)
+      expect(res.status).toBe(204)
+      expect(await res.text()).toBe('')
+    })
+  })
+
+  it("answers a middleware's next(error) and its throw through the list's on-error entry", async () => {
+    const failing = middleware('store', (_req, _res, next) => next(new Error('store down')))
+    await serve([failing], async (url) => {
+      const res = await fetch(url)
+      expect([res.status, await res.json()]).toEqual([503, { error: 'store down' }])
+    })
+    const throwing = middleware('store', () => {
+      throw new Error('thrown')
+    })
+    await serve([throwing], async (url) => {
+      const res = await fetch(url)
+      expect([res.status, await res.json()]).toEqual([503, { error: 'thrown' }])
+    })
   })
 })

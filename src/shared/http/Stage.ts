@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express'
 import type { OperationStage } from './RequestExchange.js'
 import type { Responder } from './responseValidationStage.js'
 import type { ResponseInfo } from './runOperationStages.js'
@@ -8,16 +9,26 @@ import type { HttpResult, RequestContext } from './types.js'
  * path — the steps, then how every answer is sent, how an error becomes an answer and what runs once the
  * response is finished — reads as one list in each app (src/app.ts, src/modelserver/app.ts).
  *
+ * - `middleware`: before the route, on the raw request and response — a library's middleware through its
+ *   public contract (CORS, static files, the trace span): it passes with `next()`, answers by ending the
+ *   response itself (a preflight, a file) or fails with `next(error)`, which on-error answers. The entries
+ *   after it run inside its `next()` (the trace span's context covers them). Listed before every step;
  * - `step`: answers (the rest is skipped) or passes (`undefined`);
  * - `respond`: sends every answer, the steps' and the on-error's (response validation);
  * - `on-error`: what a step that threw or rejected answers;
  * - `on-response`: called once the response is finished (metrics, access log).
  */
 export type Stage<Locals extends Record<string, unknown> = Record<string, unknown>> =
+  | { readonly kind: 'middleware'; readonly name: string; readonly run: RequestHandler }
   | { readonly kind: 'step'; readonly name: string; readonly run: OperationStage<Locals> }
   | { readonly kind: 'respond'; readonly name: string; readonly run: Responder }
   | { readonly kind: 'on-error'; readonly name: string; readonly run: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult }
   | { readonly kind: 'on-response'; readonly name: string; readonly run: (info: ResponseInfo) => void }
+
+/** A middleware entry of the list, before the steps: `middleware('cors', corsStage(…))`. */
+export function middleware<Locals extends Record<string, unknown>>(name: string, run: RequestHandler): Stage<Locals> {
+  return { kind: 'middleware', name, run }
+}
 
 /** A step of the list: `step('gate', gate.stage(routeOf))`. */
 export function step<Locals extends Record<string, unknown>>(name: string, run: OperationStage<Locals>): Stage<Locals> {
@@ -37,18 +48,25 @@ export function onResponse<Locals extends Record<string, unknown>>(name: string,
   return { kind: 'on-response', name, run }
 }
 
-/** The stage list split by kind; a bare `OperationStage` is an unnamed step. */
+/**
+ * The stage list split by kind; a bare `OperationStage` is an unnamed step. Middleware entries must come before
+ * every step (they run on the request before it is routed); `middlewares` is left unset when there is none.
+ */
 export function splitStages<Locals extends Record<string, unknown>>(list: readonly (Stage<Locals> | OperationStage<Locals>)[]) {
+  const middlewares: RequestHandler[] = []
   const steps: OperationStage<Locals>[] = []
   let respond: Responder | undefined
   let error: ((error: unknown, context: RequestContext<Locals> | undefined) => HttpResult) | undefined
   let response: ((info: ResponseInfo) => void) | undefined
   for (const entry of list) {
     if (typeof entry === 'function') steps.push(entry)
-    else if (entry.kind === 'step') steps.push(entry.run)
+    else if (entry.kind === 'middleware') {
+      if (steps.length > 0) throw new TypeError(`stage list: the middleware "${entry.name}" comes after a step; middlewares run before the route, so they are listed first`)
+      middlewares.push(entry.run)
+    } else if (entry.kind === 'step') steps.push(entry.run)
     else if (entry.kind === 'respond') respond = entry.run
     else if (entry.kind === 'on-error') error = entry.run
     else response = entry.run
   }
-  return { steps, respond, onError: error, onResponse: response }
+  return { middlewares: middlewares.length > 0 ? middlewares : undefined, steps, respond, onError: error, onResponse: response }
 }

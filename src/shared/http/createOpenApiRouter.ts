@@ -141,6 +141,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
   const pipeline = (...list: (Stage<Locals> | OperationStage<Locals>)[]) => {
     const split = splitStages(list)
     return runOperationStages<Locals>({
+      middlewares: split.middlewares,
       stages: split.steps,
       respond: split.respond ?? respond,
       mapError: split.onError ?? options.mapError,

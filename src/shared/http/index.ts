@@ -12,7 +12,7 @@ export {
   toValidationIssues,
 } from './createOpenApiRouter.js'
 export { loadOpenApiDocument } from './loadOpenApiDocument.js'
-export { onError, onResponse, type Stage, step } from './Stage.js'
+export { middleware, onError, onResponse, type Stage, step } from './Stage.js'
 export { matchOf, operationOf, type OperationStage, PipelineContext, type RequestExchange } from './RequestExchange.js'
 export { findResponse, isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
 export type { Responder } from './responseValidationStage.js'

@@ -7,7 +7,7 @@ export type MountPipelineParameters = {
 
 /**
  * Makes `pipeline` the whole of `app`, through Express's public API: one middleware at `/` (the stages are
- * composed into it, `composeStages`), then the fallback for what the pipeline passes on and for what it
+ * listed in it, `router.pipeline`), then the fallback for what the pipeline passes on and for what it
  * fails on — the API's error shape instead of Express's HTML page. Routes added to the app later are never
  * reached. (An earlier version replaced Express's `app.handle`, which Express marks private, to save its
  * router's walk of that one layer; no library's internals are patched.)

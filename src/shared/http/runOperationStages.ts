@@ -15,6 +15,11 @@ export type ResponseInfo = {
 }
 
 export type RunOperationStagesParameters<Locals extends Record<string, unknown>> = {
+  /**
+   * Before the stages, in order, on the raw request (`middleware` entries of the list): each passes with
+   * `next()`, answers by ending the response itself, or fails with `next(error)` — answered by the error mapping.
+   */
+  middlewares?: readonly RequestHandler[] | undefined
   /** In order; the first result ends the request (the handler stage, last, always answers). */
   stages: readonly OperationStage<Locals>[]
   /** Response validation: checks every result against the document and sends it. */
@@ -53,8 +58,8 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
     }
   }
 
-  return async (req: Request, res: Response, _next: NextFunction) => {
-    const started = performance.now()
+  /** The steps of one request (or, `failed`, the answer to a middleware's error), then respond and on-response. */
+  const runSteps = async (req: Request, res: Response, started: number, failed?: { error: unknown }) => {
     const url = req.originalUrl
     const queryIndex = url.indexOf('?')
     const exchange: RequestExchange<Locals> = {
@@ -64,7 +69,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
       query: queryIndex >= 0 ? url.slice(queryIndex + 1) : '',
       locals: createLocals?.() ?? ({} as Locals),
     }
-    let result: UnroutedResult | undefined
+    let result: UnroutedResult | undefined = failed && toResult(failed.error, exchange)
     try {
       for (let i = 0; i < stages.length && result === undefined; i++) {
         const answer = stages[i]!(exchange)
@@ -89,5 +94,30 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
       )
     const streaming = respond(req, res, result, operation)
     if (streaming) await streaming
+  }
+
+  const middlewares = parameters.middlewares ?? []
+  if (middlewares.length === 0) return (req: Request, res: Response, _next: NextFunction) => runSteps(req, res, performance.now())
+  return (req: Request, res: Response, fail: NextFunction) => {
+    const started = performance.now()
+    let index = 0
+    // As Express calls middleware: `next()` runs the following entry inside the current one's call (a trace
+    // span's context covers the rest), `next(error)` skips to the error's answer.
+    const next: NextFunction = (error?: unknown) => {
+      if (error !== undefined && error !== null) {
+        // failed once its answer had started (a file cut mid-way): nothing else can be sent
+        if (res.headersSent) return void res.destroy()
+        return void runSteps(req, res, started, { error }).catch(fail)
+      }
+      const entry = middlewares[index++]
+      if (!entry) return void runSteps(req, res, started).catch(fail)
+      try {
+        const ran = entry(req, res, next) as unknown
+        if (ran instanceof Promise) ran.catch((rejection: unknown) => next(rejection ?? new Error('rejected without a reason')))
+      } catch (thrown) {
+        next(thrown)
+      }
+    }
+    next()
   }
 }

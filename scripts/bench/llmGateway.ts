@@ -179,7 +179,7 @@ async function startGateway(modelServerUrl: string, dataDir: string, profileDir:
   }
 }
 
-type TracedCall = { arrival: number; sent?: number; upstream?: number; written?: number; wire?: number }
+type TracedCall = { arrival: number; sent?: number; upstream?: number; written?: number; wire?: number; stages?: [string, number][] }
 
 /** `--trace`: per process, the medians (p25–p75) of its own time before and after the model server, in the window. */
 function traceSummary(file: string, from: number, to: number): string[] {
@@ -194,6 +194,33 @@ function traceSummary(file: string, from: number, to: number): string[] {
     spread(calls.filter((c) => c.wire !== undefined).map((c) => c.wire! - c.written)),
     String(calls.length),
   ]
+}
+
+/**
+ * `--trace`: the gateway's own time before the model server, stage by stage — median (p25–p75) from each named
+ * stage's start (its `pay2store:stage:start`) to the next one's, the last up to its request to the model server
+ * written — in list order. The stages are timed as the process runs them once per call, with the other processes
+ * between calls: a stage's time here is its cold cost (caches and branch predictors taken by the model server and
+ * the client meanwhile), several times what the same code costs in a hot loop.
+ */
+function stageTimes(file: string, from: number, to: number): string[] {
+  const calls = (JSON.parse(readFileSync(file, 'utf8')) as TracedCall[]).filter((c) => c.arrival >= from && c.arrival <= to && c.sent !== undefined && c.stages)
+  const spans = new Map<string, { at: number[]; took: number[] }>()
+  const add = (label: string, at: number, took: number) => {
+    const entry = spans.get(label) ?? spans.set(label, { at: [], took: [] }).get(label)!
+    entry.at.push(at)
+    entry.took.push(took)
+  }
+  for (const call of calls) {
+    const before = call.stages!.filter(([, t]) => t <= call.sent!)
+    add('(arrival → the first stage)', 0, (before[0]?.[1] ?? call.sent!) - call.arrival)
+    before.forEach(([stage, t], i) => add(i === before.length - 1 ? `${stage} (until its model-server request is written)` : stage, t - call.arrival, (before[i + 1]?.[1] ?? call.sent!) - t))
+  }
+  const spread = (xs: number[]) => `${median(xs).toFixed(3)} (${quantile(xs, 0.25).toFixed(3)}–${quantile(xs, 0.75).toFixed(3)})`
+  return [...spans]
+    .filter(([, { took }]) => took.length >= calls.length / 2)
+    .sort(([, a], [, b]) => median(a.at) - median(b.at))
+    .map(([label, { took }]) => `| ${label} | ${spread(took)} |`)
 }
 
 /**
@@ -510,6 +537,13 @@ function printTrace(traceFiles: TraceFiles, { traceWindow, messagesPaths }: Firs
   console.log('|---|---|---|---|---|---|')
   console.log(`| gateway | ${traceSummary(traceFiles.gateway, traceWindow.from, traceWindow.to).join(' | ')} |`)
   console.log(`| bare proxy | ${traceSummary(traceFiles.proxy, traceWindow.from, traceWindow.to).join(' | ')} |`)
+  const stages = stageTimes(traceFiles.gateway, traceWindow.from, traceWindow.to)
+  if (stages.length > 0) {
+    console.log(`\nThe gateway's time before the model server, by stage of its list (ms, median (p25–p75); each stage's cold cost):\n`)
+    console.log('| stage | ms |')
+    console.log('|---|---|')
+    for (const row of stages) console.log(row)
+  }
   // The same model server answers all three paths: its own time differing by path is the other processes'
   // work competing with it for the machine's cores (the gateway's quota commit while the model evaluates).
   if (!values.modelserver)

@@ -37,7 +37,7 @@ import { RegistryServer } from './handlers/registryServer.js'
 import { transfer } from './handlers/transfer.js'
 import { ApiKeys } from './http/ApiKeys.js'
 import { createBrowserGuard } from './http/browserGuard.js'
-import { createApiKeyGuard, unauthorizedAnswer } from './http/createApiKeyGuard.js'
+import { createApiKeyGuard } from './http/createApiKeyGuard.js'
 import { ollamaBodyStage } from './http/ollamaBodyStage.js'
 import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
@@ -50,6 +50,7 @@ import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
 import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 import { type ErrorShape, errorShapesOf } from './errorShapes.js'
+import { BaseError } from '../shared/errors/BaseError.js'
 import { anthropicErrorBody, toAnthropicError } from './anthropic/anthropicError.js'
 
 /**
@@ -138,22 +139,16 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
           forbid: (req, res) => void router.send(req, res, { status: modelServerErrorStatus.forbidden }, router.matchOperation(req.method, req.path)),
         }),
       ), //                                         1. CORS: refused origins and foreign Host names get 403
-      // 2. authentication: with API keys configured every route needs one (401 in the route's error shape); before
-      // the route, so an unrouted path tells nothing to a caller without a key.
-      middleware(
-        'api key',
-        createApiKeyGuard(apiKeys, (req, res) => {
-          const operation = router.matchOperation(req.method, req.path)
-          void router.send(req, res, unauthorizedAnswer(operation ? errorShapeOf(operation.operationId) : shapeOfUnroutedPath(req.path)), operation)
-        }),
-      ),
+      // 2. authentication: with API keys configured every route needs one (401 in the route's error shape, through
+      // on-error); before the route, so an unrouted path tells nothing to a caller without a key.
+      middleware('api key', createApiKeyGuard(apiKeys)),
       step('route', router.stages.route), //        4. route (HEAD: the document's HEAD operation, else the GET one)
       step('security', router.stages.security), //  5. security (the document requires none)
       step('body', ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: (req, status, e) => unreadableBody(errorShapeOf(router.matchOperation(req.method, req.path)?.operationId), status, e) })), // 6a. the body, read as Ollama reads it
       step('validation', router.stages.validation), // 6. validation against the document
       step('handler', router.stages.handler), //    7. handler
       router.stages.respond, //                     8. respond: every answer validated against the document, sent
-      onError('on-error', (error, r) => mapError(error, r?.operationId)), // 9. on-error: in the route's declared shape (createErrorMapper)
+      onError('on-error', (error, r, exchange) => mapError(error, r?.operationId ?? router.routeOf(exchange)?.operationId, exchange.path)), // 9. on-error: in the route's declared shape (createErrorMapper)
       onResponse('on-response', recordResponse(ctx.metrics)), // 10. on-response: request metrics
     ),
   )
@@ -320,7 +315,11 @@ function shapeOfUnroutedPath(path: string): ErrorShape {
   return isRegistryPath(path) ? 'oci' : isOpenAIPath(path) ? 'openai' : 'ollama'
 }
 
-type ErrorMapper = (error: unknown, operationId: string | undefined) => HttpResult
+/**
+ * A thrown error → the route's error body: `operationId` the route's (or the one the request would have reached,
+ * for an error before the route); `path` decides the shape of a path no operation has.
+ */
+type ErrorMapper = (error: unknown, operationId: string | undefined, path?: string) => HttpResult & { component?: string }
 
 
 /**
@@ -330,7 +329,20 @@ type ErrorMapper = (error: unknown, operationId: string | undefined) => HttpResu
  * Known server directories are scrubbed from every message a client gets.
  */
 export function createErrorMapper(logger: Logger | undefined, redact: (text: string) => string = (t) => t, shapeOf: (operationId: string | undefined) => ErrorShape = () => 'ollama'): ErrorMapper {
-  return (error, operationId) => {
+  const components = { ollama: 'Error', openai: 'OpenAIError', anthropic: 'AnthropicError', oci: 'RegistryError' } as const satisfies Record<ErrorShape, string>
+  const render = renderError(logger, redact)
+  return (error, operationId, path) => {
+    const shape = operationId === undefined && path !== undefined ? shapeOfUnroutedPath(path) : shapeOf(operationId)
+    const result = render(error, operationId, shape)
+    // the headers the error carries (`WWW-Authenticate` of a refused key); a path no operation has: the body's schema
+    const headers = error instanceof BaseError ? error.answer?.headers : undefined
+    return { ...result, ...(headers ? { headers: { ...result.headers, ...headers } } : {}), ...(operationId === undefined ? { component: components[shape] } : {}) }
+  }
+}
+
+/** The error's status and message (ours, or a generic 500 logged in full) in `shape`, the server's paths redacted. */
+function renderError(logger: Logger | undefined, redact: (text: string) => string) {
+  return (error: unknown, operationId: string | undefined, shape: ErrorShape): HttpResult => {
     let status = 500
     let message = INTERNAL_ERROR_MESSAGE
     if (error instanceof ModelServerError) {
@@ -342,12 +354,12 @@ export function createErrorMapper(logger: Logger | undefined, redact: (text: str
     }
     if (status >= 500) logger?.error({ err: error, operationId }, message === INTERNAL_ERROR_MESSAGE ? 'unhandled error' : message)
     message = redact(message)
-    if (shapeOf(operationId) === 'oci') {
+    if (shape === 'oci') {
       const result = ociErrorFor(error, message)
       return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
     }
-    if (shapeOf(operationId) === 'openai') return toOpenAIError({ status, body: { error: message } }, error)
-    if (shapeOf(operationId) === 'anthropic') return toAnthropicError({ status, body: { error: message } })
+    if (shape === 'openai') return toOpenAIError({ status, body: { error: message } }, error)
+    if (shape === 'anthropic') return toAnthropicError({ status, body: { error: message } })
     return { status, body: { error: message } }
   }
 }

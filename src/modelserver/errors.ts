@@ -30,7 +30,7 @@ export const modelServerErrorStatus = {
   invalid_model_file: 400,
   no_model_layer: 400,
   model_not_found: 404,
-  unauthorized: 401, // API keys are configured and the request presented none of them (http/createApiKeyGuard.ts)
+  invalid_api_key: 401, // API keys are configured and the request presented none of them (http/createApiKeyGuard.ts)
   blob_not_found: 404, // HEAD /api/blobs/{digest}: not in the store (or not a digest at all)
   server_busy: 503,
   // the model store

@@ -7,6 +7,7 @@
  *   sent      the request to the model server was written (its `finish`)
  *   upstream  the model server's first body bytes were read (the answer's first `push`)
  *   written   the first body bytes to the client were written (the response's first `write`)
+ *   stages    [name, time] as each named stage of the app's list started (its `pay2store:stage:start` channel)
  *   wire      those bytes reached the socket (its first `_write`/`_writev` since): node:http corks the socket
  *             for each write and uncorks it in a nextTick, which waits for every microtask queued before it
  *             (a first token can wait there behind the gateway's own metering; this stamp shows it)
@@ -58,6 +59,10 @@ if (file) {
       }
       return write.apply(this, args)
     }
+  })
+  // The gateway's and the model server's named stages (src/shared/http/runOperationStages.ts): when each started.
+  dc.subscribe('pay2store:stage:start', ({ stage }) => {
+    if (current) (current.stages ??= []).push([stage, now()])
   })
   dc.subscribe('http.client.request.start', ({ request }) => {
     const call = current

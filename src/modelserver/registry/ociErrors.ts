@@ -59,6 +59,8 @@ export function ociErrorFor(error: unknown, message: string): HttpResult {
         return ociError('MANIFEST_UNKNOWN', {})
       case 'blob_too_large':
         return ociError('SIZE_INVALID', { reason: error.shortMessage }, error.shortMessage)
+      case 'invalid_api_key':
+        return ociError('UNAUTHORIZED', {})
       case 'too_many_uploads':
         return ociError('TOOMANYREQUESTS', { reason: error.shortMessage }, error.shortMessage)
       default: {

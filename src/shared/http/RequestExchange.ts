@@ -38,6 +38,17 @@ export type OperationStage<Locals extends Record<string, unknown> = Record<strin
   exchange: RequestExchange<Locals>,
 ) => UnroutedResult | undefined | Promise<UnroutedResult | undefined>
 
+/**
+ * What a stage's error is answered with (an app's on-error entry, a router's `mapError`): given the request's
+ * context once the route stage built it, and always its exchange — for an error before the route (a
+ * middleware's), the exchange is what tells the path, and the operation it would have reached (`routeOf`).
+ */
+export type ErrorAnswerer<Locals extends Record<string, unknown> = Record<string, unknown>> = (
+  error: unknown,
+  context: RequestContext<Locals> | undefined,
+  exchange: RequestExchange<Locals>,
+) => HttpResult
+
 /** The operation the exchange's request routes to (matched once, on first ask: the gate asks before the route stage). */
 export function matchOf<Locals extends Record<string, unknown>>(
   exchange: RequestExchange<Locals>,

@@ -4,7 +4,7 @@ import express from 'express'
 import { describe, expect, it } from 'vitest'
 import { createOpenApiRouter } from './createOpenApiRouter.js'
 import type { OperationStage } from './RequestExchange.js'
-import type { ResponseInfo } from './runOperationStages.js'
+import { type ResponseInfo, type StageStart, stageStartChannel } from './runOperationStages.js'
 import { middleware, onError, onResponse, splitStages, type Stage, step } from './Stage.js'
 
 describe('splitStages', () => {
@@ -123,7 +123,7 @@ describe('middleware entries of the list', () => {
     })
   })
 
-  it("answers a middleware's next(error) and its throw through the list's on-error entry", async () => {
+  it("answers a middleware's next(error), its throw and its rejected promise through the list's on-error entry", async () => {
     const failing = middleware('store', (_req, _res, next) => next(new Error('store down')))
     await serve([failing], async (url) => {
       const res = await fetch(url)
@@ -136,5 +136,45 @@ describe('middleware entries of the list', () => {
       const res = await fetch(url)
       expect([res.status, await res.json()]).toEqual([503, { error: 'thrown' }])
     })
+    const rejecting = middleware('store', async () => {
+      throw new Error('rejected')
+    })
+    await serve([rejecting], async (url) => {
+      const res = await fetch(url)
+      expect([res.status, await res.json()]).toEqual([503, { error: 'rejected' }])
+    })
+  })
+})
+
+describe('the stage-start channel', () => {
+  it('names each stage of the list as it starts, middleware first, then the steps the request reached and respond', async () => {
+    const seen: string[] = []
+    const listener = (message: unknown) => seen.push((message as StageStart).stage)
+    stageStartChannel.subscribe(listener)
+    try {
+      const router = createOpenApiRouter({
+        document: { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/ok': { get: { operationId: 'ok', security: [], responses: { '204': { description: 'ok' } } } } } },
+        handlers: { ok: () => ({ status: 204 }) },
+      })
+      const app = express().use(
+        router.pipeline(
+          middleware('cors', (_req, _res, next) => next()),
+          step('route', router.stages.route),
+          step('handler', router.stages.handler),
+          step('never reached', () => ({ status: 500 })),
+          router.stages.respond,
+        ),
+      )
+      const server = app.listen(0, '127.0.0.1')
+      await new Promise((resolve) => server.once('listening', resolve))
+      try {
+        expect((await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/ok`)).status).toBe(204)
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+      }
+    } finally {
+      stageStartChannel.unsubscribe(listener)
+    }
+    expect(seen).toEqual(['cors', 'route', 'handler', 'respond'])
   })
 })

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express'
-import type { OperationStage } from './RequestExchange.js'
+import type { ErrorAnswerer, OperationStage } from './RequestExchange.js'
 import type { Responder } from './responseValidationStage.js'
 import type { ResponseInfo } from './runOperationStages.js'
 import type { HttpResult, RequestContext } from './types.js'
@@ -22,7 +22,7 @@ export type Stage<Locals extends Record<string, unknown> = Record<string, unknow
   | { readonly kind: 'middleware'; readonly name: string; readonly run: RequestHandler }
   | { readonly kind: 'step'; readonly name: string; readonly run: OperationStage<Locals> }
   | { readonly kind: 'respond'; readonly name: string; readonly run: Responder }
-  | { readonly kind: 'on-error'; readonly name: string; readonly run: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult }
+  | { readonly kind: 'on-error'; readonly name: string; readonly run: ErrorAnswerer<Locals> }
   | { readonly kind: 'on-response'; readonly name: string; readonly run: (info: ResponseInfo) => void }
 
 /** A middleware entry of the list, before the steps: `middleware('cors', corsStage(…))`. */
@@ -38,7 +38,7 @@ export function step<Locals extends Record<string, unknown>>(name: string, run: 
 /** The list's `on-error` entry: a thrown error → its answer. */
 export function onError<Locals extends Record<string, unknown>>(
   name: string,
-  run: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult,
+  run: ErrorAnswerer<Locals>,
 ): Stage<Locals> {
   return { kind: 'on-error', name, run }
 }
@@ -56,7 +56,7 @@ export function splitStages<Locals extends Record<string, unknown>>(list: readon
   const middlewares: RequestHandler[] = []
   const steps: OperationStage<Locals>[] = []
   let respond: Responder | undefined
-  let error: ((error: unknown, context: RequestContext<Locals> | undefined) => HttpResult) | undefined
+  let error: (ErrorAnswerer<Locals>) | undefined
   let response: ((info: ResponseInfo) => void) | undefined
   for (const entry of list) {
     if (typeof entry === 'function') steps.push(entry)
@@ -69,4 +69,15 @@ export function splitStages<Locals extends Record<string, unknown>>(list: readon
     else response = entry.run
   }
   return { middlewares: middlewares.length > 0 ? middlewares : undefined, steps, respond, onError: error, onResponse: response }
+}
+
+/** The names of the list's middleware and step entries, in order (a bare `OperationStage` is `unnamed`). */
+export function stageNames<Locals extends Record<string, unknown>>(list: readonly (Stage<Locals> | OperationStage<Locals>)[]): { middlewares: string[]; stages: string[] } {
+  const names = { middlewares: [] as string[], stages: [] as string[] }
+  for (const entry of list) {
+    if (typeof entry === 'function') names.stages.push('unnamed')
+    else if (entry.kind === 'middleware') names.middlewares.push(entry.name)
+    else if (entry.kind === 'step') names.stages.push(entry.name)
+  }
+  return names
 }

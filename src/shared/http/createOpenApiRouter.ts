@@ -4,14 +4,14 @@ import type { Document, OpenAPIBackend } from 'openapi-backend'
 import type { Logger } from '../logger.js'
 import { compileOperations, RouterSetupError } from './compileOperations.js'
 import { operationHandlerStage } from './operationHandlerStage.js'
-import { matchOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
+import { type ErrorAnswerer, matchOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
 import { requestValidationStage } from './requestValidationStage.js'
 import { ResponseValidator } from './ResponseValidator.js'
 import { type ResponseValidationMode, responseValidationStage } from './responseValidationStage.js'
 import { routeStage } from './routeStage.js'
 import { type ResponseInfo, runOperationStages } from './runOperationStages.js'
 import { securityRequirementsStage } from './securityRequirementsStage.js'
-import { splitStages, type Stage } from './Stage.js'
+import { splitStages, type Stage, stageNames } from './Stage.js'
 import type {
   HttpResult,
   OperationHandler,
@@ -23,7 +23,7 @@ import type {
 } from './types.js'
 
 export { RouterSetupError } from './compileOperations.js'
-export type { UnroutedResult } from './RequestExchange.js'
+export type { ErrorAnswerer, UnroutedResult } from './RequestExchange.js'
 export { toValidationIssues } from './requestValidationStage.js'
 export type { ResponseValidationMode } from './responseValidationStage.js'
 export type { ResponseInfo } from './runOperationStages.js'
@@ -45,7 +45,7 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
   /** Response for a request that fails validation (default 400 `invalid_request` with the errors in `details`). */
   invalidRequest?: (context: RequestContext<Locals>, errors: RequestValidationIssue[]) => HttpResult
   /** Response for an error a handler threw (default 500 `internal_error`). */
-  mapError?: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult
+  mapError?: ErrorAnswerer<Locals>
   /** Whether to validate this request against the document (default: always). */
   validateRequest?: (context: RequestContext<Locals>) => boolean
   responseValidation?: ResponseValidationMode
@@ -143,6 +143,7 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     return runOperationStages<Locals>({
       middlewares: split.middlewares,
       stages: split.steps,
+      names: stageNames(list),
       respond: split.respond ?? respond,
       mapError: split.onError ?? options.mapError,
       onResponse: split.onResponse ?? options.onResponse,

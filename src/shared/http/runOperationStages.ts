@@ -1,6 +1,7 @@
+import dc from 'node:diagnostics_channel'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { Logger } from '../logger.js'
-import { errorBody, operationOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
+import { type ErrorAnswerer, errorBody, operationOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
 import type { Responder } from './responseValidationStage.js'
 import type { HttpResult, RequestContext } from './types.js'
 
@@ -14,6 +15,15 @@ export type ResponseInfo = {
   responseBytes: number
 }
 
+/**
+ * Published as each stage of a request starts — `{ stage, req }`, the stage's name in its app's list (`respond`
+ * before the answer is sent) — for tools that time a request stage by stage (`npm run bench -- llm -- --trace`).
+ * Nothing is built or sent while nobody subscribes.
+ */
+export const stageStartChannel = dc.channel('pay2store:stage:start')
+
+export type StageStart = { stage: string; req: Request }
+
 export type RunOperationStagesParameters<Locals extends Record<string, unknown>> = {
   /**
    * Before the stages, in order, on the raw request (`middleware` entries of the list): each passes with
@@ -22,10 +32,12 @@ export type RunOperationStagesParameters<Locals extends Record<string, unknown>>
   middlewares?: readonly RequestHandler[] | undefined
   /** In order; the first result ends the request (the handler stage, last, always answers). */
   stages: readonly OperationStage<Locals>[]
+  /** The names of `middlewares` and `stages`, in the same order (for `stageStartChannel`). */
+  names?: { middlewares: readonly string[]; stages: readonly string[] } | undefined
   /** Response validation: checks every result against the document and sends it. */
   respond: Responder
   /** Error mapping: an error any stage threw → its response (default 500 `internal_error`). */
-  mapError?: (error: unknown, context: RequestContext<Locals> | undefined) => HttpResult
+  mapError?: ErrorAnswerer<Locals>
   /** Called once per request when the response is finished (metrics, access log). */
   onResponse?: (info: ResponseInfo) => void
   /** Creates the per-request `locals`. */
@@ -41,6 +53,9 @@ export type RunOperationStagesParameters<Locals extends Record<string, unknown>>
  */
 export function runOperationStages<Locals extends Record<string, unknown>>(parameters: RunOperationStagesParameters<Locals>): RequestHandler {
   const { stages, respond, onResponse, createLocals, logger } = parameters
+  const stageNames = parameters.names?.stages ?? []
+  const middlewareNames = parameters.names?.middlewares ?? []
+  const announce = (stage: string | undefined, req: Request) => stageStartChannel.publish({ stage: stage ?? 'unnamed', req } satisfies StageStart)
   const mapError =
     parameters.mapError ??
     ((error: unknown): HttpResult => {
@@ -51,7 +66,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
   const toResult = (error: unknown, exchange: RequestExchange<Locals>): UnroutedResult => {
     if (error instanceof URIError) return { status: 400, body: errorBody('invalid_request', 'Malformed percent-encoding in the URL.') }
     try {
-      return mapError(error, exchange.context)
+      return mapError(error, exchange.context, exchange)
     } catch (mapperError) {
       logger?.error({ err: mapperError }, 'error mapper failed')
       return { status: 500, body: errorBody('internal_error', 'Internal error.') }
@@ -72,6 +87,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
     let result: UnroutedResult | undefined = failed && toResult(failed.error, exchange)
     try {
       for (let i = 0; i < stages.length && result === undefined; i++) {
+        if (stageStartChannel.hasSubscribers) announce(stageNames[i], req)
         const answer = stages[i]!(exchange)
         result = answer instanceof Promise ? await answer : answer
       }
@@ -92,6 +108,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
           responseBytes: Number(res.getHeader('content-length') ?? 0) || 0,
         }),
       )
+    if (stageStartChannel.hasSubscribers) announce('respond', req)
     const streaming = respond(req, res, result, operation)
     if (streaming) await streaming
   }
@@ -99,7 +116,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
   const middlewares = parameters.middlewares ?? []
   if (middlewares.length === 0) return (req: Request, res: Response, _next: NextFunction) => runSteps(req, res, performance.now())
   return (req: Request, res: Response, fail: NextFunction) => {
-    const started = performance.now()
+    const arrived = performance.now()
     let index = 0
     // As Express calls middleware: `next()` runs the following entry inside the current one's call (a trace
     // span's context covers the rest), `next(error)` skips to the error's answer.
@@ -107,10 +124,11 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
       if (error !== undefined && error !== null) {
         // failed once its answer had started (a file cut mid-way): nothing else can be sent
         if (res.headersSent) return void res.destroy()
-        return void runSteps(req, res, started, { error }).catch(fail)
+        return void runSteps(req, res, arrived, { error }).catch(fail)
       }
       const entry = middlewares[index++]
-      if (!entry) return void runSteps(req, res, started).catch(fail)
+      if (!entry) return void runSteps(req, res, arrived).catch(fail)
+      if (stageStartChannel.hasSubscribers) announce(middlewareNames[index - 1], req)
       try {
         const ran = entry(req, res, next) as unknown
         if (ran instanceof Promise) ran.catch((rejection: unknown) => next(rejection ?? new Error('rejected without a reason')))

@@ -5,6 +5,7 @@ import { ArrivalGate } from '../gate/ArrivalGate.js'
 import { PublicSet } from '../gate/PublicSet.js'
 import { exchangeFor } from '../../tests/support/pipelineFixtures.js'
 import { answeredByCatalogue } from '../../tests/support/answered.js'
+import { gatewayCatalogue } from '../handlers/plugins.js'
 import type { OperationInfo, RequestExchange } from '../shared/http/index.js'
 import { gateStage } from './gateStage.js'
 
@@ -28,6 +29,18 @@ function setup() {
 }
 
 describe('gateStage', () => {
+  it('answers its refusal through `answer` when given one, the same answer the thrown refusal gets from the catalogue', async () => {
+    const { stage: throwing } = setup()
+    const thrown = await answeredByCatalogue(throwing.stage(routedTo(undefined))(exchangeOf('/secret-thing')))
+    const answering = gateStage({
+      gate: new ArrivalGate({ publicSet: new PublicSet({ exact: [], prefixes: [], preRolloutExact: [], preRolloutPrefixes: [] }), hardGateEnabled: () => true, events: new CollectingEventSink(), hashIp: (ip) => ip }),
+      validateSession: async () => undefined,
+      answer: (refusal) => gatewayCatalogue.toResult(refusal)!,
+    })
+    // resolved, not rejected: no catch in between
+    await expect(answering.stage(routedTo(undefined))(exchangeOf('/secret-thing'))).resolves.toEqual(thrown)
+  })
+
   it('gates an unknown closed path before revealing whether it exists: JSON 401 auth_required', async () => {
     const { stage, authRequired } = setup()
     expect(await answeredByCatalogue(stage.stage(routedTo(undefined))(exchangeOf('/secret-thing')))).toEqual({

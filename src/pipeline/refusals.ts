@@ -7,10 +7,10 @@
 import { defineError } from '../shared/errors/defineError.js'
 
 /** A request no stage answered (the app's fallback): the document has no operation at this path. */
-export const NoRouteError = defineError('NoRouteError', 'not_found', (method: string, path: string) => `no route for ${method} ${path}`)
+export const NoRouteError = defineError('NoRouteError', 'not_found', (method: string, path: string) => `no route for ${method} ${path}`, { stackless: true })
 
 /** An operation none of whose security requirements is met, with no answer of its own. */
-export const UnauthorizedError = defineError('UnauthorizedError', 'unauthorized', () => 'authentication required')
+export const UnauthorizedError = defineError('UnauthorizedError', 'unauthorized', () => 'authentication required', { stackless: true })
 
 /** `/metrics` off loopback with a wrong token. */
 export const MetricsTokenInvalidError = defineError('MetricsTokenInvalidError', 'metrics_token_invalid', () => 'metrics token invalid')
@@ -25,4 +25,4 @@ export const MetricsTokenRequiredError = defineError('MetricsTokenRequiredError'
 export const RateLimitedError = defineError('RateLimitedError', 'rate_limited', (retryAfterS: number) => ({
   message: `too many requests; retry after ${retryAfterS} s`,
   meta: { retry_after_s: retryAfterS },
-}))
+}), { stackless: true })

@@ -25,6 +25,12 @@ export type BaseErrorParameters = {
   meta?: Record<string, unknown> | undefined
   /** The page of the docs that explains this error (`docs/security.md#…`); the message points at it. */
   docsPath?: string | undefined
+  /**
+   * A refusal that is part of ordinary traffic (the gate's 401, the router's 404, the rate limit's 429): no stack
+   * is captured. It is answered, never logged, and capturing the stack was the largest part of what throwing it
+   * cost (`npm run bench -- pipeline`, the 401 route).
+   */
+  stackless?: boolean | undefined
 }
 
 export class BaseError<code extends string = string> extends Error {
@@ -40,7 +46,10 @@ export class BaseError<code extends string = string> extends Error {
     const lines = [shortMessage]
     if (parameters.docsPath) lines.push(`Docs: ${parameters.docsPath}`)
     if (parameters.details) lines.push(`Details: ${parameters.details}`)
+    const stackLimit = Error.stackTraceLimit
+    if (parameters.stackless) Error.stackTraceLimit = 0
     super(lines.join('\n\n'), { cause: parameters.cause })
+    Error.stackTraceLimit = stackLimit
     this.code = code
     this.shortMessage = shortMessage
     this.details = parameters.details

@@ -60,3 +60,16 @@ describe('BaseError.walk', () => {
     expect([a, b]).toContain(a.walk())
   })
 })
+
+describe('a stackless refusal', () => {
+  it('captures no stack frames, leaves the process’s stack limit as it was, and is otherwise the same error', () => {
+    const Refused = defineError('RefusedError', 'refused', () => 'refused', { stackless: true })
+    const Faulted = defineError('FaultedError', 'faulted', () => 'faulted')
+    const limit = Error.stackTraceLimit
+    const refused = new Refused()
+    expect(Error.stackTraceLimit).toBe(limit)
+    expect(refused.stack).not.toMatch(/\n\s+at /)
+    expect([refused.code, refused.shortMessage, refused instanceof Refused]).toEqual(['refused', 'refused', true])
+    expect(new Faulted().stack).toMatch(/\n\s+at /)
+  })
+})

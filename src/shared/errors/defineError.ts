@@ -30,14 +30,14 @@ export function defineError<const code extends string, args extends unknown[], f
   name: string,
   code: code,
   parts: (...args: args) => string | ErrorParts<fields>,
-  options: Pick<BaseErrorParameters, 'docsPath'> = {},
+  options: Pick<BaseErrorParameters, 'docsPath' | 'stackless'> = {},
 ): DefinedError<code, args, fields> {
   const Defined = class extends BaseError<code> {
     static readonly code = code
     constructor(...args: args) {
       const made = parts(...args)
       const { message, fields, ...parameters } = typeof made === 'string' ? { message: made } : made
-      super(code, message, { ...parameters, docsPath: options.docsPath })
+      super(code, message, { ...parameters, docsPath: options.docsPath, stackless: options.stackless })
       this.name = name
       if (fields) Object.assign(this, fields)
     }

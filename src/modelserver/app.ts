@@ -321,7 +321,6 @@ function shapeOfUnroutedPath(path: string): ErrorShape {
  */
 type ErrorMapper = (error: unknown, operationId: string | undefined, path?: string) => HttpResult & { component?: string }
 
-
 /**
  * Maps a thrown error to the route's error body, once for every route: our own errors keep their status and short
  * message, anything else is a 500 with a generic message (its details, paths included, go to the server log only).

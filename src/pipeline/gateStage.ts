@@ -29,8 +29,8 @@ export type GateStageParameters = {
 export type GateStage = {
   /**
    * The gate's answer to a request without a valid session on a closed path: 302 to /login, or an
-   * `AuthRequiredError` (401; answered by `answer`, else thrown), in the shape `operation` declares for its 401 when it is another API family's (an
-   * OpenAI-compatible route: OpenAI's error).
+   * `AuthRequiredError` (401; answered by `answer`, else thrown), in the shape `operation` declares for its 401
+   * when it is another API family's (an OpenAI-compatible route: OpenAI's error).
    */
   deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo) => Promise<UnroutedResult>
   /**

@@ -119,12 +119,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   // what `/mcp` serves and `/.well-known/x402` announces: the built plug-ins' tools
   const toolContributors = mcpToolsOf(plugins)
   services.mcp = { ...services.mcp, served: (ctx) => toolContributors.flatMap((toolsOf) => toolsOf(ctx)) }
-  const gate = gateStage({
-    gate: services.gate,
-    validateSession: (request) => lookupSession(services, request) ?? Promise.resolve(undefined),
-    onAuthRequired: () => metrics.gateAuthRequired(),
-    answer: (refusal) => mapError(refusal, undefined),
-  })
+  const gate = gateStage({ gate: services.gate, validateSession: (request) => lookupSession(services, request) ?? Promise.resolve(undefined), onAuthRequired: () => metrics.gateAuthRequired() })
   const security = securityStage({ services, gate: services.gate, gateStage: gate, setups: graph.setups })
   // The OpenAPI document's stages (route, security, validation, handler) and what answers every response
   // (response validation against the document, errors through the catalogue).

@@ -6,6 +6,7 @@ import { PublicSet } from '../gate/PublicSet.js'
 import { exchangeFor } from '../../tests/support/pipelineFixtures.js'
 import { answeredByCatalogue } from '../../tests/support/answered.js'
 import { gatewayCatalogue } from '../handlers/plugins.js'
+import { AuthRequiredError } from '../gate/AuthRequiredError.js'
 import type { OperationInfo, RequestExchange } from '../shared/http/index.js'
 import { gateStage } from './gateStage.js'
 
@@ -29,16 +30,11 @@ function setup() {
 }
 
 describe('gateStage', () => {
-  it('answers its refusal through `answer` when given one, the same answer the thrown refusal gets from the catalogue', async () => {
-    const { stage: throwing } = setup()
-    const thrown = await answeredByCatalogue(throwing.stage(routedTo(undefined))(exchangeOf('/secret-thing')))
-    const answering = gateStage({
-      gate: new ArrivalGate({ publicSet: new PublicSet({ exact: [], prefixes: [], preRolloutExact: [], preRolloutPrefixes: [] }), hardGateEnabled: () => true, events: new CollectingEventSink(), hashIp: (ip) => ip }),
-      validateSession: async () => undefined,
-      answer: (refusal) => gatewayCatalogue.toResult(refusal)!,
-    })
-    // resolved, not rejected: no catch in between
-    await expect(answering.stage(routedTo(undefined))(exchangeOf('/secret-thing'))).resolves.toEqual(thrown)
+  it('gives its 401 back as a refusal value, not a rejection: the error stage renders it as it would a thrown one', async () => {
+    const { stage } = setup()
+    const answer = await stage.stage(routedTo(undefined))(exchangeOf('/secret-thing'))
+    expect(answer).toBeInstanceOf(AuthRequiredError)
+    expect(gatewayCatalogue.toResult(answer)).toEqual({ status: 401, body: { code: 'auth_required', from: '/secret-thing' }, component: 'AuthRequired' })
   })
 
   it('gates an unknown closed path before revealing whether it exists: JSON 401 auth_required', async () => {

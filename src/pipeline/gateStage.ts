@@ -18,21 +18,15 @@ export type GateStageParameters = {
   validateSession: (request: Pick<UnroutedRequest, 'headers' | 'method'>) => Promise<ValidSession | undefined>
   /** Counts the JSON 401s (the redirects are counted by the gate itself). */
   onAuthRequired?: () => void
-  /**
-   * Answers the gate's refusal (the app's error catalogue) instead of throwing it: the 401 is the answer to every
-   * request without a session on a closed path, and a thrown refusal — a rejected promise per request — cost
-   * 15–20 µs of CPU more per 401 (`npm run bench -- pipeline -- --routes unauthorized`). Without it, thrown.
-   */
-  answer?: (refusal: InstanceType<typeof AuthRequiredError>) => UnroutedResult
 }
 
 export type GateStage = {
   /**
-   * The gate's answer to a request without a valid session on a closed path: 302 to /login, or an
-   * `AuthRequiredError` (401; answered by `answer`, else thrown), in the shape `operation` declares for its 401
-   * when it is another API family's (an OpenAI-compatible route: OpenAI's error).
+   * The gate's answer to a request without a valid session on a closed path: 302 to /login, or its refusal, an
+   * `AuthRequiredError` (401) given back as the stage's answer (`StageAnswer`: rendered by the error stage), in the
+   * shape `operation` declares for its 401 when it is another API family's (an OpenAI-compatible route: OpenAI's error).
    */
-  deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo) => Promise<UnroutedResult>
+  deny: (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo) => Promise<UnroutedResult | InstanceType<typeof AuthRequiredError>>
   /**
    * The pipeline stage, before the route: a request on a closed path proceeds only with a live session
    * (looked up once; kept in `locals` for the security stage) or, on an operation, a bearer credential
@@ -47,19 +41,15 @@ export type GateStage = {
  * route is parsed or revealed: a request without a valid session on a closed path (one whose operation
  * requires a session, or one without any operation) is denied here, whether the path exists or not.
  */
-export function gateStage({ gate, validateSession, onAuthRequired, answer }: GateStageParameters): GateStage {
-  const refuse = (refusal: InstanceType<typeof AuthRequiredError>): UnroutedResult => {
-    if (answer) return answer(refusal)
-    throw refusal
-  }
-  const deny = async (request: Pick<UnroutedRequest, 'path' | 'url' | 'headers' | 'ip'>, operation?: OperationInfo): Promise<UnroutedResult> => {
+export function gateStage({ gate, validateSession, onAuthRequired }: GateStageParameters): GateStage {
+  const deny: GateStage['deny'] = async (request, operation) => {
     const denial = await gate.deny(request)
     if (denial.kind === 'redirect') return { status: 302, headers: { Location: denial.location, 'Cache-Control': 'no-store' } }
     onAuthRequired?.()
     const shape = errorShapeOf(operation?.definition)
-    if (shape === undefined) return refuse(new AuthRequiredError({ body: denial.body, component: 'AuthRequired' }))
+    if (shape === undefined) return new AuthRequiredError({ body: denial.body, component: 'AuthRequired' })
     const sent = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined
-    return refuse(new AuthRequiredError({ body: shapedAuthRequired(shape, denial.body, sent) }))
+    return new AuthRequiredError({ body: shapedAuthRequired(shape, denial.body, sent) })
   }
   return {
     deny,

@@ -19,7 +19,8 @@ export type SecurityStage = {
   /** Per scheme name: truthy = satisfied (openapi-backend's security handlers). */
   handlers: Record<string, (ctx: RequestContext<GatewayLocals>) => unknown>
   /** The answer when none of the operation's requirements is satisfied. */
-  unauthorized: (ctx: RequestContext<GatewayLocals>) => Promise<HttpResult>
+  /** The answer when none of the operation's requirements is satisfied, or the refusal to answer (`StageAnswer`). */
+  unauthorized: (ctx: RequestContext<GatewayLocals>) => Promise<HttpResult | Error>
 }
 
 const BEARER_SCHEME = 'overlordBearer'

@@ -10,7 +10,11 @@ export function answered(pending: Promise<HttpResult>): Promise<HttpResult> {
   return pending.catch((error: unknown) => (error instanceof PaymentRequiredError ? gatewayCatalogue.toResult(error)! : Promise.reject(error)))
 }
 
-/** What a stage answers, as the app renders it: a result as is, any catalogued refusal it threw through the gateway's catalogue. */
-export function answeredByCatalogue<R extends UnroutedResult | undefined>(pending: Promise<R> | R): Promise<R | UnroutedResult> {
-  return Promise.resolve(pending).catch((error: unknown) => gatewayCatalogue.toResult(error) ?? Promise.reject(error))
+/**
+ * What a stage answers, as the app renders it: a result as is, a catalogued refusal it gave back (an `Error`
+ * value) or threw through the gateway's catalogue.
+ */
+export function answeredByCatalogue<R extends UnroutedResult | Error | undefined>(pending: Promise<R> | R): Promise<Exclude<R, Error> | UnroutedResult> {
+  const rendered = (error: unknown) => gatewayCatalogue.toResult(error) ?? Promise.reject(error)
+  return Promise.resolve(pending).then((answer) => (answer instanceof Error ? rendered(answer) : (answer as Exclude<R, Error>)), rendered)
 }

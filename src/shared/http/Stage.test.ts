@@ -114,6 +114,19 @@ describe('middleware entries of the list', () => {
     })
   })
 
+  it("answers a step's refusal given back as an Error value through on-error, as a thrown one, and runs no later step", async () => {
+    const refusing = step('gate', () => new Error('refused'))
+    await serve([refusing], async (url) => {
+      const res = await fetch(url)
+      expect([res.status, await res.json()]).toEqual([503, { error: 'refused' }])
+    })
+    const later = step('gate', async () => new Error('refused later'))
+    await serve([later], async (url) => {
+      const res = await fetch(url)
+      expect([res.status, await res.json()]).toEqual([503, { error: 'refused later' }])
+    })
+  })
+
   it('stops at a middleware that answers by itself: no step runs', async () => {
     const preflight = middleware('preflight', (_req, res) => void res.status(204).end())
     await serve([preflight], async (url) => {

@@ -39,7 +39,7 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
    */
   securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
   /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
-  unauthorized?: (context: RequestContext<Locals>) => HttpResult | Promise<HttpResult>
+  unauthorized?: (context: RequestContext<Locals>) => HttpResult | Error | Promise<HttpResult | Error>
   /** Response for a path or method the document does not have (default 404 `not_found` / 405 `method_not_allowed`). */
   unrouted?: (request: UnroutedRequest) => UnroutedResult | Promise<UnroutedResult>
   /** Response for a request that fails validation (default 400 `invalid_request` with the errors in `details`). */

@@ -88,8 +88,9 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
     try {
       for (let i = 0; i < stages.length && result === undefined; i++) {
         if (stageStartChannel.hasSubscribers) announce(stageNames[i], req)
-        const answer = stages[i]!(exchange)
-        result = answer instanceof Promise ? await answer : answer
+        const pending = stages[i]!(exchange)
+        const answer = pending instanceof Promise ? await pending : pending
+        result = answer instanceof Error ? toResult(answer, exchange) : answer
       }
     } catch (error) {
       result = toResult(error, exchange)

@@ -8,7 +8,7 @@ export type SecurityRequirementsStageParameters<Locals extends Record<string, un
    */
   securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
   /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
-  unauthorized?: (context: RequestContext<Locals>) => HttpResult | Promise<HttpResult>
+  unauthorized?: (context: RequestContext<Locals>) => HttpResult | Error | Promise<HttpResult | Error>
 }
 
 const satisfied = (value: unknown) => Boolean(value) && !(typeof value === 'object' && (value as { error?: unknown }).error)

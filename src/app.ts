@@ -33,7 +33,6 @@ import { FallbackRateLimitStore } from './pipeline/FallbackRateLimitStore.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './pipeline/MemoryRateLimitStore.js'
 import { RedisRateLimitStore } from './pipeline/RedisRateLimitStore.js'
 import { createRateLimiter, rateLimitStage } from './pipeline/rateLimitStage.js'
-import { NoRouteError } from './pipeline/refusals.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
 import { createPipelineApp } from './shared/http/createPipelineApp.js'
@@ -41,6 +40,7 @@ import {
   createOpenApiRouter,
   loadOpenApiDocument,
   middleware,
+  NoOperationError,
   onError,
   onResponse,
   type OpenApiRouter,
@@ -170,7 +170,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       // What the list itself could not answer (its respond failed): the catalogue's answer, never Express's HTML page.
       fallback: (req, res, error) => {
         if (res.headersSent) return void res.destroy()
-        void router.send(req, res, mapError(error ?? new NoRouteError(req.method, req.path), undefined))
+        void router.send(req, res, mapError(error ?? new NoOperationError(req.method, req.path), undefined))
       },
     },
   )

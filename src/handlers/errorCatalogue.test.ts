@@ -4,6 +4,7 @@ import { PaymentRequiredError } from '../x402/PaymentRequiredError.js'
 import { describe, expect, it } from 'vitest'
 import { SHADOW_ERROR_CODES, ShadowError } from '../overlord/ShadowError.js'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { MethodNotAllowedError, renderRouterRefusal, routerRefusalRows } from '../shared/http/index.js'
 import { PAYMENT_REFUSAL_CODES } from '../storage/paymentRefusals.js'
 import { coreErrorRows, ErrorCatalogue } from './errorCatalogue.js'
 import type { HttpPlugin } from './HttpPlugin.js'
@@ -23,6 +24,15 @@ describe('paid-storage rows of the error catalogue', () => {
   it('answers 402 exactly for the codes storage treats as a refused payment (requirements sent again)', () => {
     const answered402 = Object.entries(storageErrorRows).filter(([, row]) => row.status === 402).map(([code]) => code)
     expect(new Set(answered402)).toEqual(PAYMENT_REFUSAL_CODES)
+  })
+})
+
+describe("the router's refusals in the gateway's catalogue", () => {
+  it('gives every refusal of the router its status and renders it as the router would', () => {
+    for (const [code, row] of Object.entries(routerRefusalRows)) expect(gatewayCatalogue.statusOfCode(code), code).toBe(row.status)
+    const refused = new MethodNotAllowedError('PATCH', '/health', ['GET', 'HEAD'])
+    expect(gatewayCatalogue.toResult(refused)).toEqual(renderRouterRefusal(refused))
+    expect(gatewayCatalogue.toResult(refused)).toMatchObject({ status: 405, headers: { Allow: 'GET, HEAD' }, body: { error: 'method_not_allowed' } })
   })
 })
 

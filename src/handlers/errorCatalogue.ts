@@ -1,5 +1,5 @@
 import { BaseError } from '../shared/errors/BaseError.js'
-import type { UnroutedResult } from '../shared/http/index.js'
+import { routerRefusalRows, type UnroutedResult } from '../shared/http/index.js'
 import type { ErrorMapping, HandlerContext } from '../services/types.js'
 
 /**
@@ -23,10 +23,10 @@ export const mcpErrorRows = {
 
 /** The core's rows: what the always-built services throw. */
 export const coreErrorRows = {
-  // the pipeline's own refusals (src/pipeline/refusals.ts): the fallback's 404, the gate, the security stage, the rate limit
-  not_found: { status: 404 },
+  // the router's refusals (src/shared/http/routerRefusals.ts): no route (and the app's fallback), no method, an invalid request or body
+  ...routerRefusalRows,
+  // the pipeline's own refusals (src/pipeline/refusals.ts): the gate, the security stage, the rate limit
   auth_required: { status: 401 },
-  unauthorized: { status: 401 },
   metrics_token_required: { status: 401 },
   metrics_token_invalid: { status: 401 },
   rate_limited: { status: 429 },
@@ -34,9 +34,6 @@ export const coreErrorRows = {
   bearer_required: { status: 401 },
   bearer_invalid: { status: 401 },
   insufficient_privilege: { status: 401 },
-  // request shape
-  invalid_request: { status: 400 },
-  invalid_json: { status: 400 },
   // login (src/auth)
   invalid_wallet: { status: 400 },
   challenge_invalid: { status: 401 },
@@ -116,6 +113,7 @@ export class ErrorCatalogue {
       ...error.answer?.headers,
     }
     const answer = error.answer
+    if (answer?.empty) return { status, ...(Object.keys(headers).length > 0 ? { headers } : {}) }
     const plain = details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage }
     return {
       status,

@@ -15,7 +15,6 @@ import {
   type OpenApiRouter,
   type RequestContext,
   type ResponseInfo,
-  type RequestValidationIssue,
   type ResponseValidationMode,
   type ResponseValidationReport,
   step,
@@ -25,8 +24,8 @@ import { serverSpanStage } from '../shared/tracing/serverSpanStage.js'
 import { startTracing } from '../shared/tracing/startTracing.js'
 import type { ModelServerConfig } from './config.js'
 import type { Engine } from './engine/Engine.js'
-import { EngineError, engineErrorStatus } from './engine/errors.js'
-import { createPathRedactor, INTERNAL_ERROR_MESSAGE, ModelServerError, modelServerErrorStatus } from './errors.js'
+import { createErrorMapper } from './createErrorMapper.js'
+import { createPathRedactor } from './errors.js'
 import { checkBlob, pushBlob } from './handlers/blobs.js'
 import { createModel } from './handlers/create.js'
 import { chat, embed, embeddings, generate } from './handlers/generation.js'
@@ -43,15 +42,11 @@ import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
 import { ModelServerMetrics } from './metrics/ModelServerMetrics.js'
 import { createFindModel, createInspector, type ModelServerContext } from './ModelServerContext.js'
-import { ociError, ociErrorFor, ociValidationError } from './registry/ociErrors.js'
 import { RegistryClient } from './registry/RegistryClient.js'
 import type { HostResolver } from './registry/RegistryEgress.js'
 import { ResidencyManager } from './residency/ResidencyManager.js'
 import { ModelStore } from './store/ModelStore.js'
-import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
-import { type ErrorShape, errorShapesOf } from './errorShapes.js'
-import { BaseError } from '../shared/errors/BaseError.js'
-import { anthropicErrorBody, toAnthropicError } from './anthropic/anthropicError.js'
+import { errorShapesOf } from './errorShapes.js'
 
 /**
  * Operations whose JSON may carry base64 images or long inputs: `MODELSERVER_MAX_JSON_BYTES` (64 MiB). Every other
@@ -100,11 +95,6 @@ const rawBodyOperations: ReadonlySet<string> = new Set(['pushBlob', 'registryPat
  */
 const unvalidatedOperations: ReadonlySet<string> = new Set([...rawBodyOperations, 'checkBlob'])
 
-/** The OCI distribution routes (`/v2/...`): their errors have the distribution specification's shape. */
-function isRegistryPath(p: string): boolean {
-  return p === '/v2' || p.startsWith('/v2/')
-}
-
 export async function createModelServer(options: ModelServerOptions): Promise<ModelServer> {
   const { config, logger } = options
   const ownEngine = !options.engine
@@ -118,7 +108,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   const apiKeys = new ApiKeys({ keys: config.apiKeys, file: config.apiKeysFile, onWarning: (message) => logger?.warn(message) })
   const origins = createOriginMatcher(config.origins)
   if (origins.ignored.length > 0) logger?.warn({ ignored: origins.ignored }, 'OLLAMA_ORIGINS entries ignored (two * or no scheme)')
-  const router = createModelServerRouter(options, { document, handlers: modelServerHandlers(ctx, registryClient, registry), errorShapeOf })
+  const router = createModelServerRouter(options, { document, handlers: modelServerHandlers(ctx, registryClient, registry) })
 
   // Traces (off by default): the request's span joins the caller's trace (the gateway sends `traceparent`).
   const tracing = await startTracing(config.tracing, { exporter: options.spanExporter, logger })
@@ -130,25 +120,17 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   app.use(
     router.pipeline(
       ...(tracing.enabled ? [middleware('tracing', serverSpanStage({ tracer: tracing.tracer, routeOf: router.matchOperation }))] : []), // 0. tracing (when on)
-      middleware(
-        'browser guard',
-        createBrowserGuard({
-          origins,
-          listenHost: config.host,
-          allowedHosts: config.allowedHosts,
-          forbid: (req, res) => void router.send(req, res, { status: modelServerErrorStatus.forbidden }, router.matchOperation(req.method, req.path)),
-        }),
-      ), //                                         1. CORS: refused origins and foreign Host names get 403
+      middleware('browser guard', createBrowserGuard({ origins, listenHost: config.host, allowedHosts: config.allowedHosts })), // 1. CORS: refused origins and foreign Host names get an empty 403 (through on-error)
       // 2. authentication: with API keys configured every route needs one (401 in the route's error shape, through
       // on-error); before the route, so an unrouted path tells nothing to a caller without a key.
       middleware('api key', createApiKeyGuard(apiKeys)),
       step('route', router.stages.route), //        4. route (HEAD: the document's HEAD operation, else the GET one)
       step('security', router.stages.security), //  5. security (the document requires none)
-      step('body', ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20), unreadable: (req, status, e) => unreadableBody(errorShapeOf(router.matchOperation(req.method, req.path)?.operationId), status, e) })), // 6a. the body, read as Ollama reads it
+      step('body', ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20) })), // 6a. the body, read as Ollama reads it
       step('validation', router.stages.validation), // 6. validation against the document
       step('handler', router.stages.handler), //    7. handler
       router.stages.respond, //                     8. respond: every answer validated against the document, sent
-      onError('on-error', (error, r, exchange) => mapError(error, r?.operationId ?? router.routeOf(exchange)?.operationId, exchange.path)), // 9. on-error: in the route's declared shape (createErrorMapper)
+      onError('on-error', (error, r, exchange) => mapError(error, r?.operationId ?? router.routeOf(exchange)?.operationId, exchange.path)), // 9. on-error: every refusal in the route's declared shape (createErrorMapper)
       onResponse('on-response', recordResponse(ctx.metrics)), // 10. on-response: request metrics
     ),
   )
@@ -248,7 +230,6 @@ function modelServerHandlers(ctx: ModelServerContext, registryClient: RegistryCl
 type RouterParts = {
   document: Record<string, unknown>
   handlers: Record<OperationId, Handler>
-  errorShapeOf: (operationId: string | undefined) => ErrorShape
 }
 
 /** The request metrics, once a response is finished. */
@@ -260,8 +241,8 @@ function recordResponse(metrics: ModelServerMetrics) {
   }
 }
 
-/** The document's router: each refusal (invalid request, unknown route, thrown error) in the route's declared shape. */
-function createModelServerRouter(options: ModelServerOptions, { document, handlers, errorShapeOf }: RouterParts): OpenApiRouter {
+/** The document's router (its refusals — no route, an invalid request or body — go to the list's on-error). */
+function createModelServerRouter(options: ModelServerOptions, { document, handlers }: RouterParts): OpenApiRouter {
   return createOpenApiRouter({
     document,
     handlers,
@@ -269,118 +250,6 @@ function createModelServerRouter(options: ModelServerOptions, { document, handle
     responseValidation: options.responseValidation ?? 'warn',
     onResponseValidationError: options.onResponseValidationError,
     validateRequest: (r) => !unvalidatedOperations.has(r.operationId),
-    invalidRequest: (r, errors) => invalidRequestAnswer(errorShapeOf(r.operationId), errors),
-    unrouted: (r) => unroutedAnswer(r),
     jsonLimit: '512mb',
   })
-}
-
-/** A request the document refuses, in the route's shape: OCI's, OpenAI's (with the field at fault), Anthropic's or Ollama's. */
-function invalidRequestAnswer(shape: ErrorShape, errors: ReadonlyArray<RequestValidationIssue>): HttpResult {
-  if (shape === 'oci') return ociValidationError(errors)
-  // The `/v1` (OpenAI-compatible) routes answer OpenAI's error shape with the same statuses.
-  const status = modelServerErrorStatus.invalid_request
-  if (shape === 'openai') return { status, body: openaiErrorBody(status, ollamaValidationMessage(errors), null, openaiParamOf(errors)) }
-  if (shape === 'anthropic') return { status, body: anthropicErrorBody(status, ollamaValidationMessage(errors)) }
-  return { status, body: { error: ollamaValidationMessage(errors) } }
-}
-
-/** No operation for the path (404) or the method (405), in the shape of the path's family. */
-function unroutedAnswer(r: { reason: string; method: string; path: string }): HttpResult & { component: string } {
-  const shape = shapeOfUnroutedPath(r.path)
-  if (shape === 'oci') {
-    const result = r.reason === 'not_found' ? ociError('NAME_UNKNOWN', { path: r.path }) : ociError('UNSUPPORTED', { method: r.method })
-    return { ...result, component: 'RegistryError' }
-  }
-  const result =
-    r.reason === 'not_found'
-      ? { status: modelServerErrorStatus.not_found, body: { error: `404 page not found: ${r.method} ${r.path}` } }
-      : { status: modelServerErrorStatus.method_not_allowed, body: { error: `method ${r.method} not allowed on ${r.path}` } }
-  return shape === 'openai' ? { ...toOpenAIError(result), component: 'OpenAIError' } : { ...result, component: 'Error' }
-}
-
-/** A body that cannot be read, in the route's error shape (registry: the distribution specification's). */
-function unreadableBody(shape: ErrorShape, status: number, e: { type?: string; message?: string }): HttpResult {
-  if (shape === 'oci') {
-    const result = ociError('MANIFEST_INVALID', { reason: e.type === 'entity.parse.failed' ? 'invalid JSON' : (e.type ?? 'unreadable body') })
-    return { status, body: result.body }
-  }
-  const message = e.type === 'entity.parse.failed' ? `invalid JSON: ${e.message ?? ''}`.trim() : (e.message ?? 'bad request')
-  if (shape === 'anthropic') return { status, body: anthropicErrorBody(status, message) }
-  return { status, body: shape === 'openai' ? openaiErrorBody(status, message) : { error: message } }
-}
-
-/** A path no operation has declares nothing: its shape is the family's, by prefix (`/v1` OpenAI, `/v2` OCI). */
-function shapeOfUnroutedPath(path: string): ErrorShape {
-  return isRegistryPath(path) ? 'oci' : isOpenAIPath(path) ? 'openai' : 'ollama'
-}
-
-/**
- * A thrown error → the route's error body: `operationId` the route's (or the one the request would have reached,
- * for an error before the route); `path` decides the shape of a path no operation has.
- */
-type ErrorMapper = (error: unknown, operationId: string | undefined, path?: string) => HttpResult & { component?: string }
-
-/**
- * Maps a thrown error to the route's error body, once for every route: our own errors keep their status and short
- * message, anything else is a 500 with a generic message (its details, paths included, go to the server log only).
- * Each route answers the shape the document declares for it (`shapeOf`: Ollama, OpenAI, or the registry's OCI).
- * Known server directories are scrubbed from every message a client gets.
- */
-export function createErrorMapper(logger: Logger | undefined, redact: (text: string) => string = (t) => t, shapeOf: (operationId: string | undefined) => ErrorShape = () => 'ollama'): ErrorMapper {
-  const components = { ollama: 'Error', openai: 'OpenAIError', anthropic: 'AnthropicError', oci: 'RegistryError' } as const satisfies Record<ErrorShape, string>
-  const render = renderError(logger, redact)
-  return (error, operationId, path) => {
-    const shape = operationId === undefined && path !== undefined ? shapeOfUnroutedPath(path) : shapeOf(operationId)
-    const result = render(error, operationId, shape)
-    // the headers the error carries (`WWW-Authenticate` of a refused key); a path no operation has: the body's schema
-    const headers = error instanceof BaseError ? error.answer?.headers : undefined
-    return { ...result, ...(headers ? { headers: { ...result.headers, ...headers } } : {}), ...(operationId === undefined ? { component: components[shape] } : {}) }
-  }
-}
-
-/** The error's status and message (ours, or a generic 500 logged in full) in `shape`, the server's paths redacted. */
-function renderError(logger: Logger | undefined, redact: (text: string) => string) {
-  return (error: unknown, operationId: string | undefined, shape: ErrorShape): HttpResult => {
-    let status = 500
-    let message = INTERNAL_ERROR_MESSAGE
-    if (error instanceof ModelServerError) {
-      status = error.status
-      message = error.shortMessage
-    } else if (error instanceof EngineError) {
-      status = engineErrorStatus[error.code] ?? 500
-      message = error.shortMessage
-    }
-    if (status >= 500) logger?.error({ err: error, operationId }, message === INTERNAL_ERROR_MESSAGE ? 'unhandled error' : message)
-    message = redact(message)
-    if (shape === 'oci') {
-      const result = ociErrorFor(error, message)
-      return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
-    }
-    if (shape === 'openai') return toOpenAIError({ status, body: { error: message } }, error)
-    if (shape === 'anthropic') return toAnthropicError({ status, body: { error: message } })
-    return { status, body: { error: message } }
-  }
-}
-
-/** OpenAI's `param` for a schema error: the body field at fault (`messages[0].role`). */
-function openaiParamOf(issues: ReadonlyArray<RequestValidationIssue>): string | null {
-  const first = issues[0]
-  if (!first || first.location !== 'body' || !first.path || first.path === '/') return null
-  return first.path
-    .replace(/^\//, '')
-    .split('/')
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
-    .join('')
-}
-
-/** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */
-function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>): string {
-  const first = issues[0]
-  if (!first) return 'invalid request'
-  const text = `${first.location}${first.path ? ` ${first.path}` : ''}: ${first.message}`
-  if (/required property 'model'/.test(first.message) || (first.path === 'model' && /required/.test(first.message))) {
-    return 'model is required'
-  }
-  return text
 }

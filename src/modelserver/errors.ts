@@ -1,5 +1,12 @@
 import { BaseError } from '../shared/errors/BaseError.js'
+import { defineError } from '../shared/errors/defineError.js'
+import { routerRefusalRows } from '../shared/http/index.js'
 import type { EngineErrorCode } from './engine/errors.js'
+
+/** The router's refusals (`src/shared/http/routerRefusals.ts`) with the router's statuses: no route, no method, an invalid request or body. */
+const routerRefusalStatus = Object.fromEntries(Object.entries(routerRefusalRows).map(([code, row]) => [code, row.status])) as {
+  readonly [code in keyof typeof routerRefusalRows]: (typeof routerRefusalRows)[code]['status']
+}
 
 /**
  * The model server's one error table: the HTTP status of every code it throws on purpose (Ollama's statuses:
@@ -20,12 +27,10 @@ export const modelServerErrorStatus = {
   model_load_failed: 500,
   model_unloaded: 500,
   generation_failed: 500,
-  // requests: the router's and the guards' refusals (app.ts), then the handlers'
-  forbidden: 403, // a browser origin or Host name the server does not answer (createBrowserGuard)
-  not_found: 404, // no operation at the path
-  method_not_allowed: 405, // the path exists, the method does not
-  bad_request: 400,
-  invalid_request: 400,
+  // requests: the router's refusals, the guards' (app.ts), then the handlers'
+  ...routerRefusalStatus,
+  forbidden: 403, // a browser origin or Host name the server does not answer (createBrowserGuard): an empty 403
+  bad_request: 400, // a body the JSON reader could not read for another reason than its size or syntax (UnreadableBodyError)
   invalid_model_name: 400,
   invalid_model_file: 400,
   no_model_layer: 400,
@@ -62,6 +67,18 @@ export class ModelServerError extends BaseError<ModelServerErrorCode> {
     return modelServerErrorStatus[this.code]
   }
 }
+
+/**
+ * A JSON body the reader could not read for another reason than its size or its syntax (`type`: body-parser's
+ * error type, e.g. `charset.unsupported`), in the reader's words.
+ */
+export const UnreadableBodyError = defineError(
+  'UnreadableBodyError',
+  'bad_request',
+  (type: string | undefined, parserMessage: string | undefined) => ({ message: parserMessage ?? 'bad request', fields: { type } }),
+  { stackless: true },
+)
+export type UnreadableBodyError = InstanceType<typeof UnreadableBodyError>
 
 export function modelNotFound(name: string): ModelServerError {
   return new ModelServerError('model_not_found', `model '${name}' not found`)

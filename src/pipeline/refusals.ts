@@ -1,16 +1,10 @@
 /**
- * The pipeline's own refusals, before any handler runs: the fallback's (a request no stage answered), the
- * security stage's and the rate limit's (the router's 404/405 are its own, `routeStage`). Coded errors like every other refusal: their statuses are rows of
- * the gateway's catalogue (`coreErrorRows`), and one stage renders them (`errorStage`). The gate's own refusal is
- * its domain's: src/gate/AuthRequiredError.ts.
+ * The pipeline's own refusals, before any handler runs: the security stage's and the rate limit's (the router's —
+ * no route, no method, unmet security, an invalid request — are its own: src/shared/http/routerRefusals.ts).
+ * Coded errors like every other refusal: their statuses are rows of the gateway's catalogue (`coreErrorRows`), and
+ * one stage renders them (`errorStage`). The gate's own refusal is its domain's: src/gate/AuthRequiredError.ts.
  */
 import { defineError } from '../shared/errors/defineError.js'
-
-/** A request no stage answered (the app's fallback): the document has no operation at this path. */
-export const NoRouteError = defineError('NoRouteError', 'not_found', (method: string, path: string) => `no route for ${method} ${path}`, { stackless: true })
-
-/** An operation none of whose security requirements is met, with no answer of its own. */
-export const UnauthorizedError = defineError('UnauthorizedError', 'unauthorized', () => 'authentication required', { stackless: true })
 
 /** `/metrics` off loopback with a wrong token. */
 export const MetricsTokenInvalidError = defineError('MetricsTokenInvalidError', 'metrics_token_invalid', () => 'metrics token invalid')

@@ -2,10 +2,10 @@ import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import { requiresSession } from '../gate/PublicSet.js'
 import { lookupSession, sessionTokenOf } from '../handlers/core/session.js'
 import type { DomainSetup, GatewayLocals, HandlerContext, Services } from '../handlers/types.js'
-import type { HttpResult, RequestContext } from '../shared/http/index.js'
+import { type HttpResult, type RequestContext, UnauthorizedError } from '../shared/http/index.js'
 import { ShadowError } from '../overlord/ShadowError.js'
 import type { GateStage } from './gateStage.js'
-import { MetricsTokenInvalidError, MetricsTokenRequiredError, UnauthorizedError } from './refusals.js'
+import { MetricsTokenInvalidError, MetricsTokenRequiredError } from './refusals.js'
 
 export type SecurityStageParameters = {
   services: Services

@@ -17,12 +17,9 @@ const CATALOGUES_AND_RENDERERS = [
   'src/x402/paymentRequired.ts', // renders x402's 402 (PAYMENT-REQUIRED header and body)
   'src/modelserver/errors.ts', // the model server's catalogue
   'src/modelserver/registry/ociErrors.ts', // the OCI distribution catalogue (`/v2`)
-  'src/shared/http/routeStage.ts', // the router's own refusals: no route, no method, a malformed URL
-  'src/shared/http/runOperationStages.ts',
-  'src/shared/http/requestValidationStage.ts',
-  'src/shared/http/securityRequirementsStage.ts',
-  'src/shared/http/readJsonBody.ts',
-  'src/shared/http/responseValidationStage.ts',
+  'src/shared/http/routerRefusals.ts', // the router's own refusals: no route, no method, unmet security, an invalid request or body
+  'src/shared/http/runOperationStages.ts', // a router without an app's on-error: its refusals, else 500
+  'src/shared/http/responseValidationStage.ts', // an answer the document does not allow: 500
 ]
 
 /** The rows each domain plug-in adds to the gateway's catalogue (`errorRows` of its plugin.ts). */

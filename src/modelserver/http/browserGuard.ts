@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net'
 import os from 'node:os'
 import cors from 'cors'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import { ModelServerError } from '../errors.js'
 import type { OriginMatcher } from './corsOrigins.js'
 
 /** Request headers a cross-origin page may send (Ollama's list: its own, plus what the openai SDKs send). */
@@ -35,8 +36,11 @@ export type BrowserGuardOptions = {
    * for a server bound to a public interface, e.g. `llm.example.com`.
    */
   allowedHosts?: ReadonlyArray<string>
-  /** Answers a refused request (403, empty body, as Ollama). */
-  forbid: (req: Request, res: Response) => void
+}
+
+/** The refusal of a page's origin or a Host name: `forbidden`, answered with no body whatever the route (as Ollama). */
+function forbidden(reason: string): ModelServerError {
+  return new ModelServerError('forbidden', reason, { answer: { empty: true }, stackless: true })
 }
 
 /**
@@ -59,18 +63,19 @@ export function createBrowserGuard(options: BrowserGuardOptions): RequestHandler
     optionsSuccessStatus: 204,
   })
   const extraHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/:[0-9]+$/, '')))
-  // The refused request's body is drained so its connection stays usable (a kept-alive socket is not cut short).
-  const forbid = (req: Request, res: Response) => {
+  // The refused request's body is drained so its connection stays usable (a kept-alive socket is not cut short);
+  // the refusal goes to the list's on-error.
+  const forbid = (req: Request, next: NextFunction, reason: string) => {
     req.resume()
-    options.forbid(req, res)
+    next(forbidden(reason))
   }
   return (req: Request, res: Response, next: NextFunction) => {
     const host = String(req.headers.host ?? '')
     const origin = req.headers.origin
     const sameOrigin = origin === `http://${host}` || origin === `https://${host}`
-    if (origin && !sameOrigin && !origins.matches(origin)) return forbid(req, res)
+    if (origin && !sameOrigin && !origins.matches(origin)) return forbid(req, next, 'origin not allowed')
     const afterCors = () => {
-      if (!allowedHost(host) && !extraHosts.has(hostName(host))) return forbid(req, res)
+      if (!allowedHost(host) && !extraHosts.has(hostName(host))) return forbid(req, next, 'host not allowed')
       if (req.method === 'OPTIONS' && (!origin || sameOrigin)) return void res.status(204).end()
       next()
     }

@@ -9,14 +9,10 @@ afterEach(async () => server?.close())
 
 async function serve(rawBodyOperations: ReadonlySet<string>) {
   const operations = stagesOperations()
+  // its refusals rendered as a router without an app's on-error renders them (the fixture's plain error body)
   server = await serveStages([
     routeStage({ operations }),
-    ollamaBodyStage({
-      operations: operations.operations,
-      rawBodyOperations,
-      limit: 64,
-      unreadable: (_req, status, e) => ({ status, body: { error: e.type ?? 'unreadable', message: `status ${status}` } }),
-    }),
+    ollamaBodyStage({ operations: operations.operations, rawBodyOperations, limit: 64 }),
     (exchange) => {
       const req = exchange.req as typeof exchange.req & { body?: unknown; rawBody?: Buffer }
       return { status: 201, body: { body: req.body ?? null, raw: req.rawBody?.toString() ?? null, type: req.headers['content-type'] } }
@@ -38,13 +34,14 @@ describe('ollamaBodyStage', () => {
     }
   })
 
-  it("answers a body it cannot read in the route's error shape: 400 broken, 413 too large", async () => {
+  it('refuses a body it cannot read with a coded error: 400 broken, 413 too large', async () => {
     const url = await serve(new Set())
     const broken = await post(url, '{"name":', { 'content-type': 'text/plain' })
     expect(broken.status).toBe(400)
-    expect((await broken.json()).error).toBe('entity.parse.failed')
+    expect((await broken.json()).error).toBe('invalid_json')
     const large = await post(url, JSON.stringify({ name: 'x'.repeat(100) }), { 'content-type': 'application/json' })
     expect(large.status).toBe(413)
+    expect((await large.json()).error).toBe('payload_too_large')
   })
 
   it('never parses the body of a raw-byte operation, even labelled JSON (the handler hashes it as sent)', async () => {

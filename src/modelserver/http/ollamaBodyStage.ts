@@ -1,5 +1,6 @@
 import express, { type Request } from 'express'
-import { type HttpResult, isJsonMediaType, type OperationInfo, type OperationStage } from '../../shared/http/index.js'
+import { InvalidJsonError, isJsonMediaType, type OperationInfo, type OperationStage, PayloadTooLargeError } from '../../shared/http/index.js'
+import { UnreadableBodyError } from '../errors.js'
 
 export type OllamaBodyStageParameters = {
   /** The document's operations (each one's documented JSON request media type is looked up once). */
@@ -7,15 +8,10 @@ export type OllamaBodyStageParameters = {
   /** Operations whose body is raw bytes (blobs, registry uploads): never parsed, whatever their label. */
   rawBodyOperations: ReadonlySet<string>
   /**
-   * Largest JSON body accepted, per operation (413 past it): only the routes that take images or long inputs
-   * need megabytes; a management call or a manifest needs kilobytes.
+   * Largest JSON body accepted, per operation (`payload_too_large` past it): only the routes that take images or
+   * long inputs need megabytes; a management call or a manifest needs kilobytes.
    */
   limit: number | ((operationId: string) => number)
-  /**
-   * The answer to a body that cannot be read (status 400, or 413 when too large), in the route's error
-   * shape: `type` is body-parser's error type (`entity.parse.failed`, `entity.too.large`…).
-   */
-  unreadable: (req: Request, status: number, error: { type?: string; message?: string }) => HttpResult
 }
 
 /**
@@ -25,13 +21,13 @@ export type OllamaBodyStageParameters = {
  * JSON request body is read as that JSON media type (no 415, which the document does not have). The raw
  * bytes are kept on `req.rawBody` (registry manifests are hashed as sent). Raw-byte operations are never
  * parsed: a blob is bytes even when labelled JSON, and no parser may consume it before the handler hashes it.
- * The validation stage then finds the body already read.
+ * The validation stage then finds the body already read. A body that cannot be read is refused with a coded error
+ * carrying the reader's words (too large, not JSON, anything else), which on-error words in the route's shape.
  */
 export function ollamaBodyStage<Locals extends Record<string, unknown>>({
   operations,
   rawBodyOperations,
   limit,
-  unreadable,
 }: OllamaBodyStageParameters): OperationStage<Locals> {
   // operationId → the JSON media type its request body is documented with (`application/json`, the manifest type…).
   const jsonOperations = new Map<string, string>()
@@ -66,11 +62,13 @@ export function ollamaBodyStage<Locals extends Record<string, unknown>>({
     if (!json && documented) req.headers['content-type'] = documented
     if (json && rawBodyOperations.has(operationId)) req.headers['content-type'] = 'application/octet-stream'
     if (!json && !documented) return undefined
-    return new Promise<HttpResult | undefined>((resolve) => {
+    return new Promise<Error | undefined>((resolve) => {
       parserFor(operationId)(req, exchange.res, (error?: unknown) => {
         if (!error) return resolve(undefined)
         const e = error as { type?: string; message?: string }
-        resolve(unreadable(req, e.type === 'entity.too.large' ? 413 : 400, e))
+        if (e.type === 'entity.too.large') return resolve(new PayloadTooLargeError(e.message))
+        if (e.type === 'entity.parse.failed') return resolve(new InvalidJsonError(undefined, e.message ?? ''))
+        resolve(new UnreadableBodyError(e.type, e.message))
       })
     })
   }

@@ -12,6 +12,8 @@
  */
 export type ErrorAnswer = {
   body?: unknown
+  /** Answered with no body at all, whatever the route's error shape (the model server's 403 to a refused browser, as Ollama's). */
+  empty?: boolean | undefined
   headers?: Readonly<Record<string, string>> | undefined
   /** `components.schemas` name the body must match when the request matched no operation. */
   component?: string | undefined

@@ -17,9 +17,7 @@ import type {
   OperationHandler,
   OperationInfo,
   RequestContext,
-  RequestValidationIssue,
   ResponseValidationReport,
-  UnroutedRequest,
 } from './types.js'
 
 export { RouterSetupError } from './compileOperations.js'
@@ -40,11 +38,11 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
   securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
   /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
   unauthorized?: (context: RequestContext<Locals>) => HttpResult | Error | Promise<HttpResult | Error>
-  /** Response for a path or method the document does not have (default 404 `not_found` / 405 `method_not_allowed`). */
-  unrouted?: (request: UnroutedRequest) => UnroutedResult | Promise<UnroutedResult>
-  /** Response for a request that fails validation (default 400 `invalid_request` with the errors in `details`). */
-  invalidRequest?: (context: RequestContext<Locals>, errors: RequestValidationIssue[]) => HttpResult
-  /** Response for an error a handler threw (default 500 `internal_error`). */
+  /**
+   * Response for an error a stage threw or gave back: a handler's, or one of the router's own refusals
+   * (`routerRefusals.ts`: no route, no method, an invalid request or body). Default: the router's refusals in the
+   * plain error body with their statuses (`routerRefusalRows`), anything else 500 `internal_error`.
+   */
   mapError?: ErrorAnswerer<Locals>
   /** Whether to validate this request against the document (default: always). */
   validateRequest?: (context: RequestContext<Locals>) => boolean
@@ -57,18 +55,18 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
   createLocals?: () => Locals
   /** Largest JSON body accepted (default `1mb`). */
   jsonLimit?: string | number
-  /** Deepest nesting of arrays/objects accepted in a JSON body (default 32; deeper → 400 `invalid_json`). */
+  /** Deepest nesting of arrays/objects accepted in a JSON body (default 32; deeper → `invalid_json`). */
   jsonMaxDepth?: number
   logger?: Logger
 }
 
 /** The operation stages this router builds from its options, to be listed by the app (`pipeline`). */
 export type OpenApiStages<Locals extends Record<string, unknown>> = {
-  /** The operation a request routes to (HEAD included), its parameters parsed once, its context; 404/405 otherwise. */
+  /** The operation a request routes to (HEAD included), its parameters parsed once, its context; refused otherwise. */
   route: OperationStage<Locals>
   /** The operation's security requirements against `securityHandlers`; `unauthorized` otherwise. */
   security: OperationStage<Locals>
-  /** 501 for an operation without handler, the JSON body read, the request validated against the document. */
+  /** An operation without handler refused, the JSON body read, the request validated against the document. */
   validation: OperationStage<Locals>
   /** The operation's handler. */
   handler: OperationStage<Locals>
@@ -125,12 +123,11 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     logger: options.logger,
   })
   const stages: OpenApiStages<Locals> = {
-    route: routeStage<Locals>({ operations: compiled, unrouted: options.unrouted }),
+    route: routeStage<Locals>({ operations: compiled }),
     security: securityRequirementsStage<Locals>(options),
     validation: requestValidationStage<Locals>({
       operations: compiled,
       isImplemented: (operationId) => handlersById.has(operationId),
-      invalidRequest: options.invalidRequest,
       validateRequest: options.validateRequest,
       jsonLimit: options.jsonLimit,
       jsonMaxDepth: options.jsonMaxDepth,

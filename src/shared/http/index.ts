@@ -15,6 +15,20 @@ export { loadOpenApiDocument } from './loadOpenApiDocument.js'
 export { middleware, onError, onResponse, type Stage, step } from './Stage.js'
 export { matchOf, operationOf, type OperationStage, PipelineContext, type RequestExchange } from './RequestExchange.js'
 export { findResponse, isJsonMediaType, ResponseValidator } from './ResponseValidator.js'
+export {
+  InvalidJsonError,
+  MalformedUrlError,
+  MethodNotAllowedError,
+  NoOperationError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  renderRouterRefusal,
+  RequestAbortedError,
+  RequestNotValidError,
+  routerRefusalRows,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+} from './routerRefusals.js'
 export type { Responder } from './responseValidationStage.js'
 export type {
   HttpHeaders,

@@ -1,17 +1,16 @@
 import type { ErrorObject } from 'ajv'
 import type { CompiledOperation, CompiledOperations } from './compileOperations.js'
 import { createJsonBodyReader, mediaTypeOf, type ReadJsonBodyParameters } from './readJsonBody.js'
-import { errorBody, type OperationStage, type RequestExchange } from './RequestExchange.js'
+import type { OperationStage, RequestExchange } from './RequestExchange.js'
 import { isJsonMediaType } from './ResponseValidator.js'
-import type { HttpResult, RequestContext, RequestValidationIssue } from './types.js'
+import { NotImplementedError, RequestNotValidError, UnsupportedMediaTypeError } from './routerRefusals.js'
+import type { RequestContext, RequestValidationIssue } from './types.js'
 import { isValidatableBody, validateParsedRequest } from './validateParsedRequest.js'
 
 export type RequestValidationStageParameters<Locals extends Record<string, unknown>> = ReadJsonBodyParameters & {
   operations: Pick<CompiledOperations, 'api' | 'validatorsOf'>
-  /** Whether an operation has a handler: one without is answered 501 before its body is read. */
+  /** Whether an operation has a handler: one without is refused (`NotImplementedError`) before its body is read. */
   isImplemented: (operationId: string) => boolean
-  /** Response for a request that fails validation (default 400 `invalid_request` with the errors in `details`). */
-  invalidRequest?: (context: RequestContext<Locals>, errors: RequestValidationIssue[]) => HttpResult
   /** Whether to validate this request against the document (default: always). */
   validateRequest?: (context: RequestContext<Locals>) => boolean
 }
@@ -55,18 +54,7 @@ export function requestValidationStage<Locals extends Record<string, unknown>>(
 ): OperationStage<Locals> {
   const { operations, isImplemented, validateRequest } = parameters
   const readJson = createJsonBodyReader(parameters)
-  const invalidRequest =
-    parameters.invalidRequest ??
-    ((_ctx: RequestContext<Locals>, errors: RequestValidationIssue[]): HttpResult => ({
-      status: 400,
-      body: errorBody(
-        'invalid_request',
-        `request does not match the API description: ${errors[0] ? `${errors[0].location} ${errors[0].path} ${errors[0].message}` : 'invalid'}`,
-        { errors },
-      ),
-    }))
-
-  const validate = (exchange: RequestExchange<Locals>, p: CompiledOperation, ctx: RequestContext<Locals>): HttpResult | undefined => {
+  const validate = (exchange: RequestExchange<Locals>, p: CompiledOperation, ctx: RequestContext<Locals>): Error | undefined => {
     const req = exchange.req
     const media = mediaTypeOf(req.headers)
     const isJson = isJsonMediaType(media)
@@ -91,11 +79,8 @@ export function requestValidationStage<Locals extends Record<string, unknown>>(
         ),
     )
     if (!isJson && documentedMedia.length > 0 && media !== '' && !rawBody)
-      return {
-        status: 415,
-        body: errorBody('unsupported_media_type', `Content-Type ${media} is not accepted; use ${documentedMedia.join(' or ')}.`),
-      }
-    if (errors.length > 0) return invalidRequest(ctx, toValidationIssues(errors))
+      return new UnsupportedMediaTypeError(`Content-Type ${media} is not accepted; use ${documentedMedia.join(' or ')}.`)
+    if (errors.length > 0) return new RequestNotValidError(toValidationIssues(errors))
     ctx.query = result.query
     return undefined
   }
@@ -113,8 +98,7 @@ export function requestValidationStage<Locals extends Record<string, unknown>>(
   return (exchange) => {
     const ctx = exchange.context!
     const p = exchange.match as CompiledOperation
-    if (!isImplemented(p.info.operationId))
-      return { status: 501, body: errorBody('not_implemented', `Operation ${p.info.operationId} is not implemented yet.`) }
+    if (!isImplemented(p.info.operationId)) return new NotImplementedError(p.info.operationId)
     const read = readJson(exchange.req, exchange.res)
     if (read === undefined) return validate(exchange, p, ctx)
     if (!(read instanceof Promise)) return read

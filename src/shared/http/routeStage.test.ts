@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { exchangeFor, stagesOperations } from '../../../tests/support/pipelineFixtures.js'
 import { routeStage } from './routeStage.js'
+import { MethodNotAllowedError, NoOperationError, renderRouterRefusal } from './routerRefusals.js'
 
 describe('routeStage', () => {
   const operations = stagesOperations()
@@ -38,24 +39,24 @@ describe('routeStage', () => {
     expect(matches).toBe(1)
   })
 
-  it('answers a path without operation 404 and a path with other methods 405 (or as `unrouted` says)', async () => {
-    expect(await route(exchangeFor('GET', '/nowhere'))).toMatchObject({ status: 404, body: { error: 'not_found' } })
-    expect(await route(exchangeFor('PATCH', '/items/x'))).toMatchObject({ status: 405, body: { error: 'method_not_allowed' } })
-    const custom = routeStage({ operations, unrouted: (r) => ({ status: 404, body: { error: r.reason, message: r.path }, component: 'Error' }) })
-    expect(await custom(exchangeFor('GET', '/nowhere'))).toEqual({ status: 404, body: { error: 'not_found', message: '/nowhere' }, component: 'Error' })
+  // the stage gives its refusal back; rendered here as a router without an app's on-error renders it
+  const answer = (exchange: ReturnType<typeof exchangeFor>) => renderRouterRefusal(route(exchange))
+
+  it('refuses a path without operation (404) and a path with other methods (405), as coded errors on-error renders', () => {
+    expect(route(exchangeFor('GET', '/nowhere'))).toBeInstanceOf(NoOperationError)
+    expect(answer(exchangeFor('GET', '/nowhere'))).toMatchObject({ status: 404, body: { error: 'not_found', message: 'No route for GET /nowhere.' } })
+    expect(route(exchangeFor('PATCH', '/items/x'))).toBeInstanceOf(MethodNotAllowedError)
+    expect(answer(exchangeFor('PATCH', '/items/x'))).toMatchObject({ status: 405, body: { error: 'method_not_allowed' } })
   })
 
-  it('names the methods the path has in the Allow header of every 405, whoever writes its body', async () => {
-    const allowed = ((await route(exchangeFor('PATCH', '/items/x'))) as { headers?: Record<string, string> }).headers?.Allow
-    expect(allowed?.split(', ')).toEqual(operations.allowedMethods('/items/x'))
-    expect(allowed).toMatch(/^GET, HEAD/)
-    const custom = routeStage({ operations, unrouted: (r) => ({ status: 405, body: { error: r.reason } }) })
-    expect(await custom(exchangeFor('DELETE', '/page'))).toMatchObject({ status: 405, headers: { Allow: 'GET, HEAD' } })
-    const own = routeStage({ operations, unrouted: () => ({ status: 405, headers: { allow: 'GET' } }) })
-    expect(await own(exchangeFor('DELETE', '/page'))).toEqual({ status: 405, headers: { allow: 'GET' } })
+  it('names the methods the path has in the Allow header of every 405, whoever renders its body', () => {
+    const refusal = route(exchangeFor('PATCH', '/items/x')) as MethodNotAllowedError
+    expect(refusal.allowed).toEqual(operations.allowedMethods('/items/x'))
+    expect(refusal.answer?.headers?.Allow).toMatch(/^GET, HEAD/)
+    expect(answer(exchangeFor('DELETE', '/page'))).toMatchObject({ status: 405, headers: { Allow: 'GET, HEAD' } })
   })
 
   it('answers a malformed percent-encoding in a path parameter 400, not 500', () => {
-    expect(route(exchangeFor('GET', '/items/%E0%A4%A'))).toMatchObject({ status: 400, body: { error: 'invalid_request' } })
+    expect(answer(exchangeFor('GET', '/items/%E0%A4%A'))).toMatchObject({ status: 400, body: { error: 'invalid_request' } })
   })
 })

@@ -1,25 +1,27 @@
 import type { CompiledOperations } from './compileOperations.js'
-import { errorBody, matchOf, type OperationStage, PipelineContext, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
-import type { UnroutedRequest } from './types.js'
+import { matchOf, type OperationStage, PipelineContext } from './RequestExchange.js'
+import { MalformedUrlError, MethodNotAllowedError, NoOperationError } from './routerRefusals.js'
 
 export type RouteStageParameters = {
   operations: Pick<CompiledOperations, 'match' | 'api' | 'allowedMethods'>
-  /** Response for a path or method the document does not have (default 404 `not_found` / 405 `method_not_allowed`). */
-  unrouted?: (request: UnroutedRequest) => UnroutedResult | Promise<UnroutedResult>
 }
 
 /**
  * Route: the operation the request's method and path route to (HEAD included, see `compileOperations`), its
  * path and query parameters parsed once through openapi-backend's public `router.parseRequest` (not at all
  * for a literal path without a query string), and the request's one context. A request the document has no
- * operation for is answered here: 404, or 405 when the path exists with other methods.
+ * operation for is refused here (`NoOperationError`, or `MethodNotAllowedError` when the path exists with other
+ * methods), as is a path whose percent-encoding does not decode; the app's on-error renders the refusal.
  */
-export function routeStage<Locals extends Record<string, unknown>>({ operations, unrouted }: RouteStageParameters): OperationStage<Locals> {
+export function routeStage<Locals extends Record<string, unknown>>({ operations }: RouteStageParameters): OperationStage<Locals> {
   const { api } = operations
   const match = operations.match
   return (exchange) => {
     const matched = matchOf(exchange, match)
-    if (typeof matched === 'string') return answerUnrouted(matched, exchange, unrouted, operations.allowedMethods)
+    if (typeof matched === 'string') {
+      const method = exchange.req.method
+      return matched === 'not_found' ? new NoOperationError(method, exchange.path) : new MethodNotAllowedError(method, exchange.path, operations.allowedMethods(exchange.path))
+    }
     let params: Record<string, string>
     let query: Record<string, unknown>
     if (matched.literalPath && exchange.query === '') {
@@ -30,7 +32,7 @@ export function routeStage<Locals extends Record<string, unknown>>({ operations,
       try {
         parsed = api.router.parseRequest({ method: matched.info.method, path: exchange.path, query: exchange.query, headers: {} }, matched.operation)
       } catch (error) {
-        if (error instanceof URIError) return { status: 400, body: errorBody('invalid_request', 'Malformed percent-encoding in the URL.') }
+        if (error instanceof URIError) return new MalformedUrlError()
         throw error
       }
       params = (parsed.params ?? {}) as Record<string, string>
@@ -39,28 +41,4 @@ export function routeStage<Locals extends Record<string, unknown>>({ operations,
     exchange.context = new PipelineContext<Locals>(matched.info, exchange, params, query)
     return undefined
   }
-}
-
-/** A 405 names the methods the path has (RFC 9110 §15.5.6), whoever wrote its body. */
-function withAllow(result: UnroutedResult, allowed: () => string[]): UnroutedResult {
-  if (result.status !== 405 || Object.keys(result.headers ?? {}).some((name) => name.toLowerCase() === 'allow')) return result
-  return { ...result, headers: { ...result.headers, Allow: allowed().join(', ') } }
-}
-
-function answerUnrouted<Locals extends Record<string, unknown>>(
-  reason: UnroutedRequest['reason'],
-  exchange: RequestExchange<Locals>,
-  unrouted: RouteStageParameters['unrouted'],
-  allowedMethods: (path: string) => string[],
-): UnroutedResult | Promise<UnroutedResult> {
-  const req = exchange.req
-  const request: UnroutedRequest = { reason, method: req.method, path: exchange.path, url: req.originalUrl, headers: req.headers, ip: req.ip ?? '', raw: req }
-  const allowed = () => allowedMethods(exchange.path)
-  if (unrouted) {
-    const result = unrouted(request)
-    return result instanceof Promise ? result.then((r) => withAllow(r, allowed)) : withAllow(result, allowed)
-  }
-  return reason === 'not_found'
-    ? { status: 404, body: errorBody('not_found', `No route for ${request.method} ${request.path}.`) }
-    : withAllow({ status: 405, body: errorBody('method_not_allowed', `${request.method} is not allowed on ${request.path}.`) }, allowed)
 }

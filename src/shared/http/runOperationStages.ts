@@ -3,7 +3,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { Logger } from '../logger.js'
 import { type ErrorAnswerer, errorBody, operationOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
 import type { Responder } from './responseValidationStage.js'
-import type { HttpResult, RequestContext } from './types.js'
+import { MalformedUrlError, renderRouterRefusal } from './routerRefusals.js'
+import type { HttpResult } from './types.js'
 
 export type ResponseInfo = {
   operationId: string | undefined
@@ -36,7 +37,7 @@ export type RunOperationStagesParameters<Locals extends Record<string, unknown>>
   names?: { middlewares: readonly string[]; stages: readonly string[] } | undefined
   /** Response validation: checks every result against the document and sends it. */
   respond: Responder
-  /** Error mapping: an error any stage threw → its response (default 500 `internal_error`). */
+  /** Error mapping: an error any stage threw or gave back → its response (default: the router's own refusals, else 500 `internal_error`). */
   mapError?: ErrorAnswerer<Locals>
   /** Called once per request when the response is finished (metrics, access log). */
   onResponse?: (info: ResponseInfo) => void
@@ -47,8 +48,8 @@ export type RunOperationStagesParameters<Locals extends Record<string, unknown>>
 
 /**
  * The operation stages of one request as one Express middleware, in the order given: each stage either
- * answers (the answer is validated and sent, the rest skipped) or passes. A stage that throws or rejects is
- * answered by the error mapping (a malformed percent-encoding anywhere is the client's 400); either way the
+ * answers (the answer is validated and sent, the rest skipped) or passes. A stage that throws, rejects or gives
+ * back an `Error` is answered by the error mapping (a malformed percent-encoding anywhere is the client's); either way the
  * response goes through response validation. A stage that answers synchronously costs no promise.
  */
 export function runOperationStages<Locals extends Record<string, unknown>>(parameters: RunOperationStagesParameters<Locals>): RequestHandler {
@@ -59,14 +60,16 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
   const mapError =
     parameters.mapError ??
     ((error: unknown): HttpResult => {
+      const refusal = renderRouterRefusal(error)
+      if (refusal) return refusal
       logger?.error({ err: error }, 'unhandled error in handler')
       return { status: 500, body: errorBody('internal_error', 'Internal error.') }
     })
 
   const toResult = (error: unknown, exchange: RequestExchange<Locals>): UnroutedResult => {
-    if (error instanceof URIError) return { status: 400, body: errorBody('invalid_request', 'Malformed percent-encoding in the URL.') }
     try {
-      return mapError(error, exchange.context, exchange)
+      // a percent-encoding that does not decode, met by any stage (`decodeURIComponent`): the client's
+      return mapError(error instanceof URIError ? new MalformedUrlError() : error, exchange.context, exchange)
     } catch (mapperError) {
       logger?.error({ err: mapperError }, 'error mapper failed')
       return { status: 500, body: errorBody('internal_error', 'Internal error.') }

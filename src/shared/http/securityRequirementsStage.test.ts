@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { exchangeFor, stagesOperations } from '../../../tests/support/pipelineFixtures.js'
 import type { RequestExchange } from './RequestExchange.js'
 import { routeStage } from './routeStage.js'
+import { renderRouterRefusal } from './routerRefusals.js'
 import { securityRequirementsStage } from './securityRequirementsStage.js'
 
 const operations = stagesOperations()
@@ -12,6 +13,9 @@ function routed(method: string, url: string, headers: Record<string, string> = {
   route(exchange)
   return exchange
 }
+
+/** The stage gives its refusal back; rendered as a router without an app's on-error renders it. */
+const rendered = (answer: unknown) => (answer instanceof Error ? renderRouterRefusal(answer) : answer)
 
 const stage = securityRequirementsStage({
   securityHandlers: {
@@ -31,15 +35,15 @@ describe('securityRequirementsStage', () => {
   })
 
   it('refuses a request that satisfies no requirement: 401 by default, or what `unauthorized` answers', async () => {
-    expect(await stage(routed('POST', '/items', { 'x-key': 'forged' }))).toMatchObject({ status: 401, body: { error: 'unauthorized' } })
-    expect(await stage(routed('POST', '/items'))).toMatchObject({ status: 401 })
+    expect(rendered(await stage(routed('POST', '/items', { 'x-key': 'forged' })))).toMatchObject({ status: 401, body: { error: 'unauthorized' } })
+    expect(rendered(await stage(routed('POST', '/items')))).toMatchObject({ status: 401 })
     const custom = securityRequirementsStage({ unauthorized: (ctx) => ({ status: 401, body: { error: 'nope', message: ctx.operationId } }) })
     expect(await custom(routed('POST', '/items'))).toEqual({ status: 401, body: { error: 'nope', message: 'createItem' } })
   })
 
   it('counts a scheme whose handler throws as not satisfied (never as a pass)', async () => {
     const exchange = routed('DELETE', '/items/x', { 'x-second': 'forged' })
-    expect(await stage(exchange)).toMatchObject({ status: 401 })
+    expect(rendered(await stage(exchange))).toMatchObject({ status: 401 })
     expect((exchange.context!.security.second as { error: Error }).error.message).toBe('no second factor')
   })
 
@@ -48,7 +52,7 @@ describe('securityRequirementsStage', () => {
       securityHandlers: { key: async () => Promise.reject(new Error('token store down')), second: () => undefined },
     })
     const exchange = routed('DELETE', '/items/x', { 'x-key': 'good', 'x-second': 'good' })
-    expect(await rejecting(exchange)).toMatchObject({ status: 401 })
+    expect(rendered(await rejecting(exchange))).toMatchObject({ status: 401 })
     expect((exchange.context!.security.key as { error: Error }).error.message).toBe('token store down')
     expect(exchange.context!.security.authorized).toBe(false)
   })
@@ -56,7 +60,7 @@ describe('securityRequirementsStage', () => {
   it('needs every scheme of a requirement object, not just one of them', async () => {
     const twoSchemes = securityRequirementsStage({ securityHandlers: { second: () => true } })
     // deleteItem: [{key, second}, {key}] — `second` alone satisfies neither requirement.
-    expect(await twoSchemes(routed('DELETE', '/items/x'))).toMatchObject({ status: 401 })
+    expect(rendered(await twoSchemes(routed('DELETE', '/items/x')))).toMatchObject({ status: 401 })
   })
 
   it('decides at once when every scheme answers synchronously, and waits for one that answers later', async () => {
@@ -65,7 +69,7 @@ describe('securityRequirementsStage', () => {
     const sync = securityRequirementsStage({ securityHandlers: { key: () => undefined, second: () => true } })
     const refused = sync(routed('DELETE', '/items/x'))
     expect(refused).not.toBeInstanceOf(Promise)
-    expect(refused).toMatchObject({ status: 401 })
+    expect(rendered(refused as Error)).toMatchObject({ status: 401 })
     const passed = routed('POST', '/items', { 'x-key': 'good' })
     expect(securityRequirementsStage({ securityHandlers: { key: () => ({ user: 'u' }) } })(passed)).toBeUndefined()
     expect(passed.context!.security).toEqual({ key: { user: 'u' }, authorized: true })

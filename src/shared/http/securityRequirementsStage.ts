@@ -1,4 +1,5 @@
-import { errorBody, type OperationStage } from './RequestExchange.js'
+import type { OperationStage } from './RequestExchange.js'
+import { UnauthorizedError } from './routerRefusals.js'
 import type { HttpResult, RequestContext } from './types.js'
 
 export type SecurityRequirementsStageParameters<Locals extends Record<string, unknown>> = {
@@ -45,7 +46,7 @@ export function securityRequirementsStage<Locals extends Record<string, unknown>
     ctx.security = { ...results, authorized }
     if (requirements.length === 0 || authorized) return undefined
     if (unauthorized) return unauthorized(ctx)
-    return { status: 401, body: errorBody('unauthorized', 'Authentication required.') }
+    return new UnauthorizedError()
   }
 
   return (exchange) => {

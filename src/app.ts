@@ -151,7 +151,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     router.pipeline(
       ...tracingStages, //                                  0. tracing (when on): the request's span, in the caller's trace
       middleware('cors', corsStage({ origins: config.corsOrigins })), // 1. CORS (a preflight ends here)
-      middleware('rate limit', rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, refuse: (req, res, error, operation) => router.send(req, res, mapError(error, undefined), operation), matchOperation: router.matchOperation })), // 2. rate limit
+      middleware('rate limit', rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore })), // 2. rate limit (its 429 through on-error)
       middleware('public assets', publicAssets(root)), //   public static prefixes (x-public-prefixes): no gate, files only
       step('gate', gate.stage(router.routeOf)), //          3. a closed path needs a live session
       step('route', router.stages.route), //                4. the operation, its parameters, the context (404/405)

@@ -14,19 +14,18 @@ async function serve(store?: RateLimitStore): Promise<{ server: Listening; sent:
       windowS: 60,
       max: 2,
       store,
-      matchOperation: () => undefined,
-      // rendered as the app does: through the gateway's catalogue
-      refuse: async (_req, res, error) => {
-        const result = gatewayCatalogue.toResult(error)!
-        sent.push(result)
-        res.statusCode = result.status
-        for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v as string)
-        res.setHeader('content-type', 'application/json')
-        res.end(JSON.stringify(result.body))
-      },
     }),
   )
   app.use((_req, res) => void res.json({ ok: true }))
+  // its refusal rendered as the app does: through the gateway's catalogue
+  app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    const result = gatewayCatalogue.toResult(error)!
+    sent.push(result)
+    res.statusCode = result.status
+    for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v as string)
+    res.setHeader('content-type', 'application/json')
+    res.end(JSON.stringify(result.body))
+  })
   return { server: await listen(app), sent }
 }
 

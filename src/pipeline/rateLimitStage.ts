@@ -1,7 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { ipKeyGenerator } from 'express-rate-limit'
-import type { OperationInfo } from '../shared/http/index.js'
 import { RateLimitedError } from './refusals.js'
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from './MemoryRateLimitStore.js'
 
@@ -9,10 +7,6 @@ export type RateLimitStageParameters = {
   windowS: number
   /** Requests per address per window. */
   max: number
-  /** Answers the 429 (a `RateLimitedError`) through the catalogue and the router's response validation, like every refusal. */
-  refuse: (req: IncomingMessage, res: ServerResponse, error: InstanceType<typeof RateLimitedError>, operation?: OperationInfo) => Promise<void>
-  /** The operation a request routes to (so the 429 is checked against that operation's responses). */
-  matchOperation: (method: string, path: string) => OperationInfo | undefined
   /** Where the counters live (default: this process's memory). */
   store?: RateLimitStore
   /** Milliseconds (tests). */
@@ -36,7 +30,8 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
     res.setHeader('RateLimit', `limit=${p.max}, remaining=${Math.max(0, p.max - hit.count)}, reset=${resetS}`)
     if (hit.count <= p.max) return next()
     const retryAfter = Math.max(1, resetS)
-    void p.refuse(req, res, new RateLimitedError(retryAfter), p.matchOperation(req.method, req.path))
+    // refused like every refusal: the list's on-error renders it (the catalogue's 429, `Retry-After`)
+    next(new RateLimitedError(retryAfter))
   }
 
   return (req, res, next) => {

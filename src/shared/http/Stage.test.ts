@@ -159,6 +159,30 @@ describe('middleware entries of the list', () => {
   })
 })
 
+describe("a middleware's refusal", () => {
+  it('is checked against the responses of the operation the request would reach, as a step’s is', async () => {
+    const errorResponse = { description: 'error', content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } } }
+    const router = createOpenApiRouter({
+      document: { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/ok': { get: { operationId: 'ok', security: [], responses: { '200': errorResponse, '503': errorResponse } } } } },
+      handlers: { ok: () => ({ status: 200, body: { error: 'none' } }) },
+    })
+    const refuse = (message: string) => middleware('guard', (_req, _res, next) => next(new Error(message)))
+    const onErrorEntry = onError('on-error', (error) => ({ status: (error as Error).message === 'declared' ? 503 : 418, body: { error: (error as Error).message } }))
+    for (const [message, status] of [['declared', 503], ['undeclared', 500]] as const) {
+      const app = express().use(router.pipeline(refuse(message), step('route', router.stages.route), step('handler', router.stages.handler), router.stages.respond, onErrorEntry))
+      const server = app.listen(0, '127.0.0.1')
+      await new Promise((resolve) => server.once('listening', resolve))
+      try {
+        const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/ok`)
+        // the 418 is not the route's: response validation answers 500 instead of letting it out
+        expect(res.status, message).toBe(status)
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+      }
+    }
+  })
+})
+
 describe('the stage-start channel', () => {
   it('names each stage of the list as it starts, middleware first, then the steps the request reached and respond', async () => {
     const seen: string[] = []

@@ -135,6 +135,8 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
     handler: operationHandlerStage<Locals>(handlersById),
     respond: { kind: 'respond', name: 'respond', run: respond },
   }
+  const infoOf = (match: ReturnType<typeof compiled.match>) => (typeof match === 'string' ? undefined : match.info)
+  const routeOf = (exchange: RequestExchange<Locals>) => infoOf(matchOf(exchange, compiled.match))
   const pipeline = (...list: (Stage<Locals> | OperationStage<Locals>)[]) => {
     const split = splitStages(list)
     return runOperationStages<Locals>({
@@ -144,17 +146,17 @@ export function createOpenApiRouter<Locals extends Record<string, unknown> = Rec
       respond: split.respond ?? respond,
       mapError: split.onError ?? options.mapError,
       onResponse: split.onResponse ?? options.onResponse,
+      routeOf,
       createLocals: options.createLocals,
       logger: options.logger,
     })
   }
-  const infoOf = (match: ReturnType<typeof compiled.match>) => (typeof match === 'string' ? undefined : match.info)
 
   return {
     handler: pipeline(stages.route, stages.security, stages.validation, stages.handler),
     stages,
     pipeline,
-    routeOf: (exchange) => infoOf(matchOf(exchange, compiled.match)),
+    routeOf,
     api: compiled.api,
     document: compiled.document,
     operations: compiled.operations,

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js'
 import { type ErrorAnswerer, errorBody, operationOf, type OperationStage, type RequestExchange, type UnroutedResult } from './RequestExchange.js'
 import type { Responder } from './responseValidationStage.js'
 import { MalformedUrlError, renderRouterRefusal } from './routerRefusals.js'
-import type { HttpResult } from './types.js'
+import type { HttpResult, OperationInfo } from './types.js'
 
 export type ResponseInfo = {
   operationId: string | undefined
@@ -41,6 +41,11 @@ export type RunOperationStagesParameters<Locals extends Record<string, unknown>>
   mapError?: ErrorAnswerer<Locals>
   /** Called once per request when the response is finished (metrics, access log). */
   onResponse?: (info: ResponseInfo) => void
+  /**
+   * The operation the request would reach (`router.routeOf`): a middleware's refusal, answered before the route,
+   * is checked against that operation's responses (its 403, its 429), as a step's is against its own.
+   */
+  routeOf?: ((exchange: RequestExchange<Locals>) => OperationInfo | undefined) | undefined
   /** Creates the per-request `locals`. */
   createLocals?: () => Locals
   logger?: Logger
@@ -99,7 +104,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
       result = toResult(error, exchange)
     }
     result ??= toResult(new Error('no stage answered the request'), exchange)
-    const operation = operationOf(exchange)
+    const operation = operationOf(exchange) ?? (failed ? parameters.routeOf?.(exchange) : undefined)
     if (onResponse)
       res.once('finish', () =>
         onResponse({

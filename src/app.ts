@@ -115,7 +115,6 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
   const { services, metrics } = graph
 
   services.errors = catalogueOf(plugins)
-  const mapError = errorStage(logger, services.errors)
   // what `/mcp` serves and `/.well-known/x402` announces: the built plug-ins' tools
   const toolContributors = mcpToolsOf(plugins)
   services.mcp = { ...services.mcp, served: (ctx) => toolContributors.flatMap((toolsOf) => toolsOf(ctx)) }
@@ -132,6 +131,8 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     responseValidation: deps.responseValidation ?? config.responseValidation,
     onResponseValidationError: deps.onResponseValidationError,
   })
+  // Every refusal through the catalogue, in the shape its route declares (OpenAI's, Anthropic's on their routes).
+  const mapError = errorStage<GatewayLocals>(logger, services.errors, { routeOf: router.routeOf, operations: router.operations })
   const recordResponse = (info: ResponseInfo) => {
     services.inbound.record({ durationMs: info.durationMs, bytesIn: info.requestBytes, bytesOut: info.responseBytes })
     metrics.recordResponse(info)
@@ -159,7 +160,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
       step('validation', router.stages.validation), //      6. the body read, the request against the document
       step('handler', router.stages.handler), //            7. the operation's handler (handlerStage)
       router.stages.respond, //                             8. respond: every answer validated against the document, sent
-      onError('on-error', mapError), //                     9. on-error: a thrown error through the catalogue (errorStage)
+      onError('on-error', mapError), //                     9. on-error: every refusal through the catalogue, in its route's shape (errorStage)
       onResponse('on-response', recordResponse), //         10. on-response: inbound traffic, metrics, access log
     ),
     {

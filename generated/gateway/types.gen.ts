@@ -5385,11 +5385,12 @@ export type OpenAiChatCompletionsData = {
 
 export type OpenAiChatCompletionsErrors = {
     /**
-     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
-     * server refused it (OpenAI's shape, passed on).
+     * Designed. The gateway refused the request — it does not match this document (`code: invalid_request`,
+     * `param` the body field at fault) or its JSON does not parse (`invalid_json`) — or the model server refused
+     * it (passed on): in OpenAI's shape, as every refusal of these routes but the 402.
      *
      */
-    400: Error | OpenAiError;
+    400: OpenAiError;
     /**
      * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
      * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
@@ -5414,35 +5415,40 @@ export type OpenAiChatCompletionsErrors = {
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
-    404: OpenAiError | Error;
+    404: OpenAiError;
     /**
-     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
-     */
-    409: Error;
-    /**
-     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
-     * before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    413: Error;
+    409: OpenAiError;
     /**
-     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
-     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
-     * encoding; answered by the router before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    415: Error;
+    413: OpenAiError;
     /**
-     * Global per-address rate limit exceeded.
-     */
-    429: Error;
-    /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
-     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
-     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    502: OpenAiError | Error;
+    415: OpenAiError;
+    /**
+     * Designed. The global per-address rate limit, in OpenAI's shape (the gateway's code as `code`, `rate_limited`).
+     */
+    429: OpenAiError;
+    /**
+     * Designed. The model server is down, stalled or failed (`modelserver_unavailable`; see
+     * `ModelServerUnavailable`), or — on a call paid with x402 — the payment facilitator failed
+     * (`facilitator_unavailable`; nothing was settled unless the settle call went out, which is then recorded for
+     * reconciliation): in OpenAI's shape (`server_error`), the gateway's code as `code`.
+     *
+     */
+    502: OpenAiError;
 };
 
 export type OpenAiChatCompletionsError = OpenAiChatCompletionsErrors[keyof OpenAiChatCompletionsErrors];
@@ -5485,11 +5491,12 @@ export type OpenAiCompletionsData = {
 
 export type OpenAiCompletionsErrors = {
     /**
-     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
-     * server refused it (OpenAI's shape, passed on).
+     * Designed. The gateway refused the request — it does not match this document (`code: invalid_request`,
+     * `param` the body field at fault) or its JSON does not parse (`invalid_json`) — or the model server refused
+     * it (passed on): in OpenAI's shape, as every refusal of these routes but the 402.
      *
      */
-    400: Error | OpenAiError;
+    400: OpenAiError;
     /**
      * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
      * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
@@ -5514,35 +5521,40 @@ export type OpenAiCompletionsErrors = {
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
-    404: OpenAiError | Error;
+    404: OpenAiError;
     /**
-     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
-     */
-    409: Error;
-    /**
-     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
-     * before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    413: Error;
+    409: OpenAiError;
     /**
-     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
-     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
-     * encoding; answered by the router before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    415: Error;
+    413: OpenAiError;
     /**
-     * Global per-address rate limit exceeded.
-     */
-    429: Error;
-    /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
-     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
-     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    502: OpenAiError | Error;
+    415: OpenAiError;
+    /**
+     * Designed. The global per-address rate limit, in OpenAI's shape (the gateway's code as `code`, `rate_limited`).
+     */
+    429: OpenAiError;
+    /**
+     * Designed. The model server is down, stalled or failed (`modelserver_unavailable`; see
+     * `ModelServerUnavailable`), or — on a call paid with x402 — the payment facilitator failed
+     * (`facilitator_unavailable`; nothing was settled unless the settle call went out, which is then recorded for
+     * reconciliation): in OpenAI's shape (`server_error`), the gateway's code as `code`.
+     *
+     */
+    502: OpenAiError;
 };
 
 export type OpenAiCompletionsError = OpenAiCompletionsErrors[keyof OpenAiCompletionsErrors];
@@ -5585,11 +5597,12 @@ export type OpenAiEmbeddingsData = {
 
 export type OpenAiEmbeddingsErrors = {
     /**
-     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
-     * server refused it (OpenAI's shape, passed on).
+     * Designed. The gateway refused the request — it does not match this document (`code: invalid_request`,
+     * `param` the body field at fault) or its JSON does not parse (`invalid_json`) — or the model server refused
+     * it (passed on): in OpenAI's shape, as every refusal of these routes but the 402.
      *
      */
-    400: Error | OpenAiError;
+    400: OpenAiError;
     /**
      * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
      * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
@@ -5614,35 +5627,40 @@ export type OpenAiEmbeddingsErrors = {
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
-    404: OpenAiError | Error;
+    404: OpenAiError;
     /**
-     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
-     */
-    409: Error;
-    /**
-     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
-     * before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    413: Error;
+    409: OpenAiError;
     /**
-     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
-     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
-     * encoding; answered by the router before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    415: Error;
+    413: OpenAiError;
     /**
-     * Global per-address rate limit exceeded.
-     */
-    429: Error;
-    /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
-     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
-     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    502: OpenAiError | Error;
+    415: OpenAiError;
+    /**
+     * Designed. The global per-address rate limit, in OpenAI's shape (the gateway's code as `code`, `rate_limited`).
+     */
+    429: OpenAiError;
+    /**
+     * Designed. The model server is down, stalled or failed (`modelserver_unavailable`; see
+     * `ModelServerUnavailable`), or — on a call paid with x402 — the payment facilitator failed
+     * (`facilitator_unavailable`; nothing was settled unless the settle call went out, which is then recorded for
+     * reconciliation): in OpenAI's shape (`server_error`), the gateway's code as `code`.
+     *
+     */
+    502: OpenAiError;
 };
 
 export type OpenAiEmbeddingsError = OpenAiEmbeddingsErrors[keyof OpenAiEmbeddingsErrors];
@@ -5685,11 +5703,12 @@ export type OpenAiResponsesData = {
 
 export type OpenAiResponsesErrors = {
     /**
-     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model
-     * server refused it (OpenAI's shape, passed on).
+     * Designed. The gateway refused the request — it does not match this document (`code: invalid_request`,
+     * `param` the body field at fault) or its JSON does not parse (`invalid_json`) — or the model server refused
+     * it (passed on): in OpenAI's shape, as every refusal of these routes but the 402.
      *
      */
-    400: Error | OpenAiError;
+    400: OpenAiError;
     /**
      * Designed. No valid credential on an OpenAI-compatible route: the gate's answer (`code`, `from`) in the shape
      * the `openai` SDKs read (`error.message` says how to get a token: an `/llm` API key from `POST /llm/keys`, or
@@ -5714,35 +5733,40 @@ export type OpenAiResponsesErrors = {
     /**
      * Designed. Neither an agent nor a model of the model server (OpenAI's shape).
      */
-    404: OpenAiError | Error;
+    404: OpenAiError;
     /**
-     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
-     */
-    409: Error;
-    /**
-     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
-     * before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    413: Error;
+    409: OpenAiError;
     /**
-     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
-     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
-     * encoding; answered by the router before the request is validated.
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    415: Error;
+    413: OpenAiError;
     /**
-     * Global per-address rate limit exceeded.
-     */
-    429: Error;
-    /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
-     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
-     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     * Designed. A refusal of the gateway's own on an OpenAI-compatible route — the payment payload already paid
+     * a call (`payment_replayed`, 409), the body is too large (`payload_too_large`, 413) or of a media type the
+     * route does not take (`unsupported_media_type`, 415) — in OpenAI's shape, the gateway's code as `code`.
      *
      */
-    502: OpenAiError | Error;
+    415: OpenAiError;
+    /**
+     * Designed. The global per-address rate limit, in OpenAI's shape (the gateway's code as `code`, `rate_limited`).
+     */
+    429: OpenAiError;
+    /**
+     * Designed. The model server is down, stalled or failed (`modelserver_unavailable`; see
+     * `ModelServerUnavailable`), or — on a call paid with x402 — the payment facilitator failed
+     * (`facilitator_unavailable`; nothing was settled unless the settle call went out, which is then recorded for
+     * reconciliation): in OpenAI's shape (`server_error`), the gateway's code as `code`.
+     *
+     */
+    502: OpenAiError;
 };
 
 export type OpenAiResponsesError = OpenAiResponsesErrors[keyof OpenAiResponsesErrors];
@@ -5785,11 +5809,12 @@ export type AnthropicMessagesData = {
 
 export type AnthropicMessagesErrors = {
     /**
-     * Designed. The gateway's own validation of the request (`Error`, `invalid_request`), or the model server
-     * refused it (Anthropic's shape, passed on).
+     * Designed. The gateway refused the request (it does not match this document, or its JSON does not parse),
+     * or the model server refused it (passed on) — in Anthropic's shape, as every refusal of this route but the
+     * 402.
      *
      */
-    400: Error | AnthropicError;
+    400: AnthropicError;
     /**
      * Designed. No valid credential on the Anthropic-compatible route: the gate's answer (`code`, `from`) in the shape
      * the Anthropic SDKs read (`error.message` says how to get a token).
@@ -5813,34 +5838,38 @@ export type AnthropicMessagesErrors = {
     /**
      * Designed. Neither an agent nor a model of the model server (Anthropic's shape).
      */
-    404: AnthropicError | Error;
+    404: AnthropicError;
     /**
-     * Designed. This payment payload already paid a call, or is paying one right now (one payload, one call).
-     */
-    409: Error;
-    /**
-     * Designed. The JSON request body is larger than the gateway accepts (1 MiB); answered by the router
-     * before the request is validated.
+     * Designed. A refusal of the gateway's own on Anthropic's route — the payment payload already paid a call
+     * (409), the body is too large (413) or of a media type the route does not take (415) — in Anthropic's shape
+     * (its `type` from the status).
      *
      */
-    413: Error;
+    409: AnthropicError;
     /**
-     * Designed. The request body is not of a media type this operation documents (e.g. `text/plain` or a
-     * form where `application/json` is expected), or its JSON uses an unsupported charset or content
-     * encoding; answered by the router before the request is validated.
+     * Designed. A refusal of the gateway's own on Anthropic's route — the payment payload already paid a call
+     * (409), the body is too large (413) or of a media type the route does not take (415) — in Anthropic's shape
+     * (its `type` from the status).
      *
      */
-    415: Error;
+    413: AnthropicError;
     /**
-     * Global per-address rate limit exceeded.
-     */
-    429: Error;
-    /**
-     * Designed. The model server is down, stalled or failed (Anthropic's shape, `api_error`), or — on a call
-     * paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`).
+     * Designed. A refusal of the gateway's own on Anthropic's route — the payment payload already paid a call
+     * (409), the body is too large (413) or of a media type the route does not take (415) — in Anthropic's shape
+     * (its `type` from the status).
      *
      */
-    502: AnthropicError | Error;
+    415: AnthropicError;
+    /**
+     * Designed. The global per-address rate limit, in Anthropic's shape (`rate_limit_error`).
+     */
+    429: AnthropicError;
+    /**
+     * Designed. The model server is down, stalled or failed, or — on a call paid with x402 — the payment
+     * facilitator failed (Anthropic's shape, `api_error`; the message says which).
+     *
+     */
+    502: AnthropicError;
 };
 
 export type AnthropicMessagesError = AnthropicMessagesErrors[keyof AnthropicMessagesErrors];
@@ -5870,16 +5899,17 @@ export type OpenAiModelsErrors = {
      */
     401: OpenAiAuthRequired;
     /**
-     * Global per-address rate limit exceeded.
+     * Designed. The global per-address rate limit, in OpenAI's shape (the gateway's code as `code`, `rate_limited`).
      */
-    429: Error;
+    429: OpenAiError;
     /**
-     * Designed. The model server is down, stalled or failed (OpenAI's shape; see `ModelServerUnavailable`),
-     * or — on a call paid with x402 — the payment facilitator failed (`Error`, `facilitator_unavailable`;
-     * nothing was settled unless the settle call went out, which is then recorded for reconciliation).
+     * Designed. The model server is down, stalled or failed (`modelserver_unavailable`; see
+     * `ModelServerUnavailable`), or — on a call paid with x402 — the payment facilitator failed
+     * (`facilitator_unavailable`; nothing was settled unless the settle call went out, which is then recorded for
+     * reconciliation): in OpenAI's shape (`server_error`), the gateway's code as `code`.
      *
      */
-    502: OpenAiError | Error;
+    502: OpenAiError;
 };
 
 export type OpenAiModelsError = OpenAiModelsErrors[keyof OpenAiModelsErrors];

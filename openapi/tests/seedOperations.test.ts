@@ -30,6 +30,16 @@ const gateway = loadDoc('gateway')
 const gatewayOps = operations(gateway)
 const key = (method: string, p: string) => `${method.toUpperCase()} ${p}`
 
+/**
+ * The response a refusal of the gateway's own is documented with on an operation: the shared one, or on a route of
+ * another API family (its 401 declares `x-error-shape`) the family's (`OpenAiRefused`, `AnthropicRefused`).
+ */
+function refusalIn(op: Record<string, unknown>, shared: string): string {
+  const unauthorized = (op.responses as Record<string, { $ref?: string }>)['401']?.$ref ?? ''
+  const family = unauthorized.endsWith('/OpenAiAuthRequired') ? 'OpenAi' : unauthorized.endsWith('/AnthropicAuthRequired') ? 'Anthropic' : undefined
+  return family ? `${family}Refused` : shared
+}
+
 describe('gateway document covers seed 000', () => {
   const present = new Set(gatewayOps.map((o) => key(o.method, o.path)))
   it.each(gatewaySeedOperations.map((s) => [key(s.method, s.path), s.seed]))('%s  (%s)', (k) => {
@@ -166,8 +176,8 @@ describe('gateway public set is readable from the document', () => {
     expect(jsonBody.length).toBeGreaterThan(15)
     for (const o of jsonBody) {
       const responses = o.op.responses as Record<string, unknown>
-      expect(responses['413'], `${o.operationId} 413`).toEqual({ $ref: '#/components/responses/PayloadTooLarge' })
-      expect(responses['415'], `${o.operationId} 415`).toEqual({ $ref: '#/components/responses/UnsupportedMediaType' })
+      expect(responses['413'], `${o.operationId} 413`).toEqual({ $ref: `#/components/responses/${refusalIn(o.op, 'PayloadTooLarge')}` })
+      expect(responses['415'], `${o.operationId} 415`).toEqual({ $ref: `#/components/responses/${refusalIn(o.op, 'UnsupportedMediaType')}` })
     }
     const example = (name: string, key: string) =>
       ((((deref(gateway, { $ref: `#/components/responses/${name}` }, '').value as JsonObject).content as JsonObject)['application/json'] as JsonObject).examples as JsonObject)[key] as JsonObject
@@ -236,7 +246,7 @@ describe('gateway public set is readable from the document', () => {
       const o = gatewayOps.find((x) => x.operationId === id)
       const responses = o?.op.responses as Record<string, unknown>
       expect(responses['402'], id).toEqual({ $ref: '#/components/responses/CostPaymentRequired' })
-      expect(responses['409'], id).toEqual({ $ref: '#/components/responses/PaymentReplayed' })
+      expect(responses['409'], id).toEqual({ $ref: `#/components/responses/${refusalIn(o!.op, 'PaymentReplayed')}` })
       expect(o?.op.parameters, id).toEqual(expect.arrayContaining([{ $ref: '#/components/parameters/PaymentSignature' }, { $ref: '#/components/parameters/XPayment' }]))
     }
   })

@@ -1,29 +1,19 @@
 import type { Marketplace } from '../marketplace/Marketplace.js'
 import { type MeteredModelServer, type ModelServerAnswer, ModelServers, ModelServerUnavailableError, type OpenAiPath } from '../cost/meter/index.js'
+import { type AnthropicErrorBody, anthropicErrorBody, openAiErrorBody, type OpenAiErrorBody } from '../shared/errorShapes/apiErrorBodies.js'
 
 export type { OpenAiPath }
-
-/** OpenAI's error body (`{error: {message, type, param, code}}`), as the `openai` SDKs read it. */
-export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
-
-/** Anthropic's error body (`{type: "error", error: {type, message}}`), what `/llm/v1/messages` answers. */
-export type AnthropicErrorBody = { type: 'error'; error: { type: string; message: string } }
 
 /** What `/llm/v1` answers: a JSON body (validated against the document), or a stream passed on as it comes. */
 export type OpenAiProxyResult =
   | { kind: 'json'; status: number; body: unknown }
   | { kind: 'stream'; status: number; contentType: string; bytes: AsyncGenerator<Uint8Array> }
-  /** No answer to pass on: the coded error to throw (its status the catalogue's, its body in the path's shape). */
+  /** No answer to pass on: the coded error to throw (its status the catalogue's, its body the route's shape: the error stage's). */
   | { kind: 'refused'; error: ModelServerUnavailableError }
 
-export function openAiError(message: string, type: string, code: string | null, param: string | null = null): OpenAiErrorBody {
-  return { error: { message, type, param, code } }
-}
-
-/** The gateway's own errors on a path in the shape its clients read: Anthropic's on `/v1/messages`, else OpenAI's. */
-function errorFor(path: OpenAiPath | undefined, message: string, type: string, code: string | null): OpenAiErrorBody | AnthropicErrorBody {
-  if (path === '/v1/messages') return { type: 'error', error: { type: type === 'server_error' ? 'api_error' : type === 'invalid_request_error' && code === 'model_not_found' ? 'not_found_error' : type, message } }
-  return openAiError(message, type, code)
+/** The model server's refusal in the shape a path's clients read when its own body is not OpenAI's: Anthropic's on `/v1/messages`. */
+function refusalFor(path: OpenAiPath | undefined, status: number, message: string, code: string | null): OpenAiErrorBody | AnthropicErrorBody {
+  return path === '/v1/messages' ? anthropicErrorBody(status, message) : openAiErrorBody(message, 'invalid_request_error', code)
 }
 
 function isOpenAiError(value: unknown): value is OpenAiErrorBody {
@@ -60,7 +50,7 @@ export class OpenAiProxy {
     try {
       upstream = await server.openAi(path, await this.resolve(body, path))
     } catch (error) {
-      return unavailable(error, path)
+      return unavailable(error)
     }
     return this.answer(what, upstream, path)
   }
@@ -93,7 +83,7 @@ export class OpenAiProxy {
     try {
       text = await ModelServers.text(upstream)
     } catch (error) {
-      return unavailable(error, path)
+      return unavailable(error)
     }
     let json: unknown
     try {
@@ -105,16 +95,16 @@ export class OpenAiProxy {
     // The model server's own refusal (unknown model 404, bad request 400/422) is the caller's: passed on.
     if (status === 404 || status === 400 || status === 422) {
       // Anthropic's error body has the same `error.message`: passed on as it is.
-      const body = isOpenAiError(json) ? json : errorFor(path, `model server refused the request (${status})`, 'invalid_request_error', status === 404 ? 'model_not_found' : null)
+      const body = isOpenAiError(json) ? json : refusalFor(path, status, `model server refused the request (${status})`, status === 404 ? 'model_not_found' : null)
       return { kind: 'json', status: status === 422 ? 400 : status, body }
     }
     const detail = isOpenAiError(json) ? `: ${json.error.message}` : ''
-    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${upstream.baseUrl} answered ${status} to ${what}${detail}`), path)
+    return unavailable(new ModelServerUnavailableError('modelserver_unavailable', `model server at ${upstream.baseUrl} answered ${status} to ${what}${detail}`))
   }
 }
 
-function unavailable(error: unknown, path?: OpenAiPath): OpenAiProxyResult {
+/** The model server could not answer: its coded error, which the error stage renders in the route's shape. */
+function unavailable(error: unknown): OpenAiProxyResult {
   if (!(error instanceof ModelServerUnavailableError)) throw error
-  const body = errorFor(path, error.shortMessage, 'server_error', 'modelserver_unavailable')
-  return { kind: 'refused', error: new ModelServerUnavailableError('modelserver_unavailable', error.shortMessage, { cause: error, answer: { body } }) }
+  return { kind: 'refused', error }
 }

@@ -4,6 +4,7 @@
  * distribution codes on the registry routes. The status is the catalogue's; only the words and the OCI code are
  * chosen here. Used by the one error mapper (`createErrorMapper.ts`).
  */
+import { openAiParamOf } from '../shared/errorShapes/apiErrorBodies.js'
 import type { BaseError } from '../shared/errors/BaseError.js'
 import {
   type HttpResult,
@@ -51,14 +52,7 @@ export function refusalMessage(error: BaseError): string {
 
 /** OpenAI's `param` of an invalid request: the body field at fault (`messages[0].role`); `null` otherwise. */
 export function openaiParamOf(error: unknown): string | null {
-  if (!(error instanceof RequestNotValidError)) return null
-  const first = error.issues[0]
-  if (!first || first.location !== 'body' || !first.path || first.path === '/') return null
-  return first.path
-    .replace(/^\//, '')
-    .split('/')
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
-    .join('')
+  return error instanceof RequestNotValidError ? openAiParamOf(error.issues) : null
 }
 
 /** A router refusal on a registry route, as the distribution specification words it; `undefined` for anything else. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { ChatOpenAI } from '@langchain/openai'
+import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -110,7 +111,8 @@ describe('OpenAI-compatible /llm/v1 with the stock clients', () => {
     expect((await request('GET', '/llm/v1/models', session(aliceToken))).status).toBe(200)
     const bad = await request('POST', '/llm/v1/chat/completions', session(aliceToken), { model: 'svc-tiny-chat:latest', messages: [] })
     expect(bad.status).toBe(400)
-    expect(await bad.json()).toMatchObject({ error: 'invalid_request' })
+    // the gateway's own refusal in OpenAI's shape, as every refusal of /llm/v1 but the 402
+    expect(await bad.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_request', param: 'messages' } })
   })
 })
 
@@ -292,6 +294,45 @@ describe('model server down', () => {
       expect(down.validationErrors).toEqual([])
     } finally {
       await down.close()
+    }
+  })
+})
+
+describe("the gateway's own refusals on /llm/v1, as the stock SDKs read them", () => {
+  it('openai: an invalid request names its code and the field at fault; anthropic: its error type', async () => {
+    const error = await openai(aliceToken).chat.completions.create({ model: 'svc-tiny-chat:latest', messages: [] }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OpenAI.APIError)
+    const refused = error as InstanceType<typeof OpenAI.APIError>
+    expect([refused.status, refused.code, refused.param, refused.type]).toEqual([400, 'invalid_request', 'messages', 'invalid_request_error'])
+    expect(refused.message).toMatch(/request does not match the API description/)
+    const claude = new Anthropic({ apiKey: aliceToken, baseURL: `${gw.url}/llm`, maxRetries: 0 }) // the SDK adds /v1/messages
+    const anthropicError = await claude.messages.create({ model: 'svc-tiny-chat:latest', max_tokens: -1, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)
+    expect(anthropicError).toBeInstanceOf(Anthropic.BadRequestError)
+    expect((anthropicError as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/max_tokens/) } })
+  })
+
+  it('the rate limit answers 429 with Retry-After in the shape of the route it stopped: OpenAI, Anthropic, or the gateway’s own', async () => {
+    const limited = await startTestGateway({ env: { SERVICE_RATE_LIMIT__MAX: '1' } })
+    try {
+      expect((await fetch(`${limited.url}/health`)).status).toBe(200)
+      const shapes = await Promise.all(
+        [
+          ['GET', '/llm/v1/models'],
+          ['POST', '/llm/v1/messages'],
+          ['GET', '/agents'],
+        ].map(async ([method, path]) => {
+          const res = await fetch(`${limited.url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) })
+          expect(res.status, path).toBe(429)
+          expect(Number(res.headers.get('retry-after')), path).toBeGreaterThanOrEqual(1)
+          return res.json()
+        }),
+      )
+      expect(shapes[0]).toMatchObject({ error: { code: 'rate_limited', type: 'invalid_request_error', message: expect.stringMatching(/^too many requests/) } })
+      expect(shapes[1]).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringMatching(/^too many requests/) } })
+      expect(shapes[2]).toMatchObject({ error: 'rate_limited', details: { retry_after_s: expect.any(Number) } })
+      expect(limited.validationErrors).toEqual([])
+    } finally {
+      await limited.close()
     }
   })
 })

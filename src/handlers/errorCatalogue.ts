@@ -1,5 +1,5 @@
 import { BaseError } from '../shared/errors/BaseError.js'
-import { routerRefusalRows, type UnroutedResult } from '../shared/http/index.js'
+import { codedErrorAnswer, routerRefusalRows, type UnroutedResult } from '../shared/http/index.js'
 import type { ErrorMapping, HandlerContext } from '../services/types.js'
 
 /**
@@ -104,30 +104,8 @@ export class ErrorCatalogue {
   toResult(error: unknown): UnroutedResult | undefined {
     if (!(error instanceof BaseError)) return undefined
     const status = this.statusOfCode(error.code)
-    if (status === undefined) return undefined
-    const details = detailsOf(error)
-    // A refusal that says when to come back says it in the header clients and load balancers read, too.
-    const retryAfter = details?.retry_after_s
-    const headers = {
-      ...(typeof retryAfter === 'number' && Number.isInteger(retryAfter) && retryAfter >= 1 ? { 'Retry-After': String(retryAfter) } : {}),
-      ...error.answer?.headers,
-    }
-    const answer = error.answer
-    if (answer?.empty) return { status, ...(Object.keys(headers).length > 0 ? { headers } : {}) }
-    const plain = details ? { error: error.code, message: error.shortMessage, details } : { error: error.code, message: error.shortMessage }
-    return {
-      status,
-      body: answer?.body ?? plain,
-      // outside any operation the body is checked against this schema (the plain body is an `Error`)
-      component: answer?.body === undefined ? 'Error' : answer.component,
-      ...(Object.keys(headers).length > 0 ? { headers } : {}),
-    }
+    return status === undefined ? undefined : codedErrorAnswer(error, status)
   }
-}
-
-function detailsOf(error: BaseError): ErrorDetails | undefined {
-  if (error.meta && Object.keys(error.meta).length > 0) return error.meta
-  return undefined
 }
 
 /** The catalogue of the app serving `ctx` (every app `createApp` builds has one). */

@@ -3,7 +3,7 @@ import { BaseError } from '../shared/errors/BaseError.js'
 import type { HttpResult } from '../shared/http/index.js'
 import { toAnthropicError } from './anthropic/anthropicError.js'
 import { EngineError, engineErrorStatus } from './engine/errors.js'
-import { INTERNAL_ERROR_MESSAGE, ModelServerError, modelServerErrorStatus } from './errors.js'
+import { INTERNAL_ERROR_MESSAGE, modelServerErrorStatus } from './errors.js'
 import type { ErrorShape } from './errorShapes.js'
 import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 import { ociErrorFor } from './registry/ociErrors.js'
@@ -49,10 +49,9 @@ export function createErrorMapper(logger: Logger | undefined, redact: (text: str
   }
 }
 
-/** The status of an error of ours: the engine's table for the engine's, the model server's for every other code; `undefined` for anything else. */
+/** The status of an error of ours: the engine's table for the engine's, the model server's for every other code (a `ModelServerError`'s among them); `undefined` for anything else. */
 function statusOf(error: unknown): number | undefined {
   if (error instanceof EngineError) return engineErrorStatus[error.code] ?? 500
-  if (error instanceof ModelServerError) return error.status
   if (error instanceof BaseError && Object.hasOwn(modelServerErrorStatus, error.code)) return modelServerErrorStatus[error.code as keyof typeof modelServerErrorStatus]
   return undefined
 }

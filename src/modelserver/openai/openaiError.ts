@@ -1,10 +1,9 @@
+import { openAiErrorBody, type OpenAiErrorBody } from '../../shared/errorShapes/apiErrorBodies.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { ModelServerError } from '../errors.js'
 
 /** OpenAI's error body, as Ollama's compatibility layer sends it. */
-export type OpenAIErrorBody = {
-  error: { message: string; type: string; param: string | null; code: string | null }
-}
+export type OpenAIErrorBody = OpenAiErrorBody
 
 /** Ollama's mapping of a status to OpenAI's error `type`. */
 export function openaiErrorType(status: number): string {
@@ -14,7 +13,7 @@ export function openaiErrorType(status: number): string {
 }
 
 export function openaiErrorBody(status: number, message: string, code: string | null = null, param: string | null = null): OpenAIErrorBody {
-  return { error: { message, type: openaiErrorType(status), param, code } }
+  return openAiErrorBody(message, openaiErrorType(status), code, param)
 }
 
 /** The routes that answer OpenAI's error shape. */

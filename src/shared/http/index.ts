@@ -11,6 +11,7 @@ export {
   RouterSetupError,
   toValidationIssues,
 } from './createOpenApiRouter.js'
+export { codedErrorAnswer } from './codedErrorAnswer.js'
 export { loadOpenApiDocument } from './loadOpenApiDocument.js'
 export { middleware, onError, onResponse, type Stage, step } from './Stage.js'
 export { matchOf, operationOf, type OperationStage, PipelineContext, type RequestExchange } from './RequestExchange.js'

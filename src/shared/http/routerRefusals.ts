@@ -8,7 +8,8 @@
  */
 import { BaseError } from '../errors/BaseError.js'
 import { defineError } from '../errors/defineError.js'
-import { errorBody, type UnroutedResult } from './RequestExchange.js'
+import { codedErrorAnswer } from './codedErrorAnswer.js'
+import type { UnroutedResult } from './RequestExchange.js'
 import type { RequestValidationIssue } from './types.js'
 
 const ordinary = { stackless: true } as const
@@ -105,13 +106,10 @@ export const routerRefusalRows = {
 } as const satisfies Record<string, { status: number }>
 
 /**
- * A router refusal in the plain error body `{error, message, details?}` (what a router without an on-error of its
- * app answers); `undefined` for anything else.
+ * A router refusal as a router without an on-error of its app answers it (`codedErrorAnswer` with the router's
+ * status); `undefined` for anything else.
  */
 export function renderRouterRefusal(error: unknown): UnroutedResult | undefined {
   if (!(error instanceof BaseError) || !Object.hasOwn(routerRefusalRows, error.code)) return undefined
-  const { status } = routerRefusalRows[error.code as keyof typeof routerRefusalRows]
-  const details = error.meta && Object.keys(error.meta).length > 0 ? error.meta : undefined
-  const headers = error.answer?.headers
-  return { status, body: errorBody(error.code, error.shortMessage, details), component: 'Error', ...(headers ? { headers: { ...headers } } : {}) }
+  return codedErrorAnswer(error, routerRefusalRows[error.code as keyof typeof routerRefusalRows].status)
 }

@@ -7,7 +7,9 @@ import type { ErrorShape } from './shapedAuthRequired.js'
  * API family (its 401 declares `x-error-shape`: the OpenAI-compatible `/llm/v1` routes, Anthropic's
  * `/llm/v1/messages`), in that family's error body — what its SDK shows: OpenAI's with the catalogue's code as
  * `code` and the field at fault of an invalid request as `param`, Anthropic's with the type its status means. The
- * status and headers (`Retry-After`) stay; a 402 keeps x402's body, which a paying client reads.
+ * status and headers (`Retry-After`) stay. A 402 keeps the body the document gives every cost call's 402 — x402's,
+ * which a paying client reads (it comes with its own body and is never reshaped), or `QuotaExceeded` where paying
+ * is off (plain, so it is kept here).
  */
 export function shapedRefusal(shape: ErrorShape, result: UnroutedResult, error: unknown): UnroutedResult {
   if (result.status === 402) return result

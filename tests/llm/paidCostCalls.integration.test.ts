@@ -98,6 +98,26 @@ const usageOf = async (url: string, token: string, calls: number): Promise<Usage
   }, 10_000, async () => (await read()).totals)
 }
 
+describe('a cost call past the quota on an OpenAI-compatible route', () => {
+  it("keeps x402's 402 body (what a paying client reads), while the route's other refusals take OpenAI's shape", async () => {
+    const token = await gw.login(privateKeyToAccount(generatePrivateKey()))
+    const openAiChat = (body: unknown) =>
+      fetch(`${gw.url}/llm/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) })
+    const call = { model: 'svc-tiny-chat:latest', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }
+    expect((await openAiChat(call)).status).toBe(200)
+    const refused = await openAiChat(call)
+    expect(refused.status).toBe(402)
+    const body = (await refused.json()) as { x402Version: number; error: string; accepts: unknown[] }
+    expect(body).toMatchObject({ x402Version: 2, error: 'quota_exceeded' })
+    expect(body.accepts.length).toBeGreaterThan(0)
+    expect(JSON.parse(Buffer.from(refused.headers.get('payment-required')!, 'base64').toString())).toEqual(body)
+    const invalid = await openAiChat({ ...call, messages: [] })
+    expect(invalid.status).toBe(400)
+    expect(await invalid.json()).toMatchObject({ error: { code: 'invalid_request', type: 'invalid_request_error' } })
+    expect(gw.validationErrors).toEqual([])
+  })
+})
+
 describe('a cost call past the quota, paid with x402', () => {
   it('with a quota of 1 the second call gets 402; stock @x402/fetch pays it (whole and streamed) and gets 200', async () => {
     const wallet = privateKeyToAccount(generatePrivateKey())

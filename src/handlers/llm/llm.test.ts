@@ -311,6 +311,22 @@ describe("the gateway's own refusals on /llm/v1, as the stock SDKs read them", (
     expect((anthropicError as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/max_tokens/) } })
   })
 
+  it("keeps the 402 of a quota used up in its own body (QuotaExceeded: the limit, when it resets), not OpenAI's", async () => {
+    const quotaOfOne = await startTestGateway({ modelServerUrl: ms.url, env: { SERVICE_QUOTA__COST_CALLS_PER_DAY: '1', SERVICE_LLM__MODELSERVER__TIMEOUT_MS: '30000' } })
+    try {
+      const token = await quotaOfOne.login(privateKeyToAccount(generatePrivateKey()))
+      const call = () =>
+        fetch(`${quotaOfOne.url}/llm/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ model: 'svc-tiny-chat:latest', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 }) })
+      expect((await call()).status).toBe(200)
+      const refused = await call()
+      expect(refused.status).toBe(402)
+      expect(await refused.json()).toMatchObject({ error: 'quota_exceeded', details: { limit: 1, used: 1 } })
+      expect(quotaOfOne.validationErrors).toEqual([])
+    } finally {
+      await quotaOfOne.close()
+    }
+  })
+
   it('the rate limit answers 429 with Retry-After in the shape of the route it stopped: OpenAI, Anthropic, or the gateway’s own', async () => {
     const limited = await startTestGateway({ env: { SERVICE_RATE_LIMIT__MAX: '1' } })
     try {

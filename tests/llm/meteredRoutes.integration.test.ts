@@ -112,7 +112,13 @@ describe('attacker: agent routes share one capped budget over all their generati
   })
 
   it('/coreagent/interact with a 12-unit permit generates at most 12 tokens and settles them', async () => {
-    const { res, answer, generated } = await paidCall('/coreagent/interact', { agent: 'archivist', prompt: 'Tell me everything you know, at length', remember: false }, 12n, 2)
+    // The route takes no seed, and the tiny model may end on its first token for a random one (seen once in a few
+    // hundred runs): a call that generated nothing says nothing about the cap, so up to three paid calls are made.
+    let call = await paidCall('/coreagent/interact', { agent: 'archivist', prompt: 'Tell me everything you know, at length', remember: false }, 12n, 2)
+    for (let attempt = 1; attempt < 3 && call.res.status === 200 && call.generated === 0; attempt++) {
+      call = await paidCall('/coreagent/interact', { agent: 'archivist', prompt: 'Tell me everything you know, at length', remember: false }, 12n, 2)
+    }
+    const { res, answer, generated } = call
     expect(res.status, JSON.stringify(answer)).toBe(200)
     expect(generated).toBeGreaterThan(0)
     expect(generated).toBeLessThanOrEqual(12)

@@ -2,8 +2,8 @@
  * Rolling restarts, with real gateway processes on one PostgreSQL database and the EVM devnet
  * peers; every gateway validates its responses against the document (`SERVICE_HTTP__RESPONSE_VALIDATION=error`:
  * a response that breaks it would be a 500, counted as an error here).
- * - SIGTERM: `GET /health/ready` answers 503 `draining` at once (liveness stays 200), a paid upload whose body
- *   is still arriving completes (200, stored), and the process exits 0.
+ * - SIGTERM: `GET /health/ready` answers 503 `draining` at once — while a paid upload's body is still
+ *   arriving (liveness stays 200) — that upload completes (200, stored), and the process exits 0.
  * - SIGTERM of one replica of two behind HAProxy (readiness checks every 250 ms) under steady load (paid uploads,
  *   login challenges, price quotes): no client sees an error.
  * - An upload the shutdown deadline cuts is handed over at the stop: a peer stores it at once, with a lease of
@@ -94,11 +94,15 @@ describe('SIGTERM of one gateway', () => {
     const form = new Response(multipart(data))
     const contentType = form.headers.get('content-type')!
     const body = Buffer.from(await form.arrayBuffer())
+    let answered = false
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(`${g.url}/store`, { method: 'POST', headers: { ...headers, 'content-type': contentType, 'content-length': String(body.length) } }, (res) => {
         let text = ''
         res.on('data', (c) => (text += c))
-        res.on('end', () => resolve({ status: res.statusCode!, text }))
+        res.on('end', () => {
+          answered = true
+          resolve({ status: res.statusCode!, text })
+        })
       })
       req.on('error', reject)
       req.write(body.subarray(0, body.length / 2))
@@ -108,12 +112,14 @@ describe('SIGTERM of one gateway', () => {
     const exited = exitCode(g)
     const signalled = Date.now()
     g.child.kill('SIGTERM')
-    // at once: the first probe after the signal is already 503
+    // At once: readiness fails while the drain has work in flight (the upload's body is still arriving), so a
+    // load balancer stops sending before the replica goes. Bounded by a generous wall-clock limit: on a loaded
+    // machine the signal itself can take a while to be handled; what matters is the order.
     let ready: Response
     do ready = await fetch(`${g.url}/health/ready?require=none`)
-    while (ready.status === 200 && Date.now() - signalled < 200)
+    while (ready.status === 200 && Date.now() - signalled < 2_000)
     expect(ready.status).toBe(503)
-    expect(Date.now() - signalled).toBeLessThan(500)
+    expect(answered).toBe(false)
     expect(await ready.json()).toMatchObject({ status: 'draining' })
     const live = await fetch(`${g.url}/health/live`)
     expect(live.status).toBe(200)

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import { CostQuota } from './CostQuota.js'
 import { hashToken, LoginService } from './LoginService.js'
 
@@ -12,9 +13,8 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
   let handle: TestDatabase
   let now = 1_795_000_000
   let service: LoginService
-  beforeAll(async () => {
-    handle = await createTestDatabase(dialect)
-    service = new LoginService({
+  const loginService = (commit?: BackgroundCommit) =>
+    new LoginService({
       db: handle.db,
       publicOrigin: 'https://gw.example.com',
       chainId: 1,
@@ -22,7 +22,11 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
       challengeTtlS: 300,
       sessionTtlS: 86_400,
       now: () => now,
+      commit,
     })
+  beforeAll(async () => {
+    handle = await createTestDatabase(dialect)
+    service = loginService()
   })
   afterAll(async () => {
     await handle?.close()
@@ -39,6 +43,29 @@ describe.each(dialects)('wallet login on %s', (dialect) => {
     expect(c.nonce).toMatch(/^[A-Za-z0-9]{32}$/)
     expect(c.expires_at - c.issued_at).toBe(300)
     expect(validateSiweMessage({ message: m, address: alice.address, domain: 'gw.example.com', time: new Date(now * 1000) })).toBe(true)
+  })
+
+  it("commits a challenge's row through the background commit it is given, and answers only once that commit is done", async () => {
+    let release: () => void = () => {}
+    const committed: string[] = []
+    // as `createBackgroundCommit` does on SQLite: the statements run, then the disk sync (here: held by the test)
+    const background = loginService(async (write) => {
+      const result = await write(handle.db)
+      committed.push('row')
+      await new Promise<void>((resolve) => (release = resolve))
+      return result
+    })
+    let answered = false
+    const challenge = background.createChallenge(bob.address).then((c) => {
+      answered = true
+      return c
+    })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(committed).toEqual(['row'])
+    expect(answered).toBe(false) // not before the row is durable
+    release()
+    const { nonce } = await challenge
+    expect(await handle.db.selectFrom('login_challenges').select('nonce').where('nonce', '=', nonce).executeTakeFirst()).toEqual({ nonce })
   })
 
   it('rejects a malformed wallet', async () => {

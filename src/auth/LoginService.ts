@@ -5,6 +5,7 @@ import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import { SessionCache } from '../cache/SessionCache.js'
 import type { EventSink } from '../catalogue/EventSink.js'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { LoginError } from './LoginError.js'
@@ -35,6 +36,11 @@ export type LoginServiceParameters = {
   /** Most sessions kept in memory (default 10,000). */
   sessionCacheMax?: number | undefined
   onCacheEvent?: ((event: 'hit' | 'miss' | 'invalidation') => void) | undefined
+  /**
+   * How a challenge's row is committed (the database handle's `backgroundCommit`): anyone may ask for a
+   * challenge, and a commit whose fsync held the event loop would hold every other request for the disk.
+   */
+  commit?: BackgroundCommit | undefined
 }
 
 export type SignatureVerifier = (p: { address: `0x${string}`; message: string; signature: `0x${string}` }) => Promise<boolean>
@@ -126,10 +132,8 @@ export class LoginService {
       issuedAt: new Date(issuedAt * 1000),
       expirationTime: new Date(expiresAt * 1000),
     })
-    await this.db
-      .insertInto('login_challenges')
-      .values({ nonce, wallet: normalized, message, issued_at: issuedAt, expires_at: expiresAt, consumed_at: null })
-      .execute()
+    const commit = this.parameters.commit ?? ((write) => write(this.db))
+    await commit((db) => db.insertInto('login_challenges').values({ nonce, wallet: normalized, message, issued_at: issuedAt, expires_at: expiresAt, consumed_at: null }).execute())
     await this.prune(issuedAt)
     return { challenge: message, nonce, issued_at: issuedAt, expires_at: expiresAt }
   }

@@ -47,6 +47,30 @@ describe.each(dialects)('catalogue on %s', (dialect) => {
     expect(new Set(ids).size).toBe(51)
   })
 
+  it('writes a burst of events in a few appends and transactions, not one each, and loses none', async () => {
+    let commits = 0
+    const burstDir = mkdtempSync(join(tmpdir(), 'gw-cat-burst-'))
+    const counted = new Catalogue({
+      db: handle.db,
+      logPath: join(burstDir, 'catalogue.jsonl'),
+      now: () => nowMs,
+      commit: (write) => {
+        commits++
+        return write(handle.db)
+      },
+    })
+    try {
+      const emitted = await Promise.all(Array.from({ length: 40 }, (_, i) => counted.emit({ kind: 'burst.event', payload: { i } })))
+      const lines = readFileSync(join(burstDir, 'catalogue.jsonl'), 'utf8').trim().split('\n')
+      expect(lines.map((line) => JSON.parse(line).payload.i)).toEqual(emitted.map((_, i) => i)) // every one, in order
+      expect(await catalogue.recent({ kind: 'burst.event', limit: 100 })).toHaveLength(40)
+      expect(commits).toBeGreaterThan(0)
+      expect(commits).toBeLessThanOrEqual(2) // the first event's round, then everything that came meanwhile
+    } finally {
+      rmSync(burstDir, { recursive: true, force: true })
+    }
+  })
+
   it('summarises events for humans', () => {
     expect(
       summarizeEvent({ event_id: 'e', kind: 'auth.gate.redirect', actor: 'service.gateway', at: 0, severity: 'info', payload: { path: '/journal', reason: 'no_session', ip_hash: 'sha256:0123456789abcdef0123' }, source_log: '' }),

@@ -4,8 +4,10 @@ import { createReadStream } from 'node:fs'
 import { access, appendFile, mkdir } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { dirname, resolve } from 'node:path'
-import type { Kysely } from 'kysely'
+import type { Insertable, Kysely } from 'kysely'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
+import { groupedWrites } from '../shared/groupedWrites.js'
 import type { Logger } from '../shared/logger.js'
 import type { CatalogueEvent, CatalogueEventInput, EventSink } from './EventSink.js'
 
@@ -16,6 +18,12 @@ export type CatalogueParameters = {
   logger?: Logger | undefined
   /** Epoch milliseconds (tests move time). */
   now?: () => number
+  /**
+   * How an event's index row is committed (the database handle's `backgroundCommit`). Events come with
+   * requests anyone can send — a browser without a session gets a redirect and an `auth.gate.redirect` event —
+   * and a commit whose fsync held the event loop would hold every other request for the disk each time.
+   */
+  commit?: BackgroundCommit | undefined
 }
 
 export type RecentQuery = { kind?: string | undefined; limit?: number | undefined }
@@ -34,22 +42,34 @@ export function newEventId(nowMs: number): string {
 
 /**
  * The catalogue (seed 000 §2.6, §6.1): every event is first appended as one JSON line to the log — the
- * record — and then indexed in the database for queries. Appends are serialised in this process so lines
- * never interleave; `O_APPEND` keeps whole lines when several processes share one log.
+ * record — and then indexed in the database for queries. Events emitted while a write is under way share the
+ * next: one append of all their lines, in order, and one transaction of all their index rows (events come with
+ * requests anyone can send, and a burst of them would otherwise cost an open, a write and a close of the log
+ * and a commit each). `emit` resolves once its own line is appended and its row committed. `O_APPEND` keeps
+ * whole lines when several processes share one log.
  */
 export class Catalogue implements EventSink {
   readonly logPath: string
   private readonly db: Kysely<Database>
   private readonly logger: Logger | undefined
   private readonly now: () => number
-  private tail: Promise<unknown> = Promise.resolve()
+  private readonly appendLine: (line: string) => Promise<void>
+  private readonly indexRow: (row: Insertable<Database['catalogue_events']>) => Promise<void>
   private dirReady: Promise<unknown> | undefined
 
-  constructor({ db, logPath, logger, now = Date.now }: CatalogueParameters) {
+  constructor({ db, logPath, logger, now = Date.now, commit = (write) => write(db) }: CatalogueParameters) {
     this.db = db
     this.logPath = resolve(logPath)
     this.logger = logger
     this.now = now
+    this.appendLine = groupedWrites(async (lines) => {
+      this.dirReady ??= mkdir(dirname(this.logPath), { recursive: true })
+      await this.dirReady
+      await appendFile(this.logPath, lines.join(''), { flag: 'a' })
+    })
+    this.indexRow = groupedWrites(async (rows) => {
+      await commit((db) => db.insertInto('catalogue_events').values([...rows]).execute())
+    })
   }
 
   async emit(input: CatalogueEventInput): Promise<CatalogueEvent> {
@@ -63,19 +83,9 @@ export class Catalogue implements EventSink {
       payload: input.payload,
       source_log: this.logPath,
     }
-    const line = `${JSON.stringify(event)}\n`
-    this.dirReady ??= mkdir(dirname(this.logPath), { recursive: true })
-    const write = this.tail.then(async () => {
-      await this.dirReady
-      await appendFile(this.logPath, line, { flag: 'a' })
-    })
-    this.tail = write.catch(() => undefined)
-    await write
+    await this.appendLine(`${JSON.stringify(event)}\n`)
     try {
-      await this.db
-        .insertInto('catalogue_events')
-        .values({ ...event, payload: JSON.stringify(event.payload) })
-        .execute()
+      await this.indexRow({ ...event, payload: JSON.stringify(event.payload) })
     } catch (error) {
       // The log holds the event; a failed index write is repaired by re-indexing from the log.
       this.logger?.error({ err: error, event_id: event.event_id, kind: event.kind }, 'catalogue index write failed')

@@ -49,7 +49,7 @@ export type CoreSettings = ReturnType<typeof readCoreSettings>
  */
 export function createCoreServices(p: CoreInputs, settings: CoreSettings, database: DatabaseHandle) {
   const { config, logger, now } = p
-  const catalogue = new Catalogue({ db: database.db, logPath: config.catalogueLogPath, logger, now: p.clockOverridden ? () => now() * 1000 : Date.now })
+  const catalogue = new Catalogue({ db: database.db, logPath: config.catalogueLogPath, logger, now: p.clockOverridden ? () => now() * 1000 : Date.now, commit: database.backgroundCommit })
   const metrics = new GatewayMetrics()
   const gate = new ArrivalGate({
     publicSet: new PublicSet(publicSetFromDocument(p.document)),

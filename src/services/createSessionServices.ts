@@ -35,6 +35,7 @@ export function createSessionServices(
     verifySignature,
     changeFeed,
     onCacheEvent: metrics.cacheEventRecorder('session'),
+    commit: database.backgroundCommit,
   })
   const marketplace = new Marketplace({
     db: database.db,

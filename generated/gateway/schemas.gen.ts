@@ -2917,6 +2917,7 @@ export const LlmKeySchema = {
             $ref: '#/components/schemas/EpochSeconds'
         },
         last_used_at: {
+            description: 'When the key was last used, to the minute: a use is recorded on the key\'s first call in each minute (per gateway instance), not on every call. `null` until its first use.',
             oneOf: [
                 {
                     $ref: '#/components/schemas/EpochSeconds'

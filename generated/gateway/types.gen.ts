@@ -1173,6 +1173,9 @@ export type LlmKey = {
     name: string;
     prefix: string;
     created_at: EpochSeconds;
+    /**
+     * When the key was last used, to the minute: a use is recorded on the key's first call in each minute (per gateway instance), not on every call. `null` until its first use.
+     */
     last_used_at: EpochSeconds | null;
     revoked_at: EpochSeconds | null;
 };

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { ulid } from '../marketplace/ulid.js'
 import { BaseError } from '../shared/errors/BaseError.js'
@@ -18,16 +19,39 @@ function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex')
 }
 
+export type LlmKeysOptions = {
+  /**
+   * How a key's `last_used_at` is committed (the database handle's `backgroundCommit`): it is written on the
+   * path of an SDK's call, and a commit whose fsync held the event loop would hold every other request too.
+   */
+  commit?: BackgroundCommit | undefined
+  /** A key's use is written at most this often per key and instance (seconds; default 60): `last_used_at` is to the minute. */
+  touchEveryS?: number | undefined
+}
+
+/** Keys whose last write of `last_used_at` is remembered; past it the memory starts over (at worst a few more writes). */
+const TOUCHED_MAX = 10_000
+
 /**
  * Per-wallet API keys for `/llm/v1` (so SDKs need no session token). A key is shown once, at creation; only
  * its SHA-256 is stored (a database leak reveals no usable key). Revocation is immediate: every use looks the
- * hash up and requires `revoked_at` to be null.
+ * hash up and requires `revoked_at` to be null. Its use is recorded to the minute: `last_used_at` is written
+ * on the first use of a key in `touchEveryS`, not on every call (a write per call would be a commit per call).
  */
 export class LlmKeys {
+  readonly #commit: BackgroundCommit
+  readonly #touchEveryS: number
+  /** key_id → when this instance last wrote its `last_used_at`. */
+  readonly #touched = new Map<string, number>()
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
-  ) {}
+    { commit = (write) => write(db), touchEveryS = 60 }: LlmKeysOptions = {},
+  ) {
+    this.#commit = commit
+    this.#touchEveryS = touchEveryS
+  }
 
   async create(wallet: string, name: string | undefined): Promise<CreatedLlmKey> {
     const key = `${LLM_KEY_PREFIX}${randomBytes(32).toString('base64url')}`
@@ -75,7 +99,13 @@ export class LlmKeys {
       .where('revoked_at', 'is', null)
       .executeTakeFirst()
     if (!row) return undefined
-    await this.db.updateTable('llm_keys').set({ last_used_at: this.now() }).where('key_id', '=', row.key_id).execute()
+    const now = this.now()
+    const touched = this.#touched.get(row.key_id)
+    if (touched === undefined || now - touched >= this.#touchEveryS) {
+      if (this.#touched.size >= TOUCHED_MAX) this.#touched.clear()
+      this.#touched.set(row.key_id, now)
+      await this.#commit((db) => db.updateTable('llm_keys').set({ last_used_at: now }).where('key_id', '=', row.key_id).execute())
+    }
     return row
   }
 }

@@ -122,7 +122,7 @@ type DomainServices = Omit<Services, keyof BuiltByCore>
 function earlyCore(p: CoreInputs, core: CoreGraph['services'], database: DatabaseHandle): EarlyCoreServices {
   const { config, db, dialect, logger, now, catalogue, instance, modelServer, rails } = core
   // the change feed is not gated by the cache setting: the admin tier's exported files and unlock propagation follow it
-  return { config, db, dialect, logger, now, catalogue, instance, modelServer, rails, databaseUrl: config.databaseUrl, env: p.env, changeFeed: database.changeFeed }
+  return { config, db, dialect, logger, now, catalogue, instance, modelServer, rails, databaseUrl: config.databaseUrl, env: p.env, changeFeed: database.changeFeed, backgroundCommit: database.backgroundCommit }
 }
 
 /** Builds plug-ins in the list's order, each from the core services; a plug-in's security schemes join its setup. */

@@ -2,6 +2,7 @@ import type { SignInWithX } from '../auth/SignInWithX.js'
 import type { BatchSettlement } from '../x402/batch/BatchSettlement.js'
 import type { Kysely } from 'kysely'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
+import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
 import type { Registry } from 'prom-client'
 import type { CostQuota } from '../auth/CostQuota.js'
 import type { InstanceRegistry } from '../cluster/InstanceRegistry.js'
@@ -147,6 +148,8 @@ export type CoreServices = Pick<Services, 'config' | 'db' | 'dialect' | 'logger'
   env: Record<string, string | undefined>
   /** The database's change feed (`src/cache/`), when it has one. */
   changeFeed?: ChangeFeed | undefined
+  /** The database's commit that keeps the disk sync off the event loop (`src/db/createBackgroundCommit.ts`), when it has one. */
+  backgroundCommit?: BackgroundCommit | undefined
 }
 
 /** What a handler (and a domain's security handler) gets: the validated request and the services. */

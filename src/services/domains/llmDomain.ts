@@ -9,10 +9,10 @@ import type { DomainInit, DomainPlugin } from '../DomainPlugin.js'
  * answered by `src/handlers/llm/llmSecurity.ts`.
  */
 export const initLlm: DomainInit = (core) => {
-  const { db, now, modelServer, marketplace, config } = core
+  const { db, now, modelServer, marketplace, config, backgroundCommit } = core
   return {
     services: {
-      llmKeys: new LlmKeys(db, now),
+      llmKeys: new LlmKeys(db, now, { commit: backgroundCommit }),
       openAi: new OpenAiProxy({ models: modelServer, marketplace, now }),
       coreAgent: new CoreAgent({ db, marketplace, embedModel: config.modelServer.embedModel, now }),
     },

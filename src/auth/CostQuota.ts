@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
+import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { type PrecompiledQuery, precompiledQuery } from '../db/precompiledQuery.js'
 import { BaseError } from '../shared/errors/BaseError.js'
@@ -42,7 +42,7 @@ export class CostQuota {
      * back that call's first bytes too, one on libuv's threadpool does not. Either way `consume` resolves only
      * once the unit is as durable as a commit of the configured level.
      */
-    private readonly commit: BackgroundCommit = (write) => write(db),
+    private readonly commit: BackgroundCommit = directCommit(db),
   ) {
     const counter = (max: number) =>
       precompiledQuery(db, 2, (q, key, day) =>

@@ -5,7 +5,7 @@ import { createSiweMessage, parseSiweMessage } from 'viem/siwe'
 import type { ChangeFeed } from '../cache/ChangeFeed.js'
 import { SessionCache } from '../cache/SessionCache.js'
 import type { EventSink } from '../catalogue/EventSink.js'
-import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
+import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { LoginError } from './LoginError.js'
@@ -132,8 +132,7 @@ export class LoginService {
       issuedAt: new Date(issuedAt * 1000),
       expirationTime: new Date(expiresAt * 1000),
     })
-    const commit = this.parameters.commit ?? ((write) => write(this.db))
-    await commit((db) => db.insertInto('login_challenges').values({ nonce, wallet: normalized, message, issued_at: issuedAt, expires_at: expiresAt, consumed_at: null }).execute())
+    await (this.parameters.commit ?? directCommit(this.db))((db) => db.insertInto('login_challenges').values({ nonce, wallet: normalized, message, issued_at: issuedAt, expires_at: expiresAt, consumed_at: null }).execute())
     await this.prune(issuedAt)
     return { challenge: message, nonce, issued_at: issuedAt, expires_at: expiresAt }
   }

@@ -5,7 +5,7 @@ import { access, appendFile, mkdir } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { dirname, resolve } from 'node:path'
 import type { Insertable, Kysely } from 'kysely'
-import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
+import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { groupedWrites } from '../shared/groupedWrites.js'
 import type { Logger } from '../shared/logger.js'
@@ -57,7 +57,7 @@ export class Catalogue implements EventSink {
   private readonly indexRow: (row: Insertable<Database['catalogue_events']>) => Promise<void>
   private dirReady: Promise<unknown> | undefined
 
-  constructor({ db, logPath, logger, now = Date.now, commit = (write) => write(db) }: CatalogueParameters) {
+  constructor({ db, logPath, logger, now = Date.now, commit = directCommit(db) }: CatalogueParameters) {
     this.db = db
     this.logPath = resolve(logPath)
     this.logger = logger

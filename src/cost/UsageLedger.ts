@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
+import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { ulid } from '../storage/ids.js'
 
@@ -50,7 +50,7 @@ export class UsageLedger {
      * How a record is committed (the database handle's `backgroundCommit`): it is written after the call's answer,
      * and a commit that held the event loop for the disk would hold back the caller's next call.
      */
-    private readonly commit: BackgroundCommit = (write) => write(db),
+    private readonly commit: BackgroundCommit = directCommit(db),
   ) {}
 
   /** Resolves once the record is committed and as durable as the database's configured level makes it. */

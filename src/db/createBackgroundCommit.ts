@@ -22,6 +22,11 @@ export type CreateBackgroundCommitParameters = {
 
 export type LogSync = { sync: () => Promise<void>; close: () => Promise<void> }
 
+/** The commit of a database without a background one (PostgreSQL, `synchronous=normal`, in memory, a handle built by hand): the write just runs. */
+export function directCommit(db: Kysely<Database>): BackgroundCommit {
+  return (write) => write(db)
+}
+
 /**
  * For writes nobody waits for before answering — the usage record of a call whose answer is already sent —
  * where an event loop held by a commit holds back whatever request comes next.
@@ -41,7 +46,7 @@ export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog 
   /** Closes what it opened (the log's file); before the database closes. */
   close: () => Promise<void>
 } {
-  if (!sqlite || synchronous !== 'full' || path === undefined || path === ':memory:') return { commit: (write) => write(db), close: async () => undefined }
+  if (!sqlite || synchronous !== 'full' || path === undefined || path === ':memory:') return { commit: directCommit(db), close: async () => undefined }
   const log = syncLog ?? walSync(`${path}-wal`)
   let running: Promise<void> | undefined
   let next: Promise<void> | undefined

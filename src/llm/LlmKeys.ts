@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { BackgroundCommit } from '../db/createBackgroundCommit.js'
+import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
 import { ulid } from '../marketplace/ulid.js'
 import { BaseError } from '../shared/errors/BaseError.js'
@@ -47,7 +47,7 @@ export class LlmKeys {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
-    { commit = (write) => write(db), touchEveryS = 60 }: LlmKeysOptions = {},
+    { commit = directCommit(db), touchEveryS = 60 }: LlmKeysOptions = {},
   ) {
     this.#commit = commit
     this.#touchEveryS = touchEveryS

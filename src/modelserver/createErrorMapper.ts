@@ -7,7 +7,8 @@ import { INTERNAL_ERROR_MESSAGE, modelServerErrorStatus } from './errors.js'
 import type { ErrorShape } from './errorShapes.js'
 import { isOpenAIPath, openaiErrorBody, toOpenAIError } from './openai/openaiError.js'
 import { ociErrorFor } from './registry/ociErrors.js'
-import { isRouterRefusal, ociRefusal, openaiParamOf, refusalMessage } from './refusalWording.js'
+import { openAiParamOf } from '../shared/errorShapes/apiErrorBodies.js'
+import { isRouterRefusal, ociRefusal, refusalMessage } from './refusalWording.js'
 
 /**
  * A thrown or given-back error → the route's error answer: `operationId` the route's (or the one the request would
@@ -69,7 +70,7 @@ function renderError(logger: Logger | undefined, redact: (text: string) => strin
       return { ...result, body: JSON.parse(redact(JSON.stringify(result.body))) as unknown }
     }
     // the router's own refusals carry no code of OpenAI's; `param` names the field at fault of an invalid request
-    if (shape === 'openai') return isRouterRefusal(error) ? { status, body: openaiErrorBody(status, message, null, openaiParamOf(error)) } : toOpenAIError({ status, body: { error: message } }, error)
+    if (shape === 'openai') return isRouterRefusal(error) ? { status, body: openaiErrorBody(status, message, null, openAiParamOf(error)) } : toOpenAIError({ status, body: { error: message } }, error)
     if (shape === 'anthropic') return toAnthropicError({ status, body: { error: message } })
     return { status, body: { error: message } }
   }

@@ -1,10 +1,9 @@
 /**
  * How the model server words the router's refusals (`src/shared/http/routerRefusals.ts`) and its body reader's:
- * Ollama's messages (`404 page not found`, `model is required`, `invalid JSON: …`), OpenAI's `param`, and the OCI
- * distribution codes on the registry routes. The status is the catalogue's; only the words and the OCI code are
+ * Ollama's messages (`404 page not found`, `model is required`, `invalid JSON: …`) and the OCI
+ * distribution codes on the registry routes (OpenAI's `param` is the shared `openAiParamOf`). The status is the catalogue's; only the words and the OCI code are
  * chosen here. Used by the one error mapper (`createErrorMapper.ts`).
  */
-import { openAiParamOf } from '../shared/errorShapes/apiErrorBodies.js'
 import type { BaseError } from '../shared/errors/BaseError.js'
 import {
   type HttpResult,
@@ -48,11 +47,6 @@ export function refusalMessage(error: BaseError): string {
   if (error instanceof InvalidJsonError) return error.parserMessage === undefined ? error.shortMessage : `invalid JSON: ${error.parserMessage}`.trim()
   if (error instanceof PayloadTooLargeError) return error.parserMessage ?? error.shortMessage
   return error.shortMessage
-}
-
-/** OpenAI's `param` of an invalid request: the body field at fault (`messages[0].role`); `null` otherwise. */
-export function openaiParamOf(error: unknown): string | null {
-  return error instanceof RequestNotValidError ? openAiParamOf(error.issues) : null
 }
 
 /** A router refusal on a registry route, as the distribution specification words it; `undefined` for anything else. */

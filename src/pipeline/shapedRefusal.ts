@@ -1,5 +1,5 @@
 import { anthropicErrorBody, openAiErrorBody, openAiParamOf } from '../shared/errorShapes/apiErrorBodies.js'
-import { RequestNotValidError, type UnroutedResult } from '../shared/http/index.js'
+import type { UnroutedResult } from '../shared/http/index.js'
 import type { ErrorShape } from './shapedAuthRequired.js'
 
 /**
@@ -15,6 +15,5 @@ export function shapedRefusal(shape: ErrorShape, result: UnroutedResult, error: 
   if (result.status === 402) return result
   const { error: code, message } = result.body as { error: string; message: string }
   if (shape === 'anthropic') return { ...result, body: anthropicErrorBody(result.status, message), component: 'AnthropicError' }
-  const param = error instanceof RequestNotValidError ? openAiParamOf(error.issues) : null
-  return { ...result, body: openAiErrorBody(message, result.status >= 500 ? 'server_error' : 'invalid_request_error', code, param), component: 'OpenAiError' }
+  return { ...result, body: openAiErrorBody(message, result.status >= 500 ? 'server_error' : 'invalid_request_error', code, openAiParamOf(error)), component: 'OpenAiError' }
 }

@@ -1,7 +1,7 @@
 import { anthropicErrorBody } from '../../shared/errorShapes/apiErrorBodies.js'
 import type { HttpResult } from '../../shared/http/index.js'
 
-export { anthropicErrorBody, type AnthropicErrorBody, anthropicErrorType } from '../../shared/errorShapes/apiErrorBodies.js'
+export { anthropicErrorBody } from '../../shared/errorShapes/apiErrorBodies.js'
 
 /** An Ollama-shaped error result (`{error: "…"}`) in Anthropic's shape, same status. */
 export function toAnthropicError(result: HttpResult): HttpResult {

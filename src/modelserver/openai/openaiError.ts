@@ -2,9 +2,6 @@ import { openAiErrorBody, type OpenAiErrorBody } from '../../shared/errorShapes/
 import type { HttpResult } from '../../shared/http/index.js'
 import { ModelServerError } from '../errors.js'
 
-/** OpenAI's error body, as Ollama's compatibility layer sends it. */
-export type OpenAIErrorBody = OpenAiErrorBody
-
 /** Ollama's mapping of a status to OpenAI's error `type`. */
 export function openaiErrorType(status: number): string {
   if (status === 400) return 'invalid_request_error'
@@ -12,7 +9,7 @@ export function openaiErrorType(status: number): string {
   return 'api_error'
 }
 
-export function openaiErrorBody(status: number, message: string, code: string | null = null, param: string | null = null): OpenAIErrorBody {
+export function openaiErrorBody(status: number, message: string, code: string | null = null, param: string | null = null): OpenAiErrorBody {
   return openAiErrorBody(message, openaiErrorType(status), code, param)
 }
 

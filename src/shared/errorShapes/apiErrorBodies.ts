@@ -4,7 +4,7 @@
  * (`{type: "error", error: {type, message}}`, what the Anthropic SDKs read). The gateway renders its catalogue's
  * refusals in them on the routes that declare them; the model server renders its own.
  */
-import type { RequestValidationIssue } from '../http/types.js'
+import { RequestNotValidError } from '../http/routerRefusals.js'
 
 /** OpenAI's error body. */
 export type OpenAiErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } }
@@ -32,9 +32,10 @@ export function anthropicErrorBody(status: number, message: string): AnthropicEr
   return { type: 'error', error: { type: anthropicErrorType(status), message } }
 }
 
-/** OpenAI's `param` for a request the document refuses: the body field at fault (`messages[0].role`), else `null`. */
-export function openAiParamOf(issues: ReadonlyArray<RequestValidationIssue>): string | null {
-  const first = issues[0]
+/** OpenAI's `param` of a refusal: for a request the document refuses, the body field at fault (`messages[0].role`); else `null`. */
+export function openAiParamOf(error: unknown): string | null {
+  if (!(error instanceof RequestNotValidError)) return null
+  const first = error.issues[0]
   if (!first || first.location !== 'body' || !first.path || first.path === '/') return null
   return first.path
     .replace(/^\//, '')

@@ -2414,6 +2414,15 @@ export type GetRootPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetRootPageError = GetRootPageErrors[keyof GetRootPageErrors];
@@ -2448,6 +2457,15 @@ export type GetLoginPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetLoginPageError = GetLoginPageErrors[keyof GetLoginPageErrors];
@@ -2473,6 +2491,15 @@ export type GetPublicPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetPublicPageError = GetPublicPageErrors[keyof GetPublicPageErrors];
@@ -2498,6 +2525,15 @@ export type GetDocsHtmlErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetDocsHtmlError = GetDocsHtmlErrors[keyof GetDocsHtmlErrors];
@@ -2523,6 +2559,15 @@ export type GetDocIndexErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetDocIndexError = GetDocIndexErrors[keyof GetDocIndexErrors];
@@ -2552,6 +2597,15 @@ export type GetDocsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetDocsError = GetDocsErrors[keyof GetDocsErrors];
@@ -2577,6 +2631,15 @@ export type GetAutocorePageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetAutocorePageError = GetAutocorePageErrors[keyof GetAutocorePageErrors];
@@ -2608,6 +2671,15 @@ export type GetMetricsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
@@ -2650,6 +2722,15 @@ export type CreateLoginChallengeErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type CreateLoginChallengeError = CreateLoginChallengeErrors[keyof CreateLoginChallengeErrors];
@@ -2699,6 +2780,15 @@ export type RegisterWithSignatureErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type RegisterWithSignatureError = RegisterWithSignatureErrors[keyof RegisterWithSignatureErrors];
@@ -2738,6 +2828,15 @@ export type ValidateSessionErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ValidateSessionError = ValidateSessionErrors[keyof ValidateSessionErrors];
@@ -2771,6 +2870,15 @@ export type LogoutErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type LogoutError = LogoutErrors[keyof LogoutErrors];
@@ -2811,6 +2919,15 @@ export type GetWalletPermissionsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetWalletPermissionsError = GetWalletPermissionsErrors[keyof GetWalletPermissionsErrors];
@@ -2840,6 +2957,15 @@ export type GetMyJournalErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetMyJournalError = GetMyJournalErrors[keyof GetMyJournalErrors];
@@ -2865,6 +2991,15 @@ export type GetShadowOverlordPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetShadowOverlordPageError = GetShadowOverlordPageErrors[keyof GetShadowOverlordPageErrors];
@@ -2914,6 +3049,15 @@ export type CreateShadowChallengeErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type CreateShadowChallengeError = CreateShadowChallengeErrors[keyof CreateShadowChallengeErrors];
@@ -2981,6 +3125,15 @@ export type VerifyShadowChallengeErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type VerifyShadowChallengeError = VerifyShadowChallengeErrors[keyof VerifyShadowChallengeErrors];
@@ -3065,6 +3218,15 @@ export type ReleaseKeyErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ReleaseKeyError = ReleaseKeyErrors[keyof ReleaseKeyErrors];
@@ -3112,6 +3274,15 @@ export type GetCabinetPreflightErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetCabinetPreflightError = GetCabinetPreflightErrors[keyof GetCabinetPreflightErrors];
@@ -3200,6 +3371,15 @@ export type ProvisionCabinetErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ProvisionCabinetError = ProvisionCabinetErrors[keyof ProvisionCabinetErrors];
@@ -3288,6 +3468,15 @@ export type ClearCabinetErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ClearCabinetError = ClearCabinetErrors[keyof ClearCabinetErrors];
@@ -3372,6 +3561,15 @@ export type VaultSignErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type VaultSignError = VaultSignErrors[keyof VaultSignErrors];
@@ -3431,6 +3629,15 @@ export type ReunlockVaultErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ReunlockVaultError = ReunlockVaultErrors[keyof ReunlockVaultErrors];
@@ -3469,6 +3676,15 @@ export type GetCabinetRosterErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetCabinetRosterError = GetCabinetRosterErrors[keyof GetCabinetRosterErrors];
@@ -3494,6 +3710,15 @@ export type GetCabinetPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetCabinetPageError = GetCabinetPageErrors[keyof GetCabinetPageErrors];
@@ -3519,6 +3744,15 @@ export type GetCabinetHtmlErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetCabinetHtmlError = GetCabinetHtmlErrors[keyof GetCabinetHtmlErrors];
@@ -3544,6 +3778,15 @@ export type GetHealthErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetHealthError = GetHealthErrors[keyof GetHealthErrors];
@@ -3569,6 +3812,15 @@ export type GetHealthLiveErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetHealthLiveError = GetHealthLiveErrors[keyof GetHealthLiveErrors];
@@ -3607,6 +3859,15 @@ export type GetHealthReadyErrors = {
      * Not ready for new work (send it to another replica).
      */
     503: Readiness;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetHealthReadyError = GetHealthReadyErrors[keyof GetHealthReadyErrors];
@@ -3636,6 +3897,15 @@ export type GetHealthDetailedErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetHealthDetailedError = GetHealthDetailedErrors[keyof GetHealthDetailedErrors];
@@ -3665,6 +3935,15 @@ export type ListAgentsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ListAgentsError = ListAgentsErrors[keyof ListAgentsErrors];
@@ -3707,6 +3986,15 @@ export type GetAgentErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetAgentError = GetAgentErrors[keyof GetAgentErrors];
@@ -3817,6 +4105,15 @@ export type EvolveAgentErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type EvolveAgentError = EvolveAgentErrors[keyof EvolveAgentErrors];
@@ -3846,6 +4143,15 @@ export type GetInboundMetricsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetInboundMetricsError = GetInboundMetricsErrors[keyof GetInboundMetricsErrors];
@@ -3889,6 +4195,15 @@ export type ListModelServerModelsErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ListModelServerModelsError = ListModelServerModelsErrors[keyof ListModelServerModelsErrors];
@@ -3994,6 +4309,15 @@ export type CallMarketplaceAgentErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type CallMarketplaceAgentError = CallMarketplaceAgentErrors[keyof CallMarketplaceAgentErrors];
@@ -4095,6 +4419,15 @@ export type IngestModelServerPromptErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type IngestModelServerPromptError = IngestModelServerPromptErrors[keyof IngestModelServerPromptErrors];
@@ -4133,6 +4466,15 @@ export type GetCeoStatusErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetCeoStatusError = GetCeoStatusErrors[keyof GetCeoStatusErrors];
@@ -4176,6 +4518,15 @@ export type GetRecentCatalogueEventsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetRecentCatalogueEventsError = GetRecentCatalogueEventsErrors[keyof GetRecentCatalogueEventsErrors];
@@ -4222,6 +4573,15 @@ export type SubmitFeedbackErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type SubmitFeedbackError = SubmitFeedbackErrors[keyof SubmitFeedbackErrors];
@@ -4251,6 +4611,15 @@ export type GetFeedbackPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetFeedbackPageError = GetFeedbackPageErrors[keyof GetFeedbackPageErrors];
@@ -4280,6 +4649,15 @@ export type GetFeedbackTextErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetFeedbackTextError = GetFeedbackTextErrors[keyof GetFeedbackTextErrors];
@@ -4309,6 +4687,15 @@ export type GetJournalPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetJournalPageError = GetJournalPageErrors[keyof GetJournalPageErrors];
@@ -4338,6 +4725,15 @@ export type GetDojoPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetDojoPageError = GetDojoPageErrors[keyof GetDojoPageErrors];
@@ -4367,6 +4763,15 @@ export type GetBoardroomPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetBoardroomPageError = GetBoardroomPageErrors[keyof GetBoardroomPageErrors];
@@ -4396,6 +4801,15 @@ export type GetBookPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetBookPageError = GetBookPageErrors[keyof GetBookPageErrors];
@@ -4425,6 +4839,15 @@ export type GetCoretermPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetCoretermPageError = GetCoretermPageErrors[keyof GetCoretermPageErrors];
@@ -4454,6 +4877,15 @@ export type GetInsightPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetInsightPageError = GetInsightPageErrors[keyof GetInsightPageErrors];
@@ -4483,6 +4915,15 @@ export type GetRegistryPageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetRegistryPageError = GetRegistryPageErrors[keyof GetRegistryPageErrors];
@@ -4512,6 +4953,15 @@ export type GetStoragePageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetStoragePageError = GetStoragePageErrors[keyof GetStoragePageErrors];
@@ -4617,6 +5067,15 @@ export type CreateCoordinatorTaskErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type CreateCoordinatorTaskError = CreateCoordinatorTaskErrors[keyof CreateCoordinatorTaskErrors];
@@ -4722,6 +5181,15 @@ export type ConveneBoardroomErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ConveneBoardroomError = ConveneBoardroomErrors[keyof ConveneBoardroomErrors];
@@ -4823,6 +5291,15 @@ export type LlmChatErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type LlmChatError = LlmChatErrors[keyof LlmChatErrors];
@@ -4924,6 +5401,15 @@ export type LlmCompletionErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type LlmCompletionError = LlmCompletionErrors[keyof LlmCompletionErrors];
@@ -4987,6 +5473,15 @@ export type TestLlmErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type TestLlmError = TestLlmErrors[keyof TestLlmErrors];
@@ -5088,6 +5583,15 @@ export type LlmGenerateErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type LlmGenerateError = LlmGenerateErrors[keyof LlmGenerateErrors];
@@ -5151,6 +5655,15 @@ export type RefundBatchChannelErrors = {
      * Designed. The gateway does not offer x402 `batch-settlement` (`SERVICE_X402__BATCH__AUTHORIZER_KEY` unset).
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type RefundBatchChannelError = RefundBatchChannelErrors[keyof RefundBatchChannelErrors];
@@ -5194,6 +5707,15 @@ export type ClaimBatchVouchersErrors = {
      * Designed. The gateway does not offer x402 `batch-settlement` (`SERVICE_X402__BATCH__AUTHORIZER_KEY` unset).
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ClaimBatchVouchersError = ClaimBatchVouchersErrors[keyof ClaimBatchVouchersErrors];
@@ -5232,6 +5754,15 @@ export type GetLlmUsageErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetLlmUsageError = GetLlmUsageErrors[keyof GetLlmUsageErrors];
@@ -5261,6 +5792,15 @@ export type ListLlmKeysErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ListLlmKeysError = ListLlmKeysErrors[keyof ListLlmKeysErrors];
@@ -5307,6 +5847,15 @@ export type CreateLlmKeyErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type CreateLlmKeyError = CreateLlmKeyErrors[keyof CreateLlmKeyErrors];
@@ -5346,6 +5895,15 @@ export type RevokeLlmKeyErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type RevokeLlmKeyError = RevokeLlmKeyErrors[keyof RevokeLlmKeyErrors];
@@ -5452,6 +6010,13 @@ export type OpenAiChatCompletionsErrors = {
      *
      */
     502: OpenAiError;
+    /**
+     * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
+     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
+     * SDKs retry a 503 by themselves, after `Retry-After`.
+     *
+     */
+    '5XX': OpenAiError;
 };
 
 export type OpenAiChatCompletionsError = OpenAiChatCompletionsErrors[keyof OpenAiChatCompletionsErrors];
@@ -5558,6 +6123,13 @@ export type OpenAiCompletionsErrors = {
      *
      */
     502: OpenAiError;
+    /**
+     * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
+     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
+     * SDKs retry a 503 by themselves, after `Retry-After`.
+     *
+     */
+    '5XX': OpenAiError;
 };
 
 export type OpenAiCompletionsError = OpenAiCompletionsErrors[keyof OpenAiCompletionsErrors];
@@ -5664,6 +6236,13 @@ export type OpenAiEmbeddingsErrors = {
      *
      */
     502: OpenAiError;
+    /**
+     * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
+     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
+     * SDKs retry a 503 by themselves, after `Retry-After`.
+     *
+     */
+    '5XX': OpenAiError;
 };
 
 export type OpenAiEmbeddingsError = OpenAiEmbeddingsErrors[keyof OpenAiEmbeddingsErrors];
@@ -5770,6 +6349,13 @@ export type OpenAiResponsesErrors = {
      *
      */
     502: OpenAiError;
+    /**
+     * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
+     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
+     * SDKs retry a 503 by themselves, after `Retry-After`.
+     *
+     */
+    '5XX': OpenAiError;
 };
 
 export type OpenAiResponsesError = OpenAiResponsesErrors[keyof OpenAiResponsesErrors];
@@ -5873,6 +6459,12 @@ export type AnthropicMessagesErrors = {
      *
      */
     502: AnthropicError;
+    /**
+     * Designed. `ServerError` in Anthropic's shape: 500 `api_error`, or 503 `overloaded_error` when the key or token
+     * sent could not be checked (its store failed); the Anthropic SDKs retry both by themselves, after `Retry-After`.
+     *
+     */
+    '5XX': AnthropicError;
 };
 
 export type AnthropicMessagesError = AnthropicMessagesErrors[keyof AnthropicMessagesErrors];
@@ -5913,6 +6505,13 @@ export type OpenAiModelsErrors = {
      *
      */
     502: OpenAiError;
+    /**
+     * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
+     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
+     * SDKs retry a 503 by themselves, after `Retry-After`.
+     *
+     */
+    '5XX': OpenAiError;
 };
 
 export type OpenAiModelsError = OpenAiModelsErrors[keyof OpenAiModelsErrors];
@@ -6018,6 +6617,15 @@ export type CoreAgentInteractErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type CoreAgentInteractError = CoreAgentInteractErrors[keyof CoreAgentInteractErrors];
@@ -6123,6 +6731,15 @@ export type LogCoreAgentMemoryErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type LogCoreAgentMemoryError = LogCoreAgentMemoryErrors[keyof LogCoreAgentMemoryErrors];
@@ -6224,6 +6841,15 @@ export type SearchCoreAgentMemoriesErrors = {
      *
      */
     502: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type SearchCoreAgentMemoriesError = SearchCoreAgentMemoriesErrors[keyof SearchCoreAgentMemoriesErrors];
@@ -6363,6 +6989,15 @@ export type StoreFileErrors = {
      *
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type StoreFileError = StoreFileErrors[keyof StoreFileErrors];
@@ -6426,6 +7061,15 @@ export type QuoteStoreErrors = {
      * Paid storage is not configured (`storage_not_configured`) or the upstream credit cannot pay for `bytes` bytes (`upstream_credit_insufficient`).
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type QuoteStoreError = QuoteStoreErrors[keyof QuoteStoreErrors];
@@ -6459,6 +7103,15 @@ export type GetX402DiscoveryErrors = {
      * Paid storage is not configured (`storage_not_configured`).
      */
     503: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetX402DiscoveryError = GetX402DiscoveryErrors[keyof GetX402DiscoveryErrors];
@@ -6494,6 +7147,15 @@ export type ListMyUploadsErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type ListMyUploadsError = ListMyUploadsErrors[keyof ListMyUploadsErrors];
@@ -6529,6 +7191,15 @@ export type GetUploadErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetUploadError = GetUploadErrors[keyof GetUploadErrors];
@@ -6564,6 +7235,15 @@ export type GetReceiptErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type GetReceiptError = GetReceiptErrors[keyof GetReceiptErrors];
@@ -6610,6 +7290,15 @@ export type McpCallErrors = {
      * Global per-address rate limit exceeded.
      */
     429: Error;
+    /**
+     * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
+     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
+     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
+     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
+     * a 500 or 503 of its own answers those codes with it, in the same body.
+     *
+     */
+    '5XX': Error;
 };
 
 export type McpCallError = McpCallErrors[keyof McpCallErrors];

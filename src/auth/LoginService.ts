@@ -9,6 +9,7 @@ import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommi
 import type { Database } from '../db/Database.js'
 import { precompiledQuery } from '../db/precompiledQuery.js'
 import { LoginError } from './LoginError.js'
+import { checkingCredentials } from './CredentialsUnavailableError.js'
 
 export type LoginServiceParameters = {
   db: Kysely<Database>
@@ -192,7 +193,7 @@ export class LoginService {
     const cached = this.sessions?.get(tokenHash)
     if (cached) return cached.expires_at <= this.now() ? undefined : { wallet: cached.wallet, expires_at: cached.expires_at }
     const epoch = this.sessions?.epoch()
-    const [row] = await this.sessionByHash(tokenHash)
+    const [row] = await checkingCredentials(() => this.sessionByHash(tokenHash))
     if (!row || row.revoked_at !== null || Number(row.expires_at) <= this.now()) return undefined
     const session = { wallet: getAddress(row.wallet), expires_at: Number(row.expires_at) }
     if (epoch !== undefined) this.sessions!.store(tokenHash, session, epoch)

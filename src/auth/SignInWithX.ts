@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { getAddress } from 'viem'
 import type { Database } from '../db/Database.js'
 import { insertedOnce } from '../db/insertedOnce.js'
+import { checkingCredentials } from './CredentialsUnavailableError.js'
 import type { SignatureVerifier, ValidSession } from './LoginService.js'
 
 /** The request header of a proof (x402 `sign-in-with-x`): base64 of the signed CAIP-122 payload. */
@@ -73,17 +74,19 @@ export class SignInWithX {
     const wallet = getAddress(payload.address)
     const t = this.#now()
     const expiresAt = Math.max(Math.floor(new Date(payload.issuedAt).getTime() / 1000) + MAX_AGE_S, payload.expirationTime ? Math.floor(new Date(payload.expirationTime).getTime() / 1000) : 0)
-    const fresh = await insertedOnce(
-      this.#o.db
-        .insertInto('siwx_nonces')
-        .values({ nonce: payload.nonce, wallet: wallet.toLowerCase(), expires_at: expiresAt })
-        .onConflict((oc) => oc.doNothing()),
+    const fresh = await checkingCredentials(() =>
+      insertedOnce(
+        this.#o.db
+          .insertInto('siwx_nonces')
+          .values({ nonce: payload.nonce, wallet: wallet.toLowerCase(), expires_at: expiresAt })
+          .onConflict((oc) => oc.doNothing()),
+      ),
     )
     if (!fresh) return { reason: 'invalid_siwx_nonce', message: 'this proof was used before: sign a new one for each request' }
     // nonces past every proof's window can no longer be replayed (the proof is refused as too old)
     if (t - this.#prunedAt >= 60) {
       this.#prunedAt = t
-      await this.#o.db.deleteFrom('siwx_nonces').where('expires_at', '<', t - MAX_AGE_S).execute()
+      await checkingCredentials(() => this.#o.db.deleteFrom('siwx_nonces').where('expires_at', '<', t - MAX_AGE_S).execute())
     }
     return { wallet, expires_at: expiresAt }
   }

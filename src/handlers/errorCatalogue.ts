@@ -40,6 +40,8 @@ export const coreErrorRows = {
   challenge_expired: { status: 401 },
   signature_invalid: { status: 401 },
   session_invalid: { status: 401 },
+  // a session, API key or sign-in nonce that could not be checked: its store failed (CredentialsUnavailableError)
+  credentials_unavailable: { status: 503 },
   // any paid route: the x402 body and PAYMENT-REQUIRED (PaymentRequiredError)
   payment_required: { status: 402 },
   // cost endpoints

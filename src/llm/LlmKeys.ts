@@ -4,6 +4,7 @@ import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommi
 import type { Database } from '../db/Database.js'
 import { ulid } from '../marketplace/ulid.js'
 import { BaseError } from '../shared/errors/BaseError.js'
+import { checkingCredentials } from '../auth/CredentialsUnavailableError.js'
 
 export class LlmKeyError extends BaseError<'llm_key_not_found'> {
   override name = 'LlmKeyError'
@@ -92,19 +93,16 @@ export class LlmKeys {
   /** The wallet of a live key, or `undefined` (unknown, revoked, or not a key at all). */
   async validate(key: string | undefined): Promise<{ wallet: string; key_id: string } | undefined> {
     if (!key?.startsWith(LLM_KEY_PREFIX) || key.length > 128) return undefined
-    const row = await this.db
-      .selectFrom('llm_keys')
-      .select(['key_id', 'wallet'])
-      .where('key_hash', '=', hashKey(key))
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst()
+    const row = await checkingCredentials(() =>
+      this.db.selectFrom('llm_keys').select(['key_id', 'wallet']).where('key_hash', '=', hashKey(key)).where('revoked_at', 'is', null).executeTakeFirst(),
+    )
     if (!row) return undefined
     const now = this.now()
     const touched = this.#touched.get(row.key_id)
     if (touched === undefined || now - touched >= this.#touchEveryS) {
       if (this.#touched.size >= TOUCHED_MAX) this.#touched.clear()
       this.#touched.set(row.key_id, now)
-      await this.#commit((db) => db.updateTable('llm_keys').set({ last_used_at: now }).where('key_id', '=', row.key_id).execute())
+      await checkingCredentials(() => this.#commit((db) => db.updateTable('llm_keys').set({ last_used_at: now }).where('key_id', '=', row.key_id).execute()))
     }
     return row
   }

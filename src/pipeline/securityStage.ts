@@ -1,3 +1,4 @@
+import { CredentialsUnavailableError } from '../auth/CredentialsUnavailableError.js'
 import type { ArrivalGate } from '../gate/ArrivalGate.js'
 import { requiresSession } from '../gate/PublicSet.js'
 import { lookupSession, sessionTokenOf } from '../handlers/core/session.js'
@@ -69,6 +70,9 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       ...Object.fromEntries(Object.entries(domainSecurity).map(([name, fn]) => [name, (ctx: RequestContext<GatewayLocals>) => fn(withServices(ctx))])),
     },
     unauthorized: async (ctx) => {
+      // a credential that could not be checked is not a bad one: 503, not the 401 that signs a client out
+      const outage = credentialsOutageOf(ctx.security)
+      if (outage) return outage
       if (requiresSession(ctx.operation.security)) return gateStage.deny(ctx, ctx.operation)
       const schemes = ctx.operation.security.flatMap((r) => Object.keys(r))
       if (schemes.includes('metricsBearer')) return metricsUnauthorized(ctx, services)
@@ -80,6 +84,15 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       throw new UnauthorizedError()
     },
   }
+}
+
+/** The verdict of a scheme whose credential store failed (`{error}` of a handler that threw it), if any. */
+function credentialsOutageOf(security: Record<string, unknown> | undefined): CredentialsUnavailableError | undefined {
+  for (const verdict of Object.values(security ?? {})) {
+    const error = typeof verdict === 'object' && verdict !== null ? (verdict as { error?: unknown }).error : undefined
+    if (error instanceof CredentialsUnavailableError) return error
+  }
+  return undefined
 }
 
 /** 401 of `/metrics` off loopback: what to send, or that the token sent is wrong (never which part). */

@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { request } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { serveStages } from '../../../tests/support/pipelineFixtures.js'
 import type { Listening } from '../../../tests/support/listen.js'
@@ -56,5 +58,35 @@ describe('runOperationStages', () => {
     const res = await fetch(`${server.url}/x`)
     expect(res.status).toBe(500)
     expect((await res.json()).error).toBe('response_validation_failed')
+  })
+
+  it('a stage that fails because its client hung up is nobody\'s error: no mapping (no error logged), nothing sent', async () => {
+    const mapped: unknown[] = []
+    let failed: () => void = () => undefined
+    const stageFailed = new Promise<void>((resolve) => (failed = resolve))
+    server = await serveStages(
+      [
+        async (exchange) => {
+          if (exchange.path === '/answered') throw new Error('a fault of the server')
+          await once(exchange.res, 'close') // a generation waiting on the request's signal, say
+          setImmediate(failed)
+          throw new DOMException('This operation was aborted', 'AbortError')
+        },
+      ],
+      (error) => {
+        mapped.push(error)
+        return { status: 500, body: { error: 'internal_error', message: 'internal error' } }
+      },
+    )
+    const client = request(`${server.url}/hangs-up`)
+    client.on('error', () => undefined)
+    client.end()
+    await new Promise((r) => setTimeout(r, 100))
+    client.destroy()
+    await stageFailed
+    expect(mapped).toEqual([])
+    // a server fault while the client waits is still mapped (and logged by the mapper)
+    expect((await fetch(`${server.url}/answered`)).status).toBe(500)
+    expect(mapped).toHaveLength(1)
   })
 })

@@ -51,6 +51,12 @@ export type RunOperationStagesParameters<Locals extends Record<string, unknown>>
   logger?: Logger
 }
 
+/** A response closed before it was finished: the client (or its connection) is gone. */
+const clientGone = (res: Response) => res.destroyed && !res.writableFinished
+
+/** What a request whose client is gone gets instead of an answer: nothing is sent. */
+const CLIENT_GONE: UnroutedResult = Object.freeze({ status: 499 })
+
 /**
  * The operation stages of one request as one Express middleware, in the order given: each stage either
  * answers (the answer is validated and sent, the rest skipped) or passes. A stage that throws, rejects or gives
@@ -72,6 +78,12 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
     })
 
   const toResult = (error: unknown, exchange: RequestExchange<Locals>): UnroutedResult => {
+    // The client hung up first: what a stage failed with then (the request's signal aborted, a write to a closed
+    // socket) is no fault of the server's and nobody is there to answer. Not an error of the server's log.
+    if (clientGone(exchange.res)) {
+      logger?.debug({ err: error, operationId: exchange.context?.operationId }, 'the client went away before its answer')
+      return CLIENT_GONE
+    }
     try {
       // a percent-encoding that does not decode, met by any stage (`decodeURIComponent`): the client's
       return mapError(error instanceof URIError ? new MalformedUrlError() : error, exchange.context, exchange)
@@ -117,6 +129,7 @@ export function runOperationStages<Locals extends Record<string, unknown>>(param
           responseBytes: Number(res.getHeader('content-length') ?? 0) || 0,
         }),
       )
+    if (result === CLIENT_GONE) return
     if (stageStartChannel.hasSubscribers) announce('respond', req)
     const streaming = respond(req, res, result, operation)
     if (streaming) await streaming

@@ -5,7 +5,7 @@
  * system through the handoff folder (startSystem.ts). Each file still uses its own wallets and pages; the
  * files run one at a time, so none sees another's requests in flight.
  */
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
@@ -29,6 +29,11 @@ export default function setup(project: TestProject): () => Promise<void> {
   )
   return async () => {
     await (await started)?.close()
+    // A server of the shared system that died mid-run fails every file after it with ECONNREFUSED alone; its
+    // output (start.ts reports "<name> exited (<code or signal>)", and the server's last lines before it) is the
+    // only account of why, and the handoff folder holding it is removed next.
+    const log = readFileSync(files.log, 'utf8')
+    if (/\[start\] .* exited \(/.test(log)) process.stderr.write(`a server of the shared browser system exited during the run; its output:\n${log}\n`)
     rmSync(handoff, { recursive: true, force: true })
   }
 }

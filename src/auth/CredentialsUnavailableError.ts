@@ -1,0 +1,26 @@
+import { defineError } from '../shared/errors/defineError.js'
+
+/** How long a client waits before asking again (`Retry-After`, seconds): a database restart or failover. */
+const RETRY_AFTER_S = 5
+
+/**
+ * A credential that could not be checked because its store failed (the sessions, API keys or sign-in nonces
+ * could not be read or written): 503 `credentials_unavailable` with `Retry-After`, never the 401 of a bad
+ * credential — a front end that signs its user out on 401 would sign every user out while the database is away.
+ * `cause` is the store's error (logged, never answered).
+ */
+export const CredentialsUnavailableError = defineError('CredentialsUnavailableError', 'credentials_unavailable', (cause: unknown) => ({
+  message: 'Credentials cannot be checked right now; retry shortly.',
+  cause,
+  answer: { headers: { 'Retry-After': String(RETRY_AFTER_S) } },
+}))
+export type CredentialsUnavailableError = InstanceType<typeof CredentialsUnavailableError>
+
+/** `read` with any failure of the store it reads turned into `CredentialsUnavailableError`. */
+export async function checkingCredentials<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch (cause) {
+    throw new CredentialsUnavailableError(cause)
+  }
+}

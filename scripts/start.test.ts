@@ -173,6 +173,8 @@ describe('npm start', () => {
       await batchGivesTheCliItsProof(dataDir, Number(env.SERVICE_PORT))
     }
 
+    if (existsSync(join(root, 'src/modelserver/main.ts'))) await aCrashedModelServerIsStartedAgain(proc.pid as number, Number(env.MODELSERVER_PORT), () => out)
+
     const tree = descendants(proc.pid as number)
     expect(tree.filter((p) => /^\S*anvil-linux-amd64\/bin\/anvil /.test(commandOf(p)))).toHaveLength(2)
     proc.kill('SIGTERM')
@@ -182,6 +184,23 @@ describe('npm start', () => {
     expect(existsSync(join(dataDir, 'npm-start.json'))).toBe(false) // a clean stop leaves no lock
   }, 300_000)
 })
+
+/** The model server killed outright (as a native crash ends it): npm start says so and starts it again on its port. */
+async function aCrashedModelServerIsStartedAgain(startPid: number, port: number, out: () => string) {
+  const server = descendants(startPid).find((p) => /modelserver\/main\.[jt]s/.test(commandOf(p)))
+  expect(server, descendants(startPid).map((p) => `${p} ${commandOf(p)}`).join('\n')).toBeDefined()
+  process.kill(server!, 'SIGKILL')
+  await waitFor('npm start to start the model server again', async () => (/modelserver exited \(SIGKILL\); starting it again \(1 of 5 restarts in 10 minutes\)/.test(out().replace(/\n\[start\] /g, ' ')) /* a line of npm start's, wrapped */ ? true : undefined), 10_000, async () => out().slice(-600))
+  const answered = await waitFor('the model server to answer again', async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/api/version`)).ok || undefined
+    } catch {
+      return undefined
+    }
+  }, 60_000, async () => out().slice(-600))
+  expect(answered).toBe(true)
+  expect(descendants(startPid)).not.toContain(server)
+}
 
 /**
  * The devnet table npm start prints: every line fits 80 columns, and it holds in full the key of EVM payer #1,

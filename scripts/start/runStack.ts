@@ -33,6 +33,8 @@ interface Child {
   name: string
   proc: ChildProcess
   exited: Promise<number | null>
+  /** Set once it answered its readiness URL (`waitHttp`). */
+  answered: boolean
 }
 const children: Child[] = []
 let devnet: Devnet | undefined
@@ -80,8 +82,19 @@ guardian.unref()
 guardian.stdin?.on('error', () => undefined)
 const guard = (line: string) => guardian.stdin?.write(`${line}\n`)
 
-/** Starts a server. A critical one (the gateway) that exits stops everything; others are only reported. */
-function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: boolean, nodeFlags: readonly string[] = []): Child {
+/** How often a server that crashed is started again: at most this many times within `RESTART_WINDOW_MS`. */
+const MAX_RESTARTS = 5
+const RESTART_WINDOW_MS = 10 * 60_000
+const restarts = new Map<string, number[]>()
+
+/**
+ * Starts a server. When it exits on its own: `stop` (the gateway) stops everything; `restart` (the model server,
+ * whose native inference may crash) starts it again after a second — as Ollama restarts a crashed runner — if it
+ * had answered `readyUrl` (one that never did failed to start: a setting it refuses, a port taken), at most
+ * `MAX_RESTARTS` times in `RESTART_WINDOW_MS`; otherwise the rest keeps running without it. Each exit is said with
+ * its code or signal. `ready` resolves once it answers `readyUrl`.
+ */
+function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, onExit: 'stop' | 'restart', readyUrl: string, nodeFlags: readonly string[] = []): Child & { ready: Promise<boolean> } {
   const proc = spawn(process.execPath, [...nodeFlags, '--import', './scripts/exitWithParent.mjs', ...nodeArgsFor(file)], {
     cwd: root,
     env: { ...childEnv, PAY2STORE_EXIT_WITH_PARENT: '1' },
@@ -96,18 +109,29 @@ function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, critical: 
   }
   const exited = new Promise<number | null>((res) =>
     proc.once('exit', (code, signal) => {
-      if (!stopping && critical) {
-        say(`${name} exited (${signal ?? code}); stopping everything`)
-        void stop(`${name} exited`, code || 1)
-      } else if (!stopping) {
-        say(`${name} exited (${signal ?? code}); the rest keeps running`)
-      }
       res(code)
+      if (stopping) return
+      const how = signal ?? code
+      if (onExit === 'stop') {
+        say(`${name} exited (${how}); stopping everything`)
+        void stop(`${name} exited`, code || 1)
+        return
+      }
+      const now = Date.now()
+      const recent = (restarts.get(name) ?? []).filter((at) => now - at < RESTART_WINDOW_MS)
+      if (!child.answered) return say(`${name} exited (${how}) before it answered; the rest keeps running`)
+      if (recent.length >= MAX_RESTARTS) return say(`${name} exited (${how}), its ${MAX_RESTARTS + 1}th exit in ${RESTART_WINDOW_MS / 60_000} minutes; not started again, the rest keeps running`)
+      recent.push(now)
+      restarts.set(name, recent)
+      say(`${name} exited (${how}); starting it again (${recent.length} of ${MAX_RESTARTS} restarts in ${RESTART_WINDOW_MS / 60_000} minutes)`)
+      setTimeout(() => {
+        if (!stopping) void run(name, file, childEnv, onExit, readyUrl, nodeFlags).ready.catch((e: unknown) => say((e as Error).message))
+      }, 1_000)
     }),
   )
-  const child = { name, proc, exited }
+  const child: Child = { name, proc, exited, answered: false }
   children.push(child)
-  return child
+  return { ...child, ready: waitHttp(child, readyUrl, 120_000) }
 }
 
 async function waitHttp(child: Child, url: string, timeoutMs: number): Promise<boolean> {
@@ -120,6 +144,7 @@ async function waitHttp(child: Child, url: string, timeoutMs: number): Promise<b
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) })
       await res.arrayBuffer()
       say(`${child.name} answers ${url} (${sinceStart()} ms after start)`)
+      child.answered = true
       return true
     } catch {
       await new Promise((r) => setTimeout(r, 100))
@@ -223,13 +248,11 @@ export async function runStack(plan: StartPlan): Promise<void> {
   const waits: Promise<boolean>[] = []
   if (nodeArgsFor('src/main.ts')[0]!.startsWith('dist')) say('the model server and the gateway run from dist/ (the build is newer than every source)')
   if (plan.startsModelServer) {
-    const c = run('modelserver', 'src/modelserver/main.ts', serverEnv, false)
-    waits.push(waitHttp(c, `http://127.0.0.1:${modelPort}/`, 120_000))
+    waits.push(run('modelserver', 'src/modelserver/main.ts', serverEnv, 'restart', `http://127.0.0.1:${modelPort}/`).ready)
   } else say('src/modelserver/main.ts not found: model server not started')
   if (plan.startsGateway) {
     // The heap flags of `npm run serve` (scripts/gatewayNodeFlags.ts).
-    const c = run('gateway', 'src/main.ts', { ...serverEnv, ...testHooks?.env }, true, gatewayNodeFlags)
-    waits.push(waitHttp(c, `http://127.0.0.1:${gatewayPort}/health`, 120_000))
+    waits.push(run('gateway', 'src/main.ts', { ...serverEnv, ...testHooks?.env }, 'stop', `http://127.0.0.1:${gatewayPort}/health`, gatewayNodeFlags).ready)
   } else say('src/main.ts not found: gateway not started')
 
   try {

@@ -217,8 +217,8 @@ export const checkBlob = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Upload a blob (raw file bytes)
  *
- * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400. Designed (issue
- * 27): a blob larger than `MODELSERVER_MAX_BLOB_BYTES` (256 GiB) is a 413 — told by `Content-Length` before a
+ * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400. Designed: a
+ * blob larger than `MODELSERVER_MAX_BLOB_BYTES` (256 GiB) is a 413 — told by `Content-Length` before a
  * byte is written, or counted as a chunked body streams in (cut there, nothing kept).
  *
  */

@@ -1307,6 +1307,12 @@ export type GetRootErrors = {
      *
      */
     403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
+     */
+    500: Error;
 };
 
 export type GetRootError = GetRootErrors[keyof GetRootErrors];
@@ -1621,6 +1627,12 @@ export type GetVersionErrors = {
      *
      */
     403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
+     */
+    500: Error;
 };
 
 export type GetVersionError = GetVersionErrors[keyof GetVersionErrors];
@@ -2051,6 +2063,10 @@ export type CheckBlobErrors = {
      * The blob does not exist (no body on HEAD).
      */
     404: unknown;
+    /**
+     * The blob store could not be read (no body on HEAD; the server log says why).
+     */
+    500: unknown;
 };
 
 export type CheckBlobResponses = {
@@ -2139,6 +2155,12 @@ export type GetMetricsErrors = {
      *
      */
     403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
+     */
+    500: Error;
 };
 
 export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
@@ -2417,6 +2439,12 @@ export type GetStatusErrors = {
      *
      */
     403: unknown;
+    /**
+     * Unexpected failure (e.g. the model file cannot be loaded). A failure the server did not anticipate answers
+     * `internal error`; its details (which may name server paths) are only in the server log.
+     *
+     */
+    500: Error;
 };
 
 export type GetStatusError = GetStatusErrors[keyof GetStatusErrors];
@@ -2555,6 +2583,10 @@ export type RegistryCheckErrors = {
      *
      */
     403: unknown;
+    /**
+     * Unexpected failure (OCI error body, code `UNKNOWN`; details only in the server log).
+     */
+    500: RegistryError;
 };
 
 export type RegistryCheckError = RegistryCheckErrors[keyof RegistryCheckErrors];
@@ -2714,8 +2746,8 @@ export type RegistryPutManifestErrors = {
     403: unknown;
     /**
      * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`);
-     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed, issue
-     * 27): the session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
+     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed): the
+     * session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
      *
      */
     413: RegistryError;
@@ -2925,8 +2957,8 @@ export type RegistryPatchUploadErrors = {
     404: RegistryError;
     /**
      * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`);
-     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed, issue
-     * 27): the session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
+     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed): the
+     * session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
      *
      */
     413: RegistryError;
@@ -2985,8 +3017,8 @@ export type RegistryCompleteUploadErrors = {
     404: RegistryError;
     /**
      * As `PayloadTooLarge` (a manifest over 1 MiB), in the distribution specification's shape (`MANIFEST_INVALID`);
-     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed, issue
-     * 27): the session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
+     * on a blob upload, the blob grew past `MODELSERVER_MAX_BLOB_BYTES` (256 GiB; `SIZE_INVALID`, designed): the
+     * session ends with its temporary file, and a body still arriving is cut (`Connection: close`).
      *
      */
     413: RegistryError;

@@ -12,7 +12,7 @@ export type CachedTableParameters<T> = {
 
 /**
  * One value derived from a whole table (the agent registry: every agent's current revision), read once and
- * kept until the change feed reports any change to the table (issue 17). While the feed is not live every
+ * kept until the change feed reports any change to the table. While the feed is not live every
  * call reads the database. Race guard as in `SessionCache`: a read during which the table changed is
  * returned to its caller but not kept.
  */

@@ -1,5 +1,5 @@
 /**
- * "Something changed in the database" notifications for caches of database rows (issue 17).
+ * "Something changed in the database" notifications for caches of database rows.
  * - `row`: one row of `table`, identified by its key column (see `watchedTables`), was updated, deleted or
  *   (where watched) inserted;
  * - `all`: anything may have changed (another process wrote, the notification channel was lost or regained):

@@ -12,7 +12,7 @@ export type SessionCacheParameters = {
 }
 
 /**
- * Live sessions by token hash, so a gated request needs no session round trip (issue 17). Positive entries
+ * Live sessions by token hash, so a gated request needs no session round trip. Positive entries
  * only (an unknown or revoked token always goes to the database); the caller checks `expires_at` against its
  * clock on every hit. An entry is dropped when its row changes (a revocation, cleanup) as the change feed
  * reports it, and everything is dropped — and nothing is answered from memory — while the feed is not live.

@@ -269,7 +269,7 @@ export class Vault {
 }
 
 /**
- * Imports a pre-issue-28 vault file into an empty database (first start after the upgrade), as it is: the
+ * Imports a vault file of the earlier file-based vault (`vault.json`) into an empty database (first start after the upgrade), as it is: the
  * header and every entry stay sealed (the import needs no unlock; entry ids are the associated data, unchanged).
  * The commitment needs the data key, which the import does not have: it is written at the first unlock
  * (`Vault.unlock`). Returns the number of entries imported; 0 when the database already has

@@ -140,7 +140,7 @@ describe('Vault (machine 3.4)', () => {
     expect(await b.withSecret('x', (v) => v.toString())).toBe('from a')
   })
 
-  it('imports a vault file of the earlier file-based vault once, sealed as it was; the first unlock opens it and writes its commitment', async () => {
+  it('imports the vault.json of the earlier file-based vault once, sealed as it was; the first unlock opens it and writes its commitment', async () => {
     // a vault file as the file-backed vault wrote it: header wrapped under the signature-derived key, one entry
     const { hkdfSync } = await import('node:crypto')
     const sig = Buffer.from(signature.slice(2, 130), 'hex')

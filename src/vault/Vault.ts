@@ -269,11 +269,11 @@ export class Vault {
 }
 
 /**
- * Imports a vault file of the earlier file-based vault (`vault.json`) into an empty database (first start after the upgrade), as it is: the
- * header and every entry stay sealed (the import needs no unlock; entry ids are the associated data, unchanged).
- * The commitment needs the data key, which the import does not have: it is written at the first unlock
- * (`Vault.unlock`). Returns the number of entries imported; 0 when the database already has
- * a vault or there is no file. The file is renamed `<path>.imported` afterwards, never deleted.
+ * Imports the `vault.json` of the earlier file-based vault into an empty database (first start after the upgrade),
+ * as it is: the header and every entry stay sealed (the import needs no unlock; entry ids are the associated data,
+ * unchanged). The commitment needs the data key, which the import does not have: it is written at the first unlock
+ * (`Vault.unlock`). Returns the number of entries imported; 0 when the database already has a vault or there is no
+ * file. The file is renamed `<path>.imported` afterwards, never deleted.
  */
 export async function importVaultFile(db: VaultDb, path: string): Promise<number> {
   let text: string

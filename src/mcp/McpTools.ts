@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import { mcpToolExtensions } from './mcpDiscovery.js'
-import type { McpTool, ToolCall } from './McpTool.js'
+import type { McpCaller, McpTool, ToolCall } from './McpTool.js'
 import type { McpToolSpec } from './toolCatalog.js'
 import { errorResult } from './toolResults.js'
 
@@ -45,7 +45,12 @@ export class McpTools {
     return this.#specs.has(name)
   }
 
-  async call(call: ToolCall): Promise<CallToolResult> {
+  /**
+   * One tool call: the rate limit, the arguments, then — when the request names no caller — `identify` (a
+   * sign-in-with-x proof in `_meta`, used up once checked, so a call refused before it keeps its proof), then the
+   * tool. A catalogued refusal anywhere after the checks (the proof's store failing among them) is a tool result.
+   */
+  async call(call: ToolCall, identify?: () => Promise<McpCaller | undefined>): Promise<CallToolResult> {
     const limited = await this.#ports.admit?.()
     if (limited) {
       return errorResult({ error: 'rate_limited', message: `too many requests; retry after ${limited.retryAfterS} s`, details: { retry_after_s: limited.retryAfterS } })
@@ -56,7 +61,8 @@ export class McpTools {
     const problem = spec.checkArguments(call.arguments)
     if (problem) return errorResult({ error: 'invalid_arguments', message: problem })
     try {
-      return await tool.call(call, { extensions: this.#extensions.get(call.name) })
+      const caller = call.caller ?? (await identify?.())
+      return await tool.call({ ...call, caller }, { extensions: this.#extensions.get(call.name) })
     } catch (error) {
       const described = this.#ports.describeError(error)
       if (!described) throw error

@@ -39,8 +39,9 @@ export function createMcpServer(tools: McpTools, info: McpRequestInfo, version: 
     // an unknown tool is a protocol error; arguments that do not fit the tool's schema are a tool result (isError)
     if (!tools.has(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`)
     const proof = (meta as Record<string, unknown> | undefined)?.[META_SIGN_IN_WITH_X]
-    const caller = info.caller ?? (proof !== undefined && info.signIn ? await info.signIn(proof) : undefined)
-    const result = await tools.call({ name, arguments: args ?? {}, meta: meta as Record<string, unknown> | undefined, caller, clientAddress: info.clientAddress, signal: info.signal })
+    const signIn = info.signIn
+    const identify = proof !== undefined && signIn ? () => signIn(proof) : undefined
+    const result = await tools.call({ name, arguments: args ?? {}, meta: meta as Record<string, unknown> | undefined, caller: info.caller, clientAddress: info.clientAddress, signal: info.signal }, identify)
     return server.projectCallToolResult(result, outputSchemas.get(name))
   })
   return server

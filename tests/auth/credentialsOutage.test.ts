@@ -5,6 +5,7 @@
  * makes a front end or an SDK sign its user out. Once the store is back, the same credentials work: nobody was
  * signed out. A credential that is really wrong is still a 401 while the store is up.
  */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { sql } from 'kysely'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { encodeSIWxHeader } from '@x402/extensions/sign-in-with-x'
@@ -80,6 +81,18 @@ describe('a credential store that fails', () => {
     expect(status).toBe(503)
     expect((await get('/llm/usage?days=1', headers)).status).toBe(200)
     expect(gw.validationErrors).toEqual([])
+  })
+
+  it('a sign-in-with-x proof in an MCP tool call: a tool result credentials_unavailable, not a protocol error nor auth_required', async () => {
+    const client = new Client({ name: 'outage-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`)))
+    const proof = encodeSIWxHeader(await siwxProof(privateKeyToAccount(generatePrivateKey()), 'http://gw.test/mcp'))
+    const result = (await withTableAway('siwx_nonces', () =>
+      client.callTool({ name: 'chat', arguments: { messages: [{ role: 'user', content: 'Hi' }] }, _meta: { 'sign-in-with-x': proof } }),
+    )) as { isError?: boolean; structuredContent?: unknown }
+    await client.close()
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toMatchObject({ error: 'credentials_unavailable' })
   })
 
   it('a store that fails past the credential check is a documented 500 internal_error, without its details', async () => {

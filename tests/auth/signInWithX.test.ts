@@ -95,4 +95,20 @@ describe('sign-in-with-x beside Sign-In with Ethereum', () => {
     // identified: it gets past identity to the wallet's quota (used up: the payment request)
     expect(await call(await proofHeader(account, '/mcp'))).toBe('quota_exceeded')
   })
+
+  it('an MCP tool call refused before it runs (its arguments) leaves the proof in _meta unused', async () => {
+    const proof = encodeSIWxHeader(await siwxProof(privateKeyToAccount(generatePrivateKey()), `${ORIGIN}/mcp`))
+    const call = async (args: Record<string, unknown>) => {
+      const res = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat', arguments: args, _meta: { 'sign-in-with-x': proof } } }),
+      })
+      return ((await res.json()) as { result: { structuredContent: { error: string } } }).result.structuredContent.error
+    }
+    expect(await call({ messages: 'not a list' })).toBe('invalid_arguments')
+    // the same proof then identifies the caller (used up here, not by the refused call)
+    expect(await call({ messages: [{ role: 'user', content: 'hi' }] })).toBe('quota_exceeded')
+    expect(await call({ messages: [{ role: 'user', content: 'hi' }] })).toBe('auth_required')
+  })
 })

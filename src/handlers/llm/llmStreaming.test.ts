@@ -139,6 +139,9 @@ describe('streaming through the gateway (live model server)', () => {
     for (let i = 0; i < 200 && (await calls('cancelled')) === cancelled; i++) await new Promise((r) => setTimeout(r, 25))
     expect(await calls('cancelled')).toBe(cancelled + 1)
     expect(await calls('error')).toBe(errors)
+    // nor logged as a fault: no warning or error names the stream
+    const faults = gw.logText().split('\n').filter((line) => /"level":(40|50)/.test(line) && /llmCompletion|stream/.test(line))
+    expect(faults).toEqual([])
   })
 
   it('refusals keep their status before any chunk: unknown model 400, invalid stream flag 400', async () => {

@@ -3,7 +3,7 @@
  * read, a request carrying a credential is answered 503 `credentials_unavailable` with `Retry-After` — in its
  * route's error shape (the gateway's, OpenAI's, Anthropic's) and as the document declares — never the 401 that
  * makes a front end or an SDK sign its user out. Once the store is back, the same credentials work: nobody was
- * signed out. A credential that is really wrong is still a 401 while the store is up.
+ * signed out. A credential that is really wrong is still a 401 while the store is up. On SQLite and on PostgreSQL.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { sql } from 'kysely'
@@ -15,10 +15,6 @@ import { startTestGateway, type TestGateway } from '../support/startTestGateway.
 import { createLlmKey, walletLogin } from '../support/walletLogin.js'
 
 let gw: TestGateway
-beforeAll(async () => {
-  gw = await startTestGateway({ env: { SERVICE_LOGIN__CHAIN_ID: '8453' } })
-})
-afterAll(async () => gw?.close())
 
 /** `table` unreadable while `during` runs (renamed away and back, as a lost or locked database answers). */
 async function withTableAway<T>(table: string, during: () => Promise<T>): Promise<T> {
@@ -32,7 +28,12 @@ async function withTableAway<T>(table: string, during: () => Promise<T>): Promis
 
 const get = (path: string, headers: Record<string, string>) => fetch(`${gw.url}${path}`, { headers: { accept: 'application/json', ...headers } })
 
-describe('a credential store that fails', () => {
+describe.each(['sqlite', 'postgres'] as const)('a credential store that fails (%s)', (dialect) => {
+  beforeAll(async () => {
+    gw = await startTestGateway({ dialect, env: { SERVICE_LOGIN__CHAIN_ID: '8453' } })
+  })
+  afterAll(async () => gw?.close())
+
   it('a session token: 503 credentials_unavailable with Retry-After, then the same token works', async () => {
     // a token this instance never checked (a checked one is answered from memory)
     const token = await walletLogin(gw.url, privateKeyToAccount(generatePrivateKey()))

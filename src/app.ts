@@ -127,6 +127,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     logger,
     securityHandlers: security.handlers,
     unauthorized: security.unauthorized,
+    failsRequest: security.failsRequest,
     handlers: handlerStage(deps.handlers ?? handlersOf(plugins, declaredStatuses(document)), services),
     responseValidation: deps.responseValidation ?? config.responseValidation,
     onResponseValidationError: deps.onResponseValidationError,

@@ -19,9 +19,14 @@ export type SecurityStageParameters = {
 export type SecurityStage = {
   /** Per scheme name: truthy = satisfied (openapi-backend's security handlers). */
   handlers: Record<string, (ctx: RequestContext<GatewayLocals>) => unknown>
-  /** The answer when none of the operation's requirements is satisfied. */
   /** The answer when none of the operation's requirements is satisfied, or the refusal to answer (`StageAnswer`). */
   unauthorized: (ctx: RequestContext<GatewayLocals>) => Promise<HttpResult | Error>
+  /**
+   * A credential sent that could not be checked (its store failed: `CredentialsUnavailableError`) fails the
+   * request with 503, even where it could have come in without one: not the 401 that signs a client out, nor an
+   * answer as if no credential had been sent.
+   */
+  failsRequest: (error: unknown) => boolean
 }
 
 const BEARER_SCHEME = 'overlordBearer'
@@ -69,10 +74,8 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       metricsBearer: (ctx: RequestContext<GatewayLocals>) => services.metricsAccess.check(ctx.ip, ctx.headers.authorization) === undefined,
       ...Object.fromEntries(Object.entries(domainSecurity).map(([name, fn]) => [name, (ctx: RequestContext<GatewayLocals>) => fn(withServices(ctx))])),
     },
+    failsRequest: (error) => error instanceof CredentialsUnavailableError,
     unauthorized: async (ctx) => {
-      // a credential that could not be checked is not a bad one: 503, not the 401 that signs a client out
-      const outage = credentialsOutageOf(ctx.security)
-      if (outage) return outage
       if (requiresSession(ctx.operation.security)) return gateStage.deny(ctx, ctx.operation)
       const schemes = ctx.operation.security.flatMap((r) => Object.keys(r))
       if (schemes.includes('metricsBearer')) return metricsUnauthorized(ctx, services)
@@ -84,15 +87,6 @@ export function securityStage({ services, gate, gateStage, setups }: SecuritySta
       throw new UnauthorizedError()
     },
   }
-}
-
-/** The verdict of a scheme whose credential store failed (`{error}` of a handler that threw it), if any. */
-function credentialsOutageOf(security: Record<string, unknown> | undefined): CredentialsUnavailableError | undefined {
-  for (const verdict of Object.values(security ?? {})) {
-    const error = typeof verdict === 'object' && verdict !== null ? (verdict as { error?: unknown }).error : undefined
-    if (error instanceof CredentialsUnavailableError) return error
-  }
-  return undefined
 }
 
 /** 401 of `/metrics` off loopback: what to send, or that the token sent is wrong (never which part). */

@@ -96,6 +96,20 @@ describe.each(['sqlite', 'postgres'] as const)('a credential store that fails (%
     expect(result.structuredContent).toMatchObject({ error: 'credentials_unavailable' })
   })
 
+  it('where a request may also come in anonymously (POST /mcp), a token sent that cannot be checked is still a 503, never served as nobody', async () => {
+    const token = await walletLogin(gw.url, privateKeyToAccount(generatePrivateKey()))
+    const list = () =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'x-session-token': token },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    const during = await withTableAway('sessions', async () => (await list()).status)
+    expect(during).toBe(503)
+    expect((await list()).status).toBe(200)
+    expect(gw.validationErrors).toEqual([])
+  })
+
   it('a store that fails past the credential check is a documented 500 internal_error, without its details', async () => {
     const token = await walletLogin(gw.url, privateKeyToAccount(generatePrivateKey()))
     expect((await get('/llm/keys', { 'x-session-token': token })).status).toBe(200) // the session is checked (and remembered)

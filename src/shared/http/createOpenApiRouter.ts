@@ -38,6 +38,8 @@ export type OpenApiRouterOptions<Locals extends Record<string, unknown> = Record
   securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
   /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
   unauthorized?: (context: RequestContext<Locals>) => HttpResult | Error | Promise<HttpResult | Error>
+  /** An error a security handler threw that fails the request whatever else is satisfied (see `securityRequirementsStage`). */
+  failsRequest?: (error: unknown) => boolean
   /**
    * Response for an error a stage threw or gave back: a handler's, or one of the router's own refusals
    * (`routerRefusals.ts`: no route, no method, an invalid request or body). Default: the router's refusals in the

@@ -57,6 +57,17 @@ describe('securityRequirementsStage', () => {
     expect(exchange.context!.security.authorized).toBe(false)
   })
 
+  it('an error `failsRequest` names fails the request even where another requirement ({}) lets it on; any other throw only fails its scheme', async () => {
+    class StoreDown extends Error {}
+    const checked = (error: Error) =>
+      securityRequirementsStage({ securityHandlers: { key: () => Promise.reject(error) }, failsRequest: (e) => e instanceof StoreDown })
+    const down = new StoreDown('token store down')
+    expect(await checked(down)(routed('GET', '/either', { 'x-key': 'sent' }))).toBe(down)
+    const anonymous = routed('GET', '/either', { 'x-key': 'forged' })
+    expect(await checked(new Error('bad key'))(anonymous)).toBeUndefined()
+    expect(anonymous.context!.security.authorized).toBe(true)
+  })
+
   it('needs every scheme of a requirement object, not just one of them', async () => {
     const twoSchemes = securityRequirementsStage({ securityHandlers: { second: () => true } })
     // deleteItem: [{key, second}, {key}] — `second` alone satisfies neither requirement.

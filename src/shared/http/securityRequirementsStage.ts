@@ -10,6 +10,13 @@ export type SecurityRequirementsStageParameters<Locals extends Record<string, un
   securityHandlers?: Record<string, (context: RequestContext<Locals>) => unknown | Promise<unknown>>
   /** Response when none of the operation's security requirements is satisfied (default 401 `unauthorized`). */
   unauthorized?: (context: RequestContext<Locals>) => HttpResult | Error | Promise<HttpResult | Error>
+  /**
+   * An error a security handler threw that fails the request whatever else is satisfied — given back as the
+   * stage's answer (the error mapping renders it). For a credential that was sent but could not be checked (its
+   * store failed): the request is neither refused as if the credential were bad nor let on as if none were sent.
+   * Default: none (a throw only means not satisfied).
+   */
+  failsRequest?: (error: unknown) => boolean
 }
 
 const satisfied = (value: unknown) => Boolean(value) && !(typeof value === 'object' && (value as { error?: unknown }).error)
@@ -23,6 +30,7 @@ const satisfied = (value: unknown) => Boolean(value) && !(typeof value === 'obje
 export function securityRequirementsStage<Locals extends Record<string, unknown>>({
   securityHandlers,
   unauthorized,
+  failsRequest,
 }: SecurityRequirementsStageParameters<Locals>): OperationStage<Locals> {
   const handlers = new Map<string, (ctx: RequestContext<Locals>) => unknown>()
   for (const [name, fn] of Object.entries(securityHandlers ?? {})) handlers.set(name, fn)
@@ -41,7 +49,20 @@ export function securityRequirementsStage<Locals extends Record<string, unknown>
     return verdict instanceof Promise ? verdict.catch(rejected) : verdict
   }
 
+  /** The first verdict that is an error failing the request (`failsRequest`), if any. */
+  const failing = (results: Record<string, unknown>): Error | undefined => {
+    if (!failsRequest) return undefined
+    for (const name in results) {
+      const verdict = results[name]
+      const error = typeof verdict === 'object' && verdict !== null ? (verdict as { error?: unknown }).error : undefined
+      if (error instanceof Error && failsRequest(error)) return error
+    }
+    return undefined
+  }
+
   const decide = (ctx: RequestContext<Locals>, requirements: string[][], results: Record<string, unknown>) => {
+    const failed = failing(results)
+    if (failed) return failed
     const authorized = requirements.some((names) => names.every((name) => satisfied(results[name])))
     ctx.security = { ...results, authorized }
     if (requirements.length === 0 || authorized) return undefined

@@ -2416,10 +2416,11 @@ export type GetRootPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2459,10 +2460,11 @@ export type GetLoginPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2493,10 +2495,11 @@ export type GetPublicPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2527,10 +2530,11 @@ export type GetDocsHtmlErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2561,10 +2565,11 @@ export type GetDocIndexErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2599,10 +2604,11 @@ export type GetDocsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2633,10 +2639,11 @@ export type GetAutocorePageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2673,10 +2680,11 @@ export type GetMetricsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2724,10 +2732,11 @@ export type CreateLoginChallengeErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2782,10 +2791,11 @@ export type RegisterWithSignatureErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2830,10 +2840,11 @@ export type ValidateSessionErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2872,10 +2883,11 @@ export type LogoutErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2921,10 +2933,11 @@ export type GetWalletPermissionsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2959,10 +2972,11 @@ export type GetMyJournalErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -2993,10 +3007,11 @@ export type GetShadowOverlordPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3051,10 +3066,11 @@ export type CreateShadowChallengeErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3127,10 +3143,11 @@ export type VerifyShadowChallengeErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3220,10 +3237,11 @@ export type ReleaseKeyErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3276,10 +3294,11 @@ export type GetCabinetPreflightErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3373,10 +3392,11 @@ export type ProvisionCabinetErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3470,10 +3490,11 @@ export type ClearCabinetErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3563,10 +3584,11 @@ export type VaultSignErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3631,10 +3653,11 @@ export type ReunlockVaultErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3678,10 +3701,11 @@ export type GetCabinetRosterErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3712,10 +3736,11 @@ export type GetCabinetPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3746,10 +3771,11 @@ export type GetCabinetHtmlErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3780,10 +3806,11 @@ export type GetHealthErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3814,10 +3841,11 @@ export type GetHealthLiveErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3861,10 +3889,11 @@ export type GetHealthReadyErrors = {
     503: Readiness;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3899,10 +3928,11 @@ export type GetHealthDetailedErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3937,10 +3967,11 @@ export type ListAgentsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -3988,10 +4019,11 @@ export type GetAgentErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4107,10 +4139,11 @@ export type EvolveAgentErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4145,10 +4178,11 @@ export type GetInboundMetricsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4197,10 +4231,11 @@ export type ListModelServerModelsErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4311,10 +4346,11 @@ export type CallMarketplaceAgentErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4421,10 +4457,11 @@ export type IngestModelServerPromptErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4468,10 +4505,11 @@ export type GetCeoStatusErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4520,10 +4558,11 @@ export type GetRecentCatalogueEventsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4575,10 +4614,11 @@ export type SubmitFeedbackErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4613,10 +4653,11 @@ export type GetFeedbackPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4651,10 +4692,11 @@ export type GetFeedbackTextErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4689,10 +4731,11 @@ export type GetJournalPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4727,10 +4770,11 @@ export type GetDojoPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4765,10 +4809,11 @@ export type GetBoardroomPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4803,10 +4848,11 @@ export type GetBookPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4841,10 +4887,11 @@ export type GetCoretermPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4879,10 +4926,11 @@ export type GetInsightPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4917,10 +4965,11 @@ export type GetRegistryPageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -4955,10 +5004,11 @@ export type GetStoragePageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5069,10 +5119,11 @@ export type CreateCoordinatorTaskErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5183,10 +5234,11 @@ export type ConveneBoardroomErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5293,10 +5345,11 @@ export type LlmChatErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5403,10 +5456,11 @@ export type LlmCompletionErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5475,10 +5529,11 @@ export type TestLlmErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5585,10 +5640,11 @@ export type LlmGenerateErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5657,10 +5713,11 @@ export type RefundBatchChannelErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5709,10 +5766,11 @@ export type ClaimBatchVouchersErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5756,10 +5814,11 @@ export type GetLlmUsageErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5794,10 +5853,11 @@ export type ListLlmKeysErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5849,10 +5909,11 @@ export type CreateLlmKeyErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -5897,10 +5958,11 @@ export type RevokeLlmKeyErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -6012,8 +6074,8 @@ export type OpenAiChatCompletionsErrors = {
     502: OpenAiError;
     /**
      * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
-     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
-     * SDKs retry a 503 by themselves, after `Retry-After`.
+     * 503 `database_unavailable`, or 503 `credentials_unavailable` — the key or token sent could not be checked (its
+     * store failed); the `openai` SDKs retry a 503 by themselves, after `Retry-After`.
      *
      */
     '5XX': OpenAiError;
@@ -6125,8 +6187,8 @@ export type OpenAiCompletionsErrors = {
     502: OpenAiError;
     /**
      * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
-     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
-     * SDKs retry a 503 by themselves, after `Retry-After`.
+     * 503 `database_unavailable`, or 503 `credentials_unavailable` — the key or token sent could not be checked (its
+     * store failed); the `openai` SDKs retry a 503 by themselves, after `Retry-After`.
      *
      */
     '5XX': OpenAiError;
@@ -6238,8 +6300,8 @@ export type OpenAiEmbeddingsErrors = {
     502: OpenAiError;
     /**
      * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
-     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
-     * SDKs retry a 503 by themselves, after `Retry-After`.
+     * 503 `database_unavailable`, or 503 `credentials_unavailable` — the key or token sent could not be checked (its
+     * store failed); the `openai` SDKs retry a 503 by themselves, after `Retry-After`.
      *
      */
     '5XX': OpenAiError;
@@ -6351,8 +6413,8 @@ export type OpenAiResponsesErrors = {
     502: OpenAiError;
     /**
      * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
-     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
-     * SDKs retry a 503 by themselves, after `Retry-After`.
+     * 503 `database_unavailable`, or 503 `credentials_unavailable` — the key or token sent could not be checked (its
+     * store failed); the `openai` SDKs retry a 503 by themselves, after `Retry-After`.
      *
      */
     '5XX': OpenAiError;
@@ -6460,8 +6522,9 @@ export type AnthropicMessagesErrors = {
      */
     502: AnthropicError;
     /**
-     * Designed. `ServerError` in Anthropic's shape: 500 `api_error`, or 503 `overloaded_error` when the key or token
-     * sent could not be checked (its store failed); the Anthropic SDKs retry both by themselves, after `Retry-After`.
+     * Designed. `ServerError` in Anthropic's shape: 500 `api_error`, or 503 `overloaded_error` when the database is
+     * unavailable or the key or token sent could not be checked (its store failed); the Anthropic SDKs retry both by
+     * themselves, after `Retry-After`.
      *
      */
     '5XX': AnthropicError;
@@ -6507,8 +6570,8 @@ export type OpenAiModelsErrors = {
     502: OpenAiError;
     /**
      * Designed. `ServerError` in OpenAI's shape (`server_error`, the gateway's code as `code`): 500 `internal_error`,
-     * or 503 `credentials_unavailable` — the key or token sent could not be checked (its store failed); the `openai`
-     * SDKs retry a 503 by themselves, after `Retry-After`.
+     * 503 `database_unavailable`, or 503 `credentials_unavailable` — the key or token sent could not be checked (its
+     * store failed); the `openai` SDKs retry a 503 by themselves, after `Retry-After`.
      *
      */
     '5XX': OpenAiError;
@@ -6619,10 +6682,11 @@ export type CoreAgentInteractErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -6733,10 +6797,11 @@ export type LogCoreAgentMemoryErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -6843,10 +6908,11 @@ export type SearchCoreAgentMemoriesErrors = {
     502: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -6991,10 +7057,11 @@ export type StoreFileErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -7063,10 +7130,11 @@ export type QuoteStoreErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -7105,10 +7173,11 @@ export type GetX402DiscoveryErrors = {
     503: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -7149,10 +7218,11 @@ export type ListMyUploadsErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -7193,10 +7263,11 @@ export type GetUploadErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -7237,10 +7308,11 @@ export type GetReceiptErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;
@@ -7292,10 +7364,11 @@ export type McpCallErrors = {
     429: Error;
     /**
      * Designed. The gateway could not answer, through no fault of the request: 500 `internal_error` (a fault of the
-     * gateway's own, logged with its details, none of which are answered), or 503 `credentials_unavailable` (the
-     * session, API key or sign-in proof sent could not be checked because the store holding them failed: it is not
-     * a bad credential — retry after `Retry-After` seconds and keep the user signed in). An operation that declares
-     * a 500 or 503 of its own answers those codes with it, in the same body.
+     * gateway's own, logged with its details, none of which are answered); 503 `database_unavailable` (the
+     * database is busy, out of disk or unreachable: retry after `Retry-After` seconds); or 503
+     * `credentials_unavailable` (the session, API key or sign-in proof sent could not be checked because the store
+     * holding them failed: it is not a bad credential — retry after `Retry-After` seconds and keep the user signed
+     * in). An operation that declares a 500 or 503 of its own answers those codes with it, in the same body.
      *
      */
     '5XX': Error;

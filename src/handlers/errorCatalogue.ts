@@ -42,6 +42,8 @@ export const coreErrorRows = {
   session_invalid: { status: 401 },
   // a session, API key or sign-in nonce that could not be checked: its store failed (CredentialsUnavailableError)
   credentials_unavailable: { status: 503 },
+  // the database cannot serve now (DatabaseUnavailableError, given by the error stage to a driver's error of that kind)
+  database_unavailable: { status: 503 },
   // any paid route: the x402 body and PAYMENT-REQUIRED (PaymentRequiredError)
   payment_required: { status: 402 },
   // cost endpoints

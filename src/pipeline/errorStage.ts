@@ -1,3 +1,4 @@
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/DatabaseUnavailableError.js'
 import type { ErrorMapping } from '../handlers/types.js'
 import type { OperationInfo, RequestContext, RequestExchange, UnroutedResult } from '../shared/http/index.js'
 import type { Logger } from '../shared/logger.js'
@@ -14,7 +15,9 @@ export type ErrorStageOptions<Locals extends Record<string, unknown>> = {
 /**
  * A thrown error → the spec's error body, through the one error catalogue, in the shape the route declares (the
  * gateway's `Error`, or OpenAI's / Anthropic's on their routes: `shapedRefusal`). Anything the catalogue does not
- * know is a bug: logged with its stack, answered 500 without detail (no paths, no internals).
+ * know is a bug: logged with its stack, answered 500 without detail (no paths, no internals) — unless it is the
+ * database being unavailable (`isDatabaseUnavailable`: busy, I/O, disk full, connection lost), answered 503
+ * `database_unavailable` with `Retry-After`.
  */
 export function errorStage<Locals extends Record<string, unknown> = Record<string, unknown>>(
   logger: Logger,
@@ -26,8 +29,12 @@ export function errorStage<Locals extends Record<string, unknown> = Record<strin
     return shape ? [[operation.operationId, shape] as const] : []
   }))
   return (error, ctx, exchange) => {
-    const mapped = catalogue.toResult(error)
-    if (!mapped) logger.error({ err: error, operationId: ctx?.operationId }, 'unhandled error')
+    let mapped = catalogue.toResult(error)
+    if (!mapped && isDatabaseUnavailable(error)) {
+      // not a bug of the request's path: the database cannot serve now (503 with Retry-After); the operator is told
+      logger.error({ err: error, operationId: ctx?.operationId }, 'database unavailable')
+      mapped = catalogue.toResult(new DatabaseUnavailableError(error))
+    } else if (!mapped) logger.error({ err: error, operationId: ctx?.operationId }, 'unhandled error')
     const result = mapped ?? { status: 500, body: { error: 'internal_error', message: 'internal error' } }
     const operationId = ctx?.operationId ?? (exchange && options.routeOf?.(exchange)?.operationId)
     const shape = operationId === undefined ? undefined : shapes.get(operationId)

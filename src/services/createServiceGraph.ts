@@ -70,7 +70,13 @@ export type ServiceGraph = {
 export async function createServiceGraph(p: ServiceGraphParameters): Promise<ServiceGraph> {
   const settings = { ...readCoreSettings(p), cost: readCostSettings(p.env) } // before the database opens: a bad setting leaks nothing
   const ownsDatabase = !p.database
-  const database = p.database ?? (await createDatabase({ url: p.config.databaseUrl, sqliteSynchronous: p.config.sqliteSynchronous }))
+  const database =
+    p.database ??
+    (await createDatabase({
+      url: p.config.databaseUrl,
+      sqliteSynchronous: p.config.sqliteSynchronous,
+      onConnectionLost: (error) => p.logger.warn({ err: error }, 'a database connection was lost; the pool opens another when needed'),
+    }))
   const core = createCoreServices(p, settings, database)
   const cost = createCostServices(p, settings, database, core.services)
   const plugins = (p.domains ?? defaultDomains).map(toPlugin)

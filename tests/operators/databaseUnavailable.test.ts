@@ -2,9 +2,11 @@
  * A database that cannot serve (here SQLite refusing writes, as a full or read-only disk does) is not a bug of the
  * request: a request that needs it is answered 503 `database_unavailable` with `Retry-After`, as the document's
  * `5XX` declares, and the same request succeeds once the database is back. What the database refuses for cause (a
- * table that is not there) stays a 500 (tests/auth/credentialsOutage.test.ts).
+ * table that is not there) stays a 500 (tests/auth/credentialsOutage.test.ts). A PostgreSQL that ends every
+ * connection (a restart, a failover) does not end the gateway: the pool drops the dead connections and opens others.
  */
 import { sql } from 'kysely'
+import pg from 'pg'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
@@ -32,5 +34,36 @@ describe('a database that cannot serve', () => {
     expect((await challenge(wallet)).status).toBe(200)
     expect(gw.validationErrors).toEqual([])
     expect(gw.logText()).toContain('database unavailable')
+  })
+})
+
+describe('a PostgreSQL that drops every connection (a restart, a failover)', () => {
+  let pgw: TestGateway
+  beforeAll(async () => {
+    pgw = await startTestGateway({ dialect: 'postgres' })
+  })
+  afterAll(async () => pgw?.close())
+
+  // Without a listener on the pool, each idle connection's 57P01 is an unhandled `error` event: the gateway process
+  // exits, and here vitest fails the run with it.
+  it('the gateway lives on (its idle connections die with no crash) and serves on new connections', async () => {
+    const ask = (wallet: string) => fetch(`${pgw.url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet }) })
+    const wallets = Array.from({ length: 6 }, () => privateKeyToAccount(generatePrivateKey()).address)
+    // several connections in the pool, idle now
+    expect((await Promise.all(wallets.map(ask))).map((r) => r.status)).toEqual(wallets.map(() => 200))
+    const admin = new pg.Client({ connectionString: pgw.databaseUrl })
+    await admin.connect()
+    try {
+      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+      expect(rowCount).toBeGreaterThan(0)
+    } finally {
+      await admin.end()
+    }
+    await new Promise((r) => setTimeout(r, 200)) // the terminations reach the idle clients
+    // each request is answered: at worst a 503 to retry, never a 500 or a dead process
+    const after = await Promise.all(wallets.map(async (w) => (await ask(w)).status))
+    for (const status of after) expect([200, 503]).toContain(status)
+    expect((await ask(wallets[0]!)).status).toBe(200)
+    expect(pgw.validationErrors).toEqual([])
   })
 })

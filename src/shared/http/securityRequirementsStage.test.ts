@@ -62,7 +62,9 @@ describe('securityRequirementsStage', () => {
     const checked = (error: Error) =>
       securityRequirementsStage({ securityHandlers: { key: () => Promise.reject(error) }, failsRequest: (e) => e instanceof StoreDown })
     const down = new StoreDown('token store down')
-    expect(await checked(down)(routed('GET', '/either', { 'x-key': 'sent' }))).toBe(down)
+    const failed = routed('GET', '/either', { 'x-key': 'sent' })
+    expect(await checked(down)(failed)).toBe(down)
+    expect(failed.context!.security).toEqual({ key: { error: down }, authorized: false })
     const anonymous = routed('GET', '/either', { 'x-key': 'forged' })
     expect(await checked(new Error('bad key'))(anonymous)).toBeUndefined()
     expect(anonymous.context!.security.authorized).toBe(true)

@@ -62,7 +62,10 @@ export function securityRequirementsStage<Locals extends Record<string, unknown>
 
   const decide = (ctx: RequestContext<Locals>, requirements: string[][], results: Record<string, unknown>) => {
     const failed = failing(results)
-    if (failed) return failed
+    if (failed) {
+      ctx.security = { ...results, authorized: false }
+      return failed
+    }
     const authorized = requirements.some((names) => names.every((name) => satisfied(results[name])))
     ctx.security = { ...results, authorized }
     if (requirements.length === 0 || authorized) return undefined

@@ -106,7 +106,11 @@ describe('/public and logout', () => {
     const token = await page.evaluate(() => localStorage.getItem('session_token'))
     expect(token).toBeTruthy()
 
+    // the page checks its token as it loads; that check is answered before the logout, or it could reach the
+    // server after it and be a 401 (what a revoked token gets) on a loaded machine
+    const checked = page.waitForResponse((r) => new URL(r.url()).pathname === '/users/session/validate')
     await page.goto(`${system.url}/journal`)
+    expect((await checked).status()).toBe(200)
     await page.locator('#nav-logout').click()
     await page.waitForURL((u) => u.pathname === '/public')
     await expect.poll(() => page.locator('#login-view').isVisible()).toBe(true)

@@ -4,6 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -134,6 +135,41 @@ describe('npm start', () => {
     const left = await waitGone(tree, 15_000)
     expect(left.map((p) => `${p} ${commandOf(p)}`)).toEqual([])
   }, 300_000)
+
+  it.runIf(existsSync(join(root, 'src/modelserver/main.ts')))(
+    "the model server's port taken after the checks, by a server that answers HTTP: the model server is not counted up, nor started again",
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
+      dirs.push(dataDir)
+      const modelPort = await freePort()
+      const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_DATA_DIR: dataDir, DEVNET_FREE_PORTS: '1', DEVNET_CONTRACTS: '0', SERVICE_PORT: String(await freePort()), MODELSERVER_PORT: String(modelPort) }
+      delete env.SERVICE_X402__FACILITATOR_URL
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      procs.push(proc)
+      let out = ''
+      proc.stdout?.on('data', (c: Buffer) => (out += c.toString()))
+      proc.stderr?.on('data', (c: Buffer) => (out += c.toString()))
+      // The checks are done once the devnet starts; the servers start after it is up. A devnet peer that picked
+      // this port as a free one answers 404 to anything it does not serve, as this holder does.
+      await waitFor('the devnet starting', async () => (out.includes('[devnet]') ? true : undefined), 60_000, async () => out)
+      const holder = createHttpServer((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"bad_request"}'))
+      await new Promise<void>((r) => holder.listen(modelPort, '127.0.0.1', r))
+      try {
+        await waitFor('npm start up', async () => (/\[start\] up in/.test(out) ? true : undefined), 150_000, async () => out)
+        const said = out.replace(/\n\[start\] /g, ' ')
+        expect(said, out).toMatch(/modelserver exited \(\d+\) before it answered; the rest keeps running/)
+        expect(out).not.toContain('modelserver answers')
+        expect(said).toMatch(/up in \d+ ms: devnet, gateway /)
+        await new Promise((r) => setTimeout(r, 2_000))
+        expect(out).not.toContain('starting it again')
+      } finally {
+        proc.kill('SIGTERM')
+        await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)))
+        holder.close()
+      }
+    },
+    200_000,
+  )
 
   it('brings the devnet (and whatever servers exist) up, then SIGTERM stops everything', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'))

@@ -25,6 +25,8 @@
  *    vault is still sealed after each start, as everywhere. A caller-set `SHADOW_OVERLORD_ADDRESS` of another
  *    key wins, and then no proof is written. While its database has no cabinet `ACME`, the devnet overlord
  *    provisions one through the admin tier before the gateway starts (scripts/demoCabinet.ts), for /boardroom.
+ *    A server is up once it said it listens on its port (scripts/reportListening.mjs, over IPC) and that port
+ *    answers with a success: a port taken after the checks above is not mistaken for the server.
  *    If the gateway exits on its own, everything stops; the model server, if it crashes after its start, is started
  *    again (at most 5 times in 10 minutes; scripts/start/runStack.ts), each exit said with its code or signal.
  * 3. Ctrl-C / SIGTERM / SIGHUP stop the servers (SIGTERM, then SIGKILL after 5 s) and the devnet. If this

@@ -35,6 +35,8 @@ interface Child {
   exited: Promise<number | null>
   /** Set once it answered its readiness URL (`waitHttp`). */
   answered: boolean
+  /** The ports it reported listening on (scripts/reportListening.mjs). */
+  listening: Set<number>
 }
 const children: Child[] = []
 let devnet: Devnet | undefined
@@ -95,9 +97,9 @@ const restarts = new Map<string, number[]>()
  * its code or signal. `ready` resolves once it answers `readyUrl`.
  */
 function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, onExit: 'stop' | 'restart', readyUrl: string, nodeFlags: readonly string[] = []): Child & { ready: Promise<boolean> } {
-  const proc = spawn(process.execPath, [...nodeFlags, '--import', './scripts/exitWithParent.mjs', ...nodeArgsFor(file)], {
+  const proc = spawn(process.execPath, [...nodeFlags, '--import', './scripts/exitWithParent.mjs', '--import', './scripts/reportListening.mjs', ...nodeArgsFor(file)], {
     cwd: root,
-    env: { ...childEnv, PAY2STORE_EXIT_WITH_PARENT: '1' },
+    env: { ...childEnv, PAY2STORE_EXIT_WITH_PARENT: '1', PAY2STORE_REPORT_LISTENING: '1' },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   })
   if (proc.pid) guard(String(proc.pid))
@@ -129,20 +131,31 @@ function run(name: string, file: string, childEnv: NodeJS.ProcessEnv, onExit: 's
       }, 1_000)
     }),
   )
-  const child: Child = { name, proc, exited, answered: false }
+  const child: Child = { name, proc, exited, answered: false, listening: new Set() }
+  proc.on('message', (m: unknown) => {
+    const port = (m as { listening?: unknown } | null)?.listening
+    if (typeof port === 'number') child.listening.add(port)
+  })
   children.push(child)
   return { ...child, ready: waitHttp(child, readyUrl, 120_000) }
 }
 
+/**
+ * Resolves true once `child` listens on `url`'s port (it said so itself: whatever else may hold the port is not
+ * it) and answers `url` with a success; false if it exits first or the start is stopping.
+ */
 async function waitHttp(child: Child, url: string, timeoutMs: number): Promise<boolean> {
   const start = Date.now()
+  const port = Number(new URL(url).port)
   let gone = false
   void child.exited.then(() => (gone = true))
   while (Date.now() - start < timeoutMs) {
     if (stopping || gone) return false
     try {
+      if (!child.listening.has(port)) throw new Error('not listening yet')
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) })
       await res.arrayBuffer()
+      if (!res.ok) throw new Error(`answered ${res.status}`)
       say(`${child.name} answers ${url} (${sinceStart()} ms after start)`)
       child.answered = true
       return true

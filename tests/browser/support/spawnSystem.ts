@@ -112,9 +112,12 @@ async function spawnSystemOnce(p: StartSystemParameters & { log?: string }): Pro
     }
     await new Promise((r) => setTimeout(r, 200))
   }
-  if (!out.includes('gateway answers')) {
-    await close()
-    throw new Error(`the gateway did not start:\n${out}`)
+  // A server that did not bind its port (EADDRINUSE: taken since freePort) leaves `npm start` up without it.
+  for (const server of ['gateway', 'modelserver']) {
+    if (!out.includes(`${server} answers`)) {
+      await close()
+      throw new Error(`the ${server} did not start:\n${out}`)
+    }
   }
   const devnet = JSON.parse(readFileSync(join(dataDir, 'devnet.json'), 'utf8')) as DevnetInfo
   return { url, modelServerUrl: `http://127.0.0.1:${modelPort}`, dataDir, devnet, output: () => out, close }

@@ -12,7 +12,7 @@ const RETRY_AFTER_S = 5
 export const CredentialsUnavailableError = defineError('CredentialsUnavailableError', 'credentials_unavailable', (cause: unknown) => ({
   message: 'Credentials cannot be checked right now; retry shortly.',
   cause,
-  answer: { headers: { 'Retry-After': String(RETRY_AFTER_S) } },
+  meta: { retry_after_s: RETRY_AFTER_S },
 }))
 export type CredentialsUnavailableError = InstanceType<typeof CredentialsUnavailableError>
 

@@ -11,7 +11,7 @@ const RETRY_AFTER_S = 5
 export const DatabaseUnavailableError = defineError('DatabaseUnavailableError', 'database_unavailable', (cause: unknown) => ({
   message: 'The database is unavailable right now; retry shortly.',
   cause,
-  answer: { headers: { 'Retry-After': String(RETRY_AFTER_S) } },
+  meta: { retry_after_s: RETRY_AFTER_S },
 }))
 export type DatabaseUnavailableError = InstanceType<typeof DatabaseUnavailableError>
 

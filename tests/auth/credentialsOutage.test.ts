@@ -41,7 +41,7 @@ describe.each(['sqlite', 'postgres'] as const)('a credential store that fails (%
       const res = await get('/llm/usage?days=1', { 'x-session-token': token })
       return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }
     })
-    expect(during).toEqual({ status: 503, retryAfter: '5', body: { error: 'credentials_unavailable', message: 'Credentials cannot be checked right now; retry shortly.' } })
+    expect(during).toEqual({ status: 503, retryAfter: '5', body: { error: 'credentials_unavailable', message: 'Credentials cannot be checked right now; retry shortly.', details: { retry_after_s: 5 } } })
     expect((await get('/llm/usage?days=1', { 'x-session-token': token })).status).toBe(200)
     expect(gw.validationErrors).toEqual([])
   })

@@ -30,7 +30,7 @@ describe('a database that cannot serve', () => {
     } finally {
       await sql`PRAGMA query_only = OFF`.execute(gw.database.db)
     }
-    expect(during).toEqual({ status: 503, retryAfter: '5', body: { error: 'database_unavailable', message: 'The database is unavailable right now; retry shortly.' } })
+    expect(during).toEqual({ status: 503, retryAfter: '5', body: { error: 'database_unavailable', message: 'The database is unavailable right now; retry shortly.', details: { retry_after_s: 5 } } })
     expect((await challenge(wallet)).status).toBe(200)
     expect(gw.validationErrors).toEqual([])
     expect(gw.logText()).toContain('database unavailable')
@@ -54,7 +54,10 @@ describe('a PostgreSQL that drops every connection (a restart, a failover)', () 
     const admin = new pg.Client({ connectionString: pgw.databaseUrl })
     await admin.connect()
     try {
-      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+      // this gateway's connections only: the other test files share the server and its database
+      const schema = new URL(pgw.databaseUrl).searchParams.get('application_name')
+      expect(schema).toMatch(/^t_/)
+      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()', [schema])
       expect(rowCount).toBeGreaterThan(0)
     } finally {
       await admin.end()

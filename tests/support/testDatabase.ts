@@ -1,7 +1,8 @@
 /**
  * Test helpers: a fresh, isolated database per test file on either dialect.
  * PostgreSQL runs in a schema of its own (created here, dropped on close) selected through the pool's
- * `options=-c search_path=…`, so parallel test runs on one server never see each other's rows.
+ * `options=-c search_path=…`, so parallel test runs on one server never see each other's rows; its connections are
+ * named after it (`application_name`).
  * The server is `TEST_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`).
  */
 import { randomBytes } from 'node:crypto'
@@ -44,7 +45,8 @@ export async function createTestDatabase(dialect: DatabaseDialect): Promise<Test
     await admin.end()
   }
   const separator = testPostgresUrl.includes('?') ? '&' : '?'
-  const url = `${testPostgresUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+  // its connections carry the schema's name, so a test can single them out (pg_stat_activity.application_name)
+  const url = `${testPostgresUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}&application_name=${schema}`
   const handle = await createDatabase({ url })
   return {
     ...handle,

@@ -32,11 +32,13 @@ const POSTGRES_CONNECTION_LOST = /^Connection terminated|^timeout exceeded when 
 /**
  * Whether `error` (or one of its causes) is the database being unavailable — as opposed to a query the database
  * refused (a constraint, a missing table: a bug, answered 500). Network errors without a driver's code are not
- * counted: other upstreams fail with the same codes.
+ * counted: other upstreams fail with the same codes (the PostgreSQL pool makes its own `DatabaseUnavailableError`
+ * of them: `unreachableAsUnavailable`).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error
   for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (current instanceof DatabaseUnavailableError) return true
     const code = (current as { code?: unknown }).code
     if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code))) return true
     if (POSTGRES_CONNECTION_LOST.test(current.message)) return true

@@ -11,6 +11,7 @@ import { cachingSqliteDatabase } from './cachingSqliteDatabase.js'
 import { type BackgroundCommit, createBackgroundCommit } from './createBackgroundCommit.js'
 import { migrateToLatest } from './migrateToLatest.js'
 import { namedStatementPool } from './namedStatementPool.js'
+import { unreachableAsUnavailable } from './unreachableAsUnavailable.js'
 
 export type DatabaseDialect = 'sqlite' | 'postgres'
 
@@ -67,7 +68,7 @@ export async function createDatabase({ url, migrate = true, sqliteSynchronous = 
 function openPostgres(url: string, onConnectionLost: ((error: Error) => void) | undefined): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 })
   pool.on('error', (error) => onConnectionLost?.(error))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementPool(pool) }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: unreachableAsUnavailable(namedStatementPool(pool)) }) })
   return handleOf(db, 'postgres', postgresChangeFeed({ url }))
 }
 

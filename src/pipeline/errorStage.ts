@@ -29,11 +29,11 @@ export function errorStage<Locals extends Record<string, unknown> = Record<strin
     return shape ? [[operation.operationId, shape] as const] : []
   }))
   return (error, ctx, exchange) => {
-    let mapped = catalogue.toResult(error)
+    let mapped = error instanceof DatabaseUnavailableError ? undefined : catalogue.toResult(error)
     if (!mapped && isDatabaseUnavailable(error)) {
       // not a bug of the request's path: the database cannot serve now (503 with Retry-After); the operator is told
       logger.error({ err: error, operationId: ctx?.operationId }, 'database unavailable')
-      mapped = catalogue.toResult(new DatabaseUnavailableError(error))
+      mapped = catalogue.toResult(error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error))
     } else if (!mapped) logger.error({ err: error, operationId: ctx?.operationId }, 'unhandled error')
     const result = mapped ?? { status: 500, body: { error: 'internal_error', message: 'internal error' } }
     const operationId = ctx?.operationId ?? (exchange && options.routeOf?.(exchange)?.operationId)

@@ -3,13 +3,16 @@
  * request: a request that needs it is answered 503 `database_unavailable` with `Retry-After`, as the document's
  * `5XX` declares, and the same request succeeds once the database is back. What the database refuses for cause (a
  * table that is not there) stays a 500 (tests/auth/credentialsOutage.test.ts). A PostgreSQL that ends every
- * connection (a restart, a failover) does not end the gateway: the pool drops the dead connections and opens others.
+ * connection (a restart, a failover) does not end the gateway: the pool drops the dead connections and opens others;
+ * one that cannot be reached at all (down, a network cut) is the same 503 until it can be again.
  */
 import { sql } from 'kysely'
+import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import pg from 'pg'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
+import { createTestDatabase, type TestDatabase } from '../support/testDatabase.js'
 
 let gw: TestGateway
 beforeAll(async () => {
@@ -68,5 +71,68 @@ describe('a PostgreSQL that drops every connection (a restart, a failover)', () 
     for (const status of after) expect([200, 503]).toContain(status)
     expect((await ask(wallets[0]!)).status).toBe(200)
     expect(pgw.validationErrors).toEqual([])
+  })
+})
+
+/** A TCP relay to the test PostgreSQL server that can go down (refusing and cutting connections) and come back. */
+async function pgRelay(target: { hostname: string; port: number }) {
+  const sockets = new Set<Socket>()
+  let server: Server | undefined
+  let port = 0
+  const up = async () => {
+    server = createServer((client) => {
+      const upstream = createConnection(target.port, target.hostname)
+      for (const s of [client, upstream]) {
+        sockets.add(s)
+        s.on('close', () => sockets.delete(s))
+        s.on('error', () => undefined)
+      }
+      client.pipe(upstream).pipe(client)
+    })
+    await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r))
+    port = (server.address() as { port: number }).port
+  }
+  const down = async () => {
+    const closed = new Promise<void>((r) => server!.close(() => r()))
+    for (const s of sockets) s.destroy()
+    await closed
+  }
+  await up()
+  return { port: () => port, up, down }
+}
+
+describe('a PostgreSQL that cannot be reached (down, or the network cut)', () => {
+  let database: TestDatabase
+  let relay: Awaited<ReturnType<typeof pgRelay>>
+  let rgw: TestGateway
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres')
+    const url = new URL(database.url)
+    relay = await pgRelay({ hostname: url.hostname, port: Number(url.port || 5432) })
+    url.host = `127.0.0.1:${relay.port()}`
+    rgw = await startTestGateway({ databaseUrl: url.toString() })
+  })
+  afterAll(async () => {
+    await rgw?.close()
+    await database?.close()
+  })
+
+  it('answers 503 database_unavailable while it is away (connections cut, then refused), and serves once it is back', async () => {
+    const ask = async () => {
+      const res = await fetch(`${rgw.url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: privateKeyToAccount(generatePrivateKey()).address }) })
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error?: string } }
+    }
+    expect((await ask()).status).toBe(200)
+    await relay.down()
+    await new Promise((r) => setTimeout(r, 200)) // the cut reaches the idle connections
+    for (let i = 0; i < 3; i++) {
+      const during = await ask()
+      expect(during, JSON.stringify(during)).toMatchObject({ status: 503, retryAfter: '5', body: { error: 'database_unavailable' } })
+    }
+    await relay.up()
+    expect((await ask()).status).toBe(200)
+    expect(rgw.validationErrors).toEqual([])
+    expect(rgw.logText()).toContain('database unavailable')
+    expect(rgw.logText()).not.toContain('unhandled error')
   })
 })

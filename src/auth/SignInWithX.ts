@@ -35,7 +35,8 @@ export type SiwxRefusal = { reason: string; message: string }
  * session is accepted — beside Sign-In with Ethereum's session token. A proof is accepted once: its `domain` is
  * this gateway's public host and its `uri` this origin (a proof signed for another site is refused), it was
  * issued less than five minutes ago and has not expired, it names a chain accepted here, its signature recovers
- * to its address (or the wallet contract approves it), and its nonce was never used on any instance.
+ * to its address (or the wallet contract approves it), and its nonce was never used on any instance nor issued
+ * by the login (whose challenges are kept a day past their five minutes, longer than any proof is accepted).
  */
 export class SignInWithX {
   readonly #o: SignInWithXOptions
@@ -68,6 +69,10 @@ export class SignInWithX {
     }
     const valid = await validateSIWxMessage(payload, this.#origin, { maxAge: MAX_AGE_S * 1000 })
     if (!valid.isValid) return { reason: valid.invalidReason, message: valid.invalidMessage }
+    // A login challenge (Sign-In with Ethereum of the same origin, chain and statement) parses as a proof too: its
+    // signature, seen on the way, would serve once more — after the login used it, even after the logout.
+    const login = await checkingCredentials(() => this.#o.db.selectFrom('login_challenges').select('nonce').where('nonce', '=', payload.nonce).executeTakeFirst())
+    if (login) return { reason: 'invalid_siwx_nonce', message: 'this is a login challenge, not a sign-in-with-x proof: sign a proof of your own' }
     const verifier = this.#o.verifySignature
     const signed = await verifySIWxSignature(payload, verifier ? { evmVerifier: (args) => verifier(args) } : undefined)
     if (!signed.isValid) return { reason: signed.invalidReason, message: signed.invalidMessage }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { createSIWxPayload, encodeSIWxHeader, type CompleteSIWxInfo } from '@x402/extensions/sign-in-with-x'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { parseSiweMessage } from 'viem/siwe'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { siwxProof } from '../support/siwxProof.js'
 import { startTestGateway, type TestGateway } from '../support/startTestGateway.js'
@@ -110,5 +111,35 @@ describe('sign-in-with-x beside Sign-In with Ethereum', () => {
     // the same proof then identifies the caller (used up here, not by the refused call)
     expect(await call({ messages: [{ role: 'user', content: 'hi' }] })).toBe('quota_exceeded')
     expect(await call({ messages: [{ role: 'user', content: 'hi' }] })).toBe('auth_required')
+  })
+
+  // Both accept an EIP-4361 message of this origin, chain and statement: a login challenge and its signature,
+  // seen on the way (a logging proxy, an extension), re-encoded as a proof. It must not serve a second time, nor
+  // outlive the logout by minting a credential of its own (`POST /llm/keys`).
+  it("is not a login signature replayed: the login's challenge, signed, is refused as a proof — used, unused, after logout", async () => {
+    const account = privateKeyToAccount(generatePrivateKey())
+    const challengeOf = async () => ((await (await fetch(`${gw.url}/users/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: account.address }) })).json()) as { challenge: string }).challenge
+    const asProof = async (challenge: string) => {
+      const m = parseSiweMessage(challenge)
+      const payload = { domain: m.domain, address: account.address, statement: m.statement, uri: m.uri, version: m.version, chainId: `eip155:${m.chainId}`, type: 'eip191', nonce: m.nonce, issuedAt: m.issuedAt?.toISOString(), expirationTime: m.expirationTime?.toISOString(), signature: await account.signMessage({ message: challenge }) }
+      return { 'SIGN-IN-WITH-X': Buffer.from(JSON.stringify(payload)).toString('base64') }
+    }
+    const mintKey = (headers: Record<string, string>) => fetch(`${gw.url}/llm/keys`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ name: 'replayed' }) })
+
+    // used to log in, then logged out
+    const used = await challengeOf()
+    const login = await fetch(`${gw.url}/users/register-with-signature`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wallet: account.address, challenge: used, signature: await account.signMessage({ message: used }) }) })
+    const token = ((await login.json()) as { session_token: string }).session_token
+    expect((await fetch(`${gw.url}/users/logout`, { method: 'POST', headers: { 'x-session-token': token } })).status).toBe(204)
+    const afterLogout = await mintKey(await asProof(used))
+    expect(afterLogout.status).toBe(401)
+    expect(await afterLogout.json()).toMatchObject({ code: 'auth_required' })
+
+    // captured before the wallet's own login used it
+    expect((await mintKey(await asProof(await challengeOf()))).status).toBe(401)
+
+    // the same wallet's own proof is served: what is refused is the login's message, not the wallet
+    expect((await mintKey(await proofHeader(account, '/llm/keys'))).status).toBe(201)
+    expect(gw.validationErrors).toEqual([])
   })
 })

@@ -10,7 +10,9 @@
  * caller's own — the ones `npm start` gave the gateway — so the batch reaches the same chain, upstream, Arweave
  * key and database as the running gateway.
  */
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { Catalogue } from '../src/catalogue/Catalogue.js'
 import { createBatchService } from '../src/services/createBatchService.js'
 import { readBatchConfig } from '../src/batch/index.js'
 import { loadConfig } from '../src/config/loadConfig.js'
@@ -27,6 +29,10 @@ function batchEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if (env.SERVICE_X402__FACILITATOR_URL?.trim()) return env
   const dataDir = resolve(env.SERVICE_DATA_DIR?.trim() || 'data')
   const devnet = readDevnetEnv(dataDir)
+  if (!devnet && !env.SERVICE_DATABASE_URL?.trim() && !existsSync(dataDir)) {
+    // nothing to batch: not a gateway's data directory, and no database named
+    throw new Error(`no gateway data in ${dataDir}: run it where npm start ran, or name that data with SERVICE_DATA_DIR (or configure SERVICE_DATABASE_URL and the peers)`)
+  }
   if (!devnet) return env
   console.error(`using the devnet's settings from ${devnetFileOf(dataDir)} (npm start)`)
   return withDevnetEnv(devnet, { SERVICE_DATA_DIR: dataDir, SERVICE_PROFILE: 'devnet' }, env)
@@ -37,12 +43,14 @@ async function main(): Promise<void> {
   if (cutoffText !== undefined && !/^\d+$/.test(cutoffText)) throw new Error('--cutoff must be epoch seconds')
   const env = batchEnv(process.env)
   const batchConfig = readBatchConfig(env)
-  const { databaseUrl } = loadConfig(env)
+  const { databaseUrl, catalogueLogPath } = loadConfig(env)
   const handle = await createDatabase({ url: databaseUrl })
   try {
     const service = createBatchService(batchConfig, {
       db: handle.db,
       env,
+      // the gateway's catalogue (its log and index): a batch committed here is told as the gateway's own are
+      events: new Catalogue({ db: handle.db, logPath: catalogueLogPath }),
       log: {
         info: (o, m) => console.error(m ?? '', JSON.stringify(o)),
         warn: (o, m) => console.error(`warning: ${m ?? ''}`, JSON.stringify(o)),

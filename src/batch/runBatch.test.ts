@@ -8,6 +8,7 @@ import { ledgerReceiptSource } from './ledgerReceiptSource.js'
 import { LEAF_ENCODING, type LeafTuple, arTxIdToBytes32 } from './receiptLeaf.js'
 import { runBatch } from './runBatch.js'
 import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from '../../tests/support/batchFakes.js'
+import { catalogueEventErrors } from '../../tests/support/catalogueEventSchemas.js'
 
 const PAYERS = [
   '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
@@ -221,5 +222,6 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
         payload: expect.objectContaining({ epoch: 1, leaf_count: 1, commit_tx_hash: committer.sent[0]!.hash as Hex }),
       },
     ])
+    expect(catalogueEventErrors(events[0]!.kind, events[0]!.payload)).toBeUndefined()
   })
 })

@@ -427,9 +427,10 @@ export class Ledger {
       .execute()
   }
 
-  async recordVerification(uploadId: string, ok: boolean, error: string | null): Promise<void> {
+  /** Records a verification's end; false when another instance recorded it first (the upload is no longer `stored`). */
+  async recordVerification(uploadId: string, ok: boolean, error: string | null): Promise<boolean> {
     const t = now()
-    await this.db
+    const r = await this.db
       .updateTable('storage_uploads')
       .set((eb) => ({
         status: ok ? 'verified' : 'verify_failed',
@@ -441,7 +442,8 @@ export class Ledger {
       }))
       .where('upload_id', '=', uploadId)
       .where('status', '=', 'stored')
-      .execute()
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
   }
 
   /** Verified uploads not attested on chain yet whose next attempt is due. */

@@ -47,6 +47,8 @@ import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signData
 import type { OpenedSpool, Spool } from './Spool.js'
 import { createSpool } from './spool/createSpool.js'
 import { UploadSlots } from './UploadSlots.js'
+import { UploadEvents } from './UploadEvents.js'
+import type { VerifyOutcome } from './verifyStoredItem.js'
 import { UpstreamClient } from './UpstreamClient.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
@@ -157,6 +159,7 @@ export class StorageService {
   readonly identifiers: PaymentIdentifiers
   readonly #unverifiedSaid = new Map<string, number>()
   readonly #logger: Logger | undefined
+  readonly #uploadEvents: UploadEvents
   #signer: Promise<DataItemSigner> | undefined
 
   constructor({ storage, x402, ledger, logger, signer, events, onCreditBalance, onTopUp, onFacilitatorFailover, instanceId, rails }: StorageServiceOptions) {
@@ -168,6 +171,7 @@ export class StorageService {
     this.intake = new StoreIntake({ limits: storage.intake, slots: this.uploadSlots, tmpDir: join(storage.spoolDir, 'tmp'), maxUploadBytes: storage.maxUploadBytes, retryAfterS: storage.busyRetryAfterS })
     this.spool = createSpool(ledger.db, storage)
     this.#logger = logger
+    this.#uploadEvents = new UploadEvents({ ledger, events, logger })
     if (signer) this.#signer = Promise.resolve(signer)
     this.upstream = new UpstreamClient({ paymentUrl: storage.paymentUrl, uploadUrl: storage.uploadUrl, uploadTimeoutMs: storage.upstreamTimeoutMs, rateCacheMs: storage.rateCacheMs })
     this.facilitator = new FacilitatorPool({
@@ -477,8 +481,10 @@ export class StorageService {
       if (reply.id && reply.id !== item.id) this.#logger?.warn({ ours: item.id, theirs: reply.id }, 'upstream reported another data item id')
       const recorded = await this.ledger.markStored(row.upload_id, item.id, reply.winc, seconds() + Math.ceil(this.config.verifyIntervalMs / 1000), this.instanceId)
       // Not recorded: this instance was presumed dead and another took the upload over; its bytes stay for it.
-      if (recorded) await this.spool.remove(row.spool_path)
-      else this.#logger?.warn({ upload_id: row.upload_id, ar_tx_id: item.id }, 'upload was taken over by another instance; this copy is not recorded')
+      if (recorded) {
+        await this.spool.remove(row.spool_path)
+        await this.#uploadEvents.stored(row.upload_id, item.id)
+      } else this.#logger?.warn({ upload_id: row.upload_id, ar_tx_id: item.id }, 'upload was taken over by another instance; this copy is not recorded')
       return { arTxId: item.id, winc: reply.winc }
     } catch (error) {
       const delay = Math.min(this.config.retryIntervalMs * 2 ** Math.min(row.attempts, 16), MAX_RETRY_MS)
@@ -487,6 +493,12 @@ export class StorageService {
     } finally {
       await opened?.release()
     }
+  }
+
+  /** Records how `upload_id`'s verification ended and says so in the catalogue, once over every instance. */
+  async recordVerification(uploadId: string, arTxId: string, outcome: Exclude<VerifyOutcome, { state: 'pending' }>): Promise<void> {
+    const recorded = await this.ledger.recordVerification(uploadId, outcome.state === 'verified', outcome.state === 'failed' ? outcome.error : null)
+    if (recorded) await this.#uploadEvents.verified(uploadId, arTxId, outcome)
   }
 
   /** Upload state; 404 for unknown ids and for uploads whose payment is not settled (nothing to show yet). */

@@ -159,7 +159,7 @@ export class StorageWorker {
       if (outcome.state === 'pending') {
         await ledger.rescheduleVerification(row.upload_id, Math.floor(Date.now() / 1000) + Math.ceil(verifyIntervalMs / 1000), outcome.note)
       } else {
-        await ledger.recordVerification(row.upload_id, outcome.state === 'verified', outcome.state === 'failed' ? outcome.error : null)
+        await this.#service.recordVerification(row.upload_id, row.ar_tx_id, outcome)
         verified++
         this.#logger?.info({ upload_id: row.upload_id, ar_tx_id: row.ar_tx_id, outcome: outcome.state }, 'stored item verified')
       }

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto'
 import type { Tag } from './signDataItem.js'
 
+/** Why an item failed verification, as `storage.upload.verified` says it (asyncapi/events.yaml). */
+export type VerifyFailure = 'not_found' | 'sha256_mismatch' | 'tag_mismatch'
+
+/** A verification's end carries the confirmations the gateway reported (0 when it was not asked). */
 export type VerifyOutcome =
   | { state: 'pending'; note: string }
-  | { state: 'verified' }
-  | { state: 'failed'; error: string }
+  | { state: 'verified'; confirmations: number }
+  | { state: 'failed'; reason: VerifyFailure; error: string; confirmations: number }
 
 const ID = /^[A-Za-z0-9_-]{43}$/
 
@@ -61,7 +65,7 @@ export async function verifyStoredItem(
   timeoutMs = 60_000,
 ): Promise<VerifyOutcome> {
   const base = gatewayUrl.replace(/\/+$/, '')
-  if (!ID.test(id)) return { state: 'failed', error: 'storage id is not 43 characters of base64url' }
+  if (!ID.test(id)) return { state: 'failed', reason: 'not_found', error: 'storage id is not 43 characters of base64url', confirmations: 0 }
   let status: Response
   try {
     status = await fetch(`${base}/tx/${id}/status`, { signal: AbortSignal.timeout(timeoutMs) })
@@ -72,7 +76,8 @@ export async function verifyStoredItem(
   if (status.status === 404) return { state: 'pending', note: 'not yet known to the gateway' }
   if (status.status !== 200) return { state: 'pending', note: `status answered HTTP ${status.status}` }
   const info = (await status.json().catch(() => ({}))) as { number_of_confirmations?: number }
-  if (!(Number(info.number_of_confirmations) >= 1)) return { state: 'pending', note: 'no confirmation yet' }
+  const confirmations = Number(info.number_of_confirmations)
+  if (!(confirmations >= 1)) return { state: 'pending', note: 'no confirmation yet' }
 
   let data: Response
   try {
@@ -89,15 +94,15 @@ export async function verifyStoredItem(
     hash.update(value)
   }
   const actual = hash.digest('hex')
-  if (actual !== expectedSha256) return { state: 'failed', error: `sha256 mismatch: expected ${expectedSha256}, got ${actual}` }
+  if (actual !== expectedSha256) return { state: 'failed', reason: 'sha256_mismatch', error: `sha256 mismatch: expected ${expectedSha256}, got ${actual}`, confirmations }
 
   const tags = await readTags(base, id, data.headers, timeoutMs)
-  if (!tags) return { state: 'failed', error: 'the gateway exposes no tags for this item (no X-Arweave-Tag-* headers, GraphQL or /tx/{id})' }
+  if (!tags) return { state: 'failed', reason: 'tag_mismatch', error: 'the gateway exposes no tags for this item (no X-Arweave-Tag-* headers, GraphQL or /tx/{id})', confirmations }
   for (const want of expectedTags) {
     const got = tags.filter((t) => t.name.toLowerCase() === want.name.toLowerCase())
     if (!got.some((t) => t.value === want.value)) {
-      return { state: 'failed', error: `tag ${want.name} is ${got.map((t) => JSON.stringify(t.value)).join(', ') || 'missing'}, expected ${JSON.stringify(want.value)}` }
+      return { state: 'failed', reason: 'tag_mismatch', error: `tag ${want.name} is ${got.map((t) => JSON.stringify(t.value)).join(', ') || 'missing'}, expected ${JSON.stringify(want.value)}`, confirmations }
     }
   }
-  return { state: 'verified' }
+  return { state: 'verified', confirmations }
 }

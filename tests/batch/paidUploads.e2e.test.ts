@@ -14,6 +14,7 @@ import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { StandardMerkleTree } from '@openzeppelin/merkle-tree'
@@ -46,6 +47,7 @@ import { type AlgodPeer, startAlgod } from '../../devnet/algod/startAlgod.js'
 import type { LocalChain } from '../../devnet/chains/startChain.js'
 import { receiptBatchesAbi } from '../../src/batch/abi.js'
 import { evmEnv, type EvmPeers, multipart, PAY_TO_EVM, startEvmPeers } from '../storage/harness.js'
+import { catalogueEventErrors } from '../support/catalogueEventSchemas.js'
 
 const run = promisify(execFile)
 const repoRoot = join(import.meta.dirname, '..', '..')
@@ -428,6 +430,10 @@ describe('paid uploads → npm run batch → RootCommitted → attestLeaf once, 
 
     const batch = await runBatchCli()
     expect(batch).toMatchObject({ epoch: 1, leafCount: 3 })
+    // the CLI tells the gateway's catalogue, as the gateway's own daily batch does
+    const committed = readFileSync(join(gw.dataDir, 'catalogue.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; payload: Record<string, unknown> }).filter((e) => e.kind === 'storage.batch.committed')
+    expect(committed.map((e) => e.payload)).toEqual([expect.objectContaining({ epoch: 1, leaf_count: 3, root: batch.root, tree_ar_tx_id: batch.treeArTxId, commit_tx_hash: batch.commitTxHash })])
+    expect(catalogueEventErrors('storage.batch.committed', committed[0]!.payload)).toBeUndefined()
     await checkCommitted(batch, expected)
     await claimEach(batch, expected)
     expect(gw.validationErrors).toEqual([])

@@ -1,12 +1,15 @@
 /**
  * Verification (seed 4.7) end to end on the devnet peers: a paid, stored upload ends `verified` (SHA-256 of
  * the bytes read back and every tag, read through the Arweave gateway's GraphQL); a tampered item or a
- * mismatched tag ends `verify_failed`.
+ * mismatched tag ends `verify_failed`. The catalogue says each upload's `storage.upload.stored` and
+ * `storage.upload.verified` once, as asyncapi/events.yaml declares them.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CatalogueEvent } from '../../src/catalogue/EventSink.js'
+import { catalogueEventErrors } from '../support/catalogueEventSchemas.js'
 import { evmEnv, type EvmPeers, payAndStoreOk, startEvmPeers, startAppGateway, type TestGateway, waitForVerification } from './harness.js'
 
 let peers: EvmPeers
@@ -21,6 +24,13 @@ afterAll(async () => {
   await peers?.close()
 })
 
+/** The catalogue's events of `kind` about `uploadId`, each checked against its AsyncAPI payload schema. */
+async function eventsOf(kind: 'storage.upload.stored' | 'storage.upload.verified', uploadId: string): Promise<CatalogueEvent[]> {
+  const events = (await gw.services.catalogue.recent({ kind, limit: 200 })).filter((e) => e.payload.upload_id === uploadId)
+  for (const e of events) expect(catalogueEventErrors(kind, e.payload)).toBeUndefined()
+  return events
+}
+
 describe('background verification on the devnet', () => {
   it('a paid upload stored on local Base ends verified (sha256 and every tag checked)', async () => {
     const data = randomBytes(4000)
@@ -31,6 +41,13 @@ describe('background verification on the devnet', () => {
     expect(row.sha256).toBe(createHash('sha256').update(data).digest('hex'))
     const view = await gw.service.getUpload(row.upload_id)
     expect(view).toMatchObject({ status: 'verified', ar_tx_id: stored.arTxId, error: null })
+    const { deposit } = (await gw.ledger.getUpload(row.upload_id))!
+    expect((await eventsOf('storage.upload.stored', row.upload_id)).map((e) => [e.severity, e.payload])).toEqual([
+      ['info', { upload_id: row.upload_id, ar_tx_id: stored.arTxId, sha256: row.sha256, size_bytes: 4000, network: 'eip155:8453', payer: deposit.payer }],
+    ])
+    const verified = await eventsOf('storage.upload.verified', row.upload_id)
+    expect(verified.map((e) => [e.severity, e.payload.ok, e.payload.reason])).toEqual([['info', true, undefined]])
+    expect(verified[0]!.payload.confirmations).toBeGreaterThanOrEqual(1)
   })
 
   it('bytes tampered on the gateway end verify_failed with a sha256 mismatch', async () => {
@@ -48,6 +65,7 @@ describe('background verification on the devnet', () => {
     const done = await waitForVerification(gw.ledger, arTxId)
     expect(done.status).toBe('verify_failed')
     expect(done.verify_error).toMatch(/^sha256 mismatch/)
+    expect((await eventsOf('storage.upload.verified', done.upload_id)).map((e) => [e.severity, e.payload.ok, e.payload.reason])).toEqual([['warning', false, 'sha256_mismatch']])
   })
 
   it('a tag that differs from the recorded one ends verify_failed naming the tag', async () => {
@@ -63,6 +81,7 @@ describe('background verification on the devnet', () => {
     const done = await waitForVerification(gw.ledger, arTxId)
     expect(done.status).toBe('verify_failed')
     expect(done.verify_error).toBe('tag App-Name is "pay2store", expected "someone-else"')
+    expect((await eventsOf('storage.upload.verified', done.upload_id)).map((e) => [e.severity, e.payload.ok, e.payload.reason])).toEqual([['warning', false, 'tag_mismatch']])
   })
 
   it('every response of the gateway matched openapi/gateway.yaml', () => {

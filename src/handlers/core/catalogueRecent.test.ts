@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { catalogueEventErrors } from '../../../tests/support/catalogueEventSchemas.js'
 import { startTestGateway, type TestGateway } from '../../../tests/support/startTestGateway.js'
 
 /** Login is free, so "any logged-in wallet" is anyone; the audit trail is not theirs. */
@@ -43,8 +44,13 @@ describe('GET /insight/catalogue/recent: a wallet reads its own events and those
 
     const challenge = (await (await fetch(`${gw.url}/admin/shadow/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scope: 'auth' }) })).json()) as { nonce: string; message: string }
     const verified = await fetch(`${gw.url}/admin/shadow/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ nonce: challenge.nonce, signature: await overlord.signMessage({ message: challenge.message }) }) })
-    const all = JSON.stringify(await recent({ authorization: `Bearer ${((await verified.json()) as { jwt: string }).jwt}` })).toLowerCase()
-    for (const wanted of [alice.address.toLowerCase(), bob.address.toLowerCase(), 'ip_hash', 'admin.shadow_overlord_action']) expect(all).toContain(wanted)
+    const bearer = `Bearer ${((await verified.json()) as { jwt: string }).jwt}`
+    await fetch(`${gw.url}/users/logout`, { method: 'POST', headers: { 'x-session-token': aliceToken } })
+    const events = await recent({ authorization: bearer })
+    const all = JSON.stringify(events).toLowerCase()
+    for (const wanted of [alice.address.toLowerCase(), bob.address.toLowerCase(), 'ip_hash', 'admin.shadow_overlord_action', 'auth.logout']) expect(all).toContain(wanted)
+    // each as asyncapi/events.yaml declares its kind
+    for (const e of events) expect(catalogueEventErrors(e.kind, e.payload)).toBeUndefined()
     expect(gw.validationErrors).toEqual([])
   })
 })

@@ -266,9 +266,11 @@ async function batchGivesTheCliItsProof(dataDir: string, gatewayPort: number) {
   const file = join(dataDir, 'hello.txt')
   writeFileSync(file, 'hello, permanent world\n')
   const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/pay2store.mjs', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 })
-  const stored = cli('store', file, '--devnet', devnetFile, '--gateway', gateway, '--arweave', arweave, '--json')
+  // on its free ports, as npm start beside another: --devnet names the devnet, whose Arweave gateway the link is
+  const stored = cli('store', file, '--devnet', devnetFile, '--gateway', gateway, '--json')
   expect(stored.status, stored.stderr + stored.stdout).toBe(0)
-  const id = (JSON.parse(stored.stdout) as { arTxId: string }).arTxId
+  const id = (JSON.parse(stored.stdout) as { arTxId: string; arweaveUrl: string }).arTxId
+  expect((JSON.parse(stored.stdout) as { arweaveUrl: string }).arweaveUrl).toBe(`${arweave}/${id}`)
   expect(cli('receipt', id, '--gateway', gateway).stdout).toContain('batch        not yet in a committed batch')
 
   const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_DATA_DIR: dataDir }
@@ -281,7 +283,7 @@ async function batchGivesTheCliItsProof(dataDir: string, gatewayPort: number) {
   const receipt = cli('receipt', id, '--gateway', gateway)
   expect(receipt.status, receipt.stderr).toBe(0)
   expect(receipt.stdout).toMatch(/\nbatch        epoch \d+, \d+ leaves, committed on chain 8453\nroot         0x[0-9a-f]{64}\n/)
-  const verified = cli('verify', id, '--gateway', gateway, '--arweave', arweave)
+  const verified = cli('verify', id, '--gateway', gateway, '--devnet', devnetFile)
   expect(verified.status, verified.stderr + verified.stdout).toBe(0)
   expect(verified.stdout).toMatch(/\nproof    valid\nroot     0x[0-9a-f]{64}\n$/)
 }

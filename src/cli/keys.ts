@@ -4,27 +4,9 @@
  * `data/devnet.json`). This file reads the devnet file and hands the rail what it reads from; a rail's failure
  * to find a key becomes the CLI's exit code here. The key itself is never printed.
  */
-import { readFileSync } from 'node:fs'
 import { type ClientPayer, ClientPaymentError, type ClientRail } from '../x402/rails/clientRails.js'
 import { CliError, EXIT, type ExitCode, unreachable } from './CliError.js'
-
-export type DevnetFile = {
-  gateway?: { url?: string }
-  storage?: { gatewayUrl?: string; arweaveUrl?: string }
-  arweave?: { url?: string }
-  /** The rails' accounts and nodes, each rail reading its own. */
-  [key: string]: unknown
-}
-
-const devnetPath = (devnet: string | boolean) => (typeof devnet === 'string' ? devnet : 'data/devnet.json')
-
-export function readDevnet(path: string): DevnetFile {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as DevnetFile
-  } catch (error) {
-    throw new CliError('devnet_file_unreadable', `cannot read devnet file ${path}: ${(error as Error).message}`, EXIT.usage)
-  }
-}
+import { devnetPath, readDevnet } from './devnetFile.js'
 
 /** The payer of `rail`, its key read from the command's options (or the devnet file). */
 export async function payerOf(rail: ClientRail, options: Record<string, unknown> & { devnet?: string | boolean }, env: NodeJS.ProcessEnv = process.env): Promise<ClientPayer> {

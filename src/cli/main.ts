@@ -14,6 +14,7 @@ import { protectStorageIds } from './protectStorageIds.js'
 import { clientRailFor, clientRailOptions } from '../x402/rails/clientRails.js'
 import { RAILS, SIGN_IN_RAIL } from './rails.js'
 import type { StoreOptions } from './store.js'
+import { devnetArweave } from './devnetFile.js'
 
 // Each command's module is loaded when that command runs, so `--help` or `receipt` does not load the payment
 // and chain libraries `store` needs: a CLI call costs only what its command uses.
@@ -58,14 +59,14 @@ function addStoreCommands(program: Command): void {
       .argument('<file>', 'file to store')
       .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
       .addOption(new Option('--rail <rail>', 'payment rail').choices([...RAILS.keys()]).default(SIGN_IN_RAIL))
-      .option('--arweave <url>', 'Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
+      .option('--arweave <url>', "Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL; with --devnet, that devnet's)", DEFAULT_ARWEAVE)
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
       .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
       .addOption(jsonOption()),
-  ).action(async (file: string, o: StoreOptions & Json) => {
+  ).action(async (file: string, o: StoreOptions & Json, command: Command) => {
     const out = createOutput(!!o.json)
     const { store } = await commands.store()
-    const r = await store(file, o, out)
+    const r = await store(file, { ...o, arweave: devnetArweave(o, command.getOptionValueSource('arweave') === 'cli') }, out)
     out.result(r, (v) =>
       [
         `stored ${file} (${v.sizeBytes} bytes)`,
@@ -96,11 +97,12 @@ function addStoreCommands(program: Command): void {
     .argument('<storage-id>', STORAGE_ID_HELP)
     .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
     .option('--arweave <url>', 'Arweave gateway serving the bytes ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
+    .option('--devnet [file]', "read the bytes from that devnet's Arweave gateway (npm start writes data/devnet.json)")
     .addOption(jsonOption())
-    .action(async (id: string, o: { gateway: string; arweave: string } & Json) => {
+    .action(async (id: string, o: { gateway: string; arweave: string; devnet?: string | boolean } & Json, command: Command) => {
       const out = createOutput(!!o.json)
       const { verify } = await commands.receipt()
-      out.result(await verify(o.gateway, o.arweave, id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
+      out.result(await verify(o.gateway, devnetArweave(o, command.getOptionValueSource('arweave') === 'cli'), id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
     })
 
   keyOptions(

@@ -1,7 +1,8 @@
 /**
  * `npm run mock` — Prism mocks of both OpenAPI documents for front-end work offline:
  * gateway on :4010, model server on :4011 (override with MOCK_GATEWAY_PORT / MOCK_MODELSERVER_PORT).
- * Prism comes from node_modules/.bin. SIGINT / SIGTERM stop both mocks and wait for them to exit.
+ * Prism comes from node_modules/.bin. SIGINT / SIGTERM stop both mocks and wait for them to exit, as does the end of
+ * whatever launched it (SIGTERM to `npm` itself).
  *
  * `startPrism` is also used by the spec tests (on free ports).
  */
@@ -10,6 +11,7 @@ import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { watchAncestors } from '../devnet/watchAncestors.js'
 import { repoRoot } from './generate.js'
 
 export interface PrismMock {
@@ -108,6 +110,8 @@ if (invokedDirectly) {
   }
   process.on('SIGINT', () => void shutdown(0))
   process.on('SIGTERM', () => void shutdown(0))
+  // SIGTERM to `npm run mock` ends npm's `sh` but not tsx and us: stop when a launcher disappears
+  watchAncestors(() => void shutdown(0))
   try {
     for (const t of targets) {
       if (!existsSync(path.join(repoRoot, t.spec))) {

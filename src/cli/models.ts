@@ -143,7 +143,8 @@ export async function transfer(kind: 'pull' | 'push', host: string, model: strin
     bars.close()
   }
   if (statuses.at(-1) !== 'success') throw new CliError(`${kind}_failed`, `${kind} ${model} ended without success (last status: ${statuses.at(-1) ?? 'none'})`, EXIT.server)
-  out.result({ model, status: 'success', statuses, layers: Object.fromEntries(layers) }, () => 'success')
+  // the stream's own `success` is printed above already, as a status
+  out.result({ model, status: 'success', statuses, layers: Object.fromEntries(layers) }, () => `${kind === 'pull' ? 'pulled' : 'pushed'} '${model}'`)
 }
 
 /** `run <model> <prompt…>`: streams the reply of one chat turn to stdout; first, on stderr, a word if the model is a test model. */

@@ -54,7 +54,7 @@ const REQUIREMENTS: readonly Requirement[] = [
     on: () => true,
     settings: [
       { name: 'SERVICE_DATA_DIR', why: "the directory this gateway keeps its state in (npm start keeps the devnet's in ./data)" },
-      { name: 'SERVICE_PUBLIC_ORIGIN', why: 'the origin users reach the gateway at (https://…): sign-in messages and payment resources name it' },
+      { name: 'SERVICE_PUBLIC_ORIGIN', why: 'the origin users reach the gateway at (e.g. https://pay.example.com): sign-in messages and payment resources name it' },
       { name: 'SERVICE_LLM__MODELSERVER__BASE_URL', why: 'the model server, or several comma-separated (devnet: http://127.0.0.1:11434)' },
     ],
   },

@@ -102,7 +102,8 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(poor.json.error).toBe('insufficient_funds')
     const capped = await cli(['store', file, ...args, '--max-usd', '0.000001', '--json'], payer(2))
     expect(capped.code, capped.out).toBe(EXIT.notPayable)
-    expect(capped.json.message).toMatch(/cannot pay this quote/)
+    // in the words of the option the user set, not the client library's settings
+    expect(capped.json.message).toMatch(/^cannot pay this quote: [\d.]+ USDC is above --max-usd 0\.000001$/)
   })
 
   it('store in an 80-column terminal: each line fits, the message sits between the bars, each bar ends at 100%; at 50 columns the bars follow', async () => {
@@ -204,6 +205,11 @@ describe('pay2store models', () => {
     const layers = Object.values(pull.json.layers) as { total: number; completed: number }[]
     expect(layers.length).toBeGreaterThan(0)
     for (const l of layers) expect(l.completed).toBe(l.total)
+    // for a person: each status once (`success` the stream's last), then what was done
+    const human = await cli(['models', 'pull', remote(), '--insecure', '--host', local.url])
+    expect(human.code, human.out + human.err).toBe(EXIT.ok)
+    expect(human.out.split('\n').filter((l) => l.trim() === 'success')).toHaveLength(1)
+    expect(human.out.trimEnd().endsWith(`success\npulled '${remote()}'`)).toBe(true)
 
     const list = await cli(['models', 'list', '--host', local.url])
     expect(list.code).toBe(EXIT.ok)

@@ -58,6 +58,17 @@ export type ClientPayInput = {
   say: (text: string) => void
 }
 
+/**
+ * Refuses the offered quote when it is above the user's `--max-usd` (the rails' stablecoins have 6 decimals), in
+ * the words of the option the user set, before anything is signed or sent.
+ */
+export function refuseAboveMaxUsd(input: ClientPayInput): void {
+  const { amount, asset } = input.offered
+  if (input.maxUsd !== undefined && Number(amount) / 1e6 > Number(input.maxUsd)) {
+    throw new ClientPaymentError('not_payable', `cannot pay this quote: ${input.describeAmount(amount, String(asset))} is above --max-usd ${input.maxUsd}`)
+  }
+}
+
 /** The x402 payment payload to send, and who paid. */
 export type ClientPayment = { payload: { x402Version: number; accepted: ClientRequirement; [key: string]: unknown }; payer: string }
 

@@ -6,7 +6,7 @@
  * itself is never printed.
  */
 import algosdk from 'algosdk'
-import { type ClientKeySource, type ClientPayer, type ClientPayInput, type ClientPayment, ClientPaymentError } from '../ClientRail.js'
+import { type ClientKeySource, type ClientPayer, type ClientPayInput, type ClientPayment, ClientPaymentError, refuseAboveMaxUsd } from '../ClientRail.js'
 import { type AlgorandRequirement, payAlgorand } from './payAlgorand.js'
 
 type DevnetAlgorand = { algorand?: { url?: string; token?: string }; accounts?: { algorand?: { role: string; mnemonic: string }[] } }
@@ -53,9 +53,7 @@ class AlgorandClientPayer implements ClientPayer {
   async pay(input: ClientPayInput): Promise<ClientPayment> {
     const requirement = input.offered as unknown as AlgorandRequirement
     const amountText = input.describeAmount(requirement.amount, String(requirement.asset))
-    if (input.maxUsd !== undefined && Number(requirement.amount) / 1e6 > Number(input.maxUsd)) {
-      throw new ClientPaymentError('not_payable', `cannot pay this quote: ${amountText} is above --max-usd ${input.maxUsd}`)
-    }
+    refuseAboveMaxUsd(input)
     input.say(`paying ${amountText} (ASA ${requirement.asset}) on ${input.railName} from ${this.address}`)
     const paid = await payAlgorand({
       ...this.#key,

@@ -8,7 +8,7 @@ import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { toClientEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { type ClientKeySource, type ClientPayer, type ClientPayInput, type ClientPayment, ClientPaymentError } from '../ClientRail.js'
+import { type ClientKeySource, type ClientPayer, type ClientPayInput, type ClientPayment, ClientPaymentError, refuseAboveMaxUsd } from '../ClientRail.js'
 
 type DevnetAccounts = { accounts?: { evm?: { role: string; privateKey: `0x${string}` }[] } }
 
@@ -39,6 +39,8 @@ class EvmClientPayer implements ClientPayer {
   }
 
   async pay(input: ClientPayInput): Promise<ClientPayment> {
+    // said here in the option's words; the stock client's spend control below stays as the backstop
+    refuseAboveMaxUsd(input)
     const caps = input.maxUsd === undefined ? {} : { maxAmountPerPayment: `$${input.maxUsd}` }
     const client = new x402Client()
     client.register(input.offered.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(this.#account))).setSpendControls(caps as never)

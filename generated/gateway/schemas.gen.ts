@@ -2027,7 +2027,7 @@ export const CeoStatusSchema = {
 export const CatalogueKindSchema = {
     type: 'string',
     pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
-    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,\n`admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,\n`storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,\n`storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind:\n`asyncapi/events.yaml`.\n',
+    description: 'Event kind, dotted. Known kinds: `auth.gate.redirect`, `auth.login`, `auth.logout`,\n`admin.shadow_overlord_action`, `admin.cabinet.provisioned`, `admin.cabinet.cleared`,\n`admin.shadow_overlord_release_key`, `storage.upload.stored`, `storage.upload.verified`,\n`storage.upstream.credit_low`, `storage.upstream.topped_up`, `storage.batch.committed`, `llm.key.created`,\n`llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind: `asyncapi/events.yaml`.\n',
     examples: [
         'auth.gate.redirect'
     ]

@@ -606,11 +606,11 @@ export const zCeoStatus = z.object({
 });
 
 /**
- * Event kind, dotted. Known kinds: `auth.gate.redirect`, `admin.shadow_overlord_action`,
- * `admin.cabinet.provisioned`, `admin.cabinet.cleared`, `admin.shadow_overlord_release_key`,
- * `storage.upload.stored`, `storage.upload.verified`, `storage.upstream.credit_low`,
- * `storage.upstream.topped_up`, `llm.key.created`, `llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind:
- * `asyncapi/events.yaml`.
+ * Event kind, dotted. Known kinds: `auth.gate.redirect`, `auth.login`, `auth.logout`,
+ * `admin.shadow_overlord_action`, `admin.cabinet.provisioned`, `admin.cabinet.cleared`,
+ * `admin.shadow_overlord_release_key`, `storage.upload.stored`, `storage.upload.verified`,
+ * `storage.upstream.credit_low`, `storage.upstream.topped_up`, `storage.batch.committed`, `llm.key.created`,
+ * `llm.key.revoked`, `llm.call.paid`, `feedback.submitted`. Payloads per kind: `asyncapi/events.yaml`.
  *
  */
 export const zCatalogueKind = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/);

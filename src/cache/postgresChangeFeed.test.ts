@@ -95,8 +95,10 @@ describe('postgresChangeFeed (through createDatabase)', () => {
       expect(bChanges.at(-1)).toEqual({ kind: 'row', table: 'agent_revisions', key: 'ceo' })
       // A listener that never answers (here: a connection wearing the listeners' name, not listening).
       const name = (await third.db.selectFrom(sql<{ n: string }>`(select 1)`.as('x')).select(sql<string>`'gateway-change-feed:' || md5(current_schema())`.as('n')).executeTakeFirstOrThrow()).n
-      const silent = new pg.Client({ connectionString: a.database.url, application_name: name })
+      const silent = new pg.Client({ connectionString: a.database.url })
       await silent.connect()
+      // set after connecting, as the feed names its own: a name in the URL (the test database's) would win over one in the config
+      await silent.query(`SET application_name = '${name}'`)
       try {
         const started = Date.now()
         expect(await a.feed.barrier(300)).toBe(false)

@@ -1424,7 +1424,7 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * base64 of JSON`, `x402Version must be 1 or 2`, `missing field accepted.network (string)`…).
  *
  * Before any of this the body is checked: `multipart/form-data` with a `file` part, else 400
- * `invalid_multipart` (no boundary, a malformed body, no `file` part) — another media type is 415, no
+ * `invalid_multipart` (no boundary, a malformed body, no `file` part, more than one file part) — another media type is 415, no
  * body or a JSON body 400 `invalid_request`. Without the payment settings
  * (`SERVICE_X402__PAY_TO_EVM`, `SERVICE_X402__PAY_TO_ALGORAND`, `FACILITATOR_TOKEN`) every upload is 503
  * `storage_not_configured` (`details.missing` names them) — before the body is read.

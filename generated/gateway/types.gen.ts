@@ -6969,7 +6969,8 @@ export type StoreFileErrors = {
      * Empty file (`empty_body`), unsupported network (`unsupported_network`); designed:
      * - `invalid_multipart`: `Content-Type: multipart/form-data` without a boundary (message "request
      * must be multipart/form-data with a file field …"), a body that does not parse ("malformed
-     * multipart body"), no `file` part ("missing file field …"), or a request stream that broke;
+     * multipart body"), no `file` part ("missing file field …"), more than one file part (one file per
+     * request: "more than one file part…"), or a request stream that broke;
      * - `invalid_payment_header`: `PAYMENT-SIGNATURE` (or `X-PAYMENT`) is empty, not base64, not base64
      * of a JSON object, or lacks `x402Version` 1|2, `payload` or `accepted.network`; the message says
      * which;

@@ -71,6 +71,12 @@ describe('receiveUpload', () => {
     expect((await post('hello', { 'content-type': 'text/plain' })).body.code).toBe('invalid_multipart')
     expect((await post('--x\r\nbroken', { 'content-type': 'multipart/form-data; boundary=x' })).body.code).toBe('invalid_multipart')
   })
+  it('refuses a second file part (one file per request: the quote and receipt are for one), keeping nothing', async () => {
+    const f = form(randomBytes(1000))
+    f.append('file', new Blob([randomBytes(2000)], { type: 'image/png' }), 'y.png')
+    expect((await post(f)).body).toEqual({ code: 'invalid_multipart', message: 'more than one file part: store one file per request' })
+    expect((await post(f, {}, '/measure')).body.code).toBe('invalid_multipart')
+  })
   it('leaves no temp file behind after a refusal', async () => {
     await post(form(randomBytes(200_000)))
     const tmp = join(dir, 'tmp')

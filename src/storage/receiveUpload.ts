@@ -157,7 +157,11 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
     }
 
     parser.on('file', (name, stream, info) => {
-      if (name !== field || fileSeen) {
+      if (name !== field) {
+        stream.resume()
+        return
+      }
+      if (fileSeen) {
         stream.resume()
         return
       }
@@ -165,6 +169,9 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
       writing = measureFile(stream, info, maxBytes, tooLarge, sink)
       writing.catch(fail)
     })
+    // One file per request (busboy's `files: 1`): the quote, the payment and the receipt are for one item, and a
+    // second file part would be dropped unsaid.
+    parser.on('filesLimit', () => fail(new InvalidMultipartError('more than one file part: store one file per request')))
     parser.on('field', (_name, _value, info) => {
       if (limits && info.valueTruncated) fail(new MultipartFieldTooLargeError(limits.maxFieldBytes))
     })

@@ -157,11 +157,7 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
     }
 
     parser.on('file', (name, stream, info) => {
-      if (name !== field) {
-        stream.resume()
-        return
-      }
-      if (fileSeen) {
+      if (name !== field || fileSeen) {
         stream.resume()
         return
       }

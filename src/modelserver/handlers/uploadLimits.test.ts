@@ -1,11 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
+import { once } from 'node:events'
+import { readdirSync, readlinkSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestModelServer, type TestModelServer } from '../../../tests/support/startTestModelServer.js'
+import { waitFor } from '../../../tests/support/waitFor.js'
 import { createEngine } from '../engine/createEngine.js'
 import type { Engine } from '../engine/Engine.js'
 
@@ -28,6 +31,14 @@ afterAll(async () => {
   await engine?.dispose()
   await rm(modelsDir, { recursive: true, force: true })
 })
+
+const readlinkSafe = (link: string): string | undefined => {
+  try {
+    return readlinkSync(link)
+  } catch {
+    return undefined // closed since it was listed
+  }
+}
 
 const digestOf = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`
 
@@ -65,6 +76,27 @@ describe('POST /api/blobs/{digest} is bounded by MODELSERVER_MAX_BLOB_BYTES', ()
     const answer = await fetch(`${ms.url}/api/blobs/sha256:${'0'.repeat(64)}`, { method: 'POST', body: chunked(4 * MAX), duplex: 'half' } as RequestInit)
     expect(answer.status).toBe(413)
     expect(await tempFiles()).toEqual([])
+  })
+
+  it('uploads cut off mid-body by their clients leave no temporary file and no open file behind', async () => {
+    const partials = async () => (await readdir(join(modelsDir, 'tmp')).catch(() => [] as string[])).filter((f) => f.startsWith('partial-'))
+    const before = await partials()
+    const { port } = new URL(ms.url)
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const digest = digestOf(randomBytes(32))
+        const socket = connect(Number(port), '127.0.0.1')
+        await once(socket, 'connect')
+        socket.write(`POST /api/blobs/${digest} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${MAX}\r\n\r\n`)
+        socket.write(randomBytes(64 * 1024))
+        await new Promise((r) => setTimeout(r, 100))
+        socket.destroy()
+      }),
+    )
+    await waitFor('the cut uploads\' temporary files removed', async () => ((await partials()).length === before.length ? true : undefined), 5_000, async () => await partials())
+    // nor held open (a removed file still fills the disk while a descriptor holds it); the server is this process
+    const openPartials = () => readdirSync('/proc/self/fd').filter((fd) => (readlinkSafe(`/proc/self/fd/${fd}`) ?? '').includes(`${join(modelsDir, 'tmp')}/partial-`))
+    await waitFor('no descriptor on a partial file', async () => (openPartials().length === 0 ? true : undefined), 5_000, async () => openPartials())
   })
 })
 

@@ -16,6 +16,12 @@ describe('parseKeepAlive', () => {
     expect(parseKeepAlive(-1, fallback)).toBe(Infinity)
     expect(parseKeepAlive('-1m', fallback)).toBe(Infinity)
   })
+  it("refuses a duration longer than Go's longest with a 400, as Ollama does (an expiry that far is no date: every later /api/ps failed)", () => {
+    expect(parseKeepAlive('2562047h', fallback)).toBe(2_562_047 * 3_600_000)
+    for (const huge of ['9999999999h', '2562048h', 99999999999999999999, '99999999999999999999', 1e308]) {
+      expect(() => parseKeepAlive(huge, fallback), String(huge)).toThrow(expect.objectContaining({ status: 400 }))
+    }
+  })
   it('rejects garbage with a 400', () => {
     expect(() => parseKeepAlive('soon', fallback)).toThrow(expect.objectContaining({ status: 400 }))
     expect(() => parseKeepAlive(true, fallback)).toThrow(expect.objectContaining({ status: 400 }))

@@ -42,7 +42,8 @@ export const KeepAliveSchema = {
 } as const;
 
 export const FormatSchema = {
-    description: '`json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).',
+    'x-designed': true,
+    description: '`json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).\nDesigned: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400\n(`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.\n',
     oneOf: [
         {
             type: 'string',

@@ -33,6 +33,9 @@ export type KeepAlive = string | number;
 
 /**
  * `json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).
+ * Designed: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400
+ * (`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.
+ *
  */
 export type Format = '' | 'json' | {
     [key: string]: unknown;

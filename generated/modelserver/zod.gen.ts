@@ -34,6 +34,9 @@ export const zKeepAlive = z.union([
 
 /**
  * `json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).
+ * Designed: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400
+ * (`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.
+ *
  */
 export const zFormat = z.union([
     z.literal(''),

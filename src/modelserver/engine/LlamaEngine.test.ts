@@ -293,6 +293,17 @@ describe('structured output', () => {
   it('an invalid format is a typed 400-class error', async () => {
     await expect(chat.complete({ prompt: 'x', format: 'yaml' as never })).rejects.toMatchObject({ code: 'invalid_format' })
   })
+
+  it('a format schema past its bounds is refused at once, before a grammar is built (100,000 enum values held the server 29 s)', async () => {
+    const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`)
+    const t0 = performance.now()
+    await expect(chat.complete({ prompt: 'x', format: { type: 'string', enum: values(100_000) } })).rejects.toMatchObject({ code: 'invalid_format', message: expect.stringContaining('at most 65536') })
+    await expect(chat.complete({ prompt: 'x', format: { type: 'object', properties: { a: { enum: values(600) }, b: { enum: values(600) } } } })).rejects.toMatchObject({ code: 'invalid_format', message: 'format schema has 1200 enum values; at most 1000 in all' })
+    expect(performance.now() - t0).toBeLessThan(500)
+    // within them, served
+    const r = await chat.complete({ prompt: 'x', format: { type: 'string', enum: values(50) }, options: { seed: 1, num_predict: 8 } })
+    expect(values(50)).toContain(JSON.parse(r.content))
+  })
 })
 
 describe('tools', () => {

@@ -43,6 +43,7 @@ import type { CreateEngineParams } from './createEngine.js'
 import { toChatHistory } from './chatHistory.js'
 import { EngineCapabilityError, EngineError, EngineInputTooLongError, EngineModelUnloadedError } from './errors.js'
 import { boundedJsonGrammar } from './boundedJsonGrammar.js'
+import { formatTooBig, MAX_CACHED_GRAMMARS } from './formatLimits.js'
 import { toGrammarSchema } from './jsonSchema.js'
 import { detectKind, readModelInfo } from './modelInfo.js'
 import { defaultThreadCount } from './threads.js'
@@ -277,6 +278,7 @@ export class LlamaEngineModel implements EngineModel {
   private contextBytes = 0
   private unloaded = false
   private readonly queue = new SerialQueue()
+  /** Compiled `format` grammars by schema text, least recently used first (at most `MAX_CACHED_GRAMMARS`). */
   private readonly grammarCache = new Map<string, Promise<LlamaGrammar>>()
   /** The tiny models' nudges, read from GGUF metadata (absent in real models). */
   private readonly nudge: { toolCallToken?: string; toolCallBias?: number; maxStringLength?: number }
@@ -471,10 +473,17 @@ export class LlamaEngineModel implements EngineModel {
       throw new EngineError('invalid_format', `invalid format: ${JSON.stringify(format)}; expected "json" or a JSON schema`)
     }
     const key = JSON.stringify(format)
+    const tooBig = formatTooBig(key, format)
+    if (tooBig) throw new EngineError('invalid_format', tooBig)
     let g = this.grammarCache.get(key)
-    if (!g) {
+    if (g) {
+      // most recently used last: the oldest is the one dropped
+      this.grammarCache.delete(key)
+      this.grammarCache.set(key, g)
+    } else {
       g = llama.createGrammarForJsonSchema(toGrammarSchema(format, this.nudge.maxStringLength) as never) as Promise<LlamaGrammar>
       this.grammarCache.set(key, g)
+      if (this.grammarCache.size > MAX_CACHED_GRAMMARS) this.grammarCache.delete(this.grammarCache.keys().next().value!)
     }
     try {
       return await g

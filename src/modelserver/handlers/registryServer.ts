@@ -67,13 +67,18 @@ export class RegistryServer {
       return ociError('MANIFEST_INVALID', { reason: 'not a schema 2 manifest with config and layers' })
     }
     const name = this.nameOf(req)
-    const descriptors = [manifest.config, ...manifest.layers]
-    const invalid = descriptors.find((d) => !digestPattern.test(String(d?.digest)))
-    if (invalid) return ociError('MANIFEST_INVALID', { reason: 'invalid digest', digest: String(invalid?.digest) })
+    const descriptors: unknown[] = [manifest.config, ...manifest.layers]
+    // every descriptor an object with a digest, a media type and a whole size (a `null` layer or a size "x" would be
+    // stored, and break every later listing or load of the model)
+    const index = descriptors.findIndex((d) => !isDescriptor(d))
+    if (index >= 0) return ociError('MANIFEST_INVALID', { reason: 'a descriptor needs a sha256 digest, a mediaType and a whole size', index })
+    const described = descriptors as Manifest['layers']
     return this.ctx.store.withLease(async (lease) => {
-      await lease.pin(descriptors.map((d) => d.digest))
-      for (const d of descriptors) {
-        if (!(await this.ctx.store.blobs.has(d.digest))) return ociError('MANIFEST_BLOB_UNKNOWN', { digest: d.digest })
+      await lease.pin(described.map((d) => d.digest))
+      for (const d of described) {
+        const size = await this.ctx.store.blobs.size(d.digest)
+        if (size === undefined) return ociError('MANIFEST_BLOB_UNKNOWN', { digest: d.digest })
+        if (size !== d.size) return ociError('MANIFEST_INVALID', { reason: 'a descriptor size is not its blob size', digest: d.digest, size: d.size, blob_size: size })
       }
       await this.ctx.store.putRaw(name, raw)
       return {
@@ -190,4 +195,11 @@ export class RegistryServer {
     clearInterval(this.sweeper)
     await this.expireUploads(0)
   }
+}
+
+/** A manifest descriptor as OCI defines it: a `sha256:` digest, a media type and the blob's size in bytes. */
+function isDescriptor(d: unknown): d is Manifest['layers'][number] {
+  if (d === null || typeof d !== 'object') return false
+  const { digest, mediaType, size } = d as Record<string, unknown>
+  return typeof digest === 'string' && digestPattern.test(digest) && typeof mediaType === 'string' && Number.isSafeInteger(size) && (size as number) >= 0
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { createServer, type AddressInfo } from 'node:net'
 import { Ollama } from 'ollama'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -179,6 +180,17 @@ describe('pull and push between two instances (OCI distribution)', () => {
     const unknownBlob = await oci(await put(JSON.stringify({ schemaVersion: 2, config: { mediaType: 'x', digest: zero, size: 1 }, layers: [] })))
     expectOci(unknownBlob, 400, 'MANIFEST_BLOB_UNKNOWN')
     expect(unknownBlob.body.errors[0].detail).toEqual({ digest: zero })
+    // descriptors that would be stored and break every later listing or load: a null layer, a size that is no size,
+    // a size that is not the blob's
+    const bytes = Buffer.from('{"a":1}')
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+    expect((await fetch(`${a.url}/api/blobs/${digest}`, { method: 'POST', body: bytes })).status).toBe(201)
+    const config = { mediaType: 'application/vnd.docker.container.image.v1+json', digest, size: bytes.length }
+    expectOci(await oci(await put(JSON.stringify({ schemaVersion: 2, config, layers: [null] }))), 400, 'MANIFEST_INVALID')
+    expectOci(await oci(await put(JSON.stringify({ schemaVersion: 2, config: { ...config, size: 'x' }, layers: [] }))), 400, 'MANIFEST_INVALID')
+    const wrongSize = await oci(await put(JSON.stringify({ schemaVersion: 2, config: { ...config, size: 5 }, layers: [] })))
+    expectOci(wrongSize, 400, 'MANIFEST_INVALID')
+    expect(wrongSize.body.errors[0].detail).toMatchObject({ digest, size: 5, blob_size: bytes.length })
     // HEAD answers the same statuses without a body.
     expect((await fetch(`${a.url}/v2/library/none/manifests/latest`, { method: 'HEAD' })).status).toBe(404)
     expect((await fetch(`${a.url}/v2/library/none/blobs/sha256:nothex`, { method: 'HEAD' })).status).toBe(400)

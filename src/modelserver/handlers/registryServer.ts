@@ -3,9 +3,9 @@ import type { ModelServerContext } from '../ModelServerContext.js'
 import { boundedBody } from './boundedBody.js'
 import { ModelServerError } from '../errors.js'
 import { ociError } from '../registry/ociErrors.js'
-import { blobTooLarge, digestPattern, sha256Digest } from '../store/BlobStore.js'
+import { blobTooLarge, sha256Digest } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, type ModelName } from '../store/ModelName.js'
-import { MANIFEST_MEDIA_TYPE, type Manifest } from '../store/ModelStore.js'
+import { isDescriptor, MANIFEST_MEDIA_TYPE, type Manifest } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 
 /** An upload session: the temporary file its PATCHes append to. */
@@ -195,11 +195,4 @@ export class RegistryServer {
     clearInterval(this.sweeper)
     await this.expireUploads(0)
   }
-}
-
-/** A manifest descriptor as OCI defines it: a `sha256:` digest, a media type and the blob's size in bytes. */
-function isDescriptor(d: unknown): d is Manifest['layers'][number] {
-  if (d === null || typeof d !== 'object') return false
-  const { digest, mediaType, size } = d as Record<string, unknown>
-  return typeof digest === 'string' && digestPattern.test(digest) && typeof mediaType === 'string' && Number.isSafeInteger(size) && (size as number) >= 0
 }

@@ -146,8 +146,23 @@ describe('pull: a registry cannot send more than its manifest declares', () => {
       layers: [{ mediaType: 'application/vnd.ollama.image.model', digest: digestOf(layer), size: layer.length }],
     }
     // A registry whose layer never ends: it sends far more than the 1024 bytes it declared.
+    // the same layer declared without a size, above the server's bound, and a manifest without end
+    const manifestOf = (tag: string) => {
+      if (tag === 'nosize') return { ...manifest, layers: [{ ...manifest.layers[0]!, size: undefined }] }
+      if (tag === 'huge') return { ...manifest, layers: [{ ...manifest.layers[0]!, size: MAX + 1 }] }
+      return manifest
+    }
     registry = createServer((req, res) => {
-      if (req.url?.includes('/manifests/')) return void res.writeHead(200, { 'content-type': manifest.mediaType }).end(JSON.stringify(manifest))
+      if (req.url?.endsWith('/manifests/endless')) {
+        res.writeHead(200, { 'content-type': manifest.mediaType })
+        const flood = () => {
+          while (res.write(' '.repeat(64 * 1024)));
+        }
+        res.on('drain', flood)
+        res.on('close', () => res.off('drain', flood))
+        return flood()
+      }
+      if (req.url?.includes('/manifests/')) return void res.writeHead(200, { 'content-type': manifest.mediaType }).end(JSON.stringify(manifestOf(req.url.split('/').at(-1)!)))
       if (req.url?.includes(digestOf(config))) return void res.end(config)
       res.writeHead(200)
       const flood = () => {
@@ -168,6 +183,23 @@ describe('pull: a registry cannot send more than its manifest declares', () => {
       const answer = await fetch(`${puller.url}/api/pull`, { method: 'POST', body: JSON.stringify({ model: `127.0.0.1:${port}/library/flood:latest`, insecure: true, stream: false }) })
       expect(answer.status).toBe(502)
       expect(((await answer.json()) as { error: string }).error).toMatch(/more than the 1024 bytes its manifest declares/)
+    } finally {
+      await puller.close()
+    }
+  })
+
+  it('a layer without a size, or declaring more than MODELSERVER_MAX_BLOB_BYTES, and a manifest without end fail before any layer is written', async () => {
+    const port = (registry.address() as AddressInfo).port
+    const puller = await startTestModelServer({ engine, config: { installDefaults: false, registries: [`127.0.0.1:${port}`], maxBlobBytes: MAX } })
+    try {
+      const pull = async (tag: string) => {
+        const answer = await fetch(`${puller.url}/api/pull`, { method: 'POST', body: JSON.stringify({ model: `127.0.0.1:${port}/library/flood:${tag}`, insecure: true, stream: false }) })
+        return { status: answer.status, error: ((await answer.json()) as { error: string }).error }
+      }
+      expect(await pull('nosize')).toMatchObject({ status: 502, error: expect.stringMatching(/without a sha256 digest, a media type and a whole size/) })
+      expect(await pull('huge')).toMatchObject({ status: 502, error: expect.stringMatching(new RegExp(`declares ${MAX + 1} bytes, above MODELSERVER_MAX_BLOB_BYTES`)) })
+      expect(await pull('endless')).toMatchObject({ status: 502, error: expect.stringMatching(/larger than 4194304 bytes/) })
+      expect(puller.mismatches).toEqual([])
     } finally {
       await puller.close()
     }

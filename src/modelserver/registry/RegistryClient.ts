@@ -1,9 +1,8 @@
 import { createReadStream } from 'node:fs'
 import { Readable } from 'node:stream'
 import { ModelServerError } from '../errors.js'
-import { digestPattern } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, fullName, type ModelName } from '../store/ModelName.js'
-import { MANIFEST_MEDIA_TYPE, type BlobLease, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
+import { isDescriptor, MANIFEST_MEDIA_TYPE, type BlobLease, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
 import { RegistryEgress, type HostResolver } from './RegistryEgress.js'
 import { summariseRegistryAnswer } from './summariseRegistryAnswer.js'
 
@@ -19,7 +18,12 @@ export type RegistryClientOptions = {
   fetch?: typeof fetch
   /** Bytes per PATCH when pushing. */
   chunkBytes?: number
+  /** The largest layer a pull takes (`MODELSERVER_MAX_BLOB_BYTES`), whatever its manifest declares. */
+  maxBlobBytes?: number
 }
+
+/** The largest manifest a pull reads (Ollama's are a few hundred bytes; each layer adds about 150). */
+const MAX_MANIFEST_BYTES = 4 << 20
 
 const PROGRESS_STEP = 1 << 20
 
@@ -90,12 +94,18 @@ export class RegistryClient {
       throw new ModelServerError('manifest_unknown', 'pull model manifest: file does not exist')
     }
     if (!res.ok) throw new ModelServerError('registry_error', `pull model manifest: ${await summariseRegistryAnswer(res)}`)
-    const manifestBytes = Buffer.from(await res.arrayBuffer())
+    const manifestBytes = await readBounded(res, MAX_MANIFEST_BYTES)
+    if (!manifestBytes) throw new ModelServerError('registry_manifest_invalid', `pull model manifest: larger than ${MAX_MANIFEST_BYTES} bytes`)
     let manifest: Manifest
+    const maxBlob = this.options.maxBlobBytes ?? Infinity
     try {
       manifest = JSON.parse(manifestBytes.toString('utf8')) as Manifest
       if (!manifest.config || !Array.isArray(manifest.layers)) throw new Error('missing config or layers')
-      for (const d of [manifest.config, ...manifest.layers]) if (!digestPattern.test(d.digest)) throw new Error(`bad digest ${d.digest}`)
+      for (const d of [manifest.config, ...manifest.layers] as unknown[]) {
+        // a whole size, which bounds what the layer's download may write, within the server's own bound
+        if (!isDescriptor(d)) throw new Error(`a descriptor without a sha256 digest, a media type and a whole size: ${JSON.stringify(d)?.slice(0, 200)}`)
+        if (d.size > maxBlob) throw new Error(`layer ${d.digest} declares ${d.size} bytes, above MODELSERVER_MAX_BLOB_BYTES (${maxBlob})`)
+      }
     } catch (error) {
       throw new ModelServerError('registry_manifest_invalid', `pull model manifest: invalid manifest (${(error as Error).message})`)
     }
@@ -133,9 +143,9 @@ export class RegistryClient {
           reported = completed
           onProgress({ status, digest: layer.digest, total: layer.size, completed })
         }
-        // No more than the manifest declared: a registry cannot fill the disk by sending a layer without end.
-        const declared = Number.isSafeInteger(layer.size) && layer.size >= 0 ? layer.size : Infinity
-        const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), onBytes, undefined, declared).catch((error: unknown) => {
+        // No more than the manifest declared (a whole size within the server's bound, checked with the manifest): a
+        // registry cannot fill the disk by sending a layer without end.
+        const { path, size } = await store.blobs.writeTemp(Readable.fromWeb(blob.body as never), onBytes, undefined, layer.size).catch((error: unknown) => {
           if (error instanceof ModelServerError && error.code === 'blob_too_large')
             throw new ModelServerError('registry_error', `pull ${layer.digest}: the registry sent more than the ${layer.size} bytes its manifest declares`)
           throw error
@@ -236,4 +246,26 @@ export class RegistryClient {
     if (put.status !== 201) throw new ModelServerError('registry_error', `push ${layer.digest}: ${await summariseRegistryAnswer(put)}`)
     await put.body?.cancel().catch(() => {})
   }
+}
+
+/** The body of `res` if it is at most `max` bytes, else undefined (the rest is not read). */
+async function readBounded(res: Response, max: number): Promise<Buffer | undefined> {
+  if (Number(res.headers.get('content-length') ?? 0) > max) {
+    await res.body?.cancel()
+    return undefined
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = res.body?.getReader()
+  for (;;) {
+    const read = await reader?.read()
+    if (!read || read.done) break
+    size += read.value.length
+    if (size > max) {
+      await reader!.cancel().catch(() => undefined)
+      return undefined
+    }
+    chunks.push(read.value)
+  }
+  return Buffer.concat(chunks)
 }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { Mutex } from 'async-mutex'
 import { ModelServerError } from '../errors.js'
 import { BlobPins } from './BlobPins.js'
-import { BlobStore, sha256Digest } from './BlobStore.js'
+import { BlobStore, digestPattern, sha256Digest } from './BlobStore.js'
 import { KeyedMutex } from './KeyedMutex.js'
 import { displayName, fullName, nameKey, parseModelName, type ModelName } from './ModelName.js'
 
@@ -22,6 +22,13 @@ export const LAYER = {
 } as const
 
 export type Descriptor = { mediaType: string; digest: string; size: number; from?: string }
+
+/** A manifest descriptor as OCI defines it: a `sha256:` digest, a media type and the blob's size in bytes. */
+export function isDescriptor(d: unknown): d is Descriptor {
+  if (d === null || typeof d !== 'object') return false
+  const { digest, mediaType, size } = d as Record<string, unknown>
+  return typeof digest === 'string' && digestPattern.test(digest) && typeof mediaType === 'string' && Number.isSafeInteger(size) && (size as number) >= 0
+}
 
 export type Manifest = {
   schemaVersion: 2

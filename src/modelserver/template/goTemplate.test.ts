@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileGoTemplate, TemplateError } from './goTemplate.js'
+import { compileGoTemplate, TemplateError, TemplateTooLargeError } from './goTemplate.js'
 import { PromptTemplate } from './promptTemplate.js'
 
 const render = (source: string, data: Record<string, unknown>) => compileGoTemplate(source).render(data)
@@ -53,5 +53,23 @@ describe('Ollama prompt templates', () => {
   it('compile trial-renders, so unknown fields are refused at once', () => {
     expect(() => PromptTemplate.compile('{{ .Nope }}')).toThrow(TemplateError)
     expect(() => PromptTemplate.compile('{{ range .Messages }}{{ .Nope }}{{ end }}')).toThrow(TemplateError)
+  })
+})
+
+describe('a template cannot write without bound', () => {
+  const nested = '{{range .Messages}}{{range $.Messages}}{{range $.Messages}}{{.Content}}{{end}}{{end}}{{end}}'
+  const conversation = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'x' }))
+
+  it('a render stops at its budget (TemplateTooLargeError), not after writing everything', () => {
+    expect(() => compileGoTemplate('{{range .L}}{{range $.L}}ab{{end}}{{end}}').render({ L: Array.from({ length: 100 }) }, 1000)).toThrow(TemplateTooLargeError)
+    expect(compileGoTemplate('{{range .L}}ab{{end}}').render({ L: Array.from({ length: 100 }) }, 1000)).toHaveLength(200)
+  })
+
+  it('three nested ranges over 400 one-character messages (64 MB, 19 s before) are a 400 at once; a usual template with them renders', () => {
+    const t0 = performance.now()
+    expect(() => PromptTemplate.compile(nested).render(conversation(400))).toThrow(expect.objectContaining({ status: 400, message: expect.stringMatching(/^the model's template renders this conversation to more than \d+ characters$/) }))
+    expect(performance.now() - t0).toBeLessThan(2_000)
+    const usual = PromptTemplate.compile('{{range .Messages}}<{{.Role}}>{{.Content}}</{{.Role}}>{{end}}')
+    expect(usual.render(conversation(400))).toHaveLength(200 * ('<user>x</user>'.length + '<assistant>x</assistant>'.length))
   })
 })

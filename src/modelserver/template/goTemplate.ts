@@ -23,12 +23,19 @@ type Node =
 
 const FUNCTIONS = new Set(['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'and', 'or', 'not', 'len', 'slice', 'index', 'json', 'print'])
 
-export type CompiledTemplate = { render(data: Record<string, unknown>): string; fields: Set<string> }
+/** A render that would write more than its `maxChars`: stopped there, not finished. */
+export class TemplateTooLargeError extends TemplateError {}
+
+/** `render`'s `maxChars` bounds what it writes: nested ranges make a template's output grow as a power of its input. */
+export type CompiledTemplate = { render(data: Record<string, unknown>, maxChars?: number): string; fields: Set<string> }
 
 export function compileGoTemplate(source: string): CompiledTemplate {
   const fields = new Set<string>()
   const nodes = parse(lex(source), fields)
-  return { render: (data) => renderNodes(nodes, { dot: data, root: data, vars: new Map([['$', data]]) }), fields }
+  return {
+    render: (data, maxChars = Infinity) => renderNodes(nodes, { dot: data, root: data, vars: new Map([['$', data]]), budget: { left: maxChars, max: maxChars } }),
+    fields,
+  }
 }
 
 type Piece = { text: string } | { action: string }
@@ -203,21 +210,28 @@ function command(args: Arg[]): Expr {
   return head
 }
 
-type Scope = { dot: unknown; root: unknown; vars: Map<string, unknown> }
+type Scope = { dot: unknown; root: unknown; vars: Map<string, unknown>; budget: { left: number; max: number } }
+
+/** `text` as written by a render, counted against its budget (every output is made of these, so all is counted). */
+function written(scope: Scope, text: string): string {
+  scope.budget.left -= text.length
+  if (scope.budget.left < 0) throw new TemplateTooLargeError(`the template renders more than ${scope.budget.max} characters`)
+  return text
+}
 
 function renderNodes(nodes: Node[], scope: Scope): string {
   let out = ''
   for (const node of nodes) {
     switch (node.k) {
       case 'text':
-        out += node.text
+        out += written(scope, node.text)
         break
       case 'out': {
         const value = evaluate(node.expr, scope)
         if (node.assign) {
           if (!node.assign.declare && !scope.vars.has(node.assign.name)) throw new TemplateError(`undefined variable ${node.assign.name}`)
           scope.vars.set(node.assign.name, value)
-        } else out += print(value)
+        } else out += written(scope, print(value))
         break
       }
       case 'if': {
@@ -257,7 +271,7 @@ function renderNodes(nodes: Node[], scope: Scope): string {
 }
 
 function child(scope: Scope, dot: unknown): Scope {
-  return { dot, root: scope.root, vars: new Map(scope.vars) }
+  return { dot, root: scope.root, vars: new Map(scope.vars), budget: scope.budget }
 }
 
 function evaluate(expr: Expr, scope: Scope): unknown {

@@ -1,5 +1,10 @@
 import { badRequest, type ModelServerError } from '../errors.js'
-import { compileGoTemplate, TemplateError, type CompiledTemplate } from './goTemplate.js'
+import { compileGoTemplate, TemplateError, TemplateTooLargeError, type CompiledTemplate } from './goTemplate.js'
+
+/** How many times over a template may write a conversation (and its own text per turn) before it is refused. */
+const RENDER_GROWTH = 4
+/** The most of a render's bound its template's own text earns (a template is the model's, set by whoever created it). */
+const MAX_TEMPLATE_TEXT_CHARS = 8 << 20
 
 export type PromptMessage = { role: string; content: string }
 
@@ -30,12 +35,30 @@ export class PromptTemplate {
     return template
   }
 
-  /** The prompt for a conversation (system messages included), ready to be tokenised as is. */
+  /**
+   * The prompt for a conversation (system messages included), ready to be tokenised as is. A template may write
+   * the conversation and its own text per turn a few times over, not more: a render past `RENDER_GROWTH` × the
+   * conversation + as much of the template per turn (at most `MAX_TEMPLATE_TEXT_CHARS`) + 1 MiB is a 400 (three
+   * nested ranges over 400 one-character messages wrote 64 MB and held the server 19 s).
+   */
   render(messages: PromptMessage[]): string {
+    const conversation = messages.reduce((n, m) => n + m.content.length, 0)
+    // the template's own text per turn counts too, up to a cap: a padded template would otherwise raise its own bound
+    const ownText = Math.min(RENDER_GROWTH * this.source.length * (messages.length + 1), MAX_TEMPLATE_TEXT_CHARS)
+    const maxChars = RENDER_GROWTH * conversation + ownText + (1 << 20)
+    try {
+      return this.#render(messages, maxChars)
+    } catch (error) {
+      if (error instanceof TemplateTooLargeError) throw badRequest(`the model's template renders this conversation to more than ${maxChars} characters`)
+      throw error
+    }
+  }
+
+  #render(messages: PromptMessage[], maxChars: number): string {
     const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n')
     if (this.compiled.fields.has('Messages')) {
       const lastUser = messages.findLast((m) => m.role === 'user')?.content ?? ''
-      return this.compiled.render(values({ System: system, Prompt: lastUser, Messages: messages.map(message) }))
+      return this.compiled.render(values({ System: system, Prompt: lastUser, Messages: messages.map(message) }), maxChars)
     }
     let out = ''
     let turnSystem = ''
@@ -43,17 +66,17 @@ export class PromptTemplate {
     for (const m of messages) {
       if (m.role === 'system') turnSystem = turnSystem ? `${turnSystem}\n\n${m.content}` : m.content
       else if (m.role === 'user' || m.role === 'tool') {
-        if (prompt !== undefined) out += this.compiled.render(values({ System: turnSystem, Prompt: prompt }))
+        if (prompt !== undefined) out += this.compiled.render(values({ System: turnSystem, Prompt: prompt }), maxChars)
         if (prompt !== undefined) turnSystem = ''
         prompt = m.content
       } else if (m.role === 'assistant') {
-        out += this.compiled.render(values({ System: turnSystem, Prompt: prompt ?? '', Response: m.content }))
+        out += this.compiled.render(values({ System: turnSystem, Prompt: prompt ?? '', Response: m.content }), maxChars)
         turnSystem = ''
         prompt = undefined
       }
     }
     const marker = '\u0000response\u0000'
-    const last = this.compiled.render(values({ System: turnSystem, Prompt: prompt ?? '', Response: marker }))
+    const last = this.compiled.render(values({ System: turnSystem, Prompt: prompt ?? '', Response: marker }), maxChars)
     const cut = last.indexOf(marker)
     return out + (cut >= 0 ? last.slice(0, cut) : last)
   }

@@ -307,6 +307,13 @@ describe('structured output', () => {
 })
 
 describe('tools', () => {
+  it("tools whose definitions do not fit the context are the client's input_too_long (a 400), not a failure of the server", async () => {
+    const long = { ...weatherTool, function: { ...weatherTool.function, description: 'd '.repeat(20_000) } }
+    await expect(chat.chat({ messages: [{ role: 'user', content: 'hi' }], tools: [long], options: { seed: 1, num_predict: 4 } })).rejects.toMatchObject({ code: 'input_too_long' })
+    // the model is still usable after it
+    expect((await chat.chat({ messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool], options: { seed: 1, num_predict: 4 } })).evalCount).toBeGreaterThan(0)
+  })
+
   it('returns tool calls when tools are offered (the tiny model is nudged), then answers a tool result', async () => {
     const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }]
     const r = await chat.chat({ messages, tools: [weatherTool], options: { seed: 5 } })

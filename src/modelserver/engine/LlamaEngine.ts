@@ -681,7 +681,7 @@ export class LlamaEngineModel implements EngineModel {
       let thinkingText = ''
       const maxTokens = numPredict(params.options)
       const paramsText = new Map<number, string>()
-      const res = await chat.generateResponse(history, {
+      const res = await inputThatFits(chat.generateResponse(history, {
         functions: tools.length > 0 ? functions : undefined,
         maxParallelFunctionCalls,
         tokenBias,
@@ -722,7 +722,7 @@ export class LlamaEngineModel implements EngineModel {
             params.onToken?.({ content: chunk.text })
           }
         },
-      })
+      }))
       const end = process.hrtime.bigint()
       const meter = seq.tokenMeter.diff(meterBefore)
       const toolCalls: ToolCall[] | undefined = res.functionCalls?.length
@@ -979,4 +979,22 @@ function tokenLogprob(
     entry.top_logprobs = alts
   }
   return entry
+}
+
+/**
+ * node-llama-cpp's own refusals of a conversation that cannot fit the context whatever it drops (what it may not
+ * drop — the system message, the tools' definitions — is longer than the context): the client's input, a 400
+ * `input_too_long` as Ollama answers, not a failure of the server.
+ */
+const DOES_NOT_FIT = /did not return a history that fits the context size|context size is too small to generate/
+
+async function inputThatFits<T>(generating: Promise<T>): Promise<T> {
+  try {
+    return await generating
+  } catch (error) {
+    if (error instanceof Error && DOES_NOT_FIT.test(error.message)) {
+      throw new EngineError('input_too_long', 'input exceeds maximum context length', { details: 'the system message and the tools do not fit the context', cause: error })
+    }
+    throw error
+  }
 }

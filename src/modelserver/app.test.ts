@@ -329,6 +329,12 @@ describe('model server with the stock ollama client', () => {
     const broken = await fetch(`${ms.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"model":' })
     expect(broken.status).toBe(400)
     expect(typeof (await broken.json()).error).toBe('string')
+    // No body at all, whatever it is labelled: the missing body it is (400), not a 415 the document does not have
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const empty = await fetch(`${ms.url}/api/generate`, { method: 'POST', headers: { 'content-type': type } })
+      expect(empty.status, type).toBe(400)
+      expect(typeof (await empty.json()).error).toBe('string')
+    }
     // Blobs stay raw bytes: a JSON-looking body with a JSON content type is hashed as sent.
     const bytes = Buffer.from('{"not":"parsed"}')
     const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`

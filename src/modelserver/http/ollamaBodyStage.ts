@@ -56,10 +56,11 @@ export function ollamaBodyStage<Locals extends Record<string, unknown>>({
   return (exchange) => {
     const req = exchange.req
     const operationId = exchange.context!.operationId
-    if (!hasBody(req)) return undefined
     const json = isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0]!.trim())
     const documented = jsonOperations.get(operationId)
+    // an empty body too: labelled `text/plain` it would be a 415 the document does not have, not the missing body it is
     if (!json && documented) req.headers['content-type'] = documented
+    if (!hasBody(req)) return undefined
     if (json && rawBodyOperations.has(operationId)) req.headers['content-type'] = 'application/octet-stream'
     if (!json && !documented) return undefined
     return new Promise<Error | undefined>((resolve) => {

@@ -72,9 +72,18 @@ describe('receiveUpload', () => {
     expect((await post('--x\r\nbroken', { 'content-type': 'multipart/form-data; boundary=x' })).body.code).toBe('invalid_multipart')
   })
   it('refuses a second file part (one file per request: the quote and receipt are for one), keeping nothing', async () => {
+    const tmp = join(dir, 'tmp')
+    const files = () => (existsSync(tmp) ? readdirSync(tmp).sort() : [])
+    const before = files()
+    for (let i = 0; i < 5; i++) {
+      // the first file is being written when the second part comes: its file must be closed, then removed
+      const f = form(randomBytes(60_000))
+      f.append('file', new Blob([randomBytes(2000)], { type: 'image/png' }), 'y.png')
+      expect((await post(f)).body).toEqual({ code: 'invalid_multipart', message: 'more than one file part: store one file per request' })
+    }
+    await waitFor('the refused uploads\' temp files removed', async () => (files().length === before.length ? true : undefined), 5_000, async () => files())
     const f = form(randomBytes(1000))
     f.append('file', new Blob([randomBytes(2000)], { type: 'image/png' }), 'y.png')
-    expect((await post(f)).body).toEqual({ code: 'invalid_multipart', message: 'more than one file part: store one file per request' })
     expect((await post(f, {}, '/measure')).body.code).toBe('invalid_multipart')
   })
   it('leaves no temp file behind after a refusal', async () => {

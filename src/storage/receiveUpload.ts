@@ -91,7 +91,7 @@ function multipartParser(req: IncomingLike, maxBytes: bigint, limits: ReceiveUpl
 }
 
 /** The file part, hashed and counted on its way to the sink (or nowhere); refused once it passes `maxBytes`. */
-function measureFile(stream: Readable, info: busboy.FileInfo, maxBytes: bigint, tooLarge: (max: bigint) => Error, sink: Sink | undefined): Promise<MeasuredUpload> {
+function measureFile(stream: Readable, info: busboy.FileInfo, maxBytes: bigint, tooLarge: (max: bigint) => Error, sink: Sink | undefined, signal: AbortSignal): Promise<MeasuredUpload> {
   const hash = createHash('sha256')
   let size = 0n
   let over = false
@@ -107,7 +107,7 @@ function measureFile(stream: Readable, info: busboy.FileInfo, maxBytes: bigint, 
       cb(null, chunk)
     },
   })
-  return pipeline(stream, meter, sink ? sink.open() : discard()).then(() => {
+  return pipeline(stream, meter, sink ? sink.open() : discard(), { signal }).then(() => {
     if (over || (stream as Readable & { truncated?: boolean }).truncated) throw tooLarge(maxBytes)
     return { sha256: hash.digest('hex'), sizeBytes: size, mimeType: info.mimeType || 'application/octet-stream', filename: info.filename }
   })
@@ -126,6 +126,8 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
     let settled = false
     let fileSeen = false
     let writing: Promise<MeasuredUpload> | undefined
+    // ends the file's pipeline when the request is refused part-way, so its file is closed before it is removed
+    const abandon = new AbortController()
     // Every byte of the body counts (the other parts too), so the whole body is bounded, not only the file.
     let total = 0n
     let inWindow = 0
@@ -152,7 +154,9 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
       stop()
       req.unpipe(parser)
       // the caller answers; boundUnreadBody decides how much more of the body is read
-      void sink?.discard()
+      abandon.abort(error)
+      // removed once its pipeline has let go of it: a file still being opened or written would outlive the removal
+      void (writing ?? Promise.resolve()).catch(() => undefined).then(() => sink?.discard())
       reject(error)
     }
 
@@ -162,7 +166,7 @@ async function readUpload(req: IncomingLike, options: Omit<ReceiveUploadOptions,
         return
       }
       fileSeen = true
-      writing = measureFile(stream, info, maxBytes, tooLarge, sink)
+      writing = measureFile(stream, info, maxBytes, tooLarge, sink, abandon.signal)
       writing.catch(fail)
     })
     // One file per request (busboy's `files: 1`): the quote, the payment and the receipt are for one item, and a

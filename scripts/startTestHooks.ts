@@ -2,9 +2,8 @@
  * `npm start -- --test-hooks` (or `PAY2STORE_TEST_HOOKS=1`): the gateway gets its test hooks port
  * (src/testHooks/: clock, restart, proof file, faults on every peer) on 127.0.0.1:8407, shifted by
  * `DEVNET_PORT_OFFSET` as the devnet's ports are (a free port with DEVNET_FREE_PORTS=1; `SERVICE_TEST_HOOKS__PORT`
- * wins) with a fresh random token, and `npm start` prints the
- * conformance command that uses them. Without the flag nothing changes, and the printed command runs every row
- * that needs no hook.
+ * wins) with a fresh random token, and `npm start` prints the conformance command that uses them. Without the
+ * flag nothing changes, and the printed command runs every row that needs no hook.
  */
 import { randomBytes } from 'node:crypto'
 import { relative } from 'node:path'

@@ -1,7 +1,5 @@
+import { retryShortly } from '../db/DatabaseUnavailableError.js'
 import { defineError } from '../shared/errors/defineError.js'
-
-/** How long a client waits before asking again (`Retry-After`, seconds): a database restart or failover. */
-const RETRY_AFTER_S = 5
 
 /**
  * A credential that could not be checked because its store failed (the sessions, API keys or sign-in nonces
@@ -9,11 +7,9 @@ const RETRY_AFTER_S = 5
  * credential — a front end that signs its user out on 401 would sign every user out while the database is away.
  * `cause` is the store's error (logged, never answered).
  */
-export const CredentialsUnavailableError = defineError('CredentialsUnavailableError', 'credentials_unavailable', (cause: unknown) => ({
-  message: 'Credentials cannot be checked right now; retry shortly.',
-  cause,
-  meta: { retry_after_s: RETRY_AFTER_S },
-}))
+export const CredentialsUnavailableError = defineError('CredentialsUnavailableError', 'credentials_unavailable', (cause: unknown) =>
+  retryShortly('Credentials cannot be checked right now; retry shortly.', cause),
+)
 export type CredentialsUnavailableError = InstanceType<typeof CredentialsUnavailableError>
 
 /** `read` with any failure of the store it reads turned into `CredentialsUnavailableError`. */

@@ -4,15 +4,19 @@ import { defineError } from '../shared/errors/defineError.js'
 const RETRY_AFTER_S = 5
 
 /**
+ * The parts of a refusal while the database is away (a `defineError` body): `message`, the store's error as
+ * `cause` (logged, never answered) and when to come back (`details.retry_after_s`, also `Retry-After`).
+ */
+export const retryShortly = (message: string, cause: unknown) => ({ message, cause, meta: { retry_after_s: RETRY_AFTER_S } })
+
+/**
  * The database could not serve a request but may again soon (`isDatabaseUnavailable`): 503 `database_unavailable`
  * with `Retry-After`, so a client retries instead of reporting a bug. `cause` is the driver's error (logged, never
  * answered).
  */
-export const DatabaseUnavailableError = defineError('DatabaseUnavailableError', 'database_unavailable', (cause: unknown) => ({
-  message: 'The database is unavailable right now; retry shortly.',
-  cause,
-  meta: { retry_after_s: RETRY_AFTER_S },
-}))
+export const DatabaseUnavailableError = defineError('DatabaseUnavailableError', 'database_unavailable', (cause: unknown) =>
+  retryShortly('The database is unavailable right now; retry shortly.', cause),
+)
 export type DatabaseUnavailableError = InstanceType<typeof DatabaseUnavailableError>
 
 /**
@@ -45,4 +49,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     current = current.cause
   }
   return false
+}
+
+/** `error` as the database being unavailable (itself, when it already is one), or undefined when it is not that. */
+export function asDatabaseUnavailable(error: unknown): DatabaseUnavailableError | undefined {
+  if (error instanceof DatabaseUnavailableError) return error
+  return isDatabaseUnavailable(error) ? new DatabaseUnavailableError(error) : undefined
 }

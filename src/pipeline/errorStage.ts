@@ -1,4 +1,4 @@
-import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/DatabaseUnavailableError.js'
+import { asDatabaseUnavailable, DatabaseUnavailableError } from '../db/DatabaseUnavailableError.js'
 import type { ErrorMapping } from '../handlers/types.js'
 import type { OperationInfo, RequestContext, RequestExchange, UnroutedResult } from '../shared/http/index.js'
 import type { Logger } from '../shared/logger.js'
@@ -29,12 +29,13 @@ export function errorStage<Locals extends Record<string, unknown> = Record<strin
     return shape ? [[operation.operationId, shape] as const] : []
   }))
   return (error, ctx, exchange) => {
-    let mapped = error instanceof DatabaseUnavailableError ? undefined : catalogue.toResult(error)
-    if (!mapped && isDatabaseUnavailable(error)) {
-      // not a bug of the request's path: the database cannot serve now (503 with Retry-After); the operator is told
-      logger.error({ err: error, operationId: ctx?.operationId }, 'database unavailable')
-      mapped = catalogue.toResult(error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error))
-    } else if (!mapped) logger.error({ err: error, operationId: ctx?.operationId }, 'unhandled error')
+    // Not a bug of the request's path: the database cannot serve now (503 with Retry-After); the operator is told.
+    // Errors the catalogue has a row for of their own are answered as they are (a credential that could not be checked).
+    const known = catalogue.toResult(error)
+    const unavailable = known && !(error instanceof DatabaseUnavailableError) ? undefined : asDatabaseUnavailable(error)
+    const mapped = known ?? (unavailable && catalogue.toResult(unavailable))
+    if (unavailable) logger.error({ err: error, operationId: ctx?.operationId }, 'database unavailable')
+    else if (!mapped) logger.error({ err: error, operationId: ctx?.operationId }, 'unhandled error')
     const result = mapped ?? { status: 500, body: { error: 'internal_error', message: 'internal error' } }
     const operationId = ctx?.operationId ?? (exchange && options.routeOf?.(exchange)?.operationId)
     const shape = operationId === undefined ? undefined : shapes.get(operationId)

@@ -28,7 +28,7 @@ export const DurationSchema = {
 } as const;
 
 export const KeepAliveSchema = {
-    description: 'How long the model stays loaded after this request: a duration string (`5m`, `1h30m`, `30s`), a\nnumber of seconds, `0` to unload now, or a negative value to keep it loaded indefinitely. Default `5m`.\n',
+    description: 'How long the model stays loaded after this request: a duration string (`5m`, `1h30m`, `30s`), a\nnumber of seconds, `0` to unload now, or a negative value to keep it loaded indefinitely. Default `5m`.\nLonger than Go\'s longest duration (about 292 years, `2562047h`) is a 400, as Ollama\'s parse refuses it.\n',
     oneOf: [
         {
             type: 'string',

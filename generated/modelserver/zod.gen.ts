@@ -25,6 +25,7 @@ export const zDuration = z.int().gte(0);
 /**
  * How long the model stays loaded after this request: a duration string (`5m`, `1h30m`, `30s`), a
  * number of seconds, `0` to unload now, or a negative value to keep it loaded indefinitely. Default `5m`.
+ * Longer than Go's longest duration (about 292 years, `2562047h`) is a 400, as Ollama's parse refuses it.
  *
  */
 export const zKeepAlive = z.union([

@@ -28,7 +28,11 @@ export function readDevnet(path: string): DevnetFile {
  * The Arweave gateway of a command given `--devnet`: the devnet's own (`storage.gatewayUrl`: `npm start` beside
  * another, on other ports, has another), unless `--arweave` or `$PAY2STORE_ARWEAVE_URL` says which.
  */
-export function devnetArweave(options: { devnet?: string | boolean; arweave: string }, arweaveGiven: boolean, env: NodeJS.ProcessEnv = process.env): string {
-  if (!options.devnet || arweaveGiven || env.PAY2STORE_ARWEAVE_URL?.trim()) return options.arweave
+export function devnetArweave(
+  options: { devnet?: string | boolean; arweave: string },
+  command: { getOptionValueSource(name: string): string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  if (!options.devnet || command.getOptionValueSource('arweave') === 'cli' || env.PAY2STORE_ARWEAVE_URL?.trim()) return options.arweave
   return readDevnet(devnetPath(options.devnet)).storage?.gatewayUrl ?? options.arweave
 }

@@ -66,7 +66,7 @@ function addStoreCommands(program: Command): void {
   ).action(async (file: string, o: StoreOptions & Json, command: Command) => {
     const out = createOutput(!!o.json)
     const { store } = await commands.store()
-    const r = await store(file, { ...o, arweave: devnetArweave(o, command.getOptionValueSource('arweave') === 'cli') }, out)
+    const r = await store(file, { ...o, arweave: devnetArweave(o, command) }, out)
     out.result(r, (v) =>
       [
         `stored ${file} (${v.sizeBytes} bytes)`,
@@ -102,7 +102,7 @@ function addStoreCommands(program: Command): void {
     .action(async (id: string, o: { gateway: string; arweave: string; devnet?: string | boolean } & Json, command: Command) => {
       const out = createOutput(!!o.json)
       const { verify } = await commands.receipt()
-      out.result(await verify(o.gateway, devnetArweave(o, command.getOptionValueSource('arweave') === 'cli'), id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
+      out.result(await verify(o.gateway, devnetArweave(o, command), id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
     })
 
   keyOptions(

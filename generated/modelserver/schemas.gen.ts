@@ -43,7 +43,7 @@ export const KeepAliveSchema = {
 
 export const FormatSchema = {
     'x-designed': true,
-    description: '`json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).\nDesigned: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400\n(`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.\n',
+    description: '`json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).\nDesigned: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400\n(`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.\nThe grammar enforces `type` (one or a list), `enum`, `const`, `anyOf`/`oneOf`, `allOf` (one schema, or\nobjects whose members it merges), `properties` (every listed member is written), `required`,\n`additionalProperties` (an object with members listed has no others unless it says so; without any, any\nmembers), `min/maxProperties`, `items`, `prefixItems`, `min/maxItems`, `min/maxLength`, `format`\n`date-time`/`date`/`time`, and `$ref` into `$defs` or `definitions` at any level; a member without a type\nis any JSON value. Accepted and **not enforced**: `minimum`, `maximum`, `multipleOf`, `pattern`, other\n`format`s, `uniqueItems`, `not`, `if`/`then`/`else`. What no grammar can honour is a 400 naming the place\nas a JSON pointer (`invalid JSON schema in format: /properties/x/enum: enum must list at least one value`):\nan empty `enum`/`anyOf`/`oneOf`/`type` list, an unknown type, a `$ref` to anything but the schema\'s own\ndefinitions, an `enum`/`const` value that is an object or array, `allOf` over non-object schemas.\n',
     oneOf: [
         {
             type: 'string',
@@ -224,7 +224,8 @@ export const ToolDefinitionSchema = {
                 },
                 parameters: {
                     type: 'object',
-                    description: 'JSON schema of the arguments (`type: object`, `required`, `properties`).',
+                    'x-designed': true,
+                    description: 'JSON schema of the arguments (`type: object`, `required`, `properties`), read as `format`\'s schema is\n(see `Format` for what the grammar enforces). Absent or without a type: an object. A schema of\nanother type, or one no grammar can honour, is a 400 naming the tool and the place\n(`tool "f": parameters /properties/x/type: unknown type "bogus"…`).\n',
                     additionalProperties: true,
                     properties: {
                         type: {
@@ -716,6 +717,8 @@ export const ChatRequestSchema = {
         },
         tools: {
             type: 'array',
+            'x-designed': true,
+            description: 'Tools the model may call. With `format` given too, the reply follows `format` and no tool is offered\n(one grammar constrains a reply; this server does not combine a format\'s with the tools\'). The\nsystem prompt and the tools must fit the context with room to answer, whatever `truncate` says\n(`400 input exceeds maximum context length` otherwise): only the conversation is truncated.\n',
             items: {
                 $ref: '#/components/schemas/ToolDefinition'
             }
@@ -1429,9 +1432,12 @@ export const CreateRequestSchema = {
             type: 'string'
         },
         parameters: {
-            type: 'object',
-            additionalProperties: true,
-            description: 'Default options (`temperature`, `stop`, `num_ctx`...).'
+            description: 'Default options (`temperature`, `stop`, `num_ctx`...), checked as a generation\'s `options` are: a known\noption of the wrong type is a 400 here, not a model that fails later.\n',
+            allOf: [
+                {
+                    $ref: '#/components/schemas/ModelOptions'
+                }
+            ]
         },
         messages: {
             type: 'array',

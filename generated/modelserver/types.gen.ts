@@ -36,6 +36,16 @@ export type KeepAlive = string | number;
  * `json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).
  * Designed: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400
  * (`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.
+ * The grammar enforces `type` (one or a list), `enum`, `const`, `anyOf`/`oneOf`, `allOf` (one schema, or
+ * objects whose members it merges), `properties` (every listed member is written), `required`,
+ * `additionalProperties` (an object with members listed has no others unless it says so; without any, any
+ * members), `min/maxProperties`, `items`, `prefixItems`, `min/maxItems`, `min/maxLength`, `format`
+ * `date-time`/`date`/`time`, and `$ref` into `$defs` or `definitions` at any level; a member without a type
+ * is any JSON value. Accepted and **not enforced**: `minimum`, `maximum`, `multipleOf`, `pattern`, other
+ * `format`s, `uniqueItems`, `not`, `if`/`then`/`else`. What no grammar can honour is a 400 naming the place
+ * as a JSON pointer (`invalid JSON schema in format: /properties/x/enum: enum must list at least one value`):
+ * an empty `enum`/`anyOf`/`oneOf`/`type` list, an unknown type, a `$ref` to anything but the schema's own
+ * definitions, an `enum`/`const` value that is an object or array, `allOf` over non-object schemas.
  *
  */
 export type Format = '' | 'json' | {
@@ -116,7 +126,11 @@ export type ToolDefinition = {
         name: string;
         description?: string;
         /**
-         * JSON schema of the arguments (`type: object`, `required`, `properties`).
+         * JSON schema of the arguments (`type: object`, `required`, `properties`), read as `format`'s schema is
+         * (see `Format` for what the grammar enforces). Absent or without a type: an object. A schema of
+         * another type, or one no grammar can honour, is a 400 naming the tool and the place
+         * (`tool "f": parameters /properties/x/type: unknown type "bogus"…`).
+         *
          */
         parameters?: {
             type?: string;
@@ -283,6 +297,13 @@ export type ChatRequest = {
      * Required to generate; empty or absent preloads (or unloads with `keep_alive` 0).
      */
     messages?: Array<ChatMessage>;
+    /**
+     * Tools the model may call. With `format` given too, the reply follows `format` and no tool is offered
+     * (one grammar constrains a reply; this server does not combine a format's with the tools'). The
+     * system prompt and the tools must fit the context with room to answer, whatever `truncate` says
+     * (`400 input exceeds maximum context length` otherwise): only the conversation is truncated.
+     *
+     */
     tools?: Array<ToolDefinition>;
     format?: Format;
     stream?: boolean;
@@ -525,11 +546,11 @@ export type CreateRequest = {
     license?: string | Array<string>;
     system?: string;
     /**
-     * Default options (`temperature`, `stop`, `num_ctx`...).
+     * Default options (`temperature`, `stop`, `num_ctx`...), checked as a generation's `options` are: a known
+     * option of the wrong type is a 400 here, not a model that fails later.
+     *
      */
-    parameters?: {
-        [key: string]: unknown;
-    };
+    parameters?: ModelOptions;
     messages?: Array<ChatMessage>;
     /**
      * Quantization type (`q4_K_M`, `q8_0`); not supported by this server (400).
@@ -2627,6 +2648,10 @@ export type RegistryGetManifestErrors = {
     /**
      * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
      * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     * A manifest whose layers would not make a model this server can show and run is `MANIFEST_INVALID` with the
+     * layer's `digest` and a `reason` in `detail`: a model layer that is not a whole GGUF file (no architecture,
+     * no tensors, cut off before its tensor data), a config, params or messages layer that is not the JSON it
+     * must be (an object; a list of `{role, content}` for messages), a text layer above 4 MiB.
      *
      */
     400: RegistryError;
@@ -2734,6 +2759,10 @@ export type RegistryPutManifestErrors = {
     /**
      * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
      * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     * A manifest whose layers would not make a model this server can show and run is `MANIFEST_INVALID` with the
+     * layer's `digest` and a `reason` in `detail`: a model layer that is not a whole GGUF file (no architecture,
+     * no tensors, cut off before its tensor data), a config, params or messages layer that is not the JSON it
+     * must be (an object; a list of `{role, content}` for messages), a text layer above 4 MiB.
      *
      */
     400: RegistryError;
@@ -2791,6 +2820,10 @@ export type RegistryGetBlobErrors = {
     /**
      * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
      * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     * A manifest whose layers would not make a model this server can show and run is `MANIFEST_INVALID` with the
+     * layer's `digest` and a `reason` in `detail`: a model layer that is not a whole GGUF file (no architecture,
+     * no tensors, cut off before its tensor data), a config, params or messages layer that is not the JSON it
+     * must be (an object; a list of `{role, content}` for messages), a text layer above 4 MiB.
      *
      */
     400: RegistryError;
@@ -2894,6 +2927,10 @@ export type RegistryStartUploadErrors = {
     /**
      * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
      * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     * A manifest whose layers would not make a model this server can show and run is `MANIFEST_INVALID` with the
+     * layer's `digest` and a `reason` in `detail`: a model layer that is not a whole GGUF file (no architecture,
+     * no tensors, cut off before its tensor data), a config, params or messages layer that is not the JSON it
+     * must be (an object; a list of `{role, content}` for messages), a text layer above 4 MiB.
      *
      */
     400: RegistryError;
@@ -3001,6 +3038,10 @@ export type RegistryCompleteUploadErrors = {
     /**
      * Invalid repository name (`NAME_INVALID`), reference or manifest (`MANIFEST_INVALID`), digest or digest
      * mismatch (`DIGEST_INVALID`), a manifest referencing an unknown blob (`MANIFEST_BLOB_UNKNOWN`) (OCI error body).
+     * A manifest whose layers would not make a model this server can show and run is `MANIFEST_INVALID` with the
+     * layer's `digest` and a `reason` in `detail`: a model layer that is not a whole GGUF file (no architecture,
+     * no tensors, cut off before its tensor data), a config, params or messages layer that is not the JSON it
+     * must be (an object; a list of `{role, content}` for messages), a text layer above 4 MiB.
      *
      */
     400: RegistryError;

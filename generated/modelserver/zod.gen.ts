@@ -37,6 +37,16 @@ export const zKeepAlive = z.union([
  * `json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).
  * Designed: a schema of more than 64 KiB of JSON or with more than 1,000 `enum`/`const` values in all is a 400
  * (`format schema is … bytes` / `… enum values`) — its grammar would take the server minutes to build.
+ * The grammar enforces `type` (one or a list), `enum`, `const`, `anyOf`/`oneOf`, `allOf` (one schema, or
+ * objects whose members it merges), `properties` (every listed member is written), `required`,
+ * `additionalProperties` (an object with members listed has no others unless it says so; without any, any
+ * members), `min/maxProperties`, `items`, `prefixItems`, `min/maxItems`, `min/maxLength`, `format`
+ * `date-time`/`date`/`time`, and `$ref` into `$defs` or `definitions` at any level; a member without a type
+ * is any JSON value. Accepted and **not enforced**: `minimum`, `maximum`, `multipleOf`, `pattern`, other
+ * `format`s, `uniqueItems`, `not`, `if`/`then`/`else`. What no grammar can honour is a 400 naming the place
+ * as a JSON pointer (`invalid JSON schema in format: /properties/x/enum: enum must list at least one value`):
+ * an empty `enum`/`anyOf`/`oneOf`/`type` list, an unknown type, a `$ref` to anything but the schema's own
+ * definitions, an `enum`/`const` value that is an object or array, `allOf` over non-object schemas.
  *
  */
 export const zFormat = z.union([
@@ -387,7 +397,7 @@ export const zCreateRequest = z.object({
         z.array(z.string())
     ]).optional(),
     system: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: zModelOptions.optional(),
     messages: z.array(zChatMessage).optional(),
     quantize: z.string().optional(),
     stream: z.boolean().optional().default(true)

@@ -56,7 +56,7 @@ export function createFindModel(store: ModelStore): (name: unknown) => Promise<M
 /** Engine errors as the `{error}` Ollama sends, with the client's model name in capability messages. */
 export function toModelServerError(error: unknown, modelName: string): unknown {
   if (error instanceof EngineError) {
-    return new ModelServerError(error.code, engineErrorMessage(error, `"${modelName}"`), {
+    return new ModelServerError(error.code, engineErrorMessage(error, modelName), {
       cause: error,
     })
   }

@@ -169,6 +169,21 @@ describe('model server with the stock ollama client', () => {
     }
   })
 
+  it('a chat model embeds too, as in Ollama, and still chats whichever of the two loaded it', async () => {
+    const chat = async () => (await post('/api/chat', { model: 'svc-tiny-chat', messages: [{ role: 'user', content: 'x' }], stream: false, options: { num_predict: 1 } })).status
+    const embed = async () => (await post('/api/embed', { model: 'svc-tiny-chat', input: ['a', 'b'] })).json.embeddings as number[][]
+    for (const first of ['embed', 'chat']) {
+      await post('/api/generate', { model: 'svc-tiny-chat', keep_alive: 0 })
+      if (first === 'embed') expect(await embed()).toHaveLength(2)
+      expect(await chat(), `loaded by ${first}`).toBe(200)
+      const vectors = await embed()
+      expect(vectors.map((v) => v.length)).toEqual([64, 64])
+      expect(await chat(), `loaded by ${first}`).toBe(200)
+    }
+    // an embedding model is no chat model, loaded either way
+    expect((await post('/api/generate', { model: 'svc-tiny-embed', prompt: 'x', stream: false })).json.error).toBe('"svc-tiny-embed" does not support generate')
+  })
+
   it('embeds a string or a list, one vector per input, with dimensions', async () => {
     const one = await ollama.embed({ model: 'svc-tiny-embed', input: 'hello' })
     expect(one.embeddings).toHaveLength(1)
@@ -205,6 +220,15 @@ describe('model server with the stock ollama client', () => {
     expect(await psNames()).toContain('svc-tiny-chat:latest')
     await new Promise((r) => setTimeout(r, 2600))
     expect(await psNames()).not.toContain('svc-tiny-chat:latest')
+    // An unload takes any model, as `ollama stop` sends it for an embedding model too; a load still needs generate.
+    await ollama.embed({ model: 'svc-tiny-embed', input: 'x', keep_alive: -1 })
+    expect(await psNames()).toContain('svc-tiny-embed:latest')
+    for (const path of ['/api/generate', '/api/chat']) {
+      await ollama.embed({ model: 'svc-tiny-embed', input: 'x', keep_alive: -1 })
+      expect(await post(path, { model: 'svc-tiny-embed', keep_alive: 0 }), path).toMatchObject({ status: 200, json: { done: true, done_reason: 'unload' } })
+      expect(await psNames()).not.toContain('svc-tiny-embed:latest')
+    }
+    expect((await post('/api/generate', { model: 'svc-tiny-embed' })).json.error).toBe('"svc-tiny-embed" does not support generate')
   })
 
   it('creates from an existing model (system, parameters, messages, license), copies and deletes', async () => {
@@ -267,6 +291,18 @@ describe('model server with the stock ollama client', () => {
     expect((await fetch(`${ms.url}/api/blobs/${d2}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: notGguf })).status).toBe(201)
     const invalid = await post('/api/create', { model: 'junk', files: { 'x.gguf': d2 } })
     expect(invalid.status).toBe(400)
+    // A GGUF cut off before its last tensor's end (an interrupted copy; GGUF's reader fills the rest with zeros) or a
+    // bare header: refused at create with why, not a model whose first generation fails on the server.
+    for (const [file, cut, reason] of [
+      ['cut.gguf', bytes.subarray(0, bytes.length - 100), /cut\.gguf.*ends at byte .* before its tensor data/],
+      ['header.gguf', Buffer.from('GGUF\x03\x00\x00\x00'), /header\.gguf.*no architecture/],
+    ] as const) {
+      const d = `sha256:${createHash('sha256').update(cut).digest('hex')}`
+      expect((await fetch(`${ms.url}/api/blobs/${d}`, { method: 'POST', body: new Uint8Array(cut) })).status).toBe(201)
+      const refused = await post('/api/create', { model: 'cut', files: { [file]: d }, stream: false })
+      expect(refused, file).toMatchObject({ status: 400, json: { error: expect.stringMatching(reason) } })
+    }
+    expect((await post('/api/show', { model: 'cut' })).status).toBe(404)
     await ollama.delete({ model: 'from-blob' })
   })
 
@@ -309,6 +345,10 @@ describe('model server with the stock ollama client', () => {
     expect(quantize.json.error).toMatch(/quantiz/)
     expect((await post('/api/create', { model: 'q', from: 'missing-model' })).status).toBe(404)
     expect((await post('/api/create', { model: 'q' })).status).toBe(400)
+    // A default option of the wrong type is refused at create, as a generation's own option is.
+    const wrongType = await post('/api/create', { model: 'q', from: 'svc-tiny-chat', parameters: { num_ctx: 'large' }, stream: false })
+    expect(wrongType).toMatchObject({ status: 400, json: { error: expect.stringMatching(/num_ctx/) } })
+    expect((await post('/api/show', { model: 'q' })).status).toBe(404)
     expect((await post('/api/copy', { source: 'missing-model', destination: 'x' })).status).toBe(404)
     expect((await post('/api/show', { model: 'bad name!' })).status).toBe(400)
     const broken = await fetch(`${ms.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' })
@@ -479,6 +519,71 @@ describe('Ollama parity', () => {
       expect(plain.status).toBe(200)
     } finally {
       await ollama.delete({ model: 'templated-chat' })
+    }
+    expect(ms.mismatches).toEqual([])
+  })
+
+  it('tool schemas as clients write them: a typeless member, {} parameters, $defs, anyOf, allOf are honoured; what no grammar can honour is a 400 saying where', async () => {
+    const chat = (parameters: unknown, seed = 1) =>
+      post('/api/chat', {
+        model: 'svc-tiny-chat',
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters } }],
+        stream: false,
+        options: { seed, num_predict: 60 },
+      })
+    const honoured: unknown[] = [
+      { type: 'object', properties: { x: { description: 'anything' } } }, // MCP tools and pydantic `Any`
+      {},
+      { properties: { x: {} } },
+      { type: 'object', properties: { item: { $ref: '#/$defs/Item' }, n: { anyOf: [{ type: 'integer' }, { type: 'null' }], default: null } }, required: ['item'], $defs: { Item: { type: 'object', properties: { name: { type: 'string' } } } } },
+      { type: 'object', properties: { item: { $ref: '#/definitions/Item' } }, definitions: { Item: { type: ['string', 'null'] } } },
+      { allOf: [{ type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'string' } } }] },
+      { type: 'object', properties: { when: { type: 'string', format: 'date' }, v: { type: ['object', 'null'], properties: { k: { type: 'boolean' } } } } },
+    ]
+    for (const parameters of honoured) {
+      const res = await chat(parameters)
+      expect(res.status, JSON.stringify(parameters)).toBe(200)
+      expect(res.json.done).toBe(true)
+    }
+    const refused: Array<[unknown, string]> = [
+      [{ type: 'object', properties: { x: { type: 'bogus' } } }, '/properties/x/type: unknown type "bogus"'],
+      [{ type: 'object', properties: { x: { enum: [] } } }, '/properties/x/enum: enum must list at least one value'],
+      [{ type: 'object', properties: { x: { anyOf: [] } } }, '/properties/x/anyOf: anyOf must list at least one schema'],
+      [{ type: 'object', properties: { x: { $ref: '#/$defs/Missing' } } }, '/properties/x/$ref: a $ref must name an entry'],
+      [{ type: 'string' }, `/: a tool's parameters must be a schema of type "object"`],
+      [{ type: 'array', items: { type: 'string' } }, `/: a tool's parameters must be a schema of type "object"`],
+    ]
+    for (const [parameters, where] of refused) {
+      const res = await chat(parameters)
+      expect(res.status, JSON.stringify(parameters)).toBe(400)
+      expect(res.json.error).toContain(`tool "f": parameters ${where}`)
+    }
+    const openai = await fetch(`${ms.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'svc-tiny-chat', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: { enum: [] } } } } }] }),
+    })
+    expect(openai.status).toBe(400)
+    expect(((await openai.json()) as { error: { message: string } }).error.message).toContain('/properties/x/enum')
+    const format = await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'hi', format: { type: 'objekt' }, stream: false })
+    expect(format).toMatchObject({ status: 400, json: { error: expect.stringContaining('invalid JSON schema in format: /type: unknown type "objekt"') } })
+    const single = await post('/api/generate', { model: 'svc-tiny-chat', prompt: 'hi', format: { allOf: [{ type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }] }, stream: false, options: { seed: 1, num_predict: 60 } })
+    expect(Object.keys(JSON.parse(single.json.response) as object)).toEqual(['a'])
+    expect(ms.mismatches).toEqual([])
+  })
+
+  it('an integer argument the model writes past a double\'s range (4e2222): the call as the model made it, never a 500', async () => {
+    // With these seeds the tiny model writes such an exponent for `a` (node-llama-cpp's integer grammar allows one).
+    const add = { type: 'function', function: { name: 'add', description: 'add', parameters: { type: 'object', required: ['a', 'b'], properties: { a: { type: 'integer' }, b: { type: 'number' } } } } }
+    for (const seed of [3, 9]) {
+      const body = { model: 'svc-tiny-chat', messages: [{ role: 'user', content: 'add' }], tools: [add], options: { num_predict: 80, seed } }
+      const whole = await post('/api/chat', { ...body, stream: false })
+      expect(whole.status, `seed ${seed}`).toBe(200)
+      expect(whole.json.message.tool_calls[0].function.name).toBe('add')
+      const streamed = ndjson((await post('/api/chat', body)).text)
+      expect(streamed.some((l) => 'error' in l), `seed ${seed}`).toBe(false)
+      expect(streamed.at(-1).done).toBe(true)
+      expect(streamed.flatMap((l) => l.message?.tool_calls ?? [])).toEqual(whole.json.message.tool_calls)
     }
     expect(ms.mismatches).toEqual([])
   })

@@ -100,7 +100,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
   const ownEngine = !options.engine
   const engine = options.engine ?? (await (await import('./engine/createEngine.js')).createEngine({ threads: config.threads }))
   const ctx = await createModelServerContext(options, engine)
-  const registryClient = new RegistryClient({ store: ctx.store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost, maxBlobBytes: config.maxBlobBytes })
+  const registryClient = new RegistryClient({ store: ctx.store, registryUrl: config.registryUrl, registries: config.registries, resolve: options.resolveHost, maxBlobBytes: config.maxBlobBytes, inspect: (path) => engine.inspect(path) })
   const registry = new RegistryServer(ctx)
   const document = loadOpenApiDocument(modelServerSpecPath)
   const errorShapeOf = errorShapesOf(document) // Ollama, OpenAI or OCI: what the document declares for the route

@@ -22,6 +22,7 @@ export const modelServerErrorStatus = {
   embedding_unsupported: 400,
   completion_unsupported: 400,
   invalid_format: 400,
+  invalid_tools: 400, // a tool whose parameters no grammar can honour (engine/jsonSchema.ts)
   invalid_options: 400,
   input_too_long: 400,
   model_load_failed: 500,

@@ -225,7 +225,10 @@ export interface Engine {
   /** llama.cpp warnings and errors logged since the engine started (a healthy model load adds none). */
   readonly warnings: readonly string[]
   loadModel(params: LoadModelParams): Promise<EngineModel>
-  /** Reads a GGUF's metadata without loading weights (for /api/show on an unloaded model, /api/create). */
+  /**
+   * Reads a GGUF's metadata without loading weights (for /api/show on an unloaded model, /api/create, a model put or
+   * pulled through the registry); throws when the file is not a whole model (no architecture, no tensors, cut off).
+   */
   inspect(path: string): Promise<ModelInfo>
   dispose(): Promise<void>
 }

@@ -338,7 +338,7 @@ describe('tools', () => {
       const err = await plain.chat({ messages: [{ role: 'user', content: 'x' }], tools: [weatherTool] }).catch((e) => e)
       expect(err).toBeInstanceOf(EngineCapabilityError)
       expect(err.code).toBe('tools_unsupported')
-      expect(err.shortMessage).toBe('plain:latest does not support tools')
+      expect(err.shortMessage).toBe('"plain:latest" does not support tools')
     } finally {
       await plain.unload()
     }
@@ -358,8 +358,8 @@ describe('fill-in-the-middle and capability errors', () => {
       const err = await plain.complete({ prompt: 'a', suffix: 'b' }).catch((e) => e)
       expect(err).toBeInstanceOf(EngineCapabilityError)
       expect(err.code).toBe('insert_unsupported')
-      expect(err.shortMessage).toBe('plain:latest does not support insert')
-      expect(engineErrorMessage(err, 'other')).toBe('other does not support insert')
+      expect(err.shortMessage).toBe('"plain:latest" does not support insert')
+      expect(engineErrorMessage(err, 'other')).toBe('"other" does not support insert')
       // an empty suffix is not fill-in-the-middle
       await expect(plain.complete({ prompt: 'a', suffix: '', options: { num_predict: 1 } })).resolves.toBeTruthy()
     } finally {
@@ -371,7 +371,8 @@ describe('fill-in-the-middle and capability errors', () => {
     await expect(chat.chat({ messages: [{ role: 'user', content: 'x' }], think: true })).rejects.toMatchObject({ code: 'thinking_unsupported' })
     await expect(chat.chat({ messages: [{ role: 'user', content: 'x' }], think: false, options: { num_predict: 1 } })).resolves.toBeTruthy()
     await expect(chat.chat({ messages: [{ role: 'user', content: 'x', images: ['AAAA'] }] })).rejects.toMatchObject({ code: 'vision_unsupported' })
-    await expect(chat.embed({ inputs: ['x'] })).rejects.toMatchObject({ code: 'embedding_unsupported' })
+    // a chat model embeds (as in Ollama); an embedding model does not generate
+    expect((await chat.embed({ inputs: ['x'] })).embeddings[0]).toHaveLength(64)
     const err = await embed.complete({ prompt: 'x' }).catch((e) => e)
     expect(err).toBeInstanceOf(EngineError)
     expect(err.shortMessage).toBe('"svc-tiny-embed:latest" does not support generate')

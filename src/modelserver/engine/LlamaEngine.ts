@@ -4,6 +4,7 @@ import {
   HarmonyChatWrapper,
   JinjaTemplateChatWrapper,
   LlamaChat,
+  LlamaJsonSchemaValidationError,
   resolveChatWrapper,
   LlamaGrammarEvaluationState,
   LlamaLogLevel,
@@ -44,7 +45,7 @@ import { toChatHistory } from './chatHistory.js'
 import { EngineCapabilityError, EngineError, EngineInputTooLongError, EngineModelUnloadedError } from './errors.js'
 import { boundedJsonGrammar } from './boundedJsonGrammar.js'
 import { formatTooBig, MAX_CACHED_GRAMMARS } from './formatLimits.js'
-import { toGrammarSchema } from './jsonSchema.js'
+import { SchemaRefusal, toGrammarSchema, toToolParametersSchema } from './jsonSchema.js'
 import { detectKind, readModelInfo } from './modelInfo.js'
 import { defaultThreadCount } from './threads.js'
 import { normalize } from './vectors.js'
@@ -86,7 +87,7 @@ export class LlamaEngine implements Engine {
   }
 
   inspect(path: string): Promise<ModelInfo> {
-    return readModelInfo(path)
+    return readModelInfo(path, this.llama)
   }
 
   async loadModel(params: LoadModelParams): Promise<EngineModel> {
@@ -346,16 +347,24 @@ export class LlamaEngineModel implements EngineModel {
       this.sequence = this.context.getSequence()
     }
     this.ctxSize = wanted
+    this.contextBytes = this.contextEstimate(wanted, this.kind === 'embedding')
+  }
+
+  /** The embedding context, beside the chat context of a completion model (same size, its memory counted). */
+  private async ensureEmbeddingContext(numCtx: number | undefined): Promise<LlamaEmbeddingContext> {
+    await this.ensureContext(numCtx)
+    if (!this.embedContext) {
+      this.embedContext = await this.model.createEmbeddingContext({ contextSize: this.ctxSize, threads: this.engine.threads })
+      this.contextBytes += this.contextEstimate(this.ctxSize, true)
+    }
+    return this.embedContext
+  }
+
+  private contextEstimate(contextSize: number, isEmbeddingContext: boolean): number {
     try {
-      const est = this.model.fileInsights.estimateContextResourceRequirements({
-        contextSize: wanted,
-        modelGpuLayers: 0,
-        sequences: 1,
-        isEmbeddingContext: this.kind === 'embedding',
-      })
-      this.contextBytes = est.cpuRam
+      return this.model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: 0, sequences: 1, isEmbeddingContext }).cpuRam
     } catch {
-      this.contextBytes = 0
+      return 0
     }
   }
 
@@ -432,7 +441,7 @@ export class LlamaEngineModel implements EngineModel {
     }, params.signal)
   }
 
-  private assertUsable(cap: 'completion' | 'embedding'): void {
+  private assertUsable(cap: 'completion'): void {
     if (this.unloaded) throw new EngineModelUnloadedError()
     if (this.kind !== cap) throw new EngineCapabilityError(cap, this.name)
   }
@@ -481,7 +490,14 @@ export class LlamaEngineModel implements EngineModel {
       this.grammarCache.delete(key)
       this.grammarCache.set(key, g)
     } else {
-      g = llama.createGrammarForJsonSchema(toGrammarSchema(format, this.nudge.maxStringLength) as never) as Promise<LlamaGrammar>
+      let schema
+      try {
+        schema = toGrammarSchema(format, this.nudge.maxStringLength)
+      } catch (error) {
+        if (error instanceof SchemaRefusal) throw new EngineError('invalid_format', `invalid JSON schema in format: ${error.message}`, { cause: error })
+        throw error
+      }
+      g = llama.createGrammarForJsonSchema(schema as never) as Promise<LlamaGrammar>
       this.grammarCache.set(key, g)
       if (this.grammarCache.size > MAX_CACHED_GRAMMARS) this.grammarCache.delete(this.grammarCache.keys().next().value!)
     }
@@ -638,13 +654,18 @@ export class LlamaEngineModel implements EngineModel {
     return { ...result, content: call ? '' : result.content, toolCalls: call ? [call] : undefined, doneReason: call ? 'stop' : result.doneReason, logprobs: params.logprobs ? [] : undefined }
   }
 
+  /** The tools as node-llama-cpp's functions; a tool whose parameters no grammar can honour is a 400 naming it. */
   private functionsOf(tools: ToolDefinition[]): Record<string, ChatModelFunctions[string]> {
     const functions: Record<string, ChatModelFunctions[string]> = Object.create(null) as Record<string, ChatModelFunctions[string]>
     for (const t of tools) {
-      functions[t.function.name] = {
-        description: t.function.description,
-        params: t.function.parameters ? toGrammarSchema(t.function.parameters, this.nudge.maxStringLength) : undefined,
+      let params
+      try {
+        params = t.function.parameters ? toToolParametersSchema(t.function.parameters, this.nudge.maxStringLength) : undefined
+      } catch (error) {
+        if (error instanceof SchemaRefusal) throw new EngineError('invalid_tools', `tool ${JSON.stringify(t.function.name)}: parameters ${error.message}`, { cause: error })
+        throw error
       }
+      functions[t.function.name] = { description: t.function.description, params }
     }
     return functions
   }
@@ -681,7 +702,9 @@ export class LlamaEngineModel implements EngineModel {
       let thinkingText = ''
       const maxTokens = numPredict(params.options)
       const paramsText = new Map<number, string>()
-      const res = await inputThatFits(chat.generateResponse(history, {
+      const calls: Array<{ name: string; text: string }> = []
+      let contentText = ''
+      const res = await callsOnInvalidArguments(chat.generateResponse(history, {
         functions: tools.length > 0 ? functions : undefined,
         maxParallelFunctionCalls,
         tokenBias,
@@ -703,14 +726,13 @@ export class LlamaEngineModel implements EngineModel {
           firstAt ??= process.hrtime.bigint()
         },
         // A call is streamed whole as soon as its parameters are complete (Ollama sends a call in that chunk).
-        onFunctionCallParamsChunk: params.onToken
-          ? (chunk) => {
-              const text = (paramsText.get(chunk.callIndex) ?? '') + chunk.paramsChunk
-              paramsText.set(chunk.callIndex, text)
-              if (!chunk.done) return
-              params.onToken!({ toolCalls: [{ type: 'function', function: { index: chunk.callIndex, name: chunk.functionName, arguments: parseArguments(text) } }] })
-            }
-          : undefined,
+        onFunctionCallParamsChunk: (chunk) => {
+          const text = (paramsText.get(chunk.callIndex) ?? '') + chunk.paramsChunk
+          paramsText.set(chunk.callIndex, text)
+          if (!chunk.done) return
+          calls.push({ name: chunk.functionName, text })
+          params.onToken?.({ toolCalls: [{ type: 'function', function: { index: chunk.callIndex, name: chunk.functionName, arguments: parseArguments(text) } }] })
+        },
         onResponseChunk: (chunk) => {
           firstAt ??= process.hrtime.bigint()
           if (chunk.type === 'segment' && chunk.segmentType === 'thought') {
@@ -719,22 +741,24 @@ export class LlamaEngineModel implements EngineModel {
               if (think !== false) params.onToken?.({ thinking: chunk.text })
             }
           } else if (chunk.type === undefined && chunk.text) {
+            contentText += chunk.text
             params.onToken?.({ content: chunk.text })
           }
         },
       }))
       const end = process.hrtime.bigint()
       const meter = seq.tokenMeter.diff(meterBefore)
-      const toolCalls: ToolCall[] | undefined = res.functionCalls?.length
-        ? res.functionCalls.map((c, index) => ({
-            type: 'function' as const,
-            function: { index, name: c.functionName, arguments: (c.params ?? {}) as Record<string, unknown> },
-          }))
+      // without `res`: the calls as they were streamed (`callsOnInvalidArguments`)
+      const made = res
+        ? (res.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: (c.params ?? {}) as Record<string, unknown> }))
+        : calls.map((c) => ({ name: c.name, arguments: parseArguments(c.text) }))
+      const toolCalls: ToolCall[] | undefined = made.length
+        ? made.map((c, index) => ({ type: 'function' as const, function: { index, name: c.name, arguments: c.arguments } }))
         : undefined
       const aborted = params.signal?.aborted === true
-      const stopReason = res.metadata.stopReason
+      const stopReason = res?.metadata.stopReason
       return {
-        content: res.response,
+        content: res?.response ?? contentText,
         thinking: think === false || !thinkingText ? undefined : thinkingText,
         toolCalls,
         doneReason: !toolCalls && stopReason === 'maxTokens' ? 'length' : 'stop',
@@ -753,8 +777,13 @@ export class LlamaEngineModel implements EngineModel {
 
   // ---------------------------------------------------------------- embeddings
 
+  /**
+   * Any model embeds, as in Ollama: an embedding model in its own context, a chat model in an embedding context made
+   * beside its chat context on its first embedding (a model is loaded as what its file says it is, whichever request
+   * loads it; loaded for embeddings, a chat model refused every generation until it was unloaded).
+   */
   async embed(params: EmbedParams): Promise<EmbedResult> {
-    this.assertUsable('embedding')
+    if (this.unloaded) throw new EngineModelUnloadedError()
     if (params.dimensions !== undefined && (!Number.isInteger(params.dimensions) || params.dimensions < 1)) {
       throw new EngineError('invalid_options', 'dimensions must be a positive integer')
     }
@@ -763,8 +792,7 @@ export class LlamaEngineModel implements EngineModel {
     }
     const queuedAt = process.hrtime.bigint()
     return this.queue.run(async () => {
-      await this.ensureContext(params.options?.num_ctx)
-      const ctx = this.embedContext!
+      const ctx = await this.ensureEmbeddingContext(params.options?.num_ctx)
       const embeddings: number[][] = []
       let promptEvalCount = 0
       for (const input of params.inputs) {
@@ -987,6 +1015,21 @@ function tokenLogprob(
  * `input_too_long` as Ollama answers, not a failure of the server.
  */
 const DOES_NOT_FIT = /did not return a history that fits the context size|context size is too small to generate/
+
+/**
+ * node-llama-cpp checks a call's arguments against the tool's schema once the grammar let them through, and throws
+ * when they differ — which the grammar allows for one case: an integer written with an exponent past a double's
+ * range (`4e2222` is Infinity, not an integer). Then `undefined`: the calls as they were streamed are the answer, as
+ * Ollama answers what the model wrote, instead of a 500 after the call went out.
+ */
+async function callsOnInvalidArguments<T>(generating: Promise<T>): Promise<T | undefined> {
+  try {
+    return await inputThatFits(generating)
+  } catch (error) {
+    if (error instanceof LlamaJsonSchemaValidationError) return undefined
+    throw error
+  }
+}
 
 async function inputThatFits<T>(generating: Promise<T>): Promise<T> {
   try {

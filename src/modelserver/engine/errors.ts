@@ -12,6 +12,7 @@ export type EngineErrorCode =
   | 'embedding_unsupported'
   | 'completion_unsupported'
   | 'invalid_format'
+  | 'invalid_tools'
   | 'invalid_options'
   | 'input_too_long'
   | 'model_load_failed'
@@ -29,8 +30,8 @@ export class EngineError extends BaseError<EngineErrorCode> {
 export type EngineCapability = 'insert' | 'thinking' | 'tools' | 'vision' | 'embedding' | 'completion'
 
 /**
- * A request needs a capability the model lacks. Messages follow Ollama's wording:
- * `<model> does not support insert|tools|vision`, `"<model>" does not support thinking|generate|embeddings`.
+ * A request needs a capability the model lacks. Messages follow Ollama's wording, the name quoted:
+ * `"<model>" does not support insert|tools|vision|thinking|generate|embeddings`.
  */
 export class EngineCapabilityError extends EngineError {
   override name = 'EngineCapabilityError'
@@ -42,15 +43,14 @@ export class EngineCapabilityError extends EngineError {
 }
 
 export function capabilityMessage(capability: EngineCapability, modelName: string): string {
+  const name = JSON.stringify(modelName)
   switch (capability) {
-    case 'thinking':
-      return `${JSON.stringify(modelName)} does not support thinking`
     case 'completion':
-      return `${JSON.stringify(modelName)} does not support generate`
+      return `${name} does not support generate`
     case 'embedding':
-      return `${JSON.stringify(modelName)} does not support embeddings`
+      return `${name} does not support embeddings`
     default:
-      return `${modelName} does not support ${capability}`
+      return `${name} does not support ${capability}`
   }
 }
 

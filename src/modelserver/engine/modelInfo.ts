@@ -1,4 +1,5 @@
-import { readGgufFileInfo, type GgufFileInfo } from 'node-llama-cpp'
+import { readGgufFileInfo, type GgufFileInfo, type Llama } from 'node-llama-cpp'
+import { assertTensorDataPresent } from './ggufBounds.js'
 import type { Capability, ModelInfo, ModelKind } from './Engine.js'
 import { formatParameterSize } from '../gguf/formatParameterSize.js'
 
@@ -130,7 +131,9 @@ function hasFimTokens(metadata: Record<string, unknown>): boolean {
   return FIM_TOKEN_TEXTS.some((triple) => triple.every((t) => set.has(t)))
 }
 
-export async function readModelInfo(path: string): Promise<ModelInfo> {
+/** A GGUF file's model information; with `llama`, only once the file is known to hold its whole tensor data. */
+export async function readModelInfo(path: string, llama?: Llama): Promise<ModelInfo> {
   const file = await readGgufFileInfo(path, { sourceType: 'filesystem', logWarnings: false })
+  if (llama) await assertTensorDataPresent(path, file, llama)
   return modelInfoFromGguf(file)
 }

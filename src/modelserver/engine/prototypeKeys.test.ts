@@ -20,7 +20,8 @@ describe('user-supplied keys never index plain objects', () => {
   it('toGrammarSchema: property and $defs names that are prototype members stay property names; the bound still applies', () => {
     const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{"type":"string","title":"dropped"}},"$defs":{"__proto__":{"type":"string"}},"required":["__proto__"]}')
     const out = toGrammarSchema(schema, 8) as unknown as Record<string, any>
-    expect(Object.getPrototypeOf(out)).toBeNull()
+    expect(Object.getPrototypeOf(out.properties)).toBeNull()
+    expect(Object.getPrototypeOf(out.$defs)).toBeNull()
     expect(Object.keys(out.properties)).toEqual(['__proto__', 'constructor'])
     expect(Object.getOwnPropertyDescriptor(out.properties, '__proto__')?.value).toMatchObject({ type: 'string', maxLength: 8 })
     expect(out.properties.constructor).toEqual(Object.assign(Object.create(null), { type: 'string', maxLength: 8 }))

@@ -81,14 +81,18 @@ type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | '
  */
 export type ChatExtras = { toolChoice?: ToolChoice | undefined; thinkWhenCapable?: boolean | undefined }
 
-/** What generate and chat check and read alike: the model, keep_alive, the completion and thinking capabilities. */
-async function prepare(ctx: ModelServerContext, body: GenerationBody, verb: Shape) {
+/**
+ * What generate and chat check and read alike: the model, keep_alive, the completion and thinking capabilities.
+ * `empty`: a body without a prompt or messages — with `keep_alive` 0 an unload, which any model takes (as Ollama:
+ * `ollama stop` sends it for an embedding model too).
+ */
+async function prepare(ctx: ModelServerContext, body: GenerationBody, verb: Shape, empty: boolean) {
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
   const fileInfo = await ctx.inspect(record)
   // Checked against what `show` reports (a template layer has no tools or thinking).
   const info = { ...fileInfo, capabilities: capabilitiesOf(record, fileInfo) }
-  requireCapability(info, 'completion', body.model, verb)
+  if (!(empty && keepAliveMs === 0)) requireCapability(info, 'completion', body.model, verb)
   const think = thinkOf(body.think)
   return { record, keepAliveMs, info, think }
 }
@@ -181,11 +185,10 @@ export async function generate(
   reply?: ReplyShape,
   body: GenerateRequest = req.body as GenerateRequest,
 ): Promise<HttpResult> {
-  const prepared = await prepare(ctx, body, 'generate')
+  const empty = !reply && (body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined
+  const prepared = await prepare(ctx, body, 'generate', empty)
   const { record, info } = prepared
-  if (!reply && (body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined) {
-    return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'generate')
-  }
+  if (empty) return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'generate')
   const suffix = body.suffix === '' ? undefined : body.suffix
   if (suffix !== undefined) requireCapability(info, 'insert', body.model)
   if ((body.images ?? []).length > 0) requireCapability(info, 'vision', body.model)
@@ -221,10 +224,10 @@ export async function chat(
   body: ChatRequest = req.body as ChatRequest,
   extras: ChatExtras = {},
 ): Promise<HttpResult> {
-  const prepared = await prepare(ctx, body, 'chat')
+  const requestMessages = (body.messages ?? []) as ChatMessage[]
+  const prepared = await prepare(ctx, body, 'chat', !reply && requestMessages.length === 0)
   const { record, info } = prepared
   if (extras.thinkWhenCapable && info.capabilities.includes('thinking')) prepared.think = true
-  const requestMessages = (body.messages ?? []) as ChatMessage[]
   if (requestMessages.length === 0) {
     if (reply) throw badRequest('messages must not be empty')
     return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'chat')
@@ -291,11 +294,11 @@ export async function computeEmbeddings(ctx: ModelServerContext, params: Embeddi
   }
   const started = process.hrtime.bigint()
   if (params.inputs.length === 0) {
-    const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding' })
+    const lease = await ctx.residency.acquire(record, { keepAliveMs })
     await lease.release(keepAliveMs)
     return { embeddings: [] as number[][], promptEvalCount: 0, loadDurationNs: lease.loadDurationNs, totalDurationNs: Number(process.hrtime.bigint() - started) }
   }
-  const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding', signal })
+  const lease = await ctx.residency.acquire(record, { keepAliveMs, signal })
   try {
     const result = await lease.model.embed({
       inputs: params.inputs,
@@ -323,7 +326,7 @@ export async function embeddings(ctx: ModelServerContext, req: RequestContext): 
   const body = req.body as EmbeddingsRequest
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
-  const lease = await ctx.residency.acquire(record, { keepAliveMs, kind: 'embedding', signal: req.signal })
+  const lease = await ctx.residency.acquire(record, { keepAliveMs, signal: req.signal })
   try {
     if (!body.prompt) return { status: 200, body: { embedding: [] } }
     const result = await lease.model.embed({ inputs: [body.prompt], options: mergeOptions(record, body.options), signal: req.signal })

@@ -5,6 +5,7 @@ import { ModelServerError } from '../errors.js'
 import { ociError } from '../registry/ociErrors.js'
 import { blobTooLarge, sha256Digest } from '../store/BlobStore.js'
 import { DEFAULT_REGISTRY_HOST, type ModelName } from '../store/ModelName.js'
+import { layerProblem } from '../store/checkLayers.js'
 import { isDescriptor, MANIFEST_MEDIA_TYPE, type Manifest } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 
@@ -59,7 +60,10 @@ export class RegistryServer {
     return { status: 200, headers: { 'docker-content-digest': entry.digest, 'content-type': MANIFEST_MEDIA_TYPE } }
   }
 
-  /** Stores a manifest whose blobs are all present; they stay pinned from the check until the manifest is written. */
+  /**
+   * Stores a manifest whose blobs are all present and make a usable model (`layerProblem`); they stay pinned from the
+   * check until the manifest is written.
+   */
   async putManifest(req: RequestContext): Promise<HttpResult> {
     const raw = (req.raw as { rawBody?: Buffer }).rawBody
     const manifest = req.body as Manifest
@@ -80,6 +84,8 @@ export class RegistryServer {
         if (size === undefined) return ociError('MANIFEST_BLOB_UNKNOWN', { digest: d.digest })
         if (size !== d.size) return ociError('MANIFEST_INVALID', { reason: 'a descriptor size is not its blob size', digest: d.digest, size: d.size, blob_size: size })
       }
+      const problem = await layerProblem(manifest, this.ctx.store.blobs, (path) => this.ctx.engine.inspect(path))
+      if (problem) return ociError('MANIFEST_INVALID', problem)
       await this.ctx.store.putRaw(name, raw)
       return {
         status: 201,

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs'
 import { Readable } from 'node:stream'
 import { ModelServerError } from '../errors.js'
 import { DEFAULT_REGISTRY_HOST, fullName, type ModelName } from '../store/ModelName.js'
+import { layerProblem, layerSizeProblem, type Inspect } from '../store/checkLayers.js'
 import { isDescriptor, MANIFEST_MEDIA_TYPE, type BlobLease, type Descriptor, type Manifest, type ModelStore } from '../store/ModelStore.js'
 import { RegistryEgress, type HostResolver } from './RegistryEgress.js'
 import { summariseRegistryAnswer } from './summariseRegistryAnswer.js'
@@ -20,6 +21,8 @@ export type RegistryClientOptions = {
   chunkBytes?: number
   /** The largest layer a pull takes (`MODELSERVER_MAX_BLOB_BYTES`), whatever its manifest declares. */
   maxBlobBytes?: number
+  /** Reads a pulled model file's metadata: a model that could not be loaded is not written (`layerProblem`). */
+  inspect: Inspect
 }
 
 /** The largest manifest a pull reads (Ollama's are a few hundred bytes; each layer adds about 150). */
@@ -106,6 +109,8 @@ export class RegistryClient {
         if (!isDescriptor(d)) throw new Error(`a descriptor without a sha256 digest, a media type and a whole size: ${JSON.stringify(d)?.slice(0, 200)}`)
         if (d.size > maxBlob) throw new Error(`layer ${d.digest} declares ${d.size} bytes, above MODELSERVER_MAX_BLOB_BYTES (${maxBlob})`)
       }
+      const tooLarge = layerSizeProblem(manifest)
+      if (tooLarge) throw new Error(`layer ${tooLarge.digest}: ${tooLarge.reason}`)
     } catch (error) {
       throw new ModelServerError('registry_manifest_invalid', `pull model manifest: invalid manifest (${(error as Error).message})`)
     }
@@ -113,6 +118,9 @@ export class RegistryClient {
       // Pinned before the first presence check: a layer found present stays present until the manifest is written.
       await lease.pin([manifest.config, ...manifest.layers].map((d) => d.digest))
       await this.download(base, manifest, { signal, onProgress })
+      // What the registry sent must make a model this server can show and run before it is listed.
+      const problem = await layerProblem(manifest, store.blobs, this.options.inspect)
+      if (problem) throw new ModelServerError('registry_manifest_invalid', `pull model manifest: layer ${problem.digest}: ${problem.reason}`)
       onProgress({ status: 'writing manifest' })
       await store.putRaw(name, manifestBytes)
     })

@@ -198,6 +198,72 @@ describe('pull and push between two instances (OCI distribution)', () => {
     expectOci(await oci(await fetch(`${a.url}/v2/.hidden/x/manifests/latest`)), 400, 'NAME_INVALID')
   })
 
+  it('registry side: a manifest whose layers would make a model that cannot be shown or run is refused, not listed', async () => {
+    const upload = async (bytes: Buffer) => {
+      const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+      expect((await fetch(`${a.url}/api/blobs/${digest}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
+      return { digest, size: bytes.length }
+    }
+    const good = (await (await fetch(`${a.url}/v2/library/svc-tiny-chat/manifests/latest`)).json()) as { config: unknown; layers: Array<{ mediaType: string }> }
+    const model = good.layers.find((l) => l.mediaType === 'application/vnd.ollama.image.model')!
+    const layer = async (mediaType: string, bytes: Buffer) => ({ mediaType, ...(await upload(bytes)) })
+    const cases: Array<[string, unknown, unknown[], RegExp]> = [
+      ['params-not-json', good.config, [model, await layer('application/vnd.ollama.image.params', Buffer.from('temperature 0.2'))], /params layer is not JSON/],
+      ['params-array', good.config, [model, await layer('application/vnd.ollama.image.params', Buffer.from('[1,2]'))], /params layer is not a JSON object/],
+      ['messages-object', good.config, [model, await layer('application/vnd.ollama.image.messages', Buffer.from('{"role":"user"}'))], /messages layer/],
+      ['model-not-gguf', good.config, [await layer('application/vnd.ollama.image.model', Buffer.from('plain text, not weights'))], /not a GGUF file/],
+      ['model-gguf-truncated', good.config, [await layer('application/vnd.ollama.image.model', Buffer.from('GGUF\x03\x00\x00\x00'))], /model layer cannot be read: the GGUF header names no architecture/],
+      ['config-not-json', await layer('application/vnd.docker.container.image.v1+json', Buffer.from('<config/>')), [model], /config layer is not JSON/],
+      ['license-too-large', good.config, [model, await layer('application/vnd.ollama.image.license', Buffer.alloc(4 * 1024 * 1024 + 1, 0x61))], /license layer is larger than/],
+    ]
+    for (const [name, config, layers, reason] of cases) {
+      const res = await fetch(`${a.url}/v2/library/${name}/manifests/latest`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/vnd.docker.distribution.manifest.v2+json' },
+        body: JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.docker.distribution.manifest.v2+json', config, layers }),
+      })
+      expect(res.status, name).toBe(400)
+      const error = ((await res.json()) as { errors: Array<{ code: string; detail: { digest: string; reason: string } }> }).errors[0]!
+      expect(error.code, name).toBe('MANIFEST_INVALID')
+      expect(error.detail.reason, name).toMatch(reason)
+      expect(error.detail.digest, name).toMatch(/^sha256:[0-9a-f]{64}$/)
+      const show = await fetch(`${a.url}/api/show`, { method: 'POST', body: JSON.stringify({ model: name }) })
+      expect(show.status, name).toBe(404)
+    }
+    const listed = (await new Ollama({ host: a.url }).list()).models.map((m) => m.name)
+    expect(listed.filter((n) => cases.some(([name]) => n.startsWith(`${name}:`)))).toEqual([])
+  })
+
+  it('a pull whose layers would make an unusable model fails (502) and writes no model', async () => {
+    // A registry that serves a manifest whose parameters layer is not JSON (what `a` itself now refuses to store).
+    const params = Buffer.from('not json')
+    const good = (await (await fetch(`${a.url}/v2/library/svc-tiny-chat/manifests/latest`)).json()) as { config: { digest: string }; layers: Array<{ digest: string; mediaType: string }> }
+    const paramsDigest = `sha256:${createHash('sha256').update(params).digest('hex')}`
+    const manifest = JSON.stringify({ ...good, layers: [...good.layers.filter((l) => l.mediaType.endsWith('.model')), { mediaType: 'application/vnd.ollama.image.params', digest: paramsDigest, size: params.length }] })
+    const { createServer: createHttpServer } = await import('node:http')
+    const fake = createHttpServer(async (req, res) => {
+      if (req.url?.endsWith('/manifests/latest')) return void res.writeHead(200, { 'content-type': 'application/vnd.docker.distribution.manifest.v2+json' }).end(manifest)
+      const digest = req.url?.split('/blobs/')[1]
+      if (digest === paramsDigest) return void res.writeHead(200).end(params)
+      if (digest) return void res.writeHead(200).end(Buffer.from(await (await fetch(`${a.url}/v2/library/svc-tiny-chat/blobs/${digest}`)).arrayBuffer()))
+      res.writeHead(404).end()
+    })
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+    const port = (fake.address() as AddressInfo).port
+    const c = await startTestModelServer({ engine, config: { installDefaults: false, registries: [`127.0.0.1:${port}`] } })
+    try {
+      const model = `127.0.0.1:${port}/library/bad-params:latest`
+      const res = await fetch(`${c.url}/api/pull`, { method: 'POST', body: JSON.stringify({ model, insecure: true, stream: false }) })
+      expect(res.status).toBe(502)
+      expect(((await res.json()) as { error: string }).error).toMatch(new RegExp(`layer ${paramsDigest}: the params layer is not JSON`))
+      expect((await new Ollama({ host: c.url }).list()).models).toEqual([])
+      expect(c.mismatches).toEqual([])
+    } finally {
+      await c.close()
+      await new Promise((resolve) => fake.close(resolve))
+    }
+  })
+
   it('every response matched openapi/modelserver.yaml', () => {
     expect([...a.mismatches, ...b.mismatches, ...fromDefault.mismatches]).toEqual([])
   })

@@ -1,7 +1,7 @@
-import { open } from 'node:fs/promises'
 import type { ModelInfo } from '../engine/Engine.js'
 import { ModelServerError, badRequest, modelNotFound } from '../errors.js'
 import { assertDigest } from './BlobStore.js'
+import { inspectFailure, isGguf } from './checkLayers.js'
 import { parseModelName, type ModelName } from './ModelName.js'
 import { LAYER, newManifest, type BlobLease, type Descriptor, type ModelConfig, type ModelStore } from './ModelStore.js'
 
@@ -16,17 +16,6 @@ export type ModelSpec = {
   license?: string | string[] | undefined
   parameters?: Record<string, unknown> | undefined
   messages?: Array<{ role: string; content: string }> | undefined
-}
-
-async function isGguf(path: string): Promise<boolean> {
-  const handle = await open(path, 'r')
-  try {
-    const buf = Buffer.alloc(4)
-    await handle.read(buf, 0, 4, 0)
-    return buf.toString('latin1') === 'GGUF'
-  } finally {
-    await handle.close()
-  }
 }
 
 /**
@@ -69,8 +58,7 @@ async function compose(
       info = await inspect(path)
     } catch (error) {
       // The engine's message names the blob's absolute path: the client gets the file name it sent instead.
-      const reason = ((error as Error)?.message ?? String(error)).split(path).join(file).split('\n')[0]
-      throw new ModelServerError('invalid_model_file', `invalid model file '${file}': ${reason}`, { cause: error })
+      throw new ModelServerError('invalid_model_file', `invalid model file '${file}': ${inspectFailure(error, path, file)}`, { cause: error })
     }
     const size = (await store.blobs.size(digest)) ?? 0
     layers = layers.filter((l) => l.mediaType !== LAYER.model)

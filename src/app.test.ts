@@ -499,6 +499,24 @@ describe('rate limit', () => {
       await limited.close()
     }
   })
+
+  it("a balancer's health probes are not counted: they never use up its address's limit, nor the limit its requests share", async () => {
+    const limited = await startTestGateway({ env: { SERVICE_RATE_LIMIT__MAX: '3', SERVICE_RATE_LIMIT__WINDOW_S: '30' } })
+    try {
+      // three replicas checked every 500 ms: 720 probes a minute from one address, against a limit of 600
+      const probes: number[] = []
+      for (let i = 0; i < 8; i++) for (const path of ['/health', '/health/live', '/health/ready']) probes.push((await fetch(`${limited.url}${path}`)).status)
+      expect(probes.filter((s) => s === 429)).toEqual([])
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++) statuses.push((await fetch(`${limited.url}/login`)).status)
+      expect(statuses).toEqual([200, 200, 200, 429])
+      // the dependency checks are not a probe: they count
+      expect((await fetch(`${limited.url}/health/detailed`)).status).toBe(429)
+      expect(limited.validationErrors).toEqual([])
+    } finally {
+      await limited.close()
+    }
+  })
 })
 
 describe('every response matched the document', () => {

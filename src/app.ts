@@ -32,7 +32,7 @@ import { DatabaseRateLimitStore } from './pipeline/DatabaseRateLimitStore.js'
 import { FallbackRateLimitStore } from './pipeline/FallbackRateLimitStore.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './pipeline/MemoryRateLimitStore.js'
 import { RedisRateLimitStore } from './pipeline/RedisRateLimitStore.js'
-import { createRateLimiter, rateLimitStage } from './pipeline/rateLimitStage.js'
+import { createRateLimiter, isHealthProbe, rateLimitStage } from './pipeline/rateLimitStage.js'
 import { securityStage } from './pipeline/securityStage.js'
 import { createServiceGraph } from './services/createServiceGraph.js'
 import { createPipelineApp } from './shared/http/createPipelineApp.js'
@@ -153,7 +153,7 @@ export async function createApp(deps: AppDeps): Promise<GatewayApp> {
     router.pipeline(
       ...tracingStages, //                                  0. tracing (when on): the request's span, in the caller's trace
       middleware('cors', corsStage({ origins: config.corsOrigins })), // 1. CORS (a preflight ends here)
-      middleware('rate limit', rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore })), // 2. rate limit (its 429 through on-error)
+      middleware('rate limit', rateLimitStage({ windowS: config.rateLimit.windowS, max: config.rateLimit.max, store: rateLimitStore, exempt: isHealthProbe })), // 2. rate limit (its 429 through on-error; not the health probes)
       middleware('public assets', publicAssets(root)), //   public static prefixes (x-public-prefixes): no gate, files only
       step('gate', gate.stage(router.routeOf)), //          3. a closed path needs a live session
       step('route', router.stages.route), //                4. the operation, its parameters, the context (404/405)

@@ -1469,6 +1469,14 @@ export const HealthDetailedSchema = {
                 storage_upstream: {
                     $ref: '#/components/schemas/HealthCheck'
                 },
+                arweave_key: {
+                    description: 'The service\'s Arweave key (`SERVICE_STORAGE__ARWEAVE_JWK_PATH`) can be read; every upload is signed with it.',
+                    allOf: [
+                        {
+                            $ref: '#/components/schemas/HealthCheck'
+                        }
+                    ]
+                },
                 facilitator: {
                     $ref: '#/components/schemas/HealthCheck'
                 },

@@ -468,7 +468,8 @@ export const getHealthLive = <ThrowOnError extends boolean = false>(options?: Op
  * before it notices) or `not_ready` (a capability it is configured for is `down`, or not checked yet).
  *
  * `capabilities` reports each capability: `database`, `catalogue_log` (the append-only log is writable),
- * `modelserver`, `storage` (the storage upstream and the Arweave gateway), `facilitator` (x402, EVM
+ * `modelserver`, `storage` (the storage upstream, the Arweave gateway and the service's Arweave key, without
+ * which a replica would take payments for uploads it cannot sign), `facilitator` (x402, EVM
  * payments), `algorand` (the Algorand node) and `chains` (every JSON-RPC endpoint configured). Each is `up`,
  * `down` (its last two checks failed), `unknown` (not checked yet, or one failed check after none passed) or
  * `not_configured` (its settings are deliberately unset: paid storage off, no chain endpoint) — a capability
@@ -481,8 +482,9 @@ export const getHealthLive = <ThrowOnError extends boolean = false>(options?: Op
  * dependencies checks the default and, when no replica passes it (a dependency they all share is down),
  * falls back to `require=none` so that what still works keeps being served (docs/configuration.md, "Health
  * and readiness"; `deploy/haproxy.cfg`). The body carries no address, count or error text (why a
- * capability is down is in the log and in `GET /health/detailed`). A balancer's checks count against its
- * address's rate limit like any request (two a second are 120 a minute).
+ * capability is down is in the log and in `GET /health/detailed`). `GET /health`, `/health/live` and
+ * `/health/ready` are not counted against the per-address rate limit: a balancer checks every replica from
+ * one address, and counted, its checks used up the limit the replicas share and took every replica out.
  *
  */
 export const getHealthReady = <ThrowOnError extends boolean = false>(options?: Options<GetHealthReadyData, ThrowOnError>): RequestResult<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError> => (options?.client ?? client).get<GetHealthReadyResponses, GetHealthReadyErrors, ThrowOnError>({ url: '/health/ready', ...options });

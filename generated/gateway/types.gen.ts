@@ -639,6 +639,10 @@ export type HealthDetailed = {
         modelserver: ModelServerPoolCheck;
         catalogue_log: HealthCheck;
         storage_upstream?: HealthCheck;
+        /**
+         * The service's Arweave key (`SERVICE_STORAGE__ARWEAVE_JWK_PATH`) can be read; every upload is signed with it.
+         */
+        arweave_key?: HealthCheck;
         facilitator?: HealthCheck;
         algod?: HealthCheck;
         upstream_credit?: UpstreamCreditCheck;

@@ -1320,6 +1320,7 @@ export const zHealthDetailed = z.object({
         modelserver: zModelServerPoolCheck,
         catalogue_log: zHealthCheck,
         storage_upstream: zHealthCheck.optional(),
+        arweave_key: zHealthCheck.optional(),
         facilitator: zHealthCheck.optional(),
         algod: zHealthCheck.optional(),
         upstream_credit: zUpstreamCreditCheck.optional()

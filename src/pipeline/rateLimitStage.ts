@@ -11,7 +11,21 @@ export type RateLimitStageParameters = {
   store?: RateLimitStore
   /** Milliseconds (tests). */
   now?: () => number
+  /** Requests that are not counted (the balancers' health probes). */
+  exempt?: (req: Request) => boolean
 }
+
+/**
+ * The health probes a balancer or orchestrator sends (they read the last background check, no dependency): not
+ * counted. Counted, a balancer's checks — all from its one address, against every replica, into the limit the
+ * replicas share — used up that address's limit: with three replicas checked every 500 ms (720 a minute against
+ * 600), every replica was marked down and every client got the balancer's 503.
+ */
+export function isHealthProbe(req: Request): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && HEALTH_PROBES.has(req.path)
+}
+
+const HEALTH_PROBES: ReadonlySet<string> = new Set(['/health', '/health/live', '/health/ready'])
 
 /**
  * Stage 2 (seed 000 §8): a global per-address limit before the gate, 429 `rate_limited` + `Retry-After`, and
@@ -35,6 +49,7 @@ export function rateLimitStage(p: RateLimitStageParameters): RequestHandler {
   }
 
   return (req, res, next) => {
+    if (p.exempt?.(req)) return next()
     const hit = store.hit(keyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown'), windowMs, now())
     // A shared store that fails (database down) lets the request through: the limit is a guard, not a gate.
     if (hit instanceof Promise) hit.then((h) => apply(req, res, next, h), () => next())

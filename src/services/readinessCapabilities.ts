@@ -34,7 +34,7 @@ export function readinessCapabilities(services: Services, env: Env, timeoutMs: n
       check:
         storageChecks &&
         (async () => {
-          await Promise.all([storageChecks.storage_upstream!(), answers(`${storage.config.gatewayUrl.replace(/\/+$/, '')}/info`, timeoutMs)])
+          await Promise.all([storageChecks.storage_upstream!(), storageChecks.arweave_key!(), answers(`${storage.config.gatewayUrl.replace(/\/+$/, '')}/info`, timeoutMs)])
         }),
     },
     { name: 'facilitator', check: storageChecks?.facilitator },

@@ -325,13 +325,17 @@ export class StorageService {
   }
 
   /**
-   * Checks of `/health/detailed` for paid storage: the upstream (`/v1/rates`), the facilitators
+   * Checks of `/health/detailed` for paid storage: the upstream (`/v1/rates`), the Arweave key, the facilitators
    * (`/supported`; ok while one answers), the Algorand node (`/v2/status`) and the upstream credit.
    */
   healthChecks(timeoutMs = 2_000): Record<string, () => Promise<Record<string, unknown> | void>> {
     return {
       storage_upstream: async () => {
         await this.upstream.rates()
+      },
+      // the key every upload is signed with: without it a replica took payments it could not store (its 502)
+      arweave_key: async () => {
+        await this.signer()
       },
       facilitator: async () => {
         const results = await Promise.allSettled(this.facilitator.clients.map((c) => c.supported(timeoutMs)))

@@ -3,13 +3,15 @@ import { readStorageConfig } from '../../storage/config.js'
 import { Ledger } from '../../storage/Ledger.js'
 import { StorageService } from '../../storage/StorageService.js'
 import { StorageWorker } from '../../storage/StorageWorker.js'
+import { sweepTemporaryFiles } from '../../storage/sweepTemporaryFiles.js'
 import { readX402Config } from '../../x402/config.js'
 import type { DomainInit, DomainPlugin } from '../DomainPlugin.js'
 
 /**
  * Paid storage: reads `SERVICE_STORAGE__*`, `SERVICE_X402__*`, `SERVICE_ALGOD__*` and `FACILITATOR_TOKEN`,
  * builds the service over the main database, and runs the background worker (queued-upload retries,
- * verification and, with `SERVICE_STORAGE__ATTESTOR_KEY`, attestation) while the app is up.
+ * verification and, with `SERVICE_STORAGE__ATTESTOR_KEY`, attestation) while the app is up; at start, removes the
+ * temporary upload files a killed process left.
  */
 export const initStorage: DomainInit = (core) => {
   const env = { ...core.env, SERVICE_DATA_DIR: core.config.dataDir, SERVICE_PUBLIC_ORIGIN: core.config.publicOrigin }
@@ -42,7 +44,11 @@ export const initStorage: DomainInit = (core) => {
   return {
     services: { storage: service, ...(missing.length === 0 ? { healthChecks: service.healthChecks() } : {}) },
     metrics,
-    start: () => worker.start(),
+    start: async () => {
+      const removed = await sweepTemporaryFiles(service.spoolTmpDir)
+      if (removed > 0) core.logger.info({ removed, dir: service.spoolTmpDir }, 'removed temporary upload files left by an earlier process')
+      worker.start()
+    },
     // a rolling restart: no new queued upload is taken from the signal on (peers take them)
     drain: () => worker.stop(),
     // what this instance still holds goes back to the queue now, for a peer to take without waiting for the lease

@@ -748,13 +748,7 @@ export class LlamaEngineModel implements EngineModel {
       }))
       const end = process.hrtime.bigint()
       const meter = seq.tokenMeter.diff(meterBefore)
-      // without `res`: the calls as they were streamed (`callsOnInvalidArguments`)
-      const made = res
-        ? (res.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: (c.params ?? {}) as Record<string, unknown> }))
-        : calls.map((c) => ({ name: c.name, arguments: parseArguments(c.text) }))
-      const toolCalls: ToolCall[] | undefined = made.length
-        ? made.map((c, index) => ({ type: 'function' as const, function: { index, name: c.name, arguments: c.arguments } }))
-        : undefined
+      const toolCalls = toolCallsOf(res, calls)
       const aborted = params.signal?.aborted === true
       const stopReason = res?.metadata.stopReason
       return {
@@ -916,6 +910,21 @@ export function templateTakesLevels(template: string): boolean {
 }
 
 /** A streamed call's parameters text (JSON by grammar; `{}` when the function takes none). */
+/**
+ * The calls of one answer, numbered (none: `undefined`): node-llama-cpp's, or without its answer
+ * (`callsOnInvalidArguments`) the calls as they were streamed.
+ */
+function toolCallsOf(
+  res: { functionCalls?: ReadonlyArray<{ functionName: string; params: unknown }> } | undefined,
+  streamed: ReadonlyArray<{ name: string; text: string }>,
+): ToolCall[] | undefined {
+  const made = res
+    ? (res.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: c.params }))
+    : streamed.map((c) => ({ name: c.name, arguments: parseArguments(c.text) }))
+  if (made.length === 0) return undefined
+  return made.map((c, index) => ({ type: 'function' as const, function: { index, name: c.name, arguments: (c.arguments ?? {}) as Record<string, unknown> } }))
+}
+
 function parseArguments(text: string): Record<string, unknown> {
   if (text.trim() === '') return {}
   try {

@@ -3,7 +3,8 @@
  * batches every stored, paid upload not yet in a batch (paid before `--cutoff <epoch seconds>`, default
  * now): tree file stored through the storage upstream, `commitBatch` on the configured chain, proofs
  * recorded. Configuration: `SERVICE_BATCH__*` (src/batch/config.ts), `SERVICE_STORAGE__*` for the upstream
- * and Arweave key, `SERVICE_DATABASE_URL` / `SERVICE_DATA_DIR`. Exits non-zero when a step fails.
+ * and Arweave key, `SERVICE_DATABASE_URL` / `SERVICE_DATA_DIR`. Exits non-zero when a step fails. Safe beside the
+ * gateways' daily runs: a batch another run is working on is left to it (listed as held by another run).
  *
  * On `npm start`'s data it needs no configuration: unless the peers are configured (SERVICE_X402__FACILITATOR_URL
  * set, as for `npm start`), the settings the devnet wrote in `<SERVICE_DATA_DIR>/devnet.json` are used under the
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     const batches = [...result.resumed, ...result.created]
     if (process.argv.includes('--json')) {
       console.log(JSON.stringify(result, null, 2))
-    } else if (batches.length === 0) {
+    } else if (batches.length === 0 && result.inProgress.length === 0) {
       console.log('no receipts to batch')
     } else {
       for (const b of batches) {
@@ -69,6 +70,9 @@ async function main(): Promise<void> {
           `epoch ${b.epoch ?? '-'} · ${b.leafCount} receipt${b.leafCount === 1 ? '' : 's'} · root ${b.root} · tree ${b.treeArTxId} · tx ${b.commitTxHash} · ${b.status}`,
         )
       }
+    }
+    if (!process.argv.includes('--json')) {
+      for (const b of result.inProgress) console.log(`root ${b.root} · ${b.leafCount} receipt${b.leafCount === 1 ? '' : 's'} · ${b.status} · held by another run, left to it`)
     }
     for (const s of result.skipped) console.error(`left out ${s.arTxId}: ${s.reason}`)
   } finally {

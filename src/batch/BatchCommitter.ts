@@ -1,4 +1,4 @@
-import { type Address, type Hex, parseEventLogs } from 'viem'
+import { type Address, type Hex, getAbiItem, parseEventLogs } from 'viem'
 import { receiptBatchesAbi } from './abi.js'
 import { keyedRpcClients } from './chain.js'
 import { BatchCommitFailedError } from './errors.js'
@@ -13,7 +13,19 @@ export interface BatchCommitter {
   send(root: Hex, leafCount: number, arweaveTx: Hex): Promise<Hex>
   /** Waits for a sent transaction and reads the epoch from its `RootCommitted` event. */
   wait(txHash: Hex): Promise<CommitResult>
+  /** The chain's latest block (recorded before a send, so a run taking over knows where to look). */
+  latestBlock(): Promise<bigint>
+  /**
+   * The first `RootCommitted` of `root` by the contract from `fromBlock` on (null: the last `LOG_WINDOW`
+   * blocks), with its transaction; undefined when there is none: whether a commit a stopped run may have
+   * sent reached the chain.
+   */
+  findCommit(root: Hex, fromBlock: bigint | null): Promise<CommitResult | undefined>
 }
+
+/** Blocks per `eth_getLogs` query (and how far back `findCommit` looks without a starting block). */
+export const LOG_WINDOW = 50_000n
+const rootCommitted = getAbiItem({ abi: receiptBatchesAbi, name: 'RootCommitted' })
 
 export type ViemBatchCommitterOptions = {
   rpcUrl: string
@@ -57,6 +69,18 @@ export function viemBatchCommitter(opts: ViemBatchCommitterOptions): BatchCommit
       )
       if (!event) throw new BatchCommitFailedError(`commitBatch tx ${txHash} emitted no RootCommitted`)
       return { epoch: Number(event.args.epoch), txHash, blockNumber: receipt.blockNumber }
+    },
+    // not a number viem kept from an earlier read: the commit sought may be newer
+    latestBlock: () => pub.getBlockNumber({ cacheTime: 0 }),
+    async findCommit(root, fromBlock) {
+      const latest = await pub.getBlockNumber({ cacheTime: 0 })
+      for (let from = fromBlock ?? (latest > LOG_WINDOW ? latest - LOG_WINDOW : 0n); from <= latest; from += LOG_WINDOW) {
+        const to = from + LOG_WINDOW - 1n < latest ? from + LOG_WINDOW - 1n : latest
+        const logs = await pub.getLogs({ address: opts.contract, event: rootCommitted, fromBlock: from, toBlock: to })
+        const hit = logs.find((l) => l.args.root?.toLowerCase() === root.toLowerCase())
+        if (hit) return { epoch: Number(hit.args.epoch), txHash: hit.transactionHash, blockNumber: hit.blockNumber }
+      }
+      return undefined
     },
   }
 }

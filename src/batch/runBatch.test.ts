@@ -6,8 +6,12 @@ import { ReceiptNotFoundError } from './errors.js'
 import { getReceiptProof } from './getReceiptProof.js'
 import { ledgerReceiptSource } from './ledgerReceiptSource.js'
 import { LEAF_ENCODING, type LeafTuple, arTxIdToBytes32 } from './receiptLeaf.js'
-import { runBatch } from './runBatch.js'
-import { FakeCommitter, FakeUploader, insertLedgerRow, randomArTxId } from '../../tests/support/batchFakes.js'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/Database.js'
+import { type BatchLogger, runBatch } from './runBatch.js'
+import { FakeCommitter, FakeUploader, dyingCommitter, insertLedgerRow, randomArTxId } from '../../tests/support/batchFakes.js'
+import { type TestDatabase, createTestDatabase, dialects } from '../../tests/support/testDatabase.js'
+import { waitFor } from '../../tests/support/waitFor.js'
 import { catalogueEventErrors } from '../../tests/support/catalogueEventSchemas.js'
 
 const PAYERS = [
@@ -86,7 +90,7 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
 
     // a second run finds nothing new and commits nothing
     const again = await run()
-    expect(again).toEqual({ resumed: [], created: [], skipped: [] })
+    expect(again).toEqual({ resumed: [], created: [], skipped: [], inProgress: [] })
     expect(committer.sent).toHaveLength(1)
 
     // a later upload goes into epoch 2 on its own
@@ -223,5 +227,120 @@ describe('receipt batch (ledger → tree → tree file → commit → proofs)', 
       },
     ])
     expect(catalogueEventErrors(events[0]!.kind, events[0]!.payload)).toBeUndefined()
+  })
+})
+
+/**
+ * Several runs over one database at once: the scheduler of every replica at the daily time, `npm run batch`
+ * beside them. PostgreSQL: each run has its own pool, as replicas do; SQLite: the runs share one handle (a second
+ * handle in the same process would wait for the first's write lock holding the event loop).
+ */
+describe.each(dialects)('receipt batch runs at once over one database (%s)', (dialect) => {
+  let h: TestDatabase
+  let handles: DatabaseHandle[]
+  let uploader: FakeUploader
+  let chain: FakeCommitter
+  let errors: { msg: string | undefined; obj: object }[]
+  const T = 1_800_000_000
+  const log: BatchLogger = { info() {}, warn() {}, error: (obj, msg) => errors.push({ msg, obj }) }
+
+  beforeEach(async () => {
+    h = await createTestDatabase(dialect)
+    handles = []
+    uploader = new FakeUploader()
+    chain = new FakeCommitter()
+    errors = []
+  })
+  afterEach(async () => {
+    for (const other of handles) await other.close()
+    await h.close()
+  })
+  /** A database handle of its own for each replica on PostgreSQL; the one handle on SQLite. */
+  const replicaDb = async () => {
+    if (dialect === 'sqlite') return h.db
+    const other = await createDatabase({ url: h.url, migrate: false })
+    handles.push(other)
+    return other.db
+  }
+  const run = (db: Kysely<Database>, over: Partial<Parameters<typeof runBatch>[0]> = {}) =>
+    runBatch({ db, source: ledgerReceiptSource(db), uploader, committer: chain, now: () => T, log, ...over })
+  const batches = () => h.db.selectFrom('receipt_batches').selectAll().orderBy('epoch').execute()
+
+  /** Every batch committed once: one commitBatch per root, each row's epoch and tx being that commit's. */
+  const expectEachRootCommittedOnce = async (receipts: number) => {
+    const rows = await batches()
+    expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'committed'))
+    expect(chain.sent.map((s) => s.root).sort()).toEqual(rows.map((r) => r.root).sort())
+    for (const row of rows) {
+      const onChain = chain.sent[Number(row.epoch) - 1]
+      expect(onChain).toMatchObject({ root: row.root, hash: row.commit_tx_hash, leafCount: row.leaf_count })
+    }
+    const members = await h.db.selectFrom('batch_receipts').select(['ar_tx_id', 'batch_id']).execute()
+    expect(members).toHaveLength(receipts)
+    expect(rows.reduce((n, r) => n + r.leaf_count, 0)).toBe(receipts)
+  }
+
+  it('three runs started at once: each root committed once, every receipt in one batch, no run fails', async () => {
+    for (let i = 0; i < 5; i++) await insertLedgerRow(h.db, { payer: PAYERS[i % 3]!, createdAt: 1000 + i })
+    const dbs = [await replicaDb(), await replicaDb(), await replicaDb()]
+    const results = await Promise.allSettled(dbs.map((db) => run(db, { maxLeaves: 2 })))
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([])
+    expect(errors).toEqual([])
+    await expectEachRootCommittedOnce(5)
+    expect(chain.sent).toHaveLength(3)
+    const reported = results.flatMap((r) => (r.status === 'fulfilled' ? r.value.created : []))
+    expect(reported.map((b) => b.epoch).sort()).toEqual([1, 2, 3])
+  })
+
+  it('a run that finds another run\'s commit in flight leaves it to that run: no second commitBatch', async () => {
+    await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    chain.holdSends = true
+    const first = run(await replicaDb())
+    await waitFor('the first run to send its commit', async () => (chain.heldSends === 1 ? true : undefined), 10_000)
+    expect((await batches())[0]).toMatchObject({ status: 'committing', commit_tx_hash: null })
+
+    let secondDone = false
+    const second = run(await replicaDb()).finally(() => (secondDone = true))
+    await waitFor('the second run to finish or send', async () => (secondDone || chain.heldSends > 1 ? true : undefined), 10_000)
+    chain.releaseSends()
+    const [a, b] = await Promise.all([first, second])
+    expect(chain.sendCalls).toBe(1)
+    expect(a.created).toMatchObject([{ status: 'committed', epoch: 1 }])
+    expect(b).toMatchObject({ resumed: [], created: [], skipped: [], inProgress: [{ batchId: a.created[0]!.batchId }] })
+    expect(errors).toEqual([])
+    await expectEachRootCommittedOnce(1)
+  })
+
+  it('a run that died after marking a batch committing, before sending: left alone while its lease runs, then sent by a later run', async () => {
+    await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    const dying = dyingCommitter(chain, 'nothing')
+    void run(await replicaDb(), { committer: dying })
+    await dying.entered
+    expect((await batches())[0]).toMatchObject({ status: 'committing', commit_tx_hash: null })
+
+    const soon = await run(await replicaDb(), { now: () => T + 10 })
+    expect(soon).toMatchObject({ resumed: [], created: [], inProgress: [{ status: 'committing' }] })
+    expect(chain.sendCalls).toBe(0)
+
+    const later = await run(await replicaDb(), { now: () => T + 3600 })
+    expect(later.resumed).toMatchObject([{ status: 'committed', epoch: 1 }])
+    expect(chain.sendCalls).toBe(1)
+    expect(errors).toEqual([])
+    await expectEachRootCommittedOnce(1)
+  })
+
+  it('a run that died after sending, before recording the hash: a later run finds the commit on chain and does not send again', async () => {
+    await insertLedgerRow(h.db, { payer: PAYERS[0] })
+    const dying = dyingCommitter(chain, 'chain')
+    void run(await replicaDb(), { committer: dying })
+    await dying.entered
+    expect(chain.sent).toHaveLength(1)
+    expect((await batches())[0]).toMatchObject({ status: 'committing', commit_tx_hash: null })
+
+    const later = await run(await replicaDb(), { now: () => T + 3600 })
+    expect(later.resumed).toMatchObject([{ status: 'committed', epoch: 1, commitTxHash: chain.sent[0]!.hash }])
+    expect(chain.sendCalls).toBe(1) // the dead run's
+    expect(errors).toEqual([])
+    await expectEachRootCommittedOnce(1)
   })
 })

@@ -34,7 +34,8 @@ export type BatchService = {
 /**
  * The receipt batch of the gateway: the receipt lookup always; the daily run when enabled. The chain,
  * contract and Arweave key are resolved at each run, so a deployment written after the gateway started is
- * picked up; a failed run is logged and resumed by the next one (or by `npm run batch`).
+ * picked up; a failed run is logged and resumed by the next one (or by `npm run batch`). Every replica runs the
+ * schedule: at the daily time one run takes each batch and the others leave it (runBatch.ts), without an error.
  */
 export function createBatchService(config: BatchConfig, deps: BatchServiceDependencies): BatchService {
   const { db, env, events, log } = deps
@@ -59,7 +60,7 @@ export function createBatchService(config: BatchConfig, deps: BatchServiceDepend
         run: async () => {
           const result = await runOnce()
           log.info(
-            { created: result.created.length, resumed: result.resumed.length, skipped: result.skipped.length },
+            { created: result.created.length, resumed: result.resumed.length, skipped: result.skipped.length, in_progress: result.inProgress.length },
             'daily receipt batch done',
           )
         },

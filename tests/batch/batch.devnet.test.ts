@@ -7,6 +7,7 @@
  * part is covered by the storage issue's tests.
  */
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +19,7 @@ import {
   ContractFunctionRevertedError,
   createPublicClient,
   createWalletClient,
+  getAbiItem,
   http,
   parseEventLogs,
 } from 'viem'
@@ -32,10 +34,12 @@ import { arweaveAddress, generateArweaveJwk } from '../../devnet/testing/arweave
 import { type UpstreamPeer, startUpstream } from '../../devnet/upstream/startUpstream.js'
 import { createDatabase } from '../../src/db/createDatabase.js'
 import { receiptBatchesAbi } from '../../src/batch/abi.js'
+import { viemBatchCommitter } from '../../src/batch/BatchCommitter.js'
 import { getReceiptProof } from '../../src/batch/getReceiptProof.js'
 import { ledgerReceiptSource } from '../../src/batch/ledgerReceiptSource.js'
 import { type LeafTuple, arTxIdToBytes32 } from '../../src/batch/receiptLeaf.js'
-import { insertLedgerRow } from '../support/batchFakes.js'
+import { insertLedgerRow, randomArTxId } from '../support/batchFakes.js'
+import { createTestDatabase } from '../support/testDatabase.js'
 
 const run = promisify(execFile)
 const root = join(import.meta.dirname, '..', '..')
@@ -70,6 +74,16 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
+/** What `npm run batch` needs besides the database: the devnet peers, the attestor, the deployment in the data dir. */
+const batchEnv = () => ({
+  SERVICE_DATA_DIR: dir,
+  SERVICE_BATCH__RPC_URL: anvil.url,
+  SERVICE_BATCH__ATTESTOR_KEY: attestor.privateKey,
+  SERVICE_STORAGE__PAYMENT_URL: up.url,
+  SERVICE_STORAGE__UPLOAD_URL: up.url,
+  SERVICE_STORAGE__ARWEAVE_JWK_PATH: join(dir, 'arweave-jwk.json'),
+})
+
 describe('three paid uploads → npm run batch → RootCommitted → attestLeaf once, then claimed', () => {
   it('runs end to end', async () => {
     const dbUrl = `sqlite:${join(dir, 'gateway.sqlite')}`
@@ -83,17 +97,8 @@ describe('three paid uploads → npm run batch → RootCommitted → attestLeaf 
       await h.close()
     }
 
-    const env = {
-      ...process.env,
-      SERVICE_DATA_DIR: dir,
-      SERVICE_DATABASE_URL: dbUrl,
-      SERVICE_BATCH__RPC_URL: anvil.url,
-      SERVICE_BATCH__ATTESTOR_KEY: attestor.privateKey,
-      SERVICE_STORAGE__PAYMENT_URL: up.url,
-      SERVICE_STORAGE__UPLOAD_URL: up.url,
-      SERVICE_STORAGE__ARWEAVE_JWK_PATH: join(dir, 'arweave-jwk.json'),
-    }
-    const { stdout } = await run('npm', ['run', '--silent', 'batch', '--', '--json'], { cwd: root, env, timeout: 60_000 })
+    const env = { ...process.env, SERVICE_DATABASE_URL: dbUrl }
+    const { stdout } = await run('npm', ['run', '--silent', 'batch', '--', '--json'], { cwd: root, env: { ...env, ...batchEnv() }, timeout: 60_000 })
     const result = JSON.parse(stdout) as { created: { epoch: number; root: Hex; leafCount: number; treeArTxId: string; commitTxHash: Hex }[] }
     expect(result.created).toHaveLength(1)
     const batch = result.created[0]!
@@ -165,5 +170,48 @@ describe('three paid uploads → npm run batch → RootCommitted → attestLeaf 
     } finally {
       await db.close()
     }
+  })
+})
+
+describe('several runs at once over one PostgreSQL (replicas, `npm run batch` beside the scheduler)', () => {
+  it('three `npm run batch` started at once: one RootCommitted per root, each batch recording its own commit, all exit 0', async () => {
+    const db = await createTestDatabase('postgres')
+    try {
+      for (const [i, p] of payers.entries()) await insertLedgerRow(db.db, { payer: p.address, amountAtomic: 7000n + BigInt(i), createdAt: 1000 + i })
+      const env = { ...process.env, ...batchEnv(), SERVICE_DATABASE_URL: db.url, SERVICE_BATCH__MAX_LEAVES: '2' }
+      const runs = await Promise.allSettled(
+        [0, 1, 2].map(() => run('npm', ['run', '--silent', 'batch', '--', '--json'], { cwd: root, env, timeout: 90_000 })),
+      )
+      expect(runs.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason).slice(0, 2000))).toEqual([])
+
+      const rows = await db.db.selectFrom('receipt_batches').selectAll().execute()
+      expect(rows.map((r) => [r.status, r.leaf_count]).sort()).toEqual([
+        ['committed', 1],
+        ['committed', 2],
+      ])
+      expect(await db.db.selectFrom('batch_receipts').select('ar_tx_id').execute()).toHaveLength(3)
+      const pub = createPublicClient({ chain: localChain(8453, anvil.url), transport: http(anvil.url) })
+      const logs = await pub.getLogs({ address: deployment.receiptBatches, event: getAbiItem({ abi: receiptBatchesAbi, name: 'RootCommitted' }), fromBlock: 0n })
+      for (const row of rows) {
+        const commits = logs.filter((l) => l.args.root === row.root)
+        expect(commits).toHaveLength(1)
+        expect({ epoch: Number(commits[0]!.args.epoch), tx: commits[0]!.transactionHash }).toEqual({ epoch: Number(row.epoch), tx: row.commit_tx_hash })
+      }
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('the viem committer finds a commit on chain by its root, from the block before it was sent', async () => {
+    const committer = viemBatchCommitter({ rpcUrl: anvil.url, attestorKey: attestor.privateKey, contract: deployment.receiptBatches, chainId: 8453, pollingIntervalMs: 50 })
+    const root = `0x${randomBytes(32).toString('hex')}` as Hex
+    const before = await committer.latestBlock()
+    expect(await committer.findCommit(root, before)).toBeUndefined()
+    const tx = await committer.send(root, 1, arTxIdToBytes32(randomArTxId()))
+    const mined = await committer.wait(tx)
+    expect(await committer.findCommit(root, before)).toEqual(mined)
+    expect(await committer.findCommit(root, null)).toEqual(mined) // no starting block: the last LOG_WINDOW blocks
+    expect(await committer.findCommit(root, mined.blockNumber + 1n)).toBeUndefined()
+    expect(await committer.findCommit(`0x${randomBytes(32).toString('hex')}`, before)).toBeUndefined()
   })
 })

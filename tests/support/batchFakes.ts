@@ -96,15 +96,25 @@ export class FakeUploader implements TreeUploader {
   }
 }
 
-/** Commits into memory: epochs from 1, like the contract. */
+/**
+ * Commits into memory: epochs from 1, like the contract; `sent` is the chain (the i-th commit is epoch i + 1,
+ * mined in block i + 1). `holdSends` makes every send wait before it reaches the chain until `releaseSends()`
+ * (a slow RPC), so a test can start another run while a commit is in flight.
+ */
 export class FakeCommitter implements BatchCommitter {
   readonly chainId = 31337
   readonly contract = '0x00000000000000000000000000000000000BA7C4' as const
   readonly sent: { root: Hex; leafCount: number; arweaveTx: Hex; hash: Hex }[] = []
   readonly waited: Hex[] = []
+  /** Every call of `send`, whether it reached the chain or not. */
+  sendCalls = 0
   failSend = 0
   failWait = 0
+  holdSends = false
+  #held: (() => void)[] = []
   async send(root: Hex, leafCount: number, arweaveTx: Hex): Promise<Hex> {
+    this.sendCalls++
+    if (this.holdSends) await new Promise<void>((resolve) => this.#held.push(resolve))
     if (this.failSend > 0) {
       this.failSend--
       throw new Error('rpc down')
@@ -112,6 +122,14 @@ export class FakeCommitter implements BatchCommitter {
     const hash = keccak256(toHex(`${root}:${this.sent.length}`))
     this.sent.push({ root, leafCount, arweaveTx, hash })
     return hash
+  }
+  /** Sends waiting for `releaseSends`. */
+  get heldSends(): number {
+    return this.#held.length
+  }
+  releaseSends(): void {
+    this.holdSends = false
+    for (const resolve of this.#held.splice(0)) resolve()
   }
   async wait(txHash: Hex): Promise<CommitResult> {
     this.waited.push(txHash)
@@ -123,4 +141,35 @@ export class FakeCommitter implements BatchCommitter {
     if (i < 0) throw new Error(`unknown tx ${txHash}`)
     return { epoch: i + 1, txHash, blockNumber: BigInt(i + 1) }
   }
+  async latestBlock(): Promise<bigint> {
+    return BigInt(this.sent.length)
+  }
+  async findCommit(root: Hex, fromBlock: bigint | null): Promise<CommitResult | undefined> {
+    const i = this.sent.findIndex((s, j) => s.root === root && BigInt(j + 1) >= (fromBlock ?? 0n))
+    if (i < 0) return undefined
+    return { epoch: i + 1, txHash: this.sent[i]!.hash, blockNumber: BigInt(i + 1) }
+  }
+}
+
+/**
+ * A committer of a run that dies mid-commit: its `send` never returns, after putting the commit on `chain`
+ * (`reaches: 'chain'`: died before it recorded the hash) or not (`reaches: 'nothing'`: died before it sent).
+ * `entered` resolves once the send was called.
+ */
+export function dyingCommitter(chain: FakeCommitter, reaches: 'chain' | 'nothing'): BatchCommitter & { entered: Promise<void> } {
+  let entered!: () => void
+  const committer = {
+    chainId: chain.chainId,
+    contract: chain.contract,
+    entered: new Promise<void>((resolve) => (entered = resolve)),
+    async send(root: Hex, leafCount: number, arweaveTx: Hex): Promise<Hex> {
+      if (reaches === 'chain') await chain.send(root, leafCount, arweaveTx)
+      entered()
+      return new Promise<Hex>(() => {})
+    },
+    wait: (txHash: Hex) => chain.wait(txHash),
+    latestBlock: () => chain.latestBlock(),
+    findCommit: (root: Hex, fromBlock: bigint | null) => chain.findCommit(root, fromBlock),
+  }
+  return committer
 }

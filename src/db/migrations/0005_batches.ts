@@ -33,6 +33,12 @@ export interface ReceiptBatchesTable {
   created_at: number
   updated_at: number
   committed_at: number | null
+  // ── added by 0020_batch_lease ──
+  /** The run working on the batch, until `claimed_until` (epoch seconds; 0: free). */
+  claimed_by: string | null
+  claimed_until: number
+  /** The chain's latest block just before the commit was sent: where a run taking over looks for it. */
+  commit_from_block: number | null
 }
 
 export interface BatchReceiptsTable {

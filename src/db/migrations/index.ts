@@ -18,6 +18,7 @@ import { migration as m0016 } from './0016_spool_chunks.js'
 import { migration as m0017 } from './0017_settlement_debts.js'
 import { migration as m0018 } from './0018_batch_settlement.js'
 import { migration as m0019 } from './0019_siwx_nonces.js'
+import { migration as m0020 } from './0020_batch_lease.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_settlement_debts': m0017,
   '0018_batch_settlement': m0018,
   '0019_siwx_nonces': m0019,
+  '0020_batch_lease': m0020,
 }

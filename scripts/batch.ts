@@ -13,6 +13,7 @@
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
 import { Catalogue } from '../src/catalogue/Catalogue.js'
 import { createBatchService } from '../src/services/createBatchService.js'
 import { readBatchConfig } from '../src/batch/index.js'
@@ -20,9 +21,25 @@ import { loadConfig } from '../src/config/loadConfig.js'
 import { createDatabase } from '../src/db/createDatabase.js'
 import { devnetFileOf, readDevnetEnv, withDevnetEnv } from './start/devnetEnv.js'
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name)
-  return i >= 0 ? process.argv[i + 1] : undefined
+const USAGE = `usage: npm run batch [-- --cutoff <epoch seconds>] [--json]
+
+Batches every stored, paid upload not yet in a batch now (paid before --cutoff, default now): stores the tree,
+sends commitBatch on the configured chain, records the proofs. On npm start's data it needs no configuration.`
+
+/** The command line; a flag it does not know (or `--help`) prints the usage instead of committing anything. */
+function readArgs(): { cutoff: string | undefined; json: boolean } {
+  let parsed
+  try {
+    parsed = parseArgs({ options: { cutoff: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true })
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  if (parsed.values.help) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  return { cutoff: parsed.values.cutoff, json: parsed.values.json === true }
 }
 
 /** The environment of the run: the caller's, over `npm start`'s devnet settings when those apply. */
@@ -40,7 +57,7 @@ function batchEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 async function main(): Promise<void> {
-  const cutoffText = flag('--cutoff')
+  const { cutoff: cutoffText, json } = readArgs()
   if (cutoffText !== undefined && !/^\d+$/.test(cutoffText)) throw new Error('--cutoff must be epoch seconds')
   const env = batchEnv(process.env)
   const batchConfig = readBatchConfig(env)
@@ -60,7 +77,7 @@ async function main(): Promise<void> {
     })
     const result = await service.runOnce({ cutoff: cutoffText === undefined ? undefined : Number(cutoffText) })
     const batches = [...result.resumed, ...result.created]
-    if (process.argv.includes('--json')) {
+    if (json) {
       console.log(JSON.stringify(result, null, 2))
     } else if (batches.length === 0 && result.inProgress.length === 0) {
       console.log('no receipts to batch')
@@ -71,7 +88,7 @@ async function main(): Promise<void> {
         )
       }
     }
-    if (!process.argv.includes('--json')) {
+    if (!json) {
       for (const b of result.inProgress) console.log(`root ${b.root} · ${b.leafCount} receipt${b.leafCount === 1 ? '' : 's'} · ${b.status} · held by another run, left to it`)
     }
     for (const s of result.skipped) console.error(`left out ${s.arTxId}: ${s.reason}`)

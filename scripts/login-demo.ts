@@ -43,13 +43,28 @@ export async function loginDemo(target: string, privateKey: `0x${string}`, log: 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { target: { type: 'string', default: 'http://localhost:8000' }, key: { type: 'string' } } })
+  const usage = 'usage: npx tsx scripts/login-demo.ts [--target http://localhost:8000] [--key 0x<private key>]\n'
+  let values
+  try {
+    values = parseArgs({ options: { target: { type: 'string', default: 'http://localhost:8000' }, key: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }).values
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${usage}`)
+    process.exit(2)
+  }
+  if (values.help) {
+    process.stdout.write(usage)
+    process.exit(0)
+  }
   const key = (values.key ?? process.env.LOGIN_DEMO_PRIVATE_KEY ?? generatePrivateKey()) as `0x${string}`
   try {
     const result = await loginDemo(values.target!, key, (line) => process.stdout.write(`${line}\n`))
     process.exit(result.journalStatus === 200 ? 0 : 1)
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+    // fetch's own message says only "fetch failed": the reason is its cause (ECONNREFUSED…)
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause
+    const reason = cause ? ` (${cause.code ?? cause.message})` : ''
+    const unreachable = error instanceof TypeError && cause ? `cannot reach ${values.target}${reason}: is the gateway running? (npm start)` : undefined
+    process.stderr.write(`${unreachable ?? (error instanceof Error ? error.message : String(error))}\n`)
     process.exit(1)
   }
 }

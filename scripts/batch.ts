@@ -11,6 +11,8 @@
  * caller's own — the ones `npm start` gave the gateway — so the batch reaches the same chain, upstream, Arweave
  * key and database as the running gateway.
  */
+// first: on a Node line engines does not name, say so before a native module crashes the process
+import './requireNode.mjs'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'

@@ -1,6 +1,7 @@
-// Run before `npm start`, `npm run serve`, `npm run batch`, `npm run devnet` and `npm run modelserver` (their `pre`
-// scripts): on a Node line package.json's `engines` does not name, the native modules built for another line
-// crash the process without a word (better-sqlite3 on Node 20: exit 139). This says why, and what to do, instead.
+// Run first by `npm start` and `npm run batch` (the first import of their scripts) and before `npm run serve`,
+// `npm run devnet` and `npm run modelserver` (their `pre` scripts): on a Node line package.json's `engines` does
+// not name, the native modules built for another line crash the process without a word (better-sqlite3 on Node
+// 20: exit 139). This says why, and what to do, instead.
 import { readFileSync } from 'node:fs'
 
 const { engines } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))

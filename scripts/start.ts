@@ -43,6 +43,8 @@
  * DEVNET_PORT_OFFSET (every devnet port shifted by it), DEVNET_FREE_PORTS=1 (devnet peers on free ports),
  * DEVNET_BLOCK_INTERVAL_MS, DEVNET_ROUND_INTERVAL_MS (scripts/start/plan.ts).
  */
+// first: on a Node line engines does not name, say so before a native module crashes the process
+import './requireNode.mjs'
 import { resolve } from 'node:path'
 import { planFromEnv, plannedPorts } from './start/plan.js'
 import { alreadyRunning, portsTaken, takenPorts } from './start/preflight.js'

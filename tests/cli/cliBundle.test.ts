@@ -50,15 +50,24 @@ describe('the CLI bundle', () => {
     dirs.push(dir)
     writeFileSync(join(dir, 'hello.txt'), 'hello\n')
     writeFileSync(join(dir, 'devnet.json'), JSON.stringify({ accounts: { evm: [{ role: 'payer', privateKey: `0x${'11'.repeat(32)}` }] } }))
-    const args = ['bin/pay2store.mjs', 'store', join(dir, 'hello.txt'), '--devnet', join(dir, 'devnet.json'), '--gateway', 'http://127.0.0.1:1']
+    const store = ['bin/pay2store.mjs', 'store', join(dir, 'hello.txt'), '--devnet', join(dir, 'devnet.json'), '--gateway', 'http://127.0.0.1:1']
     execFileSync(process.execPath, ['bin/pay2store.mjs', '--version']) // the first call may build the bundle
-    const samples = [0, 1, 2].map(() => {
-      // GNU time: user and system CPU seconds of the whole call, on stderr after the command's own
-      const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, ...args], { encoding: 'utf8' })
-      expect(r.stderr).toContain('cannot reach http://127.0.0.1:1/store')
-      const [, user, system] = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr) ?? []
-      return Number(user) + Number(system)
-    })
-    expect(Math.min(...samples), samples.join(', ')).toBeLessThan(0.6)
+    // GNU time: user and system CPU seconds of the whole call, on stderr after the command's own; the least of three
+    const cpu = (args: string[], says: string) =>
+      Math.min(
+        ...[0, 1, 2].map(() => {
+          const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, ...args], { encoding: 'utf8' })
+          expect(r.stdout + r.stderr).toContain(says)
+          const [, user, system] = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr) ?? []
+          return Number(user) + Number(system)
+        }),
+      )
+    // Beside it, what any call costs on this machine (Node's start, the bundle's dispatch): `--help`. Through tsx a
+    // call compiled the CLI first (about 1.4 s of CPU where `--help` now takes 0.07); `store`'s own modules cost
+    // what is beyond `--help`.
+    const help = cpu(['bin/pay2store.mjs', '--help'], 'Usage')
+    const stored = cpu(store, 'cannot reach http://127.0.0.1:1/store')
+    expect(help, `--help ${help} s`).toBeLessThan(0.6)
+    expect(stored - help, `store ${stored} s, --help ${help} s`).toBeLessThan(0.5)
   }, 60_000)
 })

@@ -45,7 +45,8 @@ describe('MCP tool calls against the per-address rate limit', () => {
   afterAll(async () => gw?.close())
 
   it('attacker: a batch of tool calls in one POST takes one count per call — past the limit a call is rate_limited, and so is the next request', async () => {
-    const probe = await fetch(`${gw.url}/health`)
+    // a counted request (the health probes are not counted) tells what is left
+    const probe = await fetch(`${gw.url}/login`)
     const remaining = Number(/remaining=(\d+)/.exec(probe.headers.get('ratelimit') ?? '')?.[1])
     expect(remaining).toBeGreaterThan(3)
     // the POST takes one count and its first tool call rides on it; each further call takes one more
@@ -57,7 +58,7 @@ describe('MCP tool calls against the per-address rate limit', () => {
     expect(outcomes.filter((o) => o === 'rate_limited')).toHaveLength(3)
     const limited = results.find((r) => errorOf(r) === 'rate_limited')!
     expect(limited.result!.structuredContent).toMatchObject({ details: { retry_after_s: expect.any(Number) } })
-    expect((await fetch(`${gw.url}/health`)).status).toBe(429)
+    expect((await fetch(`${gw.url}/login`)).status).toBe(429)
     expect(gw.validationErrors).toEqual([])
   })
 })

@@ -14,7 +14,7 @@ const MAX = 6
 
 async function statuses(gateways: TestGateway[], n: number): Promise<number[]> {
   const out: number[] = []
-  for (let i = 0; i < n; i++) out.push((await fetch(`${gateways[i % gateways.length]!.url}/health`)).status)
+  for (let i = 0; i < n; i++) out.push((await fetch(`${gateways[i % gateways.length]!.url}/login`)).status)
   return out
 }
 
@@ -31,7 +31,7 @@ describe('rate limit in Redis: two replicas share one limit', () => {
   it('counts the requests of one address through either replica: the limit is reached after MAX in all, then 429 on both', async () => {
     const got = await statuses(gateways, MAX + 2)
     expect(got).toEqual([...Array(MAX).fill(200), 429, 429])
-    const last = await fetch(`${gateways[1]!.url}/health`)
+    const last = await fetch(`${gateways[1]!.url}/login`)
     expect(last.status).toBe(429)
     expect(last.headers.get('ratelimit')).toMatch(/^limit=6, remaining=0, reset=\d+$/)
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
@@ -68,7 +68,7 @@ describe('rate limit with Redis down: the replicas count in their PostgreSQL dat
     let back = false
     while (!back && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 300))
-      back = (await fetch(`${gateways[0]!.url}/health`)).status === 200
+      back = (await fetch(`${gateways[0]!.url}/login`)).status === 200
     }
     expect(back).toBe(true)
     expect(gateways[0]!.logText()).toContain('rate limit: Redis is back; counting in Redis')

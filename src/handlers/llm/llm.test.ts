@@ -330,7 +330,7 @@ describe("the gateway's own refusals on /llm/v1, as the stock SDKs read them", (
   it('the rate limit answers 429 with Retry-After in the shape of the route it stopped: OpenAI, Anthropic, or the gateway’s own', async () => {
     const limited = await startTestGateway({ env: { SERVICE_RATE_LIMIT__MAX: '1' } })
     try {
-      expect((await fetch(`${limited.url}/health`)).status).toBe(200)
+      expect((await fetch(`${limited.url}/login`)).status).toBe(200) // the one counted request allowed
       const shapes = await Promise.all(
         [
           ['GET', '/llm/v1/models'],

@@ -1438,7 +1438,8 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  *
  * **Intake before payment (designed).** An unpaid request, or one whose payment is not believable, costs
  * almost nothing: nothing is written to disk and no upload slot is taken until the payment header is decoded
- * and its rail's pre-check passed — what needs no size: a payment already claimed is 409 `payment_replayed`;
+ * and its rail's pre-check passed — what needs no size: a payment already claimed is 409 `payment_replayed`
+ * (unless it carries a payment identifier an upload took: see idempotent retries);
  * EVM network, asset, `payTo`, validity window, at least the least any upload costs (5000), the EIP-712
  * signer recovered as `authorization.from` (a contract wallet's signature asked of the chain), the nonce
  * unused and the payer's balance covering the value (read on `SERVICE_X402__RPC_URL__<NETWORK>`, kept
@@ -1477,7 +1478,11 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * the same file — gets the first request's answer (200 with its result and `PAYMENT-RESPONSE`, or 202 while
  * queued) and its own payment is never settled: one upload, one charge. The same identifier with
  * anything else, or while the first is still being settled, is 409 `payment_replayed`. A refused
- * payment gives its identifier back.
+ * payment gives its identifier back. The same payment sent again — the very header, same authorization
+ * or transaction and identifier, as a client does whose connection was lost after it sent the payment — is
+ * such a retry too: a claimed payment whose identifier an upload took is not refused before the body is
+ * read but answered by the identifier (the first request's result, or 409 while it is being settled:
+ * "retry shortly"); it is never settled again. Without an identifier it stays 409 `payment_replayed`.
  *
  * **Every 402 is actionable (designed).** A first quote and a refused payment alike answer the full
  * `X402PaymentRequired` body — requirements at the current price, the reason in `error` (null on a

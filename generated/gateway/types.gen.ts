@@ -7004,7 +7004,10 @@ export type StoreFileErrors = {
      */
     408: Error;
     /**
-     * Designed. The settlement transaction or the payer's EIP-3009 nonce was already used.
+     * Designed. The settlement transaction or the payer's EIP-3009 nonce was already used — or, for a
+     * payment carrying a payment identifier, the identifier was used for another payment, or the first
+     * request with it is still being settled (its message says to retry shortly).
+     *
      */
     409: Error;
     /**

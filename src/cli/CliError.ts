@@ -18,6 +18,12 @@ export const EXIT = {
   notFound: 6,
   /** `verify`: the stored bytes or the proof do not match the receipt. */
   verifyFailed: 7,
+  /**
+   * `store`: the payment was sent but no result came back (the connection was lost and sending the same payment
+   * again got none, or the paid upload is still queued). It may have been taken: check the wallet's uploads
+   * before storing again.
+   */
+  paymentUnknown: 8,
 } as const
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
@@ -59,16 +65,41 @@ const REASONS = new Map([
   ['EHOSTUNREACH', 'host unreachable'],
 ])
 
-/**
- * Turns a fetch failure into `unreachable`, naming the URL and the reason (undici hides it in `cause`), and
- * saying what to do about it.
- */
-export function unreachable(url: string, error: unknown, service?: Service, hint?: string): CliError {
+/** The reason of a fetch or socket failure in words (undici hides it in `cause`). */
+function reasonOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause
   const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error))
-  const reason = REASONS.get(why) ?? why
+  return REASONS.get(why) ?? why
+}
+
+/**
+ * Turns a fetch failure into `unreachable`, naming the URL and the reason, and saying what to do about it.
+ */
+export function unreachable(url: string, error: unknown, service?: Service, hint?: string): CliError {
+  const reason = reasonOf(error)
   const advice = hint ?? (service ? HINTS[service] : undefined)
   return new CliError('server_unreachable', `cannot reach ${url} (${reason})${advice ? ` — ${advice}` : ''}`, EXIT.unreachable)
+}
+
+/**
+ * A connection lost after the request started (its headers on their way): unlike `unreachable`, the server may
+ * have read the request and acted on it. Reported as `unreachable` unless the caller knows better — `store`
+ * does for its paid request, whose payment may have been taken.
+ */
+export class RequestLostError extends CliError {
+  constructor(
+    readonly url: string,
+    /** Why, in words (`connection reset`, `socket hang up`). */
+    readonly reason: string,
+    service?: Service,
+  ) {
+    super('server_unreachable', unreachable(url, new Error(reason), service).message, EXIT.unreachable)
+  }
+}
+
+/** `RequestLostError` from a socket failure. */
+export function requestLost(url: string, error: unknown, service?: Service): RequestLostError {
+  return new RequestLostError(url, reasonOf(error), service)
 }
 
 /** Reads a spec `Error` body (`{error, message}`) or text from a failed response. */

@@ -1,9 +1,9 @@
 /**
- * `pay2store`: the command-line client (commander). Commands: `store` (rails base, ethereum, algorand), `receipt`, `verify`, `login`, and
- * `models list|ps|show|pull|push|create|cp|rm|run` against any model server. `--json` prints one JSON document
+ * `pay2store`: the command-line client (commander). Commands: `store` (rails base, ethereum, algorand), `receipt`, `verify`, `login`,
+ * `uploads`, and `models list|ps|show|pull|push|create|cp|rm|run` against any model server. `--json` prints one JSON document
  * (errors too: `{"error", "message"}`), `--help` works on every command. Exit codes are `EXIT` in
  * CliError.ts: 0 ok, 1 server error, 2 usage or bad input, 3 server unreachable, 4 not payable,
- * 5 insufficient funds, 6 not found, 7 verification failed.
+ * 5 insufficient funds, 6 not found, 7 verification failed, 8 paid upload's outcome unknown.
  */
 import { Command, CommanderError, Option } from 'commander'
 import { CliError, EXIT, oneLine } from './CliError.js'
@@ -50,7 +50,7 @@ export function buildProgram(): Command {
   return program
 }
 
-/** `store`, `receipt`, `verify` and `login`: the gateway's paid storage and its sign-in. */
+/** `store`, `receipt`, `verify`, `login` and `uploads`: the gateway's paid storage and its sign-in. */
 function addStoreCommands(program: Command): void {
   keyOptions(
     program
@@ -62,6 +62,7 @@ function addStoreCommands(program: Command): void {
       .option('--arweave <url>', "Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL; with --devnet, that devnet's)", DEFAULT_ARWEAVE)
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
       .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
+      .option('--paid-retry <seconds>', 'after the connection of the paid upload is lost, send the same payment again for this long (it cannot be charged twice)', '120')
       .addOption(jsonOption()),
   ).action(async (file: string, o: StoreOptions & Json, command: Command) => {
     const out = createOutput(!!o.json)
@@ -116,6 +117,20 @@ function addStoreCommands(program: Command): void {
     const out = createOutput(!!o.json)
     const { login } = await commands.login()
     out.result(await login(o.gateway, o), (v) => v.session_token)
+  })
+
+  keyOptions(
+    program
+      .command('uploads')
+      .description("sign in with the wallet key (EIP-4361, no payment) and list the wallet's paid uploads, newest first, with their storage ids")
+      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+      .option('--limit <n>', 'most uploads to list (1–200)', '20')
+      .addOption(jsonOption()),
+    'sign-in',
+  ).action(async (o: { gateway: string; limit: string; devnet?: string | boolean } & Json) => {
+    const out = createOutput(!!o.json)
+    const { uploads, describeUploads } = await commands.login()
+    out.result(await uploads(o.gateway, o, Number(o.limit)), describeUploads)
   })
 }
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { RequestLostError } from './CliError.js'
 import { sendFile } from './sendFile.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'send-file-'))
@@ -33,6 +34,24 @@ describe('sendFile', () => {
     await expect(sendFile({ url: `http://127.0.0.1:${port}/store`, path: file, size, service: 'gateway', onProgress: (sent) => reports.push(sent) })).rejects.toThrow(/connection refused\) — is the gateway running/)
     await new Promise((r) => setTimeout(r, 200))
     expect(reports).toEqual([])
+  })
+
+  it('a connection lost after the request started is RequestLostError (the server may have acted on it); one never made is not', async () => {
+    const cut = createServer((req) => {
+      req.once('data', () => req.socket.destroy())
+    })
+    await new Promise<void>((r) => cut.listen(0, '127.0.0.1', r))
+    try {
+      const lost = await sendFile({ url: `http://127.0.0.1:${(cut.address() as AddressInfo).port}/store`, path: file, size, service: 'gateway' }).catch((e: unknown) => e)
+      expect(lost).toBeInstanceOf(RequestLostError)
+      expect(lost).toMatchObject({ exitCode: 3 })
+      expect((lost as RequestLostError).reason).toMatch(/connection reset|socket hang up|EPIPE/)
+    } finally {
+      await new Promise((r) => cut.close(r))
+    }
+    const refused = await sendFile({ url: 'http://127.0.0.1:1/store', path: file, size, service: 'gateway' }).catch((e: unknown) => e)
+    expect(refused).not.toBeInstanceOf(RequestLostError)
+    expect(refused).toMatchObject({ code: 'server_unreachable', exitCode: 3 })
   })
 
   it('an answer before the body is sent ends the upload: no progress after it, the rest of the file is not read', async () => {

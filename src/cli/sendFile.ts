@@ -7,11 +7,15 @@
  * server that cannot be reached draws no bar. Once the request has an outcome — an error, or an answer,
  * which a server may give before the whole body is sent (a 413, say) — the file is no longer read and no
  * progress is reported: a report after the outcome would draw a bar after its command ended.
+ *
+ * A failure before the connection is made is `unreachable` (the server heard nothing); one after the request
+ * started (a reset, a hang-up, an answer cut off) is `RequestLostError`: the server may have read the request
+ * and acted on it — for a paid upload, taken the payment.
  */
 import { createReadStream, type ReadStream } from 'node:fs'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { CliError, EXIT, unreachable, type Service } from './CliError.js'
+import { CliError, EXIT, requestLost, unreachable, type Service } from './CliError.js'
 
 export type SendFileResult = { status: number; headers: IncomingHttpHeaders; body: string }
 
@@ -41,6 +45,7 @@ export async function sendFile(params: SendFileParams): Promise<SendFileResult> 
   return new Promise<SendFileResult>((resolve, reject) => {
     const req = send(url, { method: 'POST', headers: { ...params.headers, 'content-length': String(total) } })
     let settled = false
+    let started = false
     let bodySent = false
     let file: ReadStream | undefined
     const settle = () => {
@@ -55,7 +60,7 @@ export async function sendFile(params: SendFileParams): Promise<SendFileResult> 
     req.on('error', (error) => {
       if (settled) return
       settle()
-      reject(unreachable(params.url, { cause: error }, params.service))
+      reject(started ? requestLost(params.url, { cause: error }, params.service) : unreachable(params.url, { cause: error }, params.service))
     })
     req.on('response', (res) => {
       settle()
@@ -66,10 +71,11 @@ export async function sendFile(params: SendFileParams): Promise<SendFileResult> 
         if (!bodySent) req.destroy()
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })
       })
-      res.on('error', (error) => reject(unreachable(params.url, { cause: error }, params.service)))
+      res.on('error', (error) => reject(requestLost(params.url, { cause: error }, params.service)))
     })
     const start = () => {
       if (settled) return
+      started = true
       req.write(before)
       progress(before.length)
       file = createReadStream(params.path, { highWaterMark: params.chunkBytes ?? 256 * 1024 })

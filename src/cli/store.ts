@@ -4,18 +4,25 @@
  * x402 client signs, or the client pays on the rail's ledger itself and names its transaction; `--max-usd`
  * caps what it pays), sends the file again with the payment, and prints the receipt and the Arweave link.
  * Both sends show an upload bar.
+ *
+ * Once the paid request has started, a lost connection is not "cannot reach": the gateway may have taken the
+ * payment and will finish the upload. The CLI sends the SAME payment again (same authorization or
+ * transaction, carrying x402's `payment-identifier` when the 402 declares it): it cannot be charged twice, and
+ * the gateway answers the first request's result. When no result comes within `--paid-retry` seconds it says
+ * the payment may have been taken and how to check (exit 8), never to run the command again.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { type ClientPayer, clientRailFor } from '../x402/rails/clientRails.js'
 import type { ClientPayInput, ClientPayment } from '../x402/rails/ClientRail.js'
-import { CliError, EXIT } from './CliError.js'
+import { CliError, EXIT, RequestLostError, request } from './CliError.js'
 import { payerOf, toCliError } from './keys.js'
 import type { Output } from './output.js'
 import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { postFile } from './postFile.js'
+import type { SendFileResult } from './sendFile.js'
 import { createBars } from './progress.js'
 import { onRail, RAILS } from './rails.js'
 
@@ -27,7 +34,13 @@ export type StoreOptions = Record<string, unknown> & {
   arweave: string
   tagApp?: string
   maxUsd?: string
+  /** Seconds to keep sending the same payment again after its connection was lost (default 120). */
+  paidRetry?: string
 }
+
+/** x402's `payment-identifier` extension (@x402/extensions names it; its module loads a JSON-schema validator the CLI does not need). */
+const PAYMENT_IDENTIFIER = 'payment-identifier'
+const DEFAULT_PAID_RETRY_S = 120
 
 export type StoreResult = {
   arTxId: string
@@ -71,6 +84,87 @@ async function pay(payer: ClientPayer, input: ClientPayInput): Promise<ClientPay
     return await payer.pay(input)
   } catch (error) {
     throw toCliError(error)
+  }
+}
+
+function paidRetryMs(option: string | undefined): number {
+  if (option === undefined) return DEFAULT_PAID_RETRY_S * 1000
+  const seconds = Number(option)
+  if (!Number.isFinite(seconds) || seconds < 0) throw new CliError('bad_option', `--paid-retry takes a number of seconds, not ${option}`, EXIT.usage)
+  return seconds * 1000
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The paid request's outcome unknown: the payment was sent and may have been taken. Says so, that the gateway
+ * finishes a paid upload, and how to find it — never "is the gateway running?", which invites paying again.
+ */
+function paymentUnknown(why: string, payment: Record<string, unknown> | undefined, taken = false): CliError {
+  const txId = typeof payment?.txId === 'string' ? payment.txId : undefined
+  const check = txId
+    ? `its payment is Algorand transaction ${txId}: the gateway's operator finds the upload by it`
+    : "check this wallet's uploads with `npx pay2store uploads` (with the same --gateway and key options, e.g. --devnet)"
+  return new CliError(
+    'payment_outcome_unknown',
+    `${why}; the payment ${taken ? 'was' : 'may already have been'} taken — do not store the file again (that would pay again): the gateway keeps a paid upload and finishes it; ${check}`,
+    EXIT.paymentUnknown,
+  )
+}
+
+/**
+ * Sends the paid request; after a lost connection sends it again — the same payment, which cannot be charged
+ * twice — until an answer or `deadline`, waiting 1, 2, 4… (at most 10) seconds between tries. A 409 to a
+ * resend is the gateway holding the payment: "retry shortly" while the first request is still being settled,
+ * else no result to give (exit 8). Returns the stored upload (200) or the queued one (202).
+ */
+async function sendPaid(o: { send: (attempt: number) => Promise<SendFileResult>; deadline: number; say: (text: string) => void; unknown: (why: string) => CliError }): Promise<Record<string, unknown>> {
+  let lost: RequestLostError | undefined
+  for (let attempt = 0; ; attempt++) {
+    let answer: SendFileResult
+    try {
+      answer = await o.send(attempt)
+    } catch (error) {
+      if (!(error instanceof RequestLostError)) {
+        // a resend that cannot reach the gateway at all: the first may still have been taken
+        if (lost && error instanceof CliError && error.exitCode === EXIT.unreachable) {
+          if (Date.now() < o.deadline) {
+            await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, o.deadline - Date.now())))
+            continue
+          }
+          throw o.unknown(`the connection to ${lost.url} was lost after the payment was sent (${lost.reason}) and the gateway could not be reached since`)
+        }
+        throw error
+      }
+      if (!lost) o.say(`the connection was lost after the payment was sent (${error.reason}); sending the same payment again — it cannot be charged twice`)
+      lost = error
+      if (Date.now() >= o.deadline) throw o.unknown(`the connection to ${error.url} was lost after the payment was sent (${error.reason}) and sending the same payment again got no answer`)
+      await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, o.deadline - Date.now())))
+      continue
+    }
+    const body = parseJson(answer.body)
+    if (answer.status === 200 || answer.status === 202) return body
+    if (lost && answer.status === 409) {
+      const message = typeof body.message === 'string' ? body.message : String(body.error)
+      if (/retry/i.test(message) && Date.now() < o.deadline) {
+        await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, o.deadline - Date.now())))
+        continue
+      }
+      throw o.unknown(`the connection to ${lost.url} was lost after the payment was sent (${lost.reason}); sent again, the gateway answered that it holds this payment (409: ${message}) but gave no result`)
+    }
+    throw failure(answer.status, body, 'POST /store (paid)')
+  }
+}
+
+/** A paid upload the gateway queued (202): its state (`GET /store/uploads/{id}`, public) until it is stored or `deadline`. */
+async function awaitQueued(gateway: string, uploadId: string, deadline: number, unknown: (why: string, taken: boolean) => CliError): Promise<Record<string, unknown>> {
+  const url = `${gateway.replace(/\/$/, '')}/store/uploads/${encodeURIComponent(uploadId)}`
+  for (let attempt = 0; ; attempt++) {
+    const res = await request(url, undefined, 'gateway').catch(() => undefined)
+    const state = res?.status === 200 ? ((await res.json().catch(() => ({}))) as { result?: Record<string, unknown> | null }) : undefined
+    if (state?.result) return state.result
+    if (Date.now() >= deadline) throw unknown(`the gateway took the payment and queued the upload as ${uploadId}, which is not stored yet (its state: ${url})`, true)
+    await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, deadline - Date.now())))
   }
 }
 
@@ -118,17 +212,34 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       say,
     })
     const accepted = payload.accepted as { amount: string; asset: string; network: string }
-    const paid = await postFile({
-      url,
-      path: file,
-      size,
-      headers: { ...tag, ...http402.encodePaymentSignatureHeader(payload as Parameters<typeof http402.encodePaymentSignatureHeader>[0]) },
-      service: 'gateway',
-      onProgress: (sent, total) => bars.update('upload', 'upload (paid)', sent, total),
+    // x402 payment-identifier, when the gateway declares it: the same payment sent again gets the first result
+    const declared = (required as { extensions?: Record<string, unknown> }).extensions?.[PAYMENT_IDENTIFIER] as { info?: Record<string, unknown> } | undefined
+    if (declared) {
+      const extensions = (payload.extensions ?? {}) as Record<string, unknown>
+      payload.extensions = { ...extensions, [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id: `pay_${randomUUID().replace(/-/g, '')}` } } }
+    }
+    const paymentHeader = http402.encodePaymentSignatureHeader(payload as Parameters<typeof http402.encodePaymentSignatureHeader>[0])
+    const retryMs = paidRetryMs(options.paidRetry)
+    const unknown = (why: string, taken?: boolean) => paymentUnknown(why, payload.payload as Record<string, unknown> | undefined, taken)
+    let body = await sendPaid({
+      send: (attempt) =>
+        postFile({
+          url,
+          path: file,
+          size,
+          headers: { ...tag, ...paymentHeader },
+          service: 'gateway',
+          onProgress: (sent, total) => bars.update(attempt === 0 ? 'upload' : `upload-${attempt}`, attempt === 0 ? 'upload (paid)' : 'upload (same payment again)', sent, total),
+        }),
+      deadline: Date.now() + retryMs,
+      say: (text) => {
+        bars.done()
+        say(text)
+      },
+      unknown,
     })
     bars.done()
-    const body = parseJson(paid.body)
-    if (paid.status !== 200) throw failure(paid.status, body, 'POST /store (paid)')
+    if (body.arTxId === undefined && typeof body.queue_id === 'string') body = await awaitQueued(options.gateway, body.queue_id, Date.now() + retryMs, unknown)
     const arTxId = String(body.arTxId)
     return {
       arTxId,

@@ -265,12 +265,20 @@ export class StorageService {
     const tagHeader = headers['x-svc-tag-app']
     if (tagHeader !== undefined && !/^[\x20-\x7E]{1,128}$/.test(headerText(tagHeader))) throw new InvalidTagError()
     const network = chosen.requirement.network
-    const belief = await chosen.rail.precheck(decoded, { ...chosen.requirement, amount: least.toString(), maxAmountRequired: least.toString() }, {
-      assertUnclaimed: (payer, nonce) => this.#assertUnclaimed(network, payer, nonce),
-      bounded: (work) => this.intake.bounded(clientKey, work),
-      unknownPaymentMs: this.config.intake.algorandUnknownTxMs,
-      cacheMs: this.config.intake.payerCheckCacheMs,
-    })
+    const paymentId = paymentIdentifierOf(decoded.payload)
+    let belief: Awaited<ReturnType<typeof chosen.rail.precheck>>
+    try {
+      belief = await chosen.rail.precheck(decoded, { ...chosen.requirement, amount: least.toString(), maxAmountRequired: least.toString() }, {
+        assertUnclaimed: (payer, nonce) => this.#assertUnclaimed(network, payer, nonce, paymentId),
+        bounded: (work) => this.intake.bounded(clientKey, work),
+        unknownPaymentMs: this.config.intake.algorandUnknownTxMs,
+        cacheMs: this.config.intake.payerCheckCacheMs,
+      })
+    } catch (error) {
+      // the same payment sent again with its identifier (its answer was lost): the identifier decides (#firstResult)
+      if (error instanceof ClaimedRetry) return { verified: true, release: () => {} }
+      throw error
+    }
     if (!belief.verified) this.#unverified(network, belief.why)
     return belief
   }
@@ -283,9 +291,16 @@ export class StorageService {
     this.#logger?.warn({ network, why }, 'upload payers cannot be verified now: they share the small pool (SERVICE_STORAGE__UNVERIFIED_UPLOADS)')
   }
 
-  /** 409 `payment_replayed` before anything is read: this payment already paid, or is paying, an upload or a call. */
-  async #assertUnclaimed(network: string, payer: string, nonce: string): Promise<void> {
-    if (await PaymentClaims.isClaimed(this.ledger.db, { network, payer, nonce })) throw new PaymentReplayedError()
+  /**
+   * 409 `payment_replayed` before anything is read: this payment already paid, or is paying, an upload or a call —
+   * unless it carries a payment identifier an upload took: then it is that upload's request sent again (its
+   * answer lost), and `ClaimedRetry` lets it through to the identifier, which answers the first request's result
+   * for the same payer and file and 409 otherwise; nothing of it is settled.
+   */
+  async #assertUnclaimed(network: string, payer: string, nonce: string, paymentId: string | undefined): Promise<void> {
+    if (!(await PaymentClaims.isClaimed(this.ledger.db, { network, payer, nonce }))) return
+    if (paymentId !== undefined && (await this.identifiers.isTaken('store', paymentId))) throw new ClaimedRetry()
+    throw new PaymentReplayedError()
   }
 
   async #store(headers: HeaderBag, received: ReceivedUpload, path: string, options: StoreOptions): Promise<StoreOutcome> {
@@ -517,6 +532,9 @@ export class StorageService {
     return (await this.ledger.listByPayer(payer, limit)).map(({ upload, deposit }) => viewUpload(upload, deposit))
   }
 }
+
+/** A claimed payment sent again with the identifier its upload took: not refused before the identifier is read. */
+class ClaimedRetry extends Error {}
 
 /** The 200 of a stored upload: the result and PAYMENT-RESPONSE (and X-PAYMENT-RESPONSE, in v1 terms, for a v1 payer). */
 function uploaded(result: UploadResult, version: 1 | 2, uploadId: string): StoreOutcome {

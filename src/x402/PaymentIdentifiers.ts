@@ -54,6 +54,12 @@ export class PaymentIdentifiers {
     return { taken: false, fingerprint: row.fingerprint, ref: row.ref }
   }
 
+  /** Whether someone took the identifier in `scope` (a read: takes nothing). */
+  async isTaken(scope: string, id: string): Promise<boolean> {
+    const row = await this.#db.selectFrom('payment_identifiers').select('ref').where('scope', '=', scope).where('payment_identifier', '=', id).executeTakeFirst()
+    return row !== undefined
+  }
+
   /** Gives the identifier back (the request it was taken for produced nothing: the payer may retry with it). */
   async release(use: Pick<IdentifierUse, 'scope' | 'id' | 'ref'>): Promise<void> {
     await this.#db.deleteFrom('payment_identifiers').where('scope', '=', use.scope).where('payment_identifier', '=', use.id).where('ref', '=', use.ref).execute()

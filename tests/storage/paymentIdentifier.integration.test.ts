@@ -2,7 +2,8 @@
  * x402 `payment-identifier` on `/store`, against the devnet peers: the 402 declares it; a
  * client that retries a paid upload with the first request's identifier — the natural retry after a lost
  * answer, re-signed with a fresh nonce — gets the first result, the file is stored once and the payer is charged
- * once; the same identifier for another file is refused.
+ * once; the same payment sent again (the same header: same authorization, same identifier) gets the first result
+ * too, where without an identifier it is 409; the same identifier for another file is refused.
  */
 import { randomBytes } from 'node:crypto'
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier'
@@ -60,6 +61,33 @@ describe('payment-identifier on POST /store', () => {
     expect(before - (await balance())).toBe(first.price)
     const rows = (await gw.ledger.listByPayer(anvilAccount(PAYER).address, 50)).filter((r) => r.upload.sha256 === first.body.sha256)
     expect(rows).toHaveLength(1)
+  })
+
+  it('the same payment sent again (same header, its answer lost) gets the first result; without an identifier it is 409', async () => {
+    const data = randomBytes(3000)
+    const quote = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data) })
+    const body = await quote.json()
+    const client = payingClient(peers.base, PAYER)
+    const payload = await client.createPaymentPayload(client.getPaymentRequiredResponse((n) => quote.headers.get(n), body))
+    const plain = client.encodePaymentSignatureHeader({ ...payload, extensions: {} })
+    payload.extensions = appendPaymentIdentifierToExtensions({ ...(payload.extensions ?? body.extensions) }, generatePaymentId())
+    const header = client.encodePaymentSignatureHeader(payload)
+    const before = await balance()
+    const first = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data), headers: header })
+    const firstBody = await first.json()
+    expect(first.status, JSON.stringify(firstBody)).toBe(200)
+    const again = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data), headers: header })
+    expect(again.status).toBe(200)
+    expect(await again.json()).toEqual(firstBody)
+    expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'))
+    // the same authorization without the identifier: a replay, refused before the body is read
+    const replay = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data), headers: plain })
+    expect(replay.status).toBe(409)
+    expect((await replay.json()).error).toBe('payment_replayed')
+    // the identifier for another file: the first result is not given for it
+    const other = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(randomBytes(3000)), headers: header })
+    expect(other.status).toBe(409)
+    expect(before - (await balance())).toBe(BigInt(firstBody.settlement?.amount ?? payload.accepted.amount))
   })
 
   it('refuses an identifier already used for another payment (409), charging nothing', async () => {

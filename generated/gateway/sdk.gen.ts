@@ -1480,9 +1480,11 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * anything else, or while the first is still being settled, is 409 `payment_replayed`. A refused
  * payment gives its identifier back. The same payment sent again — the very header, same authorization
  * or transaction and identifier, as a client does whose connection was lost after it sent the payment — is
- * such a retry too: a claimed payment whose identifier an upload took is not refused before the body is
- * read but answered by the identifier (the first request's result, or 409 while it is being settled:
- * "retry shortly"); it is never settled again. Without an identifier it stays 409 `payment_replayed`.
+ * such a retry too: a claimed payment whose identifier an upload took in the last 15 minutes is not
+ * refused before the body is read but answered by the identifier (the first request's result, or 409 while
+ * it is being settled: "retry shortly"); it is never settled again, and its body waits in the small pool of
+ * payers that cannot be verified (`SERVICE_STORAGE__UNVERIFIED_UPLOADS`), not in the slots of new payments.
+ * Without an identifier, or later, it stays 409 `payment_replayed`.
  *
  * **Every 402 is actionable (designed).** A first quote and a refused payment alike answer the full
  * `X402PaymentRequired` body — requirements at the current price, the reason in `error` (null on a

@@ -275,8 +275,10 @@ export class StorageService {
         cacheMs: this.config.intake.payerCheckCacheMs,
       })
     } catch (error) {
-      // the same payment sent again with its identifier (its answer was lost): the identifier decides (#firstResult)
-      if (error instanceof ClaimedRetry) return { verified: true, release: () => {} }
+      // The same payment sent again with its identifier (its answer was lost): the identifier decides (#firstResult).
+      // A used payment is no new one: its body waits in the small pool, as an unverifiable payer's does, so that a
+      // payer resending a header it once paid with cannot hold the slots honest payments need.
+      if (error instanceof ClaimedRetry) return { verified: false, release: () => {} }
       throw error
     }
     if (!belief.verified) this.#unverified(network, belief.why)
@@ -293,13 +295,14 @@ export class StorageService {
 
   /**
    * 409 `payment_replayed` before anything is read: this payment already paid, or is paying, an upload or a call —
-   * unless it carries a payment identifier an upload took: then it is that upload's request sent again (its
-   * answer lost), and `ClaimedRetry` lets it through to the identifier, which answers the first request's result
-   * for the same payer and file and 409 otherwise; nothing of it is settled.
+   * unless it carries a payment identifier an upload took in the last `RESEND_WINDOW_S`: then it is that upload's
+   * request sent again (its answer lost), and `ClaimedRetry` lets it through to the identifier, which answers the
+   * first request's result for the same payer and file and 409 otherwise; nothing of it is settled.
    */
   async #assertUnclaimed(network: string, payer: string, nonce: string, paymentId: string | undefined): Promise<void> {
     if (!(await PaymentClaims.isClaimed(this.ledger.db, { network, payer, nonce }))) return
-    if (paymentId !== undefined && (await this.identifiers.isTaken('store', paymentId))) throw new ClaimedRetry()
+    const since = Math.floor(Date.now() / 1000) - RESEND_WINDOW_S
+    if (paymentId !== undefined && (await this.identifiers.isTaken('store', paymentId, since))) throw new ClaimedRetry()
     throw new PaymentReplayedError()
   }
 
@@ -535,6 +538,12 @@ export class StorageService {
 
 /** A claimed payment sent again with the identifier its upload took: not refused before the identifier is read. */
 class ClaimedRetry extends Error {}
+
+/**
+ * How long after its upload took the identifier the same payment may be sent again for that upload's result (a
+ * client retrying a lost answer does within minutes; the CLI for two): later, the resend is a replay (409).
+ */
+export const RESEND_WINDOW_S = 15 * 60
 
 /** The 200 of a stored upload: the result and PAYMENT-RESPONSE (and X-PAYMENT-RESPONSE, in v1 terms, for a v1 payer). */
 function uploaded(result: UploadResult, version: 1 | 2, uploadId: string): StoreOutcome {

@@ -54,9 +54,15 @@ export class PaymentIdentifiers {
     return { taken: false, fingerprint: row.fingerprint, ref: row.ref }
   }
 
-  /** Whether someone took the identifier in `scope` (a read: takes nothing). */
-  async isTaken(scope: string, id: string): Promise<boolean> {
-    const row = await this.#db.selectFrom('payment_identifiers').select('ref').where('scope', '=', scope).where('payment_identifier', '=', id).executeTakeFirst()
+  /** Whether someone took the identifier in `scope` at `sinceS` (epoch seconds) or later (a read: takes nothing). */
+  async isTaken(scope: string, id: string, sinceS = 0): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('payment_identifiers')
+      .select('ref')
+      .where('scope', '=', scope)
+      .where('payment_identifier', '=', id)
+      .where('created_at', '>=', sinceS)
+      .executeTakeFirst()
     return row !== undefined
   }
 

@@ -6,6 +6,7 @@
  * too, where without an identifier it is 409; the same identifier for another file is refused.
  */
 import { randomBytes } from 'node:crypto'
+import { RESEND_WINDOW_S } from '../../src/storage/StorageService.js'
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier'
 import { createPublicClient, erc20Abi, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -88,6 +89,13 @@ describe('payment-identifier on POST /store', () => {
     const other = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(randomBytes(3000)), headers: header })
     expect(other.status).toBe(409)
     expect(before - (await balance())).toBe(BigInt(firstBody.settlement?.amount ?? payload.accepted.amount))
+    // past the resend window the same header is a replay again, refused before its body is read: a payer cannot
+    // keep resending a header it once paid with to hold upload slots
+    const taken = Math.floor(Date.now() / 1000) - RESEND_WINDOW_S - 1
+    await gw.ledger.db.updateTable('payment_identifiers').set({ created_at: taken }).where('scope', '=', 'store').execute()
+    const late = await fetch(`${gw.url}/store`, { method: 'POST', body: multipart(data), headers: header })
+    expect(late.status).toBe(409)
+    expect((await late.json()).error).toBe('payment_replayed')
   })
 
   it('refuses an identifier already used for another payment (409), charging nothing', async () => {

@@ -1,9 +1,9 @@
 /**
- * `pay2store store <file>`: sends the file, reads the 402 quote, pays the requirement of the chosen rail
- * through that rail's client side (src/x402/rails/clientRails.ts, picked by the requirement's network: a stock
- * x402 client signs, or the client pays on the rail's ledger itself and names its transaction; `--max-usd`
- * caps what it pays), sends the file again with the payment, and prints the receipt and the Arweave link.
- * Both sends show an upload bar.
+ * `pay2store store <file>`: asks the price of its size (`GET /store/quote`, the 402 `POST /store` would answer;
+ * from a gateway without it, the unpaid upload's 402), pays the requirement of the chosen rail through that rail's
+ * client side (src/x402/rails/clientRails.ts, picked by the requirement's network: a stock x402 client signs, or
+ * the client pays on the rail's ledger itself and names its transaction; `--max-usd` caps what it pays), sends
+ * the file with the payment, and prints the receipt and the Arweave link. The upload shows a bar.
  *
  * Once the paid request has started, a lost connection is not "cannot reach": the gateway may have taken the
  * payment and will finish the upload. The CLI sends the SAME payment again (same authorization or
@@ -18,6 +18,7 @@ import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { type ClientPayer, clientRailFor } from '../x402/rails/clientRails.js'
 import type { ClientPayInput, ClientPayment } from '../x402/rails/ClientRail.js'
 import { CliError, EXIT, RequestLostError, request } from './CliError.js'
+import { getText } from './getText.js'
 import { payerOf, toCliError } from './keys.js'
 import type { Output } from './output.js'
 import { formatAmount, unitOfRequirement } from './formatAmount.js'
@@ -168,6 +169,24 @@ async function awaitQueued(gateway: string, uploadId: string, deadline: number, 
   }
 }
 
+/**
+ * The requirements for a file of `size` bytes: `GET /store/quote?bytes=` (the 402 `POST /store` would answer, before
+ * a byte is sent — so `--max-usd` refuses a price before a 2 GB file is uploaded for nothing), or, from a gateway
+ * without it (404), the unpaid `POST /store` of the whole file.
+ */
+async function quoteFor(
+  url: string,
+  file: string,
+  size: number,
+  tag: Record<string, string>,
+  bars: ReturnType<typeof createBars>,
+): Promise<SendFileResult & { expected: number; what: string }> {
+  const quote = await getText(`${url}/quote?bytes=${size}`, url, 'gateway')
+  if (quote.status !== 404) return { ...quote, expected: 200, what: 'GET /store/quote' }
+  const posted = await postFile({ url, path: file, size, headers: tag, service: 'gateway', onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
+  return { ...posted, expected: 402, what: 'POST /store' }
+}
+
 export async function store(file: string, options: StoreOptions, out: Output): Promise<StoreResult> {
   const network = RAILS.get(options.rail)
   if (network === undefined) throw new CliError('bad_rail', `unknown rail ${options.rail}; choose ${[...RAILS.keys()].join(' or ')}`, EXIT.usage)
@@ -188,13 +207,13 @@ export async function store(file: string, options: StoreOptions, out: Output): P
   const tag: Record<string, string> = options.tagApp ? { 'X-SVC-Tag-App': options.tagApp } : {}
   const bars = createBars(!out.json)
   try {
-    const quote = await postFile({ url, path: file, size, headers: tag, service: 'gateway', onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
-    bars.done() // the quote's bar stays as drawn; what follows prints below it
+    const quote = await quoteFor(url, file, size, tag, bars)
+    bars.done() // a quote's upload bar stays as drawn; what follows prints below it
     const say = (text: string) => {
       if (!bars.print(text)) out.line(text)
     }
     const quoteBody = parseJson(quote.body)
-    if (quote.status !== 402) throw failure(quote.status, quoteBody, 'POST /store')
+    if (quote.status !== quote.expected) throw failure(quote.status, quoteBody, quote.what)
     const http402 = new x402HTTPClient(new x402Client())
     const required = http402.getPaymentRequiredResponse((n) => (quote.headers[n.toLowerCase()] as string | undefined) ?? null, quoteBody)
     const offered = required.accepts.find((a) => onRail(options.rail, a.network))

@@ -39,7 +39,7 @@ beforeAll(async () => {
   delete env.SERVICE_X402__ASSET__EIP155_8453
   delete env.SERVICE_X402__ASSET__EIP155_1
   gw = await startAppGateway(env, peers.dir, { withBatch: true }) // receipts come from the batch domain
-  small = await startAppGateway({ ...env, SERVICE_STORAGE__UNPAID_MAX_BYTES: String(64 * 1024) }, peers.dir)
+  small = await startAppGateway({ ...env, SERVICE_STORAGE__UNPAID_MAX_BYTES: String(64 * 1024), SERVICE_STORAGE__MAX_UPLOAD_BYTES: String(8_000_000) }, peers.dir)
   engine = await createEngine({ threads: 1 })
   registry = await startTestModelServer({ engine })
   local = await startTestModelServer({ engine, config: { installDefaults: false, registries: [`127.0.0.1:${registry.port}`, 'registry.ollama.ai'] } })
@@ -106,7 +106,7 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(capped.json.message).toMatch(/^cannot pay this quote: [\d.]+ USDC is above --max-usd 0\.000001$/)
   })
 
-  it('store in an 80-column terminal: each line fits, the message sits between the bars, each bar ends at 100%; at 50 columns the bars follow', async () => {
+  it('store in an 80-column terminal: each line fits, the price is asked without sending the file, the message comes before the one bar, which ends at 100%; at 50 columns the bar follows', async () => {
     const file = join(dir, 'terminal.bin')
     await writeFile(file, randomBytes(3_000_000))
     const command = `node bin/pay2store.mjs store ${file} --gateway ${gw.url} --key-env ${KEY_ENV} --arweave ${peers.arweave.url}`
@@ -116,25 +116,19 @@ describe('pay2store store / receipt / verify / login', () => {
     for (const line of lines) expect(line.length, `over 80 columns: ${line}`).toBeLessThanOrEqual(80)
     const barLines = lines.filter((l) => /[█░]/.test(l))
     // one line per bar, each complete (label, bar, 100%, both sizes) and nothing else on it
-    expect(barLines, screen).toEqual([
-      expect.stringMatching(/^quote \(upload\) +\[█+\] 100% 2\.9 MB\/2\.9 MB$/),
-      expect.stringMatching(/^upload \(paid\) +\[█+\] 100% 2\.9 MB\/2\.9 MB$/),
-    ])
-    const quote = lines.indexOf(barLines[0]!)
-    const upload = lines.indexOf(barLines[1]!)
+    // the price comes from GET /store/quote: the file is sent once, paid
+    expect(barLines, screen).toEqual([expect.stringMatching(/^upload \(paid\) +\[█+\] 100% 2\.9 MB\/2\.9 MB$/)])
+    const upload = lines.indexOf(barLines[0]!)
     const paying = lines.findIndex((l) => l.includes('paying'))
     expect(lines[paying], screen).toMatch(new RegExp(`^paying 0\\.\\d+ USDC on base from ${anvilAccount(5).address}$`))
-    expect(quote < paying && paying < upload, screen).toBe(true)
+    expect(paying < upload, screen).toBe(true)
     expect(lines.slice(upload + 1).join('\n'), screen).toMatch(new RegExp(`^stored ${file} \\(3000000 bytes\\)\nstorage id   [A-Za-z0-9_-]{43}\nsha256 `))
 
     // a narrower terminal: the bars follow its width, still whole
     const narrow = await runInTerminal(command, { cols: 50, cwd: process.cwd(), env: payer(5), timeoutMs: 150_000 })
     expect(narrow.code, narrow.lines.join('\n')).toBe(EXIT.ok)
     const narrowBars = narrow.lines.filter((l) => /[█░]/.test(l))
-    expect(narrowBars, narrow.lines.join('\n')).toEqual([
-      expect.stringMatching(/^quote \(upload\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/),
-      expect.stringMatching(/^upload \(paid\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/),
-    ])
+    expect(narrowBars, narrow.lines.join('\n')).toEqual([expect.stringMatching(/^upload \(paid\) \[█{10,}\] 100% 2\.9 MB\/2\.9 MB$/)])
     for (const line of narrowBars) expect(line.length).toBeLessThan(50)
   }, 240_000)
 
@@ -335,16 +329,20 @@ describe('in a terminal, every failure ends the command with its message and exi
     expect(r.lines, r.screen).toEqual([`pay2store: cannot reach ${DOWN}/store (connection refused) — is the gateway running? start it with \`npm start\` (or pass --gateway)`])
   }, 60_000)
 
-  it('store to a gateway that answers before the file is sent (413): the bar stops, the message follows, exit 2', async () => {
-    const file = join(dir, 'too-large-unpaid.bin')
+  it('store never sends a file unpaid: past a gateway\'s unpaid limit it is priced by the quote and sent once, paid (it was a 413 after an unpaid upload); above the upload limit it is refused before a byte is sent, exit 2', async () => {
+    const file = join(dir, 'above-unpaid-limit.bin')
     await writeFile(file, randomBytes(6_000_000))
-    const r = await inTerminal(`store ${file} --gateway ${small.url} --key-env ${KEY_ENV}`, payer(6))
+    const stored = await inTerminal(`store ${file} --gateway ${small.url} --key-env ${KEY_ENV} --arweave ${peers.arweave.url}`, payer(5))
+    expect(stored.code, stored.screen).toBe(EXIT.ok)
+    expect(stored.lines.filter((l) => bars.test(l)), stored.screen).toEqual([expect.stringMatching(/^upload \(paid\) +\[█+\] 100% /)])
+    const huge = join(dir, 'above-upload-limit.bin')
+    await writeFile(huge, randomBytes(9_000_000))
+    const r = await inTerminal(`store ${huge} --gateway ${small.url} --key-env ${KEY_ENV}`, payer(6))
     expect(r.code, r.screen).toBe(EXIT.usage)
-    expect(r.last, r.screen).toMatch(/^pay2store: POST \/store answered 413: /)
-    for (const line of r.lines.slice(0, -1)) expect(line, r.screen).toMatch(/^quote \(upload\) \[[█░]+\] +\d+% /)
-  }, 60_000)
+    expect(r.lines, r.screen).toEqual([expect.stringMatching(/^pay2store: GET \/store\/quote answered 413: file larger than the maximum/)])
+  }, 90_000)
 
-  it('store whose payment the payer cannot cover: both bars, then the message, exit 5', async () => {
+  it('store whose payment the payer cannot cover: the upload bar, then the message, exit 5', async () => {
     const file = join(dir, 'poor.bin')
     await writeFile(file, randomBytes(300_000))
     const r = await inTerminal(`store ${file} --gateway ${gw.url} --key-env ${KEY_ENV}`, payer(8)) // Anvil #8 holds no USDC
@@ -352,8 +350,8 @@ describe('in a terminal, every failure ends the command with its message and exi
     // one line, however long the server's explanation
     expect(r.last, r.screen).toMatch(/^pay2store: the payer's balance does not cover the price/)
     const barLines = r.lines.filter((l) => bars.test(l))
-    expect(barLines, r.screen).toHaveLength(2)
-    expect(r.lines.indexOf(barLines[1]!), r.screen).toBe(r.lines.length - 2)
+    expect(barLines, r.screen).toHaveLength(1)
+    expect(r.lines.indexOf(barLines[0]!), r.screen).toBe(r.lines.length - 2)
   }, 60_000)
 
   it('models create with no model server: the hashing bar, then the message, exit 3', async () => {

@@ -127,3 +127,18 @@ export async function request(url: string, init?: RequestInit, service?: Service
     throw unreachable(url, error, service)
   }
 }
+
+/** Why a file could not be read, in words (`no such file`), its code kept in brackets for a search (`ENOENT`). */
+export function fileReadFailure(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException
+  const words = code === undefined ? undefined : FILE_ERRORS.get(code)
+  return words ? `${words} (${code})` : (code ?? message)
+}
+
+const FILE_ERRORS: ReadonlyMap<string, string> = new Map([
+  ['ENOENT', 'no such file'],
+  ['EACCES', 'permission denied'],
+  ['EPERM', 'not permitted'],
+  ['EISDIR', 'a directory, not a file'],
+  ['ENOTDIR', 'a part of the path is not a directory'],
+])

@@ -5,7 +5,7 @@
  * CliError.ts: 0 ok, 1 server error, 2 usage or bad input, 3 server unreachable, 4 not payable,
  * 5 insufficient funds, 6 not found, 7 verification failed, 8 paid upload's outcome unknown.
  */
-import { Command, CommanderError, Option } from 'commander'
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { CliError, EXIT, oneLine } from './CliError.js'
 import { formatAmount, unitOfRequirement } from './formatAmount.js'
 import { createOutput } from './output.js'
@@ -27,6 +27,23 @@ const commands = {
 
 const env = process.env
 const DEFAULT_GATEWAY = env.PAY2STORE_URL?.trim() || 'http://127.0.0.1:8000'
+/**
+ * An `http(s)://` URL option, refused as a usage error (exit 2) otherwise: `localhost:8000` reached Node as the
+ * protocol `localhost:` (its own message, exit 1).
+ */
+function httpUrl(value: string): string {
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new InvalidArgumentError(`expected an http:// or https:// URL, e.g. http://${value.replace(/^[a-z]+:\/\//i, '')}`)
+  }
+  return value
+}
+
 const DEFAULT_ARWEAVE = env.PAY2STORE_ARWEAVE_URL?.trim() || 'http://127.0.0.1:8404'
 const DEFAULT_HOST = env.OLLAMA_HOST?.trim() ? (/^https?:\/\//.test(env.OLLAMA_HOST.trim()) ? env.OLLAMA_HOST.trim() : `http://${env.OLLAMA_HOST.trim()}`) : 'http://127.0.0.1:11434'
 
@@ -57,7 +74,7 @@ function addStoreCommands(program: Command): void {
       .command('store')
       .description('store a file: read the 402 quote, pay it on the chosen rail, upload, print its storage id, the receipt and the Arweave link')
       .argument('<file>', 'file to store')
-      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', httpUrl, DEFAULT_GATEWAY)
       .addOption(new Option('--rail <rail>', 'payment rail').choices([...RAILS.keys()]).default(SIGN_IN_RAIL))
       .option('--arweave <url>', "Arweave gateway for the link ($PAY2STORE_ARWEAVE_URL; with --devnet, that devnet's)", DEFAULT_ARWEAVE)
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
@@ -84,7 +101,7 @@ function addStoreCommands(program: Command): void {
     .command('receipt')
     .description('print the receipt of a stored item (and its Merkle proof once batched)')
     .argument('<storage-id>', STORAGE_ID_HELP)
-    .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+    .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', httpUrl, DEFAULT_GATEWAY)
     .addOption(jsonOption())
     .action(async (id: string, o: { gateway: string } & Json) => {
       const out = createOutput(!!o.json)
@@ -96,7 +113,7 @@ function addStoreCommands(program: Command): void {
     .command('verify')
     .description("check a stored item: the Arweave bytes hash to the receipt's SHA-256 and size, and the receipt's Merkle proof leads to its batch root")
     .argument('<storage-id>', STORAGE_ID_HELP)
-    .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+    .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', httpUrl, DEFAULT_GATEWAY)
     .option('--arweave <url>', 'Arweave gateway serving the bytes ($PAY2STORE_ARWEAVE_URL)', DEFAULT_ARWEAVE)
     .option('--devnet [file]', "read the bytes from that devnet's Arweave gateway (npm start writes data/devnet.json)")
     .addOption(jsonOption())
@@ -110,7 +127,7 @@ function addStoreCommands(program: Command): void {
     program
       .command('login')
       .description('sign in with the wallet key (EIP-4361) and print a session token for X-Session-Token')
-      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', httpUrl, DEFAULT_GATEWAY)
       .addOption(jsonOption()),
     'sign-in',
   ).action(async (o: { gateway: string; devnet?: string | boolean } & Json) => {
@@ -123,7 +140,7 @@ function addStoreCommands(program: Command): void {
     program
       .command('uploads')
       .description("sign in with the wallet key (EIP-4361, no payment) and list the wallet's paid uploads, newest first, with their storage ids")
-      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', DEFAULT_GATEWAY)
+      .option('--gateway <url>', 'pay2store gateway ($PAY2STORE_URL)', httpUrl, DEFAULT_GATEWAY)
       .option('--limit <n>', 'most uploads to list (1–200)', '20')
       .addOption(jsonOption()),
     'sign-in',

@@ -11,7 +11,7 @@ import { basename } from 'node:path'
 import { createClient } from '../../generated/modelserver/client/index.js'
 import { chat, checkBlob, copyModel, createModel, deleteModel, listModels, listRunningModels, pullModel, pushModel, showModel } from '../../generated/modelserver/sdk.gen.js'
 import { zChatChunk, zProgressChunk } from '../../generated/modelserver/zod.gen.js'
-import { CliError, EXIT, unreachable } from './CliError.js'
+import { CliError, EXIT, fileReadFailure, unreachable } from './CliError.js'
 import type { Output } from './output.js'
 import { createBars } from './progress.js'
 import { sendFile } from './sendFile.js'
@@ -188,7 +188,7 @@ export async function create(host: string, model: string, file: string, out: Out
     if (!s.isFile()) throw new Error('not a regular file')
     bytes = s.size
   } catch (error) {
-    throw new CliError('bad_file', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage)
+    throw new CliError('bad_file', `cannot read ${file}: ${fileReadFailure(error)}`, EXIT.usage)
   }
   if (bytes === 0) throw new CliError('bad_file', `${file} is empty; a model is a GGUF file`, EXIT.usage)
   const base = host.replace(/\/$/, '')

@@ -15,7 +15,7 @@
 import { createReadStream, type ReadStream } from 'node:fs'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { CliError, EXIT, requestLost, unreachable, type Service } from './CliError.js'
+import { CliError, EXIT, fileReadFailure, requestLost, unreachable, type Service } from './CliError.js'
 
 export type SendFileResult = { status: number; headers: IncomingHttpHeaders; body: string }
 
@@ -89,7 +89,7 @@ export async function sendFile(params: SendFileParams): Promise<SendFileResult> 
         if (settled) return
         settle()
         req.destroy()
-        reject(new CliError('bad_file', `cannot read ${params.path}: ${error.code ?? error.message}`, EXIT.usage))
+        reject(new CliError('bad_file', `cannot read ${params.path}: ${fileReadFailure(error)}`, EXIT.usage))
       })
       file.on('end', () => {
         if (settled) return

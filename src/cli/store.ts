@@ -17,7 +17,7 @@ import { stat } from 'node:fs/promises'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { type ClientPayer, clientRailFor } from '../x402/rails/clientRails.js'
 import type { ClientPayInput, ClientPayment } from '../x402/rails/ClientRail.js'
-import { CliError, EXIT, RequestLostError, request } from './CliError.js'
+import { CliError, EXIT, RequestLostError, fileReadFailure, request } from './CliError.js'
 import { getText } from './getText.js'
 import { payerOf, toCliError } from './keys.js'
 import type { Output } from './output.js'
@@ -196,7 +196,7 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     if (!s.isFile()) throw new Error('not a regular file')
     size = s.size
   } catch (error) {
-    throw new CliError('bad_file', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage)
+    throw new CliError('bad_file', `cannot read ${file}: ${fileReadFailure(error)}`, EXIT.usage)
   }
   if (size === 0) throw new CliError('bad_file', `${file} is empty; there is nothing to store`, EXIT.usage)
   // keys before any upload: no key, no point sending the file

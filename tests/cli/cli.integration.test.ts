@@ -85,7 +85,9 @@ describe('pay2store store / receipt / verify / login', () => {
     const file = join(dir, 'small.bin')
     await writeFile(file, randomBytes(200_000))
     const args = ['--gateway', gw.url, '--key-env', KEY_ENV]
-    expect((await cli(['store', join(dir, 'missing.bin'), ...args], payer(2))).code).toBe(EXIT.usage)
+    const missing = await cli(['store', join(dir, 'missing.bin'), ...args], payer(2))
+    expect(missing.code).toBe(EXIT.usage)
+    expect(missing.err).toContain(`cannot read ${join(dir, 'missing.bin')}: no such file (ENOENT)`)
     const e = await cli(['store', empty, ...args], payer(2))
     expect(e.code).toBe(EXIT.usage)
     expect(e.err).toContain('is empty')
@@ -104,6 +106,10 @@ describe('pay2store store / receipt / verify / login', () => {
     expect(capped.code, capped.out).toBe(EXIT.notPayable)
     // in the words of the option the user set, not the client library's settings
     expect(capped.json.message).toMatch(/^cannot pay this quote: [\d.]+ USDC is above --max-usd 0\.000001$/)
+    // a gateway named without its scheme: a usage error saying what is expected (it was Node's own message, exit 1)
+    const schemeless = await cli(['store', file, '--gateway', 'localhost:8000'], payer(2))
+    expect(schemeless.code, schemeless.err).toBe(EXIT.usage)
+    expect(schemeless.err).toContain('expected an http:// or https:// URL, e.g. http://localhost:8000')
   })
 
   it('store in an 80-column terminal: each line fits, the price is asked without sending the file, the message comes before the one bar, which ends at 100%; at 50 columns the bar follows', async () => {

@@ -64,10 +64,19 @@ export type ClientPayInput = {
  */
 export function refuseAboveMaxUsd(input: ClientPayInput): void {
   const { amount, asset } = input.offered
-  if (input.maxUsd !== undefined && Number(amount) / 1e6 > Number(input.maxUsd)) {
-    throw new ClientPaymentError('not_payable', `cannot pay this quote: ${input.describeAmount(amount, String(asset))} is above --max-usd ${input.maxUsd}`)
+  const cap = input.maxUsd ?? DEFAULT_MAX_USD
+  if (Number(amount) / 1e6 > Number(cap)) {
+    const price = input.describeAmount(amount, String(asset))
+    const said = input.maxUsd !== undefined ? `--max-usd ${cap}` : `the default --max-usd of ${cap}; pass --max-usd <amount> to pay it`
+    throw new ClientPaymentError('not_payable', `cannot pay this quote: ${price} is above ${said}`)
   }
 }
+
+/**
+ * The largest payment signed when `--max-usd` is not given: the stock x402 client's own cap, said here in the
+ * option's words (the library's refusal told the user to change `spendControls`, which a CLI user cannot).
+ */
+export const DEFAULT_MAX_USD = '1'
 
 /** The x402 payment payload to send, and who paid. */
 export type ClientPayment = { payload: { x402Version: number; accepted: ClientRequirement; [key: string]: unknown }; payer: string }

@@ -72,8 +72,14 @@ async function npmStart(env: NodeJS.ProcessEnv) {
   return { code, out, ms: Date.now() - t0 }
 }
 
+/**
+ * "At once": npm's and tsx's start and the checks, nothing started (the system itself takes about 15 s to come up).
+ * Seen up to 2.3 s with the whole suite beside it on a slower 2-vCPU machine.
+ */
+const AT_ONCE_MS = 4_000
+
 describe('npm start', () => {
-  it('a devnet port something else holds: the port, the service that needed it and the holder, exit 1 within 2 s', async () => {
+  it('a devnet port something else holds: the port, the service that needed it and the holder, exit 1 within 4 s', async () => {
     const holder = createServer()
     await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r))
     const held = (holder.address() as { port: number }).port
@@ -85,7 +91,8 @@ describe('npm start', () => {
       delete env.DEVNET_FREE_PORTS
       const r = await npmStart(env)
       expect(r.code, r.out).toBe(1)
-      expect(r.ms, r.out).toBeLessThan(2_000)
+      // before anything starts: npm, tsx and the checks
+      expect(r.ms, r.out).toBeLessThan(AT_ONCE_MS)
       const said = r.out.replace(/\[start\] /g, '')
       expect(said, r.out).toContain(`\n  ${held}  devnet chain eip155:8453 (local Base, Anvil)\n`)
       expect(said.replace(/\s+/g, ' ')).toContain(`in use (EADDRINUSE) by pid ${process.pid}: `)
@@ -105,7 +112,7 @@ describe('npm start', () => {
     // the same data directory: the running one is named, with its pid and ports
     const again = await npmStart(env)
     expect(again.code, again.out).toBe(1)
-    expect(again.ms, again.out).toBeLessThan(2_000)
+    expect(again.ms, again.out).toBeLessThan(AT_ONCE_MS)
     const said = again.out.replace(/\[start\] /g, '')
     expect(said.replace(/\s+/g, ' '), again.out).toContain(`npm start is already running on this data directory (${dataDir}): pid ${proc.pid}, up since `)
     expect(said).toContain(`\n  ${String(gatewayPort).padEnd(6)} the gateway http://127.0.0.1:${gatewayPort}\n`)

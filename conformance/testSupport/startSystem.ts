@@ -59,7 +59,9 @@ async function startSystemOnce(env: Record<string, string>): Promise<RunningSyst
   const childEnv: NodeJS.ProcessEnv = { SERVICE_DATA_DIR: dataDir, DEVNET_FREE_PORTS: '1', SERVICE_PORT: String(gatewayPort), MODELSERVER_PORT: String(modelPort), ...env }
   const { proc, output } = launch('scripts/start.ts', childEnv)
   try {
-    await until('npm start', () => /\[start\] up in/.test(output()), proc, output, 180_000)
+    // the last line npm start prints once up (its lines reach the pipes in separate writes: "up in" alone, read
+    // under load, was once all there was of them when the test looked for the command)
+    await until('npm start', () => /\[start\] conformance: .*\n/.test(output()), proc, output, 180_000)
   } catch (error) {
     await stopProcess(proc)
     rmSync(dataDir, { recursive: true, force: true })

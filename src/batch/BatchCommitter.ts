@@ -1,4 +1,4 @@
-import { type Address, type Hex, getAbiItem, parseEventLogs } from 'viem'
+import { type Address, BaseError, type Hex, NonceTooLowError, getAbiItem, parseEventLogs } from 'viem'
 import { receiptBatchesAbi } from './abi.js'
 import { keyedRpcClients } from './chain.js'
 import { BatchCommitFailedError } from './errors.js'
@@ -43,18 +43,26 @@ export function viemBatchCommitter(opts: ViemBatchCommitterOptions): BatchCommit
     chainId: opts.chainId,
     contract: opts.contract,
     async send(root, leafCount, arweaveTx) {
-      try {
-        // simulate first so a revert (missing role, wrong contract) surfaces with its reason, unsent
-        const { request } = await pub.simulateContract({
-          account,
-          address: opts.contract,
-          abi: receiptBatchesAbi,
-          functionName: 'commitBatch',
-          args: [root, BigInt(leafCount), arweaveTx],
-        })
-        return await wallet.writeContract(request)
-      } catch (cause) {
-        throw new BatchCommitFailedError(`commitBatch could not be sent: ${shortMessage(cause)}`, cause)
+      for (let attempt = 1; ; attempt++) {
+        try {
+          // simulate first so a revert (missing role, wrong contract) surfaces with its reason, unsent
+          const { request } = await pub.simulateContract({
+            account,
+            address: opts.contract,
+            abi: receiptBatchesAbi,
+            functionName: 'commitBatch',
+            args: [root, BigInt(leafCount), arweaveTx],
+          })
+          return await wallet.writeContract(request)
+        } catch (cause) {
+          // Another sender of the same key (a replica's run, the attestor) took the nonce this one read: the node
+          // refused the transaction, nothing was sent — read the nonce again and send.
+          if (attempt < NONCE_ATTEMPTS && nonceTaken(cause)) {
+            await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200))
+            continue
+          }
+          throw new BatchCommitFailedError(`commitBatch could not be sent: ${shortMessage(cause)}`, cause)
+        }
       }
     },
     async wait(txHash) {
@@ -83,6 +91,15 @@ export function viemBatchCommitter(opts: ViemBatchCommitterOptions): BatchCommit
       return undefined
     },
   }
+}
+
+/** Sends of one commit when other senders of the key take its nonce first. */
+const NONCE_ATTEMPTS = 5
+
+/** The node refused a transaction for its nonce: one the key already used, or one a pending transaction holds. */
+function nonceTaken(err: unknown): boolean {
+  if (err instanceof BaseError && err.walk((e) => e instanceof NonceTooLowError)) return true
+  return /nonce (?:too low|provided for the transaction is lower)|replacement transaction underpriced/i.test(shortMessage(err) + String((err as Error)?.message ?? ''))
 }
 
 function shortMessage(err: unknown): string {

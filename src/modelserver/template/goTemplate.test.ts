@@ -68,7 +68,8 @@ describe('a template cannot write without bound', () => {
   it('three nested ranges over 400 one-character messages (64 MB, 19 s before) are a 400 at once; a usual template with them renders', () => {
     const t0 = performance.now()
     expect(() => PromptTemplate.compile(nested).render(conversation(400))).toThrow(expect.objectContaining({ status: 400, message: expect.stringMatching(/^the model's template renders this conversation to more than \d+ characters$/) }))
-    expect(performance.now() - t0).toBeLessThan(2_000)
+    // stopped at its budget, a small fraction of the 19 s (seen 2.0 s beside the whole suite on a slow 2-vCPU machine)
+    expect(performance.now() - t0).toBeLessThan(5_000)
     const usual = PromptTemplate.compile('{{range .Messages}}<{{.Role}}>{{.Content}}</{{.Role}}>{{end}}')
     expect(usual.render(conversation(400))).toHaveLength(200 * ('<user>x</user>'.length + '<assistant>x</assistant>'.length))
   })

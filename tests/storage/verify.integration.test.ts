@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CatalogueEvent } from '../../src/catalogue/EventSink.js'
 import { catalogueEventErrors } from '../support/catalogueEventSchemas.js'
+import { waitFor } from '../support/waitFor.js'
 import { evmEnv, type EvmPeers, payAndStoreOk, startEvmPeers, startAppGateway, type TestGateway, waitForVerification } from './harness.js'
 
 let peers: EvmPeers
@@ -45,7 +46,11 @@ describe('background verification on the devnet', () => {
     expect((await eventsOf('storage.upload.stored', row.upload_id)).map((e) => [e.severity, e.payload])).toEqual([
       ['info', { upload_id: row.upload_id, ar_tx_id: stored.arTxId, sha256: row.sha256, size_bytes: 4000, network: 'eip155:8453', payer: deposit.payer }],
     ])
-    const verified = await eventsOf('storage.upload.verified', row.upload_id)
+    // the event follows the row's update (the catalogue's append after it): waited for, not read at once
+    const verified = await waitFor('the verified event', async () => {
+      const events = await eventsOf('storage.upload.verified', row.upload_id)
+      return events.length > 0 ? events : undefined
+    }, 10_000)
     expect(verified.map((e) => [e.severity, e.payload.ok, e.payload.reason])).toEqual([['info', true, undefined]])
     expect(verified[0]!.payload.confirmations).toBeGreaterThanOrEqual(1)
   })

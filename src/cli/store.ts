@@ -95,7 +95,9 @@ function paidRetryMs(option: string | undefined): number {
   return seconds * 1000
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Waits 1, 2, 4… (at most 10) seconds before try `attempt + 1`, never past `deadline`. */
+const backOff = (attempt: number, deadline: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, deadline - Date.now()))))
 
 /**
  * The paid request's outcome unknown: the payment was sent and may have been taken. Says so, that the gateway
@@ -130,7 +132,7 @@ async function sendPaid(o: { send: (attempt: number) => Promise<SendFileResult>;
         // a resend that cannot reach the gateway at all: the first may still have been taken
         if (lost && error instanceof CliError && error.exitCode === EXIT.unreachable) {
           if (Date.now() < o.deadline) {
-            await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, o.deadline - Date.now())))
+            await backOff(attempt, o.deadline)
             continue
           }
           throw o.unknown(`the connection to ${lost.url} was lost after the payment was sent (${lost.reason}) and the gateway could not be reached since`)
@@ -140,7 +142,7 @@ async function sendPaid(o: { send: (attempt: number) => Promise<SendFileResult>;
       if (!lost) o.say(`the connection was lost after the payment was sent (${error.reason}); sending the same payment again — it cannot be charged twice`)
       lost = error
       if (Date.now() >= o.deadline) throw o.unknown(`the connection to ${error.url} was lost after the payment was sent (${error.reason}) and sending the same payment again got no answer`)
-      await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, o.deadline - Date.now())))
+      await backOff(attempt, o.deadline)
       continue
     }
     const body = parseJson(answer.body)
@@ -148,7 +150,7 @@ async function sendPaid(o: { send: (attempt: number) => Promise<SendFileResult>;
     if (lost && answer.status === 409) {
       const message = typeof body.message === 'string' ? body.message : String(body.error)
       if (/retry/i.test(message) && Date.now() < o.deadline) {
-        await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, o.deadline - Date.now())))
+        await backOff(attempt, o.deadline)
         continue
       }
       throw o.unknown(`the connection to ${lost.url} was lost after the payment was sent (${lost.reason}); sent again, the gateway answered that it holds this payment (409: ${message}) but gave no result`)
@@ -165,7 +167,7 @@ async function awaitQueued(gateway: string, uploadId: string, deadline: number, 
     const state = res?.status === 200 ? ((await res.json().catch(() => ({}))) as { result?: Record<string, unknown> | null }) : undefined
     if (state?.result) return state.result
     if (Date.now() >= deadline) throw unknown(`the gateway took the payment and queued the upload as ${uploadId}, which is not stored yet (its state: ${url})`, true)
-    await sleep(Math.min(1000 * 2 ** Math.min(attempt, 4), 10_000, Math.max(0, deadline - Date.now())))
+    await backOff(attempt, deadline)
   }
 }
 

@@ -127,7 +127,7 @@ describe('npm start', () => {
     dirs.push(otherDir)
     const clash = await npmStart({ ...env, SERVICE_DATA_DIR: otherDir, MODELSERVER_PORT: String(await freePort()) })
     expect(clash.code, clash.out).toBe(1)
-    expect(clash.ms, clash.out).toBeLessThan(2_000)
+    expect(clash.ms, clash.out).toBeLessThan(AT_ONCE_MS)
     const clashSaid = clash.out.replace(/\[start\] /g, '')
     expect(clashSaid, clash.out).toContain(`cannot start: a port it needs is not free\n  ${String(gatewayPort).padEnd(6)} the gateway http://127.0.0.1:${gatewayPort}\n`)
     expect(clashSaid.replace(/\s+/g, ' ')).toContain(`in use (EADDRINUSE) by npm start (pid ${proc.pid})`)

@@ -50,7 +50,7 @@ describe('CapabilityMonitor', () => {
     const started = performance.now()
     await Promise.all([m.checkAll(), m.checkAll()])
     expect(ms.calls).toBe(1)
-    expect(performance.now() - started).toBeLessThan(1000)
+    expect(performance.now() - started).toBeLessThan(5_000) // a 30 ms timeout, against a check that never answers
     expect(m.states().get('modelserver')).toEqual({ status: 'down', detail: 'no answer within 30 ms' })
     // once timed out it is let go: the next round checks again
     await m.checkAll()

@@ -299,7 +299,7 @@ describe('structured output', () => {
     const t0 = performance.now()
     await expect(chat.complete({ prompt: 'x', format: { type: 'string', enum: values(100_000) } })).rejects.toMatchObject({ code: 'invalid_format', message: expect.stringContaining('at most 65536') })
     await expect(chat.complete({ prompt: 'x', format: { type: 'object', properties: { a: { enum: values(600) }, b: { enum: values(600) } } } })).rejects.toMatchObject({ code: 'invalid_format', message: 'format schema has 1200 enum values; at most 1000 in all' })
-    expect(performance.now() - t0).toBeLessThan(500)
+    expect(performance.now() - t0).toBeLessThan(5_000) // against 29 s building the grammar; room for a stalled loop beside the suite
     // within them, served
     const r = await chat.complete({ prompt: 'x', format: { type: 'string', enum: values(50) }, options: { seed: 1, num_predict: 8 } })
     expect(values(50)).toContain(JSON.parse(r.content))

@@ -3,17 +3,7 @@
  * → `tsx` do not always pass a signal on (SIGTERM to npm kills `sh`, leaving `tsx` and us orphaned), so the
  * devnet and `npm start` watch their ancestors and stop themselves instead of lingering.
  */
-import { readFileSync } from 'node:fs'
-
-/** The parent of `pid`, from /proc; undefined where that is unreadable. */
-export function ppidOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
-}
+import { ppidOf } from '../src/shared/dataDirLock/lockHolders.js'
 
 export function watchAncestors(onGone: (why: string) => void, opts: { depth?: number; intervalMs?: number } = {}): () => void {
   const chain: { pid: number; ppid: number }[] = []

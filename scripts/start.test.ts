@@ -19,6 +19,7 @@ import { storageAttestAbi } from '../src/batch/abi.js'
 import { arTxIdToBytes32 } from '../src/batch/receiptLeaf.js'
 import { payAndStoreOk } from '../tests/storage/harness.js'
 import { waitFor } from '../tests/support/waitFor.js'
+import { nodeArgsFor } from './nodeArgsFor.js'
 
 const root = resolve(import.meta.dirname, '..')
 const procs: ChildProcess[] = []
@@ -98,7 +99,7 @@ describe('npm start', () => {
       expect(said.replace(/\s+/g, ' ')).toContain(`in use (EADDRINUSE) by pid ${process.pid}: `)
       expect(said.replace(/\s+/g, ' ')).toContain('DEVNET_PORT_OFFSET=<n> shifts every devnet port by n')
       for (const line of r.out.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
-      expect(existsSync(join(dataDir, 'npm-start.json'))).toBe(false)
+      expect(existsSync(join(dataDir, 'in-use.json'))).toBe(false)
     } finally {
       holder.close()
     }
@@ -122,6 +123,21 @@ describe('npm start', () => {
     for (const line of again.out.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80)
     expect(out()).not.toContain('stopping') // the first one runs on
 
+    // a gateway on its own (`SERVICE_PROFILE=devnet npm run serve`) on that data directory: refused the same way
+    const t0 = Date.now()
+    const serve = spawnSync(process.execPath, nodeArgsFor('src/main.ts'), {
+      cwd: root,
+      env: { ...env, SERVICE_PROFILE: 'devnet', SERVICE_PORT: String(await freePort()) },
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    const serveSaid = `${serve.stdout}${serve.stderr}`
+    expect(serve.status, serveSaid).toBe(1)
+    expect(Date.now() - t0, serveSaid).toBeLessThan(AT_ONCE_MS)
+    expect(serveSaid).toContain(`npm start is already running on this data directory (${dataDir}): pid ${proc.pid}, up since `)
+    expect(serveSaid).toContain(`\n  ${String(gatewayPort).padEnd(6)} the gateway http://127.0.0.1:${gatewayPort}\n`)
+    expect(out()).not.toContain('stopping')
+
     // another data directory, the same gateway port: the port, what needed it, and whose it is
     const otherDir = mkdtempSync(join(tmpdir(), 'npm-start-'))
     dirs.push(otherDir)
@@ -133,7 +149,7 @@ describe('npm start', () => {
     expect(clashSaid.replace(/\s+/g, ' ')).toContain(`in use (EADDRINUSE) by npm start (pid ${proc.pid})`)
     expect(clashSaid.replace(/\s+/g, ' ')).toContain('SERVICE_PORT=<port> for the gateway')
     expect(existsSync(join(otherDir, 'devnet.json'))).toBe(false) // nothing was started
-    expect(existsSync(join(otherDir, 'npm-start.json'))).toBe(false)
+    expect(existsSync(join(otherDir, 'in-use.json'))).toBe(false)
 
     const tree = descendants(proc.pid as number)
     expect(tree.length).toBeGreaterThanOrEqual(4) // 2 Anvil + watchdogs, servers when present
@@ -224,7 +240,7 @@ describe('npm start', () => {
     await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)))
     expect(await waitGone([...tree, proc.pid as number], 10_000)).toEqual([])
     expect(out).toContain('[start] stopped')
-    expect(existsSync(join(dataDir, 'npm-start.json'))).toBe(false) // a clean stop leaves no lock
+    expect(existsSync(join(dataDir, 'in-use.json'))).toBe(false) // a clean stop leaves no lock
   }, 300_000)
 })
 

@@ -2,7 +2,8 @@
  * `npm start`: everything a newcomer needs, wired together.
  *
  * 0. First, before anything heavy is loaded: if an `npm start` already runs on this data directory
- *    (`<SERVICE_DATA_DIR>/npm-start.json`, scripts/start/startLock.ts) it says which, with its pid and ports,
+ *    (`<SERVICE_DATA_DIR>/in-use.json`, src/shared/dataDirLock/) — or a gateway on its own (`npm run serve`) —
+ *    it says which, with its pid and ports,
  *    and exits 1; if a port it needs is taken it names the port, what needed it and, where /proc says, the
  *    process holding it, and exits 1 (scripts/start/preflight.ts). Either within a second or two.
  * 1. Unless the gateway is already configured (SERVICE_X402__FACILITATOR_URL set), starts the devnet in this
@@ -48,7 +49,7 @@ import './requireNode.mjs'
 import { resolve } from 'node:path'
 import { planFromEnv, plannedPorts } from './start/plan.js'
 import { alreadyRunning, portsTaken, takenPorts } from './start/preflight.js'
-import { releaseStartLock, takeStartLock } from './start/startLock.js'
+import { releaseDataDirLock, takeDataDirLock } from '../src/shared/dataDirLock/dataDirLock.js'
 
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`)
 const refuse = (lines: string[]): never => {
@@ -64,12 +65,12 @@ const plan = (() => {
   }
 })()
 const ports = plannedPorts(plan, process.env)
-const lock = takeStartLock(plan.dataDir, ports)
+const lock = takeDataDirLock(plan.dataDir, 'npm start', ports)
 if (!lock.taken) refuse(alreadyRunning(lock.holder))
 else if (lock.stale) say(`the npm start that ran on this data directory before (pid ${lock.stale.pid}) ended without stopping; starting anew`)
 const taken = await takenPorts(ports)
 if (taken.length > 0) {
-  releaseStartLock(plan.dataDir)
+  releaseDataDirLock(plan.dataDir)
   refuse(portsTaken(taken))
 }
 // Only now the devnet, the servers and their libraries: a refusal above costs none of it.

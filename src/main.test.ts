@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -30,8 +30,12 @@ async function run(env: Record<string, string | undefined>): Promise<{ outcome: 
 }
 
 describe('src/main.ts', () => {
-  it('starts on the configured port, gates /journal, and stops cleanly on SIGTERM', async () => {
+  it('starts on the configured port (taking over the lock a dead process left), gates /journal, and stops cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-'))
+    // an npm start killed outright (SIGKILL, a crash) left its lock: its pid runs no more
+    const dead = spawn(process.execPath, ['-e', ''])
+    await new Promise((r) => dead.once('exit', r))
+    writeFileSync(path.join(dataDir, 'in-use.json'), JSON.stringify({ pid: dead.pid, program: 'npm start', startedAt: Date.now(), dataDir, ports: [] }))
     // node itself (the compiled build when it is up to date, else tsx's loader), not the tsx CLI: the CLI is a second
     // process that relays signals, and under load it was once terminated by the SIGTERM itself (exit 143) before it
     // knew its child handles SIGTERM. Production (`npm run serve`) is node running main directly too.
@@ -58,11 +62,14 @@ describe('src/main.ts', () => {
       const res = await fetch(`http://127.0.0.1:${port}/journal`, { headers: { accept: 'text/html' }, redirect: 'manual' })
       expect(res.status).toBe(302)
       expect(res.headers.get('location')).toBe('/login?from=%2Fjournal')
+      const lock = JSON.parse(readFileSync(path.join(dataDir, 'in-use.json'), 'utf8')) as { pid: number; program: string; ports: { port: number }[] }
+      expect(lock).toMatchObject({ pid: child.pid, program: 'gateway', ports: [{ port, service: 'the gateway' }] })
       // 'close' (not 'exit'): stdout is fully read by then.
       const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
       child.kill('SIGTERM')
       expect(await exited).toBe(0)
       expect(output).toContain('"msg":"stopped"')
+      expect(existsSync(path.join(dataDir, 'in-use.json'))).toBe(false) // a clean stop leaves no lock
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL')
       rmSync(dataDir, { recursive: true, force: true })
@@ -124,6 +131,38 @@ describe('src/main.ts', () => {
       } finally {
         rmSync(dataDir, { recursive: true, force: true })
       }
+    }
+  })
+
+  describe('a data directory another process runs on', () => {
+    /** A live process whose command line reads as `program`'s (what /proc shows of npm start or of a gateway). */
+    const livePretending = (program: string) => spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)', path.join(root, program)], { stdio: 'ignore' })
+
+    for (const [program, script, name] of [
+      ['npm start', 'scripts/start.ts', 'npm start'],
+      ['gateway', 'src/main.ts', 'a gateway \\(npm run serve\\)'],
+    ] as const) {
+      it(`held by ${program}: refused at once, naming it with its pid and port, its lock left alone`, async () => {
+        const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-main-held-'))
+        const holder = livePretending(script)
+        try {
+          const lock = { pid: holder.pid, program, startedAt: Date.now(), dataDir, ports: [{ port: 8000, service: 'the gateway', url: 'http://127.0.0.1:8000' }] }
+          writeFileSync(path.join(dataDir, 'in-use.json'), JSON.stringify(lock))
+          const started = Date.now()
+          const { outcome, output } = await run({ ...process.env, SERVICE_PROFILE: 'devnet', SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir })
+          expect(outcome, output).toBe('exit 1')
+          // before the gateway's modules load (they alone take seconds through tsx on a loaded machine)
+          expect(Date.now() - started, output).toBeLessThan(5_000)
+          expect(output).toMatch(new RegExp(`^${name} is already running on this data directory \\(${dataDir}\\): pid ${holder.pid}, up since `, 'm'))
+          expect(output).toContain('\n  8000   the gateway http://127.0.0.1:8000\n')
+          expect(output).toContain(`kill ${holder.pid}`)
+          expect(existsSync(path.join(dataDir, 'gateway.sqlite'))).toBe(false) // the database was never opened
+          expect(JSON.parse(readFileSync(path.join(dataDir, 'in-use.json'), 'utf8'))).toEqual(lock)
+        } finally {
+          holder.kill('SIGKILL')
+          rmSync(dataDir, { recursive: true, force: true })
+        }
+      })
     }
   })
 

@@ -3,22 +3,24 @@
  * Configuration comes from the environment (docs/configuration.md); a bad value stops the start with a
  * message naming the variable. A production start (`SERVICE_PROFILE` unset or `production`) that lacks a setting
  * whose default is a devnet address, or whose data directory is the devnet's, is refused with the list of what to
- * set (src/config/profile.ts); `npm start` chooses `SERVICE_PROFILE=devnet`. SIGTERM/SIGINT: stop accepting connections, finish in-flight requests
+ * set (src/config/profile.ts); `npm start` chooses `SERVICE_PROFILE=devnet`. A data directory that `npm start` or another
+ * gateway runs on is refused at once, naming its pid (`<data dir>/in-use.json`, src/shared/dataDirLock/); the gateway
+ * `npm start` runs is its child and works under its lock. SIGTERM/SIGINT: stop accepting connections, finish in-flight requests
  * (up to the deadline), stop background work, close the database, exit — also when stdout/stderr are gone (EPIPE is
  * ignored; log lines go out synchronously, so no exit-time flush can spin on a closed pipe). The stop is a
  * rolling restart's (docs/reliability.md): `GET /health/ready` fails at once, in-flight requests finish up to
  * `SERVICE_SHUTDOWN__DEADLINE_MS`, this instance's work is handed over.
  */
+// Only what the refusals below need is imported up front: the gateway's modules (seconds through tsx) load once
+// the data directory is this process's, so a refused start says so at once.
 import type { AddressInfo } from 'node:net'
-import { createApp } from './app.js'
-import { createGatewayServer } from './createGatewayServer.js'
 import { ConfigError } from './config/ConfigError.js'
 import type { Env } from './config/env.js'
 import { loadConfig } from './config/loadConfig.js'
 import { productionStartRefusal } from './config/profile.js'
-import { drainHttpServer } from './shared/http/drainHttpServer.js'
+import { holdDataDir, recordGatewayPort } from './shared/dataDirLock/holdDataDir.js'
 import { createLogger } from './shared/logger.js'
-import { prepareTestHooks } from './testHooks/prepareTestHooks.js'
+import { readTestHooksConfig } from './testHooks/readTestHooksConfig.js'
 
 // Output whose reader is gone (the parent died) must not take the process down or block it: stray writes
 // (console, libraries) to a closed stdout/stderr are dropped. The logger handles EPIPE itself (shared/logger.ts).
@@ -33,7 +35,7 @@ async function main(): Promise<void> {
   // Off by default: `SERVICE_TEST_HOOKS=1` (refused with NODE_ENV=production) puts the peers behind fault proxies.
   let testHooks
   try {
-    testHooks = await prepareTestHooks(process.env)
+    testHooks = readTestHooksConfig(process.env) ? await (await import('./testHooks/prepareTestHooks.js')).prepareTestHooks(process.env) : undefined
     config = loadConfig(testHooks?.env ?? process.env)
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -47,6 +49,17 @@ async function main(): Promise<void> {
     process.stderr.write(`${refusal}\n`)
     process.exit(1)
   }
+  // npm start, or another gateway, running on this data directory: one database and one vault for two processes
+  const held = holdDataDir(config.dataDir)
+  if (held) {
+    process.stderr.write(`${held.join('\n')}\n`)
+    process.exit(1)
+  }
+  const [{ createApp }, { createGatewayServer }, { drainHttpServer }] = await Promise.all([
+    import('./app.js'),
+    import('./createGatewayServer.js'),
+    import('./shared/http/drainHttpServer.js'),
+  ])
   const logger = createLogger({ name: 'gateway', level: config.logLevel })
   const env = testHooks?.env ?? process.env
   const build = (e: Env) => createApp({ config: e === env ? config : loadConfig(e), env: e, logger, now: testHooks?.now })
@@ -112,6 +125,7 @@ async function main(): Promise<void> {
 
   await gateway.start()
   const port = (server.address() as AddressInfo).port
+  recordGatewayPort(config.dataDir, port, `http://localhost:${port}`)
   logger.info({ port, publicOrigin: config.publicOrigin, database: gateway.services.dialect, profile: config.profile }, `gateway listening on http://localhost:${port}`)
 }
 

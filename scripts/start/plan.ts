@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { devnetPortsFromEnv, PORT_NAMES, type DevnetPorts } from '../../devnet/ports.js'
-import type { ListenedPort } from './startLock.js'
+import type { ListenedPort } from '../../src/shared/dataDirLock/dataDirLock.js'
 
 export type StartPlan = {
   root: string

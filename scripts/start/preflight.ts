@@ -6,7 +6,8 @@ import { createServer } from 'node:net'
 import { wrapText } from '../../src/cli/wrapText.js'
 import type { PlannedPort } from './plan.js'
 import { portHolder, startOwning } from './processes.js'
-import type { StartLock } from './startLock.js'
+import type { DataDirLock } from '../../src/shared/dataDirLock/dataDirLock.js'
+import { heldSentence, portLine } from '../../src/shared/dataDirLock/describeHolder.js'
 
 /** Columns left for text after `npm start`'s `[start] ` prefix. */
 const WIDTH = 80 - '[start] '.length
@@ -37,13 +38,11 @@ const shorten = (text: string, max: number) => {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
-const clock = (ms: number) => new Date(ms).toTimeString().slice(0, 8)
-const portLine = (p: { port: number; service: string; url?: string }) => `  ${String(p.port).padEnd(6)} ${p.service}${p.url ? ` ${p.url}` : ''}`
 
-/** What a second `npm start` on the same data directory says. */
-export function alreadyRunning(holder: StartLock): string[] {
+/** What a second `npm start` on the same data directory (held by `npm start` or a gateway on its own) says. */
+export function alreadyRunning(holder: DataDirLock): string[] {
   return [
-    ...wrapText(`npm start is already running on this data directory (${holder.dataDir}): pid ${holder.pid}, up since ${clock(holder.startedAt)}. It serves:`, WIDTH),
+    ...wrapText(heldSentence(holder), WIDTH),
     ...holder.ports.map(portLine),
     ...wrapText(`Use that one, or stop it first (Ctrl-C in its terminal, or kill ${holder.pid}). Another beside it needs its own data directory and ports, e.g. SERVICE_DATA_DIR=data2 SERVICE_PORT=8100 MODELSERVER_PORT=11534 DEVNET_PORT_OFFSET=100 npm start`, WIDTH),
   ]

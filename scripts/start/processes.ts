@@ -4,29 +4,9 @@
  * to. Best effort: a process of another user may be unreadable, and then less is said, never something wrong.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
-import { ppidOf } from '../../devnet/watchAncestors.js'
+import { commandLine, ppidOf, START_SCRIPT } from '../../src/shared/dataDirLock/lockHolders.js'
 
-/** What marks the process running `npm start` (scripts/start.ts, through tsx or from a build). */
-const START_SCRIPT = /(^|\/)scripts\/start\.(ts|js)$/
-
-export function commandLine(pid: number): string[] | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether `pid` is alive; on Linux also that it is an `npm start` (a reused pid is not). */
-export function isRunningStart(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
-  }
-  const args = commandLine(pid)
-  return args === undefined ? process.platform !== 'linux' : args.some((a) => START_SCRIPT.test(a))
-}
+export { isRunningStart } from '../../src/shared/dataDirLock/lockHolders.js'
 
 /** The `npm start` among `pid` and its ancestors, if any. */
 export function startOwning(pid: number): number | undefined {

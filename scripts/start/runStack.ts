@@ -20,7 +20,7 @@ import { wrapText } from '../../src/cli/wrapText.js'
 import { writeFileAtomic } from '../../src/vault/writeFileAtomic.js'
 import { withDevnetEnv } from './devnetEnv.js'
 import { plannedPorts, type StartPlan } from './plan.js'
-import { updateStartLock } from './startLock.js'
+import { updateDataDirLock } from '../../src/shared/dataDirLock/dataDirLock.js'
 
 const root = resolve(import.meta.dirname, '../..')
 /** Milliseconds since this process started. */
@@ -228,7 +228,7 @@ export async function runStack(plan: StartPlan): Promise<void> {
     // one block, unprefixed: a key of 66 characters fits 80 columns only without `[devnet] ` before it
     process.stdout.write(`${devnetTable(devnet.info)}\n`)
     say(`devnet up in ${sinceStart()} ms → ${devnet.file}`)
-    updateStartLock(dataDir, plannedPorts({ ...plan, devnet: devnetPortsOf(devnet.info) }, env).filter((p) => p.port > 0))
+    updateDataDirLock(dataDir, plannedPorts({ ...plan, devnet: devnetPortsOf(devnet.info) }, env).filter((p) => p.port > 0))
     // the devnet profile: the servers may fall back to the devnet's addresses (a production start never does)
     devnetEnv = { ...devnet.info.env, SERVICE_PROFILE: 'devnet' }
     void devnet.contractsReady.then((c) => {

@@ -418,6 +418,23 @@ export class Ledger {
       .execute()
   }
 
+  /**
+   * Takes a due verification for one attempt: its next check moves to `leaseUntil`, so another instance on the
+   * database passes it by (the same item is fetched from the gateway once). False when another instance took it
+   * first or it is no longer due. The attempt ends by rescheduling or recording it; a dead instance's lease
+   * runs out and the item is due again.
+   */
+  async takeVerification(uploadId: string, leaseUntil: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('storage_uploads')
+      .set({ next_verify_at: leaseUntil })
+      .where('upload_id', '=', uploadId)
+      .where('status', '=', 'stored')
+      .where('next_verify_at', '<=', now())
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  }
+
   async rescheduleVerification(uploadId: string, nextVerifyAt: number, note: string | null): Promise<void> {
     await this.db
       .updateTable('storage_uploads')

@@ -26,6 +26,11 @@ export type StorageWorkerOptions = {
 const MAX_ATTEST_RETRY_S = 3600
 /** How long one worker holds an attestation it is sending (a dead worker's lease lapses after it). */
 const ATTEST_LEASE_S = 300
+/**
+ * How long a verification this instance took is its own: past every request of one (status, data, tags: 60 s
+ * each). An instance that died mid-way leaves the item due again after it.
+ */
+const VERIFY_LEASE_S = 300
 
 /**
  * Background jobs of paid storage: retries queued (paid, not yet stored) uploads with backoff, verifies
@@ -155,6 +160,8 @@ export class StorageWorker {
     const { gatewayUrl, verifyIntervalMs } = this.#service.config
     for (const row of await ledger.dueVerification(this.#batch)) {
       if (!row.ar_tx_id) continue
+      // another replica on this database may have read the same due row: one of them verifies it
+      if (!(await ledger.takeVerification(row.upload_id, Math.floor(Date.now() / 1000) + VERIFY_LEASE_S))) continue
       const outcome = await verifyStoredItem(gatewayUrl, row.ar_tx_id, row.sha256, storageTags(row.app_name, row.sha256, row.payer_tag))
       if (outcome.state === 'pending') {
         await ledger.rescheduleVerification(row.upload_id, Math.floor(Date.now() / 1000) + Math.ceil(verifyIntervalMs / 1000), outcome.note)

@@ -36,6 +36,9 @@ export const KeepAliveSchema = {
         },
         {
             type: 'number'
+        },
+        {
+            type: 'null'
         }
     ],
     example: '5m'
@@ -55,6 +58,9 @@ export const FormatSchema = {
         {
             type: 'object',
             additionalProperties: true
+        },
+        {
+            type: 'null'
         }
     ],
     example: 'json'
@@ -74,38 +80,59 @@ export const ThinkSchema = {
                 'low',
                 'max'
             ]
+        },
+        {
+            type: 'null'
         }
     ],
     example: true
 } as const;
 
 export const ModelOptionsSchema = {
-    type: 'object',
+    type: [
+        'object',
+        'null'
+    ],
     description: 'Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,\n`num_predict`, `repeat_penalty`, `repeat_last_n`, `presence_penalty`, `frequency_penalty`. Accepted and\nwithout effect on this server (CPU-only llama.cpp with its own batching and memory mapping): `num_keep`,\n`typical_p`, `num_batch`, `num_gpu`, `main_gpu`, `use_mmap`, `num_thread` (the server\'s thread count is\n`MODELSERVER_THREADS`), and any other key Ollama accepts.\n',
     additionalProperties: true,
     properties: {
         seed: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             description: 'Random seed; the same seed and options give the same output. Absent (or negative): a random seed per\nrequest, as Ollama.\n'
         },
         temperature: {
-            type: 'number',
+            type: [
+                'number',
+                'null'
+            ],
             minimum: 0,
             default: 0.8
         },
         top_k: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: 0,
             default: 40
         },
         top_p: {
-            type: 'number',
+            type: [
+                'number',
+                'null'
+            ],
             minimum: 0,
             maximum: 1,
             default: 0.9
         },
         min_p: {
-            type: 'number',
+            type: [
+                'number',
+                'null'
+            ],
             minimum: 0,
             maximum: 1,
             default: 0
@@ -121,62 +148,104 @@ export const ModelOptionsSchema = {
                     items: {
                         type: 'string'
                     }
+                },
+                {
+                    type: 'null'
                 }
             ]
         },
         num_ctx: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: 1,
             default: 2048
         },
         num_predict: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: -2,
             default: -1,
             description: 'Maximum tokens to generate; -1 unlimited (bounded by the context).'
         },
         num_keep: {
-            type: 'integer'
+            type: [
+                'integer',
+                'null'
+            ]
         },
         typical_p: {
-            type: 'number'
+            type: [
+                'number',
+                'null'
+            ]
         },
         repeat_last_n: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: -1,
             default: 64,
             description: 'How many recent tokens the repetition penalties look at; 0 turns them off, -1 is the whole context.'
         },
         repeat_penalty: {
-            type: 'number',
+            type: [
+                'number',
+                'null'
+            ],
             minimum: 0,
             default: 1,
             description: 'Divides the logits of recently seen tokens (1 = off). The default is 1 on this server on every path\n(Ollama\'s is 1.1): set 1.1 for Ollama\'s sampling.\n'
         },
         presence_penalty: {
-            type: 'number',
+            type: [
+                'number',
+                'null'
+            ],
             default: 0,
             description: 'Subtracted once from the logit of every recently seen token (0 = off).'
         },
         frequency_penalty: {
-            type: 'number',
+            type: [
+                'number',
+                'null'
+            ],
             default: 0,
             description: 'Subtracted from a token\'s logit per recent occurrence (0 = off).'
         },
         num_batch: {
-            type: 'integer'
+            type: [
+                'integer',
+                'null'
+            ]
         },
         num_gpu: {
-            type: 'integer'
+            type: [
+                'integer',
+                'null'
+            ]
         },
         main_gpu: {
-            type: 'integer'
+            type: [
+                'integer',
+                'null'
+            ]
         },
         use_mmap: {
-            type: 'boolean'
+            type: [
+                'boolean',
+                'null'
+            ]
         },
         num_thread: {
-            type: 'integer'
+            type: [
+                'integer',
+                'null'
+            ]
         }
     },
     example: {
@@ -220,10 +289,16 @@ export const ToolDefinitionSchema = {
                     type: 'string'
                 },
                 description: {
-                    type: 'string'
+                    type: [
+                        'string',
+                        'null'
+                    ]
                 },
                 parameters: {
-                    type: 'object',
+                    type: [
+                        'object',
+                        'null'
+                    ],
                     'x-designed': true,
                     description: 'JSON schema of the arguments (`type: object`, `required`, `properties`), read as `format`\'s schema is\n(see `Format` for what the grammar enforces). Absent or without a type: an object. A schema of\nanother type, or one no grammar can honour, is a 400 naming the tool and the place\n(`tool "f": parameters /properties/x/type: unknown type "bogus"…`).\n',
                     additionalProperties: true,
@@ -354,23 +429,35 @@ export const ChatMessageSchema = {
             type: 'string'
         },
         thinking: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'A previous assistant message\'s reasoning trace.'
         },
         images: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             items: {
                 $ref: '#/components/schemas/ImageData'
             }
         },
         tool_calls: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             items: {
                 $ref: '#/components/schemas/ToolCall'
             }
         },
         tool_name: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'On `tool` messages, the tool whose result this is.'
         }
     },
@@ -531,21 +618,36 @@ export const GenerateRequestSchema = {
             pattern: '\\S'
         },
         prompt: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         suffix: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'Fill-in-the-middle (models with the `insert` capability; otherwise 400).'
         },
         system: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         template: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'Overrides the model\'s prompt template (Go template syntax).'
         },
         context: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             deprecated: true,
             description: 'Deprecated by Ollama; accepted and ignored.',
             items: {
@@ -553,18 +655,28 @@ export const GenerateRequestSchema = {
             }
         },
         stream: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true
         },
         raw: {
-            type: 'boolean',
-            description: 'Skip the prompt template.'
+            type: [
+                'boolean',
+                'null'
+            ],
+            'x-designed': true,
+            description: 'Skip the prompt template. With a `template`, a `system` or a non-empty `context` as well: 400\n`raw mode does not support template, system, or context`, as Ollama (raw would ignore them).\n'
         },
         format: {
             $ref: '#/components/schemas/Format'
         },
         images: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             items: {
                 $ref: '#/components/schemas/ImageData'
             },
@@ -580,20 +692,32 @@ export const GenerateRequestSchema = {
             $ref: '#/components/schemas/ModelOptions'
         },
         logprobs: {
-            type: 'boolean'
+            type: [
+                'boolean',
+                'null'
+            ]
         },
         top_logprobs: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: 0,
             maximum: 20
         },
         truncate: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true,
             description: 'Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the\ndefault); false → 400 `input exceeds maximum context length`.\n'
         },
         shift: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             description: 'Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and\ngeneration goes on (to `num_predict`; unbounded: 4 contexts\' worth); false → it stops there\n(`done_reason` `length`). Absent: false (designed: this server\'s behaviour before, kept as the\ndefault so a runaway generation stays bounded by the context).\n'
         }
     },
@@ -709,14 +833,20 @@ export const ChatRequestSchema = {
             pattern: '\\S'
         },
         messages: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             description: 'Required to generate; empty or absent preloads (or unloads with `keep_alive` 0).',
             items: {
                 $ref: '#/components/schemas/ChatMessage'
             }
         },
         tools: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             'x-designed': true,
             description: 'Tools the model may call. With `format` given too, the reply follows `format` and no tool is offered\n(one grammar constrains a reply; this server does not combine a format\'s with the tools\'). The\nsystem prompt and the tools must fit the context with room to answer, whatever `truncate` says\n(`400 input exceeds maximum context length` otherwise): only the conversation is truncated.\n',
             items: {
@@ -727,7 +857,10 @@ export const ChatRequestSchema = {
             $ref: '#/components/schemas/Format'
         },
         stream: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true
         },
         think: {
@@ -740,20 +873,32 @@ export const ChatRequestSchema = {
             $ref: '#/components/schemas/ModelOptions'
         },
         logprobs: {
-            type: 'boolean'
+            type: [
+                'boolean',
+                'null'
+            ]
         },
         top_logprobs: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: 0,
             maximum: 20
         },
         truncate: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true,
             description: 'Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the\ndefault); false → 400 `input exceeds maximum context length`.\n'
         },
         shift: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             description: 'Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and\ngeneration goes on (to `num_predict`; unbounded: 4 contexts\' worth); false → it stops there\n(`done_reason` `length`). Absent: false (designed: this server\'s behaviour before, kept as the\ndefault so a runaway generation stays bounded by the context).\n'
         }
     },
@@ -860,8 +1005,7 @@ export const ChatResponseSchema = {
 export const EmbedRequestSchema = {
     type: 'object',
     required: [
-        'model',
-        'input'
+        'model'
     ],
     properties: {
         model: {
@@ -870,7 +1014,8 @@ export const EmbedRequestSchema = {
             pattern: '\\S'
         },
         input: {
-            description: 'A text or a list of texts; one vector per text.',
+            'x-designed': true,
+            description: 'A text or a list of texts; one vector per text. Absent, `null`, `""` or `[]`: the model is loaded and the\nanswer is `{"model": …, "embeddings": []}` (as Ollama: how clients preload an embedding model).\n',
             oneOf: [
                 {
                     type: 'string'
@@ -880,16 +1025,25 @@ export const EmbedRequestSchema = {
                     items: {
                         type: 'string'
                     }
+                },
+                {
+                    type: 'null'
                 }
             ]
         },
         truncate: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true,
             description: 'When false, an input longer than the context is a 400.'
         },
         dimensions: {
-            type: 'integer',
+            type: [
+                'integer',
+                'null'
+            ],
             minimum: 1,
             description: 'Requested vector length (at most the model\'s embedding length).'
         },
@@ -964,7 +1118,10 @@ export const EmbeddingsRequestSchema = {
             pattern: '\\S'
         },
         prompt: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         keep_alive: {
             $ref: '#/components/schemas/KeepAlive'
@@ -1265,14 +1422,23 @@ export const ShowRequestSchema = {
             description: 'Older clients\' name for `model`.'
         },
         verbose: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             description: 'Include the large `model_info` arrays (tokenizer vocabulary...).'
         },
         system: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         template: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         options: {
             $ref: '#/components/schemas/ModelOptions'
@@ -1394,11 +1560,17 @@ export const CreateRequestSchema = {
             deprecated: true
         },
         from: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'An existing model to base it on.'
         },
         files: {
-            type: 'object',
+            type: [
+                'object',
+                'null'
+            ],
             description: 'File name → `sha256:` digest of a blob uploaded with `POST /api/blobs/{digest}` (a GGUF file).',
             additionalProperties: {
                 type: 'string',
@@ -1406,14 +1578,20 @@ export const CreateRequestSchema = {
             }
         },
         adapters: {
-            type: 'object',
+            type: [
+                'object',
+                'null'
+            ],
             description: 'LoRA adapters (not supported here; 400 when non-empty).',
             additionalProperties: {
                 type: 'string'
             }
         },
         template: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         license: {
             oneOf: [
@@ -1425,11 +1603,17 @@ export const CreateRequestSchema = {
                     items: {
                         type: 'string'
                     }
+                },
+                {
+                    type: 'null'
                 }
             ]
         },
         system: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ]
         },
         parameters: {
             description: 'Default options (`temperature`, `stop`, `num_ctx`...), checked as a generation\'s `options` are: a known\noption of the wrong type is a 400 here, not a model that fails later.\n',
@@ -1440,17 +1624,26 @@ export const CreateRequestSchema = {
             ]
         },
         messages: {
-            type: 'array',
+            type: [
+                'array',
+                'null'
+            ],
             items: {
                 $ref: '#/components/schemas/ChatMessage'
             }
         },
         quantize: {
-            type: 'string',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'Quantization type (`q4_K_M`, `q8_0`); not supported by this server (400).'
         },
         stream: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true
         }
     },
@@ -1545,11 +1738,17 @@ export const PullRequestSchema = {
             deprecated: true
         },
         insecure: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             description: 'Allow plain http and unverified TLS to the registry (an allow-listed one only).'
         },
         stream: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true
         }
     },
@@ -1587,10 +1786,16 @@ export const PushRequestSchema = {
             deprecated: true
         },
         insecure: {
-            type: 'boolean'
+            type: [
+                'boolean',
+                'null'
+            ]
         },
         stream: {
-            type: 'boolean',
+            type: [
+                'boolean',
+                'null'
+            ],
             default: true
         }
     },

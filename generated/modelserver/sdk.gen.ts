@@ -29,8 +29,9 @@ export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<
  * Generate a completion for a prompt
  *
  * Generates text for `prompt` (with `suffix`: fill-in-the-middle, for models with the `insert`
- * capability). A body with only `model` loads the model and answers at once (`done_reason: load`);
- * with `keep_alive: 0` as well it unloads the model (`done_reason: unload`).
+ * capability). A body without a prompt (absent or empty) loads the model and answers at once
+ * (`done_reason: load`), whatever else it carries, as Ollama (a `suffix` still needs the `insert` capability
+ * and `think` the `thinking` one); with `keep_alive: 0` as well it unloads the model (`done_reason: unload`).
  * With `stream` true (default) the reply is NDJSON lines (`GenerateChunk`); the last one has `done: true`,
  * `done_reason` and every duration.
  *
@@ -211,6 +212,10 @@ export const pushModel = <ThrowOnError extends boolean = false>(options: Options
 
 /**
  * Whether a blob exists
+ *
+ * The digest may also be written `sha256-<hex>` (as blob files are named), which Ollama accepts too: the same
+ * blob. Anything else names no blob (404).
+ *
  */
 export const checkBlob = <ThrowOnError extends boolean = false>(options: Options<CheckBlobData, ThrowOnError>): RequestResult<CheckBlobResponses, CheckBlobErrors, ThrowOnError> => (options.client ?? client).head<CheckBlobResponses, CheckBlobErrors, ThrowOnError>({ url: '/api/blobs/{digest}', ...options });
 

@@ -30,7 +30,7 @@ export type Duration = number;
  * Longer than Go's longest duration (about 292 years, `2562047h`) is a 400, as Ollama's parse refuses it.
  *
  */
-export type KeepAlive = string | number;
+export type KeepAlive = string | number | null;
 
 /**
  * `json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).
@@ -50,14 +50,14 @@ export type KeepAlive = string | number;
  */
 export type Format = '' | 'json' | {
     [key: string]: unknown;
-};
+} | null;
 
 /**
  * `true`/`false`, or `high`/`medium`/`low`/`max` for models with thinking levels (`max`, Ollama 0.33: the
  * deepest; formats with three levels get `high`). On a thinking model without levels a level means `true`.
  *
  */
-export type Think = boolean | 'high' | 'medium' | 'low' | 'max';
+export type Think = boolean | 'high' | 'medium' | 'low' | 'max' | null;
 
 /**
  * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
@@ -73,47 +73,47 @@ export type ModelOptions = {
      * request, as Ollama.
      *
      */
-    seed?: number;
-    temperature?: number;
-    top_k?: number;
-    top_p?: number;
-    min_p?: number;
+    seed?: number | null;
+    temperature?: number | null;
+    top_k?: number | null;
+    top_p?: number | null;
+    min_p?: number | null;
     /**
      * Stop sequences.
      */
-    stop?: string | Array<string>;
-    num_ctx?: number;
+    stop?: string | Array<string> | null;
+    num_ctx?: number | null;
     /**
      * Maximum tokens to generate; -1 unlimited (bounded by the context).
      */
-    num_predict?: number;
-    num_keep?: number;
-    typical_p?: number;
+    num_predict?: number | null;
+    num_keep?: number | null;
+    typical_p?: number | null;
     /**
      * How many recent tokens the repetition penalties look at; 0 turns them off, -1 is the whole context.
      */
-    repeat_last_n?: number;
+    repeat_last_n?: number | null;
     /**
      * Divides the logits of recently seen tokens (1 = off). The default is 1 on this server on every path
      * (Ollama's is 1.1): set 1.1 for Ollama's sampling.
      *
      */
-    repeat_penalty?: number;
+    repeat_penalty?: number | null;
     /**
      * Subtracted once from the logit of every recently seen token (0 = off).
      */
-    presence_penalty?: number;
+    presence_penalty?: number | null;
     /**
      * Subtracted from a token's logit per recent occurrence (0 = off).
      */
-    frequency_penalty?: number;
-    num_batch?: number;
-    num_gpu?: number;
-    main_gpu?: number;
-    use_mmap?: boolean;
-    num_thread?: number;
+    frequency_penalty?: number | null;
+    num_batch?: number | null;
+    num_gpu?: number | null;
+    main_gpu?: number | null;
+    use_mmap?: boolean | null;
+    num_thread?: number | null;
     [key: string]: unknown;
-};
+} | null;
 
 /**
  * A base64-encoded image.
@@ -124,7 +124,7 @@ export type ToolDefinition = {
     type: 'function';
     function: {
         name: string;
-        description?: string;
+        description?: string | null;
         /**
          * JSON schema of the arguments (`type: object`, `required`, `properties`), read as `format`'s schema is
          * (see `Format` for what the grammar enforces). Absent or without a type: an object. A schema of
@@ -144,7 +144,7 @@ export type ToolDefinition = {
                 };
             };
             [key: string]: unknown;
-        };
+        } | null;
     };
 };
 
@@ -168,13 +168,13 @@ export type ChatMessage = {
     /**
      * A previous assistant message's reasoning trace.
      */
-    thinking?: string;
-    images?: Array<ImageData>;
-    tool_calls?: Array<ToolCall>;
+    thinking?: string | null;
+    images?: Array<ImageData> | null;
+    tool_calls?: Array<ToolCall> | null;
     /**
      * On `tool` messages, the tool whose result this is.
      */
-    tool_name?: string;
+    tool_name?: string | null;
 };
 
 /**
@@ -216,43 +216,45 @@ export type DoneReason = 'stop' | 'length' | 'load' | 'unload';
 
 export type GenerateRequest = {
     model: string;
-    prompt?: string;
+    prompt?: string | null;
     /**
      * Fill-in-the-middle (models with the `insert` capability; otherwise 400).
      */
-    suffix?: string;
-    system?: string;
+    suffix?: string | null;
+    system?: string | null;
     /**
      * Overrides the model's prompt template (Go template syntax).
      */
-    template?: string;
+    template?: string | null;
     /**
      * Deprecated by Ollama; accepted and ignored.
      *
      * @deprecated
      */
-    context?: Array<number>;
-    stream?: boolean;
+    context?: Array<number> | null;
+    stream?: boolean | null;
     /**
-     * Skip the prompt template.
+     * Skip the prompt template. With a `template`, a `system` or a non-empty `context` as well: 400
+     * `raw mode does not support template, system, or context`, as Ollama (raw would ignore them).
+     *
      */
-    raw?: boolean;
+    raw?: boolean | null;
     format?: Format;
     /**
      * 400 for a model without the `vision` capability.
      */
-    images?: Array<ImageData>;
+    images?: Array<ImageData> | null;
     keep_alive?: KeepAlive;
     think?: Think;
     options?: ModelOptions;
-    logprobs?: boolean;
-    top_logprobs?: number;
+    logprobs?: boolean | null;
+    top_logprobs?: number | null;
     /**
      * Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the
      * default); false → 400 `input exceeds maximum context length`.
      *
      */
-    truncate?: boolean;
+    truncate?: boolean | null;
     /**
      * Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and
      * generation goes on (to `num_predict`; unbounded: 4 contexts' worth); false → it stops there
@@ -260,7 +262,7 @@ export type GenerateRequest = {
      * default so a runaway generation stays bounded by the context).
      *
      */
-    shift?: boolean;
+    shift?: boolean | null;
 };
 
 /**
@@ -296,7 +298,7 @@ export type ChatRequest = {
     /**
      * Required to generate; empty or absent preloads (or unloads with `keep_alive` 0).
      */
-    messages?: Array<ChatMessage>;
+    messages?: Array<ChatMessage> | null;
     /**
      * Tools the model may call. With `format` given too, the reply follows `format` and no tool is offered
      * (one grammar constrains a reply; this server does not combine a format's with the tools'). The
@@ -304,20 +306,20 @@ export type ChatRequest = {
      * (`400 input exceeds maximum context length` otherwise): only the conversation is truncated.
      *
      */
-    tools?: Array<ToolDefinition>;
+    tools?: Array<ToolDefinition> | null;
     format?: Format;
-    stream?: boolean;
+    stream?: boolean | null;
     think?: Think;
     keep_alive?: KeepAlive;
     options?: ModelOptions;
-    logprobs?: boolean;
-    top_logprobs?: number;
+    logprobs?: boolean | null;
+    top_logprobs?: number | null;
     /**
      * Ollama 0.33: a prompt longer than the context keeps its start and its most recent tokens (true, the
      * default); false → 400 `input exceeds maximum context length`.
      *
      */
-    truncate?: boolean;
+    truncate?: boolean | null;
     /**
      * Ollama 0.33: true → when the context fills during generation its oldest tokens are dropped and
      * generation goes on (to `num_predict`; unbounded: 4 contexts' worth); false → it stops there
@@ -325,7 +327,7 @@ export type ChatRequest = {
      * default so a runaway generation stays bounded by the context).
      *
      */
-    shift?: boolean;
+    shift?: boolean | null;
 };
 
 /**
@@ -354,17 +356,19 @@ export type ChatResponse = ChatChunk;
 export type EmbedRequest = {
     model: string;
     /**
-     * A text or a list of texts; one vector per text.
+     * A text or a list of texts; one vector per text. Absent, `null`, `""` or `[]`: the model is loaded and the
+     * answer is `{"model": …, "embeddings": []}` (as Ollama: how clients preload an embedding model).
+     *
      */
-    input: string | Array<string>;
+    input?: string | Array<string> | null;
     /**
      * When false, an input longer than the context is a 400.
      */
-    truncate?: boolean;
+    truncate?: boolean | null;
     /**
      * Requested vector length (at most the model's embedding length).
      */
-    dimensions?: number;
+    dimensions?: number | null;
     keep_alive?: KeepAlive;
     options?: ModelOptions;
 };
@@ -379,7 +383,7 @@ export type EmbedResponse = {
 
 export type EmbeddingsRequest = {
     model: string;
-    prompt?: string;
+    prompt?: string | null;
     keep_alive?: KeepAlive;
     options?: ModelOptions;
 };
@@ -477,9 +481,9 @@ export type ShowRequest = unknown & {
     /**
      * Include the large `model_info` arrays (tokenizer vocabulary...).
      */
-    verbose?: boolean;
-    system?: string;
-    template?: string;
+    verbose?: boolean | null;
+    system?: string | null;
+    template?: string | null;
     options?: ModelOptions;
 };
 
@@ -529,34 +533,34 @@ export type CreateRequest = {
     /**
      * An existing model to base it on.
      */
-    from?: string;
+    from?: string | null;
     /**
      * File name → `sha256:` digest of a blob uploaded with `POST /api/blobs/{digest}` (a GGUF file).
      */
     files?: {
         [key: string]: string;
-    };
+    } | null;
     /**
      * LoRA adapters (not supported here; 400 when non-empty).
      */
     adapters?: {
         [key: string]: string;
-    };
-    template?: string;
-    license?: string | Array<string>;
-    system?: string;
+    } | null;
+    template?: string | null;
+    license?: string | Array<string> | null;
+    system?: string | null;
     /**
      * Default options (`temperature`, `stop`, `num_ctx`...), checked as a generation's `options` are: a known
      * option of the wrong type is a 400 here, not a model that fails later.
      *
      */
     parameters?: ModelOptions;
-    messages?: Array<ChatMessage>;
+    messages?: Array<ChatMessage> | null;
     /**
      * Quantization type (`q4_K_M`, `q8_0`); not supported by this server (400).
      */
-    quantize?: string;
-    stream?: boolean;
+    quantize?: string | null;
+    stream?: boolean | null;
 };
 
 export type CopyRequest = {
@@ -583,8 +587,8 @@ export type PullRequest = unknown & {
     /**
      * Allow plain http and unverified TLS to the registry (an allow-listed one only).
      */
-    insecure?: boolean;
-    stream?: boolean;
+    insecure?: boolean | null;
+    stream?: boolean | null;
 };
 
 export type PushRequest = unknown & {
@@ -596,8 +600,8 @@ export type PushRequest = unknown & {
      * @deprecated
      */
     name?: string;
-    insecure?: boolean;
-    stream?: boolean;
+    insecure?: boolean | null;
+    stream?: boolean | null;
 };
 
 /**
@@ -1303,6 +1307,11 @@ export type AnthropicMessageStream = string;
  * `sha256:` followed by 64 lowercase hex digits.
  */
 export type BlobDigest = string;
+
+/**
+ * `sha256:` or `sha256-` followed by 64 lowercase hex digits (both name the same blob).
+ */
+export type CheckBlobDigest = string;
 
 /**
  * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
@@ -2063,7 +2072,7 @@ export type CheckBlobData = {
     body?: never;
     path: {
         /**
-         * `sha256:` followed by 64 lowercase hex digits.
+         * `sha256:` or `sha256-` followed by 64 lowercase hex digits (both name the same blob).
          */
         digest: string;
     };

@@ -31,7 +31,7 @@ export const zDuration = z.int().gte(0);
 export const zKeepAlive = z.union([
     z.string().regex(/^-?([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$|^-?[0-9]+(\.[0-9]+)?$/),
     z.number()
-]);
+]).nullable();
 
 /**
  * `json` for any JSON object, or a JSON schema object the output must validate against (enforced by grammar).
@@ -53,7 +53,7 @@ export const zFormat = z.union([
     z.literal(''),
     z.literal('json'),
     z.record(z.string(), z.unknown())
-]);
+]).nullable();
 
 /**
  * `true`/`false`, or `high`/`medium`/`low`/`max` for models with thinking levels (`max`, Ollama 0.33: the
@@ -66,7 +66,7 @@ export const zThink = z.union([
     z.literal('medium'),
     z.literal('low'),
     z.literal('max')
-]);
+]).nullable();
 
 /**
  * Runtime controls. Taken into account: `seed`, `temperature`, `top_k`, `top_p`, `min_p`, `stop`, `num_ctx`,
@@ -77,29 +77,29 @@ export const zThink = z.union([
  *
  */
 export const zModelOptions = z.object({
-    seed: z.int().optional(),
-    temperature: z.number().gte(0).optional().default(0.8),
-    top_k: z.int().gte(0).optional().default(40),
-    top_p: z.number().gte(0).lte(1).optional().default(0.9),
-    min_p: z.number().gte(0).lte(1).optional().default(0),
+    seed: z.int().nullish(),
+    temperature: z.number().gte(0).nullish().default(0.8),
+    top_k: z.int().gte(0).nullish().default(40),
+    top_p: z.number().gte(0).lte(1).nullish().default(0.9),
+    min_p: z.number().gte(0).lte(1).nullish().default(0),
     stop: z.union([
         z.string(),
         z.array(z.string())
-    ]).optional(),
-    num_ctx: z.int().gte(1).optional().default(2048),
-    num_predict: z.int().gte(-2).optional().default(-1),
-    num_keep: z.int().optional(),
-    typical_p: z.number().optional(),
-    repeat_last_n: z.int().gte(-1).optional().default(64),
-    repeat_penalty: z.number().gte(0).optional().default(1),
-    presence_penalty: z.number().optional().default(0),
-    frequency_penalty: z.number().optional().default(0),
-    num_batch: z.int().optional(),
-    num_gpu: z.int().optional(),
-    main_gpu: z.int().optional(),
-    use_mmap: z.boolean().optional(),
-    num_thread: z.int().optional()
-});
+    ]).nullish(),
+    num_ctx: z.int().gte(1).nullish().default(2048),
+    num_predict: z.int().gte(-2).nullish().default(-1),
+    num_keep: z.int().nullish(),
+    typical_p: z.number().nullish(),
+    repeat_last_n: z.int().gte(-1).nullish().default(64),
+    repeat_penalty: z.number().gte(0).nullish().default(1),
+    presence_penalty: z.number().nullish().default(0),
+    frequency_penalty: z.number().nullish().default(0),
+    num_batch: z.int().nullish(),
+    num_gpu: z.int().nullish(),
+    main_gpu: z.int().nullish(),
+    use_mmap: z.boolean().nullish(),
+    num_thread: z.int().nullish()
+}).nullable();
 
 /**
  * A base64-encoded image.
@@ -110,7 +110,7 @@ export const zToolDefinition = z.object({
     type: z.literal('function'),
     function: z.object({
         name: z.string(),
-        description: z.string().optional(),
+        description: z.string().nullish(),
         parameters: z.object({
             type: z.string().optional(),
             required: z.array(z.string()).optional(),
@@ -122,7 +122,7 @@ export const zToolDefinition = z.object({
                 description: z.string().optional(),
                 enum: z.array(z.unknown()).optional()
             })).optional()
-        }).optional()
+        }).nullish()
     })
 });
 
@@ -143,10 +143,10 @@ export const zChatMessage = z.object({
         'tool'
     ]),
     content: z.string(),
-    thinking: z.string().optional(),
-    images: z.array(zImageData).optional(),
-    tool_calls: z.array(zToolCall).optional(),
-    tool_name: z.string().optional()
+    thinking: z.string().nullish(),
+    images: z.array(zImageData).nullish(),
+    tool_calls: z.array(zToolCall).nullish(),
+    tool_name: z.string().nullish()
 });
 
 /**
@@ -193,22 +193,22 @@ export const zDoneReason = z.enum([
 
 export const zGenerateRequest = z.object({
     model: z.string().min(1).regex(/\S/),
-    prompt: z.string().optional(),
-    suffix: z.string().optional(),
-    system: z.string().optional(),
-    template: z.string().optional(),
-    context: z.array(z.int()).optional(),
-    stream: z.boolean().optional().default(true),
-    raw: z.boolean().optional(),
+    prompt: z.string().nullish(),
+    suffix: z.string().nullish(),
+    system: z.string().nullish(),
+    template: z.string().nullish(),
+    context: z.array(z.int()).nullish(),
+    stream: z.boolean().nullish().default(true),
+    raw: z.boolean().nullish(),
     format: zFormat.optional(),
-    images: z.array(zImageData).optional(),
+    images: z.array(zImageData).nullish(),
     keep_alive: zKeepAlive.optional(),
     think: zThink.optional(),
     options: zModelOptions.optional(),
-    logprobs: z.boolean().optional(),
-    top_logprobs: z.int().gte(0).lte(20).optional(),
-    truncate: z.boolean().optional().default(true),
-    shift: z.boolean().optional()
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.int().gte(0).lte(20).nullish(),
+    truncate: z.boolean().nullish().default(true),
+    shift: z.boolean().nullish()
 });
 
 /**
@@ -238,17 +238,17 @@ export const zGenerateResponse = zGenerateChunk;
 
 export const zChatRequest = z.object({
     model: z.string().min(1).regex(/\S/),
-    messages: z.array(zChatMessage).optional(),
-    tools: z.array(zToolDefinition).optional(),
+    messages: z.array(zChatMessage).nullish(),
+    tools: z.array(zToolDefinition).nullish(),
     format: zFormat.optional(),
-    stream: z.boolean().optional().default(true),
+    stream: z.boolean().nullish().default(true),
     think: zThink.optional(),
     keep_alive: zKeepAlive.optional(),
     options: zModelOptions.optional(),
-    logprobs: z.boolean().optional(),
-    top_logprobs: z.int().gte(0).lte(20).optional(),
-    truncate: z.boolean().optional().default(true),
-    shift: z.boolean().optional()
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.int().gte(0).lte(20).nullish(),
+    truncate: z.boolean().nullish().default(true),
+    shift: z.boolean().nullish()
 });
 
 /**
@@ -279,9 +279,9 @@ export const zEmbedRequest = z.object({
     input: z.union([
         z.string(),
         z.array(z.string())
-    ]),
-    truncate: z.boolean().optional().default(true),
-    dimensions: z.int().gte(1).optional(),
+    ]).nullish(),
+    truncate: z.boolean().nullish().default(true),
+    dimensions: z.int().gte(1).nullish(),
     keep_alive: zKeepAlive.optional(),
     options: zModelOptions.optional()
 });
@@ -296,7 +296,7 @@ export const zEmbedResponse = z.object({
 
 export const zEmbeddingsRequest = z.object({
     model: z.string().min(1).regex(/\S/),
-    prompt: z.string().optional(),
+    prompt: z.string().nullish(),
     keep_alive: zKeepAlive.optional(),
     options: zModelOptions.optional()
 });
@@ -353,9 +353,9 @@ export const zVersionResponse = z.object({
 export const zShowRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).regex(/\S/).optional(),
     name: z.string().min(1).regex(/\S/).optional(),
-    verbose: z.boolean().optional(),
-    system: z.string().optional(),
-    template: z.string().optional(),
+    verbose: z.boolean().nullish(),
+    system: z.string().nullish(),
+    template: z.string().nullish(),
     options: zModelOptions.optional()
 }));
 
@@ -388,19 +388,19 @@ export const zShowResponse = z.object({
 export const zCreateRequest = z.object({
     model: z.string().min(1).regex(/\S/).optional(),
     name: z.string().optional(),
-    from: z.string().optional(),
-    files: z.record(z.string(), z.string().regex(/^sha256:[0-9a-f]{64}$/)).optional(),
-    adapters: z.record(z.string(), z.string()).optional(),
-    template: z.string().optional(),
+    from: z.string().nullish(),
+    files: z.record(z.string(), z.string().regex(/^sha256:[0-9a-f]{64}$/)).nullish(),
+    adapters: z.record(z.string(), z.string()).nullish(),
+    template: z.string().nullish(),
     license: z.union([
         z.string(),
         z.array(z.string())
-    ]).optional(),
-    system: z.string().optional(),
+    ]).nullish(),
+    system: z.string().nullish(),
     parameters: zModelOptions.optional(),
-    messages: z.array(zChatMessage).optional(),
-    quantize: z.string().optional(),
-    stream: z.boolean().optional().default(true)
+    messages: z.array(zChatMessage).nullish(),
+    quantize: z.string().nullish(),
+    stream: z.boolean().nullish().default(true)
 });
 
 export const zCopyRequest = z.object({
@@ -416,15 +416,15 @@ export const zDeleteRequest = z.intersection(z.unknown(), z.object({
 export const zPullRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).regex(/\S/).optional(),
     name: z.string().min(1).regex(/\S/).optional(),
-    insecure: z.boolean().optional(),
-    stream: z.boolean().optional().default(true)
+    insecure: z.boolean().nullish(),
+    stream: z.boolean().nullish().default(true)
 }));
 
 export const zPushRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).regex(/\S/).optional(),
     name: z.string().min(1).regex(/\S/).optional(),
-    insecure: z.boolean().optional(),
-    stream: z.boolean().optional().default(true)
+    insecure: z.boolean().nullish(),
+    stream: z.boolean().nullish().default(true)
 }));
 
 /**
@@ -1184,6 +1184,11 @@ export const zAnthropicMessageStream = z.string();
 export const zBlobDigest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
 /**
+ * `sha256:` or `sha256-` followed by 64 lowercase hex digits (both name the same blob).
+ */
+export const zCheckBlobDigest = z.string().regex(/^sha256[:-][0-9a-f]{64}$/);
+
+/**
  * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
  */
 export const zNamespace = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/);
@@ -1275,7 +1280,7 @@ export const zPushModelBody = zPushRequest;
 export const zPushModelResponse = zProgressChunk;
 
 export const zCheckBlobPath = z.object({
-    digest: z.string().regex(/^sha256:[0-9a-f]{64}$/)
+    digest: z.string().regex(/^sha256[:-][0-9a-f]{64}$/)
 });
 
 export const zPushBlobBody = z.string();

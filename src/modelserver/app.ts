@@ -37,6 +37,7 @@ import { transfer } from './handlers/transfer.js'
 import { ApiKeys } from './http/ApiKeys.js'
 import { createBrowserGuard } from './http/browserGuard.js'
 import { createApiKeyGuard } from './http/createApiKeyGuard.js'
+import { nullAsAbsentStage } from './http/nullAsAbsent.js'
 import { ollamaBodyStage } from './http/ollamaBodyStage.js'
 import { createOriginMatcher } from './http/corsOrigins.js'
 import { installDefaultModels } from './installDefaultModels.js'
@@ -128,6 +129,7 @@ export async function createModelServer(options: ModelServerOptions): Promise<Mo
       step('security', router.stages.security), //  5. security (the document requires none)
       step('body', ollamaBodyStage({ operations: router.operations, rawBodyOperations, limit: (operationId) => (LARGE_BODY_OPERATIONS.has(operationId) ? config.maxJsonBytes : 1 << 20) })), // 6a. the body, read as Ollama reads it
       step('validation', router.stages.validation), // 6. validation against the document
+      step('null as absent', nullAsAbsentStage(document, router.operations, (id) => errorShapeOf(id) === 'ollama')), // 6b. an Ollama body's null members: absent, as Go reads them
       step('handler', router.stages.handler), //    7. handler
       router.stages.respond, //                     8. respond: every answer validated against the document, sent
       onError('on-error', (error, r, exchange) => mapError(error, r?.operationId ?? router.routeOf(exchange)?.operationId, exchange.path)), // 9. on-error: every refusal in the route's declared shape (createErrorMapper)

@@ -33,6 +33,7 @@ export const modelServerErrorStatus = {
   forbidden: 403, // a browser origin or Host name the server does not answer (createBrowserGuard): an empty 403
   bad_request: 400, // a body the JSON reader could not read for another reason than its size or syntax (UnreadableBodyError)
   invalid_model_name: 400,
+  raw_mode_unsupported: 400, // /api/generate with raw and a template, system or context: Ollama refuses what raw would ignore
   invalid_model_file: 400,
   no_model_layer: 400,
   model_not_found: 404,

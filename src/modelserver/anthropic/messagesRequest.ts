@@ -1,9 +1,10 @@
-import type { AnthropicContentBlock, ChatRequest, MessagesRequest } from '../../../generated/modelserver/types.gen.js'
+import type { ChatBody } from '../http/requestBodies.js'
+import type { AnthropicContentBlock, MessagesRequest } from '../../../generated/modelserver/types.gen.js'
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from '../engine/Engine.js'
 import { badRequest } from '../errors.js'
 
 /** An Anthropic Messages request as the `/api/chat` request it stands for, and what Ollama's body cannot say. */
-export type MessagesChat = { request: ChatRequest; toolChoice: ToolChoice; thinkWhenCapable: boolean }
+export type MessagesChat = { request: ChatBody; toolChoice: ToolChoice; thinkWhenCapable: boolean }
 
 /**
  * `POST /v1/messages` → `/api/chat`: `system` → system message; each message's blocks → text, images (base64
@@ -32,10 +33,10 @@ export function toMessagesChat(body: MessagesRequest): MessagesChat {
   return {
     request: {
       model: body.model,
-      messages: messages as ChatRequest['messages'],
+      messages: messages as ChatBody['messages'],
       stream: body.stream === true,
       options,
-      ...(tools.length > 0 ? { tools: tools as ChatRequest['tools'] } : {}),
+      ...(tools.length > 0 ? { tools: tools as ChatBody['tools'] } : {}),
       // Thinking switched off explicitly keeps a thinking model from thinking; otherwise its default.
       ...(thinking === 'disabled' ? { think: false } : {}),
     },

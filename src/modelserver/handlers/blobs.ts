@@ -5,7 +5,8 @@ import { assertDigest, blobTooLarge, digestPattern } from '../store/BlobStore.js
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 
 export async function checkBlob(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const digest = req.params.digest ?? ''
+  // `sha256-<hex>` (a blob file's name) is the same digest, as Ollama reads it.
+  const digest = (req.params.digest ?? '').replace(/^sha256-/, 'sha256:')
   // A malformed digest names no blob: 404 (HEAD has no body to explain a 400).
   if (!digestPattern.test(digest) || !(await ctx.store.blobs.has(digest))) throw new ModelServerError('blob_not_found', `blob ${digest} not found`)
   return { status: 200 }

@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.js'
+import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON } from '../http/NdjsonChannel.js'
 import { composeModel } from '../store/composeModel.js'
@@ -13,7 +14,7 @@ import type { CreateRequest } from '../../../generated/modelserver/types.gen.js'
  * their 4xx; the progress lines are then replayed (or `{status: success}` when not streaming).
  */
 export async function createModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as CreateRequest
+  const body = req.body as NullsDropped<CreateRequest>
   const name = body.model ?? body.name
   if (!name) throw badRequest('model is required')
   const target = parseModelName(name)

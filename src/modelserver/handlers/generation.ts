@@ -18,9 +18,13 @@ import { toModelServerError } from '../ModelServerContext.js'
 import { parseKeepAlive } from '../residency/parseKeepAlive.js'
 import type { ModelRecord } from '../store/ModelStore.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
-import type { ChatRequest, EmbeddingsRequest, EmbedRequest, GenerateRequest } from '../../../generated/modelserver/types.gen.js'
+import type { EmbeddingsRequest, EmbedRequest } from '../../../generated/modelserver/types.gen.js'
+import type { NullsDropped } from '../http/nullAsAbsent.js'
+import type { ChatBody, GenerateBody } from '../http/requestBodies.js'
 import { promptTemplateOf, type PromptMessage } from '../template/promptTemplate.js'
 import { mergeOptions, runGeneration, type RunGenerationParams } from './runGeneration.js'
+
+type EmbedBody = NullsDropped<EmbedRequest>
 
 function requireCapability(info: ModelInfo, capability: Capability, name: string, verb: string = capability): void {
   if (!info.capabilities.includes(capability)) {
@@ -28,12 +32,12 @@ function requireCapability(info: ModelInfo, capability: Capability, name: string
   }
 }
 
-function formatOf(format: GenerateRequest['format']): EngineFormat | undefined {
+function formatOf(format: GenerateBody['format']): EngineFormat | undefined {
   if (format === undefined || format === '') return undefined
   return format as EngineFormat
 }
 
-function thinkOf(think: GenerateRequest['think']): ThinkOption | undefined {
+function thinkOf(think: GenerateBody['think']): ThinkOption | undefined {
   return think === undefined ? undefined : (think as ThinkOption)
 }
 
@@ -72,7 +76,7 @@ async function preloadOrUnload(ctx: ModelServerContext, record: ModelRecord, nam
   return { status: 200, body }
 }
 
-type GenerationBody = Pick<GenerateRequest, 'model' | 'keep_alive' | 'think' | 'format' | 'options' | 'logprobs' | 'top_logprobs' | 'stream' | 'truncate' | 'shift'>
+type GenerationBody = Pick<GenerateBody, 'model' | 'keep_alive' | 'think' | 'format' | 'options' | 'logprobs' | 'top_logprobs' | 'stream' | 'truncate' | 'shift'>
 
 /**
  * What the non-Ollama surfaces ask of a chat beyond Ollama's body: `toolChoice` `required` constrains the model to
@@ -183,16 +187,23 @@ export async function generate(
   ctx: ModelServerContext,
   req: RequestContext,
   reply?: ReplyShape,
-  body: GenerateRequest = req.body as GenerateRequest,
+  body: GenerateBody = req.body as GenerateBody,
 ): Promise<HttpResult> {
-  const empty = !reply && (body.prompt ?? '') === '' && (body.images ?? []).length === 0 && body.suffix === undefined
+  // As Ollama: without a prompt the body only loads the model, whatever else it carries (a suffix, images…); with
+  // keep_alive 0 it unloads it, before any other check.
+  const empty = !reply && (body.prompt ?? '') === ''
   const prepared = await prepare(ctx, body, 'generate', empty)
   const { record, info } = prepared
-  if (empty) return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'generate')
+  if (empty && prepared.keepAliveMs === 0) return preloadOrUnload(ctx, record, body.model, 0, 'generate')
+  if (body.raw && (body.template || body.system || (body.context ?? []).length > 0)) {
+    throw new ModelServerError('raw_mode_unsupported', 'raw mode does not support template, system, or context')
+  }
   const suffix = body.suffix === '' ? undefined : body.suffix
+  // The capabilities the request asks for are checked before a load as well, as Ollama's scheduler does.
   if (suffix !== undefined) requireCapability(info, 'insert', body.model)
-  if ((body.images ?? []).length > 0) requireCapability(info, 'vision', body.model)
   if (wantsThinking(prepared.think)) requireCapability(info, 'thinking', body.model)
+  if (empty) return preloadOrUnload(ctx, record, body.model, prepared.keepAliveMs, 'generate')
+  if ((body.images ?? []).length > 0) requireCapability(info, 'vision', body.model)
   const system = body.system ?? record.system
   // As Ollama: unless raw (or fill-in-the-middle), the prompt follows the system prompt and the model's stored
   // messages, rendered with the model's template (a template layer, else the GGUF's own chat template).
@@ -221,7 +232,7 @@ export async function chat(
   ctx: ModelServerContext,
   req: RequestContext,
   reply?: ReplyShape,
-  body: ChatRequest = req.body as ChatRequest,
+  body: ChatBody = req.body as ChatBody,
   extras: ChatExtras = {},
 ): Promise<HttpResult> {
   const requestMessages = (body.messages ?? []) as ChatMessage[]
@@ -262,9 +273,9 @@ function withStoredMessages(record: ModelRecord, messages: ChatMessage[], system
 }
 
 export async function embed(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as EmbedRequest
-  // An empty string (or list) only loads the model, as Ollama does.
-  const inputs = typeof body.input === 'string' ? (body.input === '' ? [] : [body.input]) : body.input
+  const body = req.body as EmbedBody
+  // No input (absent, null, an empty string or list) only loads the model, as Ollama does: how clients preload one.
+  const inputs = typeof body.input === 'string' ? (body.input === '' ? [] : [body.input]) : (body.input ?? [])
   const result = await computeEmbeddings(ctx, { ...body, inputs }, req.signal)
   if (inputs.length === 0) return { status: 200, body: { model: body.model, embeddings: [] } }
   return {
@@ -279,7 +290,7 @@ export async function embed(ctx: ModelServerContext, req: RequestContext): Promi
   }
 }
 
-export type EmbeddingsParams = Pick<EmbedRequest, 'model' | 'keep_alive' | 'truncate' | 'dimensions' | 'options'> & { inputs: string[] }
+export type EmbeddingsParams = Pick<EmbedBody, 'model' | 'keep_alive' | 'truncate' | 'dimensions' | 'options'> & { inputs: string[] }
 
 /**
  * One vector per input for `/api/embed` and `/v1/embeddings` (no inputs: only loads the model): the model, its
@@ -323,7 +334,7 @@ export async function computeEmbeddings(ctx: ModelServerContext, params: Embeddi
 
 /** Ollama's older `/api/embeddings`: one vector for `prompt` (an empty prompt only loads the model). */
 export async function embeddings(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as EmbeddingsRequest
+  const body = req.body as NullsDropped<EmbeddingsRequest>
   const record = await ctx.findModel(body.model)
   const keepAliveMs = parseKeepAlive(body.keep_alive, ctx.config.keepAliveMs)
   const lease = await ctx.residency.acquire(record, { keepAliveMs, signal: req.signal })

@@ -1,4 +1,5 @@
 import { capabilitiesOf } from '../capabilitiesOf.js'
+import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelInfo } from '../engine/Engine.js'
 import { badRequest, modelNotFound } from '../errors.js'
 import { testModelNote } from '../gguf/testModelNote.js'
@@ -150,7 +151,7 @@ export function modelInfoOf(info: ModelInfo, verbose: boolean): Record<string, u
 }
 
 export async function showModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const body = req.body as ShowRequest
+  const body = req.body as NullsDropped<ShowRequest>
   const name = body.model ?? body.name
   if (!name) throw badRequest('model is required')
   const record = await ctx.findModel(name)

@@ -1,9 +1,9 @@
+import type { GenerateBody } from '../http/requestBodies.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 import type {
   ChatCompletionRequest,
   CompletionRequest,
   EmbeddingRequest,
-  GenerateRequest,
 } from '../../../generated/modelserver/types.gen.js'
 import { modelNotFound } from '../errors.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
@@ -30,7 +30,7 @@ export function chatCompletions(ctx: ModelServerContext, req: RequestContext): P
 export function completions(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as CompletionRequest
   const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0]!
-  const request: GenerateRequest = {
+  const request: GenerateBody = {
     model: body.model,
     prompt,
     ...(body.suffix ? { suffix: body.suffix } : {}),

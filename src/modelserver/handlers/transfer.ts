@@ -1,4 +1,5 @@
 import { badRequest, modelNotFound, publicMessage } from '../errors.js'
+import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON, NdjsonChannel } from '../http/NdjsonChannel.js'
 import type { Progress, RegistryClient } from '../registry/RegistryClient.js'
@@ -18,7 +19,7 @@ export async function transfer(
   registry: RegistryClient,
   req: RequestContext,
 ): Promise<HttpResult> {
-  const body = req.body as PullRequest | PushRequest
+  const body = req.body as NullsDropped<PullRequest | PushRequest>
   const raw = body.model ?? body.name
   if (!raw) throw badRequest('model is required')
   const name = parseModelName(raw)

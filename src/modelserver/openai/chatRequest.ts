@@ -1,7 +1,7 @@
+import type { ChatBody } from '../http/requestBodies.js'
 import type {
   ChatCompletionMessage,
   ChatCompletionRequest,
-  ChatRequest,
   OpenAiContentPart,
 } from '../../../generated/modelserver/types.gen.js'
 import type { ChatMessage, EngineFormat, ThinkOption, ToolCall, ToolChoice, ToolDefinition } from '../engine/Engine.js'
@@ -14,7 +14,7 @@ import { optionsOf } from './sampling.js'
  * message named after the call its `tool_call_id` answers), `response_format` → `format`, `tools` filtered by
  * `tool_choice`, `reasoning_effort` → `think`, sampling fields → `options`.
  */
-export function toChatRequest(body: ChatCompletionRequest): ChatRequest {
+export function toChatRequest(body: ChatCompletionRequest): ChatBody {
   const callNames = new Map<string, string>()
   const messages = body.messages.map((m, i) => toChatMessage(m, `messages[${i}]`, callNames))
   const think = thinkOf(body.reasoning_effort)
@@ -22,11 +22,11 @@ export function toChatRequest(body: ChatCompletionRequest): ChatRequest {
   const tools = toolsOf(body)
   return {
     model: body.model,
-    messages: messages as ChatRequest['messages'],
+    messages: messages as ChatBody['messages'],
     stream: body.stream === true,
     options: optionsOf(body),
-    ...(tools.length > 0 ? { tools: tools as ChatRequest['tools'] } : {}),
-    ...(format !== undefined ? { format: format as ChatRequest['format'] } : {}),
+    ...(tools.length > 0 ? { tools: tools as ChatBody['tools'] } : {}),
+    ...(format !== undefined ? { format: format as ChatBody['format'] } : {}),
     ...(think !== undefined ? { think } : {}),
   }
 }

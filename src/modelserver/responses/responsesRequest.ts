@@ -1,9 +1,10 @@
-import type { ChatRequest, ResponsesInputItem, ResponsesInputPart, ResponsesRequest } from '../../../generated/modelserver/types.gen.js'
+import type { ChatBody } from '../http/requestBodies.js'
+import type { ResponsesInputItem, ResponsesInputPart, ResponsesRequest } from '../../../generated/modelserver/types.gen.js'
 import type { ChatMessage, EngineFormat, ThinkOption, ToolCall, ToolChoice, ToolDefinition } from '../engine/Engine.js'
 import { invalidParam } from '../openai/openaiError.js'
 
 /** A Responses API request as the `/api/chat` request it stands for, and whether a tool call is required. */
-export type ResponsesChat = { request: ChatRequest; toolChoice: ToolChoice }
+export type ResponsesChat = { request: ChatBody; toolChoice: ToolChoice }
 
 /**
  * `POST /v1/responses` → `/api/chat` (stateless, as Ollama 0.33): `instructions` → system message, `input` (a
@@ -34,11 +35,11 @@ export function toResponsesChat(body: ResponsesRequest): ResponsesChat {
   return {
     request: {
       model: body.model,
-      messages: messages as ChatRequest['messages'],
+      messages: messages as ChatBody['messages'],
       stream: body.stream === true,
       options,
-      ...(tools.length > 0 ? { tools: tools as ChatRequest['tools'] } : {}),
-      ...(format !== undefined ? { format: format as ChatRequest['format'] } : {}),
+      ...(tools.length > 0 ? { tools: tools as ChatBody['tools'] } : {}),
+      ...(format !== undefined ? { format: format as ChatBody['format'] } : {}),
       ...(think !== undefined ? { think } : {}),
     },
     toolChoice,

@@ -149,7 +149,7 @@ export class ModelStore {
     return (await this.list()).find((e) => nameKey(e.name) === key)
   }
 
-  /** Writes a manifest for `name` (every blob it references must be present). */
+  /** Writes a manifest for `name`, or for the installed name it equals but for case (every blob it references must be present). */
   async put(name: ModelName, manifest: Manifest): Promise<ManifestEntry> {
     return this.write(name, manifest, Buffer.from(JSON.stringify(manifest)))
   }
@@ -185,7 +185,10 @@ export class ModelStore {
         if (!(await this.blobs.has(digest))) throw new ModelServerError('manifest_blob_missing', `model layer ${digest} is missing`)
       }
       return this.nameLocks.run(nameKey(name), async () => {
-        const file = this.manifestPath(name)
+        // One model per name whatever its case, as Ollama (getExistingName): a write to `tiny` replaces an
+        // installed `Tiny`, which keeps its spelling.
+        const target = (await this.get(name))?.name ?? name
+        const file = this.manifestPath(target)
         const tmp = this.blobs.tmpPath()
         try {
           await writeFile(tmp, bytes)
@@ -202,7 +205,7 @@ export class ModelStore {
           await rm(tmp, { force: true })
         }
         this.forget(file)
-        return this.readEntry(name)
+        return this.readEntry(target)
       })
     })
   }

@@ -1451,11 +1451,17 @@ export const searchCoreAgentMemories = <ThrowOnError extends boolean = false>(op
  * `too_many_payment_checks`). A payer the chain or node cannot be asked about takes a slot of the small
  * `SERVICE_STORAGE__UNVERIFIED_UPLOADS` pool. The amount, which needs the size's price, is checked once the body is read,
  * before anything is kept or settled. A request without a payment header, or whose pre-check refused it,
- * has its body counted and hashed (never written) and gets the 402. Before payment everything is bounded:
+ * has its body counted and hashed (never written) and gets the 402 — a refused payment whose body is larger
+ * than `SERVICE_STORAGE__UNPAID_MAX_BYTES` (declared so: answered before a byte of it is read) gets the 402
+ * with the refusal's reason too, never the unpaid limit's 413: its requirements are priced for the length the
+ * request declares (the whole multipart body, at most the upload maximum; a chunked body: just above the
+ * unpaid limit), and its `message` says the body was not read and that `GET /store/quote?bytes=<file size>`
+ * gives the file's exact price. Before payment everything is bounded:
  * at most `SERVICE_STORAGE__UNPAID_PER_ADDRESS` (4) requests per client address (IPv6: per /56; the
  * proxy-aware address, `SERVICE_TRUST_PROXY`) in intake at once, else 429 `too_many_unpaid_requests`; a
  * body without payment of at most `SERVICE_STORAGE__UNPAID_MAX_BYTES` (default the upload maximum), else
- * 413 `unpaid_body_too_large` (quote larger files with `GET /store/quote`); a sender slower than
+ * 413 `unpaid_body_too_large` (quote larger files with `GET /store/quote`; a request with a payment header
+ * whose pre-check refused it gets that refusal's 402 instead); a sender slower than
  * `SERVICE_STORAGE__MIN_RECEIVE_BYTES_PER_S` (8192) over any `SERVICE_STORAGE__MIN_RATE_WINDOW_S` (10 s) is
  * answered 408 `upload_too_slow` and the connection closed; at most `SERVICE_STORAGE__MULTIPART_MAX_PARTS`
  * (8) parts, else 413 `multipart_too_many_parts`; a non-file field of at most

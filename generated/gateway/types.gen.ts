@@ -6989,7 +6989,10 @@ export type StoreFileErrors = {
      * JSON). Without a payment header: the quote, `error: null` (v2). With a refused payment: the same
      * requirements and the reason in `error` — `invalid_payment`, `request_hash_mismatch`,
      * `expired_payment`; designed `wrong_asset`, `insufficient_amount`, `wrong_receiver` — with a
-     * human-readable `message`. A client can retry from any of these answers alone. Designed: a native
+     * human-readable `message`. A client can retry from any of these answers alone. Designed: a refused
+     * payment whose body is above `SERVICE_STORAGE__UNPAID_MAX_BYTES` is answered before the body is read,
+     * with requirements priced for the declared request length and a `message` that says so (the file's
+     * exact price: `GET /store/quote`). Designed: a native
      * ALGO payment is `wrong_asset` (reason `native_algo_not_accepted`) unless the operator set an ALGO
      * price (`SERVICE_X402__ALGO_USD_RATE`), and `insufficient_amount` below the micro-ALGO stated in the
      * Algorand requirement's `extra.nativeAlgo.amount` — never compared with the USD price at face value.
@@ -7014,7 +7017,8 @@ export type StoreFileErrors = {
      * Designed. The file exceeds `SERVICE_STORAGE__MAX_UPLOAD_BYTES` (`details.max_bytes`, a decimal
      * string), or a JSON body sent here exceeds the router's 1 MiB limit (no `details`). Intake bounds:
      * `unpaid_body_too_large` — a request without payment is larger than
-     * `SERVICE_STORAGE__UNPAID_MAX_BYTES` (`details.max_unpaid_bytes`, `details.quote_url`);
+     * `SERVICE_STORAGE__UNPAID_MAX_BYTES` (`details.max_unpaid_bytes`, `details.quote_url`; one whose
+     * payment the pre-check refused gets that refusal's 402 instead);
      * `multipart_too_many_parts` (`details.max_parts`); `multipart_field_too_large` — a part other than
      * the file is longer than `SERVICE_STORAGE__MULTIPART_MAX_FIELD_BYTES` (`details.max_field_bytes`).
      *

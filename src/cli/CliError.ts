@@ -2,6 +2,8 @@
  * A failure the CLI reports: one line on stderr (or `{"error": code, "message"}` on stdout with `--json`)
  * and a documented exit code, so scripts can tell the failures apart.
  */
+import { type ErrorBody, errorBodyOf } from './errorBody.js'
+
 export const EXIT = {
   ok: 0,
   /** The server answered an error not listed below (4xx/5xx). */
@@ -72,13 +74,25 @@ function reasonOf(error: unknown): string {
   return REASONS.get(why) ?? why
 }
 
+/** The server could not be reached: nothing of the request got to it. */
+export class UnreachableError extends CliError {
+  constructor(
+    readonly url: string,
+    /** Why, in words (`connection refused`). */
+    readonly reason: string,
+    message: string,
+  ) {
+    super('server_unreachable', message, EXIT.unreachable)
+  }
+}
+
 /**
  * Turns a fetch failure into `unreachable`, naming the URL and the reason, and saying what to do about it.
  */
-export function unreachable(url: string, error: unknown, service?: Service, hint?: string): CliError {
+export function unreachable(url: string, error: unknown, service?: Service, hint?: string): UnreachableError {
   const reason = reasonOf(error)
   const advice = hint ?? (service ? HINTS[service] : undefined)
-  return new CliError('server_unreachable', `cannot reach ${url} (${reason})${advice ? ` — ${advice}` : ''}`, EXIT.unreachable)
+  return new UnreachableError(url, reason, `cannot reach ${url} (${reason})${advice ? ` — ${advice}` : ''}`)
 }
 
 /**
@@ -102,21 +116,18 @@ export function requestLost(url: string, error: unknown, service?: Service): Req
   return new RequestLostError(url, reasonOf(error), service)
 }
 
-/** Reads a spec `Error` body (`{error, message}`) or text from a failed response. */
+/** Reads an error body (`errorBody.ts`: the spec's, the gate's, OpenAI's) or text from a failed response. */
 export async function httpError(res: Response, what: string): Promise<CliError> {
   const text = await res.text().catch(() => '')
-  let code = `http_${res.status}`
-  let message = text.slice(0, 300) || res.statusText
+  let said: ErrorBody = { code: undefined, message: undefined }
   try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown }
-    if (typeof body.error === 'string') code = body.error
-    if (typeof body.message === 'string') message = body.message
-    else if (typeof body.error === 'string') message = body.error
+    said = errorBodyOf(JSON.parse(text))
   } catch {
     /* not JSON */
   }
+  const message = said.message ?? said.code ?? (text.slice(0, 300) || res.statusText)
   const exit = res.status === 404 ? EXIT.notFound : res.status === 400 || res.status === 413 || res.status === 415 ? EXIT.usage : EXIT.server
-  return new CliError(code, `${what} answered ${res.status}: ${message}`, exit)
+  return new CliError(said.code ?? `http_${res.status}`, `${what} answered ${res.status}: ${message}`, exit)
 }
 
 /** fetch with `unreachable` on a connection failure. */

@@ -5,10 +5,10 @@
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { requestLost, unreachable, type Service } from './CliError.js'
-import type { SendFileResult } from './sendFile.js'
+import { idleTimeout, type SendFileResult } from './sendFile.js'
 
-/** GETs `url`; a failure is named by `shownAs` (the resource the user asked for, not the query behind it). */
-export function getText(url: string, shownAs: string, service?: Service): Promise<SendFileResult> {
+/** GETs `url`; a failure is named by `shownAs` (the resource the user asked for, not the query behind it); `idleMs` as `sendFile`'s. */
+export function getText(url: string, shownAs: string, service?: Service, idleMs?: number): Promise<SendFileResult> {
   const target = new URL(url)
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest
   return new Promise((resolve, reject) => {
@@ -20,6 +20,7 @@ export function getText(url: string, shownAs: string, service?: Service): Promis
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
       res.on('error', (error) => reject(requestLost(shownAs, { cause: error }, service)))
     })
+    idleTimeout(req, idleMs)
     req.on('error', (error) => {
       if (!answered) reject(unreachable(shownAs, { cause: error }, service))
     })

@@ -80,6 +80,7 @@ function addStoreCommands(program: Command): void {
       .option('--tag-app <name>', 'App-Name tag of the stored item (X-SVC-Tag-App)')
       .option('--max-usd <amount>', 'largest payment the client may sign, in USD (stock default: 1)')
       .option('--paid-retry <seconds>', 'after the connection of the paid upload is lost, send the same payment again for this long (it cannot be charged twice)', '120')
+      .option('--idle-timeout <seconds>', 'give a request to the gateway up after this long without a byte either way ($PAY2STORE_IDLE_TIMEOUT; 0: never); a paid one is then sent again as a lost connection is', env.PAY2STORE_IDLE_TIMEOUT?.trim() || '180')
       .addOption(jsonOption()),
   ).action(async (file: string, o: StoreOptions & Json, command: Command) => {
     const out = createOutput(!!o.json)

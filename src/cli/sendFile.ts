@@ -13,7 +13,7 @@
  * and acted on it — for a paid upload, taken the payment.
  */
 import { createReadStream, type ReadStream } from 'node:fs'
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { type ClientRequest, request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { CliError, EXIT, fileReadFailure, requestLost, unreachable, type Service } from './CliError.js'
 
@@ -34,6 +34,17 @@ export type SendFileParams = {
   onProgress?: (sent: number, total: number) => void
   /** Bytes read from the file at a time. */
   chunkBytes?: number
+  /** Ends the request when no byte moves either way on its connection for this long (`idleTimeout`); 0 or unset: never. */
+  idleMs?: number
+}
+
+/**
+ * Bounds a request by inactivity: a socket timeout, which any byte read or written restarts, destroys it with a
+ * reason in words — a failure before the request started is then `unreachable`, after it `RequestLostError`.
+ */
+export function idleTimeout(req: ClientRequest, idleMs: number | undefined): void {
+  if (!idleMs) return
+  req.setTimeout(idleMs, () => req.destroy(new Error(`nothing moved either way for ${idleMs / 1000} s; --idle-timeout`)))
 }
 
 export async function sendFile(params: SendFileParams): Promise<SendFileResult> {
@@ -44,6 +55,7 @@ export async function sendFile(params: SendFileParams): Promise<SendFileResult> 
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest
   return new Promise<SendFileResult>((resolve, reject) => {
     const req = send(url, { method: 'POST', headers: { ...params.headers, 'content-length': String(total) } })
+    idleTimeout(req, params.idleMs)
     let settled = false
     let started = false
     let bodySent = false

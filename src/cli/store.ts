@@ -9,7 +9,9 @@
  * payment and will finish the upload. The CLI sends the SAME payment again (same authorization or
  * transaction, carrying x402's `payment-identifier` when the 402 declares it): it cannot be charged twice, and
  * the gateway answers the first request's result. When no result comes within `--paid-retry` seconds it says
- * the payment may have been taken and how to check (exit 8), never to run the command again.
+ * the payment may have been taken and how to check (exit 8), never to run the command again. So it is for a
+ * gateway that goes silent (`--idle-timeout`: no byte either way for that long is a lost connection) and for a
+ * payment made on its ledger before the upload (Algorand) whose gateway cannot be reached at all.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
@@ -17,7 +19,8 @@ import { stat } from 'node:fs/promises'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { type ClientPayer, clientRailFor } from '../x402/rails/clientRails.js'
 import type { ClientPayInput, ClientPayment } from '../x402/rails/ClientRail.js'
-import { CliError, EXIT, RequestLostError, fileReadFailure, request } from './CliError.js'
+import { CliError, EXIT, RequestLostError, UnreachableError, fileReadFailure, request } from './CliError.js'
+import { answeredLine, errorBodyOf, wrongGatewayHint } from './errorBody.js'
 import { getText } from './getText.js'
 import { payerOf, toCliError } from './keys.js'
 import type { Output } from './output.js'
@@ -37,11 +40,18 @@ export type StoreOptions = Record<string, unknown> & {
   maxUsd?: string
   /** Seconds to keep sending the same payment again after its connection was lost (default 120). */
   paidRetry?: string
+  /** Seconds without a byte either way after which a request to the gateway is given up (default 180; 0: never). */
+  idleTimeout?: string
 }
 
 /** x402's `payment-identifier` extension (@x402/extensions names it; its module loads a JSON-schema validator the CLI does not need). */
 const PAYMENT_IDENTIFIER = 'payment-identifier'
 const DEFAULT_PAID_RETRY_S = 120
+/**
+ * Longer than the gateway's longest silent step of a paid upload (its upstream upload call, 120 s by default):
+ * an answer that is merely slow is not given up.
+ */
+const DEFAULT_IDLE_TIMEOUT_S = 180
 
 export type StoreResult = {
   arTxId: string
@@ -64,8 +74,9 @@ function parseJson(text: string): Record<string, unknown> {
 }
 
 function failure(status: number, body: Record<string, unknown>, what: string): CliError {
-  const code = typeof body.error === 'string' ? body.error : `http_${status}`
-  const message = `${what} answered ${status}: ${typeof body.message === 'string' ? body.message : code}`
+  const said = errorBodyOf(body)
+  const code = said.code ?? `http_${status}`
+  const message = `${answeredLine(what, status, said)}${wrongGatewayHint(status, said.code)}`
   // the gateway's own pre-check ("the payer's balance … does not cover …") or the facilitator's and chain's words
   if (status === 402 && /insufficient_balance|insufficient funds|exceeds balance|balance \(\d+\) does not cover/i.test(message)) return new CliError('insufficient_funds', `the payer's balance does not cover the price (${message})`, EXIT.insufficientFunds)
   if (status === 402) return new CliError(code, message, EXIT.notPayable)
@@ -88,10 +99,11 @@ async function pay(payer: ClientPayer, input: ClientPayInput): Promise<ClientPay
   }
 }
 
-function paidRetryMs(option: string | undefined): number {
-  if (option === undefined) return DEFAULT_PAID_RETRY_S * 1000
+/** An option in seconds as milliseconds (`fallback` seconds when unset). */
+function secondsMs(flag: string, option: string | undefined, fallback: number): number {
+  if (option === undefined) return fallback * 1000
   const seconds = Number(option)
-  if (!Number.isFinite(seconds) || seconds < 0) throw new CliError('bad_option', `--paid-retry takes a number of seconds, not ${option}`, EXIT.usage)
+  if (option.trim() === '' || !Number.isFinite(seconds) || seconds < 0) throw new CliError('bad_option', `${flag} takes a number of seconds, not ${option}`, EXIT.usage)
   return seconds * 1000
 }
 
@@ -106,7 +118,7 @@ const backOff = (attempt: number, deadline: number) =>
 function paymentUnknown(why: string, payment: Record<string, unknown> | undefined, taken = false): CliError {
   const txId = typeof payment?.txId === 'string' ? payment.txId : undefined
   const check = txId
-    ? `its payment is Algorand transaction ${txId}: the gateway's operator finds the upload by it`
+    ? `its payment is Algorand transaction ${txId}: the gateway's operator finds the payment, and the upload if the gateway received it, by it`
     : "check this wallet's uploads with `npx pay2store uploads` (with the same --gateway and key options, e.g. --devnet)"
   return new CliError(
     'payment_outcome_unknown',
@@ -121,27 +133,37 @@ function paymentUnknown(why: string, payment: Record<string, unknown> | undefine
  * resend is the gateway holding the payment: "retry shortly" while the first request is still being settled,
  * else no result to give (exit 8). Returns the stored upload (200) or the queued one (202).
  */
-async function sendPaid(o: { send: (attempt: number) => Promise<SendFileResult>; deadline: number; say: (text: string) => void; unknown: (why: string) => CliError }): Promise<Record<string, unknown>> {
-  let lost: RequestLostError | undefined
+async function sendPaid(o: {
+  send: (attempt: number) => Promise<SendFileResult>
+  deadline: number
+  say: (text: string) => void
+  unknown: (why: string) => CliError
+  /** The money moved on its ledger before the request (Algorand): a gateway not reached at all leaves it paid. */
+  moved: boolean
+}): Promise<Record<string, unknown>> {
+  // what went wrong first once the payment had left: `made` when it was a gateway not reached after a moved payment
+  let lost: { url: string; reason: string; made: boolean } | undefined
+  let lastUnreached = false
+  const lostLine = (l: NonNullable<typeof lost>) =>
+    l.made ? `the payment was made, but ${l.url} could not be reached (${l.reason})` : `the connection to ${l.url} was lost after the payment was sent (${l.reason})`
   for (let attempt = 0; ; attempt++) {
     let answer: SendFileResult
     try {
       answer = await o.send(attempt)
     } catch (error) {
-      if (!(error instanceof RequestLostError)) {
-        // a resend that cannot reach the gateway at all: the first may still have been taken
-        if (lost && error instanceof CliError && error.exitCode === EXIT.unreachable) {
-          if (Date.now() < o.deadline) {
-            await backOff(attempt, o.deadline)
-            continue
-          }
-          throw o.unknown(`the connection to ${lost.url} was lost after the payment was sent (${lost.reason}) and the gateway could not be reached since`)
-        }
-        throw error
+      // a resend that cannot reach the gateway at all: the first may still have been taken; and a payment already
+      // made on its ledger is paid whether or not the gateway was reached — never "is the gateway running?"
+      const unreached = error instanceof UnreachableError
+      if (!(error instanceof RequestLostError) && !(unreached && (lost || o.moved))) throw error
+      lastUnreached = unreached
+      if (!lost) {
+        lost = { url: error.url, reason: error.reason, made: unreached }
+        o.say(`${lostLine(lost)}; sending the same payment again — it cannot be charged twice`)
       }
-      if (!lost) o.say(`the connection was lost after the payment was sent (${error.reason}); sending the same payment again — it cannot be charged twice`)
-      lost = error
-      if (Date.now() >= o.deadline) throw o.unknown(`the connection to ${error.url} was lost after the payment was sent (${error.reason}) and sending the same payment again got no answer`)
+      if (Date.now() >= o.deadline) {
+        const since = !lastUnreached ? 'and sending the same payment again got no answer' : lost.made ? 'nor since, when the same payment was sent again' : 'and the gateway could not be reached since'
+        throw o.unknown(`${lostLine(lost)} ${since}`)
+      }
       await backOff(attempt, o.deadline)
       continue
     }
@@ -153,7 +175,7 @@ async function sendPaid(o: { send: (attempt: number) => Promise<SendFileResult>;
         await backOff(attempt, o.deadline)
         continue
       }
-      throw o.unknown(`the connection to ${lost.url} was lost after the payment was sent (${lost.reason}); sent again, the gateway answered that it holds this payment (409: ${message}) but gave no result`)
+      throw o.unknown(`${lostLine(lost)}; sent again, the gateway answered that it holds this payment (409: ${message}) but gave no result`)
     }
     throw failure(answer.status, body, 'POST /store (paid)')
   }
@@ -182,10 +204,11 @@ async function quoteFor(
   size: number,
   tag: Record<string, string>,
   bars: ReturnType<typeof createBars>,
+  idleMs: number,
 ): Promise<SendFileResult & { expected: number; what: string }> {
-  const quote = await getText(`${url}/quote?bytes=${size}`, url, 'gateway')
+  const quote = await getText(`${url}/quote?bytes=${size}`, url, 'gateway', idleMs)
   if (quote.status !== 404) return { ...quote, expected: 200, what: 'GET /store/quote' }
-  const posted = await postFile({ url, path: file, size, headers: tag, service: 'gateway', onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
+  const posted = await postFile({ url, path: file, size, headers: tag, service: 'gateway', idleMs, onProgress: (sent, total) => bars.update('quote', 'quote (upload)', sent, total) })
   return { ...posted, expected: 402, what: 'POST /store' }
 }
 
@@ -206,10 +229,13 @@ export async function store(file: string, options: StoreOptions, out: Output): P
   if (!rail) throw new CliError('bad_rail', `no client pays on ${options.rail} (${network})`, EXIT.usage)
   const payer = await payerOf(rail, options)
   const url = `${options.gateway.replace(/\/$/, '')}/store`
+  // options before anything is sent (a bad value after the payment would leave it made for nothing)
+  const retryMs = secondsMs('--paid-retry', options.paidRetry, DEFAULT_PAID_RETRY_S)
+  const idleMs = secondsMs('--idle-timeout', options.idleTimeout, DEFAULT_IDLE_TIMEOUT_S)
   const tag: Record<string, string> = options.tagApp ? { 'X-SVC-Tag-App': options.tagApp } : {}
   const bars = createBars(!out.json)
   try {
-    const quote = await quoteFor(url, file, size, tag, bars)
+    const quote = await quoteFor(url, file, size, tag, bars, idleMs)
     bars.done() // a quote's upload bar stays as drawn; what follows prints below it
     const say = (text: string) => {
       if (!bars.print(text)) out.line(text)
@@ -222,7 +248,7 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     if (!offered) {
       throw new CliError('not_payable', `the gateway offers no payment on ${options.rail} (${network}…); it offers ${required.accepts.map((a) => a.network).join(', ')}`, EXIT.notPayable)
     }
-    const { payload, payer: paidBy } = await pay(payer, {
+    const paid = await pay(payer, {
       required: required as unknown as ClientPayInput['required'],
       offered: offered as unknown as ClientPayInput['offered'],
       railName: options.rail,
@@ -232,6 +258,7 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       maxUsd: options.maxUsd,
       say,
     })
+    const { payload, payer: paidBy } = paid
     const accepted = payload.accepted as { amount: string; asset: string; network: string }
     // x402 payment-identifier, when the gateway declares it: the same payment sent again gets the first result
     const declared = (required as { extensions?: Record<string, unknown> }).extensions?.[PAYMENT_IDENTIFIER] as { info?: Record<string, unknown> } | undefined
@@ -240,7 +267,6 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       payload.extensions = { ...extensions, [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id: `pay_${randomUUID().replace(/-/g, '')}` } } }
     }
     const paymentHeader = http402.encodePaymentSignatureHeader(payload as Parameters<typeof http402.encodePaymentSignatureHeader>[0])
-    const retryMs = paidRetryMs(options.paidRetry)
     const unknown = (why: string, taken?: boolean) => paymentUnknown(why, payload.payload as Record<string, unknown> | undefined, taken)
     let body = await sendPaid({
       send: (attempt) =>
@@ -250,9 +276,11 @@ export async function store(file: string, options: StoreOptions, out: Output): P
           size,
           headers: { ...tag, ...paymentHeader },
           service: 'gateway',
+          idleMs,
           onProgress: (sent, total) => bars.update(attempt === 0 ? 'upload' : `upload-${attempt}`, attempt === 0 ? 'upload (paid)' : 'upload (same payment again)', sent, total),
         }),
       deadline: Date.now() + retryMs,
+      moved: paid.moved === true,
       say: (text) => {
         bars.done()
         say(text)

@@ -31,7 +31,7 @@ import {
 } from '../x402/index.js'
 import type { X402Config } from '../x402/config.js'
 import type { StorageConfig } from './config.js'
-import { InvalidTagError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
+import { InvalidTagError, PayloadTooLargeError, StorageNotConfiguredError, StorageUpstreamFailedError, UploadNotFoundError } from './errors.js'
 import { PAYMENT_REFUSAL_CODES } from './paymentRefusals.js'
 import { PriceHold, priceOf, type PricingSnapshot } from './PriceHold.js'
 import type { X402DiscoveryDocument } from './discoveryDocument.js'
@@ -42,7 +42,7 @@ import { StorePricing } from './StorePricing.js'
 import type { DepositRow, Ledger, NewUpload, UploadRow } from './Ledger.js'
 import { type IntakeRequest, type PaymentBelief, StoreIntake } from './intake/StoreIntake.js'
 import { type BytesUpload, bytesUploadRequest } from './bytesUploadRequest.js'
-import type { MeasuredUpload, ReceivedUpload } from './receiveUpload.js'
+import { FRAMING_ALLOWANCE, type MeasuredUpload, type ReceivedUpload } from './receiveUpload.js'
 import { loadArweaveSigner, signDataItemFromFile, storageTags } from './signDataItem.js'
 import type { OpenedSpool, Spool } from './Spool.js'
 import { createSpool } from './spool/createSpool.js'
@@ -238,6 +238,7 @@ export class StorageService {
       },
       precheck: (decoded, clientKey) => this.#precheck(req.headers, decoded, path, clientKey),
       isRefusal: (error) => error instanceof BaseError && PAYMENT_REFUSAL_CODES.has(error.code),
+      refusedUnread: (refusal, declaredBytes) => this.#refusedUnread(req.headers, path, options, refusal, declaredBytes),
     })
     if (!admitted.paid) return this.#storeReceived(req.headers, admitted.file, path, options, () => undefined, admitted.refusal)
     try {
@@ -283,6 +284,24 @@ export class StorageService {
     }
     if (!belief.verified) this.#unverified(network, belief.why)
     return belief
+  }
+
+  /**
+   * A refused payment whose body is larger than the unpaid limit, unread: the 402 with the refusal's reason and
+   * requirements priced for the length the request declares (the whole multipart body, so at least the file's
+   * price; at most the upload maximum's; chunked: just above the unpaid limit, the least the file can be), saying so — the exact price of the file is
+   * `GET /store/quote`'s. Beyond the upload maximum nothing could store it: 413 `payload_too_large`.
+   */
+  async #refusedUnread(headers: HeaderBag, path: string, options: StoreOptions, refusal: BaseError, declaredBytes: bigint | undefined): Promise<BaseError> {
+    const { maxUploadBytes, intake } = this.config
+    const limit = intake.unpaidMaxBytes
+    if (declaredBytes !== undefined && declaredBytes > maxUploadBytes + FRAMING_ALLOWANCE) return new PayloadTooLargeError(maxUploadBytes)
+    const sizeBytes = declaredBytes === undefined ? limit + 1n : declaredBytes < maxUploadBytes ? declaredBytes : maxUploadBytes
+    const offer = this.pricing.offer(path, sizeBytes, 'application/octet-stream', priceOf(await this.upstream.pricing(), sizeBytes))
+    const priced = declaredBytes === undefined ? `more than ${limit} bytes (a chunked body)` : `${sizeBytes} bytes (the request declares ${declaredBytes})`
+    const message = `${refusal.shortMessage} — the body was not read (above the ${limit} bytes read before a payment is believed); the requirements price ${priced}: GET /store/quote?bytes=<file size> gives the file's exact price`
+    const version = decodePaymentHeader(headers)?.version ?? options.version ?? 2
+    return this.pricing.paymentRequired(offer, await this.pricing.accepts(offer), version, refusal, options.extensions, message)
   }
 
   /** A payer could not be verified (its chain or node silent): said once a minute per network, not per request. */

@@ -50,15 +50,15 @@ export class StorePricing {
     return uploadOffer({ resourceUrl: `${this.#storage.publicOrigin}${path}`, sizeBytes, mimeType, priceAtomic: price.atomic, maxTimeoutSeconds: this.#x402.maxTimeoutSeconds })
   }
 
-  /** Every 402 of the storage endpoint, to throw: the requirements at the current price and the reason. */
-  paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError, extensions: Record<string, unknown> = storeDiscoveryExtensions): PaymentRequiredError {
+  /** Every 402 of the storage endpoint, to throw: the requirements at the current price and the reason (`message`: other words than the refusal's). */
+  paymentRequired(offer: RailOffer, accepts: RailRequirement[], version: 1 | 2, refusal?: BaseError, extensions: Record<string, unknown> = storeDiscoveryExtensions, message?: string): PaymentRequiredError {
     return new PaymentRequiredError({
       version,
       resource: { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType },
       accepts: accepts.map((a) => a.requirement),
       extensions,
       error: refusal?.code ?? null,
-      message: refusal?.shortMessage,
+      message: message ?? refusal?.shortMessage,
     })
   }
 

@@ -6,7 +6,6 @@ import type { Readable } from 'node:stream'
 import { Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import busboy from 'busboy'
-import type { BaseError } from '../shared/errors/BaseError.js'
 import { EmptyBodyError, InvalidMultipartError, PayloadTooLargeError } from './errors.js'
 import { MultipartFieldTooLargeError, MultipartTooManyPartsError, UploadTooSlowError } from './intake/errors.js'
 
@@ -27,7 +26,7 @@ export type ReceiveUploadOptions = {
   tmpDir: string
   maxBytes: bigint
   /** The refusal above `maxBytes` (default 413 `payload_too_large`). */
-  tooLarge?: (maxBytes: bigint) => BaseError
+  tooLarge?: (maxBytes: bigint) => Error
   /** Multipart field carrying the file (default `file`). */
   field?: string
   /** Bounds of the rest of the multipart body (default: busboy's, i.e. unbounded part count). */
@@ -42,7 +41,7 @@ export type ReceiveUploadOptions = {
 type IncomingLike = Readable & { headers: Record<string, string | string[] | undefined> }
 
 /** Multipart framing adds a few hundred bytes per part; a body this far above the file limit is refused. */
-const FRAMING_ALLOWANCE = 1_048_576n
+export const FRAMING_ALLOWANCE = 1_048_576n
 
 /**
  * Streams the `file` field of a multipart request to a temp file, hashing it on the way: memory stays

@@ -2,10 +2,13 @@
  * `pay2store store --rail algorand` against the devnet's algod peer and the real gateway app: the CLI reads
  * the 402, sends the USDC ASA payment with the request binding as its note, and the gateway verifies it on
  * the node before storing. Failures: a payer holding no USDC (exit 5), the node down (3), a malformed
- * mnemonic (2), no key at all (4).
+ * mnemonic (2), no key at all (4). The gateway gone once the payment was made (the money moves before the
+ * upload on this rail): exit 8 naming the transaction, never "cannot reach … is the gateway running?".
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import algosdk from 'algosdk'
@@ -126,5 +129,35 @@ describe('pay2store store --rail algorand', () => {
     expect(none.code).toBe(EXIT.notPayable)
     expect(none.json.error).toBe('no_key')
     expect(await stored()).toBe(count)
+  })
+
+  it('the gateway gone after the payment was made: exit 8 saying the payment may have been made and naming its transaction, not "is the gateway running?"', async () => {
+    // answers the quote (the real gateway's) and stops listening: the paid upload, after the payment, finds nobody
+    const front: Server = createServer((req, res) => {
+      void (async () => {
+        const quote = await fetch(`${gw.url}${req.url}`)
+        const required = quote.headers.get('payment-required')
+        res.writeHead(quote.status, { 'content-type': 'application/json', connection: 'close', ...(required ? { 'payment-required': required } : {}) })
+        res.end(Buffer.from(await quote.arrayBuffer()))
+        front.close()
+      })()
+    })
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r))
+    const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`
+    const file = join(dir, 'gone.bin')
+    await writeFile(file, randomBytes(2_000))
+    const before = await usdcOf(service.addr.toString())
+    const r = await cli(
+      ['store', file, '--rail', 'algorand', '--gateway', url, '--algod', node.url, '--algorand-key-env', MNEMONIC_ENV, '--algod-token-env', TOKEN_ENV, '--paid-retry', '2'],
+      { [MNEMONIC_ENV]: payer.mnemonic, [TOKEN_ENV]: TOKEN },
+    )
+    expect(r.code, r.out + r.err).toBe(EXIT.paymentUnknown)
+    const line = r.err.trim()
+    expect(line).not.toMatch(/is the gateway running|npm start/)
+    expect(line).toMatch(new RegExp(`^pay2store: the payment was made, but ${url}/store could not be reached \\(connection refused\\)`))
+    expect(line).toContain('do not store the file again (that would pay again)')
+    expect(line).toMatch(/its payment is Algorand transaction [A-Z2-7]{52}/)
+    // the money did move
+    expect(await usdcOf(service.addr.toString())).toBeGreaterThan(before)
   })
 })

@@ -6,8 +6,12 @@
  * pay again — it sends the same payment again (same authorization, same payment identifier), which cannot be
  * charged twice, and gets the storage id; one payment settles on chain and one upload is recorded. When no
  * answer ever comes back it says the payment may have been taken and how to check (`uploads`), exit 8.
+ *
+ * A gateway that takes the connection and never answers (`--idle-timeout`): the quote is given up as unreachable
+ * (exit 3), the paid upload goes down the same lost-connection path (the same payment again, then exit 8). A
+ * `--gateway` with a wrong path says the gateway's own code, not `http_401`.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -22,8 +26,11 @@ import { runCliInProcess as cli } from '../support/runCliInProcess.js'
 const KEY_ENV = 'PAY2STORE_TEST_KEY'
 const payer = (i: number) => ({ [KEY_ENV]: anvilAccount(i).privateKey })
 
-/** What the proxy does to the next paid requests: cut them when the answer starts, or after `bodyBytes` of the request. */
-type Cut = { at: 'answer' } | { at: 'body'; bodyBytes: number }
+/**
+ * What the proxy does to the next paid requests: cut them when the answer starts, or after `bodyBytes` of the
+ * request, or swallow the answer and keep the connection open (`hang`: a gateway that never answers).
+ */
+type Cut = { at: 'answer' } | { at: 'body'; bodyBytes: number } | { at: 'hang' }
 
 /**
  * A TCP proxy to `target` that resets the client's connection of the next `count` paid requests as `cut` says
@@ -57,6 +64,7 @@ async function startCuttingProxy(target: URL): Promise<{ url: string; cut(cut: C
       upstream.write(chunk)
     })
     upstream.on('data', (chunk: Buffer) => {
+      if (cutting?.at === 'hang') return
       if (cutting?.at === 'answer') return cut()
       client.write(chunk)
     })
@@ -167,7 +175,63 @@ describe('store: the paid upload loses its connection', () => {
     expect(human.out).toContain(`sha256       ${sha256}`)
   }, 120_000)
 
+  it('the gateway never answers the paid upload: after --idle-timeout the same payment is sent again, then exit 8 saying how to check — it does not hang', async () => {
+    const file = join(dir, 'hang.bin')
+    const bytes = randomBytes(100_000)
+    await writeFile(file, bytes)
+    const before = await balance(5)
+    const seenBefore = proxy.paidSeen()
+    proxy.cut({ at: 'hang' }, 1_000)
+    const started = Date.now()
+    const r = await cli(['store', file, '--gateway', proxy.url, '--key-env', KEY_ENV, '--paid-retry', '3', '--idle-timeout', '2'], payer(5))
+    proxy.cut({ at: 'hang' }, 0)
+    expect(r.code, r.out + r.err).toBe(EXIT.paymentUnknown)
+    expect(Date.now() - started).toBeLessThan(30_000)
+    const line = r.err.trim()
+    expect(line).toMatch(/^pay2store: the connection to http:\/\/127\.0\.0\.1:\d+\/store was lost after the payment was sent \(nothing moved either way for 2 s; --idle-timeout\)/)
+    expect(line).toContain("the payment may already have been taken — do not store the file again (that would pay again)")
+    expect(line).toContain("check this wallet's uploads with `npx pay2store uploads`")
+    expect(proxy.paidSeen() - seenBefore).toBeGreaterThanOrEqual(2) // the same payment sent again, never a new one
+    const sha256 = createHash('sha256').update(bytes).digest('hex')
+    const rows = await uploadsOf(5, sha256)
+    expect(rows).toHaveLength(1)
+    expect(before - (await balance(5))).toBe(BigInt(rows[0]!.deposit.amount_atomic))
+  }, 120_000)
+
   it('every response of the gateway matched openapi/gateway.yaml', () => {
     expect([...(gw?.validationErrors ?? [])]).toEqual([])
+  })
+})
+
+describe('store: a gateway that does not answer as one', () => {
+  it('a server that takes the connection and never answers: the quote is given up after --idle-timeout, exit 3, nothing paid', async () => {
+    const sockets = new Set<Socket>()
+    const silent = createServer((socket) => void sockets.add(socket))
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
+    try {
+      const file = join(dir, 'silent.bin')
+      await writeFile(file, randomBytes(1_000))
+      const started = Date.now()
+      const r = await cli(['store', file, '--gateway', url, '--key-env', KEY_ENV, '--idle-timeout', '1', '--json'], payer(6))
+      expect(r.code, r.out + r.err).toBe(EXIT.unreachable)
+      expect(Date.now() - started).toBeLessThan(15_000)
+      expect(r.json).toMatchObject({ error: 'server_unreachable', message: expect.stringContaining(`cannot reach ${url}/store (nothing moved either way for 1 s; --idle-timeout)`) })
+      const bad = await cli(['store', file, '--gateway', url, '--key-env', KEY_ENV, '--idle-timeout', 'soon'], payer(6))
+      expect(bad.code).toBe(EXIT.usage)
+      expect(bad.err).toContain('--idle-timeout takes a number of seconds, not soon')
+    } finally {
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => silent.close(r))
+    }
+  }, 60_000)
+
+  it("a --gateway with a wrong path: the gateway's own code and words, and what to check — not `http_401`", async () => {
+    const file = join(dir, 'wrong-path.bin')
+    await writeFile(file, randomBytes(1_000))
+    const r = await cli(['store', file, '--gateway', `${gw.url}/wrong`, '--key-env', KEY_ENV, '--json'], payer(6))
+    expect(r.code, r.out + r.err).toBe(EXIT.server)
+    expect(r.json.error).toBe('auth_required')
+    expect(r.json.message).toBe("GET /store/quote answered 401: auth_required at /wrong/store/quote?bytes=1000 — no such public route there: is --gateway the gateway's base URL (e.g. http://localhost:8000)?")
   })
 })

@@ -9,11 +9,14 @@
  *   balance covers. Four addresses × four trickling forged uploads no longer hold the slots an honest paid
  *   upload needs (before: every slot held, the honest upload refused 503 `too_many_uploads`).
  * - A payer the chain cannot be asked about (its RPC down) gets only the small pool of its own.
+ * - A refused payment with a body above the unpaid limit (an underfunded payer, a forged signature) is answered
+ *   402 with what is wrong with the payment, before its body is read — not the unpaid limit's 413.
  * - Algorand: a pending transaction whose sender no longer holds the amount, one whose validity window closed,
  *   one in another asset or below the least price, and a transaction that already paid an upload.
  */
 import { randomBytes } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
+import { request as httpRequest } from 'node:http'
 import algosdk from 'algosdk'
 import { createPublicClient, createWalletClient, type Hex, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
@@ -25,7 +28,7 @@ import { type AlgodPeer, startAlgod } from '../../devnet/algod/startAlgod.js'
 import { canonicalUsdc, usdcArtifact } from '../../devnet/chains/startChain.js'
 import { createAlgodClient } from '../../src/x402/rails/algorand/createAlgodClient.js'
 import { evmEnv, type EvmPeers, PAY_TO_EVM, payAndStoreOk, startAppGateway, startEvmPeers } from './harness.js'
-import { postFrom as post, trickle } from './support/trickleUpload.js'
+import { BOUNDARY, FILE_HEAD, postFrom as post, trickle } from './support/trickleUpload.js'
 
 const ALGOD_TOKEN = 'd'.repeat(64)
 const ALGO_PAY_TO = algoTestAccount(2).address
@@ -37,6 +40,8 @@ type Gateway = Awaited<ReturnType<typeof startAppGateway>>
 let gw: Gateway
 /** The same, with the chain's RPC down: no payer can be verified. */
 let blind: Gateway
+/** The same, reading at most 64 KiB of a body whose payment is not believed. */
+let small: Gateway
 
 beforeAll(async () => {
   peers = await startEvmPeers()
@@ -67,8 +72,10 @@ beforeAll(async () => {
   delete (env as Record<string, string>).SERVICE_ALGOD__GENESIS_HASH
   gw = await startAppGateway(env, peers.dir)
   blind = await startAppGateway({ ...env, SERVICE_X402__RPC_URL__EIP155_8453: 'http://127.0.0.1:9' }, peers.dir)
+  small = await startAppGateway({ ...env, SERVICE_STORAGE__UNPAID_MAX_BYTES: String(64 * 1024) }, peers.dir)
 }, 180_000)
 afterAll(async () => {
+  await small?.close()
   await gw?.close()
   await blind?.close()
   await node?.close()
@@ -252,6 +259,62 @@ describe('EIP-3009: no slot and no spool file before the payment is believable',
       first.stop()
     }
     expect(blind.validationErrors).toEqual([])
+  })
+})
+
+/**
+ * A paid upload declaring `declaredBytes` that sends only its multipart head and waits: the answer (status and
+ * JSON) it gets without sending its body, or `undefined` when none comes within `waitMs`.
+ */
+function headOnly(url: string, localAddress: string, headers: Record<string, string>, declaredBytes: number, waitMs = 10_000): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+  return new Promise((resolve) => {
+    const req = httpRequest(`${url}/store`, { method: 'POST', localAddress, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(declaredBytes), ...headers } }, (res) => {
+      let text = ''
+      res.on('data', (d) => (text += d))
+      res.on('end', () => {
+        clearTimeout(timer)
+        req.destroy()
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> })
+      })
+    })
+    const timer = setTimeout(() => {
+      req.destroy()
+      resolve(undefined)
+    }, waitMs)
+    req.on('error', () => undefined)
+    req.write(FILE_HEAD)
+  })
+}
+
+describe('a refused payment with a body above the unpaid limit: the payment is what is wrong, said before the body is read', () => {
+  const LARGE = 3_000_000 // above 64 KiB and its framing allowance: nothing of it is read
+
+  it('an underfunded payer signing for itself gets 402 saying its balance does not cover the value, not 413 unpaid_body_too_large', async () => {
+    const account = privateKeyToAccount(generatePrivateKey())
+    const a = authorization(account.address)
+    const answer = await headOnly(small.url, '127.0.0.71', evmHeader(a, await sign(account, a)), LARGE)
+    expect(answer?.status, JSON.stringify(answer?.body)).toBe(402)
+    expect(answer?.body.error).toBe('invalid_payment')
+    expect(answer?.body.message).toMatch(/balance \(0\) does not cover authorization\.value 10000 — the body was not read/)
+    // actionable still: requirements priced for the length the request declares, and where the exact price is
+    expect(answer?.body.message).toContain(`the requirements price ${LARGE} bytes (the request declares ${LARGE}): GET /store/quote?bytes=<file size>`)
+    expect((answer?.body.accepts as unknown[]).length).toBeGreaterThan(0)
+    expect([small.service.uploadSlots.inUse, await spooled(small)]).toEqual([0, 0])
+    expect(small.validationErrors).toEqual([])
+  })
+
+  it('a forged signature gets 402 invalid_payment: not signed by its payer', async () => {
+    const a = authorization(privateKeyToAccount(generatePrivateKey()).address)
+    const answer = await headOnly(small.url, '127.0.0.72', evmHeader(a, `0x${randomBytes(65).toString('hex')}`), LARGE)
+    expect(answer?.status, JSON.stringify(answer?.body)).toBe(402)
+    expect(answer?.body).toMatchObject({ error: 'invalid_payment', message: expect.stringContaining('not signed by its payer') })
+    expect(small.validationErrors).toEqual([])
+  })
+
+  it('without a payment the unpaid limit still answers 413 unpaid_body_too_large', async () => {
+    const answer = await headOnly(small.url, '127.0.0.73', {}, LARGE)
+    expect(answer?.status).toBe(413)
+    expect(answer?.body.error).toBe('unpaid_body_too_large')
   })
 })
 

@@ -40,6 +40,21 @@ export type IntakeSteps = {
    */
   precheck: (decoded: DecodedPaymentHeader, clientKey: string) => Promise<PaymentBelief>
   isRefusal: (error: unknown) => boolean
+  /**
+   * The answer to a refused payment whose body is larger than the unpaid limit (`declaredBytes`: its
+   * `Content-Length`, undefined when chunked): the refusal's own reason (402), not the unpaid limit's 413 —
+   * the sender meant to pay, and what it must fix is the payment.
+   */
+  refusedUnread: (refusal: BaseError, declaredBytes: bigint | undefined) => Promise<BaseError>
+}
+
+/** The measuring of a refused payment's body stopped at the unpaid limit (internal: `admit` answers the refusal). */
+class RefusedBodyUnread extends Error {}
+
+/** The request's declared length, when it declares one. */
+function declaredLength(req: IntakeRequest): bigint | undefined {
+  const text = req.headers['content-length']
+  return typeof text === 'string' && /^\d{1,20}$/.test(text) ? BigInt(text) : undefined
 }
 
 export type StoreIntakeOptions = {
@@ -60,7 +75,9 @@ export type StoreIntakeOptions = {
  *    nonce and funds read on chain; Algorand: the node knows the transaction, to `payTo`, signed, able to
  *    confirm (bounded per address and in time) — a payment that is not believable is refused here;
  * 3. no header, or a refused pre-check: the body is *measured* — counted and hashed, never written — up to
- *    `unpaidMaxBytes`, for the 402 (which needs size and SHA-256); no upload slot;
+ *    `unpaidMaxBytes`, for the 402 (which needs size and SHA-256); no upload slot. A refused payment whose body
+ *    is larger (declared so: answered before it is read) gets its refusal (`refusedUnread`, 402 with the
+ *    reason), not the unpaid limit's 413, which would send a payer to fix a size that is not its problem;
  * 4. a believed payment: an upload slot (503 beyond), then the body to the temp spool; a payer that could not
  *    be verified (chain or node silent) takes a slot of the small `unverified` pool instead. The amount, which
  *    needs the size's price, is checked by the caller before anything is kept or settled.
@@ -95,11 +112,11 @@ export class StoreIntake {
     }
     let releasePermit: (() => void) | undefined
     let releaseSlot: (() => void) | undefined
+    let refusal: BaseError | undefined
     try {
       releasePermit = this.unpaid.acquire(key)
       steps.ready()
       const decoded = decodePaymentHeader(req.headers)
-      let refusal: BaseError | undefined
       let belief: PaymentBelief | undefined
       if (decoded) {
         try {
@@ -110,7 +127,7 @@ export class StoreIntake {
         }
       }
       if (!decoded || refusal || !belief) {
-        const file = await measureUpload(req, { ...reading, maxBytes: limits.unpaidMaxBytes, tooLarge: (max) => (max < this.#o.maxUploadBytes ? new UnpaidBodyTooLargeError(max) : new PayloadTooLargeError(max)) })
+        const file = await measureUpload(req, { ...reading, maxBytes: limits.unpaidMaxBytes, tooLarge: (max) => this.#unpaidTooLarge(max, refusal) })
         return { paid: false, file, decoded, refusal }
       }
       const held = belief
@@ -133,10 +150,20 @@ export class StoreIntake {
     } catch (error) {
       releaseSlot?.()
       boundUnreadBody(req as unknown as IncomingMessage & { res?: IntakeRequest['res'] }, startBytes, bounds, { cut: error instanceof UploadTooSlowError })
+      if (error instanceof RefusedBodyUnread && refusal) throw await steps.refusedUnread(refusal, declaredLength(req))
       throw error
     } finally {
       releasePermit?.()
     }
+  }
+
+  /**
+   * A body above the unpaid limit: beyond the upload maximum 413 `payload_too_large`; else, with a refused
+   * payment, its refusal (`RefusedBodyUnread`, answered by `admit`), and without one 413 `unpaid_body_too_large`.
+   */
+  #unpaidTooLarge(max: bigint, refusal: BaseError | undefined): Error {
+    if (max >= this.#o.maxUploadBytes) return new PayloadTooLargeError(max)
+    return refusal ? new RefusedBodyUnread() : new UnpaidBodyTooLargeError(max)
   }
 
   /** A pre-check's ledger reads under this address's permit (`algorandChecksPerAddress`, 429 beyond). */

@@ -78,8 +78,11 @@ export function refuseAboveMaxUsd(input: ClientPayInput): void {
  */
 export const DEFAULT_MAX_USD = '1'
 
-/** The x402 payment payload to send, and who paid. */
-export type ClientPayment = { payload: { x402Version: number; accepted: ClientRequirement; [key: string]: unknown }; payer: string }
+/**
+ * The x402 payment payload to send, and who paid; `moved` when the money already moved on the rail's ledger
+ * (a rail whose client pays first and names its transaction): the request not reaching the gateway leaves it paid.
+ */
+export type ClientPayment = { payload: { x402Version: number; accepted: ClientRequirement; [key: string]: unknown }; payer: string; moved?: boolean }
 
 /** A rail's payer, its key read: pays requirements on the rail. */
 export interface ClientPayer {

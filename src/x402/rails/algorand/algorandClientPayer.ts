@@ -62,7 +62,7 @@ class AlgorandClientPayer implements ClientPayer {
       sha256Hex: await input.file.sha256Hex(),
       sizeBytes: input.file.sizeBytes,
     })
-    return { payload: { x402Version: 2, resource: input.required.resource, accepted: input.offered, payload: { txId: paid.txId } }, payer: paid.payer }
+    return { payload: { x402Version: 2, resource: input.required.resource, accepted: input.offered, payload: { txId: paid.txId } }, payer: paid.payer, moved: true }
   }
 }
 

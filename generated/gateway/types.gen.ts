@@ -4100,7 +4100,8 @@ export type EvolveAgentErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4307,7 +4308,8 @@ export type CallMarketplaceAgentErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -4422,7 +4424,8 @@ export type IngestModelServerPromptErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5080,7 +5083,8 @@ export type CreateCoordinatorTaskErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5195,7 +5199,8 @@ export type ConveneBoardroomErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5310,7 +5315,8 @@ export type LlmChatErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5421,7 +5427,8 @@ export type LlmCompletionErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -5605,7 +5612,8 @@ export type LlmGenerateErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6035,7 +6043,8 @@ export type OpenAiChatCompletionsErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6148,7 +6157,8 @@ export type OpenAiCompletionsErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6261,7 +6271,8 @@ export type OpenAiEmbeddingsErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6374,7 +6385,8 @@ export type OpenAiResponsesErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6486,7 +6498,8 @@ export type AnthropicMessagesErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6643,7 +6656,8 @@ export type CoreAgentInteractErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6758,7 +6772,8 @@ export type LogCoreAgentMemoryErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;
@@ -6873,7 +6888,8 @@ export type SearchCoreAgentMemoriesErrors = {
      * `insufficient_amount`, `wrong_receiver`, `wrong_asset`; `payment_expires_too_soon` when the payment
      * would expire before the longest call and its settlement — `details` says the least validity —, and
      * `settlement_owed` while an earlier served call of the payer or wallet is not settled — `details` names
-     * it). Without payment settings the body is the plain `QuotaExceeded`.
+     * it; an `upto` stream whose gateway instance died mid-call is such a call, billed by another replica
+     * for the tokens of its last checkpoint, about a second old). Without payment settings the body is the plain `QuotaExceeded`.
      *
      */
     402: CostPaymentRequired | QuotaExceeded;

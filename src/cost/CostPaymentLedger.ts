@@ -16,7 +16,12 @@ export type CostPaymentClaim = {
   amountAtomic: bigint
   priceAtomic: bigint
   paymentPayload: unknown
+  /** An `upto` call: its first checkpoint (0 tokens, the minimum) rides on the claim's insert. */
+  checkpoint?: UptoCheckpoint & { owner: string; validUntil: bigint }
 }
+
+/** What a running `upto` call has served so far: its tokens, what they cost, and the settle request for that. */
+export type UptoCheckpoint = { tokens: number; amountAtomic: bigint; request: unknown }
 
 
 function isUniqueViolation(error: unknown): boolean {
@@ -73,9 +78,35 @@ export class CostPaymentLedger {
           settlement: null,
           created_at: t,
           updated_at: t,
+          ...(c.checkpoint
+            ? {
+                owner: c.checkpoint.owner,
+                heartbeat_at: t,
+                checkpoint_tokens: c.checkpoint.tokens,
+                checkpoint_amount: c.checkpoint.amountAtomic.toString(),
+                checkpoint_request: jsonColumn(c.checkpoint.request),
+                valid_until: Number(c.checkpoint.validUntil),
+              }
+            : {}),
         })
         .onConflict((oc) => oc.doNothing()),
     )
+  }
+
+  /**
+   * A running `upto` call's checkpoint and heartbeat: only while the row is still claimed by `owner` (a row
+   * another replica took, or one settled meanwhile, is left as it is).
+   */
+  async checkpoint(paymentId: string, owner: string, c: UptoCheckpoint): Promise<boolean> {
+    const t = this.now()
+    const done = await this.db
+      .updateTable('cost_payments')
+      .set({ heartbeat_at: t, checkpoint_tokens: c.tokens, checkpoint_amount: c.amountAtomic.toString(), checkpoint_request: jsonColumn(c.request), updated_at: t })
+      .where('payment_id', '=', paymentId)
+      .where('status', '=', 'claimed')
+      .where('owner', '=', owner)
+      .executeTakeFirst()
+    return Number(done.numUpdatedRows) === 1
   }
 
   /** The call produced nothing (or the payment was refused): the claim goes, the payload may be used again. */
@@ -100,6 +131,20 @@ export class CostPaymentLedger {
       .updateTable('cost_payments')
       .set({ status: 'settle_unknown', settlement: jsonColumn({ error }), updated_at: this.now() })
       .where('payment_id', '=', paymentId)
+      .execute()
+  }
+
+  /**
+   * A call taken over after its instance died (`InterruptedCalls`), its debt recorded: `settle_unknown` like any
+   * settlement left to the reconciler — only while `owner` still holds it claimed.
+   */
+  async markInterrupted(paymentId: string, owner: string, why: string): Promise<void> {
+    await this.db
+      .updateTable('cost_payments')
+      .set({ status: 'settle_unknown', settlement: jsonColumn({ error: why, interrupted: true }), updated_at: this.now() })
+      .where('payment_id', '=', paymentId)
+      .where('status', '=', 'claimed')
+      .where('owner', '=', owner)
       .execute()
   }
 

@@ -40,6 +40,7 @@ import {
 } from '../x402/index.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
 import { DEFAULT_MAX_CALL_S } from './paymentWindow.js'
+import { InterruptedCalls } from './InterruptedCalls.js'
 import { attemptSettle, isPayerFault, SettlementReconciler } from './SettlementReconciler.js'
 import { type DebtRow, SettlementDebts } from './SettlementDebts.js'
 import { maxTokensFor, meteredAmount, type TokenPricing } from './tokenPricing.js'
@@ -129,6 +130,9 @@ export class CostPayments {
   readonly #window: PaymentWindow
   readonly #debts: SettlementDebts
   readonly #reconciler: SettlementReconciler
+  readonly #interrupted: InterruptedCalls
+  /** This replica's name: the owner of the `upto` calls it serves and of the debts it reconciles. */
+  readonly #owner: string
   #reconciling: NodeJS.Timeout | undefined
 
   constructor(o: CostPaymentsOptions) {
@@ -152,12 +156,14 @@ export class CostPayments {
       })
     this.#window = paymentWindow(o.maxCallS ?? DEFAULT_MAX_CALL_S)
     this.#debts = new SettlementDebts(o.db, this.#now)
+    this.#owner = o.instanceId ?? `process-${randomUUID()}`
+    this.#interrupted = new InterruptedCalls({ ledger: this.#ledger, debts: this.#debts, owner: this.#owner, now: this.#now, logger: o.logger })
     this.#reconciler = new SettlementReconciler({
       debts: this.#debts,
       payments: this.#ledger,
       rails: this.#rails,
       facilitator: this.#facilitator,
-      owner: o.instanceId ?? `process-${randomUUID()}`,
+      owner: this.#owner,
       now: this.#now,
       events: o.events,
       logger: o.logger,
@@ -179,15 +185,25 @@ export class CostPayments {
     return this.#reconciler
   }
 
-  /** Reconciles the due debts every `intervalMs` (replicas share them by lease); `stopReconciling` ends it. */
+  /** `upto` calls whose instance stopped mid-stream (see `InterruptedCalls`). */
+  get interrupted(): InterruptedCalls {
+    return this.#interrupted
+  }
+
+  /**
+   * Every `intervalMs`: first the `upto` calls whose instance died mid-stream become debts of what they served,
+   * then the due debts are reconciled (replicas share both by conditional updates); `stopReconciling` ends it.
+   */
   startReconciling(intervalMs = 5_000): void {
     if (this.#reconciling) return
     let running = false
     this.#reconciling = setInterval(() => {
       if (running) return
       running = true
-      this.#reconciler
-        .reconcileDue()
+      this.#interrupted
+        .sweep()
+        .catch((error: unknown) => this.#logger?.error({ err: error }, 'interrupted upto calls: sweep failed'))
+        .then(() => this.#reconciler.reconcileDue())
         .catch((error: unknown) => this.#logger?.error({ err: error }, 'settlement debts: reconciliation round failed'))
         .finally(() => (running = false))
     }, intervalMs)
@@ -483,6 +499,11 @@ export class CostPayments {
     const paymentId = `pay_${ulid()}`
     const payer = permit.from.toLowerCase()
     const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|upto|${payer}|${info.wallet.toLowerCase()}`)
+    // What the tokens served so far cost, with its settle request: built here, so recovery needs no chain code.
+    const checkpointOf = (tokens: number) => {
+      const amountAtomic = meteredAmount(pricing, tokens, capAtomic)
+      return { tokens, amountAtomic, request: rail.facilitatorRequest(decoded, requirement, amountAtomic) }
+    }
     // Permit2 nonces are the payer's own namespace on Permit2, apart from the token's EIP-3009 nonces: prefixed.
     const claimed = await this.#ledger.claim({
       paymentId,
@@ -496,6 +517,8 @@ export class CostPayments {
       amountAtomic: permit.amount,
       priceAtomic: capAtomic,
       paymentPayload: decoded.payload,
+      // the first checkpoint (no token yet: the minimum) rides on the claim: no write before the first token
+      checkpoint: { ...checkpointOf(0), owner: this.#owner, validUntil: permit.deadline },
     })
     if (!claimed) {
       await releaseIdentifier()
@@ -547,6 +570,14 @@ export class CostPayments {
       settleDeadlineMs: settleDeadlineMs(permit.deadline, this.#window),
       settle,
       release,
+      checkpoint: async (tokens) => {
+        try {
+          await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
+        } catch (error) {
+          // the next one tries again; a heartbeat missing for the whole lease lets another replica take the call
+          this.#logger?.warn({ err: error, payment_id: paymentId }, 'upto checkpoint not written')
+        }
+      },
     })
   }
 
@@ -771,7 +802,15 @@ type PaidCallParts = {
   settleDeadlineMs: number | undefined
   settle: (tokens: number, delivered: boolean) => Promise<CostSettlement>
   release: () => Promise<void>
+  /** `upto`: records the tokens served so far and this instance's heartbeat on the payment's row. */
+  checkpoint?: (tokens: number) => Promise<void>
 }
+
+/**
+ * How often a running `upto` call checkpoints (ms): what a payer is served past its last checkpoint — at most
+ * this long of generation — is not billed if its instance dies. One small update per running call per interval.
+ */
+export const CHECKPOINT_INTERVAL_MS = 1_000
 
 /** A verified, claimed payment: settle it once the call produced output, or release it when it did not. */
 export class PaidCall {
@@ -788,6 +827,7 @@ export class PaidCall {
   readonly settleDeadlineMs: number | undefined
   #amount: bigint
   #done: Promise<unknown> | undefined
+  #checkpoints: NodeJS.Timeout | undefined
   readonly #parts: PaidCallParts
 
   constructor(parts: PaidCallParts) {
@@ -812,6 +852,7 @@ export class PaidCall {
    * withholds the output if the settlement fails (nothing is owed then).
    */
   settle(tokens = 0, { delivered = true }: { delivered?: boolean } = {}): Promise<CostSettlement> {
+    this.#stopCheckpoints()
     this.#done ??= this.#parts.settle(tokens, delivered).then((s) => {
       this.#amount = BigInt(s.amount)
       return s
@@ -821,9 +862,32 @@ export class PaidCall {
 
   /** Gives the claim back unsettled (no-op after a settle). */
   release(): Promise<void> {
+    this.#stopCheckpoints()
     if (this.#done) return Promise.resolve()
     this.#done = this.#parts.release()
     return this.#done as Promise<void>
+  }
+
+  /**
+   * `upto`: from now until it is settled or released, checkpoints `served()` tokens every
+   * `CHECKPOINT_INTERVAL_MS` (never two writes at once: a tick while one is in flight is skipped).
+   * Nothing is written on the way to the first token (the claim carried the first checkpoint).
+   */
+  keepCheckpoints(served: () => number): void {
+    const write = this.#parts.checkpoint
+    if (!write || this.#done || this.#checkpoints) return
+    let writing = false
+    this.#checkpoints = setInterval(() => {
+      if (writing || this.#done) return
+      writing = true
+      void write(served()).finally(() => (writing = false))
+    }, CHECKPOINT_INTERVAL_MS)
+    this.#checkpoints.unref()
+  }
+
+  #stopCheckpoints(): void {
+    clearInterval(this.#checkpoints)
+    this.#checkpoints = undefined
   }
 }
 

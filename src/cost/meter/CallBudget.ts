@@ -13,6 +13,11 @@ export type GenerationAccount = {
    * `failed`: it ended on a failure (the model server's error, not a cancellation).
    */
   uncounted(o?: { failed?: boolean }): void
+  /**
+   * While it streams: how many pieces it has passed on so far (an estimate of its tokens, read only by a
+   * checkpoint of a call paid per token, never billed once the model server's count is in).
+   */
+  watch(passed: () => number): void
 }
 
 /** What the call produced, summed over its generations. */
@@ -43,6 +48,8 @@ export class CallBudget {
   #evalSeconds = 0
   #model: string | undefined
   #open = 0
+  /** The generations streaming now: what each may produce and how much it passed on so far. */
+  readonly #live = new Set<{ maxTokens: number | undefined; passed: () => number }>()
   #idle: (() => void)[] = []
 
   constructor(maxTokens: number | undefined) {
@@ -76,9 +83,11 @@ export class CallBudget {
   #account(maxTokens: number | undefined): GenerationAccount {
     this.#open++
     let closed = false
+    const live = { maxTokens, passed: () => 0 }
     const close = () => {
       if (closed) return false
       closed = true
+      this.#live.delete(live)
       if (maxTokens !== undefined) this.#reserved -= maxTokens
       this.#open--
       return true
@@ -97,6 +106,11 @@ export class CallBudget {
         if (o?.failed) this.#failed = true
         if (maxTokens !== undefined) this.#uncountedTokens += maxTokens
         this.#idleIfDone()
+      },
+      watch: (passed) => {
+        if (closed) return
+        live.passed = passed
+        this.#live.add(live)
       },
     }
   }
@@ -121,6 +135,18 @@ export class CallBudget {
   whenIdle(): Promise<void> {
     if (this.#open === 0) return Promise.resolve()
     return new Promise((resolve) => this.#idle.push(resolve))
+  }
+
+  /**
+   * What a checkpoint of a running call bills if the call never gets to its end (its instance dies): the
+   * billable tokens of the generations that ended, plus — for each generation still streaming — the pieces it
+   * passed on so far, at most its share. A streamed piece carries at least one token on the model servers the
+   * gateway proxies (one token per NDJSON chunk or SSE event; a few framing events count too, never above the share).
+   */
+  get servedSoFar(): number {
+    let streaming = 0
+    for (const g of this.#live) streaming += g.maxTokens === undefined ? g.passed() : Math.min(g.maxTokens, g.passed())
+    return this.#counted + this.#uncountedTokens + streaming
   }
 
   get totals(): CallTotals {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { answered } from '../../../tests/support/answered.js'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ollamaChatFrames, ollamaGenerateFrames, type ScriptedAnswer, type ScriptedModelServer, startScriptedModelServer } from '../../../tests/support/scriptedModelServer.js'
 import { chatCompletionsStream, messagesStream, ollamaChatStream, ollamaGenerateStream, responsesStream, type StreamedEvent } from '../../../tests/support/streamedAnswers.js'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
@@ -232,6 +232,30 @@ describe('x402 upto: streams are billed by the model server’s count, never by 
     await waitFor(() => settledAmounts.length === 1)
     // it was allowed 30 tokens (the smaller limit the client asked for): 30 × 3
     expect(settledAmounts).toEqual(['90'])
+  })
+})
+
+describe('x402 upto: a running stream checkpoints what it served (for a replica to bill if this instance dies)', () => {
+  it('about once a second its row holds the pieces passed on so far, what they cost and the settle request for that; the end settles the model server’s count', async () => {
+    answer = () => ({ contentType: 'text/event-stream', frames: chatCompletionsStream(60).map((e) => e.text), delayMs: 5 })
+    const result = (await call(permit('300'), proxied('/v1/chat/completions', { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] }))) as HttpResult
+    const iterator = result.stream![Symbol.asyncIterator]()
+    for (let i = 0; i < 22; i++) await iterator.next()
+    const running = () => db.db.selectFrom('cost_payments').selectAll().where('status', '=', 'claimed').where('owner', 'is not', null).executeTakeFirst()
+    // the claim carried the first checkpoint: no token yet, the minimum
+    expect(await running()).toMatchObject({ checkpoint_amount: '5' })
+    await waitFor(() => false) // 3 s: a checkpoint or more passes while the client reads nothing more
+    const row = await running()
+    const tokens = Number(row?.checkpoint_tokens)
+    // 22 pieces handed to the client (the first ones framing): at least the 20 with content, one not yet resumed
+    expect(tokens).toBeGreaterThanOrEqual(19)
+    expect(tokens).toBeLessThanOrEqual(22)
+    expect(row?.checkpoint_amount).toBe(String(tokens * 3))
+    expect(JSON.parse(row!.checkpoint_request!)).toMatchObject({ paymentRequirements: { amount: String(tokens * 3) } })
+    for (;;) if ((await iterator.next()).done) break
+    await waitFor(() => settledAmounts.length === 1)
+    expect(settledAmounts).toEqual(['210'])
+    await vi.waitFor(async () => expect(await running()).toBeUndefined(), { interval: 10, timeout: 2_000 })
   })
 })
 

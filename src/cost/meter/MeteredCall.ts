@@ -85,6 +85,8 @@ export class MeteredCall {
         this.#deadline = setTimeout(() => this.#end(), wait)
         this.#deadline.unref()
       }
+      // paid per token: what it served so far is checkpointed from now (no write before the first token)
+      if (this.paid?.metered) this.paid.keepCheckpoints(() => this.budget.servedSoFar)
       try {
         running = run(this.server)
       } catch (error) {

@@ -10,6 +10,8 @@ export type UsageReader<T> = {
   readonly usage: CallUsage
   /** The stream carried the model server's error (it failed after it started). */
   readonly errored: boolean
+  /** Pieces read so far (data events or chunks): a running call's estimate of its tokens until the count is in. */
+  readonly chunks: number
 }
 
 export type CountingOptions = {
@@ -31,13 +33,20 @@ export function bytesReader(): UsageReader<Uint8Array> {
 /** Parsed NDJSON chunks (Ollama's): the usage of the `done` chunk; the model-server client throws on an error line. */
 export function batchReader<T>(): UsageReader<T[]> {
   let usage: CallUsage = {}
+  let chunks = 0
   return {
     feed(batch) {
-      for (const chunk of batch) if ((chunk as { done?: unknown }).done === true) usage = usageOf(chunk)
+      for (const chunk of batch) {
+        if ((chunk as { done?: unknown }).done === true) usage = usageOf(chunk)
+        else chunks++
+      }
     },
     end() {},
     get usage() {
       return usage
+    },
+    get chunks() {
+      return chunks
     },
     errored: false,
   }
@@ -73,6 +82,7 @@ async function drain<T>(source: AsyncGenerator<T>, reader: UsageReader<T>, accou
  * passed on (the usage the client did not ask for); the reader still sees them.
  */
 export function counted<T>(source: AsyncGenerator<T>, reader: UsageReader<T>, account: GenerationAccount, o: CountingOptions, filter?: (item: T) => T | undefined): AsyncGenerator<T> {
+  account.watch(() => reader.chunks)
   // left before it was read at all: nothing was served
   return whenNeverStarted(passCounted(source, reader, account, o, filter), () => {
     account.counted({})

@@ -34,7 +34,17 @@ export interface CostPaymentsTable {
   settlement: string | null
   created_at: number
   updated_at: number
+  /** Migration 0021: a running `upto` call's checkpoint (null on every other row). */
+  owner: Nullable<string>
+  heartbeat_at: Nullable<number>
+  checkpoint_tokens: Nullable<number>
+  checkpoint_amount: Nullable<string>
+  checkpoint_request: Nullable<string>
+  valid_until: Nullable<number>
 }
+
+/** A column added later: optional on insert, null on older rows. */
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>
 
 export interface LlmUsageTable {
   usage_id: string

@@ -19,6 +19,7 @@ import { migration as m0017 } from './0017_settlement_debts.js'
 import { migration as m0018 } from './0018_batch_settlement.js'
 import { migration as m0019 } from './0019_siwx_nonces.js'
 import { migration as m0020 } from './0020_batch_lease.js'
+import { migration as m0021 } from './0021_upto_checkpoints.js'
 
 /** Every migration, applied in key order. Append new ones; never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018_batch_settlement': m0018,
   '0019_siwx_nonces': m0019,
   '0020_batch_lease': m0020,
+  '0021_upto_checkpoints': m0021,
 }

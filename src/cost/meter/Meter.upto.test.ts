@@ -242,8 +242,6 @@ describe('x402 upto: a running stream checkpoints what it served (for a replica 
     const iterator = result.stream![Symbol.asyncIterator]()
     for (let i = 0; i < 22; i++) await iterator.next()
     const running = () => db.db.selectFrom('cost_payments').selectAll().where('status', '=', 'claimed').where('owner', 'is not', null).executeTakeFirst()
-    // the claim carried the first checkpoint: no token yet, the minimum
-    expect(await running()).toMatchObject({ checkpoint_amount: '5' })
     await waitFor(() => false) // 3 s: a checkpoint or more passes while the client reads nothing more
     const row = await running()
     const tokens = Number(row?.checkpoint_tokens)
@@ -255,7 +253,7 @@ describe('x402 upto: a running stream checkpoints what it served (for a replica 
     for (;;) if ((await iterator.next()).done) break
     await waitFor(() => settledAmounts.length === 1)
     expect(settledAmounts).toEqual(['210'])
-    await vi.waitFor(async () => expect(await running()).toBeUndefined(), { interval: 10, timeout: 2_000 })
+    await vi.waitFor(async () => expect(await running()).toBeUndefined(), { interval: 10, timeout: 10_000 })
   })
 })
 

@@ -214,7 +214,7 @@ export const pushModel = <ThrowOnError extends boolean = false>(options: Options
  * Whether a blob exists
  *
  * The digest may also be written `sha256-<hex>` (as blob files are named), which Ollama accepts too: the same
- * blob. Anything else names no blob (404).
+ * blob. Anything else is a 400, as Ollama.
  *
  */
 export const checkBlob = <ThrowOnError extends boolean = false>(options: Options<CheckBlobData, ThrowOnError>): RequestResult<CheckBlobResponses, CheckBlobErrors, ThrowOnError> => (options.client ?? client).head<CheckBlobResponses, CheckBlobErrors, ThrowOnError>({ url: '/api/blobs/{digest}', ...options });
@@ -222,7 +222,10 @@ export const checkBlob = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Upload a blob (raw file bytes)
  *
- * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400. Designed: a
+ * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400. A blob already
+ * present is a 200 (the body is not kept), as Ollama, however its digest is written. Designed: a new
+ * blob sent to `sha256-<hex>` is stored as one sent to `sha256:<hex>` (Ollama stores it but answers 400,
+ * digest mismatch, comparing the path as written with `sha256:<hex>`). Designed: a
  * blob larger than `MODELSERVER_MAX_BLOB_BYTES` (256 GiB) is a 413 — told by `Content-Length` before a
  * byte is written, or counted as a chunked body streams in (cut there, nothing kept).
  *

@@ -1309,9 +1309,12 @@ export type AnthropicMessageStream = string;
 export type BlobDigest = string;
 
 /**
- * `sha256:` or `sha256-` followed by 64 lowercase hex digits (both name the same blob).
+ * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
+ * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
+ * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+ *
  */
-export type CheckBlobDigest = string;
+export type ApiBlobDigest = string;
 
 /**
  * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
@@ -2072,7 +2075,10 @@ export type CheckBlobData = {
     body?: never;
     path: {
         /**
-         * `sha256:` or `sha256-` followed by 64 lowercase hex digits (both name the same blob).
+         * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
+         * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
+         * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+         *
          */
         digest: string;
     };
@@ -2081,6 +2087,10 @@ export type CheckBlobData = {
 };
 
 export type CheckBlobErrors = {
+    /**
+     * The digest is not `sha256:` or `sha256-` followed by 64 hex digits (no body on HEAD).
+     */
+    400: unknown;
     /**
      * As `Unauthorized`, on a HEAD request: the status and `WWW-Authenticate: Bearer`, no body.
      *
@@ -2114,7 +2124,10 @@ export type PushBlobData = {
     body: Blob | File;
     path: {
         /**
-         * `sha256:` followed by 64 lowercase hex digits.
+         * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
+         * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
+         * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+         *
          */
         digest: string;
     };
@@ -2124,7 +2137,7 @@ export type PushBlobData = {
 
 export type PushBlobErrors = {
     /**
-     * The content's digest differs from the path digest, or the digest is malformed.
+     * The content's digest differs from the path digest, or the digest is not `sha256:` or `sha256-` followed by 64 hex digits.
      */
     400: Error;
     /**

@@ -1184,9 +1184,12 @@ export const zAnthropicMessageStream = z.string();
 export const zBlobDigest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
 /**
- * `sha256:` or `sha256-` followed by 64 lowercase hex digits (both name the same blob).
+ * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
+ * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
+ * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+ *
  */
-export const zCheckBlobDigest = z.string().regex(/^sha256[:-][0-9a-f]{64}$/);
+export const zApiBlobDigest = z.string().regex(/^sha256[:-][0-9a-fA-F]{64}$/);
 
 /**
  * As a model name's namespace (case kept, compared case-insensitively), so every installed model can be served.
@@ -1280,13 +1283,13 @@ export const zPushModelBody = zPushRequest;
 export const zPushModelResponse = zProgressChunk;
 
 export const zCheckBlobPath = z.object({
-    digest: z.string().regex(/^sha256[:-][0-9a-f]{64}$/)
+    digest: z.string().regex(/^sha256[:-][0-9a-fA-F]{64}$/)
 });
 
 export const zPushBlobBody = z.string();
 
 export const zPushBlobPath = z.object({
-    digest: z.string().regex(/^sha256:[0-9a-f]{64}$/)
+    digest: z.string().regex(/^sha256[:-][0-9a-fA-F]{64}$/)
 });
 
 /**

@@ -9,6 +9,8 @@ export type DevnetFile = {
   gateway?: { url?: string }
   storage?: { gatewayUrl?: string; arweaveUrl?: string }
   arweave?: { url?: string }
+  /** Where that devnet's gateway is paid (random per devnet: a gateway started from this file asks for these). */
+  service?: { payToEvm?: string; payToAlgorand?: string }
   /** The rails' accounts and nodes, each rail reading its own. */
   [key: string]: unknown
 }
@@ -25,14 +27,27 @@ export function readDevnet(path: string): DevnetFile {
 }
 
 /**
+ * A command's Arweave gateway, and when it is a devnet's, which devnet and where that devnet's gateway is paid:
+ * `store` checks the gateway it pays against it (src/cli/foreignGateway.ts).
+ */
+export type ArweaveChoice = { url: string; devnet?: { path: string; payTo: string[] } }
+
+/**
  * The Arweave gateway of a command given `--devnet`: the devnet's own (`storage.gatewayUrl`: `npm start` beside
  * another, on other ports, has another), unless `--arweave` or `$PAY2STORE_ARWEAVE_URL` says which.
  */
-export function devnetArweave(
+export function arweaveChoice(
   options: { devnet?: string | boolean; arweave: string },
   command: { getOptionValueSource(name: string): string | undefined },
   env: NodeJS.ProcessEnv = process.env,
-): string {
-  if (!options.devnet || command.getOptionValueSource('arweave') === 'cli' || env.PAY2STORE_ARWEAVE_URL?.trim()) return options.arweave
-  return readDevnet(devnetPath(options.devnet)).storage?.gatewayUrl ?? options.arweave
+): ArweaveChoice {
+  if (!options.devnet || command.getOptionValueSource('arweave') === 'cli' || env.PAY2STORE_ARWEAVE_URL?.trim()) return { url: options.arweave }
+  const path = devnetPath(options.devnet)
+  const file = readDevnet(path)
+  const url = file.storage?.gatewayUrl
+  if (!url) return { url: options.arweave }
+  const payTo = [file.service?.payToEvm, file.service?.payToAlgorand].filter((a): a is string => typeof a === 'string' && a !== '')
+  return { url, devnet: { path, payTo } }
 }
+
+export const devnetArweave = (...args: Parameters<typeof arweaveChoice>): string => arweaveChoice(...args).url

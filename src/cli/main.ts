@@ -13,8 +13,8 @@ import { closeAllBars } from './progress.js'
 import { protectStorageIds } from './protectStorageIds.js'
 import { clientRailFor, clientRailOptions } from '../x402/rails/clientRails.js'
 import { RAILS, SIGN_IN_RAIL } from './rails.js'
-import type { StoreOptions } from './store.js'
-import { devnetArweave } from './devnetFile.js'
+import type { StoreFlags } from './store.js'
+import { arweaveChoice, devnetArweave } from './devnetFile.js'
 
 // Each command's module is loaded when that command runs, so `--help` or `receipt` does not load the payment
 // and chain libraries `store` needs: a CLI call costs only what its command uses.
@@ -82,10 +82,10 @@ function addStoreCommands(program: Command): void {
       .option('--paid-retry <seconds>', 'after the connection of the paid upload is lost, send the same payment again for this long (it cannot be charged twice)', '120')
       .option('--idle-timeout <seconds>', 'give a request to the gateway up after this long without a byte either way ($PAY2STORE_IDLE_TIMEOUT; 0: never); a paid one is then sent again as a lost connection is', env.PAY2STORE_IDLE_TIMEOUT?.trim() || '180')
       .addOption(jsonOption()),
-  ).action(async (file: string, o: StoreOptions & Json, command: Command) => {
+  ).action(async (file: string, o: StoreFlags & Json, command: Command) => {
     const out = createOutput(!!o.json)
     const { store } = await commands.store()
-    const r = await store(file, { ...o, arweave: devnetArweave(o, command) }, out)
+    const r = await store(file, { ...o, arweave: arweaveChoice(o, command) }, out)
     out.result(r, (v) =>
       [
         `stored ${file} (${v.sizeBytes} bytes)`,
@@ -94,6 +94,7 @@ function addStoreCommands(program: Command): void {
         `paid         ${formatAmount(v.amountAtomic, unitOfRequirement(v.network, v.asset), v.asset)} on ${v.network}`,
         `payer        ${v.payer}`,
         `link         ${v.arweaveUrl}`,
+        ...(v.warning ? [`warning      ${v.warning}`] : []),
       ].join('\n'),
     )
   })

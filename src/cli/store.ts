@@ -25,17 +25,18 @@ import { getText } from './getText.js'
 import { payerOf, toCliError } from './keys.js'
 import type { Output } from './output.js'
 import { formatAmount, unitOfRequirement } from './formatAmount.js'
+import type { ArweaveChoice } from './devnetFile.js'
+import { foreignGatewayWarning } from './foreignGateway.js'
 import { postFile } from './postFile.js'
 import type { SendFileResult } from './sendFile.js'
 import { createBars } from './progress.js'
 import { onRail, RAILS } from './rails.js'
 
-/** The command's options; each rail's client side reads its own key options among them. */
-export type StoreOptions = Record<string, unknown> & {
+/** The command's options but `--arweave`; each rail's client side reads its own key options among them. */
+type StoreSettings = {
   gateway: string
   rail: string
   devnet?: string | boolean
-  arweave: string
   tagApp?: string
   maxUsd?: string
   /** Seconds to keep sending the same payment again after its connection was lost (default 120). */
@@ -43,6 +44,11 @@ export type StoreOptions = Record<string, unknown> & {
   /** Seconds without a byte either way after which a request to the gateway is given up (default 180; 0: never). */
   idleTimeout?: string
 }
+
+/** The command's flags as given (`--arweave` a URL). */
+export type StoreFlags = Record<string, unknown> & StoreSettings & { arweave: string }
+/** The flags, `arweave` resolved: the link's Arweave gateway and the devnet it was taken from (main.ts: arweaveChoice). */
+export type StoreOptions = Record<string, unknown> & StoreSettings & { arweave: ArweaveChoice }
 
 /** x402's `payment-identifier` extension (@x402/extensions names it; its module loads a JSON-schema validator the CLI does not need). */
 const PAYMENT_IDENTIFIER = 'payment-identifier'
@@ -62,6 +68,8 @@ export type StoreResult = {
   asset: string
   payer: string
   arweaveUrl: string
+  /** Why `arweaveUrl` may not hold the bytes: a `--devnet` whose gateway is not the one paid (foreignGateway.ts). */
+  warning?: string
   receipt: Record<string, unknown>
 }
 
@@ -290,6 +298,7 @@ export async function store(file: string, options: StoreOptions, out: Output): P
     bars.done()
     if (body.arTxId === undefined && typeof body.queue_id === 'string') body = await awaitQueued(options.gateway, body.queue_id, Date.now() + retryMs, unknown)
     const arTxId = String(body.arTxId)
+    const warning = foreignGatewayWarning(options.arweave, options.gateway, String(offered.payTo))
     return {
       arTxId,
       sha256: String(body.sha256),
@@ -298,7 +307,8 @@ export async function store(file: string, options: StoreOptions, out: Output): P
       amountAtomic: accepted.amount,
       asset: accepted.asset,
       payer: paidBy,
-      arweaveUrl: `${options.arweave.replace(/\/$/, '')}/${arTxId}`,
+      arweaveUrl: `${options.arweave.url.replace(/\/$/, '')}/${arTxId}`,
+      ...(warning ? { warning } : {}),
       receipt: body,
     }
   } finally {

@@ -91,8 +91,8 @@ type Handler = (req: RequestContext) => HttpResult | Promise<HttpResult>
 /** Operations whose body is raw bytes (read from `req.raw` by the handler, not validated as JSON). */
 const rawBodyOperations: ReadonlySet<string> = new Set(['pushBlob', 'registryPatchUpload', 'registryCompleteUpload'])
 /**
- * Operations whose requests are not validated: the raw-byte ones, and `checkBlob`, for which a malformed
- * digest is a blob that does not exist (404, as Ollama; the document has no 400 for it).
+ * Operations whose requests are not validated: the raw-byte ones, and `checkBlob`, whose digest its handler
+ * reads as `pushBlob`'s does (parseApiBlobDigest: one reading, one message, for both).
  */
 const unvalidatedOperations: ReadonlySet<string> = new Set([...rawBodyOperations, 'checkBlob'])
 

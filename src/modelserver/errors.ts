@@ -38,7 +38,7 @@ export const modelServerErrorStatus = {
   no_model_layer: 400,
   model_not_found: 404,
   invalid_api_key: 401, // API keys are configured and the request presented none of them (http/createApiKeyGuard.ts)
-  blob_not_found: 404, // HEAD /api/blobs/{digest}: not in the store (or not a digest at all)
+  blob_not_found: 404, // HEAD /api/blobs/{digest}: not in the store
   server_busy: 503,
   // the model store
   invalid_digest: 400,

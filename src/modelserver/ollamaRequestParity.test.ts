@@ -102,7 +102,39 @@ describe('Ollama request parity', () => {
     expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
     expect((await fetch(`${ms.url}/api/blobs/sha256-${hex}`, { method: 'HEAD' })).status).toBe(200)
     expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(200)
-    expect((await fetch(`${ms.url}/api/blobs/sha256_${hex}`, { method: 'HEAD' })).status).toBe(404)
+    expect(ms.mismatches).toEqual([])
+  })
+
+  it('/api/blobs checks a digest as Ollama: a malformed one is 400 (HEAD too), upper-case hex is the same blob, an existing blob POSTed again is 200', async () => {
+    const bytes = Buffer.from('a blob named in upper case')
+    const hex = createHash('sha256').update(bytes).digest('hex')
+    const upper = hex.toUpperCase()
+    for (const bad of [`sha256_${hex}`, `sha256:${hex.slice(1)}`, `sha512:${hex}`, `sha256:${'g'.repeat(64)}`]) {
+      expect((await fetch(`${ms.url}/api/blobs/${bad}`, { method: 'HEAD' })).status).toBe(400)
+      const post = await fetch(`${ms.url}/api/blobs/${bad}`, { method: 'POST', body: new Uint8Array(bytes) })
+      expect(post.status).toBe(400)
+      expect(await post.json()).toEqual({ error: expect.stringContaining('invalid digest format') })
+    }
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${upper}`, { method: 'HEAD' })).status).toBe(404)
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${upper}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(200)
+    expect((await fetch(`${ms.url}/api/blobs/sha256-${upper}`, { method: 'HEAD' })).status).toBe(200)
+    // Present already: 200 whichever way the digest is written, the body not read against it.
+    for (const name of [`sha256-${hex}`, `sha256:${hex}`, `sha256:${upper}`]) {
+      expect((await fetch(`${ms.url}/api/blobs/${name}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(200)
+    }
+    expect(ms.mismatches).toEqual([])
+  })
+
+  it('POST /api/blobs/sha256-<hex> stores a new blob as sha256:<hex> would, and still refuses bytes of another digest', async () => {
+    const bytes = Buffer.from('a new blob sent under its file name')
+    const hex = createHash('sha256').update(bytes).digest('hex')
+    const other = createHash('sha256').update('something else').digest('hex')
+    const wrong = await fetch(`${ms.url}/api/blobs/sha256-${other}`, { method: 'POST', body: new Uint8Array(bytes) })
+    expect(wrong.status).toBe(400)
+    expect(await wrong.json()).toEqual({ error: expect.stringContaining('digest mismatch') })
+    expect((await fetch(`${ms.url}/api/blobs/sha256-${hex}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(200)
     expect(ms.mismatches).toEqual([])
   })
 

@@ -1,14 +1,14 @@
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { ModelServerError } from '../errors.js'
 import { boundedBody } from './boundedBody.js'
-import { assertDigest, blobTooLarge, digestPattern } from '../store/BlobStore.js'
+import { blobTooLarge } from '../store/BlobStore.js'
+import { parseApiBlobDigest } from './apiBlobDigest.js'
 import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 
 export async function checkBlob(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  // `sha256-<hex>` (a blob file's name) is the same digest, as Ollama reads it.
-  const digest = (req.params.digest ?? '').replace(/^sha256-/, 'sha256:')
-  // A malformed digest names no blob: 404 (HEAD has no body to explain a 400).
-  if (!digestPattern.test(digest) || !(await ctx.store.blobs.has(digest))) throw new ModelServerError('blob_not_found', `blob ${digest} not found`)
+  // A malformed digest is a 400 as in Ollama (HEAD drops the body; the status says it).
+  const digest = parseApiBlobDigest(req.params.digest ?? '')
+  if (!(await ctx.store.blobs.has(digest))) throw new ModelServerError('blob_not_found', `blob ${digest} not found`)
   return { status: 200 }
 }
 
@@ -17,8 +17,7 @@ export async function checkBlob(ctx: ModelServerContext, req: RequestContext): P
  * `MODELSERVER_MAX_BLOB_BYTES` (told by Content-Length before a byte is written, or counted as it streams).
  */
 export async function pushBlob(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
-  const digest = req.params.digest ?? ''
-  assertDigest(digest)
+  const digest = parseApiBlobDigest(req.params.digest ?? '')
   const max = ctx.config.maxBlobBytes
   if (Number(req.headers['content-length'] ?? 0) > max) {
     boundedBody(req.raw).refuse()

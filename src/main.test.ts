@@ -151,8 +151,9 @@ describe('src/main.ts', () => {
           const started = Date.now()
           const { outcome, output } = await run({ ...process.env, SERVICE_PROFILE: 'devnet', SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir })
           expect(outcome, output).toBe('exit 1')
-          // before the gateway's modules load (they alone take seconds through tsx on a loaded machine)
-          expect(Date.now() - started, output).toBeLessThan(5_000)
+          // before the gateway's modules load (~4 s through tsx on an idle 2-vCPU machine; ~0.5 s refused): the bound
+          // leaves room for a loaded machine, the database never opened (below) is what shows the order
+          expect(Date.now() - started, output).toBeLessThan(10_000)
           expect(output).toMatch(new RegExp(`^${name} is already running on this data directory \\(${dataDir}\\): pid ${holder.pid}, up since `, 'm'))
           expect(output).toContain('\n  8000   the gateway http://127.0.0.1:8000\n')
           expect(output).toContain(`kill ${holder.pid}`)

@@ -1,4 +1,5 @@
 import { createAjv } from '../shared/http/createAjv.js'
+import { pointerTarget } from '../shared/http/localRefs.js'
 
 /** How a tool is paid: not at all, like `POST /store` (per byte), or like the cost routes (quota, then per call). */
 export type ToolPayment = 'none' | 'storage' | 'cost'
@@ -70,11 +71,7 @@ function inlineRefs(document: Record<string, unknown>, node: unknown, seen: stri
 
 function resolvePointer(document: Record<string, unknown>, ref: string): unknown {
   if (!ref.startsWith('#/')) throw new Error(`openapi: only local $refs are supported (${ref})`)
-  let node: unknown = document
-  for (const part of ref.slice(2).split('/')) {
-    const key = part.replace(/~1/g, '/').replace(/~0/g, '~')
-    if (!isObject(node) || !Object.hasOwn(node, key)) throw new Error(`openapi: ${ref} does not resolve`)
-    node = node[key]
-  }
+  const node = pointerTarget(document, ref)
+  if (node === undefined) throw new Error(`openapi: ${ref} does not resolve`)
   return node
 }

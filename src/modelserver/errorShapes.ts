@@ -1,3 +1,5 @@
+import { followLocalRefs as resolve, objectAt } from '../shared/http/localRefs.js'
+
 /** The error bodies the model server answers in: Ollama's `{error}`, OpenAI's `{error: {message, type, …}}`, the OCI registry's `{errors: […]}`, Anthropic's `{type: "error", error: {type, message}}`. */
 export type ErrorShape = 'ollama' | 'openai' | 'oci' | 'anthropic'
 
@@ -13,17 +15,6 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const isErrorStatus = (key: string) => key === 'default' || /^[45](\d\d|XX)$/i.test(key)
 
 type Json = Record<string, unknown>
-const objectAt = (value: unknown): Json | undefined => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined)
-
-/** Follows a local `$ref` (`#/components/responses/X`) inside the document. */
-function resolve(document: Json, node: unknown): Json | undefined {
-  const object = objectAt(node)
-  const ref = object?.$ref
-  if (typeof ref !== 'string') return object
-  let target: unknown = document
-  for (const part of ref.replace(/^#\//, '').split('/')) target = objectAt(target)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')]
-  return resolve(document, target)
-}
 
 /**
  * Which error shape each operation answers in, read from what the document declares for it: the schema of its

@@ -1,4 +1,5 @@
 import type { OperationInfo, OperationStage } from '../../shared/http/index.js'
+import { followLocalRefs as resolve, objectAt } from '../../shared/http/localRefs.js'
 
 type Json = Record<string, unknown>
 
@@ -7,19 +8,6 @@ type Json = Record<string, unknown>
  * required (`drop`), the members to descend into (`members`) and, for an array, its items' plan.
  */
 type NullPlan = { drop: Set<string>; members: Map<string, NullPlan>; items?: NullPlan }
-
-const objectAt = (value: unknown): Json | undefined => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined)
-
-/** Follows local `$ref`s (`#/components/schemas/X`) inside the document. */
-function resolve(document: Json, node: unknown): Json | undefined {
-  let current = objectAt(node)
-  for (let hops = 0; current && typeof current.$ref === 'string' && hops < 32; hops++) {
-    let target: unknown = document
-    for (const part of current.$ref.replace(/^#\//, '').split('/')) target = objectAt(target)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')]
-    current = objectAt(target)
-  }
-  return current
-}
 
 /** Whether a schema admits `null`: `type` naming it, a `oneOf`/`anyOf` branch that does, or every `allOf` member. */
 function admitsNull(document: Json, node: unknown): boolean {

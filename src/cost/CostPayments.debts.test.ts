@@ -1,20 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { UPTO_TEST, uptoPermitHeader } from '../../tests/support/uptoPermitHeader.js'
 import { readX402Config } from '../x402/config.js'
 import { FacilitatorUnavailableError, InvalidPaymentError } from '../x402/errors.js'
-import { UPTO_PERMIT2_PROXY } from '../x402/rails/evm/EvmUptoRail.js'
 import type { FacilitatorSettleResponse } from '../x402/FacilitatorClient.js'
 import type { Facilitator } from '../x402/FacilitatorPool.js'
 import { CostPayments, type PaidCall } from './CostPayments.js'
 
 // Acceptance windows and settlement debts of cost calls against a facilitator whose answers the test scripts
 // (the devnet chain and the real facilitator: tests/llm/settlementDebts.integration.test.ts).
-const PAY_TO = '0x52908400098527886E0F7030069857D2E4169EE7'
-const PAYER = '0xCC6Ea14Df3d24fEbEAf620cD8D6ae0e680447f93'
 const OTHER_PAYER = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
-const FACILITATOR = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
-const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+const { payTo: PAY_TO, payer: PAYER, facilitator: FACILITATOR } = UPTO_TEST
 const WALLET = '0x1111111111111111111111111111111111111111'
 const OTHER_WALLET = '0x2222222222222222222222222222222222222222'
 const now = () => Math.floor(Date.now() / 1000)
@@ -55,24 +52,7 @@ const tokenPricing = { perTokenMicro: 3_000_000n, minAtomic: 5n, maxAtomic: 300n
 const info = (wallet = WALLET) => ({ wallet, route: 'llmChat', method: 'POST', path: '/llm/chat' })
 
 /** A well-formed `upto` header (the scripted facilitator accepts any signature) valid for `validS` seconds. */
-function uptoHeader(o: { validS?: number; from?: string; amount?: string } = {}): Record<string, string> {
-  const payload = {
-    x402Version: 2,
-    accepted: { scheme: 'upto', network: 'eip155:8453' },
-    payload: {
-      signature: '0x' + '11'.repeat(65),
-      permit2Authorization: {
-        from: o.from ?? PAYER,
-        spender: UPTO_PERMIT2_PROXY,
-        permitted: { token: USDC, amount: o.amount ?? '300' },
-        nonce: BigInt('0x' + randomBytes(16).toString('hex')).toString(),
-        deadline: String(now() + (o.validS ?? 600)),
-        witness: { to: PAY_TO, facilitator: FACILITATOR, validAfter: '0' },
-      },
-    },
-  }
-  return { 'payment-signature': Buffer.from(JSON.stringify(payload)).toString('base64') }
-}
+const uptoHeader = (o: { validS?: number; from?: string; amount?: string } = {}): Record<string, string> => uptoPermitHeader({ ...o, now: now() }).headers
 
 /** An `exact` (EIP-3009) header valid for `validS` seconds. */
 function exactHeader(validS: number): Record<string, string> {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
+import { UPTO_TEST, uptoPermitHeader } from '../../tests/support/uptoPermitHeader.js'
 import { readX402Config } from '../x402/config.js'
 import type { InvalidPaymentError } from '../x402/errors.js'
-import { UPTO_PERMIT2_PROXY } from '../x402/rails/evm/EvmUptoRail.js'
 import type { FacilitatorSettleResponse } from '../x402/FacilitatorClient.js'
 import type { Facilitator } from '../x402/FacilitatorPool.js'
 import { CHECKPOINT_INTERVAL_MS, CostPayments, type PaidCall } from './CostPayments.js'
@@ -12,10 +12,7 @@ import { UPTO_LEASE_S } from './InterruptedCalls.js'
 // An `upto` call whose gateway instance dies mid-stream (no settle, no release): another replica on the same
 // database takes it once its heartbeat is older than the lease and makes its last checkpoint a debt of the
 // payer, which the reconciler settles through the facilitator. Price 3 per token, minimum 5, at most 300.
-const PAY_TO = '0x52908400098527886E0F7030069857D2E4169EE7'
-const PAYER = '0xCC6Ea14Df3d24fEbEAf620cD8D6ae0e680447f93'
-const FACILITATOR = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
-const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+const { payTo: PAY_TO, payer: PAYER, facilitator: FACILITATOR } = UPTO_TEST
 const WALLET = '0x1111111111111111111111111111111111111111'
 const now = () => Math.floor(Date.now() / 1000)
 
@@ -34,26 +31,7 @@ const tokenPricing = { perTokenMicro: 3_000_000n, minAtomic: 5n, maxAtomic: 300n
 const info = { wallet: WALLET, route: 'llmChat', method: 'POST', path: '/llm/chat' }
 
 /** A well-formed `upto` header for at most 300 (the scripted facilitator accepts any signature); its nonce. */
-function uptoHeader(validS = 600): { headers: Record<string, string>; nonce: string; deadline: number } {
-  const nonce = BigInt('0x' + randomBytes(16).toString('hex')).toString()
-  const deadline = now() + validS
-  const payload = {
-    x402Version: 2,
-    accepted: { scheme: 'upto', network: 'eip155:8453' },
-    payload: {
-      signature: '0x' + '11'.repeat(65),
-      permit2Authorization: {
-        from: PAYER,
-        spender: UPTO_PERMIT2_PROXY,
-        permitted: { token: USDC, amount: '300' },
-        nonce,
-        deadline: String(deadline),
-        witness: { to: PAY_TO, facilitator: FACILITATOR, validAfter: '0' },
-      },
-    },
-  }
-  return { headers: { 'payment-signature': Buffer.from(JSON.stringify(payload)).toString('base64') }, nonce, deadline }
-}
+const uptoHeader = (validS = 600) => uptoPermitHeader({ validS, now: now() })
 
 describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) => {
   let db: TestDatabase

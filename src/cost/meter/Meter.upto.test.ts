@@ -4,10 +4,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { ollamaChatFrames, ollamaGenerateFrames, type ScriptedAnswer, type ScriptedModelServer, startScriptedModelServer } from '../../../tests/support/scriptedModelServer.js'
 import { chatCompletionsStream, messagesStream, ollamaChatStream, ollamaGenerateStream, responsesStream, type StreamedEvent } from '../../../tests/support/streamedAnswers.js'
 import { createTestDatabase, type TestDatabase } from '../../../tests/support/testDatabase.js'
+import { UPTO_TEST, uptoPermitHeader } from '../../../tests/support/uptoPermitHeader.js'
 import { testMeter } from '../../../tests/support/testMeter.js'
 import type { HttpResult } from '../../shared/http/index.js'
 import { readX402Config } from '../../x402/config.js'
-import { UPTO_PERMIT2_PROXY } from '../../x402/rails/evm/EvmUptoRail.js'
 import type { Facilitator } from '../../x402/FacilitatorPool.js'
 import { CostPayments } from '../CostPayments.js'
 import { GenerationBudgetSpentError } from './errors.js'
@@ -18,9 +18,7 @@ import type { MeteredModelServer, OpenAiPath } from './MeteredModelServer.js'
 // to settle and a scripted model server over real HTTP (the devnet chain, the real facilitator and the real
 // model server: tests/llm/uptoCostCalls.integration.test.ts). Price 3 per token, minimum 5, at most 300 (100
 // tokens) per call.
-const PAY_TO = '0x52908400098527886E0F7030069857D2E4169EE7'
-const PAYER = '0xCC6Ea14Df3d24fEbEAf620cD8D6ae0e680447f93'
-const FACILITATOR = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const { payTo: PAY_TO, payer: PAYER, facilitator: FACILITATOR } = UPTO_TEST
 const WALLET = '0x1111111111111111111111111111111111111111'
 
 let db: TestDatabase
@@ -55,25 +53,7 @@ beforeEach(() => {
 })
 
 /** A well-formed `upto` payment header for at most `amount` (the fake facilitator accepts any signature). */
-function permit(amount = '300', id?: string): Record<string, string> {
-  const payload = {
-    ...(id ? { extensions: { 'payment-identifier': { info: { required: false, id } } } } : {}),
-    x402Version: 2,
-    accepted: { scheme: 'upto', network: 'eip155:8453' },
-    payload: {
-      signature: '0x' + '11'.repeat(65),
-      permit2Authorization: {
-        from: PAYER,
-        spender: UPTO_PERMIT2_PROXY,
-        permitted: { token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', amount },
-        nonce: BigInt('0x' + randomBytes(16).toString('hex')).toString(),
-        deadline: String(Math.floor(Date.now() / 1000) + 600),
-        witness: { to: PAY_TO, facilitator: FACILITATOR, validAfter: '0' },
-      },
-    },
-  }
-  return { 'payment-signature': Buffer.from(JSON.stringify(payload)).toString('base64') }
-}
+const permit = (amount = '300', id?: string): Record<string, string> => uptoPermitHeader({ amount, paymentIdentifier: id }).headers
 
 /** The payments of these tests: price 3 per token, minimum 5, at most 300 per call (`perTokenMicro` as given). */
 const paymentOptions = (perTokenMicro = 3_000_000n) => ({

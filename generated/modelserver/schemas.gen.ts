@@ -1548,6 +1548,19 @@ export const ShowResponseSchema = {
 
 export const CreateRequestSchema = {
     type: 'object',
+    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    anyOf: [
+        {
+            required: [
+                'model'
+            ]
+        },
+        {
+            required: [
+                'name'
+            ]
+        }
+    ],
     properties: {
         model: {
             type: 'string',
@@ -1557,7 +1570,10 @@ export const CreateRequestSchema = {
         },
         name: {
             type: 'string',
-            deprecated: true
+            minLength: 1,
+            pattern: '\\S',
+            deprecated: true,
+            description: 'Older clients\' name for `model`.'
         },
         from: {
             type: [

@@ -521,12 +521,14 @@ export type ShowResponse = {
     modified_at: string;
 };
 
-export type CreateRequest = {
+export type CreateRequest = unknown & {
     /**
      * The new model's name.
      */
     model?: string;
     /**
+     * Older clients' name for `model`.
+     *
      * @deprecated
      */
     name?: string;

@@ -385,9 +385,9 @@ export const zShowResponse = z.object({
     modified_at: z.string()
 });
 
-export const zCreateRequest = z.object({
+export const zCreateRequest = z.intersection(z.unknown(), z.object({
     model: z.string().min(1).regex(/\S/).optional(),
-    name: z.string().optional(),
+    name: z.string().min(1).regex(/\S/).optional(),
     from: z.string().nullish(),
     files: z.record(z.string(), z.string().regex(/^sha256:[0-9a-f]{64}$/)).nullish(),
     adapters: z.record(z.string(), z.string()).nullish(),
@@ -401,7 +401,7 @@ export const zCreateRequest = z.object({
     messages: z.array(zChatMessage).nullish(),
     quantize: z.string().nullish(),
     stream: z.boolean().nullish().default(true)
-});
+}));
 
 export const zCopyRequest = z.object({
     source: z.string().min(1),

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestModelServer, type TestModelServer } from '../../tests/support/startTestModelServer.js'
 import { createEngine } from './engine/createEngine.js'
 import type { Engine } from './engine/Engine.js'
+import { createValidator, loadDoc } from '../../openapi/tests/specHelpers.js'
 
 /** Requests as Ollama's clients send them, answered as Ollama's server answers them (server/routes.go). */
 let engine: Engine
@@ -150,6 +151,20 @@ describe('Ollama request parity', () => {
     expect((await post('/api/show', { model: 'Tiny' })).json).toMatchObject({ system: 'Be brief.', capabilities: expect.arrayContaining(['completion']) })
     expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: 'tiny' }) })).status).toBe(200)
     expect((await tags()).filter((n) => n.toLowerCase() === 'tiny:latest')).toEqual([])
+    expect(ms.mismatches).toEqual([])
+  })
+  it('/api/create names the new model by `model` or, as older clients do, by `name`; neither is the 400 the document promises', async () => {
+    expect(await post('/api/create', { name: 'older-client', from: 'svc-tiny-chat', stream: false })).toMatchObject({ status: 200, json: { status: 'success' } })
+    expect((await post('/api/show', { model: 'older-client' })).status).toBe(200)
+    expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ name: 'older-client' }) })).status).toBe(200)
+
+    const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
+    for (const nameless of [{ from: 'svc-tiny-chat' }, { a: 2, ['__proto__']: { model: 'x' } }, { name: '', from: 'svc-tiny-chat' }]) {
+      // The document refuses what the server refuses: a client checking against it learns before sending.
+      expect(check('#/components/schemas/CreateRequest', nameless)).not.toEqual([])
+      expect(await post('/api/create', nameless)).toMatchObject({ status: 400, json: { error: expect.any(String) } })
+    }
+    expect((await post('/api/create', { from: 'svc-tiny-chat' })).json.error).toBe('model is required')
     expect(ms.mismatches).toEqual([])
   })
 })

@@ -49,5 +49,3 @@ export function arweaveChoice(
   const payTo = [file.service?.payToEvm, file.service?.payToAlgorand].filter((a): a is string => typeof a === 'string' && a !== '')
   return { url, devnet: { path, payTo } }
 }
-
-export const devnetArweave = (...args: Parameters<typeof arweaveChoice>): string => arweaveChoice(...args).url

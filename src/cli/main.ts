@@ -14,7 +14,7 @@ import { protectStorageIds } from './protectStorageIds.js'
 import { clientRailFor, clientRailOptions } from '../x402/rails/clientRails.js'
 import { RAILS, SIGN_IN_RAIL } from './rails.js'
 import type { StoreFlags } from './store.js'
-import { arweaveChoice, devnetArweave } from './devnetFile.js'
+import { arweaveChoice } from './devnetFile.js'
 
 // Each command's module is loaded when that command runs, so `--help` or `receipt` does not load the payment
 // and chain libraries `store` needs: a CLI call costs only what its command uses.
@@ -122,7 +122,7 @@ function addStoreCommands(program: Command): void {
     .action(async (id: string, o: { gateway: string; arweave: string; devnet?: string | boolean } & Json, command: Command) => {
       const out = createOutput(!!o.json)
       const { verify } = await commands.receipt()
-      out.result(await verify(o.gateway, devnetArweave(o, command), id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
+      out.result(await verify(o.gateway, arweaveChoice(o, command), id), (v) => [`ok: the ${v.sizeBytes} bytes on Arweave match the receipt`, `sha256   ${v.sha256}`, `proof    ${v.proof}`, ...(v.root ? [`root     ${v.root}`] : [])].join('\n'))
     })
 
   keyOptions(

@@ -11,6 +11,8 @@ import { getReceipt as getReceiptOp } from '../../generated/gateway/sdk.gen.js'
 import type { Receipt } from '../../generated/gateway/types.gen.js'
 import { LEAF_ENCODING, type LeafTuple } from '../batch/receiptLeaf.js'
 import { CliError, EXIT, httpError, request, unreachable } from './CliError.js'
+import type { ArweaveChoice } from './devnetFile.js'
+import { foreignGatewayWarning } from './foreignGateway.js'
 import { formatAmount, unitOfCurrency } from './formatAmount.js'
 
 const AR_TX_ID = /^[A-Za-z0-9_-]{43}$/
@@ -52,11 +54,15 @@ export function describeReceipt(r: Receipt): string {
 
 export type Verification = { arTxId: string; bytes: 'match'; sha256: string; sizeBytes: number; proof: 'valid' | 'not yet batched'; root: string | null }
 
-export async function verify(gateway: string, arweave: string, arTxId: string): Promise<Verification> {
+export async function verify(gateway: string, arweave: ArweaveChoice, arTxId: string): Promise<Verification> {
   const r = await fetchReceipt(gateway, arTxId)
-  const dataUrl = `${arweave.replace(/\/$/, '')}/${arTxId}`
+  const dataUrl = `${arweave.url.replace(/\/$/, '')}/${arTxId}`
   const res = await request(dataUrl, undefined, 'arweave')
-  if (res.status !== 200) throw await httpError(res, `Arweave gateway GET /${arTxId}`)
+  if (res.status !== 200) {
+    const error = await httpError(res, `Arweave gateway GET /${arTxId}`)
+    const warning = res.status === 404 ? await foreignGatewayOf(gateway, arweave, r.size_bytes) : undefined
+    throw warning ? new CliError(error.code, `${error.message} — ${warning}`, error.exitCode) : error
+  }
   const bytes = Buffer.from(await res.arrayBuffer())
   const sha256 = createHash('sha256').update(bytes).digest('hex')
   if (sha256 !== r.sha256.toLowerCase() || bytes.length !== r.size_bytes) {
@@ -67,4 +73,22 @@ export async function verify(gateway: string, arweave: string, arTxId: string): 
   const ok = StandardMerkleTree.verify(r.batch.root, [...LEAF_ENCODING], tuple, r.batch.proof)
   if (!ok) throw new CliError('verify_failed', `the receipt's Merkle proof does not lead to batch root ${r.batch.root}`, EXIT.verifyFailed)
   return { arTxId, bytes: 'match', sha256, sizeBytes: bytes.length, proof: 'valid', root: r.batch.root }
+}
+
+/**
+ * Why a devnet's Arweave gateway may not hold an item `gateway` stored: `gateway` is paid at none of that devnet's
+ * service addresses (its quote names where it is paid), so it is another system. Asked only once the bytes are
+ * missing; a quote that cannot be read gives no warning (the 404 stands on its own).
+ */
+async function foreignGatewayOf(gateway: string, arweave: ArweaveChoice, size: number): Promise<string | undefined> {
+  if (!arweave.devnet) return undefined
+  try {
+    const res = await fetch(`${gateway.replace(/\/$/, '')}/store/quote?bytes=${size}`, { headers: { accept: 'application/json' } })
+    const accepts = ((await res.json()) as { accepts?: Array<{ payTo?: unknown }> }).accepts ?? []
+    const payTo = accepts.map((a) => a.payTo).filter((a): a is string => typeof a === 'string')
+    const warnings = payTo.map((address) => foreignGatewayWarning(arweave, gateway, address))
+    return warnings.length > 0 && warnings.every((w) => w !== undefined) ? warnings[0] : undefined
+  } catch {
+    return undefined
+  }
 }

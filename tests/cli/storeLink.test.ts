@@ -18,6 +18,23 @@ const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 const GATEWAY_PAY_TO = anvilAccount(7).address
 const AR_TX_ID = 'Q5Ugu0gC3vn-8z0W1JHRJKRrBxnBD0wpr3v9aLQXk6M'
 const DEVNET_ARWEAVE = 'http://127.0.0.1:9404'
+/** The stand-in gateway's receipt of AR_TX_ID (not yet batched). */
+const RECEIPT = {
+  ar_tx_id: AR_TX_ID,
+  ar_tx_id_bytes32: `0x${'ab'.repeat(32)}`,
+  payer: anvilAccount(2).address,
+  network: 'eip155:8453',
+  asset: BASE_USDC,
+  currency: 'USDC',
+  size_bytes: 5,
+  paid_atomics: '5012',
+  sha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824',
+  stored_at: 1_764_000_000,
+  chain_id: 8453,
+  contract: null,
+  commit_tx: null,
+  batch: null,
+}
 
 let server: Server
 let gateway: string
@@ -28,6 +45,10 @@ function standInGateway(): Server {
   return createServer((req, res) => {
     req.resume()
     req.on('end', () => {
+      if (req.method === 'GET' && req.url === `/store/receipts/${AR_TX_ID}`) {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        return res.end(JSON.stringify(RECEIPT))
+      }
       if (req.method === 'GET' && req.url?.startsWith('/store/quote')) {
         const required = {
           x402Version: 2,
@@ -48,9 +69,9 @@ function standInGateway(): Server {
 }
 
 /** A devnet.json as `npm start` writes it, for the parts `store` reads: its payer, its Arweave gateway, its service. */
-async function devnetFile(name: string, service: Record<string, string> | undefined): Promise<string> {
+async function devnetFile(name: string, service: Record<string, string> | undefined, arweave = DEVNET_ARWEAVE): Promise<string> {
   const path = join(dir, name)
-  await writeFile(path, JSON.stringify({ accounts: { evm: [{ role: 'payer', privateKey: anvilAccount(2).privateKey }] }, storage: { gatewayUrl: DEVNET_ARWEAVE }, ...(service ? { service } : {}) }))
+  await writeFile(path, JSON.stringify({ accounts: { evm: [{ role: 'payer', privateKey: anvilAccount(2).privateKey }] }, storage: { gatewayUrl: arweave }, ...(service ? { service } : {}) }))
   return path
 }
 
@@ -97,5 +118,23 @@ describe('store --devnet with a --gateway of another system', () => {
     const handWritten = await devnetFile('hand-written.json', undefined)
     const plain = await cli(['store', file, '--gateway', gateway, '--devnet', handWritten, '--json'])
     expect(plain.json).not.toHaveProperty('warning')
+  })
+})
+
+describe('verify --devnet with a --gateway of another system', () => {
+  it("adds to the devnet Arweave gateway's 404 that the gateway is not that devnet's, and only then", async () => {
+    // The stand-in gateway answers 404 to every other path: it plays the devnet's Arweave gateway too, which lacks the item.
+    const other = await devnetFile('verify-other.json', { payToEvm: anvilAccount(6).address }, `${gateway}/arweave`)
+    const r = await cli(['verify', AR_TX_ID, '--gateway', gateway, '--devnet', other, '--json'])
+    expect(r.code, r.out + r.err).toBe(EXIT.notFound)
+    expect(r.out + r.err).toContain(`Arweave gateway GET /${AR_TX_ID} answered 404`)
+    expect(r.out + r.err).toContain(`${gateway} is not the gateway of devnet ${other}`)
+    expect(r.out + r.err).toContain('pass --arweave')
+
+    const same = await devnetFile('verify-same.json', { payToEvm: GATEWAY_PAY_TO }, `${gateway}/arweave`)
+    const own = await cli(['verify', AR_TX_ID, '--gateway', gateway, '--devnet', same, '--json'])
+    expect(own.code).toBe(EXIT.notFound)
+    expect(own.out + own.err).toContain('answered 404')
+    expect(own.out + own.err).not.toContain('is not the gateway of devnet')
   })
 })

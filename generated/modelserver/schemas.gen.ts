@@ -1395,29 +1395,45 @@ export const VersionResponseSchema = {
 
 export const ShowRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S'
+            type: [
+                'string',
+                'null'
+            ]
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1548,30 +1564,46 @@ export const ShowResponseSchema = {
 
 export const CreateRequestSchema = {
     type: 'object',
-    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'The new model\'s name.'
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1694,29 +1726,45 @@ export const CopyRequestSchema = {
 
 export const DeleteRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S'
+            type: [
+                'string',
+                'null'
+            ]
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true,
             description: 'Older clients\' name for `model` (the `ollama` npm client sends this).'
         }
@@ -1728,29 +1776,45 @@ export const DeleteRequestSchema = {
 
 export const PullRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S'
+            type: [
+                'string',
+                'null'
+            ]
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true
         },
         insecure: {
@@ -1775,30 +1839,46 @@ export const PullRequestSchema = {
 
 export const PushRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             description: '`[host/]namespace/name[:tag]`.'
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true
         },
         insecure: {

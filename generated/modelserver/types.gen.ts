@@ -470,14 +470,18 @@ export type VersionResponse = {
     version: string;
 };
 
-export type ShowRequest = unknown & {
-    model?: string;
+export type ShowRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
+    model?: string | null;
     /**
      * Older clients' name for `model`.
      *
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     /**
      * Include the large `model_info` arrays (tokenizer vocabulary...).
      */
@@ -521,17 +525,21 @@ export type ShowResponse = {
     modified_at: string;
 };
 
-export type CreateRequest = unknown & {
+export type CreateRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
     /**
      * The new model's name.
      */
-    model?: string;
+    model?: string | null;
     /**
      * Older clients' name for `model`.
      *
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     /**
      * An existing model to base it on.
      */
@@ -570,22 +578,30 @@ export type CopyRequest = {
     destination: string;
 };
 
-export type DeleteRequest = unknown & {
-    model?: string;
+export type DeleteRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
+    model?: string | null;
     /**
      * Older clients' name for `model` (the `ollama` npm client sends this).
      *
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
 };
 
-export type PullRequest = unknown & {
-    model?: string;
+export type PullRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
+    model?: string | null;
     /**
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     /**
      * Allow plain http and unverified TLS to the registry (an allow-listed one only).
      */
@@ -593,15 +609,19 @@ export type PullRequest = unknown & {
     stream?: boolean | null;
 };
 
-export type PushRequest = unknown & {
+export type PushRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
     /**
      * `[host/]namespace/name[:tag]`.
      */
-    model?: string;
+    model?: string | null;
     /**
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     insecure?: boolean | null;
     stream?: boolean | null;
 };
@@ -1313,7 +1333,8 @@ export type BlobDigest = string;
 /**
  * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
  * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
- * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+ * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+ * `sha256:` and lower-case hex only (see `POST`).
  *
  */
 export type ApiBlobDigest = string;
@@ -2079,7 +2100,8 @@ export type CheckBlobData = {
         /**
          * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
          * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
-         * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+         * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+         * `sha256:` and lower-case hex only (see `POST`).
          *
          */
         digest: string;
@@ -2128,7 +2150,8 @@ export type PushBlobData = {
         /**
          * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
          * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
-         * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+         * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+         * `sha256:` and lower-case hex only (see `POST`).
          *
          */
         digest: string;

@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.js'
+import { requestedModel } from './requestedModel.js'
 import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON } from '../http/NdjsonChannel.js'
@@ -15,8 +16,7 @@ import type { CreateRequest } from '../../../generated/modelserver/types.gen.js'
  */
 export async function createModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as NullsDropped<CreateRequest>
-  const name = body.model ?? body.name
-  if (!name) throw badRequest('model is required')
+  const name = requestedModel(body)
   const target = parseModelName(name)
   if (body.quantize) {
     throw badRequest(`quantization is not supported by this server (requested "${body.quantize}"); upload an already quantized GGUF`)

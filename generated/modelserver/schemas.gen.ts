@@ -409,11 +409,68 @@ export const ToolCallSchema = {
     }
 } as const;
 
+export const RequestToolCallSchema = {
+    type: 'object',
+    description: 'A tool call in an earlier assistant message of the conversation. As Ollama reads it (Go\'s zero values), an\nabsent or `null` member is empty: no `function`, `name` or `arguments` is a call of `""` with `{}`, no\n`index` is 0. `id` is accepted and not used.\n',
+    properties: {
+        id: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        type: {
+            enum: [
+                'function',
+                null
+            ]
+        },
+        function: {
+            type: [
+                'object',
+                'null'
+            ],
+            properties: {
+                index: {
+                    type: [
+                        'integer',
+                        'null'
+                    ],
+                    minimum: 0
+                },
+                name: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                arguments: {
+                    type: [
+                        'object',
+                        'null'
+                    ],
+                    additionalProperties: true,
+                    description: 'Parameter names to values.'
+                }
+            }
+        }
+    },
+    example: {
+        function: {
+            index: 0,
+            name: 'get_weather',
+            arguments: {
+                city: 'Paris'
+            }
+        }
+    }
+} as const;
+
 export const ChatMessageSchema = {
     type: 'object',
+    description: 'As Ollama reads a message (Go\'s zero values), an absent or `null` member is empty: no `content` is `""`.\n',
     required: [
-        'role',
-        'content'
+        'role'
     ],
     properties: {
         role: {
@@ -426,7 +483,11 @@ export const ChatMessageSchema = {
             ]
         },
         content: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Absent or `null` is an empty message, as Ollama.'
         },
         thinking: {
             type: [
@@ -450,7 +511,7 @@ export const ChatMessageSchema = {
                 'null'
             ],
             items: {
-                $ref: '#/components/schemas/ToolCall'
+                $ref: '#/components/schemas/RequestToolCall'
             }
         },
         tool_name: {

@@ -162,15 +162,43 @@ export type ToolCall = {
     };
 };
 
+/**
+ * A tool call in an earlier assistant message of the conversation. As Ollama reads it (Go's zero values), an
+ * absent or `null` member is empty: no `function`, `name` or `arguments` is a call of `""` with `{}`, no
+ * `index` is 0. `id` is accepted and not used.
+ *
+ */
+export type RequestToolCall = {
+    id?: string | null;
+    type?: 'function';
+    function?: {
+        index?: number | null;
+        name?: string | null;
+        /**
+         * Parameter names to values.
+         */
+        arguments?: {
+            [key: string]: unknown;
+        } | null;
+    } | null;
+};
+
+/**
+ * As Ollama reads a message (Go's zero values), an absent or `null` member is empty: no `content` is `""`.
+ *
+ */
 export type ChatMessage = {
     role: 'system' | 'user' | 'assistant' | 'tool';
-    content: string;
+    /**
+     * Absent or `null` is an empty message, as Ollama.
+     */
+    content?: string | null;
     /**
      * A previous assistant message's reasoning trace.
      */
     thinking?: string | null;
     images?: Array<ImageData> | null;
-    tool_calls?: Array<ToolCall> | null;
+    tool_calls?: Array<RequestToolCall> | null;
     /**
      * On `tool` messages, the tool whose result this is.
      */

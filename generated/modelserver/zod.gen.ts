@@ -135,6 +135,26 @@ export const zToolCall = z.object({
     })
 });
 
+/**
+ * A tool call in an earlier assistant message of the conversation. As Ollama reads it (Go's zero values), an
+ * absent or `null` member is empty: no `function`, `name` or `arguments` is a call of `""` with `{}`, no
+ * `index` is 0. `id` is accepted and not used.
+ *
+ */
+export const zRequestToolCall = z.object({
+    id: z.string().nullish(),
+    type: z.enum(['function']).optional(),
+    function: z.object({
+        index: z.int().gte(0).nullish(),
+        name: z.string().nullish(),
+        arguments: z.record(z.string(), z.unknown()).nullish()
+    }).nullish()
+});
+
+/**
+ * As Ollama reads a message (Go's zero values), an absent or `null` member is empty: no `content` is `""`.
+ *
+ */
 export const zChatMessage = z.object({
     role: z.enum([
         'system',
@@ -142,10 +162,10 @@ export const zChatMessage = z.object({
         'assistant',
         'tool'
     ]),
-    content: z.string(),
+    content: z.string().nullish(),
     thinking: z.string().nullish(),
     images: z.array(zImageData).nullish(),
-    tool_calls: z.array(zToolCall).nullish(),
+    tool_calls: z.array(zRequestToolCall).nullish(),
     tool_name: z.string().nullish()
 });
 

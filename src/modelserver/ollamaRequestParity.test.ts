@@ -202,4 +202,36 @@ describe('Ollama request parity', () => {
     }
     expect(ms.mismatches).toEqual([])
   })
+  it('a message or tool call member sent as null is its zero value, as Go decodes it: the same conversation as with empty ones', async () => {
+    const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
+    const ask = (messages: unknown[]) => post('/api/chat', { model: 'svc-tiny-chat', messages, stream: false, options: { seed: 7, temperature: 0, num_predict: 3 } })
+    const zero = [
+      { role: 'user', content: '' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { index: 0, name: '', arguments: {} } }] },
+      { role: 'tool', content: '', tool_name: 'lookup' },
+      { role: 'user', content: 'And now?' },
+    ]
+    const nulls = [
+      { role: 'user', content: null },
+      { role: 'assistant', content: null, tool_calls: [{ id: null, type: null, function: { index: null, name: null, arguments: null } }] },
+      { role: 'tool', tool_name: 'lookup' },
+      { role: 'user', content: 'And now?' },
+    ]
+    expect(check('#/components/schemas/ChatRequest', { model: 'm', messages: nulls })).toEqual([])
+    const expected = await ask(zero)
+    expect(expected.status).toBe(200)
+    const answered = await ask(nulls)
+    expect(answered).toMatchObject({ status: 200, json: { done: true, message: { role: 'assistant', content: expected.json.message.content } } })
+    expect(answered.json.prompt_eval_count).toBe(expected.json.prompt_eval_count)
+    // a call whose `function` is null or absent is a call of "" with {}, as its zero value
+    for (const call of [{ function: null }, {}]) {
+      const again = await ask([...zero.slice(0, 1), { role: 'assistant', content: '', tool_calls: [call] }, ...zero.slice(2)])
+      expect(again.json.prompt_eval_count, JSON.stringify(call)).toBe(expected.json.prompt_eval_count)
+    }
+    const created = await post('/api/create', { model: 'null-messages', from: 'svc-tiny-chat', messages: [{ role: 'user', content: null }], stream: false })
+    expect(created.status).toBe(200)
+    expect((await post('/api/show', { model: 'null-messages' })).json.messages).toEqual([{ role: 'user', content: '' }])
+    expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: 'null-messages' }) })).status).toBe(200)
+    expect(ms.mismatches).toEqual([])
+  })
 })

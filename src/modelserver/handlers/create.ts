@@ -36,7 +36,8 @@ export async function createModel(ctx: ModelServerContext, req: RequestContext):
     system: body.system,
     license: body.license,
     parameters: body.parameters,
-    messages: body.messages,
+    // as Ollama, a message without content (absent or null) is an empty one
+    messages: body.messages?.map((m) => ({ role: m.role, content: m.content ?? '' })),
   })
   if (body.stream === false) return { status: 200, body: { status: 'success' } }
   return { status: 200, contentType: NDJSON, body: `${status.map((s) => JSON.stringify(s)).join('\n')}\n` }

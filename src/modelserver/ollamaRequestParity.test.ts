@@ -234,4 +234,16 @@ describe('Ollama request parity', () => {
     expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: 'null-messages' }) })).status).toBe(200)
     expect(ms.mismatches).toEqual([])
   })
+  it('a new name takes the spelling each of its parts has in an installed model, as Ollama (getExistingName)', async () => {
+    const tags = async () => ((await (await fetch(`${ms.url}/api/tags`)).json()) as { models: { name: string }[] }).models.map((m) => m.name)
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: 'Spelled:latest' })).status).toBe(200)
+    // the model part as installed, the tag as `latest` is installed, the namespace as `library`
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: 'spelled:V2' })).status).toBe(200)
+    expect((await post('/api/create', { model: 'SPELLED:v2-b', from: 'svc-tiny-chat', stream: false })).status).toBe(200)
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: 'Library/other-spelled:LATEST' })).status).toBe(200)
+    const names = (await tags()).filter((n) => n.toLowerCase().includes('spelled'))
+    expect(names.sort()).toEqual(['Spelled:V2', 'Spelled:latest', 'Spelled:v2-b', 'other-spelled:latest'])
+    for (const name of names) expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: name.toUpperCase() }) })).status).toBe(200)
+    expect(ms.mismatches).toEqual([])
+  })
 })

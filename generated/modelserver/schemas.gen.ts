@@ -409,11 +409,68 @@ export const ToolCallSchema = {
     }
 } as const;
 
+export const RequestToolCallSchema = {
+    type: 'object',
+    description: 'A tool call in an earlier assistant message of the conversation. As Ollama reads it (Go\'s zero values), an\nabsent or `null` member is empty: no `function`, `name` or `arguments` is a call of `""` with `{}`, no\n`index` is 0. `id` is accepted and not used.\n',
+    properties: {
+        id: {
+            type: [
+                'string',
+                'null'
+            ]
+        },
+        type: {
+            enum: [
+                'function',
+                null
+            ]
+        },
+        function: {
+            type: [
+                'object',
+                'null'
+            ],
+            properties: {
+                index: {
+                    type: [
+                        'integer',
+                        'null'
+                    ],
+                    minimum: 0
+                },
+                name: {
+                    type: [
+                        'string',
+                        'null'
+                    ]
+                },
+                arguments: {
+                    type: [
+                        'object',
+                        'null'
+                    ],
+                    additionalProperties: true,
+                    description: 'Parameter names to values.'
+                }
+            }
+        }
+    },
+    example: {
+        function: {
+            index: 0,
+            name: 'get_weather',
+            arguments: {
+                city: 'Paris'
+            }
+        }
+    }
+} as const;
+
 export const ChatMessageSchema = {
     type: 'object',
+    description: 'As Ollama reads a message (Go\'s zero values), an absent or `null` member is empty: no `content` is `""`.\n',
     required: [
-        'role',
-        'content'
+        'role'
     ],
     properties: {
         role: {
@@ -426,7 +483,11 @@ export const ChatMessageSchema = {
             ]
         },
         content: {
-            type: 'string'
+            type: [
+                'string',
+                'null'
+            ],
+            description: 'Absent or `null` is an empty message, as Ollama.'
         },
         thinking: {
             type: [
@@ -450,7 +511,7 @@ export const ChatMessageSchema = {
                 'null'
             ],
             items: {
-                $ref: '#/components/schemas/ToolCall'
+                $ref: '#/components/schemas/RequestToolCall'
             }
         },
         tool_name: {
@@ -1395,29 +1456,45 @@ export const VersionResponseSchema = {
 
 export const ShowRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S'
+            type: [
+                'string',
+                'null'
+            ]
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1548,30 +1625,46 @@ export const ShowResponseSchema = {
 
 export const CreateRequestSchema = {
     type: 'object',
-    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             description: 'The new model\'s name.'
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true,
             description: 'Older clients\' name for `model`.'
         },
@@ -1694,29 +1787,45 @@ export const CopyRequestSchema = {
 
 export const DeleteRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S'
+            type: [
+                'string',
+                'null'
+            ]
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true,
             description: 'Older clients\' name for `model` (the `ollama` npm client sends this).'
         }
@@ -1728,29 +1837,45 @@ export const DeleteRequestSchema = {
 
 export const PullRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S'
+            type: [
+                'string',
+                'null'
+            ]
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true
         },
         insecure: {
@@ -1775,30 +1900,46 @@ export const PullRequestSchema = {
 
 export const PushRequestSchema = {
     type: 'object',
-    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
     anyOf: [
         {
             required: [
                 'model'
-            ]
+            ],
+            properties: {
+                model: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         },
         {
             required: [
                 'name'
-            ]
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    pattern: '\\S'
+                }
+            }
         }
     ],
     properties: {
         model: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             description: '`[host/]namespace/name[:tag]`.'
         },
         name: {
-            type: 'string',
-            minLength: 1,
-            pattern: '\\S',
+            type: [
+                'string',
+                'null'
+            ],
             deprecated: true
         },
         insecure: {

@@ -223,9 +223,10 @@ export const checkBlob = <ThrowOnError extends boolean = false>(options: Options
  * Upload a blob (raw file bytes)
  *
  * The bytes are hashed while written; a SHA-256 that differs from the path digest is a 400. A blob already
- * present is a 200 (the body is not kept), as Ollama, however its digest is written. Designed: a new
- * blob sent to `sha256-<hex>` is stored as one sent to `sha256:<hex>` (Ollama stores it but answers 400,
- * digest mismatch, comparing the path as written with `sha256:<hex>`). Designed: a
+ * present is a 200 (the body is not kept), as Ollama, however its digest is written. A new blob is taken
+ * only under `sha256:` and lower-case hex: as Ollama compares the path as written with the digest it computes,
+ * `sha256-<hex>` or upper-case digits are a 400 `digest mismatch` naming the `sha256:` form of what was sent.
+ * Designed: nothing is kept on any 400 (Ollama keeps the bytes under their own digest). Designed: a
  * blob larger than `MODELSERVER_MAX_BLOB_BYTES` (256 GiB) is a 413 — told by `Content-Length` before a
  * byte is written, or counted as a chunked body streams in (cut there, nothing kept).
  *

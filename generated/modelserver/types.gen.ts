@@ -162,15 +162,43 @@ export type ToolCall = {
     };
 };
 
+/**
+ * A tool call in an earlier assistant message of the conversation. As Ollama reads it (Go's zero values), an
+ * absent or `null` member is empty: no `function`, `name` or `arguments` is a call of `""` with `{}`, no
+ * `index` is 0. `id` is accepted and not used.
+ *
+ */
+export type RequestToolCall = {
+    id?: string | null;
+    type?: 'function';
+    function?: {
+        index?: number | null;
+        name?: string | null;
+        /**
+         * Parameter names to values.
+         */
+        arguments?: {
+            [key: string]: unknown;
+        } | null;
+    } | null;
+};
+
+/**
+ * As Ollama reads a message (Go's zero values), an absent or `null` member is empty: no `content` is `""`.
+ *
+ */
 export type ChatMessage = {
     role: 'system' | 'user' | 'assistant' | 'tool';
-    content: string;
+    /**
+     * Absent or `null` is an empty message, as Ollama.
+     */
+    content?: string | null;
     /**
      * A previous assistant message's reasoning trace.
      */
     thinking?: string | null;
     images?: Array<ImageData> | null;
-    tool_calls?: Array<ToolCall> | null;
+    tool_calls?: Array<RequestToolCall> | null;
     /**
      * On `tool` messages, the tool whose result this is.
      */
@@ -470,14 +498,18 @@ export type VersionResponse = {
     version: string;
 };
 
-export type ShowRequest = unknown & {
-    model?: string;
+export type ShowRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
+    model?: string | null;
     /**
      * Older clients' name for `model`.
      *
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     /**
      * Include the large `model_info` arrays (tokenizer vocabulary...).
      */
@@ -521,17 +553,21 @@ export type ShowResponse = {
     modified_at: string;
 };
 
-export type CreateRequest = unknown & {
+export type CreateRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
     /**
      * The new model's name.
      */
-    model?: string;
+    model?: string | null;
     /**
      * Older clients' name for `model`.
      *
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     /**
      * An existing model to base it on.
      */
@@ -570,22 +606,30 @@ export type CopyRequest = {
     destination: string;
 };
 
-export type DeleteRequest = unknown & {
-    model?: string;
+export type DeleteRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
+    model?: string | null;
     /**
      * Older clients' name for `model` (the `ollama` npm client sends this).
      *
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
 };
 
-export type PullRequest = unknown & {
-    model?: string;
+export type PullRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
+    model?: string | null;
     /**
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     /**
      * Allow plain http and unverified TLS to the registry (an allow-listed one only).
      */
@@ -593,15 +637,19 @@ export type PullRequest = unknown & {
     stream?: boolean | null;
 };
 
-export type PushRequest = unknown & {
+export type PushRequest = ({
+    model: string;
+} | {
+    name: string;
+}) & {
     /**
      * `[host/]namespace/name[:tag]`.
      */
-    model?: string;
+    model?: string | null;
     /**
      * @deprecated
      */
-    name?: string;
+    name?: string | null;
     insecure?: boolean | null;
     stream?: boolean | null;
 };
@@ -1313,7 +1361,8 @@ export type BlobDigest = string;
 /**
  * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
  * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
- * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+ * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+ * `sha256:` and lower-case hex only (see `POST`).
  *
  */
 export type ApiBlobDigest = string;
@@ -2079,7 +2128,8 @@ export type CheckBlobData = {
         /**
          * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
          * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
-         * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+         * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+         * `sha256:` and lower-case hex only (see `POST`).
          *
          */
         digest: string;
@@ -2128,7 +2178,8 @@ export type PushBlobData = {
         /**
          * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
          * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
-         * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+         * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+         * `sha256:` and lower-case hex only (see `POST`).
          *
          */
         digest: string;

@@ -135,6 +135,26 @@ export const zToolCall = z.object({
     })
 });
 
+/**
+ * A tool call in an earlier assistant message of the conversation. As Ollama reads it (Go's zero values), an
+ * absent or `null` member is empty: no `function`, `name` or `arguments` is a call of `""` with `{}`, no
+ * `index` is 0. `id` is accepted and not used.
+ *
+ */
+export const zRequestToolCall = z.object({
+    id: z.string().nullish(),
+    type: z.enum(['function']).optional(),
+    function: z.object({
+        index: z.int().gte(0).nullish(),
+        name: z.string().nullish(),
+        arguments: z.record(z.string(), z.unknown()).nullish()
+    }).nullish()
+});
+
+/**
+ * As Ollama reads a message (Go's zero values), an absent or `null` member is empty: no `content` is `""`.
+ *
+ */
 export const zChatMessage = z.object({
     role: z.enum([
         'system',
@@ -142,10 +162,10 @@ export const zChatMessage = z.object({
         'assistant',
         'tool'
     ]),
-    content: z.string(),
+    content: z.string().nullish(),
     thinking: z.string().nullish(),
     images: z.array(zImageData).nullish(),
-    tool_calls: z.array(zToolCall).nullish(),
+    tool_calls: z.array(zRequestToolCall).nullish(),
     tool_name: z.string().nullish()
 });
 
@@ -350,9 +370,16 @@ export const zVersionResponse = z.object({
     version: z.string()
 });
 
-export const zShowRequest = z.intersection(z.unknown(), z.object({
-    model: z.string().min(1).regex(/\S/).optional(),
-    name: z.string().min(1).regex(/\S/).optional(),
+export const zShowRequest = z.intersection(z.union([
+    z.object({
+        model: z.string().min(1).regex(/\S/)
+    }),
+    z.object({
+        name: z.string().min(1).regex(/\S/)
+    })
+]), z.object({
+    model: z.string().nullish(),
+    name: z.string().nullish(),
     verbose: z.boolean().nullish(),
     system: z.string().nullish(),
     template: z.string().nullish(),
@@ -385,9 +412,16 @@ export const zShowResponse = z.object({
     modified_at: z.string()
 });
 
-export const zCreateRequest = z.intersection(z.unknown(), z.object({
-    model: z.string().min(1).regex(/\S/).optional(),
-    name: z.string().min(1).regex(/\S/).optional(),
+export const zCreateRequest = z.intersection(z.union([
+    z.object({
+        model: z.string().min(1).regex(/\S/)
+    }),
+    z.object({
+        name: z.string().min(1).regex(/\S/)
+    })
+]), z.object({
+    model: z.string().nullish(),
+    name: z.string().nullish(),
     from: z.string().nullish(),
     files: z.record(z.string(), z.string().regex(/^sha256:[0-9a-f]{64}$/)).nullish(),
     adapters: z.record(z.string(), z.string()).nullish(),
@@ -408,21 +442,42 @@ export const zCopyRequest = z.object({
     destination: z.string().min(1)
 });
 
-export const zDeleteRequest = z.intersection(z.unknown(), z.object({
-    model: z.string().min(1).regex(/\S/).optional(),
-    name: z.string().min(1).regex(/\S/).optional()
+export const zDeleteRequest = z.intersection(z.union([
+    z.object({
+        model: z.string().min(1).regex(/\S/)
+    }),
+    z.object({
+        name: z.string().min(1).regex(/\S/)
+    })
+]), z.object({
+    model: z.string().nullish(),
+    name: z.string().nullish()
 }));
 
-export const zPullRequest = z.intersection(z.unknown(), z.object({
-    model: z.string().min(1).regex(/\S/).optional(),
-    name: z.string().min(1).regex(/\S/).optional(),
+export const zPullRequest = z.intersection(z.union([
+    z.object({
+        model: z.string().min(1).regex(/\S/)
+    }),
+    z.object({
+        name: z.string().min(1).regex(/\S/)
+    })
+]), z.object({
+    model: z.string().nullish(),
+    name: z.string().nullish(),
     insecure: z.boolean().nullish(),
     stream: z.boolean().nullish().default(true)
 }));
 
-export const zPushRequest = z.intersection(z.unknown(), z.object({
-    model: z.string().min(1).regex(/\S/).optional(),
-    name: z.string().min(1).regex(/\S/).optional(),
+export const zPushRequest = z.intersection(z.union([
+    z.object({
+        model: z.string().min(1).regex(/\S/)
+    }),
+    z.object({
+        name: z.string().min(1).regex(/\S/)
+    })
+]), z.object({
+    model: z.string().nullish(),
+    name: z.string().nullish(),
     insecure: z.boolean().nullish(),
     stream: z.boolean().nullish().default(true)
 }));
@@ -1186,7 +1241,8 @@ export const zBlobDigest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 /**
  * `sha256:` or `sha256-` followed by 64 hex digits, the form Ollama accepts; both separators name the same
  * blob. Designed: upper-case hex digits name the blob of the same digits in lower case (Ollama looks for a
- * file of that upper-case name, so on a case-sensitive disk finds none, and hashing never matches it).
+ * file of that upper-case name, so on a case-sensitive disk finds none). A new blob is uploaded under
+ * `sha256:` and lower-case hex only (see `POST`).
  *
  */
 export const zApiBlobDigest = z.string().regex(/^sha256[:-][0-9a-fA-F]{64}$/);

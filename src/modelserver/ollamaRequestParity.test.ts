@@ -117,7 +117,12 @@ describe('Ollama request parity', () => {
       expect(await post.json()).toEqual({ error: expect.stringContaining('invalid digest format') })
     }
     expect((await fetch(`${ms.url}/api/blobs/sha256:${upper}`, { method: 'HEAD' })).status).toBe(404)
-    expect((await fetch(`${ms.url}/api/blobs/sha256:${upper}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
+    // A new blob is taken under `sha256:` and lower-case hex only, as Ollama compares the path as written.
+    const shouting = await fetch(`${ms.url}/api/blobs/sha256:${upper}`, { method: 'POST', body: new Uint8Array(bytes) })
+    expect(shouting.status).toBe(400)
+    expect(await shouting.json()).toEqual({ error: `digest mismatch, expected "sha256:${upper}", got "sha256:${hex}"` })
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(404)
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
     expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(200)
     expect((await fetch(`${ms.url}/api/blobs/sha256-${upper}`, { method: 'HEAD' })).status).toBe(200)
     // Present already: 200 whichever way the digest is written, the body not read against it.
@@ -127,15 +132,19 @@ describe('Ollama request parity', () => {
     expect(ms.mismatches).toEqual([])
   })
 
-  it('POST /api/blobs/sha256-<hex> stores a new blob as sha256:<hex> would, and still refuses bytes of another digest', async () => {
+  it('POST /api/blobs/sha256-<hex> of a new blob is the 400 Ollama answers (digest mismatch with the `sha256:` form), nothing kept', async () => {
     const bytes = Buffer.from('a new blob sent under its file name')
     const hex = createHash('sha256').update(bytes).digest('hex')
     const other = createHash('sha256').update('something else').digest('hex')
-    const wrong = await fetch(`${ms.url}/api/blobs/sha256-${other}`, { method: 'POST', body: new Uint8Array(bytes) })
-    expect(wrong.status).toBe(400)
-    expect(await wrong.json()).toEqual({ error: expect.stringContaining('digest mismatch') })
-    expect((await fetch(`${ms.url}/api/blobs/sha256-${hex}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
-    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(200)
+    for (const sent of [hex, other]) {
+      const refused = await fetch(`${ms.url}/api/blobs/sha256-${sent}`, { method: 'POST', body: new Uint8Array(bytes) })
+      expect(refused.status).toBe(400)
+      expect(await refused.json()).toEqual({ error: `digest mismatch, expected "sha256-${sent}", got "sha256:${hex}"` })
+    }
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'HEAD' })).status).toBe(404)
+    expect((await fetch(`${ms.url}/api/blobs/sha256:${hex}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(201)
+    // Present now: the dash form finds it, as Ollama's file lookup does.
+    expect((await fetch(`${ms.url}/api/blobs/sha256-${hex}`, { method: 'POST', body: new Uint8Array(bytes) })).status).toBe(200)
     expect(ms.mismatches).toEqual([])
   })
 
@@ -165,6 +174,76 @@ describe('Ollama request parity', () => {
       expect(await post('/api/create', nameless)).toMatchObject({ status: 400, json: { error: expect.any(String) } })
     }
     expect((await post('/api/create', { from: 'svc-tiny-chat' })).json.error).toBe('model is required')
+    expect(ms.mismatches).toEqual([])
+  })
+  it('`model` and `name` are read as Go reads them: a null or empty one is absent, so the other names the model', async () => {
+    const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
+    for (const schema of ['ShowRequest', 'CreateRequest', 'DeleteRequest', 'PullRequest', 'PushRequest']) {
+      for (const both of [{ model: null, name: 'x' }, { name: null, model: 'x' }, { model: '', name: 'x' }, { name: '', model: 'x' }]) {
+        expect(check(`#/components/schemas/${schema}`, both), `${schema} ${JSON.stringify(both)}`).toEqual([])
+      }
+      for (const neither of [{ model: null }, { model: null, name: null }, { model: '', name: null }]) {
+        expect(check(`#/components/schemas/${schema}`, neither), `${schema} ${JSON.stringify(neither)}`).not.toEqual([])
+      }
+    }
+    for (const pair of [{ model: null, name: 'svc-tiny-chat' }, { name: null, model: 'svc-tiny-chat' }, { model: '', name: 'svc-tiny-chat' }]) {
+      expect((await post('/api/show', pair)).json, JSON.stringify(pair)).toMatchObject({ capabilities: expect.arrayContaining(['completion']) })
+    }
+    const created = await post('/api/create', { model: null, name: 'named-by-name', from: 'svc-tiny-chat', stream: false })
+    expect(created).toMatchObject({ status: 200, json: { status: 'success' } })
+    const remove = (body: unknown) => fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify(body) })
+    expect((await remove({ name: null, model: 'named-by-name' })).status).toBe(200)
+    expect((await remove({ model: null, name: 'named-by-name' })).status).toBe(404)
+    // pull and push reach the name (a registry outside the allow-list, a model not installed), not a missing-model 400
+    expect((await post('/api/pull', { model: null, name: 'elsewhere.example/ns/m', stream: false })).json.error).not.toBe('model is required')
+    expect((await post('/api/push', { name: null, model: 'not-installed-here', stream: false })).json.error).not.toBe('model is required')
+    for (const neither of [{ model: null }, { model: null, name: null }, { model: '', name: '' }]) {
+      expect(await post('/api/show', neither), JSON.stringify(neither)).toEqual({ status: 400, json: { error: 'model is required' } })
+    }
+    expect(ms.mismatches).toEqual([])
+  })
+  it('a message or tool call member sent as null is its zero value, as Go decodes it: the same conversation as with empty ones', async () => {
+    const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
+    const ask = (messages: unknown[]) => post('/api/chat', { model: 'svc-tiny-chat', messages, stream: false, options: { seed: 7, temperature: 0, num_predict: 3 } })
+    const zero = [
+      { role: 'user', content: '' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { index: 0, name: '', arguments: {} } }] },
+      { role: 'tool', content: '', tool_name: 'lookup' },
+      { role: 'user', content: 'And now?' },
+    ]
+    const nulls = [
+      { role: 'user', content: null },
+      { role: 'assistant', content: null, tool_calls: [{ id: null, type: null, function: { index: null, name: null, arguments: null } }] },
+      { role: 'tool', tool_name: 'lookup' },
+      { role: 'user', content: 'And now?' },
+    ]
+    expect(check('#/components/schemas/ChatRequest', { model: 'm', messages: nulls })).toEqual([])
+    const expected = await ask(zero)
+    expect(expected.status).toBe(200)
+    const answered = await ask(nulls)
+    expect(answered).toMatchObject({ status: 200, json: { done: true, message: { role: 'assistant', content: expected.json.message.content } } })
+    expect(answered.json.prompt_eval_count).toBe(expected.json.prompt_eval_count)
+    // a call whose `function` is null or absent is a call of "" with {}, as its zero value
+    for (const call of [{ function: null }, {}]) {
+      const again = await ask([...zero.slice(0, 1), { role: 'assistant', content: '', tool_calls: [call] }, ...zero.slice(2)])
+      expect(again.json.prompt_eval_count, JSON.stringify(call)).toBe(expected.json.prompt_eval_count)
+    }
+    const created = await post('/api/create', { model: 'null-messages', from: 'svc-tiny-chat', messages: [{ role: 'user', content: null }], stream: false })
+    expect(created.status).toBe(200)
+    expect((await post('/api/show', { model: 'null-messages' })).json.messages).toEqual([{ role: 'user', content: '' }])
+    expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: 'null-messages' }) })).status).toBe(200)
+    expect(ms.mismatches).toEqual([])
+  })
+  it('a new name takes the spelling each of its parts has in an installed model, as Ollama (getExistingName)', async () => {
+    const tags = async () => ((await (await fetch(`${ms.url}/api/tags`)).json()) as { models: { name: string }[] }).models.map((m) => m.name)
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: 'Spelled:latest' })).status).toBe(200)
+    // the model part as installed, the tag as `latest` is installed, the namespace as `library`
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: 'spelled:V2' })).status).toBe(200)
+    expect((await post('/api/create', { model: 'SPELLED:v2-b', from: 'svc-tiny-chat', stream: false })).status).toBe(200)
+    expect((await post('/api/copy', { source: 'svc-tiny-chat', destination: 'Library/other-spelled:LATEST' })).status).toBe(200)
+    const names = (await tags()).filter((n) => n.toLowerCase().includes('spelled'))
+    expect(names.sort()).toEqual(['Spelled:V2', 'Spelled:latest', 'Spelled:v2-b', 'other-spelled:latest'])
+    for (const name of names) expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: name.toUpperCase() }) })).status).toBe(200)
     expect(ms.mismatches).toEqual([])
   })
 })

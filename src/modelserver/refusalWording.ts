@@ -61,7 +61,10 @@ export function ociRefusal(error: unknown, status: number): HttpResult | undefin
   return undefined
 }
 
-/** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */
+/**
+ * Ollama phrases a missing model as `model is required`; otherwise the first schema error. A body that names its
+ * model by `model` or `name` and has neither usable (`{"model": null}`) fails the document's only top-level `anyOf`.
+ */
 function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>): string {
   const first = issues[0]
   if (!first) return 'invalid request'
@@ -69,5 +72,6 @@ function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>):
   if (/required property 'model'/.test(first.message) || (first.path === 'model' && /required/.test(first.message))) {
     return 'model is required'
   }
+  if (issues.some((i) => i.location === 'body' && i.path === '/' && /schema in anyOf/.test(i.message))) return 'model is required'
   return text
 }

@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.js'
+import { requestedModel } from './requestedModel.js'
 import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON } from '../http/NdjsonChannel.js'
@@ -15,8 +16,7 @@ import type { CreateRequest } from '../../../generated/modelserver/types.gen.js'
  */
 export async function createModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as NullsDropped<CreateRequest>
-  const name = body.model ?? body.name
-  if (!name) throw badRequest('model is required')
+  const name = requestedModel(body)
   const target = parseModelName(name)
   if (body.quantize) {
     throw badRequest(`quantization is not supported by this server (requested "${body.quantize}"); upload an already quantized GGUF`)
@@ -36,7 +36,8 @@ export async function createModel(ctx: ModelServerContext, req: RequestContext):
     system: body.system,
     license: body.license,
     parameters: body.parameters,
-    messages: body.messages,
+    // as Ollama, a message without content (absent or null) is an empty one
+    messages: body.messages?.map((m) => ({ role: m.role, content: m.content ?? '' })),
   })
   if (body.stream === false) return { status: 200, body: { status: 'success' } }
   return { status: 200, contentType: NDJSON, body: `${status.map((s) => JSON.stringify(s)).join('\n')}\n` }

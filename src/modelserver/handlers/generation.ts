@@ -21,6 +21,7 @@ import type { HttpResult, RequestContext } from '../../shared/http/index.js'
 import type { EmbeddingsRequest, EmbedRequest } from '../../../generated/modelserver/types.gen.js'
 import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ChatBody, GenerateBody } from '../http/requestBodies.js'
+import { engineMessages } from './engineMessages.js'
 import { promptTemplateOf, type PromptMessage } from '../template/promptTemplate.js'
 import { mergeOptions, runGeneration, type RunGenerationParams } from './runGeneration.js'
 
@@ -235,7 +236,7 @@ export async function chat(
   body: ChatBody = req.body as ChatBody,
   extras: ChatExtras = {},
 ): Promise<HttpResult> {
-  const requestMessages = (body.messages ?? []) as ChatMessage[]
+  const requestMessages = engineMessages(body.messages ?? [])
   const prepared = await prepare(ctx, body, 'chat', !reply && requestMessages.length === 0)
   const { record, info } = prepared
   if (extras.thinkWhenCapable && info.capabilities.includes('thinking')) prepared.think = true

@@ -1,7 +1,8 @@
 import { capabilitiesOf } from '../capabilitiesOf.js'
+import { requestedModel } from './requestedModel.js'
 import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelInfo } from '../engine/Engine.js'
-import { badRequest, modelNotFound } from '../errors.js'
+import { modelNotFound } from '../errors.js'
 import { testModelNote } from '../gguf/testModelNote.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { displayName, parseModelName } from '../store/ModelName.js'
@@ -152,8 +153,7 @@ export function modelInfoOf(info: ModelInfo, verbose: boolean): Record<string, u
 
 export async function showModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = req.body as NullsDropped<ShowRequest>
-  const name = body.model ?? body.name
-  if (!name) throw badRequest('model is required')
+  const name = requestedModel(body)
   const record = await ctx.findModel(name)
   const info = await ctx.inspect(record)
   const template = record.template ?? info.template ?? ''
@@ -189,8 +189,7 @@ export async function copyModel(ctx: ModelServerContext, req: RequestContext): P
 
 export async function deleteModel(ctx: ModelServerContext, req: RequestContext): Promise<HttpResult> {
   const body = (req.body ?? {}) as DeleteRequest
-  const name = body.model ?? body.name
-  if (!name) throw badRequest('model is required')
+  const name = requestedModel(body)
   // Looked up, unloaded and removed under the name's lock: of two simultaneous deletes one answers 404.
   const removed = await ctx.store.remove(parseModelName(name), (entry: ManifestEntry) => ctx.residency.unloadByName(entry))
   if (!removed) throw modelNotFound(name)

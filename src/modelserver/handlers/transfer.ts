@@ -1,4 +1,5 @@
-import { badRequest, modelNotFound, publicMessage } from '../errors.js'
+import { modelNotFound, publicMessage } from '../errors.js'
+import { requestedModel } from './requestedModel.js'
 import type { NullsDropped } from '../http/nullAsAbsent.js'
 import type { ModelServerContext } from '../ModelServerContext.js'
 import { NDJSON, NdjsonChannel } from '../http/NdjsonChannel.js'
@@ -20,8 +21,7 @@ export async function transfer(
   req: RequestContext,
 ): Promise<HttpResult> {
   const body = req.body as NullsDropped<PullRequest | PushRequest>
-  const raw = body.model ?? body.name
-  if (!raw) throw badRequest('model is required')
+  const raw = requestedModel(body)
   const name = parseModelName(raw)
   const insecure = body.insecure === true
   // A registry outside MODELSERVER_REGISTRIES is a client mistake: 400 before anything is sent or streamed.

@@ -52,10 +52,10 @@ export function fullName(name: ModelName): string {
   return `${name.host}/${name.namespace}/${name.model}:${name.tag}`
 }
 
-/** The name Ollama displays: the default host and `library` namespace are left out. */
+/** The name Ollama displays: the default host and `library` namespace (in any case, as Ollama compares them) are left out. */
 export function displayName(name: ModelName): string {
   if (name.host === DEFAULT_REGISTRY_HOST) {
-    if (name.namespace === DEFAULT_NAMESPACE) return `${name.model}:${name.tag}`
+    if (name.namespace.toLowerCase() === DEFAULT_NAMESPACE) return `${name.model}:${name.tag}`
     return `${name.namespace}/${name.model}:${name.tag}`
   }
   return fullName(name)

@@ -7,6 +7,7 @@ import { BlobPins } from './BlobPins.js'
 import { BlobStore, digestPattern, sha256Digest } from './BlobStore.js'
 import { KeyedMutex } from './KeyedMutex.js'
 import { displayName, fullName, nameKey, parseModelName, type ModelName } from './ModelName.js'
+import { existingSpelling } from './existingSpelling.js'
 
 export const MANIFEST_MEDIA_TYPE = 'application/vnd.docker.distribution.manifest.v2+json'
 export const CONFIG_MEDIA_TYPE = 'application/vnd.docker.container.image.v1+json'
@@ -186,8 +187,8 @@ export class ModelStore {
       }
       return this.nameLocks.run(nameKey(name), async () => {
         // One model per name whatever its case, as Ollama (getExistingName): a write to `tiny` replaces an
-        // installed `Tiny`, which keeps its spelling.
-        const target = (await this.get(name))?.name ?? name
+        // installed `Tiny`, which keeps its spelling; a new name takes its parts' installed spellings.
+        const target = (await this.get(name))?.name ?? existingSpelling(name, (await this.list()).map((e) => e.name))
         const file = this.manifestPath(target)
         const tmp = this.blobs.tmpPath()
         try {

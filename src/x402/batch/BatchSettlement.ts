@@ -15,6 +15,7 @@ import type { PaymentRequirement } from '../requirements.js'
 import { type BatchNetwork, type BatchPayment, batchRequirement, type BatchTerms, checkBatchPayment, coreRequirement, CUMULATIVE_MISMATCH } from './batchRequirement.js'
 import { BatchClaims } from './BatchClaims.js'
 import type { BatchSettlementConfig } from './config.js'
+import { chargeInterrupted, type InterruptedCharge, type InterruptedVoucher } from './chargeInterrupted.js'
 import { recordBatchTx } from './recordBatchTx.js'
 import { SqlChannelStorage } from './SqlChannelStorage.js'
 
@@ -125,6 +126,12 @@ export class BatchSettlement {
   requirement(network: string, offer: RailOffer): PaymentRequirement | undefined {
     const chain = this.#chains.get(network)
     return chain ? batchRequirement(offer, chain.on, this.terms) : undefined
+  }
+
+  /** Commits the charge of a call whose instance died mid-stream (see `chargeInterrupted`); `moved` on an unknown chain. */
+  async chargeInterrupted(network: string, voucher: InterruptedVoucher): Promise<InterruptedCharge> {
+    const chain = this.#chains.get(network)
+    return chain ? chargeInterrupted(chain.storage, voucher) : 'moved'
   }
 
   /** The channel the gateway holds, as stored (undefined when it holds none). */

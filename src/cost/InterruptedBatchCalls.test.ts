@@ -160,7 +160,7 @@ describe.each(dialects)('batch-settlement calls interrupted mid-stream, on %s', 
     paid.keepCheckpoints(() => tokens)
     tokens = 12
     vi.advanceTimersByTime(CHECKPOINT_INTERVAL_MS)
-    await vi.waitFor(async () => expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ checkpoint_tokens: 12, checkpoint_amount: '36' }), { interval: 5, timeout: 2_000 })
+    await vi.waitFor(async () => expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ checkpoint_tokens: expect.toSatisfy((n) => Number(n) === 12), checkpoint_amount: '36' }), { interval: 5, timeout: 2_000 })
     for (const other of [replica('replica-now'), replica('replica-soon', UPTO_LEASE_S - 2)]) expect(await other.interrupted.sweep()).toEqual([])
     await paid.settle(20)
     expect(charges).toEqual([60n])
@@ -168,7 +168,7 @@ describe.each(dialects)('batch-settlement calls interrupted mid-stream, on %s', 
     expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ status: 'settled' })
   })
 
-  it('a paid batch call abandoned mid-stream (its instance dead) is taken after the lease and charged its checkpoint', async () => {
+  it('a paid batch call abandoned mid-stream (its instance dead) is taken after the lease and charged its checkpoint; were it only paused, its checkpoints no longer write', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
     const serving = replica('replica-serving')
     let tokens = 0
@@ -177,11 +177,16 @@ describe.each(dialects)('batch-settlement calls interrupted mid-stream, on %s', 
     paid.keepCheckpoints(() => tokens)
     tokens = 7
     vi.advanceTimersByTime(CHECKPOINT_INTERVAL_MS)
-    await vi.waitFor(async () => expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ checkpoint_tokens: 7 }), { interval: 5, timeout: 2_000 })
-    vi.clearAllTimers()
+    await vi.waitFor(async () => expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ checkpoint_tokens: expect.toSatisfy((n) => Number(n) === 7) }), { interval: 5, timeout: 2_000 })
     expect(await replica('replica-later', UPTO_LEASE_S + 1).interrupted.sweep()).toEqual([paid.paymentId])
     expect((await channel()).chargedCumulativeAmount).toBe('1021')
     expect(charges).toEqual([])
+    // had it only been paused, its next checkpoints write nothing: the row is the taker's
+    tokens = 90
+    vi.advanceTimersByTime(3 * CHECKPOINT_INTERVAL_MS)
+    await new Promise((r) => setTimeout(r, 100))
+    expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ status: 'settled', owner: 'replica-later', checkpoint_tokens: expect.toSatisfy((n) => Number(n) === 7), checkpoint_amount: '21' })
+    vi.clearAllTimers()
   })
 
   it('attacker: killing call after call gets no free service — each dead call is charged what it served, and its voucher never pays again', async () => {

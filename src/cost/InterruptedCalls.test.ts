@@ -7,7 +7,11 @@ import type { InvalidPaymentError } from '../x402/errors.js'
 import type { FacilitatorSettleResponse } from '../x402/FacilitatorClient.js'
 import type { Facilitator } from '../x402/FacilitatorPool.js'
 import { CHECKPOINT_INTERVAL_MS, CostPayments, type PaidCall } from './CostPayments.js'
-import { UPTO_LEASE_S } from './InterruptedCalls.js'
+import type { KyselyPlugin } from 'kysely'
+import { CostPaymentLedger } from './CostPaymentLedger.js'
+import { InterruptedCalls, UPTO_LEASE_S } from './InterruptedCalls.js'
+import { SettlementDebts } from './SettlementDebts.js'
+import { UsageLedger } from './UsageLedger.js'
 
 // An `upto` call whose gateway instance dies mid-stream (no settle, no release): another replica on the same
 // database takes it once its heartbeat is older than the lease and makes its last checkpoint a debt of the
@@ -152,6 +156,35 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     expect(await serving.debts.get(paid.paymentId)).toBeUndefined()
     await paid.settle(30)
     expect(settles.map((s) => s.amount)).toEqual(['90'])
+  })
+
+  it('attacker/race: a heartbeat that lands between the sweep seeing the row stale and taking it keeps the call its instance\'s', async () => {
+    const { paid } = await streamedPastACheckpoint(6)
+    // the serving instance stalled past the lease (its last heartbeat is old) …
+    await db.db.updateTable('cost_payments').set({ heartbeat_at: now() - UPTO_LEASE_S - 5 }).where('payment_id', '=', paid.paymentId).execute()
+    // … and its next checkpoint lands just after another replica's sweep read the row as stale, before it takes it
+    let landed = false
+    const heartbeatAfterTheRead: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (!landed && args.result.rows.some((r) => (r as { payment_id?: unknown }).payment_id === paid.paymentId)) {
+          landed = true
+          tokens = 11
+          vi.advanceTimersByTime(CHECKPOINT_INTERVAL_MS)
+          await vi.waitFor(async () => expect(Number((await row(paid.paymentId))?.checkpoint_tokens)).toBe(11), { interval: 5, timeout: 2_000 })
+        }
+        return args.result
+      },
+    }
+    const watched = db.db.withPlugin(heartbeatAfterTheRead)
+    const sweeper = new InterruptedCalls({ ledger: new CostPaymentLedger(watched, now), debts: new SettlementDebts(db.db, now), usage: new UsageLedger(db.db, now), owner: 'replica-other', now })
+    expect(await sweeper.sweep()).toEqual([])
+    expect(landed).toBe(true)
+    expect(await row(paid.paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-serving' })
+    expect(await serving.debts.get(paid.paymentId)).toBeUndefined()
+    expect(await usageOf(paid.paymentId)).toEqual([])
+    await paid.settle(11)
+    expect(settles.map((s) => s.amount)).toEqual(['33'])
   })
 
   it('a call that ended normally (settled, or released) is never swept, and its checkpoints stop', async () => {

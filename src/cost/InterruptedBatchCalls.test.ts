@@ -253,6 +253,26 @@ describe.each(dialects)('batch-settlement calls interrupted mid-stream, on %s', 
     expect(await storage.get(CHANNEL)).toBeUndefined()
   })
 
+  it('a replica that cannot charge the channel (not configured on its chain) leaves the row, still claimed, to the next replica once its take lapses', async () => {
+    const paymentId = (await deadCall(replica('replica-serving'), 0n, 5)) as string
+    const elsewhere = new CostPayments({
+      db: db.db,
+      x402,
+      priceAtomic: 0n,
+      tokenPricing,
+      publicOrigin: 'http://gw.test',
+      facilitator,
+      instanceId: 'replica-elsewhere',
+      now: () => now() + UPTO_LEASE_S + 1,
+      batch: { chargeInterrupted: async () => Promise.reject(new Error('batch-settlement is not configured on eip155:8453 here')) } as unknown as BatchSettlement,
+    })
+    expect(await elsewhere.interrupted.sweep()).toEqual([])
+    expect(await elsewhere.ledger.get(paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-elsewhere' })
+    expect(await replica('replica-batch', 2 * UPTO_LEASE_S + 2).interrupted.sweep()).toEqual([paymentId])
+    expect((await channel()).chargedCumulativeAmount).toBe('15')
+    expect(await usage()).toHaveLength(1)
+  })
+
   it('a replica without batch-settlement leaves batch rows to one that has it', async () => {
     const paymentId = (await deadCall(replica('replica-serving'), 0n, 5)) as string
     expect(await replica('replica-plain', UPTO_LEASE_S + 1, false).interrupted.sweep()).toEqual([])

@@ -73,7 +73,14 @@ export class InterruptedCalls {
     if (!this.#o.batch) stale = stale.where('nonce', 'not like', 'batch:%')
     const rows = await stale.orderBy('heartbeat_at').limit(limit).execute()
     const taken: string[] = []
-    for (const { payment_id, heartbeat_at } of rows) if (await this.#recover(payment_id, Number(heartbeat_at))) taken.push(payment_id)
+    for (const { payment_id, heartbeat_at } of rows) {
+      try {
+        if (await this.#recover(payment_id, Number(heartbeat_at))) taken.push(payment_id)
+      } catch (error) {
+        // one row that cannot be billed here does not hold back the others; its take lapses after the lease
+        this.#o.logger?.error({ err: error, payment_id }, 'interrupted call: not billed by this replica')
+      }
+    }
     return taken
   }
 

@@ -128,10 +128,14 @@ export class BatchSettlement {
     return chain ? batchRequirement(offer, chain.on, this.terms) : undefined
   }
 
-  /** Commits the charge of a call whose instance died mid-stream (see `chargeInterrupted`); `moved` on an unknown chain. */
+  /**
+   * Commits the charge of a call whose instance died mid-stream (see `chargeInterrupted`). A chain this instance
+   * does not serve throws: the call is left to a replica that does (its take lapses after the lease).
+   */
   async chargeInterrupted(network: string, voucher: InterruptedVoucher): Promise<InterruptedCharge> {
     const chain = this.#chains.get(network)
-    return chain ? chargeInterrupted(chain.storage, voucher) : 'moved'
+    if (!chain) throw new Error(`batch-settlement is not configured on ${network} here`)
+    return chargeInterrupted(chain.storage, voucher)
   }
 
   /** The channel the gateway holds, as stored (undefined when it holds none). */

@@ -16,11 +16,17 @@ export type CostPaymentClaim = {
   amountAtomic: bigint
   priceAtomic: bigint
   paymentPayload: unknown
-  /** An `upto` call: its first checkpoint (0 tokens, the minimum) rides on the claim's insert. */
-  checkpoint?: UptoCheckpoint & { owner: string; validUntil: bigint }
+  /**
+   * An `upto` or `batch-settlement` call: its first checkpoint (0 tokens, the minimum) rides on the claim's
+   * insert; `validUntil`: the permit's deadline (a batch voucher has none).
+   */
+  checkpoint?: UptoCheckpoint & { owner: string; validUntil?: bigint }
 }
 
-/** What a running `upto` call has served so far: its tokens, what they cost, and the settle request for that. */
+/**
+ * What a running `upto` (or `batch-settlement`) call has served so far: its tokens, what they cost, and the
+ * settle request for that (`batch-settlement`: the voucher to charge, `BatchCheckpoint`).
+ */
 export type UptoCheckpoint = { tokens: number; amountAtomic: bigint; request: unknown }
 
 
@@ -85,7 +91,7 @@ export class CostPaymentLedger {
                 checkpoint_tokens: c.checkpoint.tokens,
                 checkpoint_amount: c.checkpoint.amountAtomic.toString(),
                 checkpoint_request: jsonColumn(c.checkpoint.request),
-                valid_until: Number(c.checkpoint.validUntil),
+                valid_until: c.checkpoint.validUntil === undefined ? null : Number(c.checkpoint.validUntil),
               }
             : {}),
         })
@@ -109,9 +115,14 @@ export class CostPaymentLedger {
     return Number(done.numUpdatedRows) === 1
   }
 
-  /** The call produced nothing (or the payment was refused): the claim goes, the payload may be used again. */
-  async release(paymentId: string): Promise<void> {
-    const dropped = await this.db.deleteFrom('cost_payments').where('payment_id', '=', paymentId).where('status', '=', 'claimed').executeTakeFirst()
+  /**
+   * The call produced nothing (or the payment was refused): the claim goes, the payload may be used again.
+   * `owner`: only while that replica holds it (a call taken over after its instance died).
+   */
+  async release(paymentId: string, owner?: string): Promise<void> {
+    let drop = this.db.deleteFrom('cost_payments').where('payment_id', '=', paymentId).where('status', '=', 'claimed')
+    if (owner !== undefined) drop = drop.where('owner', '=', owner)
+    const dropped = await drop.executeTakeFirst()
     // the row first: a crash in between leaves the payment claimed (safe), never free with a call on record
     if (Number(dropped.numDeletedRows) > 0) await PaymentClaims.release(this.db, paymentId)
   }
@@ -142,6 +153,20 @@ export class CostPaymentLedger {
     await this.db
       .updateTable('cost_payments')
       .set({ status: 'settle_unknown', settlement: jsonColumn({ error: why, interrupted: true }), updated_at: this.now() })
+      .where('payment_id', '=', paymentId)
+      .where('status', '=', 'claimed')
+      .where('owner', '=', owner)
+      .execute()
+  }
+
+  /**
+   * A `batch-settlement` call taken over after its instance died, its checkpoint charged on the channel:
+   * `settled` (the claim jobs claim it with the channel's voucher) — only while `owner` still holds it claimed.
+   */
+  async markInterruptedSettled(paymentId: string, owner: string, settlement: unknown): Promise<void> {
+    await this.db
+      .updateTable('cost_payments')
+      .set({ status: 'settled', tx_hash: null, settlement: jsonColumn(settlement), updated_at: this.now() })
       .where('payment_id', '=', paymentId)
       .where('status', '=', 'claimed')
       .where('owner', '=', owner)

@@ -40,10 +40,11 @@ import {
 } from '../x402/index.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
 import { DEFAULT_MAX_CALL_S } from './paymentWindow.js'
-import { InterruptedCalls } from './InterruptedCalls.js'
+import { type BatchCheckpoint, InterruptedCalls } from './InterruptedCalls.js'
 import { attemptSettle, isPayerFault, SettlementReconciler } from './SettlementReconciler.js'
 import { type DebtRow, SettlementDebts } from './SettlementDebts.js'
 import { maxTokensFor, meteredAmount, type TokenPricing } from './tokenPricing.js'
+import { UsageLedger } from './UsageLedger.js'
 
 type HeaderBag = Record<string, string | string[] | undefined>
 
@@ -157,7 +158,15 @@ export class CostPayments {
     this.#window = paymentWindow(o.maxCallS ?? DEFAULT_MAX_CALL_S)
     this.#debts = new SettlementDebts(o.db, this.#now)
     this.#owner = o.instanceId ?? `process-${randomUUID()}`
-    this.#interrupted = new InterruptedCalls({ ledger: this.#ledger, debts: this.#debts, owner: this.#owner, now: this.#now, logger: o.logger })
+    this.#interrupted = new InterruptedCalls({
+      ledger: this.#ledger,
+      debts: this.#debts,
+      usage: new UsageLedger(o.db, this.#now),
+      batch: o.batch,
+      owner: this.#owner,
+      now: this.#now,
+      logger: o.logger,
+    })
     this.#reconciler = new SettlementReconciler({
       debts: this.#debts,
       payments: this.#ledger,
@@ -185,13 +194,13 @@ export class CostPayments {
     return this.#reconciler
   }
 
-  /** `upto` calls whose instance stopped mid-stream (see `InterruptedCalls`). */
+  /** `upto` and `batch-settlement` calls whose instance stopped mid-stream (see `InterruptedCalls`). */
   get interrupted(): InterruptedCalls {
     return this.#interrupted
   }
 
   /**
-   * Every `intervalMs`: first the `upto` calls whose instance died mid-stream become debts of what they served,
+   * Every `intervalMs`: first the paid calls whose instance died mid-stream are billed what they served,
    * then the due debts are reconciled (replicas share both by conditional updates); `stopReconciling` ends it.
    */
   startReconciling(intervalMs = 5_000): void {
@@ -604,6 +613,14 @@ export class CostPayments {
     await this.#assertNoDebt(voucher.payer, info.wallet)
     const paymentId = `pay_${ulid()}`
     const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|batch|${voucher.payer}|${info.wallet.toLowerCase()}`)
+    const pricing = this.tokenPricing
+    const metered = pricing.perTokenMicro > 0n ? { capAtomic: price, maxTokens: maxTokensFor(pricing, price) } : undefined
+    // Served so far: metered, its tokens × the price (at least the minimum); per call, nothing until the first
+    // chunk settles the price (a call killed before that served nothing).
+    const checkpointOf = (tokens: number) => {
+      const request: BatchCheckpoint = { scheme: BATCH_SCHEME, channelId: voucher.channelId, voucherTotal: voucher.maxClaimable.toString(), deposit: voucher.kind === 'deposit' }
+      return { tokens, amountAtomic: metered ? meteredAmount(pricing, tokens, price) : 0n, request }
+    }
     const claimed = await this.#ledger.claim({
       paymentId,
       payer: voucher.payer,
@@ -616,6 +633,9 @@ export class CostPayments {
       amountAtomic: price,
       priceAtomic: price,
       paymentPayload: decoded.payload,
+      // Checkpointed like `upto` (what the call served, this instance's heartbeat), so a replica charges a call
+      // whose instance died mid-stream (`InterruptedCalls`) and its row is never left claimed for ever.
+      checkpoint: { ...checkpointOf(0), owner: this.#owner },
     })
     if (!claimed) {
       await releaseIdentifier()
@@ -633,8 +653,6 @@ export class CostPayments {
       if (error instanceof BatchCumulativeMismatchError) this.#keepCorrection(error)
       throw error
     }
-    const pricing = this.tokenPricing
-    const metered = pricing.perTokenMicro > 0n ? { capAtomic: price, maxTokens: maxTokensFor(pricing, price) } : undefined
     const settle = async (tokens: number): Promise<CostSettlement> => {
       const charge = metered ? meteredAmount(pricing, tokens, price) : price
       let settled
@@ -677,6 +695,13 @@ export class CostPayments {
       release: async () => {
         await hold.cancel()
         await release()
+      },
+      checkpoint: async (tokens) => {
+        try {
+          await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
+        } catch (error) {
+          this.#logger?.warn({ err: error, payment_id: paymentId }, 'batch-settlement checkpoint not written')
+        }
       },
     })
   }
@@ -802,13 +827,15 @@ type PaidCallParts = {
   settleDeadlineMs: number | undefined
   settle: (tokens: number, delivered: boolean) => Promise<CostSettlement>
   release: () => Promise<void>
-  /** `upto`: records the tokens served so far and this instance's heartbeat on the payment's row. */
+  /** `upto`, `batch-settlement`: records the tokens served so far and this instance's heartbeat on the payment's row. */
   checkpoint?: (tokens: number) => Promise<void>
 }
 
 /**
- * How often a running `upto` call checkpoints (ms): what a payer is served past its last checkpoint — at most
- * this long of generation — is not billed if its instance dies. One small update per running call per interval.
+ * How often a running `upto` or `batch-settlement` call checkpoints (ms): what a payer is served past its last
+ * checkpoint — at most this long of generation — is not billed if its instance dies (the bounded loss of a kill;
+ * before the first checkpoint the call is billed the minimum, as any call that served no token). One small update
+ * per running call per interval.
  */
 export const CHECKPOINT_INTERVAL_MS = 1_000
 
@@ -869,9 +896,10 @@ export class PaidCall {
   }
 
   /**
-   * `upto`: from now until it is settled or released, checkpoints `served()` tokens every
-   * `CHECKPOINT_INTERVAL_MS` (never two writes at once: a tick while one is in flight is skipped).
-   * Nothing is written on the way to the first token (the claim carried the first checkpoint).
+   * `upto` and `batch-settlement` (no-op for `exact`): from now until it is settled or released, checkpoints
+   * `served()` tokens every `CHECKPOINT_INTERVAL_MS` (never two writes at once: a tick while one is in flight is
+   * skipped). The claim carried the first checkpoint; each write is also the heartbeat that keeps other replicas
+   * from taking the call (`InterruptedCalls`), so it runs from the start, the wait for the first token included.
    */
   keepCheckpoints(served: () => number): void {
     const write = this.#parts.checkpoint

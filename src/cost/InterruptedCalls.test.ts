@@ -7,7 +7,11 @@ import type { InvalidPaymentError } from '../x402/errors.js'
 import type { FacilitatorSettleResponse } from '../x402/FacilitatorClient.js'
 import type { Facilitator } from '../x402/FacilitatorPool.js'
 import { CHECKPOINT_INTERVAL_MS, CostPayments, type PaidCall } from './CostPayments.js'
-import { UPTO_LEASE_S } from './InterruptedCalls.js'
+import type { KyselyPlugin } from 'kysely'
+import { CostPaymentLedger } from './CostPaymentLedger.js'
+import { InterruptedCalls, UPTO_LEASE_S } from './InterruptedCalls.js'
+import { SettlementDebts } from './SettlementDebts.js'
+import { UsageLedger } from './UsageLedger.js'
 
 // An `upto` call whose gateway instance dies mid-stream (no settle, no release): another replica on the same
 // database takes it once its heartbeat is older than the lease and makes its last checkpoint a debt of the
@@ -52,12 +56,14 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     tokens = 0
     await db.db.deleteFrom('settlement_debts').execute()
     await db.db.deleteFrom('cost_payments').execute()
+    await db.db.deleteFrom('llm_usage').execute()
     // the checkpoint timer is driven by the test: a dead instance is one whose timer never fires again
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
   })
   afterEach(() => vi.useRealTimers())
 
   const row = (paymentId: string) => serving.ledger.get(paymentId)
+  const usageOf = (paymentId: string) => db.db.selectFrom('llm_usage').selectAll().where('payment_id', '=', paymentId).execute()
   /** A call that streamed `served` tokens and checkpointed them once (the write landed). */
   async function streamedPastACheckpoint(served: number, validS = 600): Promise<{ paid: PaidCall; nonce: string; deadline: number }> {
     const header = uptoHeader(validS)
@@ -102,6 +108,33 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     expect(await replica('replica-last', 3 * UPTO_LEASE_S).interrupted.sweep()).toEqual([])
   })
 
+  it('the taker records the call in the usage ledger once: the checkpointed tokens and what they are billed, in the wallet\'s GET /llm/usage view', async () => {
+    const { paid } = await streamedPastACheckpoint(17)
+    const later = replica('replica-later', UPTO_LEASE_S + 1)
+    expect(await later.interrupted.sweep()).toEqual([paid.paymentId])
+    const usage = await usageOf(paid.paymentId)
+    expect(usage).toHaveLength(1)
+    expect(usage[0]).toMatchObject({ wallet: WALLET.toLowerCase(), route: 'llmChat', completion_tokens: 17, amount_atomic: '51', paid_by: 'payment', outcome: 'error' })
+    // the wallet's usage report counts the call, its tokens and its spend
+    const { UsageLedger } = await import('./UsageLedger.js')
+    const report = await new UsageLedger(db.db, now).report(WALLET, 1)
+    expect(report.totals).toMatchObject({ calls: 1, paid_calls: 1, errors: 1, completion_tokens: 17, spend_atomic: '51' })
+  })
+
+  it('attacker/crash: a taker that died after recording the debt and usage (its row still claimed) is taken again: still one debt, one usage row, one settlement', async () => {
+    const { paid } = await streamedPastACheckpoint(9)
+    const first = replica('replica-first', UPTO_LEASE_S + 1)
+    expect(await first.interrupted.sweep()).toEqual([paid.paymentId])
+    // as if the taker had died before its last write: the row claimed again, its heartbeat stale
+    await db.db.updateTable('cost_payments').set({ status: 'claimed' }).where('payment_id', '=', paid.paymentId).execute()
+    const second = replica('replica-second', 3 * UPTO_LEASE_S)
+    expect(await second.interrupted.sweep()).toEqual([paid.paymentId])
+    expect(await usageOf(paid.paymentId)).toHaveLength(1)
+    expect(await db.db.selectFrom('settlement_debts').select('payment_id').execute()).toHaveLength(1)
+    await Promise.all([first.reconciler.reconcile(paid.paymentId), second.reconciler.reconcile(paid.paymentId)])
+    expect(settles.map((s) => s.amount)).toEqual(['27'])
+  })
+
   it('attacker/race: two replicas sweeping at once take the dead call once; one debt, one settlement', async () => {
     const { paid } = await streamedPastACheckpoint(40)
     const [a, b] = [replica('replica-a', UPTO_LEASE_S + 5), replica('replica-b', UPTO_LEASE_S + 5)]
@@ -109,6 +142,7 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     expect(taken.flat()).toEqual([paid.paymentId])
     await Promise.all([a.reconciler.reconcile(paid.paymentId), b.reconciler.reconcile(paid.paymentId)])
     expect(settles.map((s) => s.amount)).toEqual(['120'])
+    expect(await usageOf(paid.paymentId)).toHaveLength(1)
   })
 
   it('a live call (heartbeat fresher than the lease) is never taken, however often others sweep; its checkpoints keep moving', async () => {
@@ -122,6 +156,35 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     expect(await serving.debts.get(paid.paymentId)).toBeUndefined()
     await paid.settle(30)
     expect(settles.map((s) => s.amount)).toEqual(['90'])
+  })
+
+  it('attacker/race: a heartbeat that lands between the sweep seeing the row stale and taking it keeps the call its instance\'s', async () => {
+    const { paid } = await streamedPastACheckpoint(6)
+    // the serving instance stalled past the lease (its last heartbeat is old) …
+    await db.db.updateTable('cost_payments').set({ heartbeat_at: now() - UPTO_LEASE_S - 5 }).where('payment_id', '=', paid.paymentId).execute()
+    // … and its next checkpoint lands just after another replica's sweep read the row as stale, before it takes it
+    let landed = false
+    const heartbeatAfterTheRead: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (!landed && args.result.rows.some((r) => (r as { payment_id?: unknown }).payment_id === paid.paymentId)) {
+          landed = true
+          tokens = 11
+          vi.advanceTimersByTime(CHECKPOINT_INTERVAL_MS)
+          await vi.waitFor(async () => expect(Number((await row(paid.paymentId))?.checkpoint_tokens)).toBe(11), { interval: 5, timeout: 2_000 })
+        }
+        return args.result
+      },
+    }
+    const watched = db.db.withPlugin(heartbeatAfterTheRead)
+    const sweeper = new InterruptedCalls({ ledger: new CostPaymentLedger(watched, now), debts: new SettlementDebts(db.db, now), usage: new UsageLedger(db.db, now), owner: 'replica-other', now })
+    expect(await sweeper.sweep()).toEqual([])
+    expect(landed).toBe(true)
+    expect(await row(paid.paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-serving' })
+    expect(await serving.debts.get(paid.paymentId)).toBeUndefined()
+    expect(await usageOf(paid.paymentId)).toEqual([])
+    await paid.settle(11)
+    expect(settles.map((s) => s.amount)).toEqual(['33'])
   })
 
   it('a call that ended normally (settled, or released) is never swept, and its checkpoints stop', async () => {
@@ -146,5 +209,7 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     await muchLater.reconciler.reconcile(paid.paymentId)
     expect(await muchLater.debts.get(paid.paymentId)).toMatchObject({ status: 'forgiven', resolution: 'unsettleable' })
     expect(settles).toEqual([])
+    // its usage is recorded (8 tokens served), with nothing spent: the permit can no longer pay
+    expect(await db.db.selectFrom('llm_usage').select(['completion_tokens', 'amount_atomic', 'payment_id']).execute()).toEqual([{ completion_tokens: 8, amount_atomic: null, payment_id: null }])
   })
 })

@@ -55,12 +55,25 @@ export class UsageLedger {
 
   /** Resolves once the record is committed and as durable as the database's configured level makes it. */
   async record(r: UsageRecord): Promise<void> {
+    await this.#insert(`use_${ulid()}`, r)
+  }
+
+  /**
+   * Records the usage of a call another replica took over after its instance died (`InterruptedCalls`), under
+   * an id derived from its payment: a second record of the same payment (a taker that crashed after writing it,
+   * and the next taker) is ignored, so the call counts once.
+   */
+  async recordInterrupted(paymentId: string, r: UsageRecord): Promise<void> {
+    await this.#insert(`use_int_${paymentId}`, r)
+  }
+
+  async #insert(usageId: string, r: UsageRecord): Promise<void> {
     const t = this.now()
     await this.commit((db) =>
       db
         .insertInto('llm_usage')
         .values({
-          usage_id: `use_${ulid()}`,
+          usage_id: usageId,
           wallet: r.wallet.toLowerCase(),
           route: r.route,
           model: r.model.slice(0, 256),
@@ -77,6 +90,7 @@ export class UsageLedger {
           day: dayOf(t),
           created_at: t,
         })
+        .onConflict((oc) => oc.column('usage_id').doNothing())
         .execute(),
     )
   }

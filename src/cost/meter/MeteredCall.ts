@@ -85,8 +85,9 @@ export class MeteredCall {
         this.#deadline = setTimeout(() => this.#end(), wait)
         this.#deadline.unref()
       }
-      // paid per token: what it served so far is checkpointed from now (no write before the first token)
-      if (this.paid?.metered) this.paid.keepCheckpoints(() => this.budget.servedSoFar)
+      // what it served so far is checkpointed from now (`upto` and `batch-settlement`: the payment keeps the
+      // heartbeat that tells other replicas the call is alive; no write before the first interval)
+      if (this.paid) this.paid.keepCheckpoints(() => this.budget.servedSoFar)
       try {
         running = run(this.server)
       } catch (error) {

@@ -34,7 +34,10 @@ export interface CostPaymentsTable {
   settlement: string | null
   created_at: number
   updated_at: number
-  /** Migration 0021: a running `upto` call's checkpoint (null on every other row). */
+  /**
+   * Migration 0021: a running `upto` call's checkpoint; also a `batch-settlement` call's (`checkpoint_request`: the
+   * voucher, `BatchCheckpoint`; no `valid_until`). Null on every other row.
+   */
   owner: Nullable<string>
   heartbeat_at: Nullable<number>
   checkpoint_tokens: Nullable<number>

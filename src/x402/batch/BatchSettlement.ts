@@ -15,6 +15,7 @@ import type { PaymentRequirement } from '../requirements.js'
 import { type BatchNetwork, type BatchPayment, batchRequirement, type BatchTerms, checkBatchPayment, coreRequirement, CUMULATIVE_MISMATCH } from './batchRequirement.js'
 import { BatchClaims } from './BatchClaims.js'
 import type { BatchSettlementConfig } from './config.js'
+import { chargeInterrupted, type InterruptedCharge, type InterruptedVoucher } from './chargeInterrupted.js'
 import { recordBatchTx } from './recordBatchTx.js'
 import { SqlChannelStorage } from './SqlChannelStorage.js'
 
@@ -125,6 +126,16 @@ export class BatchSettlement {
   requirement(network: string, offer: RailOffer): PaymentRequirement | undefined {
     const chain = this.#chains.get(network)
     return chain ? batchRequirement(offer, chain.on, this.terms) : undefined
+  }
+
+  /**
+   * Commits the charge of a call whose instance died mid-stream (see `chargeInterrupted`). A chain this instance
+   * does not serve throws: the call is left to a replica that does (its take lapses after the lease).
+   */
+  async chargeInterrupted(network: string, voucher: InterruptedVoucher): Promise<InterruptedCharge> {
+    const chain = this.#chains.get(network)
+    if (!chain) throw new Error(`batch-settlement is not configured on ${network} here`)
+    return chargeInterrupted(chain.storage, voucher)
   }
 
   /** The channel the gateway holds, as stored (undefined when it holds none). */

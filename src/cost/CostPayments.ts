@@ -38,6 +38,7 @@ import {
   type PaymentWindow,
   settleDeadlineMs,
 } from '../x402/index.js'
+import { CallTakenOverError } from './CallTakenOverError.js'
 import { CostPaymentLedger } from './CostPaymentLedger.js'
 import { DEFAULT_MAX_CALL_S } from './paymentWindow.js'
 import { type BatchCheckpoint, InterruptedCalls } from './InterruptedCalls.js'
@@ -509,7 +510,9 @@ export class CostPayments {
     const payer = permit.from.toLowerCase()
     const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|upto|${payer}|${info.wallet.toLowerCase()}`)
     // What the tokens served so far cost, with its settle request: built here, so recovery needs no chain code.
-    const checkpointOf = (tokens: number) => {
+    // null: nothing delivered yet (a whole answer before it is settled) — nothing owed, no settle request
+    const checkpointOf = (tokens: number | null) => {
+      if (tokens === null) return { tokens: 0, amountAtomic: 0n, request: null }
       const amountAtomic = meteredAmount(pricing, tokens, capAtomic)
       return { tokens, amountAtomic, request: rail.facilitatorRequest(decoded, requirement, amountAtomic) }
     }
@@ -526,8 +529,8 @@ export class CostPayments {
       amountAtomic: permit.amount,
       priceAtomic: capAtomic,
       paymentPayload: decoded.payload,
-      // the first checkpoint (no token yet: the minimum) rides on the claim: no write before the first token
-      checkpoint: { ...checkpointOf(0), owner: this.#owner, validUntil: permit.deadline },
+      // the first checkpoint (nothing delivered yet) rides on the claim: no write before the first token
+      checkpoint: { ...checkpointOf(null), owner: this.#owner, validUntil: permit.deadline },
     })
     if (!claimed) {
       await releaseIdentifier()
@@ -581,10 +584,11 @@ export class CostPayments {
       release,
       checkpoint: async (tokens) => {
         try {
-          await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
+          return await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
         } catch (error) {
           // the next one tries again; a heartbeat missing for the whole lease lets another replica take the call
           this.#logger?.warn({ err: error, payment_id: paymentId }, 'upto checkpoint not written')
+          return undefined
         }
       },
     })
@@ -617,9 +621,10 @@ export class CostPayments {
     const metered = pricing.perTokenMicro > 0n ? { capAtomic: price, maxTokens: maxTokensFor(pricing, price) } : undefined
     // Served so far: metered, its tokens × the price (at least the minimum); per call, nothing until the first
     // chunk settles the price (a call killed before that served nothing).
-    const checkpointOf = (tokens: number) => {
+    // null: nothing delivered yet (a whole answer before it is settled) — nothing owed
+    const checkpointOf = (tokens: number | null) => {
       const request: BatchCheckpoint = { scheme: BATCH_SCHEME, channelId: voucher.channelId, voucherTotal: voucher.maxClaimable.toString(), deposit: voucher.kind === 'deposit' }
-      return { tokens, amountAtomic: metered ? meteredAmount(pricing, tokens, price) : 0n, request }
+      return { tokens: tokens ?? 0, amountAtomic: metered && tokens !== null ? meteredAmount(pricing, tokens, price) : 0n, request }
     }
     const claimed = await this.#ledger.claim({
       paymentId,
@@ -698,9 +703,10 @@ export class CostPayments {
       },
       checkpoint: async (tokens) => {
         try {
-          await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
+          return await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
         } catch (error) {
           this.#logger?.warn({ err: error, payment_id: paymentId }, 'batch-settlement checkpoint not written')
+          return undefined
         }
       },
     })
@@ -827,8 +833,12 @@ type PaidCallParts = {
   settleDeadlineMs: number | undefined
   settle: (tokens: number, delivered: boolean) => Promise<CostSettlement>
   release: () => Promise<void>
-  /** `upto`, `batch-settlement`: records the tokens served so far and this instance's heartbeat on the payment's row. */
-  checkpoint?: (tokens: number) => Promise<void>
+  /**
+   * `upto`, `batch-settlement`: records the tokens delivered so far (null: none yet, nothing owed) and this
+   * instance's heartbeat on the payment's row. False: the row is no longer this instance's (another replica took
+   * the call over); undefined: not written (the database failed; the next one tries again).
+   */
+  checkpoint?: (tokens: number | null) => Promise<boolean | undefined>
 }
 
 /**
@@ -880,11 +890,27 @@ export class PaidCall {
    */
   settle(tokens = 0, { delivered = true }: { delivered?: boolean } = {}): Promise<CostSettlement> {
     this.#stopCheckpoints()
-    this.#done ??= this.#parts.settle(tokens, delivered).then((s) => {
-      this.#amount = BigInt(s.amount)
-      return s
-    })
+    this.#done ??= this.#stillHeld(delivered ? tokens : null)
+      .then(() => this.#parts.settle(tokens, delivered))
+      .then((s) => {
+        this.#amount = BigInt(s.amount)
+        return s
+      })
     return this.#done as Promise<CostSettlement>
+  }
+
+  /**
+   * A last checkpoint before settling, which is also the check that the payment is still this instance's: a
+   * process paused past the lease (not dead) finds its call taken over and billed by another replica for its last
+   * checkpoint, and settles nothing. The write refreshes the heartbeat, so no replica takes the call while it
+   * settles. A database that fails here does not stop the settlement (the claim is this instance's as far as it knows).
+   */
+  async #stillHeld(tokens: number | null): Promise<void> {
+    const write = this.#parts.checkpoint
+    if (!write) return
+    if ((await write(tokens)) === false) {
+      throw new CallTakenOverError('call_taken_over', `payment ${this.paymentId} was taken over by another replica while this one was silent past the lease; it bills the call's last checkpoint`)
+    }
   }
 
   /** Gives the claim back unsettled (no-op after a settle). */
@@ -901,7 +927,7 @@ export class PaidCall {
    * skipped). The claim carried the first checkpoint; each write is also the heartbeat that keeps other replicas
    * from taking the call (`InterruptedCalls`), so it runs from the start, the wait for the first token included.
    */
-  keepCheckpoints(served: () => number): void {
+  keepCheckpoints(served: () => number | null): void {
     const write = this.#parts.checkpoint
     if (!write || this.#done || this.#checkpoints) return
     let writing = false

@@ -75,10 +75,10 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     return { paid, ...header }
   }
 
-  it('the first checkpoint rides on the claim: the minimum for no token, this instance as owner, the permit deadline', async () => {
+  it('the first checkpoint rides on the claim: nothing delivered yet (0, not the minimum), this instance as owner, the permit deadline', async () => {
     const header = uptoHeader()
     const paid = await serving.begin(header.headers, info)
-    expect(await row(paid.paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-serving', checkpoint_amount: '5', valid_until: expect.anything() })
+    expect(await row(paid.paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-serving', checkpoint_amount: '0', valid_until: expect.anything() })
     expect(Number((await row(paid.paymentId))?.valid_until)).toBe(header.deadline)
     await paid.release()
   })
@@ -185,6 +185,33 @@ describe.each(dialects)('upto calls interrupted mid-stream, on %s', (dialect) =>
     expect(await usageOf(paid.paymentId)).toEqual([])
     await paid.settle(11)
     expect(settles.map((s) => s.amount)).toEqual(['33'])
+  })
+
+  it('a whole answer (nothing delivered before it is settled) killed mid-generation owes nothing: the taker settles it as 0, no debt, nothing sent', async () => {
+    const header = uptoHeader()
+    const paid = await serving.begin(header.headers, info)
+    tokens = 40 // generated, never delivered: a whole answer reaches the client only once settled
+    paid.keepCheckpoints(() => null)
+    vi.advanceTimersByTime(CHECKPOINT_INTERVAL_MS)
+    await vi.waitFor(async () => expect(Number((await row(paid.paymentId))?.heartbeat_at)).toBeGreaterThan(0), { interval: 5, timeout: 2_000 })
+    expect(await row(paid.paymentId)).toMatchObject({ status: 'claimed', checkpoint_amount: '0' })
+    const later = replica('replica-later', UPTO_LEASE_S + 1)
+    expect(await later.interrupted.sweep()).toEqual([paid.paymentId])
+    expect(await later.debts.get(paid.paymentId)).toBeUndefined()
+    expect(await later.ledger.get(paid.paymentId)).toMatchObject({ status: 'settled', tx_hash: null })
+    expect(settles).toEqual([])
+  })
+
+  it('attacker/race: an instance paused past the lease (not dead) that resumes settles nothing — the taker bills the checkpoint, once', async () => {
+    const { paid, nonce } = await streamedPastACheckpoint(17)
+    const later = replica('replica-later', UPTO_LEASE_S + 1)
+    expect(await later.interrupted.sweep()).toEqual([paid.paymentId])
+    // the paused instance wakes up, its stream ends with 30 tokens served: its settle is refused before the facilitator
+    await expect(paid.settle(30)).rejects.toMatchObject({ code: 'call_taken_over' })
+    expect(settles).toEqual([])
+    await later.reconciler.reconcile(paid.paymentId)
+    expect(settles).toEqual([{ amount: '51', nonce }])
+    expect(await later.ledger.get(paid.paymentId)).toMatchObject({ status: 'settled', owner: 'replica-later' })
   })
 
   it('a call that ended normally (settled, or released) is never swept, and its checkpoints stop', async () => {

@@ -118,7 +118,9 @@ export class Meter {
       if (refusal) throw refusal
       return result
     }
-    return result.stream ? finishStream(call, result) : finishWhole(call, result)
+    if (!result.stream) return finishWhole(call, result)
+    call.delivering()
+    return finishStream(call, result)
   }
 
   /** Paid by a unit of the daily quota (started before the unit is secured when it only asks the model server). */

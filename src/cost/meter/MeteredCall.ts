@@ -48,6 +48,8 @@ export class MeteredCall {
   readonly #deadlineAt: number | undefined
   #deadline: NodeJS.Timeout | undefined
   #cut: CallDeadlineError | undefined
+  /** Output is on its way to the client (a stream); a whole answer delivers nothing until it is settled. */
+  #delivering = false
 
   constructor(deps: MeterDeps, req: MeteredCallRequest, payer: Payer, o: { early?: boolean } = {}) {
     this.deps = deps
@@ -85,9 +87,10 @@ export class MeteredCall {
         this.#deadline = setTimeout(() => this.#end(), wait)
         this.#deadline.unref()
       }
-      // what it served so far is checkpointed from now (`upto` and `batch-settlement`: the payment keeps the
-      // heartbeat that tells other replicas the call is alive; no write before the first interval)
-      if (this.paid) this.paid.keepCheckpoints(() => this.budget.servedSoFar)
+      // what it delivered so far is checkpointed from now (`upto` and `batch-settlement`: the payment keeps the
+      // heartbeat that tells other replicas the call is alive; no write before the first interval). A whole
+      // answer delivers nothing before it is settled: a call killed before then owes nothing (null).
+      if (this.paid) this.paid.keepCheckpoints(() => (this.#delivering ? this.budget.servedSoFar : null))
       try {
         running = run(this.server)
       } catch (error) {
@@ -96,6 +99,11 @@ export class MeteredCall {
     }
     running.catch(() => {})
     return running
+  }
+
+  /** The answer is a stream: what the generations pass on from now reaches the client as it is produced. */
+  delivering(): void {
+    this.#delivering = true
   }
 
   /** The deadline: every generation still open is ended (its model-server request closed). */

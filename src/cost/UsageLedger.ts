@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
+import { type PrecompiledQuery, precompiledQuery } from '../db/precompiledQuery.js'
 import { ulid } from '../storage/ids.js'
 
 /**
@@ -41,8 +42,35 @@ export type UsageDay = {
 
 const dayOf = (epochS: number) => new Date(epochS * 1000).toISOString().slice(0, 10)
 
+/** The columns of a record, in the order the precompiled insert binds them. */
+const COLUMNS = [
+  'usage_id',
+  'wallet',
+  'route',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+  'duration_ms',
+  'ttft_ms',
+  'streamed',
+  'outcome',
+  'status',
+  'paid_by',
+  'payment_id',
+  'amount_atomic',
+  'day',
+  'created_at',
+] as const
+type Row = { [C in (typeof COLUMNS)[number]]: string | number | null }
+
 /** `llm_usage` (migration 0010): one row per cost call; the per-day view of `GET /llm/usage`. */
 export class UsageLedger {
+  /**
+   * The insert of a record, compiled once: it runs after every cost call, and building and compiling the
+   * 16-column statement through Kysely cost more CPU than SQLite's insert itself.
+   */
+  readonly #insert: PrecompiledQuery<Database, Row[(typeof COLUMNS)[number]][], unknown>
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
@@ -51,34 +79,35 @@ export class UsageLedger {
      * and a commit that held the event loop for the disk would hold back the caller's next call.
      */
     private readonly commit: BackgroundCommit = directCommit(db),
-  ) {}
+  ) {
+    this.#insert = precompiledQuery(db, COLUMNS.length, (q, ...placeholders) =>
+      q.insertInto('llm_usage').values(Object.fromEntries(COLUMNS.map((column, i) => [column, placeholders[i]])) as never),
+    )
+  }
 
   /** Resolves once the record is committed and as durable as the database's configured level makes it. */
   async record(r: UsageRecord): Promise<void> {
     const t = this.now()
-    await this.commit((db) =>
-      db
-        .insertInto('llm_usage')
-        .values({
-          usage_id: `use_${ulid()}`,
-          wallet: r.wallet.toLowerCase(),
-          route: r.route,
-          model: r.model.slice(0, 256),
-          prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
-          completion_tokens: Math.max(0, Math.round(r.completionTokens)),
-          duration_ms: Math.max(0, Math.round(r.durationMs)),
-          ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
-          streamed: r.streamed ? 1 : 0,
-          outcome: r.outcome,
-          status: r.status,
-          paid_by: r.paidBy,
-          payment_id: r.paymentId,
-          amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
-          day: dayOf(t),
-          created_at: t,
-        })
-        .execute(),
-    )
+    const row: Row = {
+      usage_id: `use_${ulid()}`,
+      wallet: r.wallet.toLowerCase(),
+      route: r.route,
+      model: r.model.slice(0, 256),
+      prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
+      completion_tokens: Math.max(0, Math.round(r.completionTokens)),
+      duration_ms: Math.max(0, Math.round(r.durationMs)),
+      ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
+      streamed: r.streamed ? 1 : 0,
+      outcome: r.outcome,
+      status: r.status,
+      paid_by: r.paidBy,
+      payment_id: r.paymentId,
+      amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
+      day: dayOf(t),
+      created_at: t,
+    }
+    const values = COLUMNS.map((column) => row[column])
+    await this.commit((db) => this.#insert.on(db)(...values))
   }
 
   /** `byDay` plus the totals over the window (`LlmUsage` of the document, without the quota). */

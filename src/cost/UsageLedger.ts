@@ -75,8 +75,9 @@ export class UsageLedger {
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
     /**
-     * How a record is committed (the database handle's `backgroundCommit`): it is written after the call's answer,
-     * and a commit that held the event loop for the disk would hold back the caller's next call.
+     * How a record is committed (the database handle's `groupCommit`): it is written after the call's answer, so a
+     * commit that held the event loop for the disk would hold back the caller's next call, and its own sync would
+     * cost more CPU than the insert: it shares the next commit's sync (a client's next quota unit, say).
      */
     private readonly commit: BackgroundCommit = directCommit(db),
   ) {

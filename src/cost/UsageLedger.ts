@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import { type BackgroundCommit, directCommit } from '../db/createBackgroundCommit.js'
 import type { Database } from '../db/Database.js'
+import { type PrecompiledQuery, precompiledQuery } from '../db/precompiledQuery.js'
 import { ulid } from '../storage/ids.js'
 
 /**
@@ -41,17 +42,53 @@ export type UsageDay = {
 
 const dayOf = (epochS: number) => new Date(epochS * 1000).toISOString().slice(0, 10)
 
+/** The columns of a record, in the order the precompiled insert binds them. */
+const COLUMNS = [
+  'usage_id',
+  'wallet',
+  'route',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+  'duration_ms',
+  'ttft_ms',
+  'streamed',
+  'outcome',
+  'status',
+  'paid_by',
+  'payment_id',
+  'amount_atomic',
+  'day',
+  'created_at',
+] as const
+type Row = { [C in (typeof COLUMNS)[number]]: string | number | null }
+
 /** `llm_usage` (migration 0010): one row per cost call; the per-day view of `GET /llm/usage`. */
 export class UsageLedger {
+  /**
+   * The insert of a record, compiled once: it runs after every cost call, and building and compiling the
+   * 16-column statement through Kysely cost more CPU than SQLite's insert itself.
+   */
+  readonly #insertRow: PrecompiledQuery<Database, Row[(typeof COLUMNS)[number]][], unknown>
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
     /**
-     * How a record is committed (the database handle's `backgroundCommit`): it is written after the call's answer,
-     * and a commit that held the event loop for the disk would hold back the caller's next call.
+     * How a record is committed (the database handle's `groupCommit`): it is written after the call's answer, so a
+     * commit that held the event loop for the disk would hold back the caller's next call, and its own sync would
+     * cost more CPU than the insert: it shares the next commit's sync (a client's next quota unit, say).
      */
     private readonly commit: BackgroundCommit = directCommit(db),
-  ) {}
+  ) {
+    // a record under an id already taken is ignored (an interrupted call's, recorded by two takers in turn)
+    this.#insertRow = precompiledQuery(db, COLUMNS.length, (q, ...placeholders) =>
+      q
+        .insertInto('llm_usage')
+        .values(Object.fromEntries(COLUMNS.map((column, i) => [column, placeholders[i]])) as never)
+        .onConflict((oc) => oc.column('usage_id').doNothing()),
+    )
+  }
 
   /** Resolves once the record is committed and as durable as the database's configured level makes it. */
   async record(r: UsageRecord): Promise<void> {
@@ -69,30 +106,26 @@ export class UsageLedger {
 
   async #insert(usageId: string, r: UsageRecord): Promise<void> {
     const t = this.now()
-    await this.commit((db) =>
-      db
-        .insertInto('llm_usage')
-        .values({
-          usage_id: usageId,
-          wallet: r.wallet.toLowerCase(),
-          route: r.route,
-          model: r.model.slice(0, 256),
-          prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
-          completion_tokens: Math.max(0, Math.round(r.completionTokens)),
-          duration_ms: Math.max(0, Math.round(r.durationMs)),
-          ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
-          streamed: r.streamed ? 1 : 0,
-          outcome: r.outcome,
-          status: r.status,
-          paid_by: r.paidBy,
-          payment_id: r.paymentId,
-          amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
-          day: dayOf(t),
-          created_at: t,
-        })
-        .onConflict((oc) => oc.column('usage_id').doNothing())
-        .execute(),
-    )
+    const row: Row = {
+      usage_id: usageId,
+      wallet: r.wallet.toLowerCase(),
+      route: r.route,
+      model: r.model.slice(0, 256),
+      prompt_tokens: Math.max(0, Math.round(r.promptTokens)),
+      completion_tokens: Math.max(0, Math.round(r.completionTokens)),
+      duration_ms: Math.max(0, Math.round(r.durationMs)),
+      ttft_ms: r.ttftMs === null ? null : Math.max(0, Math.round(r.ttftMs)),
+      streamed: r.streamed ? 1 : 0,
+      outcome: r.outcome,
+      status: r.status,
+      paid_by: r.paidBy,
+      payment_id: r.paymentId,
+      amount_atomic: r.amountAtomic === null ? null : r.amountAtomic.toString(),
+      day: dayOf(t),
+      created_at: t,
+    }
+    const values = COLUMNS.map((column) => row[column])
+    await this.commit((db) => this.#insertRow.on(db)(...values))
   }
 
   /** `byDay` plus the totals over the window (`LlmUsage` of the document, without the quota). */

@@ -109,6 +109,56 @@ describe('createBackgroundCommit', () => {
     reader.close()
   })
 
+  it('a grouped write shares the next commit\'s sync (no sync of its own) and resolves only once that sync is done', async () => {
+    const { log, started } = manualSync(path)
+    const { commit, groupCommit } = createBackgroundCommit({ db, sqlite, path, synchronous: 'full', syncLog: log, groupDelayMs: 60_000 })
+    let grouped = false
+    const record = groupCommit((trx) => trx.insertInto('wallets').values(wallet(1)).execute()).then(() => (grouped = true))
+    await new Promise((r) => setTimeout(r, 20))
+    expect(started).toEqual([]) // no sync yet: it waits for another commit's
+    expect(grouped).toBe(false) // and is not reported durable before one
+    const unit = commit((trx) => trx.insertInto('wallets').values(wallet(2)).execute())
+    await new Promise((r) => setTimeout(r, 20))
+    expect(started.map((s) => s.rows)).toEqual([2]) // one sync, begun after both rows
+    expect(grouped).toBe(false)
+    started[0]!.finish()
+    await Promise.all([unit, record])
+    expect(grouped).toBe(true)
+    expect(started).toHaveLength(1)
+  })
+
+  it('a grouped write made while a sync is in flight waits for the next one; alone, it is synced after the delay', async () => {
+    const { log, started } = manualSync(path)
+    const { commit, groupCommit } = createBackgroundCommit({ db, sqlite, path, synchronous: 'full', syncLog: log, groupDelayMs: 30 })
+    const unit = commit((trx) => trx.insertInto('wallets').values(wallet(1)).execute())
+    await new Promise((r) => setTimeout(r, 10))
+    let grouped = false
+    const record = groupCommit((trx) => trx.insertInto('wallets').values(wallet(2)).execute()).then(() => (grouped = true))
+    await new Promise((r) => setTimeout(r, 10))
+    started[0]!.finish() // began before row 2: does not cover it
+    await unit
+    await new Promise((r) => setTimeout(r, 5))
+    expect(grouped).toBe(false)
+    await new Promise((r) => setTimeout(r, 80)) // no other commit: its own sync after the delay
+    expect(started.map((s) => s.rows)).toEqual([1, 2])
+    expect(grouped).toBe(false)
+    started[1]!.finish()
+    await record
+    expect(grouped).toBe(true)
+  })
+
+  it('close syncs the grouped writes still waiting', async () => {
+    const { log, started } = manualSync(path)
+    const { groupCommit, close } = createBackgroundCommit({ db, sqlite, path, synchronous: 'full', syncLog: log, groupDelayMs: 60_000 })
+    const record = groupCommit((trx) => trx.insertInto('wallets').values(wallet(1)).execute())
+    await new Promise((r) => setTimeout(r, 10))
+    const closed = close()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(started.map((s) => s.rows)).toEqual([1])
+    started[0]!.finish()
+    await Promise.all([record, closed])
+  })
+
   it('with synchronous=normal, or in memory, the write just runs: no level change, no sync', async () => {
     for (const options of [{ synchronous: 'normal' as const, path }, { synchronous: 'full' as const, path: ':memory:' }]) {
       const { log, started } = manualSync(path)

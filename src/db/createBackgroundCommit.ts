@@ -18,7 +18,15 @@ export type CreateBackgroundCommitParameters = {
   synchronous: 'full' | 'normal'
   /** Syncs the write-ahead log's data to the disk (default: `fdatasync` on libuv's threadpool). */
   syncLog?: LogSync
+  /** How long a `groupCommit` write waits for another commit's sync before starting its own (default `GROUP_DELAY_MS`). */
+  groupDelayMs?: number
 }
+
+/**
+ * The longest a grouped write stays unsynced when no other commit comes: short beside what a crash already loses
+ * of it (it is written after the call's answer), long enough that a client's next call (its quota unit) meets it.
+ */
+export const GROUP_DELAY_MS = 50
 
 export type LogSync = { sync: () => Promise<void>; close: () => Promise<void> }
 
@@ -41,18 +49,38 @@ export function directCommit(db: Kysely<Database>): BackgroundCommit {
  * `synchronous=normal`, an in-memory database or PostgreSQL (a commit there is a round trip: the loop never
  * waits) `write` just runs.
  */
-export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog }: CreateBackgroundCommitParameters): {
+export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog, groupDelayMs = GROUP_DELAY_MS }: CreateBackgroundCommitParameters): {
   commit: BackgroundCommit
-  /** Closes what it opened (the log's file); before the database closes. */
+  /**
+   * As `commit`, but the write's sync is the next one any commit starts, or one started `groupDelayMs` later
+   * when none does: for a write nobody waits for (the usage record of an answered call), whose own `fdatasync`
+   * would be most of its CPU (~0.3 ms of kernel time on a shared VM against ~0.1 ms for the statements) and
+   * which the next call's quota unit syncs anyway. It still resolves only once the write is on the disk.
+   */
+  groupCommit: BackgroundCommit
+  /** Closes what it opened (the log's file), after a last sync of the grouped writes; before the database closes. */
   close: () => Promise<void>
 } {
-  if (!sqlite || synchronous !== 'full' || path === undefined || path === ':memory:') return { commit: directCommit(db), close: async () => undefined }
+  if (!sqlite || synchronous !== 'full' || path === undefined || path === ':memory:') return { commit: directCommit(db), groupCommit: directCommit(db), close: async () => undefined }
   const log = syncLog ?? walSync(`${path}-wal`)
   let running: Promise<void> | undefined
   let next: Promise<void> | undefined
+  /** Grouped writes already made, waiting for a sync that starts after them. */
+  let riders: { resolve: () => void; reject: (error: unknown) => void }[] = []
+  let timer: NodeJS.Timeout | undefined
+  /** An `fdatasync` of the log covers every write made before it starts: the riders so far go with it. */
+  const startSync = (): Promise<void> => {
+    const riding = riders
+    riders = []
+    clearTimeout(timer)
+    timer = undefined
+    const sync = log.sync()
+    for (const rider of riding) sync.then(rider.resolve, rider.reject)
+    return sync
+  }
   const synced = (): Promise<void> => {
     if (!running) {
-      running = log.sync().finally(() => (running = undefined))
+      running = startSync().finally(() => (running = undefined))
       return running
     }
     const after = () => {
@@ -62,8 +90,8 @@ export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog 
     next ??= running.then(after, after)
     return next
   }
-  const commit: BackgroundCommit = async (write) => {
-    const result = await db.connection().execute(async (connection) => {
+  const written = <T>(write: (db: Kysely<Database>) => Promise<T>): Promise<T> =>
+    db.connection().execute(async (connection) => {
       // The connection is held (Kysely's SQLite driver has one, behind a mutex): no other statement runs at this level.
       // `exec`, not `pragma()`: no statement object built and read back; 1.6 µs the pair against 13 µs.
       sqlite.exec('PRAGMA synchronous = NORMAL')
@@ -73,16 +101,28 @@ export function createBackgroundCommit({ db, sqlite, path, synchronous, syncLog 
         sqlite.exec('PRAGMA synchronous = FULL')
       }
     })
+  const commit: BackgroundCommit = async (write) => {
+    const result = await written(write)
     await synced()
     return result
   }
+  const groupCommit: BackgroundCommit = async (write) => {
+    const result = await written(write)
+    await new Promise<void>((resolve, reject) => {
+      riders.push({ resolve, reject })
+      timer ??= setTimeout(() => void synced().catch(() => undefined), groupDelayMs).unref()
+    })
+    return result
+  }
   const close = async () => {
+    // Grouped writes still waiting are synced now, not when their timer would have fired.
+    if (riders.length > 0) await synced().catch(() => undefined)
     // A sync in flight finishes on the file it started with.
     await next?.catch(() => undefined)
     await running?.catch(() => undefined)
     await log.close()
   }
-  return { commit, close }
+  return { commit, groupCommit, close }
 }
 
 /** `fdatasync` of the write-ahead log (the file stays the same while the database is open), on the threadpool. */

@@ -49,6 +49,11 @@ export type DatabaseHandle = {
    * hold the event loop while the disk syncs (`createBackgroundCommit`). A handle without one runs them as usual.
    */
   backgroundCommit?: BackgroundCommit | undefined
+  /**
+   * As `backgroundCommit`, the sync shared with the next commit's (or started shortly after): for the usage record
+   * of an answered call, whose own sync would cost more CPU than its statement (`createBackgroundCommit`).
+   */
+  groupCommit?: BackgroundCommit | undefined
 }
 
 // int8 columns (epoch seconds/ms, counters) come back from pg as strings by default; every such value
@@ -91,6 +96,7 @@ function handleOf(db: Kysely<Database>, dialect: DatabaseDialect, changeFeed: Ch
     dialect,
     changeFeed,
     backgroundCommit: background?.commit,
+    groupCommit: background?.groupCommit,
     close: async () => {
       await changeFeed.close()
       await background?.close()

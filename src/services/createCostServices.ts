@@ -48,7 +48,7 @@ export function createCostServices(p: CoreInputs, settings: CoreSettings & { cos
     batch: batchSettlement,
     signIn: siwx,
   })
-  const usage = new UsageLedger(db, now, database.backgroundCommit)
+  const usage = new UsageLedger(db, now, database.groupCommit ?? database.backgroundCommit)
   const llmMetrics = new LlmMetrics([config.modelServer.chatModel, config.modelServer.embedModel])
   const meter = core.modelServer.meter({ quota, payments: costPayments, usage, metrics: llmMetrics, logger, defaultModel: config.modelServer.chatModel })
   return { loginVerifier, services: { siwx, quota, costPayments, batchSettlement, usage, llmMetrics, meter } }

@@ -237,6 +237,25 @@ describe('x402 upto: a running stream checkpoints what it served (for a replica 
   })
 })
 
+describe('x402 upto: a whole answer delivers nothing before it is settled', () => {
+  it('its checkpoints keep the heartbeat and owe nothing while it runs (a replica taking it, its instance dead, bills 0); the end settles its tokens', async () => {
+    answer = () => ({ frames: ollamaGenerateFrames(3, 40) })
+    const running = () => db.db.selectFrom('cost_payments').selectAll().where('status', '=', 'claimed').where('owner', 'is not', null).executeTakeFirst()
+    let seen: Awaited<ReturnType<typeof running>>
+    const result = await call(permit('300'), async (server) => {
+      const reply = await server.generate({ model: 'm', prompt: 'p' })
+      // 40 tokens generated and counted, none sent: a checkpoint or more passes before the answer is returned
+      const claimedAt = Number((await running())?.created_at)
+      await vi.waitFor(async () => expect(Number((seen = await running())?.heartbeat_at)).toBeGreaterThan(claimedAt), { interval: 50, timeout: 5_000 })
+      return { status: 200, body: { eval_count: reply.eval_count } }
+    })
+    expect(seen).toMatchObject({ checkpoint_tokens: 0, checkpoint_amount: '0' })
+    expect(JSON.parse(seen!.checkpoint_request ?? 'null')).toBeNull()
+    expect(result.status).toBe(200)
+    expect(settledAmounts).toEqual(['120'])
+  })
+})
+
 describe("x402 upto: the meter ends a call before its payment's deadline", () => {
   /** The meter of these tests, with payments whose settlement deadline (`PaidCall.settleDeadlineMs`) is `inMs` away. */
   const meterSettlingIn = (inMs: number) => {

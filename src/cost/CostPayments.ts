@@ -39,7 +39,7 @@ import {
   settleDeadlineMs,
 } from '../x402/index.js'
 import { CallTakenOverError } from './CallTakenOverError.js'
-import { CostPaymentLedger } from './CostPaymentLedger.js'
+import { CostPaymentLedger, type UptoCheckpoint } from './CostPaymentLedger.js'
 import { DEFAULT_MAX_CALL_S } from './paymentWindow.js'
 import { type BatchCheckpoint, InterruptedCalls } from './InterruptedCalls.js'
 import { attemptSettle, isPayerFault, SettlementReconciler } from './SettlementReconciler.js'
@@ -582,15 +582,7 @@ export class CostPayments {
       settleDeadlineMs: settleDeadlineMs(permit.deadline, this.#window),
       settle,
       release,
-      checkpoint: async (tokens) => {
-        try {
-          return await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
-        } catch (error) {
-          // the next one tries again; a heartbeat missing for the whole lease lets another replica take the call
-          this.#logger?.warn({ err: error, payment_id: paymentId }, 'upto checkpoint not written')
-          return undefined
-        }
-      },
+      checkpoint: this.#checkpointWriter(paymentId, checkpointOf),
     })
   }
 
@@ -701,15 +693,23 @@ export class CostPayments {
         await hold.cancel()
         await release()
       },
-      checkpoint: async (tokens) => {
-        try {
-          return await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
-        } catch (error) {
-          this.#logger?.warn({ err: error, payment_id: paymentId }, 'batch-settlement checkpoint not written')
-          return undefined
-        }
-      },
+      checkpoint: this.#checkpointWriter(paymentId, checkpointOf),
     })
+  }
+
+  /**
+   * A running call's checkpoint write (`PaidCallParts.checkpoint`): a failed write is logged and the next one tries
+   * again — a heartbeat missing for the whole lease lets another replica take the call.
+   */
+  #checkpointWriter(paymentId: string, checkpointOf: (tokens: number | null) => UptoCheckpoint): PaidCallParts['checkpoint'] {
+    return async (tokens) => {
+      try {
+        return await this.#ledger.checkpoint(paymentId, this.#owner, checkpointOf(tokens))
+      } catch (error) {
+        this.#logger?.warn({ err: error, payment_id: paymentId }, 'checkpoint not written')
+        return undefined
+      }
+    }
   }
 
   /** Whether `batch-settlement` is offered (configured, and a call has a price to step the vouchers by). */

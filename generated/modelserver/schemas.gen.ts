@@ -1548,7 +1548,7 @@ export const ShowResponseSchema = {
 
 export const CreateRequestSchema = {
     type: 'object',
-    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required.',
+    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama,\nit is made `from` an existing model or else from `files`: without a `from` (absent, null or empty) at\nleast one file is required (Ollama\'s 400 `neither \'from\' or \'files\' was specified`).\n',
     anyOf: [
         {
             required: [
@@ -1561,6 +1561,38 @@ export const CreateRequestSchema = {
             ]
         }
     ],
+    if: {
+        not: {
+            required: [
+                'from'
+            ],
+            allOf: [
+                {
+                    properties: {
+                        from: {
+                            type: 'string',
+                            minLength: 1
+                        }
+                    }
+                }
+            ]
+        }
+    },
+    then: {
+        required: [
+            'files'
+        ],
+        allOf: [
+            {
+                properties: {
+                    files: {
+                        type: 'object',
+                        minProperties: 1
+                    }
+                }
+            }
+        ]
+    },
     properties: {
         model: {
             type: 'string',

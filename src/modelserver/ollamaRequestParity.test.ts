@@ -167,4 +167,19 @@ describe('Ollama request parity', () => {
     expect((await post('/api/create', { from: 'svc-tiny-chat' })).json.error).toBe('model is required')
     expect(ms.mismatches).toEqual([])
   })
+  it('/api/create makes the model `from` one installed or from `files`: with neither, the document and the server both refuse it, in Ollama\'s words', async () => {
+    const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
+    // the document's own example without its `from`, and the ways a client says "nothing" for both
+    for (const baseless of [{ model: 'terse-chat', system: 'You are terse.' }, { model: 'terse-chat', from: null }, { model: 'terse-chat', from: '' }, { name: 'terse-chat', files: {} }, { model: 'terse-chat', from: null, files: null }]) {
+      expect(check('#/components/schemas/CreateRequest', baseless), JSON.stringify(baseless)).not.toEqual([])
+      expect(await post('/api/create', baseless), JSON.stringify(baseless)).toMatchObject({ status: 400, json: { error: "neither 'from' or 'files' was specified" } })
+    }
+    // …and what it accepts, the server makes
+    for (const based of [{ model: 'based-a', from: 'svc-tiny-chat', files: null, stream: false }, { name: 'based-b', from: 'svc-tiny-chat', files: {}, stream: false }]) {
+      expect(check('#/components/schemas/CreateRequest', based), JSON.stringify(based)).toEqual([])
+      expect(await post('/api/create', based), JSON.stringify(based)).toMatchObject({ status: 200, json: { status: 'success' } })
+      expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: based.model ?? based.name }) })).status).toBe(200)
+    }
+    expect(ms.mismatches).toEqual([])
+  })
 })

@@ -61,13 +61,20 @@ export function ociRefusal(error: unknown, status: number): HttpResult | undefin
   return undefined
 }
 
-/** Ollama phrases a missing model as `model is required`; otherwise the first schema error. */
+/**
+ * Ollama phrases a missing model as `model is required`, and a create with nothing to make the model of (no `from`,
+ * no `files`: CreateRequest's if/then, which asks for `files` once `from` is missing) as `neither 'from' or 'files'
+ * was specified`; otherwise the first schema error.
+ */
 function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>): string {
   const first = issues[0]
   if (!first) return 'invalid request'
   const text = `${first.location}${first.path ? ` ${first.path}` : ''}: ${first.message}`
   if (/required property 'model'/.test(first.message) || (first.path === 'model' && /required/.test(first.message))) {
     return 'model is required'
+  }
+  if (first.location === 'body' && first.path === '/files' && /required property 'files'|fewer than 1 properties|^must be object$/.test(first.message)) {
+    return "neither 'from' or 'files' was specified"
   }
   return text
 }

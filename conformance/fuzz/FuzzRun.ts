@@ -129,10 +129,13 @@ export class FuzzRun {
     const routed = documentRouter(op.server).matchOperation(x.request.method, answer.sentPath.split('?')[0]!) as { operationId?: string } | undefined
     const judged = judge && answer.sentPath === x.request.path && routed?.operationId === op.id ? (x.judged ?? judgeRequest(op, x.request)) : undefined
     if (judged) this.coverage.keywords(op, judged.reached, judged.broken)
+    // The credentials are judged by the operation the server was asked for: `GET /agents/..` reaches the public
+    // `GET /`, whose 200 says nothing about getAgent's security; a path no operation has is judged by none.
+    const reached = routed?.operationId === op.id ? op : this.options.operations.find((o) => o.server === op.server && o.id === routed?.operationId)
     const results: CheckResult[] = [
       { check: 'server_answers' },
       ...responseChecks({ server: op.server, method: x.request.method, path: answer.sentPath, status: answer.status, headers: answer.headers, text: answer.text, ms: answer.ms }, this.options.maxResponseMs),
-      ...inputChecks({ op, tier: x.tier, judged, status: answer.status, text: answer.text, loopback: this.#loopback(op.server) }),
+      ...(reached ? inputChecks({ op: reached, tier: x.tier, judged, status: answer.status, text: answer.text, loopback: this.#loopback(op.server) }) : []),
       ...extra,
     ]
     if (op.mcpTools && judge) {

@@ -93,6 +93,17 @@ describe('request judgement and the input checks', () => {
     expect(judgeRequest(quote, request(quote, { path: '/store/quote?bytes=10' })).reached).toContain('query:bytes/minimum')
   })
 
+  it('judges a JSON body in the charset its Content-Type names where the server honours it (the gateway), as UTF-8 where it reads JSON whatever the label (the model server)', () => {
+    // fetch writes the text as UTF-8 bytes: labelled utf-16 they are other text to the gateway's reader
+    const challenge = op('gateway createLoginChallenge')
+    const labelled = (charset: string) => judgeRequest(challenge, request(challenge, { headers: { 'content-type': `application/json; charset=${charset}` }, body: { text: '{"wallet":"0xBaC63c6bBDBac332e3628beA1fbDeEda208fe11d"}' } }))
+    expect(labelled('utf-8').conforms).toBe(true)
+    expect(labelled('utf-16').problems).toEqual(['the body is not JSON'])
+    expect(labelled('latin-2').problems.join()).toMatch(/cannot be read in the charset/)
+    const show = op('modelserver showModel')
+    expect(judgeRequest(show, request(show, { headers: { 'content-type': 'application/json; charset=utf-16' }, body: { text: '{"model":"svc-tiny-chat"}' } })).conforms).toBe(true)
+  })
+
   it('negative_data_rejection fails a 2xx to a refused request; positive_data_acceptance fails the validation refusal of an accepted one', () => {
     const show = op('modelserver showModel')
     const refused = judgeRequest(show, request(show, { headers: { 'content-type': 'application/json' }, body: { text: '{}' } }))

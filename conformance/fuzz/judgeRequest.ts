@@ -48,6 +48,25 @@ export function documentedMediaType(op: Operation, sent: string): string | undef
   })
 }
 
+/**
+ * The text a server reads from the body: fetch sends it as UTF-8 bytes. An operation listing the any-type media
+ * range reads them as UTF-8 JSON whatever the Content-Type, its charset included (the model server, as Ollama);
+ * otherwise the charset the Content-Type names is honoured (the gateway's router: another UTF decodes those bytes
+ * into other text, a charset it does not read is its 415) — `undefined` for a charset other than a UTF one a
+ * decoder here knows.
+ */
+export function textAsRead(op: Pick<Operation, 'body'>, contentType: string | undefined, text: string): string | undefined {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase()
+  if (!charset || charset === 'utf-8' || charset === 'utf8' || [...op.body.keys()].some((d) => baseType(d) === '*/*')) return text
+  // JSON is Unicode (RFC 8259 §8.1): a body in another charset is one the document's JSON does not describe
+  if (!charset.startsWith('utf-')) return undefined
+  try {
+    return new TextDecoder(charset).decode(Buffer.from(text, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
 const paramWrappers = new WeakMap<object, object>()
 function parameterValidator(schema: object): ValidateFunction {
   let wrapper = paramWrappers.get(schema)
@@ -119,11 +138,13 @@ export function judgeRequest(op: Operation, req: FuzzRequest): Judgement {
     } else if (/json/.test(media) || baseType(media) === '*/*') {
       // `*/*` beside a JSON schema: the body is read as JSON whatever its Content-Type (the model server, as Ollama)
       let value: unknown
+      const text = textAsRead(op, sent, body.text)
       try {
         // a parser may ignore a leading byte order mark (RFC 8259 §8.1), as the servers' does
-        value = JSON.parse(body.text.replace(/^\ufeff/, ''))
+        if (text === undefined) throw new Error('unreadable charset')
+        value = JSON.parse(text.replace(/^\ufeff/, ''))
       } catch {
-        problems.push('the body is not JSON')
+        problems.push(text === undefined ? `the body cannot be read in the charset its Content-Type names (${sent})` : 'the body is not JSON')
         broken.push(`body:${media}#json`)
       }
       const schema = op.body.get(media)

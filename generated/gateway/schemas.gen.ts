@@ -683,7 +683,8 @@ export const ModelNameSchema = {
     type: 'string',
     minLength: 1,
     maxLength: 256,
-    description: 'Model name on the model server, `name[:tag]`.',
+    pattern: '\\S',
+    description: 'Model name on the model server, `name[:tag]`; never blank (whitespace only).',
     examples: [
         'svc-tiny-chat:latest'
     ]

@@ -308,7 +308,7 @@ export type PaymentRequiredHeader = Base64Json;
 export type PaymentResponseHeader = Base64Json;
 
 /**
- * Model name on the model server, `name[:tag]`.
+ * Model name on the model server, `name[:tag]`; never blank (whitespace only).
  */
 export type ModelName = string;
 

@@ -176,9 +176,9 @@ export const zPaymentRequiredHeader = zBase64Json;
 export const zPaymentResponseHeader = zBase64Json;
 
 /**
- * Model name on the model server, `name[:tag]`.
+ * Model name on the model server, `name[:tag]`; never blank (whitespace only).
  */
-export const zModelName = z.string().min(1).max(256);
+export const zModelName = z.string().min(1).max(256).regex(/\S/);
 
 export const zLoginChallengeRequest = z.object({
     wallet: zAddress

@@ -1625,7 +1625,7 @@ export const ShowResponseSchema = {
 
 export const CreateRequestSchema = {
     type: 'object',
-    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\n',
+    description: 'The new model is named by `model` or, as older clients do, by `name`; one of them is required. As Ollama\nreads them (Go\'s zero value), `null` or `""` in one is that one absent: `{"model": null, "name": "x"}` names `x`.\nAs Ollama, it is made `from` an existing model or else from `files`: without a `from` (absent, null or empty)\nat least one file is required (Ollama\'s 400 `neither \'from\' or \'files\' was specified`).\n',
     anyOf: [
         {
             required: [
@@ -1652,6 +1652,38 @@ export const CreateRequestSchema = {
             }
         }
     ],
+    if: {
+        not: {
+            required: [
+                'from'
+            ],
+            allOf: [
+                {
+                    properties: {
+                        from: {
+                            type: 'string',
+                            minLength: 1
+                        }
+                    }
+                }
+            ]
+        }
+    },
+    then: {
+        required: [
+            'files'
+        ],
+        allOf: [
+            {
+                properties: {
+                    files: {
+                        type: 'object',
+                        minProperties: 1
+                    }
+                }
+            }
+        ]
+    },
     properties: {
         model: {
             type: [

@@ -179,11 +179,13 @@ describe('Ollama request parity', () => {
   it('`model` and `name` are read as Go reads them: a null or empty one is absent, so the other names the model', async () => {
     const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
     for (const schema of ['ShowRequest', 'CreateRequest', 'DeleteRequest', 'PullRequest', 'PushRequest']) {
+      // a create also needs what to make the model of
+      const rest = schema === 'CreateRequest' ? { from: 'svc-tiny-chat' } : {}
       for (const both of [{ model: null, name: 'x' }, { name: null, model: 'x' }, { model: '', name: 'x' }, { name: '', model: 'x' }]) {
-        expect(check(`#/components/schemas/${schema}`, both), `${schema} ${JSON.stringify(both)}`).toEqual([])
+        expect(check(`#/components/schemas/${schema}`, { ...both, ...rest }), `${schema} ${JSON.stringify(both)}`).toEqual([])
       }
       for (const neither of [{ model: null }, { model: null, name: null }, { model: '', name: null }]) {
-        expect(check(`#/components/schemas/${schema}`, neither), `${schema} ${JSON.stringify(neither)}`).not.toEqual([])
+        expect(check(`#/components/schemas/${schema}`, { ...neither, ...rest }), `${schema} ${JSON.stringify(neither)}`).not.toEqual([])
       }
     }
     for (const pair of [{ model: null, name: 'svc-tiny-chat' }, { name: null, model: 'svc-tiny-chat' }, { model: '', name: 'svc-tiny-chat' }]) {
@@ -244,6 +246,21 @@ describe('Ollama request parity', () => {
     const names = (await tags()).filter((n) => n.toLowerCase().includes('spelled'))
     expect(names.sort()).toEqual(['Spelled:V2', 'Spelled:latest', 'Spelled:v2-b', 'other-spelled:latest'])
     for (const name of names) expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: name.toUpperCase() }) })).status).toBe(200)
+    expect(ms.mismatches).toEqual([])
+  })
+  it('/api/create makes the model `from` one installed or from `files`: with neither, the document and the server both refuse it, in Ollama\'s words', async () => {
+    const { check } = createValidator(loadDoc('modelserver'), 'modelserver.yaml')
+    // the document's own example without its `from`, and the ways a client says "nothing" for both
+    for (const baseless of [{ model: 'terse-chat', system: 'You are terse.' }, { model: 'terse-chat', from: null }, { model: 'terse-chat', from: '' }, { name: 'terse-chat', files: {} }, { model: 'terse-chat', from: null, files: null }]) {
+      expect(check('#/components/schemas/CreateRequest', baseless), JSON.stringify(baseless)).not.toEqual([])
+      expect(await post('/api/create', baseless), JSON.stringify(baseless)).toMatchObject({ status: 400, json: { error: "neither 'from' or 'files' was specified" } })
+    }
+    // …and what it accepts, the server makes
+    for (const based of [{ model: 'based-a', from: 'svc-tiny-chat', files: null, stream: false }, { name: 'based-b', from: 'svc-tiny-chat', files: {}, stream: false }]) {
+      expect(check('#/components/schemas/CreateRequest', based), JSON.stringify(based)).toEqual([])
+      expect(await post('/api/create', based), JSON.stringify(based)).toMatchObject({ status: 200, json: { status: 'success' } })
+      expect((await fetch(`${ms.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: based.model ?? based.name }) })).status).toBe(200)
+    }
     expect(ms.mismatches).toEqual([])
   })
 })

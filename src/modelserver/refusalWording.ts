@@ -64,6 +64,8 @@ export function ociRefusal(error: unknown, status: number): HttpResult | undefin
 /**
  * Ollama phrases a missing model as `model is required`; otherwise the first schema error. A body that names its
  * model by `model` or `name` and has neither usable (`{"model": null}`) fails the document's only top-level `anyOf`.
+ * A create with nothing to make the model of (no `from`, no `files`: CreateRequest's if/then, which asks for
+ * `files` once `from` is missing) is Ollama's `neither 'from' or 'files' was specified`.
  */
 function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>): string {
   const first = issues[0]
@@ -73,5 +75,8 @@ function ollamaValidationMessage(issues: ReadonlyArray<RequestValidationIssue>):
     return 'model is required'
   }
   if (issues.some((i) => i.location === 'body' && i.path === '/' && /schema in anyOf/.test(i.message))) return 'model is required'
+  if (first.location === 'body' && first.path === '/files' && /required property 'files'|fewer than 1 properties|^must be object$/.test(first.message)) {
+    return "neither 'from' or 'files' was specified"
+  }
   return text
 }

@@ -278,6 +278,16 @@ describe('/llm test and generate', () => {
   })
 })
 
+describe('a blank model name', () => {
+  it('is the gateway\'s own 400 invalid_request (its document refuses it), never forwarded for the model server to refuse', async () => {
+    for (const [path, body] of [['/llm/test', { model: '\f' }], ['/llm/generate', { prompt: 'Hi', model: ' ', stream: false }]] as const) {
+      const res = await request('POST', path, session(aliceToken), body)
+      expect(res.status, path).toBe(400)
+      expect(await res.json(), path).toMatchObject({ error: 'invalid_request' })
+    }
+  })
+})
+
 describe('model server down', () => {
   it('502 with a clear message: OpenAI shape on /llm/v1, Error elsewhere (streams too)', async () => {
     const down = await startTestGateway({ env: { SERVICE_LLM__MODELSERVER__TIMEOUT_MS: '2000' } })

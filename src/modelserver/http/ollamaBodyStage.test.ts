@@ -34,6 +34,15 @@ describe('ollamaBodyStage', () => {
     }
   })
 
+  it('reads the bytes as UTF-8 whatever charset the label names, as Ollama (RFC 8259: the parameter has no effect)', async () => {
+    const url = await serve(new Set())
+    for (const charset of ['utf-16', 'UTF-16LE', 'utf-32', 'latin-2', 'utf-8']) {
+      const res = await post(url, '{"name":"é"}', { 'content-type': `application/json; charset=${charset}` })
+      expect(res.status, charset).toBe(201)
+      expect(await res.json(), charset).toEqual({ body: { name: 'é' }, raw: '{"name":"é"}', type: 'application/json' })
+    }
+  })
+
   it('refuses a body it cannot read with a coded error: 400 broken, 413 too large', async () => {
     const url = await serve(new Set())
     const broken = await post(url, '{"name":', { 'content-type': 'text/plain' })

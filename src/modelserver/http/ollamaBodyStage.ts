@@ -18,8 +18,8 @@ export type OllamaBodyStageParameters = {
  * The model server's body stage, after the route (it knows the operation without matching again) and before
  * validation: Ollama parses the body of its JSON endpoints whatever the Content-Type (`curl -d '{…}'` sends
  * `application/x-www-form-urlencoded`, some clients send none), so a body of an operation documented with a
- * JSON request body is read as that JSON media type (no 415, which the document does not have). The raw
- * bytes are kept on `req.rawBody` (registry manifests are hashed as sent). Raw-byte operations are never
+ * JSON request body is read as that JSON media type, in UTF-8 whatever its `charset` (no 415, which the document
+ * does not have). The raw bytes are kept on `req.rawBody` (registry manifests are hashed as sent). Raw-byte operations are never
  * parsed: a blob is bytes even when labelled JSON, and no parser may consume it before the handler hashes it.
  * The validation stage then finds the body already read. A body that cannot be read is refused with a coded error
  * carrying the reader's words (too large, not JSON, anything else), which on-error words in the route's shape.
@@ -58,8 +58,10 @@ export function ollamaBodyStage<Locals extends Record<string, unknown>>({
     const operationId = exchange.context!.operationId
     const json = isJsonMediaType(String(req.headers['content-type'] ?? '').split(';')[0]!.trim())
     const documented = jsonOperations.get(operationId)
-    // an empty body too: labelled `text/plain` it would be a 415 the document does not have, not the missing body it is
-    if (!json && documented) req.headers['content-type'] = documented
+    // an empty body too: labelled `text/plain` it would be a 415 the document does not have, not the missing body it is.
+    // A JSON label's parameters go as well: Ollama reads the bytes as UTF-8 JSON whatever `charset` says (RFC 8259
+    // §8.1, §11: the parameter has no effect), so `application/json; charset=utf-16` on a UTF-8 body is no refusal.
+    if (documented && (!json || String(req.headers['content-type']).includes(';'))) req.headers['content-type'] = documented
     if (!hasBody(req)) return undefined
     if (json && rawBodyOperations.has(operationId)) req.headers['content-type'] = 'application/octet-stream'
     if (!json && !documented) return undefined

@@ -611,9 +611,8 @@ export class CostPayments {
     const releaseIdentifier = await this.#takeIdentifier(decoded, info, paymentId, `${requirement.network}|batch|${voucher.payer}|${info.wallet.toLowerCase()}`)
     const pricing = this.tokenPricing
     const metered = pricing.perTokenMicro > 0n ? { capAtomic: price, maxTokens: maxTokensFor(pricing, price) } : undefined
-    // Served so far: metered, its tokens × the price (at least the minimum); per call, nothing until the first
-    // chunk settles the price (a call killed before that served nothing).
-    // null: nothing delivered yet (a whole answer before it is settled) — nothing owed
+    // Delivered so far: metered, its tokens × the price (at least the minimum); null (nothing delivered yet) and
+    // per call, nothing — the first chunk settles a per-call price (a call killed before that served nothing).
     const checkpointOf = (tokens: number | null) => {
       const request: BatchCheckpoint = { scheme: BATCH_SCHEME, channelId: voucher.channelId, voucherTotal: voucher.maxClaimable.toString(), deposit: voucher.kind === 'deposit' }
       return { tokens: tokens ?? 0, amountAtomic: metered && tokens !== null ? meteredAmount(pricing, tokens, price) : 0n, request }
@@ -632,7 +631,7 @@ export class CostPayments {
       paymentPayload: decoded.payload,
       // Checkpointed like `upto` (what the call served, this instance's heartbeat), so a replica charges a call
       // whose instance died mid-stream (`InterruptedCalls`) and its row is never left claimed for ever.
-      checkpoint: { ...checkpointOf(0), owner: this.#owner },
+      checkpoint: { ...checkpointOf(null), owner: this.#owner },
     })
     if (!claimed) {
       await releaseIdentifier()

@@ -151,12 +151,12 @@ describe.each(dialects)('batch-settlement calls interrupted mid-stream, on %s', 
     expect(await replica('replica-last', 4 * UPTO_LEASE_S).interrupted.sweep()).toEqual([])
   })
 
-  it('a paid batch call checkpoints like upto: the claim carries the heartbeat, a live call is never taken however long it runs, a call that ended leaves nothing claimed', async () => {
+  it('a paid batch call checkpoints like upto: the claim carries the heartbeat (nothing delivered yet: 0), a live call is never taken however long it runs, a call that ended leaves nothing claimed', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
     const serving = replica('replica-serving')
     let tokens = 0
     const paid = await serving.begin(voucherHeader(STEP), info)
-    expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-serving', checkpoint_amount: '5', heartbeat_at: expect.anything() })
+    expect(await serving.ledger.get(paid.paymentId)).toMatchObject({ status: 'claimed', owner: 'replica-serving', checkpoint_amount: '0', heartbeat_at: expect.anything() })
     paid.keepCheckpoints(() => tokens)
     tokens = 12
     vi.advanceTimersByTime(CHECKPOINT_INTERVAL_MS)

@@ -27,10 +27,13 @@ const MAX_ATTEST_RETRY_S = 3600
 /** How long one worker holds an attestation it is sending (a dead worker's lease lapses after it). */
 const ATTEST_LEASE_S = 300
 /**
- * How long a verification this instance took is its own: past every request of one (status, data, tags: 60 s
- * each). An instance that died mid-way leaves the item due again after it.
+ * How long a verification this instance took is its own. An instance that died mid-way (kill -9, a rolling
+ * restart) leaves the item due again after it, so it is short: a verification takes milliseconds against a
+ * healthy gateway, and one slower than the lease (its requests may take 60 s each) is at worst fetched twice —
+ * recording it is conditional and idempotent — where a long lease left a killed verifier's item unverified for
+ * minutes.
  */
-const VERIFY_LEASE_S = 300
+const VERIFY_LEASE_S = 30
 
 /**
  * Background jobs of paid storage: retries queued (paid, not yet stored) uploads with backoff, verifies

@@ -108,6 +108,22 @@ describe.each(dialects)('two replicas verifying one stored upload (%s)', (dialec
     expect(await new Ledger(database.db).getUploadRow(uploadId)).toMatchObject({ status: 'verified', next_verify_at: null })
   })
 
+  it('a verifier holds the item for half a minute at most: killed mid-way (a restart, kill -9), its item is due again soon, not minutes later', async () => {
+    const ledger = new Ledger(database.db)
+    const uploadId = await storedUpload(ledger)
+    const before = nowS()
+    const ticking = replica(database, 'a').tick()
+    // the gateway answers after a pause: the take is visible while the verification is in flight
+    let leaseUntil = 0
+    for (let i = 0; i < 200 && leaseUntil <= before; i++) {
+      leaseUntil = Number((await ledger.getUploadRow(uploadId))?.next_verify_at ?? 0)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    expect(leaseUntil).toBeGreaterThan(before)
+    expect(leaseUntil - before).toBeLessThanOrEqual(31)
+    await ticking
+  })
+
   it('a verifier that died mid-way holds it until its lease runs out; then another verifies it', async () => {
     const ledger = new Ledger(database.db)
     const uploadId = await storedUpload(ledger)

@@ -1,3 +1,4 @@
+import { channelRecord } from '../../tests/support/batchChannel.js'
 import type { Channel } from '@x402/evm/batch-settlement/server'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../tests/support/testDatabase.js'
@@ -86,16 +87,7 @@ describe.each(dialects)('batch-settlement calls interrupted mid-stream, on %s', 
   /** The channel as a verified voucher of running total `charged + STEP` left it: holding it, reserved for its call. */
   async function channelVerified(charged: bigint): Promise<void> {
     await storage.updateChannel(CHANNEL, (current) => ({
-      ...(current ?? {
-        channelId: CHANNEL,
-        channelConfig: { payer: PAYER, payerAuthorizer: PAYER, receiver: ADDR(2), receiverAuthorizer: ADDR(3), token: ADDR(4), withdrawDelay: 900, salt: `0x${'0'.repeat(64)}` },
-        signature: '0x',
-        balance: '1000000',
-        totalClaimed: '0',
-        withdrawRequestedAt: 0,
-        refundNonce: 0,
-        lastRequestTimestamp: Date.now(),
-      }),
+      ...(current ?? channelRecord({ channelId: CHANNEL, payer: PAYER })),
       chargedCumulativeAmount: charged.toString(),
       signedMaxClaimable: (charged + STEP).toString(),
       pendingRequest: { pendingId: 'the-dead-call', signedMaxClaimable: (charged + STEP).toString(), expiresAt: Date.now() + 600_000 },

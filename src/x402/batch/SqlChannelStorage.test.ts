@@ -2,24 +2,11 @@ import type { Channel } from '@x402/evm/batch-settlement/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, dialects, type TestDatabase } from '../../../tests/support/testDatabase.js'
 import { SqlChannelStorage } from './SqlChannelStorage.js'
+import { channelRecord } from '../../../tests/support/batchChannel.js'
 
-const ADDR = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as `0x${string}`
 const channelId = (n: number) => `0x${n.toString(16).padStart(64, '0')}`
 
-function channel(id: string, charged = '0'): Channel {
-  return {
-    channelId: id,
-    channelConfig: { payer: ADDR(1), payerAuthorizer: ADDR(1), receiver: ADDR(2), receiverAuthorizer: ADDR(3), token: ADDR(4), withdrawDelay: 900, salt: `0x${'0'.repeat(64)}` },
-    chargedCumulativeAmount: charged,
-    signedMaxClaimable: charged,
-    signature: '0x',
-    balance: '1000000',
-    totalClaimed: '0',
-    withdrawRequestedAt: 0,
-    refundNonce: 0,
-    lastRequestTimestamp: Date.now(),
-  }
-}
+const channel = (id: string, charged = '0'): Channel => channelRecord({ channelId: id, charged })
 
 describe.each(dialects)('batch-settlement channels on %s', (dialect) => {
   let db: TestDatabase

@@ -13,6 +13,7 @@ import { LEAF_ENCODING, type LeafTuple } from '../batch/receiptLeaf.js'
 import { CliError, EXIT, httpError, request, unreachable } from './CliError.js'
 import type { ArweaveChoice } from './devnetFile.js'
 import { foreignGatewayWarning } from './foreignGateway.js'
+import { getText } from './getText.js'
 import { formatAmount, unitOfCurrency } from './formatAmount.js'
 
 const AR_TX_ID = /^[A-Za-z0-9_-]{43}$/
@@ -83,8 +84,8 @@ export async function verify(gateway: string, arweave: ArweaveChoice, arTxId: st
 async function foreignGatewayOf(gateway: string, arweave: ArweaveChoice, size: number): Promise<string | undefined> {
   if (!arweave.devnet) return undefined
   try {
-    const res = await fetch(`${gateway.replace(/\/$/, '')}/store/quote?bytes=${size}`, { headers: { accept: 'application/json' } })
-    const accepts = ((await res.json()) as { accepts?: Array<{ payTo?: unknown }> }).accepts ?? []
+    const quote = await getText(`${gateway.replace(/\/$/, '')}/store/quote?bytes=${size}`, 'GET /store/quote', 'gateway')
+    const accepts = (JSON.parse(quote.body) as { accepts?: Array<{ payTo?: unknown }> }).accepts ?? []
     const payTo = accepts.map((a) => a.payTo).filter((a): a is string => typeof a === 'string')
     const warnings = payTo.map((address) => foreignGatewayWarning(arweave, gateway, address))
     return warnings.length > 0 && warnings.every((w) => w !== undefined) ? warnings[0] : undefined
